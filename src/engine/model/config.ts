@@ -1,0 +1,75 @@
+/**
+ * ModelConfig: the engine's own, normalised view of a Hugging Face `config.json`.
+ *
+ * Every kernel, the reference, the loader and the trainer read shapes from this type and
+ * nothing else; `parseModelConfig` (hf-config.ts) builds it from the HF file and rejects what the
+ * engine cannot run. Names follow llm.c's short math names where they are dimensions.
+ * Not here: tokenizer and generation defaults (see generation-config.ts / tokenizer.ts).
+ */
+
+/** Storage precision of a weight tensor as it sits in the file (and on the GPU, packed in u32). */
+export type DType = 'f32' | 'f16' | 'bf16';
+
+/** The three decoder families Hearth runs; they differ only in the flags below. */
+export type Architecture = 'llama' | 'qwen2' | 'qwen3';
+
+/** Llama 3.x frequency-dependent RoPE scaling (transformers `_compute_llama3_parameters`). */
+export interface Llama3RopeScaling {
+  type: 'llama3';
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalMaxPositionEmbeddings: number;
+}
+
+/** Plain linear position scaling (`rope_type: "linear"`): positions divided by factor. */
+export interface LinearRopeScaling {
+  type: 'linear';
+  factor: number;
+}
+
+export type RopeScaling = Llama3RopeScaling | LinearRopeScaling;
+
+export interface ModelConfig {
+  /** HF `architectures[0]` mapped to a family. */
+  arch: Architecture;
+  /** hidden_size (C in llm.c's legend). */
+  hiddenSize: number;
+  /** num_hidden_layers (L). */
+  numLayers: number;
+  /** num_attention_heads (NH). */
+  numHeads: number;
+  /** num_key_value_heads (GQA; equals numHeads when absent in the file). */
+  numKvHeads: number;
+  /** head_dim (HS); explicit in Qwen3, otherwise hiddenSize / numHeads. */
+  headDim: number;
+  /** intermediate_size of the SwiGLU MLP. */
+  intermediateSize: number;
+  /** vocab_size (V): rows of the embedding and of lm_head. */
+  vocabSize: number;
+  /** rms_norm_eps. */
+  rmsNormEps: number;
+  /** rope_theta (base of inv_freq = theta^(-2i/HS)). */
+  ropeTheta: number;
+  /** rope_scaling / rope_parameters, when the model uses one. */
+  ropeScaling: RopeScaling | null;
+  /** max_position_embeddings: the context length the model was trained for. */
+  maxPositionEmbeddings: number;
+  /** tie_word_embeddings: lm_head reuses model.embed_tokens.weight. */
+  tieWordEmbeddings: boolean;
+  /** q/k/v projections carry a bias (Qwen2: always; Llama: attention_bias). */
+  attentionBias: boolean;
+  /** o_proj carries a bias (Llama attention_bias only; never in Qwen2/Qwen3). */
+  outputBias: boolean;
+  /** gate/up/down carry a bias (Llama mlp_bias). */
+  mlpBias: boolean;
+  /** Qwen3: per-head RMSNorm on q and k (q_norm / k_norm) before RoPE. */
+  qkNorm: boolean;
+  /** hidden_act; only "silu" is supported. */
+  hiddenAct: 'silu';
+  /** Token ids from config.json (generation_config.json and the tokenizer may add more). */
+  bosTokenId: number | null;
+  eosTokenIds: number[];
+  /** torch_dtype from the file, informative only: each tensor carries its own dtype. */
+  torchDtype: DType | null;
+}

@@ -1,0 +1,39 @@
+// One Vitest run covers the three suites (DESIGN.md "Tests"); `npm test` builds the app first.
+//   unit: Node, no GPU, no browser.
+//   gpu:  Node + Dawn (`webgpu` package); SwiftShader when the machine has no GPU. One file at a
+//         time: SwiftShader already uses every core.
+//   e2e:  Playwright driving headless Chromium against the built app (dist/), one file at a time.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], environment: 'node' },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'gpu',
+          include: ['test/gpu/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
