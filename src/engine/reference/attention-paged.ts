@@ -1,0 +1,268 @@
+/**
+ * Reference helpers for the paged KV cache: plain loops that read and write the layout of
+ * docs/engine.md ("Shared data layouts"), and the paged attention, decode partials, their merge
+ * and the prefill q/k/v preparation written on top of them. The oracle of the attention and
+ * qkv-prep GPU tests; slow and obvious on purpose.
+ *
+ * Paged attention here is gather-then-naive: positions 0..S-1 of a sequence are gathered into
+ * contiguous K/V and handed to `attentionForward` (reference/attention.ts), so the GPU kernels
+ * that read blocks in place are checked against an independent path.
+ *
+ * Not here: the naive attention itself (reference/attention.ts), norms and RoPE tables of the
+ * dense path, any block allocation policy.
+ */
+import { attentionForward } from './attention';
+import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
+
+/** Where a paged cache lives, for the reference: one layer's K and V plus the block table. */
+export interface PagedKv {
+  k: Float32Array; // [numBlocks, NKV, KV_BLOCK, HS]
+  v: Float32Array; // [numBlocks, NKV, KV_BLOCK, HS]
+  blockTable: Uint32Array; // [maxSeqs, maxBlocksPerSeq]
+  maxBlocksPerSeq: number;
+  NKV: number;
+  HS: number;
+}
+
+/** Float offset of (position p of block-table row seq, kv head h, dim 0) in a layer's K or V. */
+export function kvOffset(kv: PagedKv, seq: number, p: number, h: number): number {
+  const block = kv.blockTable[seq * kv.maxBlocksPerSeq + Math.floor(p / KV_BLOCK)];
+  return ((block * kv.NKV + h) * KV_BLOCK + (p % KV_BLOCK)) * kv.HS;
+}
+
+/** Writes k, v [count, NKV, HS] at positions pos..pos+count-1 of sequence `seq`. */
+export function kvWritePaged(kv: PagedKv, k: Float32Array, v: Float32Array, seq: number, pos: number, count: number): void {
+  const { NKV, HS } = kv;
+  for (let t = 0; t < count; t++) {
+    for (let h = 0; h < NKV; h++) {
+      const dst = kvOffset(kv, seq, pos + t, h);
+      const src = (t * NKV + h) * HS;
+      for (let d = 0; d < HS; d++) {
+        kv.k[dst + d] = k[src + d];
+        kv.v[dst + d] = v[src + d];
+      }
+    }
+  }
+}
+
+/** Reads positions 0..S-1 of sequence `seq` into contiguous kOut, vOut [S, NKV, HS]. */
+export function kvGatherPaged(kOut: Float32Array, vOut: Float32Array, kv: PagedKv, seq: number, S: number): void {
+  const { NKV, HS } = kv;
+  for (let p = 0; p < S; p++) {
+    for (let h = 0; h < NKV; h++) {
+      const src = kvOffset(kv, seq, p, h);
+      const dst = (p * NKV + h) * HS;
+      for (let d = 0; d < HS; d++) {
+        kOut[dst + d] = kv.k[src + d];
+        vOut[dst + d] = kv.v[src + d];
+      }
+    }
+  }
+}
+
+/**
+ * Causal GQA attention of a prefill batch over the paged cache (which already holds every row's
+ * prefix and its new tokens). Tokens are the rows' tokens concatenated in row order; token i of
+ * row r sits at position r.pos + i and attends to positions 0..r.pos + i of its own sequence.
+ * out: [T, NH, HS]; lse (optional): [T, NH], log of the softmax denominator of the scaled scores.
+ */
+export function attentionPrefillPaged(
+  out: Float32Array, // [T, NH, HS]
+  lse: Float32Array | null, // [T, NH]
+  q: Float32Array, // [T, NH, HS]
+  kv: PagedKv,
+  rows: readonly BatchRow[],
+  NH: number,
+): void {
+  const { NKV, HS } = kv;
+  let t0 = 0;
+  for (const row of rows) {
+    const T = row.count;
+    const S = row.pos + T;
+    const k = new Float32Array(S * NKV * HS);
+    const v = new Float32Array(S * NKV * HS);
+    kvGatherPaged(k, v, kv, row.seq, S);
+    const qRow = q.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
+    const outRow = out.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
+    attentionForward(outRow, qRow, k, v, T, S, NH, NKV, HS, row.pos);
+    if (lse) attentionLogsumexp(lse.subarray(t0 * NH, (t0 + T) * NH), qRow, k, T, NH, NKV, HS, row.pos);
+    t0 += T;
+  }
+}
+
+/** lse[t, h] = log sum_{j <= pos0 + t} exp(q[t,h] . k[j, h / (NH/NKV)] / sqrt(HS)): what a FlashAttention-2 backward needs. */
+export function attentionLogsumexp(
+  lse: Float32Array, // [T, NH]
+  q: Float32Array, // [T, NH, HS]
+  k: Float32Array, // [S, NKV, HS]
+  T: number,
+  NH: number,
+  NKV: number,
+  HS: number,
+  pos0: number,
+): void {
+  const G = NH / NKV;
+  const scale = 1 / Math.sqrt(HS);
+  for (let t = 0; t < T; t++) {
+    for (let h = 0; h < NH; h++) {
+      const kh = Math.floor(h / G);
+      const scores: number[] = [];
+      for (let j = 0; j <= pos0 + t; j++) {
+        let s = 0;
+        for (let d = 0; d < HS; d++) s += q[(t * NH + h) * HS + d] * k[(j * NKV + kh) * HS + d];
+        scores.push(s * scale);
+      }
+      const m = Math.max(...scores);
+      let sum = 0;
+      for (const s of scores) sum += Math.exp(s - m);
+      lse[t * NH + h] = m + Math.log(sum);
+    }
+  }
+}
+
+/** Sentinel max of an empty split (docs/engine.md): exp(EMPTY_MAX - anything real) is 0. */
+export const EMPTY_SPLIT_MAX = -3.0e38;
+
+/**
+ * Decode partials, split over the KV length: for row b (one query token at position rows[b].pos,
+ * context pos + 1), head h, split s over keys [s * splitLen, min((s + 1) * splitLen, pos + 1)):
+ * o[HS] = sum exp(score - m) v (unnormalised), m = max score, l = sum exp(score - m); an empty split
+ * has m = EMPTY_SPLIT_MAX, l = 0, o = 0. partials: [B, NH, numSplits, HS + 2].
+ */
+export function attentionDecodePartials(
+  partials: Float32Array, // [B, NH, numSplits, HS + 2]
+  q: Float32Array, // [B, NH, HS]
+  kv: PagedKv,
+  rows: readonly BatchRow[],
+  NH: number,
+  numSplits: number,
+  splitLen: number,
+): void {
+  const { NKV, HS } = kv;
+  const G = NH / NKV;
+  const scale = 1 / Math.sqrt(HS);
+  const W = HS + 2;
+  rows.forEach((row, b) => {
+    const ctx = row.pos + 1;
+    for (let h = 0; h < NH; h++) {
+      const kh = Math.floor(h / G);
+      for (let s = 0; s < numSplits; s++) {
+        const base = ((b * NH + h) * numSplits + s) * W;
+        const start = s * splitLen;
+        const end = Math.min(start + splitLen, ctx);
+        partials.fill(0, base, base + W);
+        if (start >= end) {
+          partials[base + HS] = EMPTY_SPLIT_MAX;
+          continue;
+        }
+        const scores: number[] = [];
+        for (let p = start; p < end; p++) {
+          const ko = kvOffset(kv, row.seq, p, kh);
+          let dot = 0;
+          for (let d = 0; d < HS; d++) dot += q[(b * NH + h) * HS + d] * kv.k[ko + d];
+          scores.push(dot * scale);
+        }
+        const m = Math.max(...scores);
+        let l = 0;
+        for (let p = start; p < end; p++) {
+          const e = Math.exp(scores[p - start] - m);
+          l += e;
+          const vo = kvOffset(kv, row.seq, p, kh);
+          for (let d = 0; d < HS; d++) partials[base + d] += e * kv.v[vo + d];
+        }
+        partials[base + HS] = m;
+        partials[base + HS + 1] = l;
+      }
+    }
+  });
+}
+
+/** Merge of decode partials: M = max m_i; out = sum o_i exp(m_i - M) / sum l_i exp(m_i - M). out: [B, NH * HS]. */
+export function attentionMergePartials(
+  out: Float32Array, // [B, NH * HS]
+  partials: Float32Array, // [B, NH, numSplits, HS + 2]
+  B: number,
+  NH: number,
+  numSplits: number,
+  HS: number,
+): void {
+  const W = HS + 2;
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < NH; h++) {
+      const base = (b * NH + h) * numSplits * W;
+      let M = -Infinity;
+      for (let s = 0; s < numSplits; s++) M = Math.max(M, partials[base + s * W + HS]);
+      let den = 0;
+      const acc = new Float64Array(HS);
+      for (let s = 0; s < numSplits; s++) {
+        const w = Math.exp(partials[base + s * W + HS] - M);
+        den += partials[base + s * W + HS + 1] * w;
+        for (let d = 0; d < HS; d++) acc[d] += partials[base + s * W + d] * w;
+      }
+      for (let d = 0; d < HS; d++) out[(b * NH + h) * HS + d] = acc[d] / den;
+    }
+  }
+}
+
+/** The weight of q/k RMSNorm (Qwen3), already decoded to f32 [HS]. */
+export interface QkNorm {
+  q: Float32Array; // [HS]
+  k: Float32Array; // [HS]
+  eps: number;
+}
+
+/**
+ * Prefill q/k/v preparation (HF order): split each token's row of the QKV projection
+ * [NH + 2 NKV heads of HS] into q, k, v; Qwen3 RMSNorm of each q and k head when `norm` is given;
+ * RoPE (rotate_half: angle_i = f32(pos * invFreq[i]), x' = x cos + rotate_half(x) sin); q to
+ * qOut [T, NH, HS], k and v into the paged cache at each token's position.
+ */
+export function qkvPrepForward(
+  qOut: Float32Array, // [T, NH, HS]
+  kv: PagedKv,
+  qkv: Float32Array, // [T, (NH + 2 NKV) * HS]
+  norm: QkNorm | null,
+  invFreq: Float32Array, // [HS / 2]
+  rows: readonly BatchRow[],
+  NH: number,
+): void {
+  const { NKV, HS } = kv;
+  const heads = NH + 2 * NKV;
+  const half = HS / 2;
+  let t = 0;
+  for (const row of rows) {
+    for (let i = 0; i < row.count; i++, t++) {
+      const pos = row.pos + i;
+      const cos = new Float64Array(half);
+      const sin = new Float64Array(half);
+      for (let f = 0; f < half; f++) {
+        const angle = Math.fround(Math.fround(pos) * invFreq[f]);
+        cos[f] = Math.cos(angle);
+        sin[f] = Math.sin(angle);
+      }
+      for (let hd = 0; hd < heads; hd++) {
+        const x = Float64Array.from(qkv.subarray((t * heads + hd) * HS, (t * heads + hd + 1) * HS));
+        const isQ = hd < NH;
+        const isK = !isQ && hd < NH + NKV;
+        if (isQ || isK) {
+          if (norm) {
+            let ss = 0;
+            for (const e of x) ss += e * e;
+            const inv = 1 / Math.sqrt(ss / HS + norm.eps);
+            const w = isQ ? norm.q : norm.k;
+            for (let d = 0; d < HS; d++) x[d] = x[d] * inv * w[d];
+          }
+          const y = new Float64Array(HS);
+          for (let f = 0; f < half; f++) {
+            y[f] = x[f] * cos[f] - x[f + half] * sin[f];
+            y[f + half] = x[f + half] * cos[f] + x[f] * sin[f];
+          }
+          if (isQ) qOut.set(y, (t * NH + hd) * HS);
+          else kv.k.set(y, kvOffset(kv, row.seq, pos, hd - NH));
+        } else {
+          kv.v.set(x, kvOffset(kv, row.seq, pos, hd - NH - NKV));
+        }
+      }
+    }
+  }
+}
