@@ -1,0 +1,237 @@
+/**
+ * The whole-model forward of Llama / Qwen2 / Qwen3, reference: plain TypeScript over f32 weights
+ * decoded from any file dtype, written for clarity. It is the oracle of the GPU engine: logits of
+ * every position, and an incremental session (a contiguous KV cache) so greedy decoding can be
+ * compared token by token.
+ *
+ * Per layer (HF modeling_llama / qwen2 / qwen3):
+ *   x = rmsnorm(h, input_layernorm); q, k, v = x Wq^T (+b), x Wk^T (+b), x Wv^T (+b)
+ *   [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); q, k = rope(q, k); append k, v to the cache
+ *   h += attention(q, K, V) Wo^T (+b)
+ *   x = rmsnorm(h, post_attention_layernorm); h += (silu(x Wg^T) * (x Wu^T)) Wd^T
+ * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
+ *
+ * Not here: LoRA and the backward pass (the trainer adds them), sampling (reference/sampler.ts).
+ */
+import type { ModelConfig } from '../model/config';
+import { tensorToF32 } from '../model/dtype';
+import { ropeInvFreq } from '../model/rope';
+import type { TensorData } from '../model/tensor';
+import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
+import { attentionForward } from './attention';
+import { embeddingForward } from './embedding';
+import { linearForward } from './linear';
+import { rmsnormForward } from './rmsnorm';
+import { ropeForward } from './rope';
+import { swigluForward } from './swiglu';
+
+/** One layer's weights in f32 (shapes as in the HF file). */
+interface LayerWeights {
+  inputNorm: Float32Array; // (C,)
+  q: Float32Array; // (NH*HS, C)
+  k: Float32Array; // (NKV*HS, C)
+  v: Float32Array; // (NKV*HS, C)
+  qBias: Float32Array | null;
+  kBias: Float32Array | null;
+  vBias: Float32Array | null;
+  qNorm: Float32Array | null; // (HS,)
+  kNorm: Float32Array | null; // (HS,)
+  o: Float32Array; // (C, NH*HS)
+  oBias: Float32Array | null;
+  postNorm: Float32Array; // (C,)
+  gate: Float32Array; // (F, C)
+  up: Float32Array; // (F, C)
+  down: Float32Array; // (C, F)
+  gateBias: Float32Array | null;
+  upBias: Float32Array | null;
+  downBias: Float32Array | null;
+}
+
+/** Intermediate activations of the last `append`, by name (`layers.<l>.<what>`), for debugging kernels. */
+export type Trace = Map<string, Float32Array>;
+
+export class ReferenceModel {
+  readonly wte: Float32Array; // (V, C)
+  readonly lmHead: Float32Array; // (V, C)
+  readonly finalNorm: Float32Array; // (C,)
+  readonly layers: LayerWeights[] = [];
+  readonly invFreq: Float32Array; // (HS/2,)
+
+  constructor(
+    readonly config: ModelConfig,
+    tensors: Iterable<TensorData>,
+  ) {
+    const byName = new Map<string, TensorData>();
+    for (const t of tensors) byName.set(t.name, t);
+    const problem = checkAgainstPlan(config, byName.values());
+    if (problem) throw new Error(`ReferenceModel: ${problem}`);
+    const get = (name: string) => tensorToF32(byName.get(name)!);
+    const opt = (name: string, present: boolean) => (present ? get(name) : null);
+    this.wte = get(EMBED_NAME);
+    this.lmHead = config.tieWordEmbeddings ? this.wte : get(LM_HEAD_NAME);
+    this.finalNorm = get(FINAL_NORM_NAME);
+    for (let l = 0; l < config.numLayers; l++) {
+      const n = layerNames(l);
+      this.layers.push({
+        inputNorm: get(n.inputNorm),
+        q: get(n.q),
+        k: get(n.k),
+        v: get(n.v),
+        qBias: opt(n.qBias, config.attentionBias),
+        kBias: opt(n.kBias, config.attentionBias),
+        vBias: opt(n.vBias, config.attentionBias),
+        qNorm: opt(n.qNorm, config.qkNorm),
+        kNorm: opt(n.kNorm, config.qkNorm),
+        o: get(n.o),
+        oBias: opt(n.oBias, config.outputBias),
+        postNorm: get(n.postNorm),
+        gate: get(n.gate),
+        up: get(n.up),
+        down: get(n.down),
+        gateBias: opt(n.gateBias, config.mlpBias),
+        upBias: opt(n.upBias, config.mlpBias),
+        downBias: opt(n.downBias, config.mlpBias),
+      });
+    }
+    this.invFreq = ropeInvFreq(config);
+  }
+
+  /** Logits (T, V) of every position of `tokens`, from an empty cache. */
+  forward(tokens: readonly number[], trace?: Trace): Float32Array {
+    return this.session().append(tokens, trace);
+  }
+
+  session(): ReferenceSession {
+    return new ReferenceSession(this);
+  }
+}
+
+/** Greedy decoding: `steps` new tokens after `prompt` (argmax, lowest id on ties). */
+export function greedyDecode(model: ReferenceModel, prompt: readonly number[], steps: number): number[] {
+  const session = model.session();
+  const V = model.config.vocabSize;
+  let logits = session.append(prompt);
+  let last = logits.subarray((prompt.length - 1) * V);
+  const out: number[] = [];
+  for (let s = 0; s < steps; s++) {
+    let best = 0;
+    for (let i = 1; i < V; i++) if (last[i] > last[best]) best = i;
+    out.push(best);
+    if (s + 1 < steps) {
+      logits = session.append([best]);
+      last = logits;
+    }
+  }
+  return out;
+}
+
+/** A sequence being decoded: the reference's KV cache, contiguous per layer (S, NKV, HS). */
+export class ReferenceSession {
+  private k: Float32Array[];
+  private v: Float32Array[];
+  private len = 0;
+
+  constructor(readonly model: ReferenceModel) {
+    const kv = model.config.numKvHeads * model.config.headDim;
+    this.k = model.layers.map(() => new Float32Array(16 * kv));
+    this.v = model.layers.map(() => new Float32Array(16 * kv));
+  }
+
+  /** Tokens processed so far (the position of the next token). */
+  get length(): number {
+    return this.len;
+  }
+
+  /** Layer l's keys (after q/k-norm and RoPE) and values, (length, NKV, HS). */
+  keys(l: number): Float32Array {
+    return this.k[l].subarray(0, this.len * this.model.config.numKvHeads * this.model.config.headDim);
+  }
+
+  values(l: number): Float32Array {
+    return this.v[l].subarray(0, this.len * this.model.config.numKvHeads * this.model.config.headDim);
+  }
+
+  /** Runs `tokens` at positions length .. length+T-1 and returns their logits (T, V). */
+  append(tokens: readonly number[], trace?: Trace): Float32Array {
+    const cfg = this.model.config;
+    const T = tokens.length;
+    const C = cfg.hiddenSize;
+    const NH = cfg.numHeads;
+    const NKV = cfg.numKvHeads;
+    const HS = cfg.headDim;
+    const F = cfg.intermediateSize;
+    const V = cfg.vocabSize;
+    const eps = cfg.rmsNormEps;
+    const pos0 = this.len;
+    const S = pos0 + T;
+    this.reserve(S);
+    const positions = Array.from({ length: T }, (_, t) => pos0 + t);
+    const save = (name: string, a: Float32Array) => trace?.set(name, Float32Array.from(a));
+
+    const h = new Float32Array(T * C); // residual stream
+    embeddingForward(h, tokens, this.model.wte, T, C, V);
+    save('embedding', h);
+    const x = new Float32Array(T * C);
+    const q = new Float32Array(T * NH * HS);
+    const k = new Float32Array(T * NKV * HS);
+    const v = new Float32Array(T * NKV * HS);
+    const att = new Float32Array(T * NH * HS);
+    const proj = new Float32Array(T * C);
+    const gate = new Float32Array(T * F);
+    const up = new Float32Array(T * F);
+    const act = new Float32Array(T * F);
+
+    for (let l = 0; l < cfg.numLayers; l++) {
+      const w = this.model.layers[l];
+      rmsnormForward(x, null, h, w.inputNorm, T, C, eps);
+      linearForward(q, x, w.q, w.qBias, T, C, NH * HS);
+      linearForward(k, x, w.k, w.kBias, T, C, NKV * HS);
+      linearForward(v, x, w.v, w.vBias, T, C, NKV * HS);
+      if (w.qNorm && w.kNorm) {
+        // Qwen3: RMSNorm over each head's HS values, before RoPE.
+        rmsnormForward(q, null, q, w.qNorm, T * NH, HS, eps);
+        rmsnormForward(k, null, k, w.kNorm, T * NKV, HS, eps);
+      }
+      ropeForward(q, q, positions, this.model.invFreq, T, NH, HS);
+      ropeForward(k, k, positions, this.model.invFreq, T, NKV, HS);
+      this.k[l].set(k, pos0 * NKV * HS);
+      this.v[l].set(v, pos0 * NKV * HS);
+      save(`layers.${l}.q`, q);
+      save(`layers.${l}.k`, k);
+      save(`layers.${l}.v`, v);
+      attentionForward(att, q, this.k[l], this.v[l], T, S, NH, NKV, HS, pos0);
+      save(`layers.${l}.attention`, att);
+      linearForward(proj, att, w.o, w.oBias, T, NH * HS, C);
+      for (let i = 0; i < T * C; i++) h[i] += proj[i];
+      save(`layers.${l}.residual_attn`, h);
+      rmsnormForward(x, null, h, w.postNorm, T, C, eps);
+      linearForward(gate, x, w.gate, w.gateBias, T, C, F);
+      linearForward(up, x, w.up, w.upBias, T, C, F);
+      swigluForward(act, gate, up, T, F);
+      save(`layers.${l}.mlp_act`, act);
+      linearForward(proj, act, w.down, w.downBias, T, F, C);
+      for (let i = 0; i < T * C; i++) h[i] += proj[i];
+      save(`layers.${l}.residual`, h);
+    }
+    rmsnormForward(x, null, h, this.model.finalNorm, T, C, eps);
+    save('final_norm', x);
+    const logits = new Float32Array(T * V);
+    linearForward(logits, x, this.model.lmHead, null, T, C, V);
+    this.len = S;
+    return logits;
+  }
+
+  /** Grows the contiguous caches to hold `S` positions. */
+  private reserve(S: number): void {
+    const kv = this.model.config.numKvHeads * this.model.config.headDim;
+    if (this.k[0] && this.k[0].length >= S * kv) return;
+    const cap = Math.max(S, 2 * (this.k[0]?.length ?? 0) / kv);
+    const grow = (a: Float32Array) => {
+      const b = new Float32Array(cap * kv);
+      b.set(a);
+      return b;
+    };
+    this.k = this.k.map(grow);
+    this.v = this.v.map(grow);
+  }
+}

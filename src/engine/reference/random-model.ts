@@ -1,0 +1,61 @@
+/**
+ * Small random models for tests: a ModelConfig per architecture with test-sized shapes, and seeded
+ * random weights in any dtype whose activations stay O(1) through the layers (Linear weights
+ * ~ N(0, 1/in), norms ~ 1 + noise). Not the bundled models (scripts/make-models.ts makes those).
+ */
+import type { Architecture, DType, ModelConfig } from '../model/config';
+import { tensorFromF32 } from '../model/dtype';
+import type { TensorData } from '../model/tensor';
+import { planParameters } from '../model/weights';
+import { Rng } from './random';
+
+/** A test-sized config of `arch` (Llama: untied, GQA 2; Qwen2: qkv bias; Qwen3: q/k norm, explicit HS). */
+export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> = {}): ModelConfig {
+  const base: ModelConfig = {
+    arch,
+    hiddenSize: 96,
+    numLayers: 2,
+    numHeads: 6,
+    numKvHeads: 2,
+    headDim: 16,
+    intermediateSize: 136,
+    vocabSize: 211,
+    rmsNormEps: 1e-5,
+    ropeTheta: 10000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 2048,
+    tieWordEmbeddings: arch !== 'llama',
+    attentionBias: arch === 'qwen2',
+    outputBias: false,
+    mlpBias: false,
+    qkNorm: arch === 'qwen3',
+    hiddenAct: 'silu',
+    bosTokenId: null,
+    eosTokenIds: [0],
+    torchDtype: null,
+  };
+  if (arch === 'qwen3') {
+    base.headDim = 24; // explicit head_dim != hidden / heads, as in Qwen3
+    base.rmsNormEps = 1e-6;
+  }
+  return { ...base, ...overrides };
+}
+
+/** Seeded random tensors for every name of the config's parameter plan, stored in `dtype`. */
+export function randomModelTensors(cfg: ModelConfig, dtype: DType, seed: number): TensorData[] {
+  const rng = new Rng(seed);
+  return planParameters(cfg).map(({ name, shape }) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    let values: Float32Array;
+    if (name.endsWith('norm.weight')) {
+      values = Float32Array.from({ length: n }, () => 1 + 0.2 * rng.normal());
+    } else if (name.endsWith('.bias')) {
+      values = rng.normals(n, 0.1);
+    } else if (name === 'model.embed_tokens.weight' || name === 'lm_head.weight') {
+      values = rng.normals(n, 1);
+    } else {
+      values = rng.normals(n, 1 / Math.sqrt(shape[1]));
+    }
+    return tensorFromF32(name, shape, values, dtype);
+  });
+}
