@@ -1,0 +1,52 @@
+/**
+ * The /v1 HTTP app: a Hono app (standard Request -> Response) with request ids, a body size
+ * limit, bearer authentication on every route, and the route families mounted under their
+ * prefixes. The engine worker serves it behind the Service Worker; tests call `app.request()`;
+ * the same app could be served from Node unchanged.
+ *
+ * Not here: business logic (src/service), transport (src/host).
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import { bearerAuth } from './auth';
+import type { AppDeps, AppEnv } from './env';
+import { errorResponse, onError } from './errors';
+import { apiKeys } from './routes/api-keys';
+import { chat } from './routes/chat';
+import { engine } from './routes/engine';
+import { models } from './routes/models';
+import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
+
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  // strict: false makes `/v1/chat/completions/` (a form clients send) match its route.
+  const app = new Hono<AppEnv>({ strict: false });
+  const maxSize = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  app.use('*', requestId());
+  app.use('*', async function provideDeps(c, next) {
+    c.set('deps', deps);
+    await next();
+  });
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize,
+      onError: (c) => errorResponse(c, 413, `The request body is larger than ${maxSize} bytes.`),
+    }),
+  );
+  app.use('/v1/*', bearerAuth());
+
+  app.route('/v1/preview/models', models);
+  app.route('/v1/preview/training-jobs', trainingJobs);
+  app.route('/v1/preview/sft-training-jobs', sftTrainingJobs);
+  app.route('/v1/preview/api-keys', apiKeys);
+  app.route('/v1/preview/engine', engine);
+  app.route('/v1/chat', chat);
+
+  app.notFound((c) => errorResponse(c, 404, `Not found: ${c.req.method} ${c.req.path}.`));
+  app.onError(onError);
+  return app;
+}

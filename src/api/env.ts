@@ -1,0 +1,24 @@
+/**
+ * The Hono environment every route family shares: what the app was built with (`deps`), and
+ * what middleware sets on each request (the authenticated principal).
+ */
+import type { Principal } from '../service/api-keys';
+import type { ServiceContext } from '../service/context';
+import type { EngineInfo } from '../service/engine-status';
+
+export interface AppDeps {
+  services: ServiceContext;
+  engine: EngineInfo;
+  /** Called after anything that changes what GET /v1/preview/engine reports. */
+  onEngineChange(listener: () => void): () => void;
+  /** Largest accepted request body; default 32 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface AppEnv {
+  Variables: {
+    deps: AppDeps;
+    principal: Principal;
+    requestId: string;
+  };
+}

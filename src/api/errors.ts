@@ -1,0 +1,56 @@
+/**
+ * Error envelopes and the app's one error handler. /v1/preview answers FastAPI-style
+ * `{"detail": "..."}` (422 bodies come from validation.ts); /v1/chat answers vLLM's
+ * `{"error": {"message", "type", "param", "code"}}`. An unexpected error is a 500 logged with
+ * the request id.
+ */
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { HearthError, InvalidInputError } from '../service/errors';
+import { UnknownCursorError } from '../store/page';
+import { StorageQuotaError } from '../store/tx';
+import type { AppEnv } from './env';
+
+/** vLLM's `type` names by status (reference/vllm-chat.md §1.1). */
+const VLLM_TYPES: Record<number, string> = {
+  400: 'BadRequestError',
+  401: 'AuthenticationError',
+  404: 'NotFoundError',
+  413: 'BadRequestError',
+  415: 'BadRequestError',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailableError',
+};
+
+export function isChatPath(path: string): boolean {
+  return !path.startsWith('/v1/preview');
+}
+
+/** One error body in the envelope of the family `path` belongs to. */
+export function errorResponse(c: Context, status: ContentfulStatusCode, message: string, headers: Record<string, string> = {}): Response {
+  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  if (isChatPath(c.req.path)) {
+    return c.json({ error: { message, type: VLLM_TYPES[status] ?? 'Error', param: null, code: status } }, status);
+  }
+  return c.json({ detail: message }, status);
+}
+
+export function onError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof InvalidInputError) {
+    if (isChatPath(c.req.path)) return errorResponse(c, 400, err.message);
+    return c.json({ detail: [{ type: err.type, loc: err.loc, msg: err.message, input: err.input, ctx: err.ctx }] }, 422);
+  }
+  if (err instanceof HearthError) {
+    const headers: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+    return errorResponse(c, err.status as ContentfulStatusCode, err.message, headers);
+  }
+  if (err instanceof UnknownCursorError) {
+    const detail = [{ type: 'value_error', loc: ['query', 'after'], msg: err.message, input: err.cursor, ctx: {} }];
+    return c.json({ detail }, 422);
+  }
+  if (err instanceof StorageQuotaError) return errorResponse(c, 507, err.message);
+  if (err instanceof HTTPException) return errorResponse(c, err.status as ContentfulStatusCode, err.message);
+  console.error(`[hearth] request ${c.get('requestId') ?? '?'} ${c.req.method} ${c.req.path} failed:`, err);
+  return errorResponse(c, 500, `Internal error (request ${c.get('requestId') ?? 'unknown'}): ${err.message}`);
+}

@@ -1,0 +1,49 @@
+/**
+ * /v1/preview/engine (Hearth's own): the engine's status (GPU adapter, features, limits or why
+ * there is none; state; job queue; base models), and `/events`, a Server-Sent Events feed that
+ * sends the status on connect and again whenever it changes, for live views.
+ */
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { engineStatus } from '../../service/engine-status';
+import type { AppEnv } from '../env';
+
+export const engine = new Hono<AppEnv>();
+
+/** Keeps idle connections (and proxies) from timing out; SSE comments are ignored by clients. */
+const KEEPALIVE_MS = 15_000;
+
+engine.get('/', async (c) => {
+  const deps = c.get('deps');
+  return c.json(await engineStatus(deps.services, deps.engine));
+});
+
+engine.get('/events', (c) => {
+  const deps = c.get('deps');
+  return streamSSE(c, async (stream) => {
+    let changed = true;
+    let wakeUp: (() => void) | undefined;
+    const unsubscribe = deps.onEngineChange(() => {
+      changed = true;
+      wakeUp?.();
+    });
+    stream.onAbort(() => {
+      unsubscribe();
+      wakeUp?.();
+    });
+    let id = 0;
+    while (!stream.aborted) {
+      if (changed) {
+        changed = false;
+        await stream.writeSSE({ event: 'status', id: String(id++), data: JSON.stringify(await engineStatus(deps.services, deps.engine)) });
+      }
+      await new Promise<void>((resolve) => {
+        wakeUp = resolve;
+        setTimeout(resolve, KEEPALIVE_MS);
+      });
+      wakeUp = undefined;
+      if (!changed && !stream.aborted) await stream.write(': keepalive\n\n');
+    }
+    unsubscribe();
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Request validation for /v1/preview: turns zod issues into FastAPI's 422 body
+ * `{"detail": [{"type", "loc", "msg", "input", "ctx"}]}` (the body ART's client and the
+ * specification expect), and guards JSON bodies (content type, malformed JSON) before zod runs.
+ *
+ * Not here: the schemas (./schemas), the chat family's vLLM envelope (the chat issue).
+ * Reference: pydantic v2 error types (missing, string_type, int_parsing, literal_error, ...).
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { zValidator } from '@hono/zod-validator';
+import type { ZodType, core } from 'zod';
+import type { AppEnv } from './env';
+
+export type Loc = (string | number)[];
+
+export interface ValidationDetail {
+  type: string;
+  loc: Loc;
+  msg: string;
+  input: unknown;
+  ctx: Record<string, unknown>;
+}
+
+/** Where a validated value came from, as FastAPI names it in `loc`. */
+export type Target = 'body' | 'query' | 'path';
+
+function typeName(expected: string): string {
+  switch (expected) {
+    case 'string':
+      return 'string_type';
+    case 'number':
+      return 'float_type';
+    case 'int':
+      return 'int_type';
+    case 'boolean':
+      return 'bool_type';
+    case 'array':
+      return 'list_type';
+    case 'object':
+    case 'record':
+      return 'dict_type';
+    default:
+      return `${expected}_type`;
+  }
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
+}
+
+/** Walks `path` in `data`: the offending value, or the parent object when a field is missing. */
+function locate(data: unknown, path: PropertyKey[]): { value: unknown; missing: boolean } {
+  let node: unknown = data;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || !(String(key) in (node as object))) {
+      return { value: node, missing: true };
+    }
+    node = (node as Record<string, unknown>)[key as string];
+  }
+  return { value: node, missing: false };
+}
+
+/** One zod issue as one FastAPI detail item. */
+export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Target): ValidationDetail {
+  const at = locate(data, issue.path);
+  const loc: Loc = [target, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+  const input = at.value;
+  const params = (issue as { params?: { type?: string; ctx?: Record<string, unknown> } }).params;
+  if (params?.type) return { type: params.type, loc, msg: issue.message, input, ctx: params.ctx ?? {} };
+  switch (issue.code) {
+    case 'invalid_type':
+      if (at.missing || input === undefined) return { type: 'missing', loc, msg: 'Field required', input, ctx: {} };
+      return { type: typeName(issue.expected), loc, msg: `Input should be a valid ${issue.expected}`, input, ctx: {} };
+    case 'too_small': {
+      const min = Number(issue.minimum);
+      if (issue.origin === 'string') return { type: 'string_too_short', loc, msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } };
+      if (issue.origin === 'array') return { type: 'too_short', loc, msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } };
+      return issue.inclusive
+        ? { type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${min}`, input, ctx: { ge: min } }
+        : { type: 'greater_than', loc, msg: `Input should be greater than ${min}`, input, ctx: { gt: min } };
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum);
+      if (issue.origin === 'string') return { type: 'string_too_long', loc, msg: `String should have at most ${max} characters`, input, ctx: { max_length: max } };
+      if (issue.origin === 'array') return { type: 'too_long', loc, msg: `List should have at most ${max} items`, input, ctx: { max_length: max } };
+      return issue.inclusive
+        ? { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${max}`, input, ctx: { le: max } }
+        : { type: 'less_than', loc, msg: `Input should be less than ${max}`, input, ctx: { lt: max } };
+    }
+    case 'invalid_value': {
+      const expected = issue.values.map(describe).join(', ').replace(/, ([^,]*)$/, ' or $1');
+      return { type: 'literal_error', loc, msg: `Input should be ${expected}`, input, ctx: { expected } };
+    }
+    case 'invalid_format':
+      if (issue.format === 'uuid') return { type: 'uuid_parsing', loc, msg: 'Input should be a valid UUID', input, ctx: {} };
+      if (issue.format === 'regex') return { type: 'string_pattern_mismatch', loc, msg: `String should match pattern '${issue.pattern}'`, input, ctx: { pattern: issue.pattern } };
+      return { type: 'value_error', loc, msg: `Input should be a valid ${issue.format}`, input, ctx: { format: issue.format } };
+    case 'unrecognized_keys':
+      // FastAPI reports one extra_forbidden item per unknown key, located at the key itself.
+      return { type: 'extra_forbidden', loc: [...loc, issue.keys[0]], msg: 'Extra inputs are not permitted', input: (input as Record<string, unknown>)?.[issue.keys[0]], ctx: {} };
+    case 'invalid_union':
+      return { type: 'union_error', loc, msg: 'Input does not match any of the allowed shapes', input, ctx: {} };
+    default:
+      return { type: 'value_error', loc, msg: issue.message, input, ctx: {} };
+  }
+}
+
+export function issuesToDetails(issues: readonly core.$ZodIssue[], data: unknown, target: Target): ValidationDetail[] {
+  const details: ValidationDetail[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) details.push(issueToDetail({ ...issue, keys: [key] }, data, target));
+    } else {
+      details.push(issueToDetail(issue, data, target));
+    }
+  }
+  return details;
+}
+
+export function validationResponse(c: Context, details: ValidationDetail[]): Response {
+  return c.json({ detail: details }, 422);
+}
+
+const TARGETS = { json: 'body', query: 'query', param: 'path' } as const;
+
+/** zValidator with the /v1/preview 422 envelope. */
+export function previewValidator<T extends ZodType, K extends keyof typeof TARGETS>(target: K, schema: T) {
+  return zValidator(target, schema, (result, c) => {
+    if (!result.success) {
+      return validationResponse(c, issuesToDetails(result.error.issues, result.data, TARGETS[target]));
+    }
+  });
+}
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * Refuses a body that is not JSON before any validator runs: 415 for another content type,
+ * 400 for malformed JSON (with the parser's message). Hono's own validator would silently
+ * validate `{}` for a non-JSON content type.
+ */
+export function requireJsonBody(): MiddlewareHandler<AppEnv> {
+  return async function requireJsonBody(c, next) {
+    const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0].trim();
+    if (!JSON_TYPE.test(mediaType)) {
+      return c.json({ detail: `Content-Type must be application/json (got ${mediaType ? `"${mediaType}"` : 'none'}).` }, 415);
+    }
+    try {
+      await c.req.json();
+    } catch (err) {
+      return c.json({ detail: `The request body is not valid JSON: ${(err as Error).message}` }, 400);
+    }
+    await next();
+  };
+}

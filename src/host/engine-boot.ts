@@ -1,0 +1,99 @@
+/**
+ * Starting an engine: open the database (running migrations), make sure the admin key exists,
+ * set up the base-model catalogue and the job runner (recovering jobs a dead host left
+ * RUNNING), build the /v1 app, and acquire the GPU in the background. Used by the engine worker
+ * and, with another database name and no GPU, by Node tests.
+ *
+ * Not here: how requests reach the engine (engine-endpoint.ts, sw/).
+ */
+import type { Hono } from 'hono';
+import { createApp } from '../api/app';
+import type { AppEnv } from '../api/env';
+import { acquireGpu, type GpuContext } from '../engine/gpu/device';
+import { ensureAdmin } from '../service/api-keys';
+import { BaseModelCatalog, bundledModels } from '../service/base-models';
+import type { ServiceContext } from '../service/context';
+import type { EngineInfo, GpuState } from '../service/engine-status';
+import { unavailableTrainer } from '../service/training/default-trainer';
+import { JobRunner } from '../service/training/runner';
+import type { Trainer } from '../service/training/trainer';
+import { openHearthDb, type HearthDb } from '../store/schema';
+
+export interface EngineOptions {
+  /** URL of models/index.json (the bundled base models). */
+  manifestUrl: string;
+  /** The app's origin, for relative training-data URLs. */
+  baseUrl: string;
+  /** navigator.gpu in the browser; undefined where there is none. */
+  gpu: GPU | undefined;
+  dbName?: string;
+  fetch?: typeof fetch;
+  trainer?: Trainer;
+  now?: () => number;
+  maxBodyBytes?: number;
+}
+
+export interface Engine {
+  app: Hono<AppEnv>;
+  db: HearthDb;
+  runner: JobRunner;
+  services: ServiceContext;
+  adminKey: string;
+  /** The engine's GPU device, or null when WebGPU is unavailable (the reason is in the status). */
+  gpu: Promise<GpuContext | null>;
+  /** Resolves when the GPU is acquired or known to be unavailable. */
+  gpuSettled: Promise<GpuState>;
+  close(): Promise<void>;
+}
+
+export async function bootEngine(opts: EngineOptions): Promise<Engine> {
+  const now = opts.now ?? Date.now;
+  const db = await openHearthDb(opts.dbName);
+  const adminKey = await ensureAdmin(db, now());
+  const catalog = new BaseModelCatalog([bundledModels(opts.manifestUrl, opts.fetch ?? fetch)]);
+  const base = { db, catalog, now, fetch: opts.fetch ?? fetch, baseUrl: opts.baseUrl };
+  const runner = new JobRunner(base, opts.trainer ?? unavailableTrainer);
+  const services: ServiceContext = { ...base, jobs: runner };
+
+  const listeners = new Set<() => void>();
+  const changed = () => listeners.forEach((l) => l());
+  runner.onChange(changed);
+
+  let gpu: GpuState = { status: 'acquiring' };
+  const acquired = acquireGpu(opts.gpu);
+  const gpuSettled = acquired.then(
+    (ctx): GpuState => ({ status: 'ready', description: ctx.description }),
+    (err: unknown): GpuState => ({ status: 'unavailable', reason: err instanceof Error ? err.message : String(err) }),
+  );
+  void gpuSettled.then((state) => {
+    gpu = state;
+    changed();
+  });
+
+  const startedAt = now();
+  const info: EngineInfo = { startedAt, gpu: () => gpu, runningJobId: () => runner.runningJobId };
+  const app = createApp({
+    services,
+    engine: info,
+    maxBodyBytes: opts.maxBodyBytes,
+    onEngineChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  });
+  await runner.start();
+  return {
+    app,
+    db,
+    runner,
+    services,
+    adminKey,
+    gpu: acquired.catch(() => null),
+    gpuSettled,
+    async close() {
+      runner.stop();
+      await runner.idle();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * The catalogue of base models Hearth knows: the bundled ones listed in the static manifest
+ * `models/index.json` (written by `npm run make-models`), and later models downloaded from
+ * Hugging Face and cached in IndexedDB, which join as another source.
+ *
+ * Not here: loading weights or tokenizers (src/engine/model). This only answers "which base
+ * models exist, and where are their files".
+ */
+import { z } from 'zod';
+
+const ManifestEntry = z.looseObject({
+  id: z.string().min(1),
+  path: z.string().min(1),
+  architecture: z.string(),
+  parameters: z.number(),
+  bytes: z.number(),
+  default: z.boolean().optional(),
+  description: z.string().optional(),
+});
+const Manifest = z.looseObject({ models: z.array(ManifestEntry) });
+
+export interface BaseModelEntry {
+  id: string;
+  /** Where the model's files are: a URL for bundled models. */
+  location: string;
+  architecture: string;
+  parameters: number;
+  bytes: number;
+  default: boolean;
+  description: string;
+  source: 'bundled' | 'cached';
+}
+
+/** One place base models come from. `list` may fail (network, storage); the catalogue retries. */
+export interface BaseModelSource {
+  readonly name: string;
+  list(): Promise<BaseModelEntry[]>;
+}
+
+/** The bundled models of the app: the manifest at `manifestUrl`, paths relative to it. */
+export function bundledModels(manifestUrl: string, fetchFn: typeof fetch = fetch): BaseModelSource {
+  return {
+    name: 'bundled',
+    async list() {
+      const res = await fetchFn(manifestUrl);
+      if (!res.ok) throw new Error(`Cannot read the model manifest ${manifestUrl}: HTTP ${res.status}.`);
+      const manifest = Manifest.parse(await res.json());
+      // Paths are relative to the app's base URL, which is the folder above models/index.json.
+      const base = new URL('..', manifestUrl);
+      return manifest.models.map((m) => ({
+        id: m.id,
+        location: new URL(m.path, base).href,
+        architecture: m.architecture,
+        parameters: m.parameters,
+        bytes: m.bytes,
+        default: m.default ?? false,
+        description: m.description ?? '',
+        source: 'bundled' as const,
+      }));
+    },
+  };
+}
+
+export class BaseModelCatalog {
+  private cached: Map<string, BaseModelEntry> | undefined;
+
+  constructor(private readonly sources: BaseModelSource[]) {}
+
+  /** All known base models. A source that fails is skipped this time and asked again next time. */
+  async list(): Promise<BaseModelEntry[]> {
+    if (this.cached) return [...this.cached.values()];
+    const entries = new Map<string, BaseModelEntry>();
+    let complete = true;
+    for (const source of this.sources) {
+      try {
+        for (const entry of await source.list()) if (!entries.has(entry.id)) entries.set(entry.id, entry);
+      } catch (err) {
+        complete = false;
+        console.warn(`[hearth] base model source "${source.name}" failed:`, err);
+      }
+    }
+    if (complete) this.cached = entries;
+    return [...entries.values()];
+  }
+
+  async get(id: string): Promise<BaseModelEntry | undefined> {
+    return (await this.list()).find((m) => m.id === id);
+  }
+
+  /** Forget what was listed, e.g. after a model was downloaded into the cache. */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+}

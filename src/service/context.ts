@@ -1,0 +1,26 @@
+/**
+ * What every service function works with: the database, the base-model catalogue, the job
+ * queue, a clock, and how to fetch training data. Built once per engine (src/host/engine-boot.ts)
+ * and by tests.
+ */
+import type { HearthDb } from '../store/schema';
+import type { BaseModelCatalog } from './base-models';
+
+/** The part of the job runner that request handlers need. */
+export interface JobQueue {
+  /** A job was queued: start it if nothing is running. */
+  wake(): void;
+  /** Stop a job that is running or queued (its model is being deleted). */
+  cancel(jobId: string, reason: string): void;
+}
+
+export interface ServiceContext {
+  db: HearthDb;
+  catalog: BaseModelCatalog;
+  jobs: JobQueue;
+  now(): number;
+  /** Fetches SFT training data by URL (the engine worker's fetch in the app). */
+  fetch: typeof fetch;
+  /** Base for relative training-data URLs: the app's origin. */
+  baseUrl: string;
+}

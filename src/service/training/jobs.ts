@@ -1,0 +1,131 @@
+/**
+ * Training jobs as requests see them: creating RL and SFT jobs (validated input is stored with
+ * the job, and the job is queued), reading a job, and paging its events.
+ *
+ * Reference: specification endpoints 2, 3, 5, 6; art-compat.md §1.7-§1.10, §4.
+ */
+import { listJobEvents, getJob, insertJob } from '../../store/training-jobs';
+import type { Page } from '../../store/page';
+import type { ArtifactRecord, JobEventRecord, TrainingJobRecord } from '../../store/schema';
+import type { Principal } from '../api-keys';
+import type { ServiceContext } from '../context';
+import { InvalidInputError, NotFoundError } from '../errors';
+import { newId } from '../ids';
+import { requireModel } from '../models';
+import { withoutNulls, type RlJobInput, type SftJobInput, type TrajectoryGroupInput } from './job-input';
+import { parseSftJsonl, resolveTrainingData } from './sft-data';
+
+/** ART's SFT defaults (art-compat.md §4): batch size 2 ("auto"), learning rate 5e-5. */
+export const SFT_DEFAULT_BATCH_SIZE = 2;
+export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
+
+let lastQueuedAt = 0;
+/** Strictly increasing within this engine, so jobs created in the same millisecond keep their order. */
+function queuePosition(now: number): number {
+  lastQueuedAt = Math.max(now, lastQueuedAt + 0.001);
+  return lastQueuedAt;
+}
+
+function newJob(ctx: ServiceContext, caller: Principal, modelId: string, kind: 'rl' | 'sft'): TrainingJobRecord {
+  const now = ctx.now();
+  return {
+    id: newId(),
+    principalId: caller.id,
+    modelId,
+    kind,
+    status: 'PENDING',
+    queuedAt: queuePosition(now),
+    createdAt: now,
+    trainingStart: null,
+    trainingEnd: null,
+    errorMessage: null,
+    nextEventSeq: 0,
+  };
+}
+
+export interface CreateRlJob {
+  model_id: string;
+  trajectory_groups: TrajectoryGroupInput[];
+  experimental_config?: Record<string, unknown> | null;
+}
+
+export async function createRlJob(ctx: ServiceContext, caller: Principal, req: CreateRlJob): Promise<TrainingJobRecord> {
+  await requireModel(ctx, caller, req.model_id);
+  const job = newJob(ctx, caller, req.model_id, 'rl');
+  const input: RlJobInput = { kind: 'rl', trajectoryGroups: req.trajectory_groups, experimentalConfig: withoutNulls(req.experimental_config) };
+  await insertJob(ctx.db, job, input);
+  ctx.jobs.wake();
+  return job;
+}
+
+export interface CreateSftJob {
+  model_id: string;
+  training_data_url?: string;
+  training_folder_url?: string;
+  config?: {
+    batch_size?: number | null;
+    learning_rate?: number | number[] | null;
+    assistant_turns?: 'all' | 'last' | null;
+  } | null;
+  experimental_config?: Record<string, unknown> | null;
+}
+
+export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob): Promise<TrainingJobRecord> {
+  await requireModel(ctx, caller, req.model_id);
+  const url = (req.training_data_url ?? req.training_folder_url)!;
+  // Resolved before anything is written, so a bad URL leaves no trace.
+  const data = await resolveTrainingData(url, ctx.baseUrl, ctx.fetch);
+  const examples = parseSftJsonl(data.bytes);
+  const batchSize = req.config?.batch_size ?? SFT_DEFAULT_BATCH_SIZE;
+  const numBatches = Math.ceil(examples.length / batchSize);
+  const learningRate = req.config?.learning_rate ?? SFT_DEFAULT_LEARNING_RATE;
+  if (Array.isArray(learningRate) && learningRate.length !== numBatches) {
+    throw new InvalidInputError(
+      ['body', 'config', 'learning_rate'],
+      `The learning-rate schedule has ${learningRate.length} entries but the data makes ${numBatches} batches ` +
+        `(${examples.length} examples, batch size ${batchSize}); give one rate per batch.`,
+      learningRate,
+    );
+  }
+  const job = newJob(ctx, caller, req.model_id, 'sft');
+  const artifact: ArtifactRecord = {
+    id: newId(),
+    principalId: caller.id,
+    modelId: req.model_id,
+    kind: 'sft-data',
+    name: `sft-data-${job.id.slice(0, 8)}`,
+    sourceUrl: url.startsWith('data:') ? `${url.slice(0, 64)}…` : url,
+    files: [{ name: data.fileName, bytes: data.bytes.slice().buffer as ArrayBuffer }],
+    createdAt: job.createdAt,
+  };
+  const input: SftJobInput = {
+    kind: 'sft',
+    trainingDataUrl: artifact.sourceUrl,
+    artifactId: artifact.id,
+    batchSize,
+    learningRate,
+    assistantTurns: req.config?.assistant_turns ?? 'all',
+    numExamples: examples.length,
+    numBatches,
+    experimentalConfig: withoutNulls(req.experimental_config),
+  };
+  await insertJob(ctx.db, job, input, artifact);
+  ctx.jobs.wake();
+  return job;
+}
+
+export async function requireJob(ctx: ServiceContext, caller: Principal, jobId: string): Promise<TrainingJobRecord> {
+  const job = await getJob(ctx.db, caller.id, jobId);
+  if (!job) throw new NotFoundError(`Training job ${jobId} not found.`);
+  return job;
+}
+
+export async function listEventPage(
+  ctx: ServiceContext,
+  caller: Principal,
+  jobId: string,
+  req: { after?: string; limit: number },
+): Promise<Page<JobEventRecord>> {
+  await requireJob(ctx, caller, jobId);
+  return listJobEvents(ctx.db, jobId, req);
+}

@@ -1,0 +1,213 @@
+/**
+ * The job runner: a queue over IndexedDB that runs an engine's training jobs one at a time in
+ * queue order, drives each through the state machine, and hands it to the Trainer. Because the
+ * queue is the database, it survives reloads: a new engine host picks up PENDING jobs, and a job
+ * it finds RUNNING (its old host died) is resumed by the trainer or failed, never left RUNNING.
+ *
+ * Not here: training (the Trainer), request handling (jobs.ts).
+ */
+import { getArtifact } from '../../store/artifacts';
+import { latestCheckpoint } from '../../store/checkpoints';
+import { getModel } from '../../store/models';
+import { getJobForRunner, getJobInput, jobsWithStatus, JobGoneError, updateJob, type NewEvent } from '../../store/training-jobs';
+import type { TrainingJobRecord } from '../../store/schema';
+import { addCheckpoint, readAdapter } from '../checkpoints';
+import type { JobQueue, ServiceContext } from '../context';
+import { newId } from '../ids';
+import type { TrainingJobInput } from './job-input';
+import { parseSftJsonl } from './sft-data';
+import { JobProgress, transitionSources, type JobEventType } from './state-machine';
+import type { Trainer, TrainerContext } from './trainer';
+
+export const INTERRUPTED_MESSAGE =
+  'The job was interrupted: the tab hosting the Hearth engine closed while it was running. Create the job again to retry.';
+
+export type RunnerContext = Omit<ServiceContext, 'jobs'>;
+
+export class JobRunner implements JobQueue {
+  private pumping: Promise<void> | undefined;
+  private wanted = false;
+  private stopped = false;
+  private running: { jobId: string; abort: AbortController } | undefined;
+  private resumable = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly ctx: RunnerContext,
+    private readonly trainer: Trainer,
+  ) {}
+
+  /** Recovers jobs a dead host left RUNNING, then starts the queue. Call once per engine. */
+  async start(): Promise<void> {
+    for (const job of await jobsWithStatus(this.ctx.db, 'RUNNING')) {
+      if (this.trainer.resumesInterruptedJobs) {
+        this.resumable.add(job.id);
+      } else {
+        await this.finish(job.id, 'fail', INTERRUPTED_MESSAGE).catch(ignoreGone);
+      }
+    }
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    this.wanted = true;
+    this.pumping ??= this.pump().finally(() => {
+      this.pumping = undefined;
+      if (this.wanted && !this.stopped) this.wake();
+      else this.notify();
+    });
+  }
+
+  cancel(jobId: string, reason: string): void {
+    if (this.running?.jobId === jobId) this.running.abort.abort(new Error(reason));
+  }
+
+  /** Stops taking jobs and aborts the one running (engine shutdown). */
+  stop(): void {
+    this.stopped = true;
+    this.running?.abort.abort(new Error('The engine is shutting down.'));
+  }
+
+  /** Id of the job being trained now, if any. */
+  get runningJobId(): string | undefined {
+    return this.running?.jobId;
+  }
+
+  /** Resolves once no job is queued or running (for tests and orderly shutdown). */
+  async idle(): Promise<void> {
+    while (this.pumping) await this.pumping;
+  }
+
+  /** Called after every job state change (the engine's status feed listens). */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const l of this.listeners) l();
+  }
+
+  private async pump(): Promise<void> {
+    while (this.wanted && !this.stopped) {
+      this.wanted = false;
+      for (;;) {
+        if (this.stopped) return;
+        const next = await this.nextJob();
+        if (!next) break;
+        await this.run(next.job, next.resumed);
+        this.notify();
+      }
+    }
+  }
+
+  private async nextJob(): Promise<{ job: TrainingJobRecord; resumed: boolean } | undefined> {
+    for (const id of this.resumable) {
+      this.resumable.delete(id);
+      const job = await getJobForRunner(this.ctx.db, id);
+      if (job?.status === 'RUNNING') return { job, resumed: true };
+    }
+    const [job] = await jobsWithStatus(this.ctx.db, 'PENDING');
+    return job && { job, resumed: false };
+  }
+
+  private async run(pending: TrainingJobRecord, resumed: boolean): Promise<void> {
+    const abort = new AbortController();
+    this.running = { jobId: pending.id, abort };
+    try {
+      const job = resumed
+        ? pending
+        : await updateJob(this.ctx.db, pending.id, transitionSources('start'), { status: 'RUNNING', trainingStart: this.ctx.now() }, []);
+      this.notify();
+      const progress = new JobProgress();
+      let trainerCtx: TrainerContext;
+      try {
+        trainerCtx = await this.trainerContext(job, progress, abort.signal, resumed);
+      } catch (err) {
+        await this.finish(job.id, 'fail', messageOf(err));
+        return;
+      }
+      try {
+        await this.trainer.train(trainerCtx);
+        if (abort.signal.aborted) throw abort.signal.reason;
+        await this.finish(job.id, 'complete', null, progress);
+      } catch (err) {
+        if (err instanceof JobGoneError) return;
+        await this.finish(job.id, 'fail', messageOf(abort.signal.aborted ? abort.signal.reason : err), progress);
+      }
+    } catch (err) {
+      // The job was deleted with its model while running: nothing is left to update.
+      if (!(err instanceof JobGoneError)) console.error('[hearth] job runner:', err);
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  /** Ends a job with its terminal status and event in one transaction. */
+  private async finish(jobId: string, how: 'complete' | 'fail', error: string | null, progress?: JobProgress): Promise<void> {
+    const type: JobEventType = how === 'complete' ? 'training_ended' : 'training_failed';
+    const events: NewEvent[] = [];
+    if (how === 'complete' && progress && !progress.started) {
+      // ART expects training_started before the end; a trainer that skipped it trained on nothing.
+      events.push(this.event('training_started', { num_sequences: 0 }));
+    }
+    events.push(this.event(type, how === 'fail' ? { error_message: error ?? 'Training failed with an unknown error.' } : {}));
+    await updateJob(
+      this.ctx.db,
+      jobId,
+      transitionSources(how),
+      { status: how === 'complete' ? 'COMPLETED' : 'FAILED', trainingEnd: this.ctx.now(), errorMessage: how === 'fail' ? error : null },
+      events,
+    ).catch(ignoreGone);
+  }
+
+  private event(type: JobEventType, data: Record<string, unknown>): NewEvent {
+    return { id: newId(), type, data, createdAt: this.ctx.now() };
+  }
+
+  private async emit(job: TrainingJobRecord, progress: JobProgress, type: JobEventType, data: Record<string, unknown>): Promise<void> {
+    progress.record(type, data);
+    await updateJob(this.ctx.db, job.id, ['RUNNING'], {}, [this.event(type, data)]);
+    this.notify();
+  }
+
+  private async trainerContext(job: TrainingJobRecord, progress: JobProgress, signal: AbortSignal, resumed: boolean): Promise<TrainerContext> {
+    const ctx = { ...this.ctx, jobs: this };
+    const model = await getModel(this.ctx.db, job.principalId, job.modelId);
+    if (!model) throw new JobGoneError(`Model ${job.modelId} no longer exists.`);
+    const input = (await getJobInput(this.ctx.db, job.id)) as TrainingJobInput | undefined;
+    if (!input) throw new Error(`Training job ${job.id} has no stored input.`);
+    const owner = { id: job.principalId, name: '', entity: model.entity, admin: false };
+    return {
+      job,
+      input,
+      model,
+      baseModel: await this.ctx.catalog.get(model.baseModel),
+      latestCheckpoint: await latestCheckpoint(this.ctx.db, model.id),
+      loadSftExamples: async () => {
+        if (input.kind !== 'sft') throw new Error('Only SFT jobs have training examples.');
+        const artifact = await getArtifact(this.ctx.db, job.principalId, input.artifactId);
+        if (!artifact) throw new JobGoneError(`The training data of job ${job.id} no longer exists.`);
+        return parseSftJsonl(new Uint8Array(artifact.files[0].bytes));
+      },
+      readAdapter: (step) => readAdapter(ctx, owner, model.id, step),
+      started: (numSequences) => this.emit(job, progress, 'training_started', { num_sequences: numSequences }),
+      gradientStep: (metrics) => this.emit(job, progress, 'gradient_step', { ...metrics }),
+      registerCheckpoint: async (adapter, metrics) => {
+        if (signal.aborted) throw signal.reason;
+        return addCheckpoint(ctx, model.id, job.principalId, adapter, metrics);
+      },
+      signal,
+      resumed,
+    };
+  }
+}
+
+function ignoreGone(err: unknown): void {
+  if (!(err instanceof JobGoneError)) throw err;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

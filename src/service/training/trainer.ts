@@ -1,0 +1,48 @@
+/**
+ * The plug-in point between the job runner and a trainer. The runner calls `Trainer.train` for
+ * one RUNNING job at a time with everything the trainer needs; the trainer reports progress
+ * through the context and resolves when the new checkpoint is registered (or throws). The
+ * runner then ends the job (COMPLETED + training_ended, or FAILED + training_failed).
+ *
+ * Not here: training itself (src/engine/train, the trainer issue), the queue (runner.ts).
+ */
+import type { BaseModelEntry } from '../base-models';
+import type { AdapterFiles } from '../checkpoints';
+import type { CheckpointRecord, ModelRecord, TrainingJobRecord } from '../../store/schema';
+import type { TrainingJobInput } from './job-input';
+import type { SftExample } from './sft-data';
+
+export interface TrainerContext {
+  /** The job, already RUNNING. */
+  job: TrainingJobRecord;
+  /** Its stored input (RL trajectory groups, or SFT config + data). */
+  input: TrainingJobInput;
+  model: ModelRecord;
+  /** The model's base model from the catalogue; undefined if it left the catalogue. */
+  baseModel: BaseModelEntry | undefined;
+  /** The checkpoint training continues from (the latest), if any. */
+  latestCheckpoint: CheckpointRecord | undefined;
+  /** SFT jobs: the examples of the job's training data, in file order (throws for RL jobs). */
+  loadSftExamples(): Promise<SftExample[]>;
+  /** Reads a checkpoint's adapter; null for the step-0 identity adapter. */
+  readAdapter(step: number): Promise<AdapterFiles | null>;
+  /** Emits `training_started`; call once, before the first gradient step. */
+  started(numSequences: number): Promise<void>;
+  /** Emits `gradient_step` with flat numeric metrics (loss, grad_norm, learning_rate, ...). */
+  gradientStep(metrics: Record<string, number>): Promise<void>;
+  /** Stores the trained adapter as the model's next checkpoint (latest step + 1). */
+  registerCheckpoint(adapter: AdapterFiles, metrics?: Record<string, number>): Promise<CheckpointRecord>;
+  /** Aborted when the job must stop (its model was deleted, the engine is shutting down). */
+  signal: AbortSignal;
+  /** True when the job was RUNNING when a previous engine host died and is being resumed. */
+  resumed: boolean;
+}
+
+export interface Trainer {
+  /**
+   * Whether a job found RUNNING at engine start (its host tab closed mid-job) is handed back to
+   * this trainer with `resumed: true`. If false, the runner fails such jobs.
+   */
+  readonly resumesInterruptedJobs: boolean;
+  train(ctx: TrainerContext): Promise<void>;
+}

@@ -1,0 +1,67 @@
+/**
+ * Deleting a model and everything it owns, in one transaction: its checkpoints and their adapter
+ * files, artifacts, trajectory logs, run record, and training jobs with their inputs and events.
+ * Nothing is left orphaned, and nothing of another model or principal is read for writing.
+ *
+ * Not here: stopping a job that is running for the model (the job runner is told by the
+ * service; its next write then finds the job gone).
+ */
+import type { HearthDb } from './schema';
+import { writeTx } from './tx';
+
+export interface ModelDeletion {
+  deletedCheckpoints: number;
+  deletedRun: boolean;
+  deletedJobIds: string[];
+  deletedArtifacts: number;
+  deletedLogs: number;
+}
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+/** Returns undefined when the model does not exist or is not `principalId`'s. */
+export async function deleteModelCascade(db: HearthDb, principalId: string, modelId: string): Promise<ModelDeletion | undefined> {
+  return writeTx(
+    db,
+    ['models', 'checkpoints', 'checkpointFiles', 'runs', 'trajectoryLogs', 'trainingJobs', 'jobInputs', 'jobEvents', 'artifacts'],
+    async (tx) => {
+      const model = await tx.objectStore('models').get(modelId);
+      if (!model || model.principalId !== principalId) return undefined;
+
+      const checkpointIds = await tx
+        .objectStore('checkpoints')
+        .index('by-model-step')
+        .getAllKeys(IDBKeyRange.bound([modelId, -1], [modelId, MAX]));
+      for (const id of checkpointIds) {
+        await tx.objectStore('checkpoints').delete(id);
+        await tx.objectStore('checkpointFiles').delete(IDBKeyRange.bound([id, ''], [id, '\uffff']));
+      }
+
+      const run = await tx.objectStore('runs').get(model.runId);
+      if (run) await tx.objectStore('runs').delete(run.id);
+
+      const logIds = await tx.objectStore('trajectoryLogs').index('by-model').getAllKeys(modelId);
+      for (const id of logIds) await tx.objectStore('trajectoryLogs').delete(id);
+
+      const artifactIds = await tx.objectStore('artifacts').index('by-model').getAllKeys(modelId);
+      for (const id of artifactIds) await tx.objectStore('artifacts').delete(id);
+
+      const jobIds = await tx.objectStore('trainingJobs').index('by-model').getAllKeys(modelId);
+      for (const id of jobIds) {
+        await tx.objectStore('trainingJobs').delete(id);
+        await tx.objectStore('jobInputs').delete(id);
+        const eventIds = await tx.objectStore('jobEvents').index('by-job-seq').getAllKeys(IDBKeyRange.bound([id, 0], [id, MAX]));
+        for (const eventId of eventIds) await tx.objectStore('jobEvents').delete(eventId);
+      }
+
+      await tx.objectStore('models').delete(modelId);
+      return {
+        deletedCheckpoints: checkpointIds.length,
+        deletedRun: run !== undefined,
+        deletedJobIds: jobIds,
+        deletedArtifacts: artifactIds.length,
+        deletedLogs: logIds.length,
+      };
+    },
+  );
+}

@@ -1,0 +1,247 @@
+/**
+ * The IndexedDB schema of Hearth's own database ("hearth"): every record kind the /v1 service
+ * keeps, typed as an idb `DBSchema`, and the one upgrade ladder that creates and migrates it.
+ *
+ * Not here: the repositories that read and write records (one file per kind beside this one),
+ * and downloaded weight files, which live in the separate "hearth-model-files" database
+ * (model-files.ts, owned by the model loader). Reference: idb README "TypeScript", "Upgrading".
+ *
+ * Timestamps are epoch milliseconds; the API formats them. Every record that belongs to someone
+ * carries `principalId`, and every repository function checks it.
+ */
+import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+
+export const DB_NAME = 'hearth';
+/** Bump with a new `if (oldVersion < N)` rung in `upgrade` below; never edit an old rung. */
+export const DB_VERSION = 1;
+
+/** Someone who owns models and jobs; the admin principal is created on first start. */
+export interface PrincipalRecord {
+  id: string;
+  name: string;
+  /** Default entity filled into models registered with `entity: null` (ART sends null). */
+  entity: string;
+  admin: boolean;
+  createdAt: number;
+}
+
+/** An API key, stored hashed: the secret itself is shown once and never kept (see owner below). */
+export interface ApiKeyRecord {
+  id: string;
+  principalId: string;
+  name: string;
+  /** Hex SHA-256 of the whole key. */
+  hash: string;
+  /** The first characters of the key, so a person can tell keys apart in a list. */
+  prefix: string;
+  createdAt: number;
+}
+
+/**
+ * The local owner's copy of the admin key. The browser origin is the trust boundary: the person
+ * using this browser is the admin, and the app's own pages show them their key.
+ */
+export interface OwnerRecord {
+  id: 'admin';
+  principalId: string;
+  keyId: string;
+  key: string;
+}
+
+export interface LoraConfig {
+  r: number;
+  alpha: number;
+  targetModules: string[];
+}
+
+export interface ModelRecord {
+  id: string;
+  principalId: string;
+  entity: string;
+  project: string;
+  name: string;
+  baseModel: string;
+  /** Id of the experiment record (RunRecord.id), returned as `run_id`. */
+  runId: string;
+  lora: LoraConfig;
+  createdAt: number;
+}
+
+export interface CheckpointRecord {
+  id: string;
+  modelId: string;
+  principalId: string;
+  step: number;
+  metrics: Record<string, number>;
+  /** Names of the files stored in checkpointFiles; empty for the step-0 identity adapter. */
+  files: string[];
+  createdAt: number;
+}
+
+/** One file of a checkpoint's PEFT adapter: adapter_config.json or adapter_model.safetensors. */
+export interface CheckpointFileRecord {
+  checkpointId: string;
+  name: string;
+  bytes: ArrayBuffer;
+}
+
+export interface RunHistoryEntry {
+  step: number;
+  metrics: Record<string, number>;
+  recordedAt: number;
+}
+
+/** Hearth's experiment-tracking run: the metrics history of a model, per step. */
+export interface RunRecord {
+  id: string;
+  modelId: string;
+  principalId: string;
+  createdAt: number;
+  history: RunHistoryEntry[];
+}
+
+export interface TrajectoryLogRecord {
+  id: string;
+  modelId: string;
+  principalId: string;
+  split: string;
+  /** The latest checkpoint step when the groups were logged. */
+  step: number;
+  /** The TrajectoryGroups exactly as validated (unknown fields kept). */
+  groups: unknown[];
+  metrics: Record<string, number>;
+  createdAt: number;
+}
+
+export type TrainingJobKind = 'rl' | 'sft';
+export type TrainingJobStatus = 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+export interface TrainingJobRecord {
+  id: string;
+  principalId: string;
+  modelId: string;
+  kind: TrainingJobKind;
+  status: TrainingJobStatus;
+  /** Queue order: jobs of an engine run one at a time, lowest first. */
+  queuedAt: number;
+  createdAt: number;
+  trainingStart: number | null;
+  trainingEnd: number | null;
+  errorMessage: string | null;
+  /** Sequence number the next event gets. */
+  nextEventSeq: number;
+}
+
+/** A job's input, kept apart from the job so listing jobs never loads trajectories. */
+export interface TrainingJobInputRecord {
+  jobId: string;
+  input: unknown;
+}
+
+export interface JobEventRecord {
+  id: string;
+  jobId: string;
+  principalId: string;
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface ArtifactFile {
+  name: string;
+  bytes: ArrayBuffer;
+}
+
+/** Data a model owns besides checkpoints, such as an SFT job's resolved training data. */
+export interface ArtifactRecord {
+  id: string;
+  principalId: string;
+  modelId: string;
+  kind: 'sft-data';
+  name: string;
+  sourceUrl: string;
+  files: ArtifactFile[];
+  createdAt: number;
+}
+
+export interface HearthSchema extends DBSchema {
+  principals: { key: string; value: PrincipalRecord };
+  apiKeys: { key: string; value: ApiKeyRecord; indexes: { 'by-hash': string; 'by-principal': string } };
+  owner: { key: string; value: OwnerRecord };
+  models: {
+    key: string;
+    value: ModelRecord;
+    indexes: { 'by-principal': string; 'by-name': [string, string, string, string] };
+  };
+  checkpoints: { key: string; value: CheckpointRecord; indexes: { 'by-model-step': [string, number] } };
+  checkpointFiles: { key: [string, string]; value: CheckpointFileRecord };
+  runs: { key: string; value: RunRecord; indexes: { 'by-model': string } };
+  trajectoryLogs: { key: string; value: TrajectoryLogRecord; indexes: { 'by-model': string } };
+  trainingJobs: {
+    key: string;
+    value: TrainingJobRecord;
+    indexes: { 'by-model': string; 'by-status-queue': [string, number] };
+  };
+  jobInputs: { key: string; value: TrainingJobInputRecord };
+  jobEvents: { key: string; value: JobEventRecord; indexes: { 'by-job-seq': [string, number] } };
+  artifacts: { key: string; value: ArtifactRecord; indexes: { 'by-model': string } };
+}
+
+export type HearthDb = IDBPDatabase<HearthSchema>;
+export type StoreName = (typeof ALL_STORES)[number];
+
+export const ALL_STORES = [
+  'principals',
+  'apiKeys',
+  'owner',
+  'models',
+  'checkpoints',
+  'checkpointFiles',
+  'runs',
+  'trajectoryLogs',
+  'trainingJobs',
+  'jobInputs',
+  'jobEvents',
+  'artifacts',
+] as const;
+
+/**
+ * Opens (creating or migrating) the database. `name` is only overridden by tests.
+ * A newer tab that bumps the version asks older connections to close (`blocking`), so an
+ * upgrade never waits forever on a stale engine.
+ */
+export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
+  let opened: HearthDb | undefined = undefined;
+  opened = await openDB<HearthSchema>(name, DB_VERSION, {
+    upgrade(db, oldVersion) {
+      if (oldVersion < 1) {
+        db.createObjectStore('principals', { keyPath: 'id' });
+        const keys = db.createObjectStore('apiKeys', { keyPath: 'id' });
+        keys.createIndex('by-hash', 'hash', { unique: true });
+        keys.createIndex('by-principal', 'principalId');
+        db.createObjectStore('owner', { keyPath: 'id' });
+        const models = db.createObjectStore('models', { keyPath: 'id' });
+        models.createIndex('by-principal', 'principalId');
+        models.createIndex('by-name', ['principalId', 'entity', 'project', 'name'], { unique: true });
+        const checkpoints = db.createObjectStore('checkpoints', { keyPath: 'id' });
+        checkpoints.createIndex('by-model-step', ['modelId', 'step'], { unique: true });
+        db.createObjectStore('checkpointFiles', { keyPath: ['checkpointId', 'name'] });
+        db.createObjectStore('runs', { keyPath: 'id' }).createIndex('by-model', 'modelId');
+        db.createObjectStore('trajectoryLogs', { keyPath: 'id' }).createIndex('by-model', 'modelId');
+        const jobs = db.createObjectStore('trainingJobs', { keyPath: 'id' });
+        jobs.createIndex('by-model', 'modelId');
+        jobs.createIndex('by-status-queue', ['status', 'queuedAt']);
+        db.createObjectStore('jobInputs', { keyPath: 'jobId' });
+        const events = db.createObjectStore('jobEvents', { keyPath: 'id' });
+        events.createIndex('by-job-seq', ['jobId', 'seq'], { unique: true });
+        db.createObjectStore('artifacts', { keyPath: 'id' }).createIndex('by-model', 'modelId');
+      }
+    },
+    blocking() {
+      // A newer version of the app wants to upgrade: step aside rather than block it forever.
+      opened?.close();
+    },
+  });
+  return opened;
+}
