@@ -1,0 +1,32 @@
+/**
+ * `npm run make-models`: writes Hearth's bundled models under public/models/ (see
+ * scripts/model-making/build.ts). Deterministic: running it twice gives byte-identical files.
+ * With --check it writes nothing and exits 1 if a file differs from what is committed (except
+ * tiny-chat's weights when --allow-trained-weights is passed, for after the trainer replaced them).
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeModels } from './model-making/build';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'models');
+const check = process.argv.includes('--check');
+const started = Date.now();
+const files = makeModels();
+let differing = 0;
+for (const [path, bytes] of files) {
+  const target = join(root, path);
+  if (check) {
+    const same = existsSync(target) && Buffer.compare(readFileSync(target), Buffer.from(bytes)) === 0;
+    if (!same) {
+      differing++;
+      console.log(`differs: ${path}`);
+    }
+    continue;
+  }
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, bytes);
+  console.log(`${path.padEnd(36)} ${bytes.byteLength.toLocaleString('en-US').padStart(12)} bytes`);
+}
+console.log(`${check ? 'checked' : 'wrote'} ${files.size} files in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+if (check && differing > 0) process.exit(1);

@@ -1,0 +1,208 @@
+/**
+ * ModelTokenizer: a model's tokenizer.json + tokenizer_config.json behind the operations Hearth
+ * needs, over @huggingface/tokenizers (which implements the `tokenizers` pipeline: added tokens,
+ * normalizer, pre-tokenizer, BPE, post-processor, decoder).
+ *
+ * Semantics follow transformers' fast tokenizers as vLLM uses them:
+ * - encode: added tokens are matched first and kept atomic; addSpecialTokens runs the
+ *   post-processor (e.g. Llama 3's BOS); chat prompts use false, the template already has them.
+ * - decode: skipSpecialTokens drops tokens flagged special (not the non-special added tokens such
+ *   as Qwen's <tool_call> or <think>); spacesBetweenSpecialTokens joins the text runs and added
+ *   tokens with " " (vLLM's slow-tokenizer rule; vLLM ignores the flag for fast tokenizers, so the
+ *   chat service decides whether to honour it); clean_up_tokenization_spaces from the config.
+ * - tokenText / tokenBytes: the logprob `token` and `bytes` fields (vLLM decodes each id alone;
+ *   a partial UTF-8 byte shows as U+FFFD and its bytes are those of U+FFFD).
+ * - badWordsIds: vLLM's tokenisation of `bad_words` with and without a leading space.
+ * Not here: streaming decode (detokenizer.ts), chat templates (chat-template.ts).
+ */
+import { Tokenizer } from '@huggingface/tokenizers';
+import type { SpecialTokenStrings } from './chat-template';
+import { IncrementalDetokenizer, type DetokenizerOptions } from './detokenizer';
+
+export interface DecodeOptions {
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+  /** Default: tokenizer_config.json's clean_up_tokenization_spaces (false when absent). */
+  cleanUpTokenizationSpaces?: boolean;
+}
+
+export interface AddedTokenInfo {
+  id: number;
+  content: string;
+  special: boolean;
+}
+
+/** tokenizer.json or tokenizer_config.json that cannot be used; the message names the file. */
+export class TokenizerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenizerError';
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** A special token in tokenizer_config.json is a string or an AddedToken dict {content, ...}. */
+function tokenString(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && typeof (value as Json).content === 'string') return (value as Json).content as string;
+  return null;
+}
+
+export class ModelTokenizer {
+  /** Number of token ids (highest id + 1, added tokens included); may be below config vocab_size. */
+  readonly vocabSize: number;
+  readonly bosTokenId: number | null;
+  readonly eosTokenId: number | null;
+  readonly padTokenId: number | null;
+  readonly unkTokenId: number | null;
+  /** The special token strings a chat template sees. */
+  readonly specialTokens: SpecialTokenStrings;
+  readonly addedTokens: readonly AddedTokenInfo[];
+  /** Ids dropped by skipSpecialTokens. */
+  readonly specialTokenIds: ReadonlySet<number>;
+  /** The decoder is plain ByteLevel: tokens are byte strings, which the detokenizer streams exactly. */
+  readonly byteLevel: boolean;
+  private readonly addedIds: ReadonlySet<number>;
+  private readonly cleanUpDefault: boolean;
+  private readonly idToTokenTable: readonly (string | undefined)[];
+
+  private constructor(
+    private readonly inner: Tokenizer,
+    tokenizerJson: Json,
+    config: Json,
+  ) {
+    const vocab = inner.get_vocab(true);
+    const table: (string | undefined)[] = [];
+    for (const [token, id] of vocab) table[id] = token;
+    const added = (tokenizerJson.added_tokens as Json[] | undefined) ?? [];
+    this.addedTokens = added.map((t) => ({ id: t.id as number, content: t.content as string, special: t.special === true }));
+    for (const t of this.addedTokens) table[t.id] = t.content;
+    this.idToTokenTable = table;
+    this.vocabSize = table.length;
+    this.addedIds = new Set(this.addedTokens.map((t) => t.id));
+
+    const idOf = (key: string): number | null => {
+      const s = tokenString(config[key]);
+      return s == null ? null : (inner.token_to_id(s) ?? null);
+    };
+    this.bosTokenId = idOf('bos_token');
+    this.eosTokenId = idOf('eos_token');
+    this.padTokenId = idOf('pad_token');
+    this.unkTokenId = idOf('unk_token');
+    this.specialTokens = {
+      bos_token: tokenString(config.bos_token),
+      eos_token: tokenString(config.eos_token),
+      pad_token: tokenString(config.pad_token),
+      unk_token: tokenString(config.unk_token),
+    };
+    // transformers marks the special-token-map entries and additional_special_tokens special too.
+    const special = new Set(this.addedTokens.filter((t) => t.special).map((t) => t.id));
+    for (const id of [this.bosTokenId, this.eosTokenId, this.padTokenId, this.unkTokenId]) if (id != null) special.add(id);
+    for (const s of (config.additional_special_tokens as unknown[] | undefined) ?? []) {
+      const id = inner.token_to_id(tokenString(s) ?? '');
+      if (id != null) special.add(id);
+    }
+    this.specialTokenIds = special;
+    this.cleanUpDefault = config.clean_up_tokenization_spaces === true;
+    this.byteLevel = (tokenizerJson.decoder as Json | null)?.type === 'ByteLevel';
+  }
+
+  /** Builds the tokenizer from the parsed JSON files; tokenizer_config.json is optional. */
+  static fromJson(tokenizerJson: unknown, tokenizerConfig: unknown = {}): ModelTokenizer {
+    if (!tokenizerJson || typeof tokenizerJson !== 'object' || !('model' in tokenizerJson)) {
+      throw new TokenizerError('tokenizer.json: not a tokenizers file (no "model")');
+    }
+    const config = (tokenizerConfig && typeof tokenizerConfig === 'object' ? tokenizerConfig : {}) as Json;
+    let inner: Tokenizer;
+    try {
+      inner = new Tokenizer(tokenizerJson, config);
+    } catch (e) {
+      throw new TokenizerError(`tokenizer.json: ${(e as Error).message}`);
+    }
+    return new ModelTokenizer(inner, tokenizerJson as Json, config);
+  }
+
+  encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
+    if (text.length === 0 && !options.addSpecialTokens) return [];
+    return this.inner.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+  }
+
+  /** The vocabulary string of an id (e.g. "Ġthe"), or undefined outside the vocabulary. */
+  idToToken(id: number): string | undefined {
+    return this.idToTokenTable[id];
+  }
+
+  tokenToId(token: string): number | undefined {
+    return this.inner.token_to_id(token);
+  }
+
+  isAddedToken(id: number): boolean {
+    return this.addedIds.has(id);
+  }
+
+  /**
+   * Ids outside the tokenizer's vocabulary (a model's vocab_size can exceed it: padding rows)
+   * decode to nothing.
+   */
+  decode(ids: readonly number[], options: DecodeOptions = {}): string {
+    const cleanUp = options.cleanUpTokenizationSpaces ?? this.cleanUpDefault;
+    const kept = ids.filter((id) => this.idToTokenTable[id] !== undefined && !(options.skipSpecialTokens && this.specialTokenIds.has(id)));
+    if (kept.length === 0) return '';
+    if (!options.spacesBetweenSpecialTokens) {
+      return this.inner.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: cleanUp });
+    }
+    return this.subTexts(kept).join(' ');
+  }
+
+  /** Text runs and added tokens, in order: what spacesBetweenSpecialTokens joins with spaces. */
+  private subTexts(ids: readonly number[]): string[] {
+    const out: string[] = [];
+    let run: number[] = [];
+    const flush = () => {
+      if (run.length) out.push(this.inner.decode(run, { skip_special_tokens: false, clean_up_tokenization_spaces: false }));
+      run = [];
+    };
+    for (const id of ids) {
+      if (this.addedIds.has(id)) {
+        flush();
+        out.push(this.idToTokenTable[id]!);
+      } else {
+        run.push(id);
+      }
+    }
+    flush();
+    return out;
+  }
+
+  /** The logprob display string of one token: the id decoded alone (vLLM). */
+  tokenText(id: number): string {
+    return this.decode([id]);
+  }
+
+  /** UTF-8 bytes of tokenText (the logprob `bytes` field). */
+  tokenBytes(id: number): number[] {
+    return [...new TextEncoder().encode(this.tokenText(id))];
+  }
+
+  /** A streaming decoder; `promptIds` gives context to non-byte-level decoders (see detokenizer.ts). */
+  detokenizer(options: DetokenizerOptions = {}): IncrementalDetokenizer {
+    return new IncrementalDetokenizer(this, options);
+  }
+
+  /**
+   * vLLM `SamplingParams.update_from_tokenizer`: each bad word is encoded as written (left-stripped)
+   * and with one leading space; the spaced variant is kept only when it yields a different first
+   * token and the same number of tokens (so " word" is banned mid-text too).
+   */
+  badWordsIds(words: readonly string[]): number[][] {
+    const out: number[][] = [];
+    for (const word of words) {
+      const plain = this.encode(word.trimStart(), { addSpecialTokens: false });
+      out.push(plain);
+      const spaced = this.encode(' ' + word.trimStart(), { addSpecialTokens: false });
+      if (spaced.length > 0 && spaced[0] !== plain[0] && spaced.length === plain.length) out.push(spaced);
+    }
+    return out;
+  }
+}
