@@ -8,10 +8,12 @@
  * contiguous K/V and handed to `attentionForward` (reference/attention.ts), so the GPU kernels
  * that read blocks in place are checked against an independent path.
  *
- * Not here: the naive attention itself (reference/attention.ts), norms and RoPE tables of the
- * dense path, any block allocation policy.
+ * Not here: the naive attention itself (reference/attention.ts), norms and RoPE (reference/rmsnorm.ts,
+ * reference/rope.ts), any block allocation policy.
  */
 import { attentionForward } from './attention';
+import { rmsnormForward } from './rmsnorm';
+import { ropeForward } from './rope';
 import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
 
 /** Where a paged cache lives, for the reference: one layer's K and V plus the block table. */
@@ -204,7 +206,7 @@ export function attentionMergePartials(
   }
 }
 
-/** The weight of q/k RMSNorm (Qwen3), already decoded to f32 [HS]. */
+/** The weights of Qwen3's q/k RMSNorm, decoded to f32. */
 export interface QkNorm {
   q: Float32Array; // [HS]
   k: Float32Array; // [HS]
@@ -212,10 +214,10 @@ export interface QkNorm {
 }
 
 /**
- * Prefill q/k/v preparation (HF order): split each token's row of the QKV projection
- * [NH + 2 NKV heads of HS] into q, k, v; Qwen3 RMSNorm of each q and k head when `norm` is given;
- * RoPE (rotate_half: angle_i = f32(pos * invFreq[i]), x' = x cos + rotate_half(x) sin); q to
- * qOut [T, NH, HS], k and v into the paged cache at each token's position.
+ * Prefill q/k/v preparation (HF order), composed from the dense references: split each token's row
+ * of the QKV projection [NH + 2 NKV heads of HS] into q, k, v; Qwen3 RMSNorm of each q and k head
+ * when `norm` is given (rmsnormForward); RoPE (ropeForward, rotate_half); q to qOut [T, NH, HS],
+ * k and v into the paged cache at each token's position.
  */
 export function qkvPrepForward(
   qOut: Float32Array, // [T, NH, HS]
@@ -227,42 +229,22 @@ export function qkvPrepForward(
   NH: number,
 ): void {
   const { NKV, HS } = kv;
-  const heads = NH + 2 * NKV;
-  const half = HS / 2;
+  const width = (NH + 2 * NKV) * HS;
   let t = 0;
   for (const row of rows) {
     for (let i = 0; i < row.count; i++, t++) {
       const pos = row.pos + i;
-      const cos = new Float64Array(half);
-      const sin = new Float64Array(half);
-      for (let f = 0; f < half; f++) {
-        const angle = Math.fround(Math.fround(pos) * invFreq[f]);
-        cos[f] = Math.cos(angle);
-        sin[f] = Math.sin(angle);
+      const q = qkv.slice(t * width, t * width + NH * HS);
+      const k = qkv.slice(t * width + NH * HS, t * width + (NH + NKV) * HS);
+      const v = qkv.slice(t * width + (NH + NKV) * HS, (t + 1) * width);
+      if (norm) {
+        rmsnormForward(q, null, q, norm.q, NH, HS, norm.eps);
+        rmsnormForward(k, null, k, norm.k, NKV, HS, norm.eps);
       }
-      for (let hd = 0; hd < heads; hd++) {
-        const x = Float64Array.from(qkv.subarray((t * heads + hd) * HS, (t * heads + hd + 1) * HS));
-        const isQ = hd < NH;
-        const isK = !isQ && hd < NH + NKV;
-        if (isQ || isK) {
-          if (norm) {
-            let ss = 0;
-            for (const e of x) ss += e * e;
-            const inv = 1 / Math.sqrt(ss / HS + norm.eps);
-            const w = isQ ? norm.q : norm.k;
-            for (let d = 0; d < HS; d++) x[d] = x[d] * inv * w[d];
-          }
-          const y = new Float64Array(HS);
-          for (let f = 0; f < half; f++) {
-            y[f] = x[f] * cos[f] - x[f + half] * sin[f];
-            y[f + half] = x[f + half] * cos[f] + x[f] * sin[f];
-          }
-          if (isQ) qOut.set(y, (t * NH + hd) * HS);
-          else kv.k.set(y, kvOffset(kv, row.seq, pos, hd - NH));
-        } else {
-          kv.v.set(x, kvOffset(kv, row.seq, pos, hd - NH - NKV));
-        }
-      }
+      ropeForward(q, q, [pos], invFreq, 1, NH, HS);
+      ropeForward(k, k, [pos], invFreq, 1, NKV, HS);
+      qOut.set(q, t * NH * HS);
+      kvWritePaged(kv, k, v, row.seq, pos, 1);
     }
   }
 }

@@ -1,0 +1,23 @@
+// Shared by every kernel that reads or writes the paged KV cache (prepended by the TS wrappers).
+// Layout (docs/engine.md "Shared data layouts"): a layer's K or V is f32
+// [numBlocks, NKV, KV_BLOCK, HS]; blockTable is u32 [maxSeqs, maxBlocksPerSeq].
+// The including shader declares `blockTable: array<u32>`.
+
+struct BatchRow {
+  seq: u32,     // block-table row
+  pos: u32,     // position of this row's first token
+  adapter: u32, // LoRA slot, 0xffffffff = none
+  count: u32,   // tokens of this row in this step
+}
+
+const KV_BLOCK: u32 = 16u;
+
+// Max of an empty score set: finite, so exp(NEG_BIG - m) is 0 without inf - inf = NaN.
+const NEG_BIG: f32 = -3.0e38;
+
+// Element index (in units of `unit` floats, 1 or 4) of (position p of block-table row seq,
+// kv head h, dim 0): ((block * nkv + h) * KV_BLOCK + p % KV_BLOCK) * hsUnits.
+fn kv_index(seq: u32, p: u32, h: u32, nkv: u32, hsUnits: u32, maxBlocksPerSeq: u32) -> u32 {
+  let block = blockTable[seq * maxBlocksPerSeq + p / KV_BLOCK];
+  return ((block * nkv + h) * KV_BLOCK + p % KV_BLOCK) * hsUnits;
+}

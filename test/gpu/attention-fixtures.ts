@@ -1,0 +1,116 @@
+/**
+ * Fixtures of the attention-family GPU tests: a device, and random paged layouts. A layout gives
+ * each sequence a block-table row and blocks drawn in shuffled order from a pool (so no sequence
+ * owns contiguous blocks), which is how the KV block manager will hand them out after churn. The
+ * allocator here is a test's minimal one: no ref counts, no prefix hashing.
+ */
+import { acquireGpu } from '../../src/engine/gpu/device';
+import { nodeGpu } from '../../src/engine/gpu/node-gpu';
+import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
+import type { PagedKv } from '../../src/engine/reference/attention-paged';
+import { Rng } from '../../src/engine/reference/random';
+
+export interface Gpu {
+  device: GPUDevice;
+  pipelines: PipelineCache;
+}
+
+export async function openGpu(): Promise<Gpu> {
+  const ctx = await acquireGpu(await nodeGpu());
+  return { device: ctx.device, pipelines: new PipelineCache(ctx.device) };
+}
+
+/** Calls `make` (pipeline creation, for instance) and fails on any validation error it raised. */
+export async function checked<T>(device: GPUDevice, make: () => T): Promise<T> {
+  device.pushErrorScope('validation');
+  const value = make();
+  const err = await device.popErrorScope();
+  if (err) throw new Error(`WebGPU validation: ${err.message}`);
+  return value;
+}
+
+/** Runs `record` in one compute pass and submits it, failing on any validation error. */
+export async function runPass(device: GPUDevice, record: (pass: GPUComputePassEncoder) => void): Promise<void> {
+  device.pushErrorScope('validation');
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  record(pass);
+  pass.end();
+  device.queue.submit([encoder.finish()]);
+  const err = await device.popErrorScope();
+  if (err) throw new Error(`WebGPU validation: ${err.message}`);
+}
+
+/** A random paged layout: per sequence its length (context it must hold) and shuffled blocks. */
+export interface Layout {
+  kv: PagedKv;
+  /** Block-table row of each sequence (rows are also shuffled, and spare rows exist). */
+  seqRow: number[];
+  numBlocks: number;
+  maxSeqs: number;
+}
+
+/**
+ * Gives each sequence ceil(len / 16) blocks taken from a shuffled pool of `numBlocks` (default: all
+ * needed plus 3 spare), block-table rows shuffled among `seqLens.length + 2`. K and V start random
+ * (stale data of earlier sequences), so a kernel that reads a wrong block fails loudly.
+ */
+export function makeLayout(rng: Rng, seqLens: number[], NKV: number, HS: number, maxContext?: number): Layout {
+  const need = seqLens.map((n) => Math.ceil(n / KV_BLOCK));
+  const numBlocks = need.reduce((a, b) => a + b, 0) + 3;
+  const maxBlocksPerSeq = Math.ceil((maxContext ?? Math.max(...seqLens)) / KV_BLOCK) + 1;
+  const maxSeqs = seqLens.length + 2;
+  const pool = shuffled(rng, numBlocks);
+  const rowsPool = shuffled(rng, maxSeqs);
+  const blockTable = new Uint32Array(maxSeqs * maxBlocksPerSeq).fill(0xdeadbeef);
+  const seqRow: number[] = [];
+  let next = 0;
+  seqLens.forEach((_, s) => {
+    const row = rowsPool[s];
+    seqRow.push(row);
+    for (let i = 0; i < need[s]; i++) blockTable[row * maxBlocksPerSeq + i] = pool[next++];
+  });
+  const size = numBlocks * NKV * KV_BLOCK * HS;
+  return {
+    kv: { k: rng.normals(size), v: rng.normals(size), blockTable, maxBlocksPerSeq, NKV, HS },
+    seqRow,
+    numBlocks,
+    maxSeqs,
+  };
+}
+
+export function shuffled(rng: Rng, n: number): number[] {
+  const a = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
+export function batchRows(layout: Layout, parts: ReadonlyArray<{ seq: number; pos: number; count: number }>): BatchRow[] {
+  return parts.map((p) => ({ seq: layout.seqRow[p.seq], pos: p.pos, adapter: NO_ADAPTER, count: p.count }));
+}
+
+/** The layout's K, V and block table on the GPU. */
+export interface GpuKv {
+  k: GPUBuffer;
+  v: GPUBuffer;
+  blockTable: GPUBuffer;
+}
+
+export function uploadKv(device: GPUDevice, kv: PagedKv): GpuKv {
+  return {
+    k: uploadStorage(device, kv.k, 'test.k'),
+    v: uploadStorage(device, kv.v, 'test.v'),
+    blockTable: uploadStorage(device, kv.blockTable, 'test.blockTable'),
+  };
+}
+
+export function uploadRows(device: GPUDevice, rows: readonly BatchRow[]): GPUBuffer {
+  return uploadStorage(device, packBatchRows(rows), 'test.rows');
+}
+
+export { readF32, uploadStorage, Rng };
