@@ -8,7 +8,8 @@
  */
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
-import { parameterCount } from '../../src/engine/model/weight-plan';
+import { numel } from '../../src/engine/model/tensor';
+import { planParameters } from '../../src/engine/model/weights';
 import { trainBpe } from './bpe-trainer';
 import { generateCorpus } from './corpus';
 import { MODEL_SPECS, VOCAB_SIZE } from './models';
@@ -60,7 +61,7 @@ export function makeModels(): Map<string, Uint8Array> {
       id: spec.id,
       path: `models/${dir}`,
       architecture: spec.architecture,
-      parameters: parameterCount(config),
+      parameters: planParameters(config).reduce((n, w) => n + numel(w.shape), 0),
       bytes: names.reduce((s, n) => s + files.get(dir + n)!.byteLength, 0),
       default: spec.isDefault,
       description: spec.description,

@@ -1,29 +1,28 @@
 /**
  * Random weights for a bundled model, deterministic for a seed: every tensor of the weight plan
- * (src/engine/model/weight-plan.ts) in the model's file dtype. Matrices and the embedding are
+ * (planParameters, src/engine/model/weights.ts) in the model's file dtype. Matrices and the embedding are
  * N(0, initializer_range) like transformers' `_init_weights`; norm weights are 1 + N(0, 0.1) and
  * biases N(0, 0.02) rather than exactly 1 and 0, so a kernel that ignores a norm or bias weight,
  * or reads it transposed, gives different logits from the reference instead of passing by accident.
  */
 import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { encodeFloats } from '../../src/engine/model/dtype-encode';
+import { encodeFromF32 } from '../../src/engine/model/dtype';
 import type { TensorData } from '../../src/engine/model/tensor';
 import { numel } from '../../src/engine/model/tensor';
-import { weightPlan } from '../../src/engine/model/weight-plan';
+import { planParameters } from '../../src/engine/model/weights';
 import { Prng } from './prng';
 
 export function randomWeights(config: ModelConfig, dtype: DType, seed: number, initializerRange: number): TensorData[] {
   const r = new Prng(seed);
   const out: TensorData[] = [];
-  for (const w of weightPlan(config)) {
-    if (w.optional) continue; // tied lm_head: not in the file
+  for (const w of planParameters(config)) {
     const values = new Float32Array(numel(w.shape));
     const isNorm = w.name.endsWith('norm.weight');
     const isBias = w.name.endsWith('.bias');
     for (let i = 0; i < values.length; i++) {
       values[i] = isNorm ? 1 + 0.1 * r.normal() : isBias ? 0.02 * r.normal() : initializerRange * r.normal();
     }
-    out.push({ name: w.name, dtype, shape: w.shape, data: encodeFloats(values, dtype) });
+    out.push({ name: w.name, dtype, shape: w.shape, data: encodeFromF32(values, dtype) });
   }
   return out;
 }

@@ -7,7 +7,7 @@
  * `torch_dtype` or its newer name `dtype`. Anything the engine cannot run exactly (another
  * architecture, yarn/dynamic RoPE, sliding-window attention, a non-SiLU MLP, quantized weights) is
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
- * Not here: generation_config.json (generation-config.ts), tensor names and shapes (weight-plan.ts).
+ * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
 import type { Architecture, DType, ModelConfig, RopeScaling } from './config';
 
