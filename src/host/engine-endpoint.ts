@@ -1,0 +1,42 @@
+/**
+ * The engine worker's side of the bridge: boots the engine once, then serves `EngineApi` with
+ * Comlink on every port the hosting page hands over (one per Service Worker connection; a
+ * restarted Service Worker asks for a new one).
+ *
+ * Not here: booting itself (engine-boot.ts), the Service Worker side (sw/).
+ */
+import * as Comlink from 'comlink';
+import { fromWireRequest, MSG, toWireResponse, type EngineApi, type WireRequest } from './wire';
+import { bootEngine, type Engine } from './engine-boot';
+
+export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
+  const origin = scope.location.origin;
+  const booting: Promise<Engine> = bootEngine({
+    manifestUrl: new URL('/models/index.json', origin).href,
+    baseUrl: origin,
+    gpu: scope.navigator.gpu,
+  });
+  booting.catch((err) => console.error('[hearth] engine failed to start:', err));
+
+  const api: EngineApi = {
+    async handle(wire: WireRequest) {
+      const engine = await booting;
+      const res = await engine.app.fetch(fromWireRequest(wire));
+      const out = toWireResponse(res);
+      return Comlink.transfer(out, out.body ? [out.body as unknown as Transferable] : []);
+    },
+    async ping() {
+      const engine = await booting;
+      return { startedAt: engine.services.now() };
+    },
+    async adminKey() {
+      return (await booting).adminKey;
+    },
+  };
+
+  scope.addEventListener('message', (event: MessageEvent) => {
+    if (event.data?.type === MSG.connect && event.data.port instanceof MessagePort) {
+      Comlink.expose(api, event.data.port);
+    }
+  });
+}

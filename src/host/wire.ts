@@ -1,0 +1,67 @@
+/**
+ * The request and response as they cross from the Service Worker to the engine worker: plain
+ * structured-cloneable objects. The request body travels as a transferred ArrayBuffer; the
+ * response body as a transferred ReadableStream, so a streamed response (SSE) arrives chunk by
+ * chunk instead of after the whole body is ready.
+ *
+ * Not here: the ports themselves (sw/engine-link.ts, engine-host.ts).
+ */
+
+export interface WireRequest {
+  method: string;
+  url: string;
+  headers: [string, string][];
+  body: ArrayBuffer | null;
+}
+
+export interface WireResponse {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: ReadableStream<Uint8Array> | null;
+}
+
+/** What the engine worker exposes over each Comlink port. */
+export interface EngineApi {
+  handle(req: WireRequest): Promise<WireResponse>;
+  /** Resolves once the engine has booted (database open, admin key ready). */
+  ping(): Promise<{ startedAt: number }>;
+  /** The local owner's admin key (never served under /v1). */
+  adminKey(): Promise<string>;
+}
+
+/** Messages between pages, the Service Worker and the engine worker. */
+export const MSG = {
+  /** page (engine host) -> SW: here is a port to the engine. */
+  enginePort: 'hearth-engine-port',
+  /** SW -> pages: I have no engine port (I restarted, or the host left); the host should send one. */
+  portWanted: 'hearth-engine-port-wanted',
+  /** page (engine host) -> engine worker: serve Comlink on this port. */
+  connect: 'hearth-connect',
+  /** page -> SW: ping the engine or get the admin key; the answer comes back on the given port. */
+  control: 'hearth-control',
+} as const;
+
+export type ControlOp = 'ping' | 'admin-key';
+export type ControlReply = { ok: true; value: unknown } | { ok: false; error: string };
+
+export async function toWireRequest(req: Request): Promise<WireRequest> {
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  const body = hasBody ? await req.arrayBuffer() : null;
+  return { method: req.method, url: req.url, headers: [...req.headers], body: body && body.byteLength > 0 ? body : null };
+}
+
+export function fromWireRequest(w: WireRequest, signal?: AbortSignal): Request {
+  return new Request(w.url, { method: w.method, headers: w.headers, body: w.body, signal });
+}
+
+export function toWireResponse(res: Response): WireResponse {
+  return { status: res.status, statusText: res.statusText, headers: [...res.headers], body: res.body };
+}
+
+/** Statuses whose Response must have a null body. */
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+export function fromWireResponse(w: WireResponse, body: ReadableStream<Uint8Array> | null = w.body): Response {
+  return new Response(NULL_BODY.has(w.status) ? null : body, { status: w.status, statusText: w.statusText, headers: w.headers });
+}

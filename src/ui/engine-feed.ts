@@ -1,0 +1,69 @@
+/**
+ * A ReactiveController that follows the engine's status live: it reads the Server-Sent Events
+ * feed GET /v1/preview/engine/events while its host element is connected and exposes the latest
+ * status. It reconnects after a drop (the engine host changed tabs), with a short pause.
+ */
+import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import type { EngineStatusView } from '../service/engine-status';
+
+export class EngineFeed implements ReactiveController {
+  status: EngineStatusView | undefined;
+  error: string | undefined;
+  private abort: AbortController | undefined;
+
+  constructor(private readonly host: ReactiveControllerHost) {
+    host.addController(this);
+  }
+
+  hostConnected(): void {
+    this.abort = new AbortController();
+    void this.follow(this.abort.signal);
+  }
+
+  hostDisconnected(): void {
+    this.abort?.abort();
+  }
+
+  private async follow(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await globalThis.hearth.ready();
+        const key = await globalThis.hearth.adminKey();
+        const res = await fetch('/v1/preview/engine/events', { headers: { Authorization: `Bearer ${key}` }, signal });
+        if (!res.ok || !res.body) throw new Error(`The engine status feed answered HTTP ${res.status}.`);
+        await this.read(res.body, signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        this.error = (err as Error).message;
+        this.host.requestUpdate();
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  private async read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
+    // TextDecoderStream's writable side is typed for any BufferSource; a byte stream is one.
+    const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
+    const reader = body.pipeThrough(decoder).getReader();
+    let buffer = '';
+    while (!signal.aborted) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = frame
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n');
+        if (!data) continue;
+        this.status = JSON.parse(data) as EngineStatusView;
+        this.error = undefined;
+        this.host.requestUpdate();
+      }
+    }
+  }
+}
