@@ -1,0 +1,206 @@
+/**
+ * loadModelFiles: a Hugging Face model repository, from any ModelSource, read and validated into
+ * LoadedModelFiles (config, generation defaults, tokenizer, chat templates, and a stream of weights).
+ *
+ * Files (transformers' names): config.json, generation_config.json (optional), tokenizer.json,
+ * tokenizer_config.json (optional), chat_template.jinja (optional, wins over the config's
+ * chat_template), and either model.safetensors or model.safetensors.index.json + its shards.
+ *
+ * Nothing is half-loaded: every file is fetched and every safetensors header is validated, and
+ * the tensor names, shapes and dtypes are checked against the config's parameter plan, before
+ * `tensors()` hands out a single weight. A problem is an error naming the file and what is wrong.
+ * Not here: uploading weights to the GPU (WeightSet), where files come from (sources/).
+ */
+import type { DType, ModelConfig } from './config';
+import { ChatTemplates } from './chat-template';
+import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './generation-config';
+import { parseModelConfig } from './hf-config';
+import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
+import type { DownloadProgress, ModelSource } from './sources/source';
+import type { TensorData } from './tensor';
+import { ModelTokenizer } from './tokenizer';
+import { checkAgainstPlan, isIgnorableTensor } from './weights';
+
+/** A repository that is incomplete or inconsistent; the message names the file and the problem. */
+export class RepositoryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RepositoryError';
+  }
+}
+
+export interface LoadOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: DownloadProgress) => void;
+}
+
+export interface WeightEntry {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  /** The safetensors file holding it. */
+  file: string;
+  bytes: number;
+}
+
+export interface LoadedModelFiles {
+  /** The source's id and label (cache key and display). */
+  sourceId: string;
+  sourceLabel: string;
+  config: ModelConfig;
+  generation: GenerationDefaults;
+  tokenizer: ModelTokenizer;
+  chatTemplates: ChatTemplates;
+  /** Stop ids: config.json ∪ generation_config.json ∪ the tokenizer's eos_token. */
+  eosTokenIds: number[];
+  /** Every weight the engine uses (the plan's tensors), in file order. */
+  weights: WeightEntry[];
+  weightBytes: number;
+  /** Streams the weights one tensor at a time, in `weights` order. */
+  tensors(): AsyncGenerator<TensorData>;
+  /** The parsed JSON files as found, for storing or exporting the model. */
+  files: {
+    config: unknown;
+    generationConfig: unknown | null;
+    tokenizer: unknown;
+    tokenizerConfig: unknown | null;
+    chatTemplate: string | null;
+  };
+}
+
+const INDEX_FILE = 'model.safetensors.index.json';
+const SINGLE_FILE = 'model.safetensors';
+
+export async function loadModelFiles(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModelFiles> {
+  const listing = await source.list();
+  const where = source.label;
+  const open = async (file: string): Promise<Blob | null> => {
+    if (listing && !listing.includes(file)) return null;
+    options.signal?.throwIfAborted();
+    return source.open(file, { signal: options.signal, onProgress: options.onProgress });
+  };
+  const readText = async (file: string, required: boolean): Promise<string | null> => {
+    const blob = await open(file);
+    if (!blob) {
+      if (required) throw new RepositoryError(`${file} is missing from ${where}`);
+      return null;
+    }
+    return blob.text();
+  };
+  const readJson = async (file: string, required: boolean): Promise<unknown | null> => {
+    const text = await readText(file, required);
+    if (text == null) return null;
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
+    }
+  };
+
+  // Small files first: an unsupported architecture fails before any weight is downloaded.
+  const configJson = await readJson('config.json', true);
+  const config = parseModelConfig(configJson);
+  const generationJson = await readJson('generation_config.json', false);
+  const generation = generationJson == null ? NO_GENERATION_DEFAULTS : parseGenerationConfig(generationJson);
+  const tokenizerJson = await readJson('tokenizer.json', true);
+  const tokenizerConfig = await readJson('tokenizer_config.json', false);
+  const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig ?? {});
+  if (tokenizer.vocabSize > config.vocabSize) {
+    throw new RepositoryError(
+      `tokenizer.json has ${tokenizer.vocabSize} token ids but config.json's vocab_size is ${config.vocabSize}: the tokenizer does not belong to this model`,
+    );
+  }
+  const chatTemplateFile = await readText('chat_template.jinja', false);
+  const configTemplate = (tokenizerConfig as Record<string, unknown> | null)?.chat_template ?? null;
+  const chatTemplates = new ChatTemplates(chatTemplateFile, configTemplate, tokenizer.specialTokens);
+
+  const { shards, weightMap } = await weightLayout(open, where, listing);
+  const opened = new Map<string, SafetensorsFile>();
+  for (const shard of shards) {
+    const blob = await open(shard);
+    if (!blob) {
+      throw new RepositoryError(
+        weightMap ? `${INDEX_FILE} lists ${shard}, which is missing from ${where}` : `${where} has no ${SINGLE_FILE} or ${INDEX_FILE}`,
+      );
+    }
+    opened.set(shard, await SafetensorsFile.open(blob, shard));
+  }
+
+  // Where each tensor lives: the index's weight_map for sharded repositories, else the one file.
+  const located = new Map<string, string>();
+  if (weightMap) {
+    for (const [name, shard] of Object.entries(weightMap)) {
+      if (!opened.get(shard)!.entries.has(name)) {
+        throw new RepositoryError(`${INDEX_FILE} puts ${name} in ${shard}, but ${shard} has no such tensor`);
+      }
+      located.set(name, shard);
+    }
+  } else {
+    for (const name of opened.get(SINGLE_FILE)!.names) located.set(name, SINGLE_FILE);
+  }
+  const headerOf = (name: string) => opened.get(located.get(name)!)!.entry(name);
+  const problem = checkAgainstPlan(config, [...located.keys()].map((name) => ({ name, shape: headerOf(name).shape })));
+  if (problem) throw new RepositoryError(`${where}: ${problem}`);
+
+  const weights: WeightEntry[] = [];
+  for (const [name, file] of located) {
+    if (isIgnorableTensor(config, name)) continue;
+    const e = headerOf(name);
+    const dtype = WEIGHT_DTYPES[e.dtype];
+    if (!dtype) throw new RepositoryError(`${file}: tensor ${name} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
+    weights.push({ name, dtype, shape: e.shape, file, bytes: e.end - e.begin });
+  }
+  // File order within each shard, shards in name order: sequential reads of each file.
+  weights.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : headerOf(a.name).begin - headerOf(b.name).begin));
+
+  return {
+    sourceId: source.id,
+    sourceLabel: where,
+    config,
+    generation,
+    tokenizer,
+    chatTemplates,
+    eosTokenIds: unionTokenIds(config.eosTokenIds, generation.eosTokenIds, tokenizer.eosTokenId != null ? [tokenizer.eosTokenId] : []),
+    weights,
+    weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
+    async *tensors() {
+      for (const w of weights) yield await opened.get(w.file)!.read(w.name);
+    },
+    files: { config: configJson, generationConfig: generationJson, tokenizer: tokenizerJson, tokenizerConfig, chatTemplate: chatTemplateFile },
+  };
+}
+
+/** Which safetensors files hold the weights: the index's shards, or model.safetensors. */
+async function weightLayout(
+  open: (file: string) => Promise<Blob | null>,
+  where: string,
+  listing: string[] | null,
+): Promise<{ shards: string[]; weightMap: Record<string, string> | null }> {
+  const indexBlob = await open(INDEX_FILE);
+  if (indexBlob) {
+    let index: unknown;
+    try {
+      index = JSON.parse(await indexBlob.text());
+    } catch (e) {
+      throw new RepositoryError(`${INDEX_FILE}: not valid JSON (${(e as Error).message})`);
+    }
+    const map = (index as { weight_map?: unknown } | null)?.weight_map;
+    if (!map || typeof map !== 'object' || Array.isArray(map)) {
+      throw new RepositoryError(`${INDEX_FILE}: missing "weight_map" (tensor name -> file)`);
+    }
+    for (const [name, file] of Object.entries(map)) {
+      if (typeof file !== 'string' || !file.endsWith('.safetensors') || file.includes('..') || file.startsWith('/')) {
+        throw new RepositoryError(`${INDEX_FILE}: weight_map["${name}"] must name a .safetensors file in the repository (got ${JSON.stringify(file)})`);
+      }
+    }
+    const weightMap = map as Record<string, string>;
+    return { shards: [...new Set(Object.values(weightMap))].sort(), weightMap };
+  }
+  if (listing && !listing.includes(SINGLE_FILE)) {
+    const other = listing.find((f) => f.endsWith('.bin') || f.endsWith('.pt') || f.endsWith('.gguf'));
+    throw new RepositoryError(
+      `${where} has no ${SINGLE_FILE} or ${INDEX_FILE}` + (other ? ` (found ${other}; Hearth loads only safetensors weights)` : ''),
+    );
+  }
+  return { shards: [SINGLE_FILE], weightMap: null };
+}

@@ -1,0 +1,234 @@
+/**
+ * downloadFile: one model file over HTTP into a ModelFileCache, with progress, resuming and
+ * offline reuse.
+ * - A complete cached copy is returned without touching the network.
+ * - Bytes are written to the cache in chunks as they arrive, so an interruption (a dropped
+ *   connection, a closed tab, an abort) loses at most one chunk. The next attempt, in this call
+ *   (a few retries with backoff) or in a later load, asks for the rest with `Range: bytes=N-` and
+ *   `If-Range: <validator>`; a 200 answer means the server ignored the range or the file changed,
+ *   and the download restarts from zero.
+ * - 404 means the repository has no such file (null); 401/403 means private, gated or missing repo.
+ * Not here: where the cache lives (file-cache.ts, src/store/model-files.ts), URL building (url-source.ts).
+ */
+import { MemoryFileCache, type ModelFileCache } from './file-cache';
+import { SourceError, type FileRequest } from './source';
+
+export interface DownloadOptions extends FileRequest {
+  url: string;
+  /** File name in the repository: the cache key (with modelId) and the name in progress events. */
+  file: string;
+  modelId: string;
+  /** null: keep the bytes in memory for this call only (still resumes across retries). */
+  cache?: ModelFileCache | null;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+  /** Bytes gathered before each cache write (default 4 MiB). */
+  chunkBytes?: number;
+  /** Resumed attempts after a failure mid-way (default 4). */
+  retries?: number;
+  /** First retry delay; doubles each time (default 500 ms). */
+  retryDelayMs?: number;
+}
+
+const DEFAULT_CHUNK = 4 << 20;
+
+export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
+  const fetchFn = o.fetch ?? globalThis.fetch.bind(globalThis);
+  const store = o.cache ?? new MemoryFileCache();
+  const retries = o.retries ?? 4;
+  const chunkBytes = o.chunkBytes ?? DEFAULT_CHUNK;
+  const progress = new ProgressMeter(o.file, o.onProgress);
+
+  if (o.cache) {
+    const hit = await o.cache.get(o.modelId, o.file);
+    if (hit) {
+      o.onProgress?.({ file: o.file, loaded: hit.size, total: hit.size, bytesPerSecond: 0, fromCache: true });
+      return hit;
+    }
+  }
+
+  let failures = 0;
+  const retryAfter = async (why: string): Promise<void> => {
+    if (++failures > retries) throw new SourceError(`${o.file}: ${why}; loading the model again resumes where this stopped`);
+    await sleep((o.retryDelayMs ?? 500) * 2 ** (failures - 1), o.signal);
+  };
+
+  for (;;) {
+    o.signal?.throwIfAborted();
+    const partial = await store.partial(o.modelId, o.file);
+    let offset = partial?.bytes ?? 0;
+    const headers = new Headers(o.headers);
+    if (offset > 0) {
+      headers.set('Range', `bytes=${offset}-`);
+      if (partial?.validator) headers.set('If-Range', partial.validator);
+    }
+
+    let res: Response;
+    try {
+      res = await fetchFn(o.url, { headers, signal: o.signal });
+    } catch (e) {
+      if (o.signal?.aborted) throw o.signal.reason;
+      await retryAfter(`cannot reach ${o.url} (${(e as Error).message})`);
+      continue;
+    }
+
+    if (res.status === 404) {
+      await res.body?.cancel();
+      await store.discard(o.modelId, o.file);
+      return null;
+    }
+    if (res.status === 401 || res.status === 403) {
+      await res.body?.cancel();
+      throw new SourceError(`${o.file}: ${o.url} answered ${res.status}: the repository is private, gated, or does not exist`, res.status);
+    }
+    let total: number | null;
+    if (res.status === 416 && offset > 0) {
+      // Nothing left to send: the stored bytes may already be the whole file.
+      await res.body?.cancel();
+      const range = parseContentRange(res.headers.get('Content-Range'));
+      if (range?.total === offset) return store.complete(o.modelId, o.file);
+      await store.discard(o.modelId, o.file);
+      await retryAfter('the server refused to resume the download');
+      continue;
+    }
+    if (res.status === 206) {
+      const range = parseContentRange(res.headers.get('Content-Range'));
+      if (!range || range.start !== offset) {
+        await res.body?.cancel();
+        await store.discard(o.modelId, o.file);
+        await retryAfter(`the server resumed at the wrong offset (${res.headers.get('Content-Range')})`);
+        continue;
+      }
+      total = range.total;
+    } else if (res.ok) {
+      if (offset > 0) {
+        // The server sent the whole file: it ignores ranges, or the file changed (If-Range failed).
+        await store.discard(o.modelId, o.file);
+        offset = 0;
+      }
+      total = bodyLength(res);
+    } else {
+      await res.body?.cancel();
+      if (res.status >= 500 || res.status === 429) {
+        await retryAfter(`${o.url} answered ${res.status}`);
+        continue;
+      }
+      throw new SourceError(`${o.file}: ${o.url} answered ${res.status} ${res.statusText}`.trim(), res.status);
+    }
+    if (!res.body) throw new SourceError(`${o.file}: ${o.url} sent no body`);
+
+    const validator = responseValidator(res);
+    let loaded = offset;
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (pendingBytes === 0) return;
+      const data = concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await store.append(o.modelId, o.file, loaded - data.byteLength, data, { validator, total, url: o.url });
+    };
+    progress.start(loaded);
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        pending.push(value);
+        pendingBytes += value.byteLength;
+        loaded += value.byteLength;
+        progress.update(loaded, total);
+        if (pendingBytes >= chunkBytes) await flush();
+      }
+      await flush();
+    } catch (e) {
+      // Keep what arrived before the failure; the next attempt asks only for the rest.
+      await flush().catch(() => {});
+      if (o.signal?.aborted) throw o.signal.reason;
+      await retryAfter(`download interrupted after ${loaded} of ${total ?? '?'} bytes (${(e as Error).message})`);
+      continue;
+    }
+    if (total != null && loaded < total) {
+      await retryAfter(`the connection closed after ${loaded} of ${total} bytes`);
+      continue;
+    }
+    if (total != null && loaded > total) {
+      await store.discard(o.modelId, o.file);
+      throw new SourceError(`${o.file}: received ${loaded} bytes but the server announced ${total}`);
+    }
+    progress.update(loaded, loaded, true);
+    return store.complete(o.modelId, o.file);
+  }
+}
+
+/** Content-Range: "bytes 0-99/1234", or "bytes (star)/1234" on a 416. */
+export function parseContentRange(value: string | null): { start: number | null; total: number | null } | null {
+  const m = value?.match(/^bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)$/i);
+  if (!m) return null;
+  return { start: m[1] != null ? Number(m[1]) : null, total: m[3] === '*' ? null : Number(m[3]) };
+}
+
+/** Content-Length counts the encoded body; it is the file size only without a content encoding. */
+function bodyLength(res: Response): number | null {
+  const encoding = res.headers.get('Content-Encoding');
+  if (encoding && encoding !== 'identity') return null;
+  const n = Number(res.headers.get('Content-Length'));
+  return Number.isFinite(n) && res.headers.has('Content-Length') ? n : null;
+}
+
+/** If-Range needs a strong ETag or a Last-Modified date; weak ETags cannot be used. */
+function responseValidator(res: Response): string | null {
+  const etag = res.headers.get('ETag');
+  if (etag && !etag.startsWith('W/')) return etag;
+  return res.headers.get('Last-Modified');
+}
+
+function concat(parts: Uint8Array[], bytes: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
+
+/** Throttled progress events with the rate over the last two seconds. */
+class ProgressMeter {
+  private samples: Array<[number, number]> = [];
+  private lastEmit = -Infinity;
+
+  constructor(
+    private readonly file: string,
+    private readonly onProgress?: (p: { file: string; loaded: number; total: number | null; bytesPerSecond: number }) => void,
+  ) {}
+
+  start(loaded: number): void {
+    this.samples = [[now(), loaded]];
+  }
+
+  update(loaded: number, total: number | null, final = false): void {
+    if (!this.onProgress) return;
+    const t = now();
+    this.samples.push([t, loaded]);
+    while (this.samples.length > 2 && t - this.samples[0][0] > 2000) this.samples.shift();
+    if (!final && t - this.lastEmit < 100) return;
+    this.lastEmit = t;
+    const [t0, l0] = this.samples[0];
+    const bytesPerSecond = t > t0 ? ((loaded - l0) * 1000) / (t - t0) : 0;
+    this.onProgress({ file: this.file, loaded, total, bytesPerSecond });
+  }
+}
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());

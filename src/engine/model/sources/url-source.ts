@@ -1,0 +1,77 @@
+/**
+ * UrlSource: a model repository served over HTTP(S). Given a Hugging Face repo id ("org/name")
+ * it reads `${hfBase}/org/name/resolve/${revision}/<file>` (hfBase defaults to
+ * https://huggingface.co and can point at a mirror); given a URL it reads `<url>/<file>`.
+ * Downloads go through downloadFile: progress, resume, and the cache when one is given.
+ * Not here: listing a repository's files (the Hub API is not part of a mirror's contract, so
+ * repo.ts asks for each file and treats 404 as "absent").
+ */
+import { downloadFile } from './download';
+import type { ModelFileCache } from './file-cache';
+import type { FileRequest, ModelSource } from './source';
+
+export const DEFAULT_HF_BASE = 'https://huggingface.co';
+
+export interface UrlSourceOptions {
+  cache?: ModelFileCache | null;
+  /** Hugging Face (or mirror) base URL for repo ids. */
+  hfBase?: string;
+  /** Branch, tag or commit for repo ids (default "main"). */
+  revision?: string;
+  fetch?: typeof fetch;
+  /** Extra request headers, e.g. Authorization for a gated repository. */
+  headers?: Record<string, string>;
+  chunkBytes?: number;
+  retries?: number;
+  retryDelayMs?: number;
+}
+
+/** "org/name": letters, digits, '-', '_', '.' on both sides of one slash. */
+export function isHfRepoId(value: string): boolean {
+  return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(value) && !value.includes('..');
+}
+
+export class UrlSource implements ModelSource {
+  readonly id: string;
+  readonly label: string;
+  /** Base URL ending in "/"; files are resolved against it. */
+  readonly baseUrl: string;
+
+  constructor(
+    repoOrUrl: string,
+    private readonly options: UrlSourceOptions = {},
+  ) {
+    if (/^https?:\/\//i.test(repoOrUrl)) {
+      this.baseUrl = repoOrUrl.endsWith('/') ? repoOrUrl : repoOrUrl + '/';
+      this.id = this.baseUrl;
+      this.label = this.baseUrl;
+    } else if (isHfRepoId(repoOrUrl)) {
+      const hfBase = (options.hfBase ?? DEFAULT_HF_BASE).replace(/\/+$/, '');
+      const revision = options.revision ?? 'main';
+      this.baseUrl = `${hfBase}/${repoOrUrl}/resolve/${encodeURIComponent(revision)}/`;
+      this.id = revision === 'main' ? repoOrUrl : `${repoOrUrl}@${revision}`;
+      this.label = `${hfBase}/${repoOrUrl}`;
+    } else {
+      throw new Error(`"${repoOrUrl}" is neither a Hugging Face repo id (org/name) nor an http(s) URL`);
+    }
+  }
+
+  async list(): Promise<string[] | null> {
+    return null;
+  }
+
+  open(file: string, request: FileRequest = {}): Promise<Blob | null> {
+    return downloadFile({
+      url: this.baseUrl + file.split('/').map(encodeURIComponent).join('/'),
+      file,
+      modelId: this.id,
+      cache: this.options.cache ?? null,
+      fetch: this.options.fetch,
+      headers: this.options.headers,
+      chunkBytes: this.options.chunkBytes,
+      retries: this.options.retries,
+      retryDelayMs: this.options.retryDelayMs,
+      ...request,
+    });
+  }
+}
