@@ -1,0 +1,294 @@
+/**
+ * SamplingParams: the engine's own description of how one sequence (one choice) is sampled, and
+ * its packing into the words the GPU sampler reads (kernels/sampler.ts).
+ *
+ * The service converts a chat request into this type (after validating it with vLLM's messages);
+ * the engine never sees request objects. `resolveSampling` applies vLLM's `SamplingParams`
+ * normalisation (temperature in (0, 0.01) raised to 0.01, temperature 0 meaning greedy, top_k 0 / -1
+ * / >= V meaning disabled, logit_bias clamped to [-100, 100]) and refuses values the GPU cannot
+ * honour. `packRow` / `packEdits` write one step's per-row struct and token lists; they are pure
+ * functions so they are unit-tested without a GPU.
+ *
+ * Not here: request validation with vLLM's error texts (src/api), bad-word matching (the caller
+ * lists the banned ids of each step), stop strings and finish logic (the generation core).
+ * Reference: ../../../shared/reference/vllm-chat.md §2 and §3.
+ */
+
+/** vLLM's default `max_logprobs`: the most top logprobs (and beam candidates) per position. */
+export const MAX_TOP_LOGPROBS = 20;
+/** vLLM clamps every logit_bias value to [-100, 100]. */
+export const LOGIT_BIAS_LIMIT = 100;
+/** vLLM raises temperatures in (0, 0.01) to 0.01 (`_MAX_TEMP`) before the greedy test. */
+export const MIN_TEMPERATURE = 0.01;
+/** Below this temperature a row is greedy (`_SAMPLING_EPS`); after the raise only 0 qualifies. */
+export const GREEDY_EPSILON = 1e-5;
+
+/** u32 words of one packed row (struct SampleRow in sampler-common.wgsl). */
+export const ROW_WORDS = 16;
+
+/** Bits of SampleRow.flags; the WGSL twins are the F_* constants in sampler-common.wgsl. */
+export const RowFlag = {
+  /** Argmax of the processed logits; temperature, min_p, top_k, top_p are skipped. */
+  greedy: 1,
+  /** The slot's allowed-token bitmask applies. */
+  allowed: 2,
+  /** This step's grammar bitmask row applies (before the raw logprobs, as in vLLM). */
+  grammar: 4,
+  /** Some penalty is not neutral: read the output counts and the prompt bitmask. */
+  penalties: 8,
+  /** Count the sampled token in the slot's output counts (off for rows whose token is discarded). */
+  updateCounts: 16,
+  /** Return the top logprobs by rank only (beam search), not vLLM's sampled-token-first order. */
+  topByRank: 32,
+} as const;
+
+/** What the service gives the engine for one sequence; omitted fields take vLLM's defaults. */
+export interface SamplingParams {
+  /** >= 0; 0 is greedy. Values in (0, 0.01) are raised to 0.01 as vLLM does. Default 1. */
+  temperature?: number;
+  /** In (0, 1]. Default 1 (disabled). */
+  topP?: number;
+  /** 0 or -1 disables; >= vocab size acts as disabled. Default 0. */
+  topK?: number;
+  /** In [0, 1]. Default 0 (disabled). */
+  minP?: number;
+  /** > 0, multiplicative over prompt and output tokens. Default 1 (neutral). */
+  repetitionPenalty?: number;
+  /** In [-2, 2], times the count of the token in the output. Default 0. */
+  frequencyPenalty?: number;
+  /** In [-2, 2], once if the token occurs in the output. Default 0. */
+  presencePenalty?: number;
+  /**
+   * 64-bit seed of the noise; choice i of an `n` request gets seed + i (the service does it).
+   * Omitted: a random seed is drawn at admission (vLLM's unseeded requests are random too).
+   */
+  seed?: bigint | number;
+  /** token id -> additive bias; values are clamped to [-100, 100]. */
+  logitBias?: ReadonlyMap<number, number> | Readonly<Record<string, number>>;
+  /** When given (non-empty), only these ids can be sampled. */
+  allowedTokenIds?: readonly number[];
+  /** While fewer tokens than this were generated, every stop id is masked. Default 0. */
+  minTokens?: number;
+  /** EOS ids of the model (tokenizer + generation_config). */
+  eosTokenIds?: readonly number[];
+  /** EOS neither ends the output nor counts as a min_tokens stop id. */
+  ignoreEos?: boolean;
+  /** The request's stop_token_ids. */
+  stopTokenIds?: readonly number[];
+  /** Alternatives returned per position, 0..20 (the chosen token's logprob always comes back). */
+  topLogprobs?: number;
+  /** 'sampled-first' (default): vLLM's order; 'rank': plain top-k by raw logprob (beam search). */
+  topLogprobsOrder?: 'sampled-first' | 'rank';
+}
+
+/** SamplingParams after vLLM's normalisation; every field is what the GPU row receives. */
+export interface ResolvedSampling {
+  greedy: boolean;
+  /** f32; 1 for greedy rows (the temperature is not applied to them). */
+  temperature: number;
+  /** 1 means disabled. */
+  topP: number;
+  /** 0 means disabled (also when the request asked for >= vocab size). */
+  topK: number;
+  /** 0 means disabled. */
+  minP: number;
+  repetitionPenalty: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  seedLo: number;
+  seedHi: number;
+  /** Sorted by token id, values clamped and rounded to f32. */
+  logitBias: ReadonlyArray<readonly [number, number]>;
+  /** Sorted unique ids, or null when every id is allowed. */
+  allowedTokenIds: Uint32Array | null;
+  minTokens: number;
+  /** EOS ids (unless ignoreEos) and stop_token_ids, sorted unique: masked while output < minTokens. */
+  minTokensStopIds: Uint32Array;
+  topLogprobs: number;
+  topByRank: boolean;
+}
+
+/** One row of one sampler step: which slot, how far it is, and this step's extra masks. */
+export interface SamplerStepRow {
+  /** The sequence slot given to `admit` (its penalty state and allowed mask). */
+  slot: number;
+  /** Tokens generated so far for this sequence: the noise counter and the min_tokens test. */
+  outputLen: number;
+  /** Ids banned this step by bad_words (the caller matches the output so far). */
+  bannedTokenIds?: readonly number[];
+  /** xgrammar's bitmask row for this step: ceil(V/32) words, bit set = allowed. */
+  grammarBitmask?: Int32Array | Uint32Array;
+  /** Default true; false leaves the output counts untouched (the token will be discarded). */
+  updateCounts?: boolean;
+}
+
+export class SamplingParamsError extends RangeError {
+  override name = 'SamplingParamsError';
+}
+
+function check(ok: boolean, message: string): void {
+  if (!ok) throw new SamplingParamsError(message);
+}
+
+function checkIds(ids: readonly number[], vocabSize: number, what: string): void {
+  for (const id of ids) {
+    check(Number.isInteger(id) && id >= 0 && id < vocabSize, `${what} contains token id ${id}, outside [0, ${vocabSize}).`);
+  }
+}
+
+function sortedUnique(ids: Iterable<number>): Uint32Array {
+  return Uint32Array.from(new Set(ids)).sort();
+}
+
+/** Splits a 64-bit seed (negative values wrap, like int64 bits) into two u32 words. */
+export function splitSeed(seed: bigint | number): { seedLo: number; seedHi: number } {
+  const s = BigInt.asUintN(64, typeof seed === 'bigint' ? seed : BigInt(Math.trunc(seed)));
+  return { seedLo: Number(s & 0xffffffffn), seedHi: Number(s >> 32n) };
+}
+
+function randomSeed(): bigint {
+  const words = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(words);
+  return (BigInt(words[1]) << 32n) | BigInt(words[0]);
+}
+
+/** Applies vLLM's defaults and normalisation; throws SamplingParamsError on values out of range. */
+export function resolveSampling(p: SamplingParams, vocabSize: number): ResolvedSampling {
+  let temperature = p.temperature ?? 1;
+  check(Number.isFinite(temperature) && temperature >= 0, `temperature must be non-negative, got ${temperature}.`);
+  if (temperature > 0 && temperature < MIN_TEMPERATURE) temperature = MIN_TEMPERATURE;
+  const greedy = temperature < GREEDY_EPSILON;
+  const topP = p.topP ?? 1;
+  check(topP > 0 && topP <= 1, `top_p must be in (0, 1], got ${topP}.`);
+  const topK = p.topK ?? 0;
+  check(Number.isInteger(topK) && (topK === -1 || topK >= 0), `top_k must be 0 (disable), or at least 1, got ${topK}.`);
+  const minP = p.minP ?? 0;
+  check(minP >= 0 && minP <= 1, `min_p must be in [0, 1], got ${minP}.`);
+  const repetitionPenalty = p.repetitionPenalty ?? 1;
+  check(Number.isFinite(repetitionPenalty) && repetitionPenalty > 0, `repetition_penalty must be greater than zero, got ${repetitionPenalty}.`);
+  const frequencyPenalty = p.frequencyPenalty ?? 0;
+  check(frequencyPenalty >= -2 && frequencyPenalty <= 2, `frequency_penalty must be in [-2, 2], got ${frequencyPenalty}.`);
+  const presencePenalty = p.presencePenalty ?? 0;
+  check(presencePenalty >= -2 && presencePenalty <= 2, `presence_penalty must be in [-2, 2], got ${presencePenalty}.`);
+  const minTokens = p.minTokens ?? 0;
+  check(Number.isInteger(minTokens) && minTokens >= 0, `min_tokens must be a non-negative integer, got ${minTokens}.`);
+  const topLogprobs = p.topLogprobs ?? 0;
+  check(
+    Number.isInteger(topLogprobs) && topLogprobs >= 0 && topLogprobs <= Math.min(MAX_TOP_LOGPROBS, vocabSize),
+    `top logprobs must be in [0, ${Math.min(MAX_TOP_LOGPROBS, vocabSize)}], got ${topLogprobs}.`,
+  );
+
+  const bias = new Map<number, number>();
+  const entries = p.logitBias instanceof Map ? [...p.logitBias] : Object.entries(p.logitBias ?? {}).map(([k, v]) => [Number(k), v] as const);
+  for (const [id, value] of entries) {
+    checkIds([id], vocabSize, 'logit_bias');
+    check(Number.isFinite(value), `logit_bias value for token ${id} must be finite, got ${value}.`);
+    bias.set(id, Math.fround(Math.max(-LOGIT_BIAS_LIMIT, Math.min(LOGIT_BIAS_LIMIT, value))));
+  }
+
+  let allowedTokenIds: Uint32Array | null = null;
+  if (p.allowedTokenIds !== undefined) {
+    check(p.allowedTokenIds.length > 0, 'allowed_token_ids is not None and empty!');
+    checkIds(p.allowedTokenIds, vocabSize, 'allowed_token_ids');
+    allowedTokenIds = sortedUnique(p.allowedTokenIds);
+  }
+  const eos = p.ignoreEos ? [] : (p.eosTokenIds ?? []);
+  const stops = p.stopTokenIds ?? [];
+  checkIds(eos, vocabSize, 'eos_token_ids');
+  checkIds(stops, vocabSize, 'stop_token_ids');
+
+  return {
+    greedy,
+    temperature: greedy ? 1 : Math.fround(temperature),
+    topP: greedy ? 1 : Math.fround(topP),
+    topK: greedy || topK <= 0 || topK >= vocabSize ? 0 : topK,
+    minP: greedy ? 0 : Math.fround(minP),
+    repetitionPenalty: Math.fround(repetitionPenalty),
+    frequencyPenalty: Math.fround(frequencyPenalty),
+    presencePenalty: Math.fround(presencePenalty),
+    ...splitSeed(p.seed ?? randomSeed()),
+    logitBias: [...bias].sort((a, b) => a[0] - b[0]),
+    allowedTokenIds,
+    minTokens,
+    minTokensStopIds: sortedUnique([...eos, ...stops]),
+    topLogprobs,
+    topByRank: p.topLogprobsOrder === 'rank',
+  };
+}
+
+/** True when some penalty changes logits (vLLM skips the whole step otherwise). */
+export function hasPenalties(r: ResolvedSampling): boolean {
+  return r.repetitionPenalty !== 1 || r.frequencyPenalty !== 0 || r.presencePenalty !== 0;
+}
+
+/** The ids masked at this step: bad-word bans, plus every stop id while output < min_tokens. */
+export function bannedAtStep(r: ResolvedSampling, outputLen: number, bannedTokenIds: readonly number[] = []): Uint32Array {
+  const ids = outputLen < r.minTokens ? [...bannedTokenIds, ...r.minTokensStopIds] : bannedTokenIds;
+  return sortedUnique(ids);
+}
+
+/** Words that `packEdits` writes for this row: 2 per bias entry, 1 per banned id. */
+export function editWords(r: ResolvedSampling, banned: Uint32Array): number {
+  return 2 * r.logitBias.length + banned.length;
+}
+
+/** Writes the row's token lists at `offset`: (id, f32 bias bits) pairs, then the banned ids. */
+export function packEdits(words: Uint32Array, offset: number, r: ResolvedSampling, banned: Uint32Array): void {
+  const f32 = new Float32Array(1);
+  const bits = new Uint32Array(f32.buffer);
+  let o = offset;
+  for (const [id, value] of r.logitBias) {
+    f32[0] = value;
+    words[o++] = id;
+    words[o++] = bits[0];
+  }
+  words.set(banned, o);
+}
+
+export interface RowPlacement {
+  slot: number;
+  outputLen: number;
+  editOffset: number;
+  banCount: number;
+  hasGrammar: boolean;
+  updateCounts: boolean;
+}
+
+/** Writes struct SampleRow (sampler-common.wgsl) at word `offset`. */
+export function packRow(words: Uint32Array, offset: number, r: ResolvedSampling, at: RowPlacement): void {
+  const f32 = new Float32Array(words.buffer, words.byteOffset, words.length);
+  let flags = 0;
+  if (r.greedy) flags |= RowFlag.greedy;
+  if (r.allowedTokenIds) flags |= RowFlag.allowed;
+  if (at.hasGrammar) flags |= RowFlag.grammar;
+  if (hasPenalties(r)) flags |= RowFlag.penalties;
+  if (at.updateCounts) flags |= RowFlag.updateCounts;
+  if (r.topByRank) flags |= RowFlag.topByRank;
+  words[offset + 0] = at.slot;
+  words[offset + 1] = flags;
+  f32[offset + 2] = r.temperature;
+  f32[offset + 3] = r.topP;
+  words[offset + 4] = r.topK;
+  f32[offset + 5] = r.minP;
+  f32[offset + 6] = r.repetitionPenalty;
+  f32[offset + 7] = r.frequencyPenalty;
+  f32[offset + 8] = r.presencePenalty;
+  words[offset + 9] = r.seedLo;
+  words[offset + 10] = r.seedHi;
+  words[offset + 11] = at.outputLen;
+  words[offset + 12] = r.topLogprobs;
+  words[offset + 13] = at.editOffset;
+  words[offset + 14] = r.logitBias.length;
+  words[offset + 15] = at.banCount;
+}
+
+/** One bit per token id, ceil(V/32) words (the layout of xgrammar's bitmask rows). */
+export function tokenBitmask(ids: ArrayLike<number>, vocabSize: number): Uint32Array {
+  const words = new Uint32Array(Math.ceil(vocabSize / 32));
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (id < 0 || id >= vocabSize) throw new SamplingParamsError(`token id ${id} is outside [0, ${vocabSize}).`);
+    words[id >>> 5] |= 1 << (id & 31);
+  }
+  return words;
+}

@@ -1,0 +1,88 @@
+// Sampler pass 4 of 4 (grid: B, 64 threads): one workgroup per row.
+// Merges the chunk winners into the sampled token, writes the row's output record -- token id,
+// raw logprob floored at -9999, number of top entries -- and its top logprobs (vLLM order: the
+// sampled token first, then the best others; or plain rank order for beam search), then counts
+// the token in the slot's output counts for the next step's penalties (no CPU round trip).
+// Output layout for B rows: B records of 4 words, then B x MAX_TOP (id, logprob) pairs, so the
+// caller copies 16*B bytes (no logprobs asked) or 176*B bytes with one copyBufferToBuffer.
+// Prepended: sampler-common.wgsl. Not here: anything over the whole vocabulary.
+
+const WG: u32 = 64u;
+
+@group(0) @binding(0) var<uniform> dims: SamplerDims;
+@group(0) @binding(1) var<storage, read> rows: array<SampleRow>;              // (B)
+@group(0) @binding(2) var<storage, read> logits: array<f32>;                  // (B, V) raw
+@group(0) @binding(3) var<storage, read> grammar: array<u32>;                 // (B, W)
+@group(0) @binding(4) var<storage, read> row_info: array<RowInfo>;            // (B)
+@group(0) @binding(5) var<storage, read> row_top: array<vec2<u32>>;           // (B, MAX_TOP)
+@group(0) @binding(6) var<storage, read> draw_best: array<vec2<u32>>;         // (B, num_chunks)
+@group(0) @binding(7) var<storage, read_write> counts: array<u32>;            // (maxSeqs, V)
+@group(0) @binding(8) var<storage, read_write> output: array<u32>;            // (B, 4) then (B, MAX_TOP, 2)
+
+var<workgroup> red_s: array<f32, WG>;
+var<workgroup> red_i: array<u32, WG>;
+
+@compute @workgroup_size(WG)
+fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.x;
+  let V = dims.V;
+  let nc = dims.num_chunks;
+  var best = NEG_BIG;
+  var best_i = 0xffffffffu;
+  for (var c = t; c < nc; c += WG) {
+    let d = draw_best[b * nc + c];
+    let s = bitcast<f32>(d.x);
+    if (s > best || (s == best && d.y < best_i)) {
+      best = s;
+      best_i = d.y;
+    }
+  }
+  red_s[t] = best;
+  red_i[t] = best_i;
+  workgroupBarrier();
+  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
+    if (t < off) {
+      let s2 = red_s[t + off];
+      let i2 = red_i[t + off];
+      if (s2 > red_s[t] || (s2 == red_s[t] && i2 < red_i[t])) {
+        red_s[t] = s2;
+        red_i[t] = i2;
+      }
+    }
+    workgroupBarrier();
+  }
+  if (t != 0u) { return; }
+
+  let row = rows[b];
+  let info = row_info[b];
+  // No token cleared the threshold only when every id is masked: vLLM's argmax then returns 0.
+  var token = red_i[0];
+  if (token >= V) { token = 0u; }
+  var x = logits[b * V + token];
+  if ((row.flags & F_GRAMMAR) != 0u && !mask_bit(grammar[b * dims.W + (token >> 5u)], token)) { x = MASKED; }
+  let logprob = floor_logprob(x - info.lse);
+  let k = min(row.num_top, MAX_TOP);
+  output[b * 4u + 0u] = token;
+  output[b * 4u + 1u] = bitcast<u32>(logprob);
+  output[b * 4u + 2u] = k;
+  output[b * 4u + 3u] = 0u;
+
+  let top_base = dims.B * 4u + b * MAX_TOP * 2u;
+  var n = 0u;
+  if (k > 0u && (row.flags & F_TOP_BY_RANK) == 0u) {
+    output[top_base] = token;
+    output[top_base + 1u] = bitcast<u32>(logprob);
+    n = 1u;
+  }
+  for (var j = 0u; j < k && n < k; j++) {
+    let e = row_top[b * MAX_TOP + j];
+    if (n > 0u && (row.flags & F_TOP_BY_RANK) == 0u && e.x == token) { continue; }
+    output[top_base + 2u * n] = e.x;
+    output[top_base + 2u * n + 1u] = bitcast<u32>(floor_logprob(bitcast<f32>(e.y) - info.lse));
+    n += 1u;
+  }
+
+  if ((row.flags & F_UPDATE_COUNTS) != 0u) {
+    counts[row.slot * V + token] += 1u;
+  }
+}

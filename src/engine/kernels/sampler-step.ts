@@ -1,0 +1,30 @@
+/**
+ * One sampler step on its own: prepare, record the four passes in a fresh encoder, copy the
+ * results, submit, read back. For tests, benchmarks and tools; the generation core instead records
+ * `Sampler.record` into its decode-step pass and copies the output with the rest of the step.
+ * Not here: the sampler itself (sampler.ts).
+ */
+import type { SamplerStepRow } from '../generate/sampling-params';
+import type { SampledToken, Sampler } from './sampler';
+
+export async function runSamplerStep(
+  device: GPUDevice,
+  sampler: Sampler,
+  logits: GPUBuffer, // f32 (B, V)
+  rows: readonly SamplerStepRow[],
+): Promise<SampledToken[]> {
+  sampler.prepare(rows);
+  const bytes = sampler.outputBytes();
+  const staging = device.createBuffer({ label: 'sampler.staging', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder({ label: 'sampler.step' });
+  const pass = encoder.beginComputePass({ label: 'sampler.step' });
+  sampler.record(pass, logits);
+  pass.end();
+  sampler.copyOutput(encoder, staging);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const out = sampler.decodeOutput(staging.getMappedRange().slice(0));
+  staging.unmap();
+  staging.destroy();
+  return out;
+}

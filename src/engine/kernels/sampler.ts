@@ -1,0 +1,347 @@
+/**
+ * The GPU sampler: per decode step, logits [B, V] (f32, written by lm_head, never read back) in,
+ * one token id, its raw logprob and the requested top logprobs per row out. Four dispatches
+ * recorded into the caller's compute pass, nothing submitted, and 16 bytes per row to copy back
+ * (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
+ *
+ * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, ../../../shared/reference/vllm-chat.md §3):
+ *   1. process  (ceil(V/2048) x B workgroups): grammar mask, raw max/sum-exp partials, allowed mask,
+ *      bans, bias, penalties, temperature -> processed row + chunk partials
+ *   2. select   (B): row log-sum-exp; min_p / top_k / top_p as one logit threshold by radix select
+ *      (sampler-radix.wgsl says why); exact raw top-k for logprobs
+ *   3. draw     (ceil(V/2048) x B): Gumbel-max over tokens above the threshold, per chunk
+ *   4. finish   (B): merge, output record, top logprobs in vLLM order, count the token
+ * Splitting V over chunk workgroups in passes 1 and 3 keeps a B = 1 step parallel across the GPU;
+ * the one-workgroup-per-row passes only read what the select needs. Loads are scalar, consecutive
+ * threads on consecutive words (coalesced): rows start at b * V and V may be odd (1003 in tests),
+ * so vec4 loads would need a padded layout that lm_head does not write.
+ *
+ * State per sequence slot, kept on the GPU across steps: output token counts u32 [maxSeqs, V]
+ * (updated by pass 4), the prompt-token bitmask and the allowed-token bitmask [maxSeqs, 2, W]
+ * (written at `admit`). Per step, `prepare` writes the rows, their token lists (bias, bans) and
+ * grammar bitmask rows with queue.writeBuffer; `record` must follow before the next `prepare`.
+ * Not here: the sampling reference (reference/sampler.ts), prompt logprobs (logprobs.ts),
+ * choosing which ids a bad word bans (the caller), stop handling (the generation core).
+ */
+import { bindGroupLayout, type BindingKind, type PipelineCache } from '../gpu/pipelines';
+import { createStorage, writeBytes } from '../gpu/buffers';
+import {
+  MAX_TOP_LOGPROBS,
+  ROW_WORDS,
+  bannedAtStep,
+  editWords,
+  packEdits,
+  packRow,
+  resolveSampling,
+  tokenBitmask,
+  type ResolvedSampling,
+  type SamplerStepRow,
+  type SamplingParams,
+} from '../generate/sampling-params';
+import type { TokenLogprob } from '../reference/logprobs';
+import commonWgsl from './sampler-common.wgsl?raw';
+import radixWgsl from './sampler-radix.wgsl?raw';
+import processWgsl from './sampler-process.wgsl?raw';
+import selectWgsl from './sampler-select.wgsl?raw';
+import drawWgsl from './sampler-draw.wgsl?raw';
+import finishWgsl from './sampler-finish.wgsl?raw';
+
+/** Logits per workgroup in the chunked passes (CHUNK in sampler-process/draw.wgsl). */
+export const SAMPLER_CHUNK = 2048;
+/** Dispatches `record` adds to the pass per step, whatever B and the parameters. */
+export const SAMPLER_DISPATCHES = 4;
+/** Bytes of one row's output record: token id, raw logprob, top count, reserved. */
+export const SAMPLER_RECORD_BYTES = 16;
+/** Bytes of one row's top logprobs: MAX_TOP (id, logprob) pairs. */
+export const SAMPLER_TOP_BYTES = MAX_TOP_LOGPROBS * 8;
+
+export interface SamplerOptions {
+  /** Sequence slots whose penalty state and masks are kept (slot ids 0..maxSeqs-1). */
+  maxSeqs: number;
+  /** Most rows in one step (B). */
+  maxBatch: number;
+  vocabSize: number;
+}
+
+export interface SampledToken {
+  token: number;
+  /** Raw logprob (log_softmax of the grammar-masked logits), floored at -9999. */
+  logprob: number;
+  /** The requested alternatives: vLLM's sampled-first order, or rank order for beam rows. */
+  top: TokenLogprob[];
+}
+
+interface PassGroups {
+  process: GPUBindGroup;
+  select: GPUBindGroup;
+  draw: GPUBindGroup;
+  finish: GPUBindGroup;
+}
+
+const BIND_CACHE_LIMIT = 8;
+
+export class Sampler {
+  readonly V: number;
+  /** Words per bitmask row: ceil(V / 32), the width of xgrammar's bitmask. */
+  readonly W: number;
+  readonly numChunks: number;
+  readonly maxSeqs: number;
+  readonly maxBatch: number;
+
+  /** u32 (maxSeqs, V): how often each token occurs in each slot's output. */
+  readonly counts: GPUBuffer;
+  /** u32 (maxSeqs, 2, W): prompt-token bits, then allowed-token bits. */
+  readonly masks: GPUBuffer;
+  /** f32 (maxBatch, V): the processed logits of the last step (tests read it). */
+  readonly processed: GPUBuffer;
+  /** RowInfo (maxBatch): raw max, lse, threshold key, processed max of the last step. */
+  readonly rowInfo: GPUBuffer;
+  /** u32: (B, 4) records then (B, MAX_TOP, 2) top pairs; see `outputBytes`. */
+  readonly output: GPUBuffer;
+
+  private readonly dims: GPUBuffer;
+  private readonly rows: GPUBuffer;
+  private edits: GPUBuffer;
+  private editCapacity: number;
+  private readonly grammar: GPUBuffer;
+  private readonly chunkStats: GPUBuffer;
+  private readonly rowTop: GPUBuffer;
+  private readonly drawBest: GPUBuffer;
+  private readonly zeros: Uint32Array;
+
+  private readonly layouts: Record<keyof PassGroups, GPUBindGroupLayout>;
+  private readonly pipelines: Record<keyof PassGroups, GPUComputePipeline>;
+  private readonly groups = new Map<GPUBuffer, PassGroups>();
+
+  private readonly slots: (ResolvedSampling | undefined)[];
+  private batch = 0;
+  private batchWantsTop = false;
+
+  constructor(
+    private readonly device: GPUDevice,
+    cache: PipelineCache,
+    opts: SamplerOptions,
+  ) {
+    const { maxSeqs, maxBatch, vocabSize: V } = opts;
+    if (!(Number.isInteger(V) && V >= 1)) throw new Error(`Sampler: vocabSize must be a positive integer, got ${V}.`);
+    if (!(Number.isInteger(maxSeqs) && maxSeqs >= 1)) throw new Error(`Sampler: maxSeqs must be >= 1, got ${maxSeqs}.`);
+    if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) throw new Error(`Sampler: maxBatch must be >= 1, got ${maxBatch}.`);
+    this.V = V;
+    this.W = Math.ceil(V / 32);
+    this.numChunks = Math.ceil(V / SAMPLER_CHUNK);
+    this.maxSeqs = maxSeqs;
+    this.maxBatch = maxBatch;
+    const limit = device.limits.maxStorageBufferBindingSize;
+    for (const [what, bytes] of [['counts (maxSeqs x V)', maxSeqs * V * 4], ['processed (maxBatch x V)', maxBatch * V * 4]] as const) {
+      if (bytes > limit) throw new Error(`Sampler: ${what} needs ${bytes} bytes, above this GPU's binding limit ${limit}; lower maxSeqs / maxBatch.`);
+    }
+
+    this.dims = device.createBuffer({ label: 'sampler.dims', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.rows = createStorage(device, maxBatch * ROW_WORDS * 4, 'sampler.rows');
+    this.editCapacity = 4096;
+    this.edits = createStorage(device, this.editCapacity * 4, 'sampler.edits');
+    this.grammar = createStorage(device, maxBatch * this.W * 4, 'sampler.grammar');
+    this.counts = createStorage(device, maxSeqs * V * 4, 'sampler.counts');
+    this.masks = createStorage(device, maxSeqs * 2 * this.W * 4, 'sampler.masks');
+    this.processed = createStorage(device, maxBatch * V * 4, 'sampler.processed');
+    this.chunkStats = createStorage(device, maxBatch * this.numChunks * 16, 'sampler.chunkStats');
+    this.rowInfo = createStorage(device, maxBatch * 16, 'sampler.rowInfo');
+    this.rowTop = createStorage(device, maxBatch * SAMPLER_TOP_BYTES, 'sampler.rowTop');
+    this.drawBest = createStorage(device, maxBatch * this.numChunks * 8, 'sampler.drawBest');
+    this.output = createStorage(device, maxBatch * (SAMPLER_RECORD_BYTES + SAMPLER_TOP_BYTES), 'sampler.output');
+    this.zeros = new Uint32Array(V);
+    this.slots = new Array(maxSeqs).fill(undefined);
+
+    const ro: BindingKind = 'read-only-storage';
+    const rw: BindingKind = 'storage';
+    this.layouts = {
+      // dims, rows, edits, grammar, logits, counts, masks | processed, chunkStats
+      process: bindGroupLayout(device, 'sampler.process', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
+      // dims, rows, logits, grammar, processed, chunkStats | rowInfo, rowTop
+      select: bindGroupLayout(device, 'sampler.select', ['uniform', ro, ro, ro, ro, ro, rw, rw]),
+      // dims, rows, processed, rowInfo | drawBest
+      draw: bindGroupLayout(device, 'sampler.draw', ['uniform', ro, ro, ro, rw]),
+      // dims, rows, logits, grammar, rowInfo, rowTop, drawBest | counts, output
+      finish: bindGroupLayout(device, 'sampler.finish', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
+    };
+    const pipeline = (pass: keyof PassGroups, entryPoint: string, parts: string[]) =>
+      cache.get({
+        label: `sampler.${pass}`,
+        code: parts.join('\n'),
+        entryPoint,
+        layout: device.createPipelineLayout({ label: `sampler.${pass}`, bindGroupLayouts: [this.layouts[pass]] }),
+      });
+    this.pipelines = {
+      process: pipeline('process', 'process', [commonWgsl, processWgsl]),
+      select: pipeline('select', 'select_row', [commonWgsl, radixWgsl, selectWgsl]),
+      draw: pipeline('draw', 'draw', [commonWgsl, drawWgsl]),
+      finish: pipeline('finish', 'finish', [commonWgsl, finishWgsl]),
+    };
+  }
+
+  /**
+   * Starts a sequence in `slot`: resolves its parameters (vLLM's normalisation), clears its output
+   * counts and writes its prompt and allowed-token bitmasks. Returns the resolved parameters
+   * (with the seed actually used).
+   */
+  admit(slot: number, params: SamplingParams, promptTokenIds: ArrayLike<number>): ResolvedSampling {
+    this.checkSlot(slot);
+    const r = resolveSampling(params, this.V);
+    const masks = new Uint32Array(2 * this.W);
+    masks.set(tokenBitmask(promptTokenIds, this.V), 0);
+    if (r.allowedTokenIds) masks.set(tokenBitmask(r.allowedTokenIds, this.V), this.W);
+    writeBytes(this.device, this.masks, slot * 2 * this.W * 4, masks);
+    writeBytes(this.device, this.counts, slot * this.V * 4, this.zeros);
+    this.slots[slot] = r;
+    return r;
+  }
+
+  /** Forgets a finished sequence; its slot can be admitted again. */
+  release(slot: number): void {
+    this.checkSlot(slot);
+    this.slots[slot] = undefined;
+  }
+
+  /** Parameters a slot was admitted with, or undefined. */
+  slotParams(slot: number): ResolvedSampling | undefined {
+    return this.slots[slot];
+  }
+
+  /** Writes one step's rows (row b samples logits row b). `record` must come next. */
+  prepare(rows: readonly SamplerStepRow[]): void {
+    const B = rows.length;
+    if (B < 1 || B > this.maxBatch) throw new Error(`Sampler.prepare: ${B} rows, expected 1..${this.maxBatch}.`);
+    const seen = new Set<number>();
+    const resolved: ResolvedSampling[] = [];
+    const banned: Uint32Array[] = [];
+    let words = 0;
+    for (const row of rows) {
+      this.checkSlot(row.slot);
+      const r = this.slots[row.slot];
+      if (!r) throw new Error(`Sampler.prepare: slot ${row.slot} was not admitted.`);
+      if (seen.has(row.slot)) throw new Error(`Sampler.prepare: slot ${row.slot} appears twice in one step.`);
+      seen.add(row.slot);
+      if (!(Number.isInteger(row.outputLen) && row.outputLen >= 0)) throw new Error(`Sampler.prepare: outputLen must be a non-negative integer, got ${row.outputLen}.`);
+      if (row.grammarBitmask && row.grammarBitmask.length !== this.W) {
+        throw new Error(`Sampler.prepare: a grammar bitmask row has ${row.grammarBitmask.length} words, expected ceil(V/32) = ${this.W}.`);
+      }
+      const ban = bannedAtStep(r, row.outputLen, row.bannedTokenIds);
+      if (ban.length > 0 && ban[ban.length - 1] >= this.V) throw new Error(`Sampler.prepare: banned token id ${ban[ban.length - 1]} is outside [0, ${this.V}).`);
+      resolved.push(r);
+      banned.push(ban);
+      words += editWords(r, ban);
+    }
+    if (words > this.editCapacity) this.growEdits(words);
+
+    const packed = new Uint32Array(B * ROW_WORDS);
+    const edits = new Uint32Array(Math.max(1, words));
+    let offset = 0;
+    for (let b = 0; b < B; b++) {
+      const row = rows[b];
+      const r = resolved[b];
+      packEdits(edits, offset, r, banned[b]);
+      packRow(packed, b * ROW_WORDS, r, {
+        slot: row.slot,
+        outputLen: row.outputLen,
+        editOffset: offset,
+        banCount: banned[b].length,
+        hasGrammar: row.grammarBitmask !== undefined,
+        updateCounts: row.updateCounts ?? true,
+      });
+      offset += editWords(r, banned[b]);
+      if (row.grammarBitmask) writeBytes(this.device, this.grammar, b * this.W * 4, row.grammarBitmask);
+    }
+    writeBytes(this.device, this.rows, 0, packed);
+    writeBytes(this.device, this.edits, 0, edits);
+    writeBytes(this.device, this.dims, 0, new Uint32Array([this.V, B, this.numChunks, this.W]));
+    this.batch = B;
+    this.batchWantsTop = resolved.some((r) => r.topLogprobs > 0);
+  }
+
+  /** Records the four passes over `logits` (f32 [B, V], B from the last `prepare`). */
+  record(pass: GPUComputePassEncoder, logits: GPUBuffer): void {
+    const B = this.batch;
+    if (B === 0) throw new Error('Sampler.record: call prepare() first.');
+    if (logits.size < B * this.V * 4) throw new Error(`Sampler.record: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
+    const g = this.bindGroups(logits);
+    pass.setPipeline(this.pipelines.process);
+    pass.setBindGroup(0, g.process);
+    pass.dispatchWorkgroups(this.numChunks, B);
+    pass.setPipeline(this.pipelines.select);
+    pass.setBindGroup(0, g.select);
+    pass.dispatchWorkgroups(B);
+    pass.setPipeline(this.pipelines.draw);
+    pass.setBindGroup(0, g.draw);
+    pass.dispatchWorkgroups(this.numChunks, B);
+    pass.setPipeline(this.pipelines.finish);
+    pass.setBindGroup(0, g.finish);
+    pass.dispatchWorkgroups(B);
+  }
+
+  /** Bytes of `output` the prepared step needs copied back: records, plus top pairs if any row asked. */
+  outputBytes(): number {
+    return this.batch * (SAMPLER_RECORD_BYTES + (this.batchWantsTop ? SAMPLER_TOP_BYTES : 0));
+  }
+
+  /** Records the one copy of this step's results into `dst` (after the pass ends); returns its size. */
+  copyOutput(encoder: GPUCommandEncoder, dst: GPUBuffer, dstOffset = 0): number {
+    const bytes = this.outputBytes();
+    encoder.copyBufferToBuffer(this.output, 0, dst, dstOffset, bytes);
+    return bytes;
+  }
+
+  /** Decodes the bytes `copyOutput` copied (for the prepared step's rows). */
+  decodeOutput(bytes: ArrayBuffer): SampledToken[] {
+    const B = this.batch;
+    const u32 = new Uint32Array(bytes);
+    const f32 = new Float32Array(bytes);
+    const out: SampledToken[] = [];
+    for (let b = 0; b < B; b++) {
+      const k = u32[b * 4 + 2];
+      const top: TokenLogprob[] = [];
+      const base = B * 4 + b * MAX_TOP_LOGPROBS * 2;
+      for (let j = 0; j < k; j++) top.push({ id: u32[base + 2 * j], logprob: f32[base + 2 * j + 1] });
+      out.push({ token: u32[b * 4], logprob: f32[b * 4 + 1], top });
+    }
+    return out;
+  }
+
+  destroy(): void {
+    for (const b of [this.dims, this.rows, this.edits, this.grammar, this.counts, this.masks, this.processed]) b.destroy();
+    for (const b of [this.chunkStats, this.rowInfo, this.rowTop, this.drawBest, this.output]) b.destroy();
+    this.groups.clear();
+  }
+
+  private checkSlot(slot: number): void {
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSeqs)) throw new Error(`Sampler: slot ${slot} is outside [0, ${this.maxSeqs}).`);
+  }
+
+  private growEdits(words: number): void {
+    let capacity = this.editCapacity;
+    while (capacity < words) capacity *= 2;
+    this.edits.destroy();
+    this.edits = createStorage(this.device, capacity * 4, 'sampler.edits');
+    this.editCapacity = capacity;
+    this.groups.clear();
+  }
+
+  private bindGroups(logits: GPUBuffer): PassGroups {
+    let g = this.groups.get(logits);
+    if (g) return g;
+    const group = (pass: keyof PassGroups, buffers: GPUBuffer[]) =>
+      this.device.createBindGroup({
+        label: `sampler.${pass}`,
+        layout: this.layouts[pass],
+        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      });
+    g = {
+      process: group('process', [this.dims, this.rows, this.edits, this.grammar, logits, this.counts, this.masks, this.processed, this.chunkStats]),
+      select: group('select', [this.dims, this.rows, logits, this.grammar, this.processed, this.chunkStats, this.rowInfo, this.rowTop]),
+      draw: group('draw', [this.dims, this.rows, this.processed, this.rowInfo, this.drawBest]),
+      finish: group('finish', [this.dims, this.rows, logits, this.grammar, this.rowInfo, this.rowTop, this.drawBest, this.counts, this.output]),
+    };
+    if (this.groups.size >= BIND_CACHE_LIMIT) this.groups.delete(this.groups.keys().next().value as GPUBuffer);
+    this.groups.set(logits, g);
+    return g;
+  }
+}
