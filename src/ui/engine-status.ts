@@ -21,7 +21,7 @@ export class HearthEngineStatus extends LitElement {
     }
     h2 {
       font-size: 1rem;
-      margin: 0 0 0.5rem;
+      margin: 0.9rem 0 0.4rem;
     }
     dl {
       display: grid;
