@@ -1,0 +1,194 @@
+/**
+ * DecodeAttention: one query token per batch row against its sequence's paged KV cache, split over
+ * the KV length across workgroups (flash-decoding). Writes the partials of docs/engine.md
+ * (f32 [B, NH, numSplits, HS + 2]: o, m, l per split); AttentionMerge (attention-merge.ts) or the
+ * dense engineer's fused o_proj prologue turns them into [B, NH * HS].
+ *
+ * Why split: one workgroup per (row, head) serialises a long context on a handful of workgroups
+ * and leaves most of a GPU idle at batch 1. Here workgroup (split, kv head, row) handles all
+ * G = NH / NKV query heads of one kv head (GQA: K/V read once for G heads, never repeated).
+ *
+ * Split heuristic (`plan`): aim for `targetWorkgroups` (default 256: two or more waves on an H100's
+ * 132 SMs or a 4090's 128, plenty for an M2's 10 cores) = B * NKV * numSplits; the split length is
+ * ceil(maxContext / wanted splits) rounded up to a KV block (16), at least `minSplitLen` (default 64:
+ * below that the fixed cost per workgroup (q load, reductions, a partial of HS + 2 floats per head
+ * for the merge) outweighs the keys it reads) and at most `maxSplitLen`, which is what workgroup
+ * memory holds (a split's scores stay there so its softmax is exact and each exp is computed once).
+ * The longest context sets the plan for the whole step; shorter rows write empty splits (m = -big,
+ * l = 0), which the merge weighs to zero.
+ *
+ * Workgroup: 64 threads. Scores: LANES threads per key (the largest divisor of HS/4 <= HS/16, so each
+ * thread dots 16 floats per key and neighbours read neighbouring vec4s), reduced through
+ * double-buffered workgroup memory, one barrier per chunk of 64 / LANES keys. p.V: thread (vec4
+ * column of HS, key group) reads V rows coalesced, accumulating all G heads in registers.
+ * Supported: HS a multiple of 4 up to 256, G up to 16 (64, 128, 48 and 80 are all fine).
+ *
+ * Reference: reference/attention-paged.ts `attentionDecodePartials`.
+ */
+import code from './attention-decode.wgsl?raw';
+import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
+import { KV_BLOCK } from '../model/kv-cache';
+import { ParamsCache, assertDispatch, largestDivisorAtMost, packParams, withCommon, workgroupStorageBudget } from './attention-shared';
+
+export interface AttentionShape {
+  NH: number;
+  NKV: number;
+  HS: number;
+}
+
+export interface DecodeSplitPlan {
+  /** Keys per split, a multiple of 16. */
+  splitLen: number;
+  numSplits: number;
+}
+
+export interface DecodeAttentionOptions {
+  /** Workgroup bytes to plan for (default: the device limit); tests force 16 KiB, the WebGPU default. */
+  workgroupStorageBytes?: number;
+  /** Workgroups a step should launch when contexts allow (default 256). */
+  targetWorkgroups?: number;
+  /** Shortest split worth a workgroup (default 64 tokens). */
+  minSplitLen?: number;
+}
+
+export interface DecodeAttentionIO {
+  /** f32 [B, NH, numSplits, HS + 2], written. */
+  partials: GPUBuffer;
+  /** f32 [B, NH, HS]: this step's queries after RoPE. */
+  q: GPUBuffer;
+  /** This layer's KV cache (the step's k, v already written at each row's pos). */
+  k: GPUBuffer;
+  v: GPUBuffer;
+  blockTable: GPUBuffer;
+  /** array<BatchRow> [B]; context of row b is rows[b].pos + 1. */
+  rows: GPUBuffer;
+}
+
+export interface DecodeAttentionDims {
+  B: number;
+  maxBlocksPerSeq: number;
+  plan: DecodeSplitPlan;
+}
+
+const WG = 64;
+const MAX_G = 16;
+
+export class DecodeAttention {
+  readonly maxSplitLen: number;
+  readonly lanes: number;
+  private readonly targetWorkgroups: number;
+  private readonly minSplitLen: number;
+  private readonly layout: GPUBindGroupLayout;
+  private readonly pipeline: GPUComputePipeline;
+  private readonly params: ParamsCache;
+
+  constructor(
+    private readonly device: GPUDevice,
+    pipelines: PipelineCache,
+    readonly shape: AttentionShape,
+    opts: DecodeAttentionOptions = {},
+  ) {
+    const { NH, NKV, HS } = shape;
+    const G = NH / NKV;
+    if (!Number.isInteger(G)) throw new Error(`DecodeAttention: ${NH} heads are not a multiple of ${NKV} kv heads`);
+    if (G > MAX_G) throw new Error(`DecodeAttention: ${G} query heads per kv head exceed ${MAX_G}`);
+    if (HS % 4 !== 0 || HS / 4 > WG) throw new Error(`DecodeAttention: head dim ${HS} must be a multiple of 4 and <= ${4 * WG}`);
+    const HS4 = HS / 4;
+    this.lanes = largestDivisorAtMost(HS4, Math.max(1, HS4 / 4));
+    const KPC = Math.floor(WG / this.lanes);
+    const KG = Math.floor(WG / HS4);
+    const scratch = Math.max(2 * G * KPC * this.lanes, G * WG, KG * G * HS + KG * G);
+    const budget = workgroupStorageBudget(device, opts.workgroupStorageBytes) / 4;
+    const fixed = 4 * G * HS4 + scratch + MAX_G + 2;
+    this.maxSplitLen = Math.floor((budget - fixed) / G / KV_BLOCK) * KV_BLOCK;
+    if (this.maxSplitLen < KV_BLOCK) {
+      throw new Error(`DecodeAttention: NH ${NH}, NKV ${NKV}, HS ${HS} need more than ${budget * 4} bytes of workgroup memory`);
+    }
+    this.targetWorkgroups = opts.targetWorkgroups ?? 256;
+    this.minSplitLen = Math.min(this.maxSplitLen, Math.max(KV_BLOCK, opts.minSplitLen ?? 64));
+    this.layout = bindGroupLayout(device, 'attention-decode', [
+      'storage', // 0 partials [B, NH, numSplits, HS + 2]
+      'read-only-storage', // 1 q [B, NH, HS]
+      'read-only-storage', // 2 k cache (this layer)
+      'read-only-storage', // 3 v cache (this layer)
+      'read-only-storage', // 4 block table
+      'read-only-storage', // 5 batch rows
+      'uniform', // 6 params: maxBlocksPerSeq, splitLen, numSplits, scale
+    ]);
+    this.pipeline = pipelines.get({
+      label: 'attention-decode',
+      code: withCommon(code),
+      entryPoint: 'main',
+      layout: device.createPipelineLayout({ label: 'attention-decode', bindGroupLayouts: [this.layout] }),
+      constants: {
+        WG,
+        HS,
+        NKV,
+        G,
+        LANES: this.lanes,
+        MAX_SPLIT: this.maxSplitLen,
+        Q_LEN: G * HS4,
+        S_LEN: G * this.maxSplitLen,
+        SCRATCH_LEN: scratch,
+      },
+    });
+    this.params = new ParamsCache(device, 'attention-decode.params');
+  }
+
+  /** The split plan of a step whose longest context (pos + 1) is `maxContext`, with B rows. */
+  plan(maxContext: number, B: number): DecodeSplitPlan {
+    if (!(maxContext >= 1) || !(B >= 1)) throw new Error(`DecodeAttention.plan: bad maxContext ${maxContext} or B ${B}`);
+    const wanted = Math.max(1, Math.ceil(this.targetWorkgroups / (B * this.shape.NKV)));
+    const even = Math.ceil(Math.ceil(maxContext / wanted) / KV_BLOCK) * KV_BLOCK;
+    const splitLen = Math.min(this.maxSplitLen, Math.max(this.minSplitLen, even));
+    return { splitLen, numSplits: Math.ceil(maxContext / splitLen) };
+  }
+
+  /**
+   * Floats of the partials buffer that covers every step with at most `maxB` rows and contexts up
+   * to `maxContext` (numSplits is largest at the longest context, for every B).
+   */
+  partialsFloats(maxB: number, maxContext: number): number {
+    let most = 0;
+    for (let B = 1; B <= maxB; B++) most = Math.max(most, B * this.plan(maxContext, B).numSplits);
+    return most * this.shape.NH * (this.shape.HS + 2);
+  }
+
+  /** Records the dispatch into `pass`; never submits. */
+  record(pass: GPUComputePassEncoder, io: DecodeAttentionIO, dims: DecodeAttentionDims): void {
+    const { NH, NKV, HS } = this.shape;
+    const { B, plan } = dims;
+    if (B < 1) throw new Error('DecodeAttention: empty batch');
+    if (plan.splitLen % KV_BLOCK !== 0 || plan.splitLen < KV_BLOCK || plan.splitLen > this.maxSplitLen) {
+      throw new Error(`DecodeAttention: split length ${plan.splitLen} must be a multiple of ${KV_BLOCK} in [${KV_BLOCK}, ${this.maxSplitLen}]`);
+    }
+    const need = B * NH * plan.numSplits * (HS + 2) * 4;
+    if (io.partials.size < need) throw new Error(`DecodeAttention: partials buffer has ${io.partials.size} bytes, needs ${need}`);
+    if (io.q.size < B * NH * HS * 4) throw new Error(`DecodeAttention: q buffer too small for B=${B}`);
+    if (io.rows.size < B * 16) throw new Error(`DecodeAttention: rows buffer holds fewer than ${B} rows`);
+    assertDispatch(this.device, 'attention-decode', plan.numSplits, NKV, B);
+    const params = this.params.get(
+      packParams([
+        ['u32', dims.maxBlocksPerSeq],
+        ['u32', plan.splitLen],
+        ['u32', plan.numSplits],
+        ['f32', 1 / Math.sqrt(HS)],
+      ]),
+    );
+    const bindGroup = this.device.createBindGroup({
+      label: 'attention-decode',
+      layout: this.layout,
+      entries: [io.partials, io.q, io.k, io.v, io.blockTable, io.rows, params].map((buffer, binding) => ({
+        binding,
+        resource: { buffer },
+      })),
+    });
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(plan.numSplits, NKV, B);
+  }
+
+  destroy(): void {
+    this.params.destroy();
+  }
+}

@@ -1,0 +1,82 @@
+// Prefill attention over the paged KV cache, naive: the readable definition the tiled kernel
+// (attention-prefill.wgsl) is tested against, and a fallback. Same bindings and semantics: one
+// invocation per (token, query head) walks keys 0 .. its position one at a time with an online
+// softmax (running max m, denominator l, accumulator rescaled by exp(m_old - m_new)).
+
+struct Params {
+  B: u32,
+  T: u32,
+  maxBlocksPerSeq: u32,
+  scale: f32,
+  writeLse: u32,
+}
+
+override WG: u32 = 64u;
+override HS: u32 = 64u;
+override NKV: u32 = 1u;
+override G: u32 = 1u;
+const MAX_HS: u32 = 256u;
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;   // [T, NH * HS]
+@group(0) @binding(1) var<storage, read_write> lse: array<f32>;   // [T, NH] (when writeLse)
+@group(0) @binding(2) var<storage, read> q: array<f32>;           // [T, NH, HS]
+@group(0) @binding(3) var<storage, read> kCache: array<f32>;      // [numBlocks, NKV, 16, HS]
+@group(0) @binding(4) var<storage, read> vCache: array<f32>;      // [numBlocks, NKV, 16, HS]
+@group(0) @binding(5) var<storage, read> blockTable: array<u32>;
+@group(0) @binding(6) var<storage, read> rows: array<BatchRow>;
+@group(0) @binding(7) var<uniform> params: Params;
+
+@compute @workgroup_size(WG)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let NH = NKV * G;
+  let idx = (wid.y * nwg.x + wid.x) * WG + lid;
+  if (idx >= params.T * NH) {
+    return;
+  }
+  let t = idx / NH;
+  let qh = idx % NH;
+  let kh = qh / G;
+
+  var start = 0u;
+  var r = 0u;
+  loop {
+    if (r + 1u >= params.B) { break; }
+    let c = rows[r].count;
+    if (t < start + c) { break; }
+    start += c;
+    r += 1u;
+  }
+  let row = rows[r];
+  let qpos = row.pos + (t - start);
+  let qo = (t * NH + qh) * HS;
+
+  var m = NEG_BIG;
+  var l = 0.0;
+  var acc = array<f32, MAX_HS>();
+  for (var p = 0u; p <= qpos; p++) {
+    let at = kv_index(row.seq, p, kh, NKV, HS, params.maxBlocksPerSeq);
+    var s = 0.0;
+    for (var d = 0u; d < HS; d++) {
+      s += q[qo + d] * kCache[at + d];
+    }
+    s *= params.scale;
+    let mNew = max(m, s);
+    let corr = exp(m - mNew);
+    let e = exp(s - mNew);
+    l = l * corr + e;
+    for (var d = 0u; d < HS; d++) {
+      acc[d] = acc[d] * corr + e * vCache[at + d];
+    }
+    m = mNew;
+  }
+  for (var d = 0u; d < HS; d++) {
+    out[qo + d] = acc[d] / l;
+  }
+  if (params.writeLse != 0u) {
+    lse[t * NH + qh] = m + log(l);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Decode attention (split partials) and the merge on the GPU, against the references: the partials
+ * against reference/attention-paged.ts attentionDecodePartials (same split definition), and the
+ * merged output against naive causal GQA attention (reference/attention.ts) over the gathered K/V,
+ * an independent path. Shuffled blocks, several rows of different lengths, GQA 1/3/7, head dims
+ * 64/128/48/80, split counts 1 and many, the 16 KiB default workgroup memory and the device's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
+import { DecodeAttention, type DecodeSplitPlan } from '../../src/engine/kernels/attention-decode';
+import { KV_BLOCK } from '../../src/engine/model/kv-cache';
+import { attentionForward } from '../../src/engine/reference/attention';
+import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
+import { expectClose } from '../../src/engine/reference/check';
+import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runPass, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.device.destroy());
+
+interface Case {
+  name: string;
+  NH: number;
+  NKV: number;
+  HS: number;
+  contexts: number[];
+  storage?: number;
+}
+
+const CASES: Case[] = [
+  { name: 'MHA, HS 64, contexts 1 15 16 17', NH: 4, NKV: 4, HS: 64, contexts: [1, 15, 16, 17] },
+  { name: 'GQA 3, HS 128, 16 KiB, contexts 300 17 1', NH: 6, NKV: 2, HS: 128, contexts: [300, 17, 1], storage: 16384 },
+  { name: 'GQA 7, HS 48, contexts 333 64', NH: 7, NKV: 1, HS: 48, contexts: [333, 64] },
+  { name: 'GQA 2, HS 80 (5 lanes per key), context 40', NH: 2, NKV: 1, HS: 80, contexts: [40, 3], storage: 16384 },
+];
+
+const PARTIAL_TOL = { atol: 2e-5, rtol: 1e-4 };
+const OUT_TOL = { atol: 2e-5, rtol: 1e-4 };
+
+describe('decode attention', () => {
+  for (const c of CASES) {
+    it(c.name, async () => {
+      const { device, pipelines } = gpu;
+      const { NH, NKV, HS } = c;
+      const rng = new Rng(99 + HS * 7 + NH);
+      const layout = makeLayout(rng, c.contexts, NKV, HS);
+      const B = c.contexts.length;
+      // Row b decodes the token at position ctx - 1 (its k, v are already in the cache).
+      const rows = batchRows(
+        layout,
+        c.contexts.map((ctx, i) => ({ seq: i, pos: ctx - 1, count: 1 })),
+      );
+      const q = rng.normals(B * NH * HS);
+      const maxCtx = Math.max(...c.contexts);
+
+      const gkv = uploadKv(device, layout.kv);
+      const qBuf = uploadStorage(device, q, 'q');
+      const rowsBuf = uploadRows(device, rows);
+      const decode = await checked(device, () => new DecodeAttention(device, pipelines, { NH, NKV, HS }, { workgroupStorageBytes: c.storage }));
+      const merge = await checked(device, () => new AttentionMerge(device, pipelines));
+
+      // The independent oracle: naive attention of each row's query over its gathered context.
+      const wantOut = new Float32Array(B * NH * HS);
+      rows.forEach((row, b) => {
+        const S = row.pos + 1;
+        const k = new Float32Array(S * NKV * HS);
+        const v = new Float32Array(S * NKV * HS);
+        kvGatherPaged(k, v, layout.kv, row.seq, S);
+        attentionForward(wantOut.subarray(b * NH * HS, (b + 1) * NH * HS), q.subarray(b * NH * HS, (b + 1) * NH * HS), k, v, 1, S, NH, NKV, HS, row.pos);
+      });
+
+      const plans: Array<[string, DecodeSplitPlan]> = [
+        ['planned', decode.plan(maxCtx, B)],
+        ['one block per split', { splitLen: KV_BLOCK, numSplits: Math.ceil(maxCtx / KV_BLOCK) }],
+        ['longest split', { splitLen: decode.maxSplitLen, numSplits: Math.ceil(maxCtx / decode.maxSplitLen) }],
+      ];
+      for (const [label, plan] of plans) {
+        const floats = B * NH * plan.numSplits * (HS + 2);
+        const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
+        const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
+        await runPass(device, (pass) => {
+          decode.record(pass, { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan });
+          merge.record(pass, { out, partials }, { B, NH, HS, numSplits: plan.numSplits });
+        });
+
+        const wantPartials = new Float32Array(floats);
+        attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen);
+        const gotPartials = await readF32(device, partials, floats);
+        expectClose(gotPartials, wantPartials, PARTIAL_TOL, `partials (${label}, ${plan.numSplits} x ${plan.splitLen})`);
+        const gotOut = await readF32(device, out, B * NH * HS);
+        expectClose(gotOut, wantOut, OUT_TOL, `merged output (${label})`);
+        // The reference merge agrees with the naive oracle too (the references check each other).
+        const refMerged = new Float32Array(B * NH * HS);
+        attentionMergePartials(refMerged, wantPartials, B, NH, plan.numSplits, HS);
+        expectClose(refMerged, wantOut, OUT_TOL, `reference merge (${label})`);
+        partials.destroy();
+        out.destroy();
+      }
+      decode.destroy();
+      merge.destroy();
+      for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf]) b.destroy();
+    });
+  }
+
+  it('plans splits that cover the context, fill the GPU at batch 1 and stay within workgroup memory', async () => {
+    const { device, pipelines } = gpu;
+    const decode = await checked(device, () => new DecodeAttention(device, pipelines, { NH: 14, NKV: 2, HS: 64 }, { workgroupStorageBytes: 16384 }));
+    expect(decode.maxSplitLen % KV_BLOCK).toBe(0);
+    for (const [ctx, B] of [
+      [1, 1],
+      [17, 1],
+      [4096, 1],
+      [32768, 1],
+      [4096, 64],
+      [300, 8],
+    ]) {
+      const plan = decode.plan(ctx, B);
+      expect(plan.splitLen % KV_BLOCK).toBe(0);
+      expect(plan.splitLen).toBeLessThanOrEqual(decode.maxSplitLen);
+      expect(plan.numSplits * plan.splitLen).toBeGreaterThanOrEqual(ctx);
+      expect((plan.numSplits - 1) * plan.splitLen).toBeLessThan(ctx); // no split is empty for the longest row
+    }
+    expect(decode.plan(1, 1).numSplits).toBe(1);
+    // Batch 1, long context: many workgroups (>= 128 with 2 kv heads), not one per head.
+    expect(2 * decode.plan(32768, 1).numSplits).toBeGreaterThanOrEqual(128);
+    // A big batch needs no split at moderate context.
+    expect(decode.plan(256, 64).numSplits).toBe(Math.ceil(256 / decode.plan(256, 64).splitLen));
+    expect(decode.plan(256, 64).splitLen).toBeGreaterThanOrEqual(64);
+    // The partials sizing covers every plan it promises to.
+    const floats = decode.partialsFloats(8, 4096);
+    for (let B = 1; B <= 8; B++) {
+      for (const ctx of [1, 100, 1000, 4096]) expect(B * 14 * decode.plan(ctx, B).numSplits * 66).toBeLessThanOrEqual(floats);
+    }
+    decode.destroy();
+  });
+});
