@@ -20,8 +20,15 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
 
   const api: EngineApi = {
     async handle(wire: WireRequest) {
-      const engine = await booting;
-      const res = await engine.app.fetch(fromWireRequest(wire));
+      let res: Response;
+      try {
+        const engine = await booting;
+        res = await engine.app.fetch(fromWireRequest(wire));
+      } catch (err) {
+        // Boot failed (e.g. IndexedDB unavailable in this profile): say so instead of a network error.
+        const message = `The Hearth engine failed to start: ${err instanceof Error ? err.message : String(err)}`;
+        res = Response.json({ detail: message, error: { message, type: 'ServiceUnavailableError', param: null, code: 503 } }, { status: 503 });
+      }
       const out = toWireResponse(res);
       return Comlink.transfer(out, out.body ? [out.body as unknown as Transferable] : []);
     },

@@ -84,6 +84,32 @@ describe('engine host election', () => {
   });
 });
 
+describe('Service Worker restarts', () => {
+  it('reconnects to the engine after the browser stops the idle Service Worker', async () => {
+    const context = await browser.newContext();
+    const app = await openApp(context, server);
+    const key = await app.evaluate(() => globalThis.hearth.adminKey());
+    const blank = await openBlank(context);
+    const created = await api(blank, 'POST', '/v1/preview/models', { key, body: { project: 'p', name: 'before-restart', base_model: 'hearth/tiny-chat' } });
+    expect(created.status).toBe(200);
+
+    // Browsers stop idle Service Workers (losing their port to the engine); do it now.
+    const cdp = await context.newCDPSession(app);
+    let stopped = false;
+    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+      if (versions.some((v) => v.runningStatus === 'stopped')) stopped = true;
+    });
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await waitUntil('the Service Worker stopped', async () => stopped);
+
+    const after = await api(blank, 'GET', `/v1/preview/models/${created.json.id}`, { key });
+    expect(after.status).toBe(200);
+    expect(after.json.name).toBe('before-restart');
+    await context.close();
+  });
+});
+
 describe('streaming through the Service Worker', () => {
   it('delivers a streamed response chunk by chunk, and ends it when the host dies mid-stream', async () => {
     const context = await browser.newContext();

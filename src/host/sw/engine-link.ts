@@ -24,9 +24,9 @@ export class EngineLink {
 
   /** A hosting tab sent its port: replaces any previous one and releases waiting requests. */
   accept(port: MessagePort, clientId: string): void {
-    const old = this.link;
+    // The previous port is not released: requests still in flight on it (same host, new port
+    // after a controller change) must get their answers. It is collected once they have.
     this.link = { api: Comlink.wrap<EngineApi>(port), port, clientId };
-    if (old && old.port !== port) old.api[Comlink.releaseProxy]();
     for (const w of this.waiters) w(this.link);
     this.waiters.clear();
   }
@@ -56,11 +56,6 @@ export class EngineLink {
 
   async isAlive(link: Link): Promise<boolean> {
     return (await this.scope.clients.get(link.clientId)) !== undefined;
-  }
-
-  /** Whether `link` is still the one in use (a new host replaces it). */
-  isCurrent(link: Link): boolean {
-    return this.link === link;
   }
 
   private async askForPort(): Promise<void> {

@@ -49,7 +49,13 @@ export async function forward(links: EngineLink, request: Request): Promise<Resp
 
   const watch = watchHost(links, link);
   const handled = link.api.handle(wire).then((r) => r as WireResponse);
-  const winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
+  let winner: WireResponse | undefined;
+  try {
+    winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
+  } catch (err) {
+    watch.stop();
+    return unavailable(`The Hearth engine could not handle the request: ${err instanceof Error ? err.message : String(err)}`, chat);
+  }
   if (!winner) {
     watch.stop();
     handled.catch(() => undefined);
