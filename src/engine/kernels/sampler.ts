@@ -345,3 +345,13 @@ export class Sampler {
     return g;
   }
 }
+
+/** TS twin of order_key (sampler-common.wgsl): RowInfo.threshold keeps tokens with key(z) >= it. */
+export function orderKey(v: number): number {
+  const f = new Float32Array([v === 0 ? 0 : v]);
+  const b = new Uint32Array(f.buffer)[0];
+  return (b & 0x80000000) !== 0 ? ~b >>> 0 : (b | 0x80000000) >>> 0;
+}
+
+/** The GPU's stand-in for -inf in `processed` (MASKED in sampler-common.wgsl). */
+export const MASKED_LOGIT = -3.0e38;

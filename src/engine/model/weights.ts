@@ -1,12 +1,24 @@
 /**
- * The parameter plan of a model: every HF tensor name the engine expects for a ModelConfig, with its
- * shape, in a fixed order (STYLE.md "For Hearth" 3). WeightSet validates uploads against it, the
- * reference forward reads by these names, and the loader can check a repository before any upload.
+ * Weights of a model on the GPU, and the parameter plan they are checked against.
  *
- * Not here: GPU buffers (weights.ts), file parsing (safetensors.ts).
+ * - `planParameters(config)`: every HF tensor name the engine expects, with its shape, in a fixed
+ *   order (STYLE.md "For Hearth" 3). WeightSet validates uploads against it, the reference forward
+ *   reads by these names, and the loader can check a repository before any upload
+ *   (`checkAgainstPlan`).
+ * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout).
+ *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
+ *   qkv = [q; k; v] rows, gateUp = [gate; up] rows. 1-D tensors (norm weights, biases) are decoded to
+ *   f32 (exact for f16 / bf16) into one `vectors` buffer, addressed by element offsets, because the
+ *   fused decode kernels would otherwise need more storage bindings than devices allow (8 by default).
+ *   The embedding (and an untied lm_head) is row-chunked by the device's binding limit.
+ *
+ * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
-import type { ModelConfig } from './config';
+import { PackedMatrix } from '../gpu/packed-tensor';
+import type { DType, ModelConfig } from './config';
+import { decodeToF32 } from './dtype';
 import type { TensorData } from './tensor';
+import { bytesPerElement, numel } from './tensor';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */
@@ -105,4 +117,204 @@ export function checkAgainstPlan(cfg: ModelConfig, tensors: Iterable<Pick<Tensor
   }
   for (const name of plan.keys()) if (!seen.has(name)) return `missing tensor ${name}`;
   return null;
+}
+
+/** One decoder layer on the GPU. Vector fields are element offsets into WeightSet.vectors (f32). */
+export interface GpuLayerWeights {
+  /** [(NH + 2 NKV) HS, C]: q rows, then k rows, then v rows. */
+  qkv: PackedMatrix;
+  /** [C, NH HS]. */
+  o: PackedMatrix;
+  /** [2F, C]: gate rows, then up rows. */
+  gateUp: PackedMatrix;
+  /** [C, F]. */
+  down: PackedMatrix;
+  inputNorm: number; // (C,)
+  postNorm: number; // (C,)
+  qkvBias: number | null; // ((NH + 2 NKV) HS,) q, k, v biases back to back
+  qNorm: number | null; // (HS,)
+  kNorm: number | null; // (HS,)
+  oBias: number | null; // (C,)
+  gateUpBias: number | null; // (2F,)
+  downBias: number | null; // (C,)
+}
+
+export interface WeightSetOptions {
+  /** Largest chunk of a split tensor in bytes; default: the binding limit (and buffer limit) of the device. */
+  chunkBytes?: number;
+}
+
+/** Where each HF tensor lands: a row range of a packed matrix, or an offset into the vectors buffer. */
+type Slot = { kind: 'rows'; matrix: PackedMatrix; rowStart: number } | { kind: 'vector'; offset: number };
+
+export class WeightSet {
+  readonly embedding: PackedMatrix;
+  /** The embedding itself when tie_word_embeddings. */
+  readonly lmHead: PackedMatrix;
+  readonly finalNorm: number;
+  readonly layers: GpuLayerWeights[] = [];
+  /** Every 1-D tensor in f32, at the offsets named in the layers (and finalNorm). */
+  readonly vectors: GPUBuffer;
+  private readonly vectorOffsets = new Map<string, number>();
+  private readonly matrices: PackedMatrix[] = [];
+  private readonly device: GPUDevice;
+
+  private constructor(
+    readonly config: ModelConfig,
+    device: GPUDevice,
+    dtypes: Map<string, DType>,
+    chunkBytes: number,
+  ) {
+    const cfg = config;
+    const C = cfg.hiddenSize;
+    const HS = cfg.headDim;
+    const qRows = cfg.numHeads * HS;
+    const kvRows = cfg.numKvHeads * HS;
+    const F = cfg.intermediateSize;
+    const matrix = (label: string, rows: number, cols: number, dtype: DType) => {
+      const m = new PackedMatrix(device, { label, dtype, rows, cols, chunkBytes });
+      this.matrices.push(m);
+      return m;
+    };
+    // One dtype per fused matrix: the parts must agree (mixed-precision q/k/v do not occur in practice).
+    const fusedDtype = (names: string[]) => {
+      const ds = new Set(names.map((n) => dtypes.get(n)!));
+      if (ds.size > 1) throw new Error(`${names.join(', ')} have different dtypes (${[...ds].join(', ')}): cannot fuse them`);
+      return dtypes.get(names[0])!;
+    };
+    let vectorLength = 0;
+    const vector = (name: string, present: boolean, n: number) => {
+      if (!present) return null;
+      const offset = vectorLength;
+      this.vectorOffsets.set(name, offset);
+      vectorLength += n;
+      return offset;
+    };
+    this.embedding = matrix(EMBED_NAME, cfg.vocabSize, C, dtypes.get(EMBED_NAME)!);
+    this.lmHead = cfg.tieWordEmbeddings ? this.embedding : matrix(LM_HEAD_NAME, cfg.vocabSize, C, dtypes.get(LM_HEAD_NAME)!);
+    for (let l = 0; l < cfg.numLayers; l++) {
+      const n = layerNames(l);
+      const layer: GpuLayerWeights = {
+        qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, fusedDtype([n.q, n.k, n.v])),
+        o: matrix(n.o, C, qRows, dtypes.get(n.o)!),
+        gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, fusedDtype([n.gate, n.up])),
+        down: matrix(n.down, C, F, dtypes.get(n.down)!),
+        inputNorm: vector(n.inputNorm, true, C)!,
+        postNorm: vector(n.postNorm, true, C)!,
+        qkvBias: null,
+        qNorm: vector(n.qNorm, cfg.qkNorm, HS),
+        kNorm: vector(n.kNorm, cfg.qkNorm, HS),
+        oBias: vector(n.oBias, cfg.outputBias, C),
+        gateUpBias: null,
+        downBias: vector(n.downBias, cfg.mlpBias, C),
+      };
+      // Fused biases: consecutive offsets so [q; k; v] and [gate; up] read as one vector.
+      layer.qkvBias = vector(n.qBias, cfg.attentionBias, qRows);
+      vector(n.kBias, cfg.attentionBias, kvRows);
+      vector(n.vBias, cfg.attentionBias, kvRows);
+      layer.gateUpBias = vector(n.gateBias, cfg.mlpBias, F);
+      vector(n.upBias, cfg.mlpBias, F);
+      this.layers.push(layer);
+    }
+    this.finalNorm = vector(FINAL_NORM_NAME, true, C)!;
+    this.vectors = device.createBuffer({
+      label: 'weights.vectors',
+      size: Math.max(16, Math.ceil((vectorLength * 4) / 16) * 16),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+    });
+    this.device = device;
+  }
+
+  /**
+   * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads them.
+   * Accepts a stream (async iterable) so the loader can hand tensors over one by one; on any error
+   * every buffer made so far is destroyed and nothing is returned (nothing half-loaded).
+   */
+  static async upload(
+    device: GPUDevice,
+    config: ModelConfig,
+    tensors: Iterable<TensorData> | AsyncIterable<TensorData>,
+    opts: WeightSetOptions = {},
+  ): Promise<WeightSet> {
+    // Buffers are sized before the bytes arrive, so dtypes must be known first: collect the stream
+    // (references to the loader's bytes, not copies), validate it, then write.
+    const list: TensorData[] = [];
+    for await (const t of tensors as AsyncIterable<TensorData>) list.push(t);
+    const problem = checkAgainstPlan(config, list);
+    if (problem) throw new Error(`WeightSet: ${problem}`);
+    for (const t of list) {
+      if (t.data.byteLength !== numel(t.shape) * bytesPerElement(t.dtype)) {
+        throw new Error(`WeightSet: tensor ${t.name}: ${t.data.byteLength} bytes for ${shapeText(t.shape)} ${t.dtype}`);
+      }
+    }
+    const planned = new Set(planParameters(config).map((p) => p.name));
+    const used = list.filter((t) => planned.has(t.name));
+    const dtypes = new Map(used.map((t) => [t.name, t.dtype]));
+    const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    const chunkBytes = Math.min(opts.chunkBytes ?? limit, limit);
+    let set: WeightSet | null = null;
+    try {
+      set = new WeightSet(config, device, dtypes, chunkBytes);
+      for (const t of used) set.write(t);
+      return set;
+    } catch (e) {
+      set?.destroy();
+      throw e;
+    }
+  }
+
+  /** GPU bytes of all weight buffers (padding included; a tied lm_head counted once). */
+  get gpuBytes(): number {
+    return this.matrices.reduce((s, m) => s + m.bytes, 0) + this.vectors.size;
+  }
+
+  /** Element offset of a 1-D tensor in `vectors`. */
+  vectorOffset(name: string): number {
+    const o = this.vectorOffsets.get(name);
+    if (o === undefined) throw new Error(`WeightSet: ${name} is not a vector of this model`);
+    return o;
+  }
+
+  destroy(): void {
+    for (const m of this.matrices) m.destroy();
+    this.vectors.destroy();
+  }
+
+  private slot(name: string): Slot {
+    const off = this.vectorOffsets.get(name);
+    if (off !== undefined) return { kind: 'vector', offset: off };
+    if (name === EMBED_NAME) return { kind: 'rows', matrix: this.embedding, rowStart: 0 };
+    if (name === LM_HEAD_NAME) return { kind: 'rows', matrix: this.lmHead, rowStart: 0 };
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m) {
+      const l = Number(m[1]);
+      const n = layerNames(l);
+      const w = this.layers[l];
+      const qRows = this.config.numHeads * this.config.headDim;
+      const kvRows = this.config.numKvHeads * this.config.headDim;
+      const F = this.config.intermediateSize;
+      const rows: Record<string, [PackedMatrix, number]> = {
+        [n.q]: [w.qkv, 0],
+        [n.k]: [w.qkv, qRows],
+        [n.v]: [w.qkv, qRows + kvRows],
+        [n.o]: [w.o, 0],
+        [n.gate]: [w.gateUp, 0],
+        [n.up]: [w.gateUp, F],
+        [n.down]: [w.down, 0],
+      };
+      const r = rows[name];
+      if (r) return { kind: 'rows', matrix: r[0], rowStart: r[1] };
+    }
+    throw new Error(`WeightSet: no place for ${name}`);
+  }
+
+  private write(t: TensorData): void {
+    const s = this.slot(t.name);
+    if (s.kind === 'vector') {
+      this.device.queue.writeBuffer(this.vectors, s.offset * 4, decodeToF32(t.data, t.dtype));
+    } else {
+      if (t.dtype !== s.matrix.dtype) throw new Error(`WeightSet: ${t.name} is ${t.dtype}, its fused matrix ${s.matrix.label} ${s.matrix.dtype}`);
+      s.matrix.writeRows(s.rowStart, t.data);
+    }
+  }
 }

@@ -1,0 +1,48 @@
+/**
+ * KernelContext: what every kernel wrapper needs from the GPU side, bundled once per engine: the
+ * device, the pipeline cache, the profiler, and the facts that choose kernel variants (subgroups and
+ * their sizes, workgroup memory, binding limits).
+ *
+ * Not here: acquiring the device (device.ts), kernels themselves (../kernels).
+ */
+import type { GpuContext } from './device';
+import { PipelineCache } from './pipelines';
+import { Profiler } from './profiler';
+
+export interface KernelContext {
+  device: GPUDevice;
+  pipelines: PipelineCache;
+  profiler: Profiler;
+  /** Subgroup operations may be used (the device has the feature and it was not disabled). */
+  subgroups: boolean;
+  /** Subgroup size bounds from GPUAdapterInfo (4 and 128 when unknown: never assume 32). */
+  subgroupMinSize: number;
+  subgroupMaxSize: number;
+  maxWorkgroupStorage: number;
+  maxStorageBindingSize: number;
+  maxBufferSize: number;
+  maxWorkgroupsPerDimension: number;
+  maxStorageBuffersPerStage: number;
+}
+
+export interface KernelContextOptions {
+  /** Time compute passes with timestamp queries (when the device supports them). */
+  timestamps?: boolean;
+}
+
+export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions = {}): KernelContext {
+  const limits = gpu.description.limits;
+  return {
+    device: gpu.device,
+    pipelines: new PipelineCache(gpu.device),
+    profiler: new Profiler(gpu.device, { timestamps: opts.timestamps }),
+    subgroups: gpu.hasSubgroups,
+    subgroupMinSize: gpu.subgroupMinSize,
+    subgroupMaxSize: gpu.subgroupMaxSize,
+    maxWorkgroupStorage: limits.maxComputeWorkgroupStorageSize,
+    maxStorageBindingSize: limits.maxStorageBufferBindingSize,
+    maxBufferSize: limits.maxBufferSize,
+    maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
+    maxStorageBuffersPerStage: limits.maxStorageBuffersPerShaderStage,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * KernelCall: one prepared dispatch (pipeline, bind group, its own small uniform buffer, grid size),
+ * made once by a kernel wrapper's `encode(...)` and recorded into any number of compute passes.
+ * Decode graphs build their calls once and replay them every step (record once, replay: no bind group
+ * or uniform creation on the hot path); tests build, record, submit and dispose.
+ *
+ * Not here: what the kernels compute (../kernels), when to submit (the caller owns the encoder).
+ */
+import { alignTo } from './buffers';
+import type { KernelContext } from './context';
+
+/** A storage binding: a whole buffer, or a range of one (offset a multiple of 256 bytes). */
+export type BufferRef = GPUBuffer | GPUBufferBinding;
+
+export function bufferOf(ref: BufferRef): GPUBuffer {
+  return ref instanceof GPUBuffer ? ref : ref.buffer;
+}
+
+/** Bytes visible through a binding. */
+export function bindingSize(ref: BufferRef): number {
+  if (ref instanceof GPUBuffer) return ref.size;
+  return ref.size ?? ref.buffer.size - (ref.offset ?? 0);
+}
+
+function asBinding(ref: BufferRef): GPUBufferBinding {
+  return ref instanceof GPUBuffer ? { buffer: ref } : ref;
+}
+
+export class KernelCall {
+  constructor(
+    readonly label: string,
+    readonly pipeline: GPUComputePipeline,
+    readonly bindGroup: GPUBindGroup,
+    readonly workgroups: [number, number, number],
+    private readonly uniforms: GPUBuffer | null,
+  ) {}
+
+  /** Records the dispatch into `pass` (counted by the profiler). Never submits. */
+  record(pass: GPUComputePassEncoder, ctx: KernelContext): void {
+    if (this.workgroups[0] === 0 || this.workgroups[1] === 0 || this.workgroups[2] === 0) return;
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, this.bindGroup);
+    ctx.profiler.dispatch(pass, this.label, ...this.workgroups);
+  }
+
+  /** Frees the uniform buffer; the call must not be recorded again. Safe right after submission. */
+  dispose(): void {
+    this.uniforms?.destroy();
+  }
+}
+
+export interface CallSpec {
+  label: string;
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+  /** Storage bindings 0..n-1 in the layout's order. */
+  buffers: BufferRef[];
+  /** Uniform block bound after the storage buffers (binding n), when the kernel has one. */
+  uniforms?: ArrayBuffer;
+  workgroups: [number, number, number];
+}
+
+/** Builds a KernelCall, checking the grid against the device limit. */
+export function makeCall(ctx: KernelContext, spec: CallSpec): KernelCall {
+  for (const w of spec.workgroups) {
+    if (w > ctx.maxWorkgroupsPerDimension) {
+      throw new Error(`${spec.label}: ${w} workgroups in one dimension exceeds the device limit ${ctx.maxWorkgroupsPerDimension}`);
+    }
+  }
+  let uniformBuffer: GPUBuffer | null = null;
+  const entries: GPUBindGroupEntry[] = spec.buffers.map((b, binding) => ({ binding, resource: asBinding(b) }));
+  if (spec.uniforms) {
+    uniformBuffer = ctx.device.createBuffer({
+      label: `${spec.label}.uniforms`,
+      size: Math.max(16, alignTo(spec.uniforms.byteLength, 16)),
+      usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    });
+    ctx.device.queue.writeBuffer(uniformBuffer, 0, spec.uniforms);
+    entries.push({ binding: spec.buffers.length, resource: { buffer: uniformBuffer } });
+  }
+  const bindGroup = ctx.device.createBindGroup({ label: spec.label, layout: spec.layout, entries });
+  return new KernelCall(spec.label, spec.pipeline, bindGroup, spec.workgroups, uniformBuffer);
+}
+
+/** Packs u32 / f32 uniform fields in declaration order (every field 4 bytes; WGSL struct of scalars). */
+export function packUniforms(fields: Array<number | { f32: number }>): ArrayBuffer {
+  const buf = new ArrayBuffer(alignTo(Math.max(fields.length, 1) * 4, 16));
+  const u = new Uint32Array(buf);
+  const f = new Float32Array(buf);
+  fields.forEach((v, i) => {
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`uniform field ${i}: ${v} is not a u32`);
+      u[i] = v;
+    } else f[i] = v.f32;
+  });
+  return buf;
+}
+
+/** Records the calls into one compute pass of a new encoder, submits once, waits, disposes. Tests and tools. */
+export async function runCalls(ctx: KernelContext, calls: KernelCall[], label = 'run'): Promise<void> {
+  const encoder = ctx.device.createCommandEncoder({ label });
+  const pass = ctx.profiler.beginComputePass(encoder, label);
+  for (const c of calls) c.record(pass, ctx);
+  pass.end();
+  ctx.profiler.submit(ctx.device.queue, [encoder.finish()]);
+  await ctx.device.queue.onSubmittedWorkDone();
+  for (const c of calls) c.dispose();
+}

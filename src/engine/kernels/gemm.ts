@@ -1,0 +1,168 @@
+/**
+ * Gemm: the one matmul core of prefill and training (gemm.wgsl, with the naive gemm-naive.wgsl as
+ * its readable definition and GPU oracle). C[M, N] (+)= A(M, K) B(K, N) (+ bias), f32 accumulation.
+ *
+ * - A: f32 activations, stored [M, K] ('rows-are-m') or [K, M] ('rows-are-k', the trainer's dH^T).
+ * - B: a packed weight in its file dtype, or f32 activations; stored [N, K] ('rows-are-n': nn.Linear,
+ *   Y = X W^T) or [K, N] ('rows-are-k': dX = dY W). A weight split in row chunks gives one call per
+ *   chunk: along N it writes its column range of C; along K each chunk adds its partial product
+ *   (the first one writes unless `accumulate`).
+ * - Epilogue: bias (f32 vectors buffer), accumulate into C (residual add, LoRA's B(Ax) term).
+ *
+ * Tile: 64 x 64 outputs per 256-invocation workgroup, 4 x 4 per invocation, K tile 16 (8 KiB of
+ * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (wgsl-engine.md 1.2),
+ * arithmetic intensity 4 FMAs per staged value. Not here: the decode GEMV (gemv.ts).
+ */
+import type { KernelContext } from '../gpu/context';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { makeCall, packUniforms } from '../gpu/kernel-call';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import type { DType } from '../model/config';
+import { checkDim, kernelLayout, placeholder } from './common';
+import naive from './gemm-naive.wgsl?raw';
+import params from './gemm-params.wgsl?raw';
+import tiled from './gemm.wgsl?raw';
+import { composeShader } from './shader';
+
+export type GemmB =
+  | { weight: PackedMatrix; layout: 'rows-are-n' | 'rows-are-k' }
+  | { f32: BufferRef; offset?: number; ld: number; layout: 'rows-are-n' | 'rows-are-k' };
+
+export interface GemmArgs {
+  /** C, f32: element (m, n) at cOffset + m * ldc + n. */
+  out: BufferRef;
+  cOffset?: number;
+  ldc?: number;
+  /** A, f32: element (m, k) at aOffset + m * lda + k ('rows-are-m') or aOffset + k * lda + m ('rows-are-k'). */
+  a: BufferRef;
+  aOffset?: number;
+  lda?: number;
+  aLayout?: 'rows-are-m' | 'rows-are-k';
+  b: GemmB;
+  M: number;
+  N: number;
+  K: number;
+  /** Bias (N values) at this element offset of `vectors`. */
+  vectors?: GPUBuffer;
+  bias?: number | null;
+  accumulate?: boolean;
+  /** Use the naive kernel (tests, debugging). */
+  naive?: boolean;
+}
+
+const BM = 64;
+const BN = 64;
+const BK = 16;
+
+interface Piece {
+  buffer: BufferRef;
+  bOffset: number;
+  sn: number;
+  sk: number;
+  /** Range of n (or k) this piece covers. */
+  n0: number;
+  n: number;
+  k0: number;
+  k: number;
+}
+
+export class Gemm {
+  private readonly layout;
+
+  constructor(private readonly ctx: KernelContext) {
+    this.layout = kernelLayout(ctx, 'gemm', ['read-only-storage', 'read-only-storage', 'storage', 'read-only-storage', 'uniform']);
+  }
+
+  encode(g: GemmArgs): KernelCall[] {
+    checkDim('gemm', 'M', g.M);
+    checkDim('gemm', 'N', g.N);
+    checkDim('gemm', 'K', g.K);
+    const aLayout = g.aLayout ?? 'rows-are-m';
+    const lda = g.lda ?? (aLayout === 'rows-are-m' ? g.K : g.M);
+    const [aSm, aSk] = aLayout === 'rows-are-m' ? [lda, 1] : [1, lda];
+    const ldc = g.ldc ?? g.N;
+    const bKContig = g.b.layout === 'rows-are-n';
+    let dtype: DType = 'f32';
+    const pieces: Piece[] = [];
+    if ('weight' in g.b) {
+      const w = g.b.weight;
+      dtype = w.dtype;
+      const [rowsNeeded, colsNeeded] = bKContig ? [g.N, g.K] : [g.K, g.N];
+      if (w.rows !== rowsNeeded || w.cols !== colsNeeded) {
+        throw new Error(`gemm: ${w.label} is [${w.rows}, ${w.cols}], expected [${rowsNeeded}, ${colsNeeded}] for M ${g.M} N ${g.N} K ${g.K}`);
+      }
+      for (const c of w.chunks) {
+        pieces.push(
+          bKContig
+            ? { buffer: c.buffer, bOffset: 0, sn: w.rowStride, sk: 1, n0: c.rowStart, n: c.rows, k0: 0, k: g.K }
+            : { buffer: c.buffer, bOffset: 0, sn: 1, sk: w.rowStride, n0: 0, n: g.N, k0: c.rowStart, k: c.rows },
+        );
+      }
+    } else {
+      const ld = g.b.ld;
+      pieces.push({
+        buffer: g.b.f32,
+        bOffset: g.b.offset ?? 0,
+        sn: bKContig ? ld : 1,
+        sk: bKContig ? 1 : ld,
+        n0: 0,
+        n: g.N,
+        k0: 0,
+        k: g.K,
+      });
+    }
+    const flagsFor = (accum: boolean, bias: boolean) => ({ HAS_BIAS: bias, ACCUM: accum });
+    const calls: KernelCall[] = [];
+    pieces.forEach((p) => {
+      // Along K, chunks after the first add their partial product; the bias is added once.
+      const firstAlongK = p.k0 === 0;
+      const accum = (g.accumulate ?? false) || !firstAlongK;
+      const hasBias = g.bias != null && firstAlongK;
+      if (hasBias && !g.vectors) throw new Error('gemm: a bias needs the vectors buffer');
+      const consts = g.naive
+        ? flagsFor(accum, hasBias)
+        : { BM, BN, BK, WG: (BM / 4) * (BN / 4), A_KCONTIG: aSk === 1, B_KCONTIG: bKContig, ...flagsFor(accum, hasBias) };
+      const label = `gemm${g.naive ? '-naive' : ''}.${dtype}`;
+      const pipeline = this.ctx.pipelines.get({
+        label,
+        layout: this.layout.pipeline,
+        entryPoint: 'main',
+        code: composeShader({ consts, weights: { B: dtype }, body: [params, g.naive ? naive : tiled] }),
+      });
+      const uniforms = packUniforms([
+        g.M,
+        p.n,
+        p.k,
+        (g.aOffset ?? 0) + p.k0 * aSk,
+        aSm,
+        aSk,
+        p.bOffset,
+        p.sn,
+        p.sk,
+        (g.cOffset ?? 0) + p.n0,
+        ldc,
+        (g.bias ?? 0) + p.n0,
+      ]);
+      const workgroups: [number, number, number] = g.naive
+        ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
+        : [Math.ceil(p.n / BN), Math.ceil(g.M / BM), 1];
+      calls.push(
+        makeCall(this.ctx, {
+          label,
+          pipeline,
+          layout: this.layout.bindGroup,
+          buffers: [g.a, p.buffer, g.out, g.vectors ?? placeholder(this.ctx)],
+          uniforms,
+          workgroups,
+        }),
+      );
+    });
+    return calls;
+  }
+
+  record(pass: GPUComputePassEncoder, g: GemmArgs): KernelCall[] {
+    const calls = this.encode(g);
+    for (const c of calls) c.record(pass, this.ctx);
+    return calls;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Tile choice of the decode GEMV core (gemv-core.wgsl), shared by the generic GEMV and the fused
+ * decode kernels.
+ *
+ * - WG = 256 invocations: enough loads in flight per workgroup on every GPU class.
+ * - TK (invocations per weight row): a power of two <= 32 so each invocation issues about 4
+ *   eight-element loads per row per chunk; with rows of 576..8192 elements TK is 16..32, so a team's
+ *   loads are 256..512 contiguous bytes (coalesced on NVIDIA/AMD/Apple/Intel).
+ * - RPT (rows per invocation): 2 when the batch group is small, to reuse each staged activation from
+ *   workgroup memory twice and keep two loads in flight; 1 with 8 batch rows (16 accumulators).
+ * - BB (activation rows per workgroup): the batch rounded up to 1, 2, 4 or 8; more rows go to more
+ *   workgroups along y, which reread the same weights from L2 (decode at B > 8 is compute-heavier and
+ *   the prefill GEMM takes over past 64).
+ * - KT (activations staged at once): BB * KT floats fill 8 KiB of workgroup memory (4 KiB on devices
+ *   with the 16 KiB minimum), so at B = 1 a whole hidden state (<= 2048) is staged in one go.
+ */
+import type { KernelContext } from '../gpu/context';
+import { pow2ceil, pow2floor } from './shader';
+
+export interface GemvTile {
+  WG: number;
+  TK: number;
+  TR: number;
+  RPT: number;
+  BB: number;
+  KT: number;
+}
+
+/** Floats of staged activations per workgroup for this device. */
+export function stagingFloats(ctx: KernelContext): number {
+  return ctx.maxWorkgroupStorage >= 24 * 1024 ? 2048 : 1024;
+}
+
+export function batchGroup(B: number): number {
+  return Math.min(8, pow2ceil(B));
+}
+
+export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?: number; tk?: number } = {}): GemvTile {
+  const WG = 256;
+  const kpad = Math.ceil(K / 8) * 8;
+  const BB = batchGroup(B);
+  const TK = opts.tk ?? Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4)));
+  const RPT = opts.rpt ?? (BB <= 4 ? 2 : 1);
+  const KT = Math.min(kpad, Math.floor(stagingFloats(ctx) / BB / 8) * 8);
+  return { WG, TK, TR: WG / TK, RPT, BB, KT };
+}
+
+/** The tile as shader consts. */
+export function tileConsts(t: GemvTile): Record<string, number> {
+  return { WG: t.WG, TK: t.TK, TR: t.TR, RPT: t.RPT, BB: t.BB, KT: t.KT };
+}

@@ -1,0 +1,89 @@
+// GEMV core for decode (a skinny GEMM: B <= 64 activation rows): each workgroup owns G = TR * RPT
+// weight rows and BB activation rows. Activations are staged in workgroup memory KT at a time
+// (computed by the kernel's stage_x hook: a plain load, or a residual plus pending partial sums, or an
+// attention merge), each weight row is read once, 8 elements per load, by the TK invocations of its
+// team, and dotted with all BB staged rows; the team's partial sums are reduced by group_sum.
+//
+// Consts: WG, TK, TR = WG / TK, RPT, BB, KT (multiple of 8), NORM (fold an RMSNorm into the load:
+// sum of squares accumulated while staging, weight applied to the staged value, rstd applied by the
+// caller: y = rstd * sum_k W[n,k] * w[k] * h[k]).
+// Hooks the kernel defines: stage_x(b, k) -> f32, norm_w(k) -> f32, row_start(j) -> u32 (element offset
+// of row j's first weight, a multiple of 8), row_valid(j) -> bool, and the binding W with W_load8.
+// Staging writes 4 consecutive activations per invocation (one vec4 store).
+
+const G: u32 = TR * RPT;
+
+// The norm weight of elements k .. k + 3 (0 beyond K).
+fn norm_w4(k: u32, K: u32) -> vec4<f32> {
+  var w = vec4<f32>(0.0);
+  for (var e = 0u; e < 4u; e++) {
+    if (k + e < K) {
+      w[e] = norm_w(k + e);
+    }
+  }
+  return w;
+}
+
+var<workgroup> xs: array<vec4<f32>, BB * KT / 4u>;
+var<workgroup> ys: array<f32, G * BB>;
+var<workgroup> rstd: array<f32, BB>;
+
+// Fills ys[j * BB + b] = sum_k W[row j, k] * x[b, k] for the group's rows j, and rstd[b] with NORM.
+// nb: batch rows in use (<= BB); K: elements per row. Uniform control flow only.
+fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32) {
+  let team = lid / TK;
+  let kt = lid % TK;
+  let kpad = (K + 7u) & ~7u;
+  var acc: array<array<f32, BB>, RPT>;
+  var sq: array<f32, BB>;
+  for (var k0 = 0u; k0 < kpad; k0 += KT) {
+    let klen = min(KT, kpad - k0);
+    workgroupBarrier(); // the previous chunk has been read
+    for (var b = 0u; b < BB; b++) {
+      for (var q = lid; q < klen / 4u; q += WG) {
+        var v = vec4<f32>(0.0);
+        for (var e = 0u; e < 4u; e++) {
+          let k = k0 + 4u * q + e;
+          if (b < nb && k < K) {
+            v[e] = stage_x(b, k);
+          }
+        }
+        if (NORM) {
+          sq[b] += dot(v, v);
+          v *= vec4<f32>(norm_w4(k0 + 4u * q, K));
+        }
+        xs[b * (KT / 4u) + q] = v;
+      }
+    }
+    workgroupBarrier();
+    for (var g = kt; g < klen / 8u; g += TK) {
+      for (var r = 0u; r < RPT; r++) {
+        let j = r * TR + team;
+        if (row_valid(j)) {
+          let w = W_load8(row_start(j) + k0 + 8u * g);
+          for (var b = 0u; b < BB; b++) {
+            let xi = b * (KT / 4u) + 2u * g;
+            acc[r][b] += dot(w[0], xs[xi]) + dot(w[1], xs[xi + 1u]);
+          }
+        }
+      }
+    }
+  }
+  for (var r = 0u; r < RPT; r++) {
+    let s = group_sum(lid, acc[r], TK);
+    if (kt == 0u) {
+      for (var b = 0u; b < BB; b++) {
+        ys[(r * TR + team) * BB + b] = s[b];
+      }
+    }
+  }
+  if (NORM) {
+    let t = group_sum(lid, sq, WG);
+    if (lid == 0u) {
+      for (var b = 0u; b < BB; b++) {
+        rstd[b] = inverseSqrt(t[b] / f32(K) + eps);
+      }
+    }
+  }
+  workgroupBarrier();
+}

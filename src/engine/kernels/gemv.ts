@@ -1,0 +1,122 @@
+/**
+ * Gemv: the decode linear layer (gemv.wgsl on gemv-core.wgsl), Y[b, n] (+)= W[n, :] . X[b, :] (+ bias)
+ * for B <= 64 activation rows, W packed in its file dtype (gpu/packed-tensor.ts). Each weight row is
+ * read once per group of 8 activation rows; tile sizes and why: gemv-config.ts.
+ *
+ * Options: an RMSNorm folded into the activation load (final norm before lm_head), bias, accumulate
+ * into Y (residual add), SwiGLU over a fused [gate; up] matrix (unfused decode MLP). A weight split in
+ * row chunks (lm_head over a large vocabulary) gives one call per chunk, each writing its own column
+ * range of Y. Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
+ */
+import type { KernelContext } from '../gpu/context';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { makeCall, packUniforms } from '../gpu/kernel-call';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import { checkDim, checkElements, kernelLayout, placeholder, subgroupsOf } from './common';
+import core from './gemv-core.wgsl?raw';
+import { gemvTile, tileConsts } from './gemv-config';
+import code from './gemv.wgsl?raw';
+import { composeShader } from './shader';
+
+export interface GemvArgs {
+  /** Y, f32: element (b, n) at yOffset + b * yStride + n. */
+  out: BufferRef;
+  /** X, f32: element (b, k) at xOffset + b * xStride + k. */
+  x: BufferRef;
+  /** W [N, K] (with swiglu: [2F, K], gate rows then up rows). */
+  weight: PackedMatrix;
+  /** Activation rows (1..64). */
+  B: number;
+  xOffset?: number;
+  xStride?: number;
+  yOffset?: number;
+  yStride?: number;
+  /** f32 vectors buffer (WeightSet.vectors) holding the bias and norm weight. */
+  vectors?: GPUBuffer;
+  /** Element offset of the bias (N values; with swiglu 2F: gate then up) in `vectors`. */
+  bias?: number | null;
+  /** RMSNorm the activations first, weight at `offset` in `vectors`. */
+  norm?: { offset: number; eps: number } | null;
+  /** Y += result instead of Y = result. */
+  accumulate?: boolean;
+  /** W is [gate; up]: Y[b, f] = silu(gate_f . x) * (up_f . x), N = F = weight.rows / 2. */
+  swiglu?: boolean;
+}
+
+export class Gemv {
+  private readonly layout;
+
+  constructor(private readonly ctx: KernelContext) {
+    this.layout = kernelLayout(ctx, 'gemv', ['read-only-storage', 'read-only-storage', 'storage', 'read-only-storage', 'uniform']);
+  }
+
+  /** One call per chunk of the weight (usually one). */
+  encode(a: GemvArgs): KernelCall[] {
+    const w = a.weight;
+    const K = w.cols;
+    const swiglu = a.swiglu ?? false;
+    const N = swiglu ? w.rows / 2 : w.rows;
+    checkDim('gemv', 'B', a.B);
+    if (a.B > 64) throw new Error(`gemv: B = ${a.B} activation rows; use the GEMM beyond 64`);
+    if (swiglu && (w.rows % 2 !== 0 || w.chunks.length !== 1)) {
+      throw new Error(`gemv: swiglu needs an unsplit [gate; up] matrix, got ${w.label} with ${w.rows} rows in ${w.chunks.length} chunks`);
+    }
+    const xStride = a.xStride ?? K;
+    const yStride = a.yStride ?? N;
+    const xOffset = a.xOffset ?? 0;
+    const yOffset = a.yOffset ?? 0;
+    checkElements('gemv', 'x', a.x, xOffset + (a.B - 1) * xStride + K);
+    checkElements('gemv', 'out', a.out, yOffset + (a.B - 1) * yStride + N);
+    if ((a.bias != null || a.norm) && !a.vectors) throw new Error('gemv: bias / norm need the vectors buffer');
+    const tile = gemvTile(this.ctx, K, a.B);
+    const flags = { NORM: !!a.norm, HAS_BIAS: a.bias != null, ACCUM: a.accumulate ?? false, SWIGLU: swiglu };
+    const label = `gemv.${w.dtype}${flags.NORM ? '.norm' : ''}${flags.SWIGLU ? '.swiglu' : ''}${flags.ACCUM ? '.accum' : ''}`;
+    const pipeline = this.ctx.pipelines.get({
+      label,
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: composeShader({
+        subgroups: subgroupsOf(this.ctx),
+        reductions: true,
+        consts: { ...tileConsts(tile), ...flags },
+        weights: { W: w.dtype },
+        body: [core, code],
+      }),
+    });
+    const G = tile.TR * tile.RPT;
+    const outsPerGroup = swiglu ? G / 2 : G;
+    return w.chunks.map((chunk) => {
+      // Chunk c of W holds output rows [rowStart, rowStart + rows): it writes that column range of Y.
+      const uniforms = packUniforms([
+        swiglu ? N : chunk.rows,
+        K,
+        a.B,
+        xOffset,
+        xStride,
+        yOffset + chunk.rowStart,
+        yStride,
+        0,
+        w.rowStride,
+        (a.bias ?? 0) + chunk.rowStart,
+        a.norm?.offset ?? 0,
+        swiglu ? N : 0,
+        { f32: a.norm?.eps ?? 0 },
+      ]);
+      return makeCall(this.ctx, {
+        label,
+        pipeline,
+        layout: this.layout.bindGroup,
+        buffers: [chunk.buffer, a.x, a.out, a.vectors ?? placeholder(this.ctx)],
+        uniforms,
+        workgroups: [Math.ceil((swiglu ? N : chunk.rows) / outsPerGroup), Math.ceil(a.B / tile.BB), 1],
+      });
+    });
+  }
+
+  /** Encodes and records into `pass`; returns the calls (dispose them after submission). */
+  record(pass: GPUComputePassEncoder, a: GemvArgs): KernelCall[] {
+    const calls = this.encode(a);
+    for (const c of calls) c.record(pass, this.ctx);
+    return calls;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Prompt logprobs on the GPU: over T rows of prefill logits [T, V] and the actual next tokens,
+ * each row's raw logprob of its next token (floored at -9999), the token's vLLM rank, and the k
+ * best alternatives (k <= 20), best first. One dispatch, one workgroup per row (a prefill has many
+ * rows, so rows fill the GPU); the top-k is the sampler's radix select (sampler-radix.wgsl),
+ * pruned by the k-th largest per-thread max, so no row is sorted. Recorded into the caller's
+ * pass, never submitted. Output row r is (2 + 2k) u32 words: logprob bits, rank, k (id, logprob).
+ *
+ * vLLM (../../../shared/reference/vllm-chat.md §3.3) reports for prompt position p >= 1 the
+ * logprob of prompt token p under the logits of position p - 1; the caller passes those logits
+ * rows and targets[r] = the following prompt token (an id >= V gives logprob -9999, rank V).
+ * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
+ */
+import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
+import { MAX_TOP_LOGPROBS } from '../generate/sampling-params';
+import type { PositionLogprobs, TokenLogprob } from '../reference/logprobs';
+import commonWgsl from './sampler-common.wgsl?raw';
+import radixWgsl from './sampler-radix.wgsl?raw';
+import logprobsWgsl from './logprobs.wgsl?raw';
+
+const MAX_GRID_X = 65535;
+
+/** u32 words per output row for k alternatives. */
+export function promptLogprobsStride(k: number): number {
+  return 2 + 2 * k;
+}
+
+export class PromptLogprobs {
+  private readonly layout: GPUBindGroupLayout;
+  private readonly pipeline: GPUComputePipeline;
+  /** Uniforms by "T,V,k": several records with different shapes may share one submission. */
+  private readonly uniforms = new Map<string, GPUBuffer>();
+
+  constructor(
+    private readonly device: GPUDevice,
+    cache: PipelineCache,
+  ) {
+    // dims | logits, targets | out
+    this.layout = bindGroupLayout(device, 'logprobs.prompt', ['uniform', 'read-only-storage', 'read-only-storage', 'storage']);
+    this.pipeline = cache.get({
+      label: 'logprobs.prompt',
+      code: [commonWgsl, radixWgsl, logprobsWgsl].join('\n'),
+      entryPoint: 'prompt_logprobs',
+      layout: device.createPipelineLayout({ label: 'logprobs.prompt', bindGroupLayouts: [this.layout] }),
+    });
+  }
+
+  /** Records the kernel: out (T, 2 + 2k) u32 from logits (T, V) f32 and targets (T) u32. */
+  record(pass: GPUComputePassEncoder, out: GPUBuffer, logits: GPUBuffer, targets: GPUBuffer, T: number, V: number, k: number): void {
+    if (!(Number.isInteger(T) && T >= 1)) throw new Error(`PromptLogprobs: T must be >= 1, got ${T}.`);
+    if (!(Number.isInteger(k) && k >= 0 && k <= Math.min(MAX_TOP_LOGPROBS, V))) {
+      throw new Error(`PromptLogprobs: k must be in [0, ${Math.min(MAX_TOP_LOGPROBS, V)}], got ${k}.`);
+    }
+    if (logits.size < T * V * 4) throw new Error(`PromptLogprobs: logits holds ${logits.size} bytes, needs T*V*4 = ${T * V * 4}.`);
+    if (targets.size < T * 4) throw new Error(`PromptLogprobs: targets holds ${targets.size} bytes, needs ${T * 4}.`);
+    const outBytes = T * promptLogprobsStride(k) * 4;
+    if (out.size < outBytes) throw new Error(`PromptLogprobs: out holds ${out.size} bytes, needs ${outBytes}.`);
+    const gridX = Math.min(T, MAX_GRID_X);
+    const group = this.device.createBindGroup({
+      label: 'logprobs.prompt',
+      layout: this.layout,
+      entries: [this.dims(T, V, k, gridX), logits, targets, out].map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    pass.setPipeline(this.pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(gridX, Math.ceil(T / gridX));
+  }
+
+  destroy(): void {
+    for (const u of this.uniforms.values()) u.destroy();
+    this.uniforms.clear();
+  }
+
+  private dims(T: number, V: number, k: number, gridX: number): GPUBuffer {
+    const key = `${T},${V},${k}`;
+    let u = this.uniforms.get(key);
+    if (!u) {
+      u = this.device.createBuffer({ label: `logprobs.dims ${key}`, size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      this.device.queue.writeBuffer(u, 0, new Uint32Array([V, T, k, gridX]));
+      this.uniforms.set(key, u);
+    }
+    return u;
+  }
+}
+
+/** Decodes T output rows of `PromptLogprobs.record` for k alternatives. */
+export function decodePromptLogprobs(bytes: ArrayBuffer, T: number, k: number): PositionLogprobs[] {
+  const u32 = new Uint32Array(bytes);
+  const f32 = new Float32Array(bytes);
+  const stride = promptLogprobsStride(k);
+  const out: PositionLogprobs[] = [];
+  for (let r = 0; r < T; r++) {
+    const o = r * stride;
+    const top: TokenLogprob[] = [];
+    for (let j = 0; j < k; j++) top.push({ id: u32[o + 2 + 2 * j], logprob: f32[o + 3 + 2 * j] });
+    out.push({ logprob: f32[o], rank: u32[o + 1], top });
+  }
+  return out;
+}
