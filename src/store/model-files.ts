@@ -24,6 +24,8 @@ interface FileRecord {
   /** Strong ETag or Last-Modified of the response the bytes came from (If-Range on resume). */
   validator: string | null;
   complete: boolean;
+  /** The server answered 404: the repository has no such file (kept so offline loads need not ask). */
+  missing?: boolean;
   chunkCount: number;
   updatedAt: number;
 }
@@ -109,7 +111,20 @@ export class IdbModelFileCache {
 
   async partial(modelId: string, file: string): Promise<{ bytes: number; validator: string | null; total: number | null } | null> {
     const record = await (await this.open()).get('files', [modelId, file]);
-    return record ? { bytes: record.bytes, validator: record.validator, total: record.total } : null;
+    return record && !record.missing ? { bytes: record.bytes, validator: record.validator, total: record.total } : null;
+  }
+
+  async isMissing(modelId: string, file: string): Promise<boolean> {
+    return (await (await this.open()).get('files', [modelId, file]))?.missing === true;
+  }
+
+  async markMissing(modelId: string, file: string): Promise<void> {
+    const db = await this.open();
+    const tx = db.transaction(['files', 'chunks'], 'readwrite');
+    const record: FileRecord = {
+      modelId, file, url: '', bytes: 0, total: null, validator: null, complete: false, missing: true, chunkCount: 0, updatedAt: Date.now(),
+    };
+    await Promise.all([tx.objectStore('chunks').delete(chunkRange(modelId, file)), tx.objectStore('files').put(record), tx.done]);
   }
 
   async append(
@@ -125,7 +140,8 @@ export class IdbModelFileCache {
     tx.done.catch(() => {}); // observed below; this only keeps an early abort from being "unhandled"
     const files = tx.objectStore('files');
     try {
-      const record: FileRecord = (await files.get([modelId, file])) ?? {
+      const stored = await files.get([modelId, file]);
+      const record: FileRecord = stored && !stored.missing ? stored : {
         modelId, file, url: meta.url, bytes: 0, total: null, validator: null, complete: false, chunkCount: 0, updatedAt: 0,
       };
       if (record.complete) throw new Error(`${modelId}/${file} is already complete in the cache`);
@@ -176,7 +192,7 @@ export class IdbModelFileCache {
   }
 
   async listModels(): Promise<StoredModelInfo[]> {
-    const records = await (await this.open()).getAll('files');
+    const records = (await (await this.open()).getAll('files')).filter((r) => !r.missing);
     const byModel = new Map<string, FileRecord[]>();
     for (const r of records) {
       const list = byModel.get(r.modelId) ?? [];

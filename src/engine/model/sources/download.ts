@@ -7,7 +7,8 @@
  *   (a few retries with backoff) or in a later load, asks for the rest with `Range: bytes=N-` and
  *   `If-Range: <validator>`; a 200 answer means the server ignored the range or the file changed,
  *   and the download restarts from zero.
- * - 404 means the repository has no such file (null); 401/403 means private, gated or missing repo.
+ * - 404 means the repository has no such file (null), remembered in the cache so the next load
+ *   does not ask again (and works offline); 401/403 means a private, gated or missing repository.
  * Not here: where the cache lives (file-cache.ts, src/store/model-files.ts), URL building (url-source.ts).
  */
 import { MemoryFileCache, type ModelFileCache } from './file-cache';
@@ -45,6 +46,7 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
       o.onProgress?.({ file: o.file, loaded: hit.size, total: hit.size, bytesPerSecond: 0, fromCache: true });
       return hit;
     }
+    if (await o.cache.isMissing(o.modelId, o.file)) return null;
   }
 
   let failures = 0;
@@ -74,7 +76,7 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
 
     if (res.status === 404) {
       await res.body?.cancel();
-      await store.discard(o.modelId, o.file);
+      await store.markMissing(o.modelId, o.file);
       return null;
     }
     if (res.status === 401 || res.status === 403) {

@@ -4,6 +4,8 @@
  * "complete" once the whole body arrived. The browser implementation is IndexedDB
  * (src/store/model-files.ts, database "hearth-model-files"); MemoryFileCache below keeps the same
  * contract in memory (Node scripts and tests, or a browser without storage).
+ * A file the server answered 404 for is remembered as missing (as huggingface_hub's `.no_exist`
+ * markers do), so a second load of a repository without, say, generation_config.json works offline.
  * Not here: HTTP and resuming logic (download.ts).
  */
 
@@ -38,6 +40,10 @@ export interface ModelFileCache {
   partial(modelId: string, file: string): Promise<PartialFile | null>;
   /** Stores the next bytes; `offset` must equal the bytes already stored (else it throws). */
   append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null; url: string }): Promise<void>;
+  /** Whether the server said the repository has no such file. */
+  isMissing(modelId: string, file: string): Promise<boolean>;
+  /** Remembers that the repository has no such file (replacing anything stored under the name). */
+  markMissing(modelId: string, file: string): Promise<void>;
   /** Marks the file complete and returns it. */
   complete(modelId: string, file: string): Promise<Blob>;
   /** Forgets one file, complete or not (the server's copy changed). */
@@ -53,6 +59,7 @@ interface MemoryEntry {
   total: number | null;
   validator: string | null;
   complete: boolean;
+  missing: boolean;
   updatedAt: number;
 }
 
@@ -70,14 +77,24 @@ export class MemoryFileCache implements ModelFileCache {
 
   async partial(modelId: string, file: string): Promise<PartialFile | null> {
     const e = this.entry(modelId, file);
-    return e ? { bytes: e.bytes, validator: e.validator, total: e.total } : null;
+    return e && !e.missing ? { bytes: e.bytes, validator: e.validator, total: e.total } : null;
   }
 
-  async append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null }): Promise<void> {
+  async isMissing(modelId: string, file: string): Promise<boolean> {
+    return this.entry(modelId, file)?.missing ?? false;
+  }
+
+  async markMissing(modelId: string, file: string): Promise<void> {
+    let files = this.models.get(modelId);
+    if (!files) this.models.set(modelId, (files = new Map()));
+    files.set(file, { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: true, updatedAt: Date.now() });
+  }
+
+  async append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null; url: string }): Promise<void> {
     let files = this.models.get(modelId);
     if (!files) this.models.set(modelId, (files = new Map()));
     let e = files.get(file);
-    if (!e) files.set(file, (e = { chunks: [], bytes: 0, total: null, validator: null, complete: false, updatedAt: 0 }));
+    if (!e || e.missing) files.set(file, (e = { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: false, updatedAt: 0 }));
     if (e.complete) throw new Error(`${modelId}/${file}: already complete`);
     if (offset !== e.bytes) throw new Error(`${modelId}/${file}: append at ${offset} but ${e.bytes} bytes are stored`);
     e.chunks.push(data.slice());
@@ -104,13 +121,17 @@ export class MemoryFileCache implements ModelFileCache {
   }
 
   async listModels(): Promise<CachedModelInfo[]> {
-    return [...this.models]
-      .filter(([, files]) => files.size > 0)
-      .map(([modelId, files]) => ({
+    const out: CachedModelInfo[] = [];
+    for (const [modelId, all] of this.models) {
+      const files = [...all].filter(([, e]) => !e.missing);
+      if (files.length === 0) continue;
+      out.push({
         modelId,
-        files: [...files].map(([file, e]) => ({ file, bytes: e.bytes, total: e.total, complete: e.complete })),
-        bytes: [...files.values()].reduce((s, e) => s + e.bytes, 0),
-        updatedAt: Math.max(...[...files.values()].map((e) => e.updatedAt)),
-      }));
+        files: files.map(([file, e]) => ({ file, bytes: e.bytes, total: e.total, complete: e.complete })),
+        bytes: files.reduce((s, [, e]) => s + e.bytes, 0),
+        updatedAt: Math.max(...files.map(([, e]) => e.updatedAt)),
+      });
+    }
+    return out;
   }
 }
