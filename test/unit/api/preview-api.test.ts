@@ -48,6 +48,17 @@ describe('authentication', () => {
   });
 });
 
+describe('engine status', () => {
+  it('reports why there is no GPU while the rest of the API works', async () => {
+    const res = await e.call('GET', '/v1/preview/engine');
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ object: 'engine', state: 'ready', gpu: null, gpu_status: 'unavailable' });
+    expect(res.json.gpu_error).toMatch(/WebGPU is not available/);
+    expect(res.json.base_models.map((m: { id: string }) => m.id)).toContain('hearth/tiny-chat');
+    expect((await e.call('GET', '/v1/preview/engine', { key: null })).status).toBe(401);
+  });
+});
+
 describe('API keys', () => {
   it('creates a key once, lists keys without secrets, and revokes', async () => {
     const created = await e.call('POST', '/v1/preview/api-keys', { body: { name: 'alice', entity: 'alice-team' } });
