@@ -9,6 +9,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { HearthError, InvalidInputError } from '../service/errors';
 import { UnknownCursorError } from '../store/page';
+import { closedForUpgrade } from '../store/schema';
 import { StorageQuotaError } from '../store/tx';
 import type { AppEnv } from './env';
 
@@ -51,6 +52,9 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
   }
   if (err instanceof StorageQuotaError) return errorResponse(c, 507, err.message);
   if (err instanceof HTTPException) return errorResponse(c, err.status as ContentfulStatusCode, err.message);
+  if (closedForUpgrade(c.get('deps')?.services.db)) {
+    return errorResponse(c, 503, 'A newer version of Hearth upgraded its database in another tab: reload this tab.');
+  }
   console.error(`[hearth] request ${c.get('requestId') ?? '?'} ${c.req.method} ${c.req.path} failed:`, err);
   return errorResponse(c, 500, `Internal error (request ${c.get('requestId') ?? 'unknown'}): ${err.message}`);
 }

@@ -211,6 +211,13 @@ export const ALL_STORES = [
  * A newer tab that bumps the version asks older connections to close (`blocking`), so an
  * upgrade never waits forever on a stale engine.
  */
+const upgradedAway = new WeakSet<HearthDb>();
+
+/** True once `db` closed itself so that a newer app version (another tab) could upgrade. */
+export function closedForUpgrade(db: HearthDb | undefined): boolean {
+  return db !== undefined && upgradedAway.has(db);
+}
+
 export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
   let opened: HearthDb | undefined = undefined;
   opened = await openDB<HearthSchema>(name, DB_VERSION, {
@@ -240,7 +247,10 @@ export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
     },
     blocking() {
       // A newer version of the app wants to upgrade: step aside rather than block it forever.
-      opened?.close();
+      if (opened) {
+        upgradedAway.add(opened);
+        opened.close();
+      }
     },
   });
   return opened;

@@ -3,7 +3,7 @@
 // never blocks the upgrade forever).
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { ALL_STORES, DB_VERSION, openHearthDb } from '../../../src/store/schema';
+import { ALL_STORES, closedForUpgrade, DB_VERSION, openHearthDb } from '../../../src/store/schema';
 
 describe('openHearthDb', () => {
   it('creates every store at the current version and keeps data across opens', async () => {
@@ -31,5 +31,6 @@ describe('openHearthDb', () => {
     });
     expect(upgraded).toBe(DB_VERSION + 1);
     expect(() => db.transaction('principals')).toThrow();
+    expect(closedForUpgrade(db)).toBe(true);
   });
 });
