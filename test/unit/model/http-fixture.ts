@@ -21,11 +21,15 @@ export class FileServer {
   /** Drop the connection after this many body bytes, for the next `dropCount` responses. */
   dropAfter = 0;
   dropCount = 0;
+  /** Only responses for paths ending with this are dropped (default: any). */
+  dropPath = '';
   /** Answer 200 with the whole file even when a range is asked. */
   ignoreRange = false;
   /** Bytes per write and pause between writes (a slow body gives several progress events). */
   writeBytes = 1 << 20;
   writeDelayMs = 0;
+  /** Answer cross-origin requests (a page of another origin downloading, as from huggingface.co). */
+  cors = false;
   /** Paths answered 401 (private or gated repositories). */
   readonly unauthorized = new Set<string>();
   private server!: Server;
@@ -55,6 +59,14 @@ export class FileServer {
     const path = decodeURIComponent(new URL(req.url!, this.base).pathname);
     const range = req.headers.range ?? null;
     const ifRange = (req.headers['if-range'] as string | undefined) ?? null;
+    if (this.cors) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Content-Length, ETag, Accept-Ranges');
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, { 'Access-Control-Allow-Headers': 'Range, If-Range', 'Access-Control-Allow-Methods': 'GET' }).end();
+        return;
+      }
+    }
     this.log.push({ path, range, ifRange });
     if ([...this.unauthorized].some((p) => path.startsWith(p))) {
       res.writeHead(401).end('unauthorized');
@@ -84,8 +96,9 @@ export class FileServer {
       res.writeHead(200, { 'Content-Length': file.body.byteLength, ETag: file.etag, 'Accept-Ranges': 'bytes' });
     }
     const body = file.body.subarray(start);
-    const drop = this.dropCount > 0 ? this.dropAfter : Infinity;
-    if (this.dropCount > 0) this.dropCount--;
+    const dropping = this.dropCount > 0 && path.endsWith(this.dropPath);
+    const drop = dropping ? this.dropAfter : Infinity;
+    if (dropping) this.dropCount--;
     let sent = 0;
     while (sent < body.byteLength) {
       const end = Math.min(body.byteLength, sent + this.writeBytes, drop);
