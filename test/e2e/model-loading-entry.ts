@@ -28,8 +28,8 @@ async function loadBundled(id: string, opts: { offline?: boolean } = {}) {
   return { config: files.config, eosTokenIds: files.eosTokenIds, weightBytes: files.weightBytes, progress };
 }
 
-async function loadFromUrl(repo: string, hfBase: string) {
-  const files = await loadModelFiles(new UrlSource(repo, { hfBase, cache, chunkBytes: 256 << 10, retryDelayMs: 10 }));
+async function loadFromUrl(repo: string, hfBase: string, retries?: number) {
+  const files = await loadModelFiles(new UrlSource(repo, { hfBase, cache, chunkBytes: 256 << 10, retryDelayMs: 10, retries }));
   loaded.set(repo, files);
   let n = 0;
   for await (const t of files.tensors()) n += t.data.byteLength;

@@ -123,6 +123,26 @@ it('downloads from another origin, resumes after a dropped connection, and cache
   expect(cached.find((m: any) => m.modelId === 'hearth/tiny-qwen3').files.every((f: any) => f.complete)).toBe(true);
 });
 
+it('a download cut off in one load keeps its bytes in IndexedDB and the next load resumes', async () => {
+  const dir = join(ROOT, 'public/models/tiny-qwen2');
+  for (const name of readdirSync(dir)) files.put(`/hearth/tiny-qwen2/resolve/main/${name}`, new Uint8Array(readFileSync(join(dir, name))));
+  files.dropPath = '/model.safetensors';
+  files.dropAfter = 600_000;
+  files.dropCount = 1;
+  const failed = await inPage((api, base) => api.loadFromUrl('hearth/tiny-qwen2', base, 0).then(() => 'loaded', (e: Error) => e.message), files.base);
+  expect(failed).toMatch(/model\.safetensors: download interrupted after .*loading the model again resumes/);
+  const partial = (await inPage((api) => api.listCached())).find((m: any) => m.modelId === 'hearth/tiny-qwen2');
+  const weights = partial.files.find((f: any) => f.file === 'model.safetensors');
+  expect(weights.complete).toBe(false);
+  expect(weights.bytes).toBeGreaterThan(0);
+
+  const result = await inPage((api, base) => api.loadFromUrl('hearth/tiny-qwen2', base, 0), files.base);
+  expect(result.arch).toBe('qwen2');
+  expect(files.requestsFor('/hearth/tiny-qwen2/resolve/main/model.safetensors').at(-1)!.range).toBe(`bytes=${weights.bytes}-`);
+  // The small files were complete after the first attempt: not asked for again.
+  expect(files.requestsFor('/hearth/tiny-qwen2/resolve/main/config.json')).toHaveLength(1);
+});
+
 it('removes a cached model: an offline load then fails with a clear error', async () => {
   await inPage((api) => api.removeCached('hearth/tiny-chat'));
   const cached = await inPage((api) => api.listCached());
