@@ -121,6 +121,9 @@ it('downloads from another origin, resumes after a dropped connection, and cache
   expect(weightRequests[1].range).toMatch(/^bytes=[1-9]\d*-$/);
   const cached = await inPage((api) => api.listCached());
   expect(cached.find((m: any) => m.modelId === 'hearth/tiny-qwen3').files.every((f: any) => f.complete)).toBe(true);
+  // Offline (nothing listens on port 9): every file, and every 404 the first load saw, is answered by IndexedDB.
+  const offline = await inPage((api) => api.loadFromUrl('hearth/tiny-qwen3', 'http://127.0.0.1:9', 0));
+  expect(offline).toEqual(result);
 });
 
 it('a download cut off in one load keeps its bytes in IndexedDB and the next load resumes', async () => {
