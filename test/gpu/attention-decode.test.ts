@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
-import { DecodeAttention, type DecodeSplitPlan } from '../../src/engine/kernels/attention-decode';
+import { DecodeAttention, decodeMaxSplitLen, decodePartialsFloats, planDecodeSplits, type DecodeSplitPlan } from '../../src/engine/kernels/attention-decode';
 import { KV_BLOCK } from '../../src/engine/model/kv-cache';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
@@ -34,6 +34,9 @@ const CASES: Case[] = [
   { name: 'GQA 3, HS 128, 16 KiB, contexts 300 17 1', NH: 6, NKV: 2, HS: 128, contexts: [300, 17, 1], storage: 16384 },
   { name: 'GQA 7, HS 48, contexts 333 64', NH: 7, NKV: 1, HS: 48, contexts: [333, 64] },
   { name: 'GQA 2, HS 80 (5 lanes per key), context 40', NH: 2, NKV: 1, HS: 80, contexts: [40, 3], storage: 16384 },
+  // The test models' shapes (reference/random-model.ts): one thread per key, no lane reduction.
+  { name: 'GQA 3, HS 16, contexts 70 5', NH: 6, NKV: 2, HS: 16, contexts: [70, 5] },
+  { name: 'GQA 3, HS 24, context 33', NH: 6, NKV: 2, HS: 24, contexts: [33] },
 ];
 
 const PARTIAL_TOL = { atol: 2e-5, rtol: 1e-4 };
@@ -104,10 +107,14 @@ describe('decode attention', () => {
     });
   }
 
-  it('plans splits that cover the context, fill the GPU at batch 1 and stay within workgroup memory', async () => {
-    const { device, pipelines } = gpu;
-    const decode = await checked(device, () => new DecodeAttention(device, pipelines, { NH: 14, NKV: 2, HS: 64 }, { workgroupStorageBytes: 16384 }));
-    expect(decode.maxSplitLen % KV_BLOCK).toBe(0);
+  it('plans splits that cover the context, fill the GPU at batch 1 and stay within workgroup memory', () => {
+    const shape = { NH: 14, NKV: 2, HS: 64 }; // Qwen2.5-0.5B
+    const maxSplitLen = decodeMaxSplitLen(shape, 16384);
+    expect(maxSplitLen % KV_BLOCK).toBe(0);
+    expect(maxSplitLen).toBeGreaterThanOrEqual(128);
+    expect(decodeMaxSplitLen(shape, 4096)).toBeLessThan(maxSplitLen); // less memory, shorter splits
+    expect(decodeMaxSplitLen({ NH: 16, NKV: 1, HS: 256 }, 16384)).toBe(0); // does not fit: the constructor refuses it
+    const policy = { maxSplitLen, minSplitLen: 64, targetWorkgroups: 256 };
     for (const [ctx, B] of [
       [1, 1],
       [17, 1],
@@ -116,23 +123,25 @@ describe('decode attention', () => {
       [4096, 64],
       [300, 8],
     ]) {
-      const plan = decode.plan(ctx, B);
+      const plan = planDecodeSplits(ctx, B, shape.NKV, policy);
       expect(plan.splitLen % KV_BLOCK).toBe(0);
-      expect(plan.splitLen).toBeLessThanOrEqual(decode.maxSplitLen);
+      expect(plan.splitLen).toBeLessThanOrEqual(maxSplitLen);
       expect(plan.numSplits * plan.splitLen).toBeGreaterThanOrEqual(ctx);
       expect((plan.numSplits - 1) * plan.splitLen).toBeLessThan(ctx); // no split is empty for the longest row
     }
-    expect(decode.plan(1, 1).numSplits).toBe(1);
-    // Batch 1, long context: many workgroups (>= 128 with 2 kv heads), not one per head.
-    expect(2 * decode.plan(32768, 1).numSplits).toBeGreaterThanOrEqual(128);
-    // A big batch needs no split at moderate context.
-    expect(decode.plan(256, 64).numSplits).toBe(Math.ceil(256 / decode.plan(256, 64).splitLen));
-    expect(decode.plan(256, 64).splitLen).toBeGreaterThanOrEqual(64);
+    expect(planDecodeSplits(1, 1, 2, policy).numSplits).toBe(1);
+    // Batch 1, long context: the 256 targeted workgroups (2 kv heads x 128 splits), not one per head.
+    expect(2 * planDecodeSplits(32768, 1, 2, policy).numSplits).toBeGreaterThanOrEqual(256);
+    // Batch 1, 4k context: splits of the minimum length keep the GPU busy.
+    expect(planDecodeSplits(4096, 1, 2, policy)).toEqual({ splitLen: 64, numSplits: 64 });
+    // A batch that fills the target by itself (128 rows x 2 kv heads) gets one split per row; half
+    // of it gets two.
+    expect(planDecodeSplits(256, 128, 2, policy).numSplits).toBe(1);
+    expect(planDecodeSplits(256, 64, 2, policy).numSplits).toBe(2);
     // The partials sizing covers every plan it promises to.
-    const floats = decode.partialsFloats(8, 4096);
+    const floats = decodePartialsFloats(shape, policy, 8, 4096);
     for (let B = 1; B <= 8; B++) {
-      for (const ctx of [1, 100, 1000, 4096]) expect(B * 14 * decode.plan(ctx, B).numSplits * 66).toBeLessThanOrEqual(floats);
+      for (const ctx of [1, 100, 1000, 4096]) expect(B * 14 * planDecodeSplits(ctx, B, 2, policy).numSplits * 66).toBeLessThanOrEqual(floats);
     }
-    decode.destroy();
   });
 });

@@ -60,6 +60,9 @@ const CASES: Case[] = [
       { pos: 7, count: 33 },
     ],
   },
+  // The test models' shapes (reference/random-model.ts): one thread per query row, no lane reduction.
+  { name: 'GQA 3, HS 16, prefix 20 + 13', NH: 6, NKV: 2, HS: 16, rows: [{ pos: 20, count: 13 }, { pos: 0, count: 2 }] },
+  { name: 'GQA 3, HS 24, 18 tokens', NH: 6, NKV: 2, HS: 24, rows: [{ pos: 0, count: 18 }] },
 ];
 
 // The tiled kernel at the device's workgroup memory and at the 16 KiB WebGPU default (where the

@@ -12,8 +12,9 @@
  * 132 SMs or a 4090's 128, plenty for an M2's 10 cores) = B * NKV * numSplits; the split length is
  * ceil(maxContext / wanted splits) rounded up to a KV block (16), at least `minSplitLen` (default 64:
  * below that the fixed cost per workgroup (q load, reductions, a partial of HS + 2 floats per head
- * for the merge) outweighs the keys it reads) and at most `maxSplitLen`, which is what workgroup
- * memory holds (a split's scores stay there so its softmax is exact and each exp is computed once).
+ * for the merge) outweighs the keys it reads) and at most `maxSplitLen`: 512, or less when
+ * workgroup memory holds less (a split's scores stay there so its softmax is exact and each exp
+ * is computed once; see SPLIT_CAP).
  * The longest context sets the plan for the whole step; shorter rows write empty splits (m = -big,
  * l = 0), which the merge weighs to zero.
  *
@@ -72,12 +73,66 @@ export interface DecodeAttentionDims {
 
 const WG = 64;
 const MAX_G = 16;
+/**
+ * Longest split, whatever the memory: a split's scores live in workgroup memory, which WebGPU
+ * zero-fills at every workgroup start and which bounds how many workgroups share an SM (a 32 KiB
+ * workgroup leaves an H100 SM 7 of them, 448 threads). 512 keys per split still gives 64 splits
+ * per kv head at 32k context: the merge stays a small fraction of the K/V read.
+ */
+const SPLIT_CAP = 512;
+
+/** Threads per key in the score phase: the largest divisor of HS/4 that is <= HS/16. */
+export function decodeLanes(HS: number): number {
+  const HS4 = HS / 4;
+  return largestDivisorAtMost(HS4, Math.max(1, HS4 / 4));
+}
+
+/** Floats of the kernel's reduction scratch (phase-1 partials, max tree, p.V reduction). */
+function scratchFloats(shape: AttentionShape): number {
+  const G = shape.NH / shape.NKV;
+  const HS4 = shape.HS / 4;
+  const lanes = decodeLanes(shape.HS);
+  const KPC = Math.floor(WG / lanes);
+  const KG = Math.floor(WG / HS4);
+  return Math.max(2 * G * KPC * lanes, G * WG, KG * G * shape.HS + KG * G);
+}
+
+/** The longest split the kernel can hold in `budgetBytes` of workgroup memory (0 if none fits). */
+export function decodeMaxSplitLen(shape: AttentionShape, budgetBytes: number): number {
+  const G = shape.NH / shape.NKV;
+  const fixed = G * shape.HS + scratchFloats(shape) + MAX_G + 2;
+  return Math.max(0, Math.min(SPLIT_CAP, Math.floor((budgetBytes / 4 - fixed) / G / KV_BLOCK) * KV_BLOCK));
+}
+
+export interface SplitPolicy {
+  maxSplitLen: number;
+  /** Shortest split worth a workgroup. */
+  minSplitLen: number;
+  /** Workgroups a step should launch when contexts allow. */
+  targetWorkgroups: number;
+}
+
+/** The split plan of a step with B rows whose longest context (pos + 1) is `maxContext` (see the header). */
+export function planDecodeSplits(maxContext: number, B: number, NKV: number, policy: SplitPolicy): DecodeSplitPlan {
+  if (!(maxContext >= 1) || !(B >= 1)) throw new Error(`planDecodeSplits: bad maxContext ${maxContext} or B ${B}`);
+  const wanted = Math.max(1, Math.ceil(policy.targetWorkgroups / (B * NKV)));
+  const even = Math.ceil(Math.ceil(maxContext / wanted) / KV_BLOCK) * KV_BLOCK;
+  const splitLen = Math.min(policy.maxSplitLen, Math.max(Math.min(policy.minSplitLen, policy.maxSplitLen), even));
+  return { splitLen, numSplits: Math.ceil(maxContext / splitLen) };
+}
+
+/** Floats of a partials buffer that serves every step with <= maxB rows and contexts <= maxContext. */
+export function decodePartialsFloats(shape: AttentionShape, policy: SplitPolicy, maxB: number, maxContext: number): number {
+  // For a given B, numSplits grows with the context (the split length only grows until capped).
+  let most = 0;
+  for (let B = 1; B <= maxB; B++) most = Math.max(most, B * planDecodeSplits(maxContext, B, shape.NKV, policy).numSplits);
+  return most * shape.NH * (shape.HS + 2);
+}
 
 export class DecodeAttention {
   readonly maxSplitLen: number;
   readonly lanes: number;
-  private readonly targetWorkgroups: number;
-  private readonly minSplitLen: number;
+  readonly policy: SplitPolicy;
   private readonly layout: GPUBindGroupLayout;
   private readonly pipeline: GPUComputePipeline;
   private readonly params: ParamsCache;
@@ -94,18 +149,17 @@ export class DecodeAttention {
     if (G > MAX_G) throw new Error(`DecodeAttention: ${G} query heads per kv head exceed ${MAX_G}`);
     if (HS % 4 !== 0 || HS / 4 > WG) throw new Error(`DecodeAttention: head dim ${HS} must be a multiple of 4 and <= ${4 * WG}`);
     const HS4 = HS / 4;
-    this.lanes = largestDivisorAtMost(HS4, Math.max(1, HS4 / 4));
-    const KPC = Math.floor(WG / this.lanes);
-    const KG = Math.floor(WG / HS4);
-    const scratch = Math.max(2 * G * KPC * this.lanes, G * WG, KG * G * HS + KG * G);
-    const budget = workgroupStorageBudget(device, opts.workgroupStorageBytes) / 4;
-    const fixed = 4 * G * HS4 + scratch + MAX_G + 2;
-    this.maxSplitLen = Math.floor((budget - fixed) / G / KV_BLOCK) * KV_BLOCK;
+    this.lanes = decodeLanes(HS);
+    const budget = workgroupStorageBudget(device, opts.workgroupStorageBytes);
+    this.maxSplitLen = decodeMaxSplitLen(shape, budget);
     if (this.maxSplitLen < KV_BLOCK) {
-      throw new Error(`DecodeAttention: NH ${NH}, NKV ${NKV}, HS ${HS} need more than ${budget * 4} bytes of workgroup memory`);
+      throw new Error(`DecodeAttention: NH ${NH}, NKV ${NKV}, HS ${HS} need more than ${budget} bytes of workgroup memory`);
     }
-    this.targetWorkgroups = opts.targetWorkgroups ?? 256;
-    this.minSplitLen = Math.min(this.maxSplitLen, Math.max(KV_BLOCK, opts.minSplitLen ?? 64));
+    this.policy = {
+      maxSplitLen: this.maxSplitLen,
+      minSplitLen: Math.max(KV_BLOCK, opts.minSplitLen ?? 64),
+      targetWorkgroups: opts.targetWorkgroups ?? 256,
+    };
     this.layout = bindGroupLayout(device, 'attention-decode', [
       'storage', // 0 partials [B, NH, numSplits, HS + 2]
       'read-only-storage', // 1 q [B, NH, HS]
@@ -129,7 +183,7 @@ export class DecodeAttention {
         MAX_SPLIT: this.maxSplitLen,
         Q_LEN: G * HS4,
         S_LEN: G * this.maxSplitLen,
-        SCRATCH_LEN: scratch,
+        SCRATCH_LEN: scratchFloats(shape),
       },
     });
     this.params = new ParamsCache(device, 'attention-decode.params');
@@ -137,11 +191,7 @@ export class DecodeAttention {
 
   /** The split plan of a step whose longest context (pos + 1) is `maxContext`, with B rows. */
   plan(maxContext: number, B: number): DecodeSplitPlan {
-    if (!(maxContext >= 1) || !(B >= 1)) throw new Error(`DecodeAttention.plan: bad maxContext ${maxContext} or B ${B}`);
-    const wanted = Math.max(1, Math.ceil(this.targetWorkgroups / (B * this.shape.NKV)));
-    const even = Math.ceil(Math.ceil(maxContext / wanted) / KV_BLOCK) * KV_BLOCK;
-    const splitLen = Math.min(this.maxSplitLen, Math.max(this.minSplitLen, even));
-    return { splitLen, numSplits: Math.ceil(maxContext / splitLen) };
+    return planDecodeSplits(maxContext, B, this.shape.NKV, this.policy);
   }
 
   /**
@@ -149,9 +199,7 @@ export class DecodeAttention {
    * to `maxContext` (numSplits is largest at the longest context, for every B).
    */
   partialsFloats(maxB: number, maxContext: number): number {
-    let most = 0;
-    for (let B = 1; B <= maxB; B++) most = Math.max(most, B * this.plan(maxContext, B).numSplits);
-    return most * this.shape.NH * (this.shape.HS + 2);
+    return decodePartialsFloats(this.shape, this.policy, maxB, maxContext);
   }
 
   /** Records the dispatch into `pass`; never submits. */
