@@ -96,13 +96,19 @@ export function packUniforms(fields: Array<number | { f32: number }>): ArrayBuff
   return buf;
 }
 
-/** Records the calls into one compute pass of a new encoder, submits once, waits, disposes. Tests and tools. */
+/**
+ * Records the calls into one compute pass of a new encoder, submits once, waits, disposes. Tests and
+ * tools: a validation error (an invalid pipeline, a bad binding) is thrown, not just logged.
+ */
 export async function runCalls(ctx: KernelContext, calls: KernelCall[], label = 'run'): Promise<void> {
+  ctx.device.pushErrorScope('validation');
   const encoder = ctx.device.createCommandEncoder({ label });
   const pass = ctx.profiler.beginComputePass(encoder, label);
   for (const c of calls) c.record(pass, ctx);
   pass.end();
   ctx.profiler.submit(ctx.device.queue, [encoder.finish()]);
+  const error = await ctx.device.popErrorScope();
   await ctx.device.queue.onSubmittedWorkDone();
   for (const c of calls) c.dispose();
+  if (error) throw new Error(`${label} (${calls.map((c) => c.label).join(', ')}): ${error.message}`);
 }

@@ -49,3 +49,27 @@ export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?:
 export function tileConsts(t: GemvTile): Record<string, number> {
   return { WG: t.WG, TK: t.TK, TR: t.TR, RPT: t.RPT, BB: t.BB, KT: t.KT };
 }
+
+/** Workgroup bytes the GEMV core takes for a tile (xs, reduction scratch, ys, rstd). */
+export function gemvCoreBytes(t: GemvTile): number {
+  return 4 * (t.BB * t.KT + t.WG * t.BB + t.TR * t.RPT * t.BB + t.BB);
+}
+
+/**
+ * The GEMV tile for a fused kernel whose own workgroup arrays take `extraBytes(BB)`: the batch group
+ * is halved until everything fits the device's workgroup memory.
+ */
+export function fitTile(
+  ctx: KernelContext,
+  K: number,
+  B: number,
+  extraBytes: (BB: number) => number,
+  label: string,
+  opts: { rpt?: number; tk?: number } = {},
+): GemvTile {
+  for (let bb = batchGroup(B); bb >= 1; bb /= 2) {
+    const t = gemvTile(ctx, K, bb, opts);
+    if (gemvCoreBytes(t) + extraBytes(t.BB) <= ctx.maxWorkgroupStorage) return t;
+  }
+  throw new Error(`${label}: does not fit ${ctx.maxWorkgroupStorage} bytes of workgroup memory even for one batch row`);
+}

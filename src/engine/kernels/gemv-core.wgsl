@@ -29,8 +29,10 @@ var<workgroup> ys: array<f32, G * BB>;
 var<workgroup> rstd: array<f32, BB>;
 
 // Fills ys[j * BB + b] = sum_k W[row j, k] * x[b, k] for the group's rows j, and rstd[b] with NORM.
-// nb: batch rows in use (<= BB); K: elements per row. Uniform control flow only.
-fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32) {
+// nb: batch rows in use (<= BB); K: elements per row. `restage`: false when a previous call of this
+// workgroup staged the same activations and they fit one chunk (K <= KT): kernels that walk several
+// groups of rows (the fused decode kernels) stage once. Uniform control flow only.
+fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32, restage: bool) {
   let team = lid / TK;
   let kt = lid % TK;
   let kpad = (K + 7u) & ~7u;
@@ -39,7 +41,8 @@ fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32) {
   for (var k0 = 0u; k0 < kpad; k0 += KT) {
     let klen = min(KT, kpad - k0);
     workgroupBarrier(); // the previous chunk has been read
-    for (var b = 0u; b < BB; b++) {
+    let stage = restage || kpad > KT;
+    for (var b = 0u; b < BB && stage; b++) {
       for (var q = lid; q < klen / 4u; q += WG) {
         var v = vec4<f32>(0.0);
         for (var e = 0u; e < 4u; e++) {
@@ -77,7 +80,7 @@ fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32) {
       }
     }
   }
-  if (NORM) {
+  if (NORM && (restage || kpad > KT)) {
     let t = group_sum(lid, sq, WG);
     if (lid == 0u) {
       for (var b = 0u; b < BB; b++) {

@@ -63,7 +63,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   n0 = wid.x * OUTS;
   b0 = wid.y * BB;
   let nb = min(BB, P.B - b0);
-  gemv_group(lid, P.K, nb, P.eps);
+  gemv_group(lid, P.K, nb, P.eps, true);
   for (var i = lid; i < OUTS * BB; i += WG) {
     let j = i / BB;
     let b = i % BB;

@@ -7,16 +7,21 @@
  *   (`checkAgainstPlan`).
  * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout).
  *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
- *   qkv = [q; k; v] rows, gateUp = [gate; up] rows. 1-D tensors (norm weights, biases) are decoded to
- *   f32 (exact for f16 / bf16) into one `vectors` buffer, addressed by element offsets, because the
- *   fused decode kernels would otherwise need more storage bindings than devices allow (8 by default).
- *   The embedding (and an untied lm_head) is row-chunked by the device's binding limit.
+ *   qkv = [q; k; v] rows, gateUp = [gate; up] rows. The embedding (and an untied lm_head) is
+ *   row-chunked by the device's binding limit.
+ * - `vectors`: one f32 buffer of the model's constants, because the fused decode kernels would
+ *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
+ *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
+ *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16): norm weights and
+ *   biases, the q/k/v biases back to back and the gate/up biases back to back. Each group starts on a
+ *   256-byte boundary, so it can also be bound on its own (`vectorBinding`).
  *
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType, ModelConfig } from './config';
 import { decodeToF32 } from './dtype';
+import { ropeTable } from './rope';
 import type { TensorData } from './tensor';
 import { bytesPerElement, numel } from './tensor';
 
@@ -142,7 +147,12 @@ export interface GpuLayerWeights {
 export interface WeightSetOptions {
   /** Largest chunk of a split tensor in bytes; default: the binding limit (and buffer limit) of the device. */
   chunkBytes?: number;
+  /** Positions of the RoPE table: the longest context served (default max_position_embeddings, at most 131072). */
+  ropePositions?: number;
 }
+
+/** Elements (f32) a vector group is aligned to: 256 bytes, the storage binding offset alignment. */
+const VECTOR_ALIGN = 64;
 
 /** Where each HF tensor lands: a row range of a packed matrix, or an offset into the vectors buffer. */
 type Slot = { kind: 'rows'; matrix: PackedMatrix; rowStart: number } | { kind: 'vector'; offset: number };
@@ -164,6 +174,7 @@ export class WeightSet {
     device: GPUDevice,
     dtypes: Map<string, DType>,
     chunkBytes: number,
+    readonly ropePositions: number,
   ) {
     const cfg = config;
     const C = cfg.hiddenSize;
@@ -182,13 +193,18 @@ export class WeightSet {
       if (ds.size > 1) throw new Error(`${names.join(', ')} have different dtypes (${[...ds].join(', ')}): cannot fuse them`);
       return dtypes.get(names[0])!;
     };
-    let vectorLength = 0;
-    const vector = (name: string, present: boolean, n: number) => {
+    const rope = ropeTable(cfg, ropePositions);
+    let vectorLength = rope.length;
+    // A group of 1-D tensors stored back to back, starting on a 256-byte boundary.
+    const vector = (names: string[], lengths: number[], present: boolean) => {
       if (!present) return null;
-      const offset = vectorLength;
-      this.vectorOffsets.set(name, offset);
-      vectorLength += n;
-      return offset;
+      vectorLength = Math.ceil(vectorLength / VECTOR_ALIGN) * VECTOR_ALIGN;
+      const start = vectorLength;
+      names.forEach((name, i) => {
+        this.vectorOffsets.set(name, vectorLength);
+        vectorLength += lengths[i];
+      });
+      return start;
     };
     this.embedding = matrix(EMBED_NAME, cfg.vocabSize, C, dtypes.get(EMBED_NAME)!);
     this.lmHead = cfg.tieWordEmbeddings ? this.embedding : matrix(LM_HEAD_NAME, cfg.vocabSize, C, dtypes.get(LM_HEAD_NAME)!);
@@ -199,29 +215,25 @@ export class WeightSet {
         o: matrix(n.o, C, qRows, dtypes.get(n.o)!),
         gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, fusedDtype([n.gate, n.up])),
         down: matrix(n.down, C, F, dtypes.get(n.down)!),
-        inputNorm: vector(n.inputNorm, true, C)!,
-        postNorm: vector(n.postNorm, true, C)!,
-        qkvBias: null,
-        qNorm: vector(n.qNorm, cfg.qkNorm, HS),
-        kNorm: vector(n.kNorm, cfg.qkNorm, HS),
-        oBias: vector(n.oBias, cfg.outputBias, C),
-        gateUpBias: null,
-        downBias: vector(n.downBias, cfg.mlpBias, C),
+        inputNorm: vector([n.inputNorm], [C], true)!,
+        postNorm: vector([n.postNorm], [C], true)!,
+        // Fused biases: [q; k; v] and [gate; up] read as one vector each.
+        qkvBias: vector([n.qBias, n.kBias, n.vBias], [qRows, kvRows, kvRows], cfg.attentionBias),
+        qNorm: vector([n.qNorm], [HS], cfg.qkNorm),
+        kNorm: vector([n.kNorm], [HS], cfg.qkNorm),
+        oBias: vector([n.oBias], [C], cfg.outputBias),
+        gateUpBias: vector([n.gateBias, n.upBias], [F, F], cfg.mlpBias),
+        downBias: vector([n.downBias], [C], cfg.mlpBias),
       };
-      // Fused biases: consecutive offsets so [q; k; v] and [gate; up] read as one vector.
-      layer.qkvBias = vector(n.qBias, cfg.attentionBias, qRows);
-      vector(n.kBias, cfg.attentionBias, kvRows);
-      vector(n.vBias, cfg.attentionBias, kvRows);
-      layer.gateUpBias = vector(n.gateBias, cfg.mlpBias, F);
-      vector(n.upBias, cfg.mlpBias, F);
       this.layers.push(layer);
     }
-    this.finalNorm = vector(FINAL_NORM_NAME, true, C)!;
+    this.finalNorm = vector([FINAL_NORM_NAME], [C], true)!;
     this.vectors = device.createBuffer({
       label: 'weights.vectors',
       size: Math.max(16, Math.ceil((vectorLength * 4) / 16) * 16),
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
     });
+    device.queue.writeBuffer(this.vectors, 0, rope);
     this.device = device;
   }
 
@@ -252,9 +264,10 @@ export class WeightSet {
     const dtypes = new Map(used.map((t) => [t.name, t.dtype]));
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
     const chunkBytes = Math.min(opts.chunkBytes ?? limit, limit);
+    const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
     let set: WeightSet | null = null;
     try {
-      set = new WeightSet(config, device, dtypes, chunkBytes);
+      set = new WeightSet(config, device, dtypes, chunkBytes, ropePositions);
       for (const t of used) set.write(t);
       return set;
     } catch (e) {
@@ -266,6 +279,17 @@ export class WeightSet {
   /** GPU bytes of all weight buffers (padding included; a tied lm_head counted once). */
   get gpuBytes(): number {
     return this.matrices.reduce((s, m) => s + m.bytes, 0) + this.vectors.size;
+  }
+
+  /** The RoPE table (model/rope.ts layout) as a binding: the start of `vectors`. */
+  get ropeTable(): GPUBufferBinding {
+    return { buffer: this.vectors, offset: 0, size: this.ropePositions * this.config.headDim * 4 };
+  }
+
+  /** A vector group as its own binding (its offset is 256-byte aligned), e.g. q_norm for qkv-prep. */
+  vectorBinding(offset: number, length: number): GPUBufferBinding {
+    if (offset % VECTOR_ALIGN !== 0) throw new Error(`WeightSet: vector offset ${offset} is not the start of a group`);
+    return { buffer: this.vectors, offset: offset * 4, size: Math.ceil(length / 4) * 16 };
   }
 
   /** Element offset of a 1-D tensor in `vectors`. */

@@ -1,0 +1,113 @@
+// Fused decode step 4 (docs/engine.md "Decode step"): workgroup s owns the slice f0 = s * FS ..
+// f0 + FS of the intermediate dimension, for BB batch rows:
+//   x = rmsnorm(residual) * post_attention_layernorm                (folded into the GEMV load)
+//   g, u = gate and up rows of the slice (x Wg^T, x Wu^T, + bias);  h = silu(g) * u   (in workgroup memory)
+//   partial_s = Wd[:, slice] h  (+ down bias in slice 0)            written to stream block 1 + s
+// The next layer's qkv (or the final step) adds the partials into the residual: split-K over F with a
+// fixed summation order, deterministic, no float atomics.
+// Phase 1 walks the 2 FS gate/up rows G at a time on the GEMV core (activations staged once). Phase 2
+// gives each invocation whole output rows: FS contiguous weights of a down_proj row against h.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, FS (multiple of 8), HAS_BIAS.
+
+struct Params {
+  B: u32,
+  C: u32,
+  F: u32,
+  bcap: u32,      // rows of each block of the stream buffer
+  w_stride: u32,  // row stride of Wgate_up
+  d_stride: u32,  // row stride of Wdown
+  norm_off: u32,
+  gu_bias_off: u32,
+  d_bias_off: u32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read_write> STREAM: array<f32>; // [1 + P, bcap, C]: residual, partials
+@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // [gate; up] packed [2F, C]
+@group(0) @binding(2) var<storage, read> WD: array<vec4<u32>>;     // down packed [C, F]
+@group(0) @binding(3) var<storage, read> VEC: array<f32>;          // norm weight, biases
+@group(0) @binding(4) var<uniform> P: Params;
+
+var<workgroup> gu: array<f32, 2u * FS * BB>;       // gate then up projections of the slice, [q][b]
+var<workgroup> hs: array<vec4<f32>, BB * FS / 4u>; // h [b][f]
+
+var<private> f0: u32;
+var<private> fs_eff: u32; // FS, or less in the last slice
+var<private> b0: u32;
+var<private> group_base: u32;
+
+fn stage_x(b: u32, k: u32) -> f32 {
+  return STREAM[(b0 + b) * P.C + k];
+}
+
+fn norm_w(k: u32) -> f32 {
+  return VEC[P.norm_off + k];
+}
+
+fn row_valid(j: u32) -> bool {
+  let q = group_base + j;
+  return (q < FS && q < fs_eff) || (q >= FS && q < FS + fs_eff);
+}
+
+fn row_start(j: u32) -> u32 {
+  let q = group_base + j;
+  if (q < FS) {
+    return (f0 + q) * P.w_stride;
+  }
+  return (P.F + f0 + q - FS) * P.w_stride;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+  /*@subgroup-init*/
+  let s = wid.x;
+  f0 = s * FS;
+  fs_eff = min(FS, P.F - f0);
+  b0 = wid.y * BB;
+  let nb = min(BB, P.B - b0);
+  for (var grp = 0u; grp < 2u * FS; grp += G) {
+    group_base = grp;
+    gemv_group(lid, P.C, nb, P.eps, grp == 0u);
+    for (var i = lid; i < G * BB; i += WG) {
+      let q = grp + i / BB;
+      if (q < 2u * FS) {
+        gu[q * BB + i % BB] = ys[i] * rstd[i % BB];
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = lid; i < FS * BB; i += WG) {
+    let f = i / BB;
+    let b = i % BB;
+    var h = 0.0;
+    if (f < fs_eff && b < nb) {
+      var g = gu[f * BB + b];
+      var u = gu[(FS + f) * BB + b];
+      if (HAS_BIAS) {
+        g += VEC[P.gu_bias_off + f0 + f];
+        u += VEC[P.gu_bias_off + P.F + f0 + f];
+      }
+      h = g / (1.0 + exp(-g)) * u;
+    }
+    hs[(b * FS + f) / 4u][f % 4u] = h;
+  }
+  workgroupBarrier();
+  let groups = (fs_eff + 7u) / 8u;
+  for (var c = lid; c < P.C; c += WG) {
+    var acc: array<f32, BB>;
+    for (var g = 0u; g < groups; g++) {
+      let w = WD_load8(c * P.d_stride + f0 + 8u * g);
+      for (var b = 0u; b < BB; b++) {
+        let hi = b * (FS / 4u) + 2u * g;
+        acc[b] += dot(w[0], hs[hi]) + dot(w[1], hs[hi + 1u]);
+      }
+    }
+    for (var b = 0u; b < nb; b++) {
+      var v = acc[b];
+      if (HAS_BIAS && s == 0u) {
+        v += VEC[P.d_bias_off + c];
+      }
+      STREAM[(1u + s) * P.bcap * P.C + (b0 + b) * P.C + c] = v;
+    }
+  }
+}

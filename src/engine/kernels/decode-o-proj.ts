@@ -1,0 +1,100 @@
+/**
+ * DecodeOProj: fused decode step 3 (decode-o-proj.wgsl): merges the decode-attention partials
+ * (log-sum-exp over the splits, docs/engine.md layout) while staging them as the GEMV input, o_proj
+ * GEMV, and residual += pending MLP partials (this workgroup's columns only: each element is folded
+ * exactly once across the grid) + output (+ bias).
+ *
+ * Every workgroup merges the whole [B, NH, S, HS + 2] partials of its batch rows: S times the bytes of
+ * a plain activation load. Worth a dispatch saved while S is small (short and medium contexts at
+ * small batch); with many splits use AttentionMerge + Gemv(accumulate) instead (`fits` says which):
+ * docs/engine.md "Decode step". Not here: producing the partials (attention-decode.ts).
+ */
+import type { KernelContext } from '../gpu/context';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { makeCall, packUniforms } from '../gpu/kernel-call';
+import type { WeightSet } from '../model/weights';
+import { checkDim, checkElements, kernelLayout, subgroupsOf } from './common';
+import code from './decode-o-proj.wgsl?raw';
+import type { DecodeStream } from './decode-stream';
+import core from './gemv-core.wgsl?raw';
+import type { GemvTile } from './gemv-config';
+import { fitTile, tileConsts } from './gemv-config';
+import { composeShader, pow2floor } from './shader';
+
+export interface DecodeOProjArgs {
+  weights: WeightSet;
+  layer: number;
+  stream: DecodeStream;
+  /** MLP partial blocks still pending in the stream (0 at layer 0). */
+  pending: number;
+  /** f32 [B, NH, numSplits, HS + 2] from DecodeAttention. */
+  partials: BufferRef;
+  numSplits: number;
+  B: number;
+}
+
+export class DecodeOProj {
+  private readonly layout;
+  private readonly coefCap: number;
+
+  constructor(private readonly ctx: KernelContext) {
+    this.layout = kernelLayout(ctx, 'decode.o_proj', [
+      'read-only-storage', // attention partials
+      'read-only-storage', // Wo packed
+      'read-only-storage', // vectors: o_proj bias
+      'storage', // stream: residual (updated) + MLP partials
+      'uniform',
+    ]);
+    this.coefCap = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
+  }
+
+  private tile(NH: number, HS: number, B: number, S: number): GemvTile | null {
+    if (NH * S > this.coefCap) return null;
+    // Batch rows per workgroup are bounded by the merge weights they need (BB * NH * S <= the cap).
+    const maxBB = pow2floor(Math.floor(this.coefCap / (NH * S)));
+    try {
+      return fitTile(this.ctx, NH * HS, Math.min(B, maxBB), () => 4 * this.coefCap, 'decode.o_proj');
+    } catch {
+      return null;
+    }
+  }
+
+  /** Whether the fused merge handles this many splits (else: AttentionMerge + Gemv). */
+  fits(weights: WeightSet, B: number, numSplits: number): boolean {
+    const cfg = weights.config;
+    return this.tile(cfg.numHeads, cfg.headDim, B, numSplits) !== null;
+  }
+
+  encode(a: DecodeOProjArgs): KernelCall {
+    const cfg = a.weights.config;
+    const w = a.weights.layers[a.layer];
+    const C = cfg.hiddenSize;
+    const { numHeads: NH, headDim: HS } = cfg;
+    checkDim('decode.o_proj', 'B', a.B);
+    checkDim('decode.o_proj', 'numSplits', a.numSplits);
+    if (a.B > a.stream.rows || a.stream.C !== C) throw new Error(`decode.o_proj: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
+    if (a.pending > a.stream.partials) throw new Error(`decode.o_proj: ${a.pending} pending partials, the stream holds ${a.stream.partials}`);
+    checkElements('decode.o_proj', 'partials', a.partials, a.B * NH * a.numSplits * (HS + 2));
+    const tile = this.tile(NH, HS, a.B, a.numSplits);
+    if (!tile) {
+      throw new Error(`decode.o_proj: ${NH} heads x ${a.numSplits} splits exceed the merge buffer (${this.coefCap}); use AttentionMerge + Gemv`);
+    }
+    const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
+    const label = `decode.o_proj.${w.o.dtype}`;
+    const pipeline = this.ctx.pipelines.get({
+      label,
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, weights: { W: w.o.dtype }, body: [core, code] }),
+    });
+    const uniforms = packUniforms([a.B, C, NH * HS, NH, HS, a.numSplits, a.stream.rows, a.pending, w.o.rowStride, w.oBias ?? 0]);
+    return makeCall(this.ctx, {
+      label,
+      pipeline,
+      layout: this.layout.bindGroup,
+      buffers: [a.partials, w.o.single('decode.o_proj'), a.weights.vectors, a.stream.buffer],
+      uniforms,
+      workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
+    });
+  }
+}

@@ -1,0 +1,99 @@
+// Fused decode step 3 (docs/engine.md "Decode step"): for each batch row,
+//   a = merge of the decode-attention partials (log-sum-exp rescale over the splits)  (staged)
+//   residual += pending MLP partial sums (this workgroup's columns) + a Wo^T (+ bias)
+// Merge weights per (row, head, split) are computed once per workgroup into `coef`, so staging an
+// element costs one multiply-add per split. Partials: f32 [B, NH, S, HS + 2] = (o[HS], m, l) per split,
+// o unnormalised: out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M), M = max_s m_s.
+// Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S).
+
+struct Params {
+  B: u32,
+  C: u32,       // outputs (hidden size)
+  K: u32,       // NH * HS
+  NH: u32,
+  HS: u32,
+  S: u32,       // splits
+  bcap: u32,    // rows of each block of the stream buffer
+  pending: u32, // pending MLP partial sums
+  w_stride: u32,
+  bias_off: u32,
+}
+
+@group(0) @binding(0) var<storage, read> AP: array<f32>;           // attention partials [B, NH, S, HS + 2]
+@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // Wo packed [C, NH HS]
+@group(0) @binding(2) var<storage, read> VEC: array<f32>;          // o_proj bias
+@group(0) @binding(3) var<storage, read_write> STREAM: array<f32>; // [1 + P, bcap, C]: residual, MLP partials
+@group(0) @binding(4) var<uniform> P: Params;
+
+var<workgroup> coef: array<f32, COEF_CAP>; // [b][h][s] = exp(m_s - M) / L
+
+var<private> n0: u32;
+var<private> b0: u32;
+
+fn stage_x(b: u32, k: u32) -> f32 {
+  let h = k / P.HS;
+  let d = k % P.HS;
+  let base = ((b0 + b) * P.NH + h) * P.S;
+  let c = (b * P.NH + h) * P.S;
+  var acc = 0.0;
+  for (var s = 0u; s < P.S; s++) {
+    acc += coef[c + s] * AP[(base + s) * (P.HS + 2u) + d];
+  }
+  return acc;
+}
+
+fn norm_w(k: u32) -> f32 {
+  return 1.0;
+}
+
+fn row_valid(j: u32) -> bool {
+  return n0 + j < P.C;
+}
+
+fn row_start(j: u32) -> u32 {
+  return (n0 + j) * P.w_stride;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+  /*@subgroup-init*/
+  n0 = wid.x * G;
+  b0 = wid.y * BB;
+  let nb = min(BB, P.B - b0);
+  let W2 = P.HS + 2u;
+  for (var i = lid; i < nb * P.NH; i += WG) {
+    let b = i / P.NH;
+    let h = i % P.NH;
+    let base = ((b0 + b) * P.NH + h) * P.S;
+    var M = -3.0e38;
+    for (var s = 0u; s < P.S; s++) {
+      M = max(M, AP[(base + s) * W2 + P.HS]);
+    }
+    var L = 0.0;
+    for (var s = 0u; s < P.S; s++) {
+      L += AP[(base + s) * W2 + P.HS + 1u] * exp(AP[(base + s) * W2 + P.HS] - M);
+    }
+    let inv = select(0.0, 1.0 / L, L > 0.0);
+    for (var s = 0u; s < P.S; s++) {
+      coef[(b * P.NH + h) * P.S + s] = exp(AP[(base + s) * W2 + P.HS] - M) * inv;
+    }
+  }
+  workgroupBarrier();
+  gemv_group(lid, P.K, nb, 0.0, true);
+  for (var i = lid; i < G * BB; i += WG) {
+    let j = i / BB;
+    let b = i % BB;
+    let n = n0 + j;
+    if (n < P.C && b < nb) {
+      let r = (b0 + b) * P.C + n;
+      var v = STREAM[r] + ys[i];
+      if (HAS_BIAS) {
+        v += VEC[P.bias_off + n];
+      }
+      for (var p = 0u; p < P.pending; p++) {
+        v += STREAM[(1u + p) * P.bcap * P.C + r];
+      }
+      STREAM[r] = v;
+    }
+  }
+}

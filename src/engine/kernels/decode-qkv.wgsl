@@ -1,0 +1,166 @@
+// Fused decode step 1 (docs/engine.md "Decode step"): for each batch row,
+//   h = residual + sum of the previous layer's pending MLP partial sums   (staged once per workgroup)
+//   x = rmsnorm(h) * input_layernorm                                       (folded into the GEMV load)
+//   q, k, v = x Wqkv^T (+ bias); [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); RoPE (rotate_half)
+//   k, v written into the paged KV cache at the row's position; q written to Q [B, NH, HS].
+// A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 RoPE pairs
+// (dims d and d + HS / 2), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core
+// walks the unit G rows at a time and stages the activations only once.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, QK_NORM, HAS_BIAS, KV_BLOCK.
+
+struct BatchRow {
+  seq: u32,     // block-table row
+  pos: u32,     // position of this row's token
+  adapter: u32,
+  count: u32,
+}
+
+struct Params {
+  B: u32,              // batch rows
+  C: u32,              // hidden size
+  NH: u32,
+  NKV: u32,
+  bcap: u32,           // rows of each block of the stream buffer
+  pending: u32,        // pending MLP partial sums (0 at the first layer)
+  w_stride: u32,       // row stride of Wqkv
+  norm_off: u32,       // input_layernorm weight in VEC
+  bias_off: u32,       // q|k|v bias in VEC
+  qnorm_off: u32,
+  knorm_off: u32,
+  max_blocks: u32,     // block-table row length
+  rope_positions: u32, // positions of the RoPE table at VEC[0]
+  eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read> STREAM: array<f32>;       // [1 + P, bcap, C]: residual, MLP partials
+@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // Wqkv packed [(NH + 2 NKV) HS, C]
+@group(0) @binding(2) var<storage, read> VEC: array<f32>;          // RoPE table at 0, norm weights, biases
+@group(0) @binding(3) var<storage, read> ROWS: array<BatchRow>;    // [B]
+@group(0) @binding(4) var<storage, read> BT: array<u32>;           // block table [maxSeqs, max_blocks]
+@group(0) @binding(5) var<storage, read_write> KC: array<f32>;     // this layer's K cache
+@group(0) @binding(6) var<storage, read_write> VC: array<f32>;     // this layer's V cache
+@group(0) @binding(7) var<storage, read_write> Q: array<f32>;      // [B, NH, HS]
+@group(0) @binding(8) var<uniform> P: Params;
+
+var<workgroup> hv: array<f32, U * BB>; // the unit's projections, [u][b]
+var<workgroup> hn: array<f32, BB>;     // q/k-norm rstd per batch row
+
+var<private> head: u32;      // over NH q heads, then NKV k heads, then NKV v heads
+var<private> part: u32;      // which U-row unit of the head
+var<private> b0: u32;
+var<private> group_base: u32; // first unit row of the current GEMV group
+
+fn stage_x(b: u32, k: u32) -> f32 {
+  let r = (b0 + b) * P.C + k;
+  var v = STREAM[r];
+  for (var p = 0u; p < P.pending; p++) {
+    v += STREAM[(1u + p) * P.bcap * P.C + r];
+  }
+  return v;
+}
+
+fn norm_w(k: u32) -> f32 {
+  return VEC[P.norm_off + k];
+}
+
+// Unit row u -> dimension within the head: the first U / 2 rows are dims part * U/2 + u, the others
+// their RoPE partners HS / 2 further.
+fn dim_of(u: u32) -> u32 {
+  let half = U / 2u;
+  if (u < half) {
+    return part * half + u;
+  }
+  return HS / 2u + part * half + (u - half);
+}
+
+fn row_valid(j: u32) -> bool {
+  return group_base + j < U;
+}
+
+fn row_start(j: u32) -> u32 {
+  return (head * HS + dim_of(group_base + j)) * P.w_stride;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+  /*@subgroup-init*/
+  head = wid.x / (HS / U);
+  part = wid.x % (HS / U);
+  b0 = wid.y * BB;
+  let nb = min(BB, P.B - b0);
+  for (var grp = 0u; grp < U; grp += G) {
+    group_base = grp;
+    gemv_group(lid, P.C, nb, P.eps, grp == 0u);
+    for (var i = lid; i < G * BB; i += WG) {
+      let u = grp + i / BB;
+      if (u < U) {
+        var v = ys[i] * rstd[i % BB];
+        if (HAS_BIAS) {
+          v += VEC[P.bias_off + head * HS + dim_of(u)];
+        }
+        hv[u * BB + i % BB] = v;
+      }
+    }
+    workgroupBarrier();
+  }
+  // From the workgroup id (not the private `head`) so the branch below is uniform for the barriers.
+  let head_u = wid.x / (HS / U);
+  let is_q = head_u < P.NH;
+  let is_k = !is_q && head_u < P.NH + P.NKV;
+  if (QK_NORM && (is_q || is_k)) {
+    // The unit is the whole head here (U = HS).
+    var sq: array<f32, BB>;
+    if (lid < U) {
+      for (var b = 0u; b < BB; b++) {
+        sq[b] = hv[lid * BB + b] * hv[lid * BB + b];
+      }
+    }
+    let t = group_sum(lid, sq, WG);
+    if (lid == 0u) {
+      for (var b = 0u; b < BB; b++) {
+        hn[b] = inverseSqrt(t[b] / f32(HS) + P.eps);
+      }
+    }
+    workgroupBarrier();
+    let w_off = select(P.knorm_off, P.qnorm_off, is_q);
+    for (var i = lid; i < U * BB; i += WG) {
+      hv[i] *= hn[i % BB] * VEC[w_off + dim_of(i / BB)];
+    }
+    workgroupBarrier();
+  }
+  for (var i = lid; i < (U / 2u) * BB; i += WG) {
+    let t = i / BB;
+    let b = i % BB;
+    if (b < nb) {
+      let row = ROWS[b0 + b];
+      let d1 = dim_of(t);
+      var x1 = hv[t * BB + b];
+      var x2 = hv[(t + U / 2u) * BB + b];
+      if (is_q || is_k) {
+        let pos = min(row.pos, P.rope_positions - 1u);
+        let cs = VEC[2u * (pos * (HS / 2u) + d1)];
+        let sn = VEC[2u * (pos * (HS / 2u) + d1) + 1u];
+        let r1 = x1 * cs - x2 * sn;
+        let r2 = x2 * cs + x1 * sn;
+        x1 = r1;
+        x2 = r2;
+      }
+      if (is_q) {
+        let o = ((b0 + b) * P.NH + head) * HS;
+        Q[o + d1] = x1;
+        Q[o + d1 + HS / 2u] = x2;
+      } else {
+        let kh = select(head - P.NH - P.NKV, head - P.NH, is_k);
+        let block = BT[row.seq * P.max_blocks + row.pos / KV_BLOCK];
+        let o = ((block * P.NKV + kh) * KV_BLOCK + row.pos % KV_BLOCK) * HS;
+        if (is_k) {
+          KC[o + d1] = x1;
+          KC[o + d1 + HS / 2u] = x2;
+        } else {
+          VC[o + d1] = x1;
+          VC[o + d1 + HS / 2u] = x2;
+        }
+      }
+    }
+  }
+}

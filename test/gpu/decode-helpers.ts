@@ -1,0 +1,103 @@
+// Shared set-up of the fused decode kernel tests: a random model on the GPU (WeightSet) next to its
+// reference, a decode stream filled with a residual and pending MLP partials, batch rows and a KV
+// cache with shuffled blocks, and decode-attention partials computed in plain TypeScript.
+import type { KernelContext } from '../../src/engine/gpu/context';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import type { BatchRow } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';
+import { WeightSet } from '../../src/engine/model/weights';
+import { DecodeStream } from '../../src/engine/kernels/decode-stream';
+import { ReferenceModel } from '../../src/engine/reference/model';
+import type { Rng } from '../../src/engine/reference/random';
+import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
+import { upload } from './dense-helpers';
+
+export interface TestModel {
+  cfg: ModelConfig;
+  weights: WeightSet;
+  ref: ReferenceModel;
+}
+
+export async function testModel(ctx: KernelContext, arch: Architecture, dtype: DType, seed: number, overrides: Partial<ModelConfig> = {}): Promise<TestModel> {
+  const cfg = testConfig(arch, overrides);
+  const tensors = randomModelTensors(cfg, dtype, seed);
+  const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 512 });
+  return { cfg, weights, ref: new ReferenceModel(cfg, tensors) };
+}
+
+/** A stream whose residual and `pending` partial blocks hold random values; returns them too. */
+export function filledStream(ctx: KernelContext, rng: Rng, B: number, C: number, partials: number, pending: number) {
+  const stream = new DecodeStream(ctx.device, B, C, partials);
+  const init = rng.normals((1 + partials) * B * C);
+  for (let i = (1 + pending) * B * C; i < init.length; i++) init[i] = 0;
+  ctx.device.queue.writeBuffer(stream.buffer, 0, init);
+  // h[b] = residual + sum of the pending partials, in that order
+  const h = new Float32Array(B * C);
+  for (let i = 0; i < B * C; i++) {
+    let v = init[i];
+    for (let p = 0; p < pending; p++) v += init[(1 + p) * B * C + i];
+    h[i] = v;
+  }
+  return { stream, init, h };
+}
+
+/** B batch rows at the given positions, each with its own block-table row of shuffled blocks. */
+export function batchWithCache(ctx: KernelContext, rng: Rng, cfg: ModelConfig, positions: number[], numBlocks = 64) {
+  const maxContext = Math.max(...positions) + 1;
+  const cache = new KvCache(ctx.device, cfg, { maxSeqs: positions.length + 1, maxContext, numBlocks });
+  const free = Array.from({ length: numBlocks }, (_, i) => i);
+  for (let i = free.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [free[i], free[j]] = [free[j], free[i]];
+  }
+  const rows: BatchRow[] = positions.map((pos, b) => ({ seq: (b + 1) % (positions.length + 1), pos, adapter: 0xffffffff, count: 1 }));
+  const tables = rows.map((r) => {
+    const blocks = free.splice(0, Math.floor(r.pos / KV_BLOCK) + 1);
+    cache.writeBlockTable(r.seq, blocks);
+    return blocks;
+  });
+  return { cache, rows, tables, rowsBuffer: upload(ctx, packBatchRows(rows)) };
+}
+
+/** Element offset of (position, kv head) in a layer's cache for a sequence with `blocks`. */
+export function cacheOffset(blocks: number[], pos: number, h: number, NKV: number, HS: number): number {
+  return ((blocks[Math.floor(pos / KV_BLOCK)] * NKV + h) * KV_BLOCK + (pos % KV_BLOCK)) * HS;
+}
+
+/**
+ * Decode-attention partials (docs/engine.md layout) of query q [NH, HS] against keys/values
+ * [L, NKV, HS] for one batch row: split s covers keys s * splitLen .. ; empty splits are m = -3e38,
+ * l = 0, o = 0. Returns [NH, S, HS + 2].
+ */
+export function attentionPartials(q: Float32Array, k: Float32Array, v: Float32Array, L: number, NH: number, NKV: number, HS: number, S: number, splitLen: number): Float32Array {
+  const out = new Float32Array(NH * S * (HS + 2));
+  const scale = 1 / Math.sqrt(HS);
+  for (let h = 0; h < NH; h++) {
+    const kh = Math.floor(h / (NH / NKV));
+    for (let s = 0; s < S; s++) {
+      const base = (h * S + s) * (HS + 2);
+      const lo = s * splitLen;
+      const hi = Math.min(L, lo + splitLen);
+      if (lo >= hi) {
+        out[base + HS] = -3e38;
+        continue;
+      }
+      const scores: number[] = [];
+      for (let t = lo; t < hi; t++) {
+        let d = 0;
+        for (let i = 0; i < HS; i++) d += q[h * HS + i] * k[(t * NKV + kh) * HS + i];
+        scores.push(d * scale);
+      }
+      const m = Math.max(...scores);
+      let l = 0;
+      scores.forEach((sc, j) => {
+        const e = Math.exp(sc - m);
+        l += e;
+        for (let i = 0; i < HS; i++) out[base + i] += e * v[((lo + j) * NKV + kh) * HS + i];
+      });
+      out[base + HS] = m;
+      out[base + HS + 1] = l;
+    }
+  }
+  return out;
+}

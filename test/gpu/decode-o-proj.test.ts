@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCalls } from '../../src/engine/gpu/kernel-call';
+import type { Architecture, DType } from '../../src/engine/model/config';
+import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
+import { attentionForward } from '../../src/engine/reference/attention';
+import { expectClose } from '../../src/engine/reference/check';
+import { linearForward } from '../../src/engine/reference/linear';
+import { Rng } from '../../src/engine/reference/random';
+import { destroyContexts, kernelContext, read, TOL, upload } from './dense-helpers';
+import { attentionPartials, filledStream, testModel } from './decode-helpers';
+
+afterAll(destroyContexts);
+
+// One dtype per architecture keeps every dtype covered without compiling each kernel 9 times.
+const CASES: Array<[Architecture, DType]> = [
+  ['llama', 'bf16'],
+  ['qwen2', 'f16'],
+  ['qwen3', 'f32'],
+];
+
+describe('fused decode o_proj', () => {
+  for (const [arch, dtype] of CASES) {
+    it(`${arch} (${dtype}): merges split attention partials, projects, adds pending partials into the residual`, async () => {
+      const ctx = await kernelContext();
+      const rng = new Rng(41);
+      const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 42, arch === 'qwen2' ? { outputBias: true } : {});
+      const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS } = cfg;
+      const lengths = [1, 70, 33];
+      const B = lengths.length;
+      const splitLen = 32;
+      const S = Math.ceil(Math.max(...lengths) / splitLen);
+      const { stream, h } = filledStream(ctx, rng, B, C, 3, 2);
+      const att = new Float32Array(B * NH * HS);
+      const partials = new Float32Array(B * NH * S * (HS + 2));
+      lengths.forEach((L, b) => {
+        const q = rng.normals(NH * HS);
+        const k = rng.normals(L * NKV * HS);
+        const v = rng.normals(L * NKV * HS);
+        partials.set(attentionPartials(q, k, v, L, NH, NKV, HS, S, splitLen), b * NH * S * (HS + 2));
+        const one = new Float32Array(NH * HS);
+        attentionForward(one, q, k, v, 1, L, NH, NKV, HS, L - 1);
+        att.set(one, b * NH * HS);
+      });
+      const l = 0;
+      await runCalls(ctx, [new DecodeOProj(ctx).encode({ weights, layer: l, stream, pending: 2, partials: upload(ctx, partials), numSplits: S, B })]);
+      const want = new Float32Array(B * C);
+      linearForward(want, att, ref.layers[l].o, ref.layers[l].oBias, B, NH * HS, C);
+      for (let i = 0; i < B * C; i++) want[i] += h[i];
+      expectClose(await read(ctx, stream.buffer, B * C), want, TOL, 'residual');
+      weights.destroy();
+    });
+  }
+
+  it('says when the splits are too many to merge in the prologue', async () => {
+    const ctx = await kernelContext();
+    const { weights } = await testModel(ctx, 'llama', 'f32', 43);
+    const o = new DecodeOProj(ctx);
+    expect(o.fits(weights, 4, 8)).toBe(true);
+    expect(o.fits(weights, 1, 1000)).toBe(false);
+    weights.destroy();
+  });
+});
+
