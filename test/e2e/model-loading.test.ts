@@ -73,7 +73,7 @@ it('fetches the bundled model into IndexedDB ("hearth-model-files"), then loads 
 
   expect(await inPage((api) => api.databases())).toContain('hearth-model-files');
   const cached = await inPage((api) => api.listCached());
-  const entry = cached.find((m: any) => m.modelId === 'hearth/tiny-chat');
+  const entry = cached.find((m: any) => m.modelId === 'bundled:hearth/tiny-chat');
   expect(entry.files.every((f: any) => f.complete)).toBe(true);
   expect(entry.files).toHaveLength(5);
 
@@ -147,9 +147,9 @@ it('a download cut off in one load keeps its bytes in IndexedDB and the next loa
 });
 
 it('removes a cached model: an offline load then fails with a clear error', async () => {
-  await inPage((api) => api.removeCached('hearth/tiny-chat'));
+  await inPage((api) => api.removeCached('bundled:hearth/tiny-chat'));
   const cached = await inPage((api) => api.listCached());
-  expect(cached.map((m: any) => m.modelId)).not.toContain('hearth/tiny-chat');
+  expect(cached.map((m: any) => m.modelId)).not.toContain('bundled:hearth/tiny-chat');
   const error = await inPage((api) => api.loadBundled('hearth/tiny-chat', { offline: true }).then(() => 'loaded', (e: Error) => e.message));
   expect(error).toMatch(/config\.json: cannot reach .*models\/tiny-chat\/config\.json/);
 });

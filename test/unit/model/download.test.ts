@@ -1,7 +1,7 @@
 // Downloads against a real HTTP server on 127.0.0.1: progress events, resuming with Range after a
 // dropped connection (within one load and across loads), servers that ignore ranges, a file that
-// changed on the server, cache hits without network, abort, 404 / 401, Hugging Face URLs and a
-// mirror base. The cache here is MemoryFileCache; the IndexedDB cache is tested in the browser (e2e).
+// changed on the server, revalidation, cache hits without network, abort, 404 / 401, Hugging Face
+// URLs and a mirror base. The cache here is MemoryFileCache; the IndexedDB cache is tested in the browser (e2e).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { downloadFile, parseContentRange } from '../../../src/engine/model/sources/download';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
@@ -166,6 +166,44 @@ describe('cache', () => {
   it('downloadFile without a source: the same contract', async () => {
     const blob = await downloadFile({ url: `${server.base}/org/model/resolve/main/model.safetensors`, file: 'm', modelId: 'x' });
     expect(blob!.size).toBe(SIZE);
+  });
+});
+
+describe('revalidation (files that change with the app)', () => {
+  const path = '/org/model/resolve/main/model.safetensors';
+  const url = () => `${server.base}${path}`;
+  const load = (cache: MemoryFileCache, extra = {}) =>
+    downloadFile({ url: url(), file: 'model.safetensors', modelId: 'bundled', cache, revalidate: true, retryDelayMs: 5, ...extra });
+
+  it('304 keeps the cached copy, a new ETag replaces it, an unreachable server falls back to it', async () => {
+    const cache = new MemoryFileCache();
+    await load(cache);
+    expect(await same(await load(cache), body)).toBe(true);
+    const check = server.requestsFor(path).at(-1)!;
+    expect(check.ifNoneMatch).toBe(server.files.get(path)!.etag);
+    expect(check.status).toBe(304);
+
+    const trained = patternBytes(SIZE, 7);
+    server.put(path, trained, '"trained"');
+    expect(await same(await load(cache), trained)).toBe(true);
+    expect(await same(await cache.get('bundled', 'model.safetensors'), trained)).toBe(true);
+
+    const offline = await load(cache, { url: 'http://127.0.0.1:9/model.safetensors', retries: 0 });
+    expect(await same(offline, trained)).toBe(true);
+  });
+});
+
+describe('a cache that runs out of room', () => {
+  it('fails the download at once, without retrying, naming the file; removing a model frees room', async () => {
+    server.put('/org/other/resolve/main/model.safetensors', patternBytes(SIZE, 3));
+    const cache = new MemoryFileCache(1.5 * SIZE);
+    expect(await same(await source(cache).open('model.safetensors'), body)).toBe(true);
+    const other = new UrlSource('org/other', { hfBase: server.base, cache, chunkBytes: 64 << 10, retryDelayMs: 5 });
+    const before = server.log.length;
+    await expect(other.open('model.safetensors')).rejects.toThrow('Not enough room to cache org/other/model.safetensors');
+    expect(server.log.length - before).toBe(1);
+    await cache.removeModel('org/model');
+    expect((await other.open('model.safetensors'))!.size).toBe(SIZE);
   });
 });
 

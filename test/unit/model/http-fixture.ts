@@ -13,6 +13,8 @@ export interface RequestLog {
   path: string;
   range: string | null;
   ifRange: string | null;
+  ifNoneMatch: string | null;
+  status?: number;
 }
 
 export class FileServer {
@@ -67,7 +69,10 @@ export class FileServer {
         return;
       }
     }
-    this.log.push({ path, range, ifRange });
+    const ifNoneMatch = (req.headers['if-none-match'] as string | undefined) ?? null;
+    const entry: RequestLog = { path, range, ifRange, ifNoneMatch };
+    this.log.push(entry);
+    res.on('finish', () => (entry.status = res.statusCode));
     if ([...this.unauthorized].some((p) => path.startsWith(p))) {
       res.writeHead(401).end('unauthorized');
       return;
@@ -75,6 +80,10 @@ export class FileServer {
     const file = this.files.get(path);
     if (!file) {
       res.writeHead(404).end('not found');
+      return;
+    }
+    if (ifNoneMatch === file.etag) {
+      res.writeHead(304, { ETag: file.etag }).end();
       return;
     }
     let start = 0;

@@ -4,6 +4,9 @@
  * relative to the app's base URL (through downloadFile, so progress events and an optional cache
  * work as for any download); in Node, with no base URL, they are read from the repository's
  * public/ folder on disk. The catalogue's file list spares requests for files a model lacks.
+ * Cached files are keyed "bundled:<id>" so a bundled model never shares cache entries with a
+ * Hugging Face repository of the same name. With a cache, a cached file is revalidated against the app's server before use (the bundled
+ * files change when the app is updated, e.g. trained weights); offline, the cached copy is used.
  */
 import { DirectorySource } from './directory-source';
 import { downloadFile } from './download';
@@ -67,9 +70,10 @@ export class BundledSource implements ModelSource {
     return downloadFile({
       url: this.baseUrl + file,
       file,
-      modelId: this.id,
+      modelId: `bundled:${this.id}`,
       cache: this.options.cache ?? null,
       fetch: this.options.fetch,
+      revalidate: true,
       ...request,
     });
   }

@@ -7,6 +7,10 @@
  *   (a few retries with backoff) or in a later load, asks for the rest with `Range: bytes=N-` and
  *   `If-Range: <validator>`; a 200 answer means the server ignored the range or the file changed,
  *   and the download restarts from zero.
+ * - With `revalidate` (files that change with the app, like the bundled models), a cached copy is
+ *   checked with If-None-Match / If-Modified-Since: 304 keeps it, 200 replaces it, and when the
+ *   network is unreachable the cached copy is used (offline).
+ * - A failure to write the cache (storage quota) is not retried: it is reported at once.
  * - 404 means the repository has no such file (null), remembered in the cache so the next load
  *   does not ask again (and works offline); 401/403 means a private, gated or missing repository.
  * Not here: where the cache lives (file-cache.ts, src/store/model-files.ts), URL building (url-source.ts).
@@ -29,6 +33,15 @@ export interface DownloadOptions extends FileRequest {
   retries?: number;
   /** First retry delay; doubles each time (default 500 ms). */
   retryDelayMs?: number;
+  /** Check a cached copy with the server before using it (see the header). */
+  revalidate?: boolean;
+}
+
+/** The cache refused a write; wraps the cache's own error so it is not mistaken for a network drop. */
+class CacheWriteFailure extends Error {
+  constructor(readonly original: unknown) {
+    super('cache write failed');
+  }
 }
 
 const DEFAULT_CHUNK = 4 << 20;
@@ -42,11 +55,12 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
 
   if (o.cache) {
     const hit = await o.cache.get(o.modelId, o.file);
-    if (hit) {
+    if (hit && (!o.revalidate || (await stillValid(o, fetchFn, o.cache)))) {
       o.onProgress?.({ file: o.file, loaded: hit.size, total: hit.size, bytesPerSecond: 0, fromCache: true });
       return hit;
     }
-    if (await o.cache.isMissing(o.modelId, o.file)) return null;
+    if (hit) await o.cache.discard(o.modelId, o.file);
+    else if (!o.revalidate && (await o.cache.isMissing(o.modelId, o.file))) return null;
   }
 
   let failures = 0;
@@ -128,7 +142,11 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
       const data = concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      await store.append(o.modelId, o.file, loaded - data.byteLength, data, { validator, total, url: o.url });
+      try {
+        await store.append(o.modelId, o.file, loaded - data.byteLength, data, { validator, total, url: o.url });
+      } catch (e) {
+        throw new CacheWriteFailure(e);
+      }
     };
     progress.start(loaded);
     const reader = res.body.getReader();
@@ -144,6 +162,10 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
       }
       await flush();
     } catch (e) {
+      if (e instanceof CacheWriteFailure) {
+        await reader.cancel().catch(() => {});
+        throw e.original;
+      }
       // Keep what arrived before the failure; the next attempt asks only for the rest.
       await flush().catch(() => {});
       if (o.signal?.aborted) throw o.signal.reason;
@@ -161,6 +183,28 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
     progress.update(loaded, loaded, true);
     return store.complete(o.modelId, o.file);
   }
+}
+
+/**
+ * Revalidation of a cached file: true when the server answers 304 (unchanged) or cannot be
+ * reached (offline: the cached copy is all there is); false when it sends a new version.
+ */
+async function stillValid(o: DownloadOptions, fetchFn: typeof fetch, cache: ModelFileCache): Promise<boolean> {
+  const stored = await cache.partial(o.modelId, o.file);
+  const headers = new Headers(o.headers);
+  const v = stored?.validator;
+  if (v) headers.set(v.startsWith('"') || v.startsWith('W/') ? 'If-None-Match' : 'If-Modified-Since', v);
+  let res: Response;
+  try {
+    res = await fetchFn(o.url, { headers, signal: o.signal });
+  } catch (e) {
+    if (o.signal?.aborted) throw o.signal.reason;
+    return true;
+  }
+  await res.body?.cancel();
+  if (res.status === 304) return true;
+  // A new version (200), or a server error while we hold a complete copy: prefer the copy unless replaced.
+  return !res.ok;
 }
 
 /** Content-Range: "bytes 0-99/1234", or "bytes (star)/1234" on a 416. */

@@ -63,8 +63,20 @@ interface MemoryEntry {
   updatedAt: number;
 }
 
+/** MemoryFileCache ran out of its byte budget (the in-memory counterpart of a storage quota). */
+export class CacheFullError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CacheFullError';
+  }
+}
+
 export class MemoryFileCache implements ModelFileCache {
   private readonly models = new Map<string, Map<string, MemoryEntry>>();
+  private stored = 0;
+
+  /** `maxBytes`: refuse to hold more than this many bytes in total (default: no limit). */
+  constructor(private readonly maxBytes = Infinity) {}
 
   private entry(modelId: string, file: string): MemoryEntry | undefined {
     return this.models.get(modelId)?.get(file);
@@ -85,6 +97,7 @@ export class MemoryFileCache implements ModelFileCache {
   }
 
   async markMissing(modelId: string, file: string): Promise<void> {
+    await this.discard(modelId, file);
     let files = this.models.get(modelId);
     if (!files) this.models.set(modelId, (files = new Map()));
     files.set(file, { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: true, updatedAt: Date.now() });
@@ -97,8 +110,12 @@ export class MemoryFileCache implements ModelFileCache {
     if (!e || e.missing) files.set(file, (e = { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: false, updatedAt: 0 }));
     if (e.complete) throw new Error(`${modelId}/${file}: already complete`);
     if (offset !== e.bytes) throw new Error(`${modelId}/${file}: append at ${offset} but ${e.bytes} bytes are stored`);
+    if (this.stored + data.byteLength > this.maxBytes) {
+      throw new CacheFullError(`Not enough room to cache ${modelId}/${file}: the cache holds at most ${this.maxBytes} bytes`);
+    }
     e.chunks.push(data.slice());
     e.bytes += data.byteLength;
+    this.stored += data.byteLength;
     e.total = meta.total;
     e.validator = meta.validator;
     e.updatedAt = Date.now();
@@ -113,10 +130,12 @@ export class MemoryFileCache implements ModelFileCache {
   }
 
   async discard(modelId: string, file: string): Promise<void> {
+    this.stored -= this.entry(modelId, file)?.bytes ?? 0;
     this.models.get(modelId)?.delete(file);
   }
 
   async removeModel(modelId: string): Promise<void> {
+    for (const e of this.models.get(modelId)?.values() ?? []) this.stored -= e.bytes;
     this.models.delete(modelId);
   }
 
