@@ -54,7 +54,7 @@ describe('URLs', () => {
 describe('progress', () => {
   it('reports loaded bytes rising to the total, with a rate', async () => {
     server.writeBytes = 64 << 10;
-    server.writeDelayMs = 15;
+    server.writeDelayMs = 30;
     const events: DownloadProgress[] = [];
     await source(null).open('model.safetensors', { onProgress: (p) => events.push(p) });
     expect(events.length).toBeGreaterThan(2);
