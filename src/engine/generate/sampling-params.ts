@@ -232,7 +232,10 @@ export function editWords(r: ResolvedSampling, banned: Uint32Array): number {
   return 2 * r.logitBias.length + banned.length;
 }
 
-/** Writes the row's token lists at `offset`: (id, f32 bias bits) pairs, then the banned ids. */
+/**
+ * Writes the row's token lists at `offset`: (id, f32 bias bits) pairs, then the banned ids, both
+ * sorted by id (resolveSampling and bannedAtStep sort them): the GPU binary-searches them.
+ */
 export function packEdits(words: Uint32Array, offset: number, r: ResolvedSampling, banned: Uint32Array): void {
   const f32 = new Float32Array(1);
   const bits = new Uint32Array(f32.buffer);

@@ -13,6 +13,7 @@
  */
 import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
 import { MAX_TOP_LOGPROBS } from '../generate/sampling-params';
+import type { SamplerWorkgroupSize } from './sampler';
 import type { PositionLogprobs, TokenLogprob } from '../reference/logprobs';
 import commonWgsl from './sampler-common.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
@@ -31,9 +32,11 @@ export class PromptLogprobs {
   /** Uniforms by "T,V,k": several records with different shapes may share one submission. */
   private readonly uniforms = new Map<string, GPUBuffer>();
 
+  /** workgroupSize: as for the Sampler (256 on GPUs, 32 on software adapters). */
   constructor(
     private readonly device: GPUDevice,
     cache: PipelineCache,
+    readonly workgroupSize: SamplerWorkgroupSize = 256,
   ) {
     // dims | logits, targets | out
     this.layout = bindGroupLayout(device, 'logprobs.prompt', ['uniform', 'read-only-storage', 'read-only-storage', 'storage']);
@@ -42,6 +45,7 @@ export class PromptLogprobs {
       code: [commonWgsl, radixWgsl, logprobsWgsl].join('\n'),
       entryPoint: 'prompt_logprobs',
       layout: device.createPipelineLayout({ label: 'logprobs.prompt', bindGroupLayouts: [this.layout] }),
+      constants: { WG: workgroupSize },
     });
   }
 

@@ -1,4 +1,4 @@
-// Prompt logprobs (grid: up to 65535 x ceil(T / 65535), 256 threads): one workgroup per prefill
+// Prompt logprobs (grid: up to 65535 x ceil(T / 65535), WG threads): one workgroup per prefill
 // row of logits [T, V]. Row r predicts targets[r]; writes the target's raw logprob (floored at
 // -9999), its vLLM rank (the number of tokens with a logit >= its own, itself included) and the k
 // best tokens by raw logprob, best first, ties to the lower id.
@@ -23,15 +23,15 @@ fn sel_value(i: u32) -> f32 {
   return logits[sel_base + i];
 }
 
-var<workgroup> red_m: array<f32, RADIX_WG>;
-var<workgroup> red_s: array<f32, RADIX_WG>;
-var<workgroup> red_c: array<u32, RADIX_WG>;
-var<workgroup> th_max: array<f32, RADIX_WG>;
+var<workgroup> red_m: array<f32, WG>;
+var<workgroup> red_s: array<f32, WG>;
+var<workgroup> red_c: array<u32, WG>;
+var<workgroup> th_max: array<f32, WG>;
 var<workgroup> wg_stats: vec4<f32>;        // max, sum of exp(x - max)
 var<workgroup> wg_bound: atomic<u32>;
 var<workgroup> wg_bound_plain: u32;
 
-@compute @workgroup_size(RADIX_WG)
+@compute @workgroup_size(WG)
 fn prompt_logprobs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let r = wid.y * pdims.grid_x + wid.x;
   if (r >= pdims.T) { return; }
@@ -46,7 +46,7 @@ fn prompt_logprobs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   var m = NEG_BIG;
   var s = 0.0;
   var ge = 0u;
-  for (var i = t; i < V; i += RADIX_WG) {
+  for (var i = t; i < V; i += WG) {
     let x = logits[sel_base + i];
     if (x > m) {
       s = s * exp(m - x) + 1.0;
@@ -61,7 +61,7 @@ fn prompt_logprobs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   red_s[t] = s;
   red_c[t] = ge;
   workgroupBarrier();
-  for (var off = RADIX_WG / 2u; off > 0u; off = off >> 1u) {
+  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
     if (t < off) {
       let m2 = red_m[t + off];
       let mm = max(red_m[t], m2);
@@ -86,7 +86,7 @@ fn prompt_logprobs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocat
   workgroupBarrier();
   let mine = th_max[t];
   var rank = 0u;
-  for (var j = 0u; j < RADIX_WG; j++) {
+  for (var j = 0u; j < WG; j++) {
     let o = th_max[j];
     rank += select(0u, 1u, o > mine || (o == mine && j < t));
   }

@@ -3,6 +3,13 @@
 // the counter-based noise (twin of reference/sampler-noise.ts), and the per-row structs.
 // Not here: bindings and entry points (one module per pass), the radix select (sampler-radix.wgsl).
 
+// Threads per workgroup of the row and chunk kernels, set from TS: 256 on GPUs, 32 on software
+// rasterisers (SwiftShader zero-fills workgroup memory per invocation, so cost grows with
+// threads x workgroup bytes). A power of two >= 32 (>= MAX_TOP).
+override WG: u32 = 256u;
+// Logits per workgroup in the chunked passes: 8 per thread, consecutive threads on consecutive words.
+override CHUNK: u32 = WG * 8u;
+
 // A masked logit. WGSL lets implementations assume there are no infinities, so -inf is replaced
 // by a finite value far below any real logit; exp(MASKED - m) is 0 for any real m.
 const MASKED: f32 = -3.0e38;

@@ -1,12 +1,9 @@
-// Sampler pass 3 of 4 (grid: num_chunks x B, 256 threads): one workgroup per CHUNK logits of a row.
+// Sampler pass 3 of 4 (grid: num_chunks x B, WG threads): one workgroup per CHUNK logits of a row.
 // The seeded draw, Gumbel-max: among tokens whose processed logit clears the row's threshold,
 // the argmax of z + g(seed, step, token) (greedy rows: of z alone), ties to the lower id; each
 // workgroup writes its chunk's best (score, id). Tokens more than GUMBEL_MAX below the thread's
 // best so far cannot win, so their hash is skipped (exact: g <= 16.7).
 // Prepended: sampler-common.wgsl. Not here: the merge across chunks (finish pass).
-
-const WG: u32 = 256u;
-const CHUNK: u32 = 2048u;
 
 @group(0) @binding(0) var<uniform> dims: SamplerDims;
 @group(0) @binding(1) var<storage, read> rows: array<SampleRow>;               // (B)

@@ -7,7 +7,7 @@
 // caller copies 16*B bytes (no logprobs asked) or 176*B bytes with one copyBufferToBuffer.
 // Prepended: sampler-common.wgsl. Not here: anything over the whole vocabulary.
 
-const WG: u32 = 64u;
+const FINISH_WG: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> dims: SamplerDims;
 @group(0) @binding(1) var<storage, read> rows: array<SampleRow>;              // (B)
@@ -19,17 +19,17 @@ const WG: u32 = 64u;
 @group(0) @binding(7) var<storage, read_write> counts: array<u32>;            // (maxSeqs, V)
 @group(0) @binding(8) var<storage, read_write> output: array<u32>;            // (B, 4) then (B, MAX_TOP, 2)
 
-var<workgroup> red_s: array<f32, WG>;
-var<workgroup> red_i: array<u32, WG>;
+var<workgroup> red_s: array<f32, FINISH_WG>;
+var<workgroup> red_i: array<u32, FINISH_WG>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(FINISH_WG)
 fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let b = wid.x;
   let V = dims.V;
   let nc = dims.num_chunks;
   var best = NEG_BIG;
   var best_i = 0xffffffffu;
-  for (var c = t; c < nc; c += WG) {
+  for (var c = t; c < nc; c += FINISH_WG) {
     let d = draw_best[b * nc + c];
     let s = bitcast<f32>(d.x);
     if (s > best || (s == best && d.y < best_i)) {
@@ -40,7 +40,7 @@ fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
   red_s[t] = best;
   red_i[t] = best_i;
   workgroupBarrier();
-  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
+  for (var off = FINISH_WG / 2u; off > 0u; off = off >> 1u) {
     if (t < off) {
       let s2 = red_s[t + off];
       let i2 = red_i[t + off];

@@ -1,12 +1,9 @@
-// Sampler pass 1 of 4 (grid: num_chunks x B, 256 threads): one workgroup per CHUNK logits of a row.
+// Sampler pass 1 of 4 (grid: num_chunks x B, WG threads): one workgroup per CHUNK logits of a row.
 // Applies vLLM's processing in order -- grammar bitmask (before the raw statistics, as vLLM's model
 // runner does), allowed mask, bad-word and min_tokens bans, logit bias, repetition / frequency /
 // presence penalties, temperature (not for greedy rows) -- writes the processed row, and emits
 // per-chunk partials: online max / sum-exp of the raw logits, max of the processed ones.
 // Prepended: sampler-common.wgsl. Not here: thresholds (select), the draw, outputs.
-
-const WG: u32 = 256u;
-const CHUNK: u32 = 2048u;   // logits per workgroup: 8 per thread, consecutive threads on consecutive words
 
 @group(0) @binding(0) var<uniform> dims: SamplerDims;
 @group(0) @binding(1) var<storage, read> rows: array<SampleRow>;        // (B)
@@ -18,11 +15,29 @@ const CHUNK: u32 = 2048u;   // logits per workgroup: 8 per thread, consecutive t
 @group(0) @binding(7) var<storage, read_write> processed: array<f32>;   // (B, V)
 @group(0) @binding(8) var<storage, read_write> chunk_stats: array<vec4<f32>>; // (B, num_chunks): raw max, raw sum, proc max, 0
 
-var<workgroup> bias_tab: array<f32, CHUNK>;
-var<workgroup> ban_tab: array<atomic<u32>, 64>;   // CHUNK / 32 bits
 var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_s: array<f32, WG>;
 var<workgroup> red_p: array<f32, WG>;
+
+const NOT_FOUND: u32 = 0xffffffffu;
+
+// First entry in [lo, hi) of the sorted id list at `base` (entries `stride` words apart) whose id >= id.
+fn lower_bound(base: u32, stride: u32, lo_in: u32, hi_in: u32, id: u32) -> u32 {
+  var lo = lo_in;
+  var hi = hi_in;
+  while (lo < hi) {
+    let mid = (lo + hi) >> 1u;
+    if (edits[base + stride * mid] < id) { lo = mid + 1u; } else { hi = mid; }
+  }
+  return lo;
+}
+
+// Entry index of `id` in [lo, hi) of the sorted list, or NOT_FOUND.
+fn find(base: u32, stride: u32, lo: u32, hi: u32, id: u32) -> u32 {
+  let e = lower_bound(base, stride, lo, hi, id);
+  if (e < hi && edits[base + stride * e] == id) { return e; }
+  return NOT_FOUND;
+}
 
 @compute @workgroup_size(WG)
 fn process(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -33,22 +48,14 @@ fn process(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
   let row = rows[b];
   let c0 = c * CHUNK;
 
-  // The row's sparse lists, scattered into this chunk's tables (every workgroup scans them; they
-  // are short, and it saves a pass and keeps bias-before-penalty order in one place).
-  for (var j = t; j < CHUNK; j += WG) { bias_tab[j] = 0.0; }
-  if (t < 64u) { atomicStore(&ban_tab[t], 0u); }
-  workgroupBarrier();
-  let eb = row.edit_offset;
-  for (var e = t; e < row.bias_count; e += WG) {
-    let id = edits[eb + 2u * e];
-    if (id >= c0 && id < c0 + CHUNK) { bias_tab[id - c0] = bitcast<f32>(edits[eb + 2u * e + 1u]); }
-  }
-  let bans = eb + 2u * row.bias_count;
-  for (var e = t; e < row.ban_count; e += WG) {
-    let id = edits[bans + e];
-    if (id >= c0 && id < c0 + CHUNK) { atomicOr(&ban_tab[(id - c0) >> 5u], 1u << ((id - c0) & 31u)); }
-  }
-  workgroupBarrier();
+  // The row's lists are sorted by id (packEdits): narrow each to this chunk once, then each
+  // token binary-searches its slice (empty for most rows, a few entries for most chunks).
+  let bias_at = row.edit_offset;
+  let ban_at = bias_at + 2u * row.bias_count;
+  let bias_lo = lower_bound(bias_at, 2u, 0u, row.bias_count, c0);
+  let bias_hi = lower_bound(bias_at, 2u, bias_lo, row.bias_count, c0 + CHUNK);
+  let ban_lo = lower_bound(ban_at, 1u, 0u, row.ban_count, c0);
+  let ban_hi = lower_bound(ban_at, 1u, ban_lo, row.ban_count, c0 + CHUNK);
 
   let greedy = (row.flags & F_GREEDY) != 0u;
   let use_grammar = (row.flags & F_GRAMMAR) != 0u;
@@ -73,10 +80,14 @@ fn process(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
       }
     }
     var z = MASKED;
-    let banned = mask_bit(atomicLoad(&ban_tab[j >> 5u]), j);
+    let banned = ban_hi > ban_lo && find(ban_at, 1u, ban_lo, ban_hi, i) != NOT_FOUND;
     let allowed = !use_allowed || mask_bit(masks[allowed_base + (i >> 5u)], i);
     if (x > MASKED && allowed && !banned) {
-      z = x + bias_tab[j];
+      z = x;
+      if (bias_hi > bias_lo) {
+        let e = find(bias_at, 2u, bias_lo, bias_hi, i);
+        if (e != NOT_FOUND) { z = x + bitcast<f32>(edits[bias_at + 2u * e + 1u]); }
+      }
       if (use_penalties) {
         let n = counts[row.slot * V + i];
         if (n > 0u || mask_bit(masks[prompt_base + (i >> 5u)], i)) {

@@ -1,12 +1,12 @@
-// Row selection without sorting, for one workgroup of RADIX_WG threads that owns one row:
+// Row selection without sorting, for one workgroup of WG threads that owns one row:
 // radix select over order keys (the k-th largest value, or where the descending cumulative
 // softmax mass reaches top_p), then an exact top-k gather sorted best first.
 // The including module defines `fn sel_value(i: u32) -> f32` (element i of the current row) and
 // sets `sel_len` (the row length) before calling. Used by sampler-select.wgsl and logprobs.wgsl.
 //
-// Why radix select (the scheme of PyTorch's topk): each round histograms one 8-bit digit of the
-// keys of the remaining candidates into 256 bins in workgroup memory, picks the bin holding the
-// target and fixes that digit; <= 4 reads of the row, no sort, exact result. Rounds start at the
+// Why radix select (the scheme of PyTorch's topk): each round histograms one digit of the keys of
+// the remaining candidates into WG bins in workgroup memory (8-bit digits at WG = 256), picks the
+// bin holding the target and fixes that digit; <= 4 reads of the row at WG = 256, no sort, exact. Rounds start at the
 // highest bit where the lowest and highest candidate keys differ (a lower bound found cheaply
 // prunes whole digits) and stop as soon as the chosen bin alone settles the answer (it holds
 // exactly the needed count, or a single element), so a typical select takes 1-3 reads.
@@ -14,20 +14,20 @@
 // with integer atomics: exact, order-independent, hence deterministic (no float atomics exist).
 // Not here: bindings, the row statistics, the draw.
 
-const RADIX_WG: u32 = 256u;   // workgroup size of every row kernel: one bin per thread
-const BINS: u32 = 256u;
+// WG (an override of the including module, a power of two >= 32) threads, one bin per thread.
+override DIGIT_BITS: u32 = countTrailingZeros(WG);
 
 const SEL_BY_VALUE: u32 = 0u; // candidates: key >= range_lo; ranked by value, largest first
 const SEL_TIE_INDEX: u32 = 1u; // candidates: key == match_key; ranked by lower index first
 
 var<private> sel_len: u32;
 
-var<workgroup> h_count: array<atomic<u32>, BINS>;
-var<workgroup> h_lo: array<atomic<u32>, BINS>;
-var<workgroup> h_hi: array<atomic<u32>, BINS>;
-var<workgroup> sx_count: array<u32, BINS>;   // inclusive suffix sums of the histogram
-var<workgroup> sx_lo: array<u32, BINS>;
-var<workgroup> sx_hi: array<u32, BINS>;
+var<workgroup> h_count: array<atomic<u32>, WG>;
+var<workgroup> h_lo: array<atomic<u32>, WG>;
+var<workgroup> h_hi: array<atomic<u32>, WG>;
+var<workgroup> sx_count: array<u32, WG>;   // inclusive suffix sums of the histogram
+var<workgroup> sx_lo: array<u32, WG>;
+var<workgroup> sx_hi: array<u32, WG>;
 var<workgroup> pick: atomic<u32>;            // chosen bin + 1 (0 = none)
 
 struct RadixState {
@@ -83,16 +83,16 @@ fn scale_p24(m: vec2<u32>, p24: u32) -> vec2<u32> {
   return vec2<u32>((l.x >> 24u) | (w1 << 8u), (w1 >> 24u) | (w2 << 8u));
 }
 
-// Inclusive suffix sums over the 256 bins (Hillis-Steele, one bin per thread).
+// Inclusive suffix sums over the WG bins (Hillis-Steele, one bin per thread).
 fn suffix_scan(t: u32) {
   sx_count[t] = atomicLoad(&h_count[t]);
   sx_lo[t] = atomicLoad(&h_lo[t]);
   sx_hi[t] = atomicLoad(&h_hi[t]);
   workgroupBarrier();
-  for (var off = 1u; off < BINS; off = off << 1u) {
+  for (var off = 1u; off < WG; off = off << 1u) {
     var c = sx_count[t];
     var m = vec2<u32>(sx_lo[t], sx_hi[t]);
-    if (t + off < BINS) {
+    if (t + off < WG) {
       c += sx_count[t + off];
       m = add64(m, vec2<u32>(sx_lo[t + off], sx_hi[t + off]));
     }
@@ -125,14 +125,14 @@ fn radix_select(t: u32, mode: u32, match_key: u32, range_lo: u32, range_hi: u32,
   var first = true;
   loop {
     if (st.pos == 0u) { break; }
-    let shift = select(st.pos - 8u, 0u, st.pos < 8u);
+    let shift = select(st.pos - DIGIT_BITS, 0u, st.pos < DIGIT_BITS);
     let digit_mask = (1u << (st.pos - shift)) - 1u;
     atomicStore(&h_count[t], 0u);
     atomicStore(&h_lo[t], 0u);
     atomicStore(&h_hi[t], 0u);
     if (t == 0u) { atomicStore(&pick, 0u); }
     workgroupBarrier();
-    for (var i = t; i < sel_len; i += RADIX_WG) {
+    for (var i = t; i < sel_len; i += WG) {
       let v = sel_value(i);
       let kv = order_key(v);
       var key = kv;
@@ -181,7 +181,7 @@ fn radix_select(t: u32, mode: u32, match_key: u32, range_lo: u32, range_hi: u32,
         let b = chosen - 1u;
         var excl_count = 0u;
         var excl_mass = vec2<u32>(0u, 0u);
-        if (b + 1u < BINS) {
+        if (b + 1u < WG) {
           excl_count = sx_count[b + 1u];
           excl_mass = vec2<u32>(sx_lo[b + 1u], sx_hi[b + 1u]);
         }
@@ -194,12 +194,14 @@ fn radix_select(t: u32, mode: u32, match_key: u32, range_lo: u32, range_hi: u32,
         next.above_hi = m.y;
         next.count_ge = next.above + in_bin;
         // Settled early: the bin holds exactly the missing count, or a single element; every
-        // candidate of the bin is then in the answer, and "key >= bin start" describes it.
+        // candidate of the bin is then in the answer, and "key >= bin start" describes it --
+        // raised to range_lo, because keys between the bin start and range_lo are not candidates.
         var settled = in_bin == 1u;
         if (p24 == 0u) { settled = settled || next.count_ge == need; }
         if (settled) {
           next.pos = 0u;
           next.above = 0u;
+          if (mode == SEL_BY_VALUE) { next.prefix = max(next.prefix, range_lo); }
         }
       }
       radix_state = next;
@@ -231,7 +233,7 @@ fn top_k_sorted(t: u32, k: u32, lower_bound: u32, high: u32) {
   }
   if (t == 0u) { atomicStore(&top_n, 0u); }
   workgroupBarrier();
-  for (var i = t; i < sel_len; i += RADIX_WG) {
+  for (var i = t; i < sel_len; i += WG) {
     let key = order_key(sel_value(i));
     if (key > s.key || (key == s.key && i <= tie_cut)) {
       let at = atomicAdd(&top_n, 1u);

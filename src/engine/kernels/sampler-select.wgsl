@@ -1,4 +1,4 @@
-// Sampler pass 2 of 4 (grid: B, 256 threads): one workgroup per row.
+// Sampler pass 2 of 4 (grid: B, WG threads): one workgroup per row.
 // Merges the chunk partials into the row's raw log-sum-exp and processed max, then turns min_p,
 // top_k and top_p into one logit threshold over the processed row (radix select, no sort):
 //   min_p: key(proc_max + ln min_p)  (p >= min_p * p_max  <=>  z >= z_max + ln min_p)
@@ -33,9 +33,9 @@ fn sel_value(i: u32) -> f32 {
 }
 
 var<workgroup> wg_row: SampleRow;
-var<workgroup> red_m: array<f32, RADIX_WG>;
-var<workgroup> red_s: array<f32, RADIX_WG>;
-var<workgroup> red_p: array<f32, RADIX_WG>;
+var<workgroup> red_m: array<f32, WG>;
+var<workgroup> red_s: array<f32, WG>;
+var<workgroup> red_p: array<f32, WG>;
 var<workgroup> wg_stats: vec4<f32>;      // raw max, raw sum, proc max
 var<workgroup> wg_kth: atomic<u32>;      // key of the k-th largest chunk max
 var<workgroup> wg_kth_plain: u32;
@@ -48,7 +48,7 @@ fn kth_chunk_max(t: u32, b: u32, k: u32, comp: u32) -> u32 {
   workgroupBarrier();
   let nc = dims.num_chunks;
   if (k <= nc) {
-    for (var c = t; c < nc; c += RADIX_WG) {
+    for (var c = t; c < nc; c += WG) {
       let v = chunk_stats[b * nc + c][comp];
       var rank = 0u;
       for (var d = 0u; d < nc; d++) {
@@ -63,7 +63,7 @@ fn kth_chunk_max(t: u32, b: u32, k: u32, comp: u32) -> u32 {
   return workgroupUniformLoad(&wg_kth_plain);
 }
 
-@compute @workgroup_size(RADIX_WG)
+@compute @workgroup_size(WG)
 fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let b = wid.x;
   let V = dims.V;
@@ -75,7 +75,7 @@ fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   var rm = MASKED;
   var rs = 0.0;
   var pm = MASKED;
-  for (var c = t; c < nc; c += RADIX_WG) {
+  for (var c = t; c < nc; c += WG) {
     let st = chunk_stats[b * nc + c];
     let m = max(rm, st.x);
     rs = rs * exp(rm - m) + st.y * exp(st.x - m);
@@ -86,7 +86,7 @@ fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   red_s[t] = rs;
   red_p[t] = pm;
   workgroupBarrier();
-  for (var off = RADIX_WG / 2u; off > 0u; off = off >> 1u) {
+  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
     if (t < off) {
       let m2 = red_m[t + off];
       let m = max(red_m[t], m2);

@@ -5,11 +5,11 @@
  * (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
  *
  * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, ../../../shared/reference/vllm-chat.md §3):
- *   1. process  (ceil(V/2048) x B workgroups): grammar mask, raw max/sum-exp partials, allowed mask,
+ *   1. process  (ceil(V/CHUNK) x B workgroups, CHUNK = 8 x 256 threads): grammar mask, raw max/sum-exp partials, allowed mask,
  *      bans, bias, penalties, temperature -> processed row + chunk partials
  *   2. select   (B): row log-sum-exp; min_p / top_k / top_p as one logit threshold by radix select
  *      (sampler-radix.wgsl says why); exact raw top-k for logprobs
- *   3. draw     (ceil(V/2048) x B): Gumbel-max over tokens above the threshold, per chunk
+ *   3. draw     (ceil(V/CHUNK) x B): Gumbel-max over tokens above the threshold, per chunk
  *   4. finish   (B): merge, output record, top logprobs in vLLM order, count the token
  * Splitting V over chunk workgroups in passes 1 and 3 keeps a B = 1 step parallel across the GPU;
  * the one-workgroup-per-row passes only read what the select needs. Loads are scalar, consecutive
@@ -46,8 +46,8 @@ import selectWgsl from './sampler-select.wgsl?raw';
 import drawWgsl from './sampler-draw.wgsl?raw';
 import finishWgsl from './sampler-finish.wgsl?raw';
 
-/** Logits per workgroup in the chunked passes (CHUNK in sampler-process/draw.wgsl). */
-export const SAMPLER_CHUNK = 2048;
+/** Logits per thread in the chunked passes: CHUNK = 8 * workgroup size (sampler-common.wgsl). */
+export const SAMPLER_PER_THREAD = 8;
 /** Dispatches `record` adds to the pass per step, whatever B and the parameters. */
 export const SAMPLER_DISPATCHES = 4;
 /** Bytes of one row's output record: token id, raw logprob, top count, reserved. */
@@ -61,6 +61,22 @@ export interface SamplerOptions {
   /** Most rows in one step (B). */
   maxBatch: number;
   vocabSize: number;
+  /**
+   * Threads per workgroup of the row and chunk passes (WG in sampler-common.wgsl): 256 (default)
+   * on GPUs; 32 on software adapters, where workgroup memory is zero-filled per invocation and
+   * that cost grows with threads x bytes (`samplerWorkgroupSize` picks). Same kernels, same results.
+   */
+  workgroupSize?: SamplerWorkgroupSize;
+}
+
+export type SamplerWorkgroupSize = 32 | 64 | 128 | 256;
+
+/**
+ * The workgroup size for an adapter: 256 on GPUs; 32 on software rasterisers, where a B = 64 step
+ * at V = 64 costs ~1.8 s at 256 threads and ~0.11 s at 32 (SwiftShader, 2 cores).
+ */
+export function samplerWorkgroupSize(isSoftwareAdapter: boolean): SamplerWorkgroupSize {
+  return isSoftwareAdapter ? 32 : 256;
 }
 
 export interface SampledToken {
@@ -85,6 +101,9 @@ export class Sampler {
   /** Words per bitmask row: ceil(V / 32), the width of xgrammar's bitmask. */
   readonly W: number;
   readonly numChunks: number;
+  /** Logits per workgroup of the chunked passes. */
+  readonly chunk: number;
+  readonly workgroupSize: SamplerWorkgroupSize;
   readonly maxSeqs: number;
   readonly maxBatch: number;
 
@@ -128,7 +147,10 @@ export class Sampler {
     if (!(Number.isInteger(maxBatch) && maxBatch >= 1)) throw new Error(`Sampler: maxBatch must be >= 1, got ${maxBatch}.`);
     this.V = V;
     this.W = Math.ceil(V / 32);
-    this.numChunks = Math.ceil(V / SAMPLER_CHUNK);
+    this.workgroupSize = opts.workgroupSize ?? 256;
+    if (![32, 64, 128, 256].includes(this.workgroupSize)) throw new Error(`Sampler: workgroupSize must be 32, 64, 128 or 256, got ${this.workgroupSize}.`);
+    this.chunk = SAMPLER_PER_THREAD * this.workgroupSize;
+    this.numChunks = Math.ceil(V / this.chunk);
     this.maxSeqs = maxSeqs;
     this.maxBatch = maxBatch;
     const limit = device.limits.maxStorageBufferBindingSize;
@@ -170,6 +192,7 @@ export class Sampler {
         code: parts.join('\n'),
         entryPoint,
         layout: device.createPipelineLayout({ label: `sampler.${pass}`, bindGroupLayouts: [this.layouts[pass]] }),
+        constants: { WG: this.workgroupSize },
       });
     this.pipelines = {
       process: pipeline('process', 'process', [commonWgsl, processWgsl]),
