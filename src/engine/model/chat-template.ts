@@ -174,14 +174,24 @@ function cutAfterFinalMessage(rendered: string, finalContent: string): string {
 export class ChatTemplates {
   private readonly compiled = new Map<string, ChatTemplate>();
 
+  /**
+   * Why the repository's own template cannot be used (it does not compile here), or null. A model
+   * with a broken template still loads: completions without a template, training, and requests
+   * that bring their own `chat_template` work; chat requests get this message.
+   */
+  readonly problem: string | null = null;
+
   constructor(
     private readonly jinjaFile: string | null,
     private readonly configTemplate: unknown,
     readonly specialTokens: SpecialTokenStrings,
   ) {
-    // Fail at load time, not at the first request, when the shipped template is broken.
-    const source = selectTemplateSource(jinjaFile, configTemplate, false);
-    if (source != null) this.compile(source);
+    try {
+      const source = selectTemplateSource(jinjaFile, configTemplate, false);
+      if (source != null) this.compile(source);
+    } catch (e) {
+      this.problem = (e as Error).message;
+    }
   }
 
   /** Whether the repository ships a template at all (a base model may not). */
@@ -191,6 +201,7 @@ export class ChatTemplates {
 
   /** The template for one request: `override` when given, else the repository's own. */
   forRequest(options: { hasTools?: boolean; override?: string | null } = {}): ChatTemplate {
+    if (options.override == null && this.problem) throw new ChatTemplateError(`this model's chat template cannot be used: ${this.problem}`);
     const source = options.override ?? selectTemplateSource(this.jinjaFile, this.configTemplate, options.hasTools ?? false);
     if (source == null) {
       throw new ChatTemplateError(

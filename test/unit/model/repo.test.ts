@@ -201,7 +201,7 @@ describe('broken repositories are refused, naming the problem', () => {
     );
   });
 
-  it('a tokenizer with more ids than the embedding has rows, and unparsable JSON', async () => {
+  it('a tokenizer with more ids than the embedding has rows, unparsable JSON, a template that does not compile', async () => {
     const config = { ...configOf('tiny-chat'), vocab_size: 1000 };
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': JSON.stringify(config) }))).rejects.toThrow(
       /tokenizer\.json has 4096 token ids but config\.json's vocab_size is 1000/,
@@ -209,7 +209,13 @@ describe('broken repositories are refused, naming the problem', () => {
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'generation_config.json': '{"eos_token_id": [2,' }))).rejects.toThrow(
       /generation_config\.json: not valid JSON/,
     );
-    await expect(loadModelFiles(repoFrom('tiny-chat', { 'chat_template.jinja': '{% if %}' }))).rejects.toThrow(ChatTemplateError);
+    // A template that does not compile does not block loading (training and completions need
+    // none); chat requests are refused with the reason, a per-request template still works.
+    const broken = await loadModelFiles(repoFrom('tiny-chat', { 'chat_template.jinja': '{% if %}' }));
+    expect(broken.chatTemplates.problem).toMatch(/chat template does not compile/);
+    expect(() => broken.chatTemplates.forRequest()).toThrow(ChatTemplateError);
+    expect(() => broken.chatTemplates.forRequest()).toThrow(/this model's chat template cannot be used: chat template does not compile/);
+    expect(broken.chatTemplates.forRequest({ override: 'ok' }).render({ messages: [] })).toBe('ok');
   });
 
   it('errors are typed so callers can tell the kinds apart', async () => {
