@@ -50,3 +50,11 @@ export function checkElements(label: string, what: string, ref: BufferRef, eleme
 export function checkDim(label: string, name: string, value: number, min = 1): void {
   if (!Number.isInteger(value) || value < min) throw new Error(`${label}: ${name} = ${value} is not an integer >= ${min}`);
 }
+
+/** Spreads `groups` workgroups over x and y (each at most the device limit); kernels index wid.x + wid.y * nwg.x. */
+export function grid(ctx: KernelContext, groups: number): [number, number, number] {
+  const max = ctx.maxWorkgroupsPerDimension;
+  if (groups <= max) return [groups, 1, 1];
+  const y = Math.ceil(groups / max);
+  return [Math.ceil(groups / y), y, 1];
+}

@@ -1,0 +1,82 @@
+/**
+ * LmHead: final RMSNorm + projection on the (possibly row-chunked) lm_head into logits [R, V] that
+ * stay on the GPU for the sampler.
+ *
+ * - Decode (`encodeDecode`): one Gemv per chunk over the DecodeStream's residual with the final norm
+ *   folded into its activation load (each workgroup recomputes the row's rms: C floats per batch row,
+ *   what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
+ * - Prefill (`encode`): the final norm of only the rows wanted (gathered by index: the last token of
+ *   each sequence, or every row when prompt logprobs are asked), then Gemv for up to 64 rows or the
+ *   tiled Gemm beyond, one call per chunk writing its own vocabulary range.
+ */
+import type { KernelContext } from '../gpu/context';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import type { WeightSet } from '../model/weights';
+import { checkElements } from './common';
+import type { DecodeStream } from './decode-stream';
+import { Gemm } from './gemm';
+import { Gemv } from './gemv';
+import { RmsNorm } from './rmsnorm';
+
+export interface LmHeadArgs {
+  weights: WeightSet;
+  /** f32 [R, V], written. */
+  logits: BufferRef;
+  /** f32 hidden states (the residual stream after the last layer), row t at hiddenOffset + t * C. */
+  hidden: BufferRef;
+  hiddenOffset?: number;
+  /** Rows to project. */
+  R: number;
+  /** u32 [R]: hidden rows to project; absent: rows 0 .. R-1. */
+  rows?: BufferRef;
+  /** f32 [R, C] scratch for the normalised rows. */
+  scratch: BufferRef;
+}
+
+export class LmHead {
+  private readonly gemv: Gemv;
+  private readonly gemm: Gemm;
+  private readonly norm: RmsNorm;
+
+  constructor(ctx: KernelContext) {
+    this.gemv = new Gemv(ctx);
+    this.gemm = new Gemm(ctx);
+    this.norm = new RmsNorm(ctx);
+  }
+
+  encode(a: LmHeadArgs): KernelCall[] {
+    const cfg = a.weights.config;
+    const C = cfg.hiddenSize;
+    const V = cfg.vocabSize;
+    checkElements('lm_head', 'logits', a.logits, a.R * V);
+    const norm = this.norm.encode({
+      out: a.scratch,
+      inp: a.hidden,
+      inOffset: a.hiddenOffset ?? 0,
+      N: a.R,
+      C,
+      vectors: a.weights.vectors,
+      weightOffset: a.weights.finalNorm,
+      eps: cfg.rmsNormEps,
+      rows: a.rows,
+    });
+    const project =
+      a.R <= 64
+        ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.weights.lmHead, B: a.R })
+        : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.weights.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
+    return [norm, ...project];
+  }
+
+  /** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
+  encodeDecode(weights: WeightSet, stream: DecodeStream, B: number, logits: BufferRef): KernelCall[] {
+    const cfg = weights.config;
+    return this.gemv.encode({
+      out: logits,
+      x: stream.buffer,
+      weight: weights.lmHead,
+      B,
+      vectors: weights.vectors,
+      norm: { offset: weights.finalNorm, eps: cfg.rmsNormEps },
+    });
+  }
+}

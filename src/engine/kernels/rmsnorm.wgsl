@@ -1,0 +1,56 @@
+// RMSNorm of rows (prefill side, and the final norm before lm_head on selected rows):
+//   out[n] = inp[row(n)] * rsqrt(mean(inp[row(n)]^2) + eps) * weight
+// row(n) = IDX[n] with GATHER (e.g. the last token of each sequence), else n. With RSTD the per-row
+// 1/rms is saved for a backward pass. One workgroup per row; WG invocations stride the C elements.
+// Consts: WG, BB = 1 (reduction helpers), GATHER, RSTD.
+
+struct Params {
+  N: u32,
+  C: u32,
+  in_off: u32,
+  in_stride: u32,
+  out_off: u32,
+  out_stride: u32,
+  w_off: u32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read> IN: array<f32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<f32>;
+@group(0) @binding(2) var<storage, read> VEC: array<f32>;        // norm weight at w_off
+@group(0) @binding(3) var<storage, read> IDX: array<u32>;        // rows to read (GATHER)
+@group(0) @binding(4) var<storage, read_write> RS: array<f32>;   // rstd per row (RSTD)
+@group(0) @binding(5) var<uniform> P: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/) {
+  /*@subgroup-init*/
+  let n = wid.x + wid.y * nwg.x;
+  // n is uniform across the workgroup, so returning here keeps the barriers below uniform.
+  if (n >= P.N) {
+    return;
+  }
+  var row = n;
+  if (GATHER) {
+    row = IDX[n];
+  }
+  let src = P.in_off + row * P.in_stride;
+  var ss: array<f32, 1>;
+  for (var c = lid; c < P.C; c += WG) {
+    let v = IN[src + c];
+    ss[0] += v * v;
+  }
+  let tot = group_sum(lid, ss, WG);
+  if (lid == 0u) {
+    red[0] = inverseSqrt(tot[0] / f32(P.C) + P.eps);
+    if (RSTD) {
+      RS[n] = red[0];
+    }
+  }
+  workgroupBarrier();
+  let r = red[0];
+  let dst = P.out_off + n * P.out_stride;
+  for (var c = lid; c < P.C; c += WG) {
+    OUT[dst + c] = IN[src + c] * r * VEC[P.w_off + c];
+  }
+}
