@@ -12,7 +12,7 @@ import { KV_BLOCK } from '../../src/engine/model/kv-cache';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runPass, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -45,7 +45,7 @@ const OUT_TOL = { atol: 2e-5, rtol: 1e-4 };
 describe('decode attention', () => {
   for (const c of CASES) {
     it(c.name, async () => {
-      const { device, pipelines } = gpu;
+      const { device } = gpu;
       const { NH, NKV, HS } = c;
       const rng = new Rng(99 + HS * 7 + NH);
       const layout = makeLayout(rng, c.contexts, NKV, HS);
@@ -61,8 +61,8 @@ describe('decode attention', () => {
       const gkv = uploadKv(device, layout.kv);
       const qBuf = uploadStorage(device, q, 'q');
       const rowsBuf = uploadRows(device, rows);
-      const decode = await checked(device, () => new DecodeAttention(device, pipelines, { NH, NKV, HS }, { workgroupStorageBytes: c.storage }));
-      const merge = await checked(device, () => new AttentionMerge(device, pipelines));
+      const decode = await checked(device, () => new DecodeAttention(gpu, { NH, NKV, HS }, { workgroupStorageBytes: c.storage }));
+      const merge = await checked(device, () => new AttentionMerge(gpu));
 
       // The independent oracle: naive attention of each row's query over its gathered context.
       const wantOut = new Float32Array(B * NH * HS);
@@ -83,10 +83,10 @@ describe('decode attention', () => {
         const floats = B * NH * plan.numSplits * (HS + 2);
         const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
         const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
-        await runPass(device, (pass) => {
-          decode.record(pass, { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan });
-          merge.record(pass, { out, partials }, { B, NH, HS, numSplits: plan.numSplits });
-        });
+        await runCalls(gpu, [
+          decode.encode({ partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan }),
+          merge.encode({ out, partials }, { B, NH, HS, numSplits: plan.numSplits }),
+        ]);
 
         const wantPartials = new Float32Array(floats);
         attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen);
@@ -101,8 +101,6 @@ describe('decode attention', () => {
         partials.destroy();
         out.destroy();
       }
-      decode.destroy();
-      merge.destroy();
       for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf]) b.destroy();
     });
   }

@@ -6,20 +6,17 @@
  */
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
+import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
 import { Rng } from '../../src/engine/reference/random';
 
-export interface Gpu {
-  device: GPUDevice;
-  pipelines: PipelineCache;
-}
+export type Gpu = KernelContext;
 
 export async function openGpu(): Promise<Gpu> {
-  const ctx = await acquireGpu(await nodeGpu());
-  return { device: ctx.device, pipelines: new PipelineCache(ctx.device) };
+  return createKernelContext(await acquireGpu(await nodeGpu()));
 }
 
 /** Calls `make` (pipeline creation, for instance) and fails on any validation error it raised. */
@@ -29,18 +26,6 @@ export async function checked<T>(device: GPUDevice, make: () => T): Promise<T> {
   const err = await device.popErrorScope();
   if (err) throw new Error(`WebGPU validation: ${err.message}`);
   return value;
-}
-
-/** Runs `record` in one compute pass and submits it, failing on any validation error. */
-export async function runPass(device: GPUDevice, record: (pass: GPUComputePassEncoder) => void): Promise<void> {
-  device.pushErrorScope('validation');
-  const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass();
-  record(pass);
-  pass.end();
-  device.queue.submit([encoder.finish()]);
-  const err = await device.popErrorScope();
-  if (err) throw new Error(`WebGPU validation: ${err.message}`);
 }
 
 /** A random paged layout: per sequence its length (context it must hold) and shuffled blocks. */
@@ -113,4 +98,4 @@ export function uploadRows(device: GPUDevice, rows: readonly BatchRow[]): GPUBuf
   return uploadStorage(device, packBatchRows(rows), 'test.rows');
 }
 
-export { readF32, uploadStorage, Rng };
+export { readF32, runCalls, uploadStorage, Rng };

@@ -19,7 +19,7 @@ import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { ropeForward } from '../../src/engine/reference/rope';
-import { checked, openGpu, readF32, Rng, runPass, shuffled, uploadStorage, type Gpu } from './attention-fixtures';
+import { checked, openGpu, readF32, Rng, runCalls, shuffled, uploadStorage, type Gpu } from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -43,7 +43,7 @@ interface Seq {
 
 describe('attention pipeline', () => {
   it('chunked prefill with a cached prefix, an n = 2 fork with copy-on-write, and decode steps', async () => {
-    const { device, pipelines } = gpu;
+    const { device } = gpu;
     const rng = new Rng(2024);
     const cache = new KvCache(device, { numLayers: 1, numKvHeads: NKV, headDim: HS }, { maxSeqs: 4, maxContext: 64, numBlocks: 16 });
     const free = shuffled(rng, cache.numBlocks); // the minimal allocator: a shuffled free list
@@ -55,10 +55,10 @@ describe('attention pipeline', () => {
     const qNormBuf = uploadStorage(device, encodeFromF32(qNorm, 'bf16'), 'q_norm');
     const kNormBuf = uploadStorage(device, encodeFromF32(kNorm, 'bf16'), 'k_norm');
 
-    const prep = await checked(device, () => new QkvPrep(device, pipelines, { NH, NKV, HS, qkNorm: { dtype: 'bf16', eps: EPS } }));
-    const prefill = await checked(device, () => new PrefillAttention(device, pipelines, { NH, NKV, HS }));
-    const decode = await checked(device, () => new DecodeAttention(device, pipelines, { NH, NKV, HS }, { minSplitLen: 16 }));
-    const merge = await checked(device, () => new AttentionMerge(device, pipelines));
+    const prep = await checked(device, () => new QkvPrep(gpu, { NH, NKV, HS, qkNorm: { dtype: 'bf16', eps: EPS } }));
+    const prefill = await checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }));
+    const decode = await checked(device, () => new DecodeAttention(gpu, { NH, NKV, HS }, { minSplitLen: 16 }));
+    const merge = await checked(device, () => new AttentionMerge(gpu));
 
     const seqs: Seq[] = [];
     const newSeq = (row: number): Seq => {
@@ -128,16 +128,15 @@ describe('attention pipeline', () => {
       const plan = decode.plan(Math.max(...rows.map((r) => r.pos + 1)), B);
       const partials = uploadStorage(device, new Float32Array(B * NH * plan.numSplits * (HS + 2)), 'partials');
       const kv = { k: cache.k[0], v: cache.v[0], blockTable: cache.blockTable, rows: rowsBuf };
-      await runPass(device, (pass) => {
-        prep.record(pass, { ...kv, q: qBuf, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table }, { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq });
-        if (kind === 'prefill') {
-          const maxCount = Math.max(...rows.map((r) => r.count));
-          prefill.record(pass, { ...kv, q: qBuf, out: outBuf }, { B, T, maxCount, maxBlocksPerSeq: cache.maxBlocksPerSeq });
-        } else {
-          decode.record(pass, { ...kv, q: qBuf, partials }, { B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan });
-          merge.record(pass, { out: outBuf, partials }, { B, NH, HS, numSplits: plan.numSplits });
-        }
-      });
+      const calls = prep.encode({ ...kv, q: qBuf, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table }, { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq });
+      if (kind === 'prefill') {
+        const maxCount = Math.max(...rows.map((r) => r.count));
+        calls.push(prefill.encode({ ...kv, q: qBuf, out: outBuf }, { B, T, maxCount, maxBlocksPerSeq: cache.maxBlocksPerSeq }));
+      } else {
+        calls.push(decode.encode({ ...kv, q: qBuf, partials }, { B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
+        calls.push(merge.encode({ out: outBuf, partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      }
+      await runCalls(gpu, calls);
       const got = await readF32(device, outBuf, T * NH * HS);
       for (const b of [qkvBuf, qBuf, outBuf, rowsBuf, partials]) b.destroy();
       return { got, want };
@@ -182,7 +181,7 @@ describe('attention pipeline', () => {
       );
       expectClose(r.got, r.want, TOL, `decode step ${s}`);
     }
-    for (const x of [prep, prefill, decode, merge, cache]) x.destroy();
+    cache.destroy();
     for (const x of [table, qNormBuf, kNormBuf]) x.destroy();
   });
 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PrefillAttention, prefillTiling, type PrefillAttentionOptions } from '../../src/engine/kernels/attention-prefill';
 import { attentionPrefillPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runPass, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -68,10 +68,10 @@ const CASES: Case[] = [
 // The tiled kernel at the device's workgroup memory and at the 16 KiB WebGPU default (where the
 // tiling differs), and the naive kernel. SwiftShader compiles each tiled pipeline in seconds, so
 // the 16 KiB tiling runs where it changes the tile.
-function variants(HS: number, device: GPUDevice): Array<[string, PrefillAttentionOptions]> {
+function variants(HS: number, gpu: Gpu): Array<[string, PrefillAttentionOptions]> {
   const list: Array<[string, PrefillAttentionOptions]> = [['tiled', {}]];
   const small = prefillTiling(HS, 16384);
-  if (small.keysPerTile !== prefillTiling(HS, device.limits.maxComputeWorkgroupStorageSize).keysPerTile) {
+  if (small.keysPerTile !== prefillTiling(HS, gpu.maxWorkgroupStorage).keysPerTile) {
     list.push([`tiled, 16 KiB (${small.keysPerTile} keys per tile)`, { workgroupStorageBytes: 16384 }]);
   }
   list.push(['naive', { variant: 'naive' }]);
@@ -83,7 +83,7 @@ const TOL = { atol: 2e-5, rtol: 1e-4 };
 describe('prefill attention', () => {
   for (const c of CASES) {
     it(c.name, async () => {
-      const { device, pipelines } = gpu;
+      const { device } = gpu;
       const { NH, NKV, HS } = c;
       const rng = new Rng(7 + HS + 13 * NH);
       // Sequences listed in the batch in another order than their block-table rows.
@@ -108,21 +108,17 @@ describe('prefill attention', () => {
       const gkv = uploadKv(device, layout.kv);
       const qBuf = uploadStorage(device, q, 'q');
       const rowsBuf = uploadRows(device, rows);
-      for (const [label, opts] of variants(HS, device)) {
-        const attn = await checked(device, () => new PrefillAttention(device, pipelines, { NH, NKV, HS }, opts));
+      for (const [label, opts] of variants(HS, gpu)) {
+        const attn = await checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }, opts));
         const out = uploadStorage(device, rng.normals(T * NH * HS), 'out'); // stale garbage to overwrite
         const lse = uploadStorage(device, new Float32Array(T * NH), 'lse');
         const outNoLse = uploadStorage(device, new Float32Array(T * NH * HS), 'out2');
         const io = { q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
         const dims = { B, T, maxCount, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq };
-        await runPass(device, (pass) => {
-          attn.record(pass, { ...io, out, lse }, dims);
-          attn.record(pass, { ...io, out: outNoLse }, dims);
-        });
+        await runCalls(gpu, [attn.encode({ ...io, out, lse }, dims), attn.encode({ ...io, out: outNoLse }, dims)]);
         expectClose(await readF32(device, out, want.length), want, TOL, `out (${label})`);
         expectClose(await readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${label})`);
         expectClose(await readF32(device, outNoLse, want.length), want, TOL, `out without lse (${label})`);
-        attn.destroy();
         for (const b of [out, lse, outNoLse]) b.destroy();
       }
       for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf]) b.destroy();

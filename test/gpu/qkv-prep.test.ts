@@ -10,7 +10,7 @@ import type { DType } from '../../src/engine/model/config';
 import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
 import { qkvPrepForward, type QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runPass, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -61,7 +61,7 @@ const CASES: Case[] = [
 describe('qkv-prep', () => {
   for (const c of CASES) {
     it(c.name, async () => {
-      const { device, pipelines } = gpu;
+      const { device } = gpu;
       const rng = new Rng(1234 + c.HS + c.NH);
       const { NH, NKV, HS } = c;
       const layout = makeLayout(
@@ -97,10 +97,10 @@ describe('qkv-prep', () => {
       const qBuf = uploadStorage(device, new Float32Array(T * NH * HS), 'q');
       const rowsBuf = uploadRows(device, rows);
       const table = createRopeTableBuffer(device, rope, maxPos);
-      const prep = await checked(device, () => new QkvPrep(device, pipelines, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null }));
-      await runPass(device, (pass) =>
-        prep.record(
-          pass,
+      const prep = await checked(device, () => new QkvPrep(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null }));
+      await runCalls(
+        gpu,
+        prep.encode(
           { q: qBuf, k: gkv.k, v: gkv.v, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table, blockTable: gkv.blockTable, rows: rowsBuf },
           { T, B: rows.length, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq },
         ),
@@ -117,22 +117,17 @@ describe('qkv-prep', () => {
       expectClose(await readF32(device, gkv.k, want.k.length), want.k, tol, 'k cache');
       // v is a copy: exact.
       expectClose(await readF32(device, gkv.v, want.v.length), want.v, { atol: 0, rtol: 0 }, 'v cache');
-      prep.destroy();
       for (const b of [gkv.k, gkv.v, gkv.blockTable, qkvBuf, qBuf, rowsBuf, table, qNormBuf, kNormBuf]) b?.destroy();
     });
   }
 
   it('refuses a model with q/k norm when no norm weights are bound', async () => {
-    const { device, pipelines } = gpu;
-    const prep = await checked(device, () => new QkvPrep(device, pipelines, { NH: 2, NKV: 1, HS: 64, qkNorm: { dtype: 'bf16', eps: 1e-6 } }));
+    const { device } = gpu;
+    const prep = await checked(device, () => new QkvPrep(gpu, { NH: 2, NKV: 1, HS: 64, qkNorm: { dtype: 'bf16', eps: 1e-6 } }));
     const b = uploadStorage(device, new Float32Array(4 * 64 * 4), 'x');
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    expect(() =>
-      prep.record(pass, { q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b }, { T: 1, B: 1, maxBlocksPerSeq: 1 }),
-    ).toThrow(/q\/k norm/);
-    pass.end();
-    prep.destroy();
+    expect(() => prep.encode({ q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b }, { T: 1, B: 1, maxBlocksPerSeq: 1 })).toThrow(
+      /q\/k norm/,
+    );
     b.destroy();
   });
 });

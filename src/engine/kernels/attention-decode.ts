@@ -27,9 +27,11 @@
  * Reference: reference/attention-paged.ts `attentionDecodePartials`.
  */
 import code from './attention-decode.wgsl?raw';
-import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
+import type { KernelContext } from '../gpu/context';
+import { makeCall, packUniforms, type BufferRef, type KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
-import { ParamsCache, assertDispatch, largestDivisorAtMost, packParams, withCommon, workgroupStorageBudget } from './attention-shared';
+import { checkDim, checkElements, kernelLayout, type KernelLayout } from './common';
+import { largestDivisorAtMost, withCommon, workgroupStorageBudget } from './attention-shared';
 
 export interface AttentionShape {
   NH: number;
@@ -54,15 +56,15 @@ export interface DecodeAttentionOptions {
 
 export interface DecodeAttentionIO {
   /** f32 [B, NH, numSplits, HS + 2], written. */
-  partials: GPUBuffer;
+  partials: BufferRef;
   /** f32 [B, NH, HS]: this step's queries after RoPE. */
-  q: GPUBuffer;
+  q: BufferRef;
   /** This layer's KV cache (the step's k, v already written at each row's pos). */
-  k: GPUBuffer;
-  v: GPUBuffer;
-  blockTable: GPUBuffer;
+  k: BufferRef;
+  v: BufferRef;
+  blockTable: BufferRef;
   /** array<BatchRow> [B]; context of row b is rows[b].pos + 1. */
-  rows: GPUBuffer;
+  rows: BufferRef;
 }
 
 export interface DecodeAttentionDims {
@@ -133,13 +135,11 @@ export class DecodeAttention {
   readonly maxSplitLen: number;
   readonly lanes: number;
   readonly policy: SplitPolicy;
-  private readonly layout: GPUBindGroupLayout;
+  private readonly layout: KernelLayout;
   private readonly pipeline: GPUComputePipeline;
-  private readonly params: ParamsCache;
 
   constructor(
-    private readonly device: GPUDevice,
-    pipelines: PipelineCache,
+    private readonly ctx: KernelContext,
     readonly shape: AttentionShape,
     opts: DecodeAttentionOptions = {},
   ) {
@@ -150,7 +150,8 @@ export class DecodeAttention {
     if (HS % 4 !== 0 || HS / 4 > WG) throw new Error(`DecodeAttention: head dim ${HS} must be a multiple of 4 and <= ${4 * WG}`);
     const HS4 = HS / 4;
     this.lanes = decodeLanes(HS);
-    const budget = workgroupStorageBudget(device, opts.workgroupStorageBytes);
+    if (HS4 / this.lanes > 16) throw new Error(`DecodeAttention: head dim ${HS}: HS/4 has no divisor leaving <= 16 vec4s per thread`);
+    const budget = workgroupStorageBudget(ctx, opts.workgroupStorageBytes);
     this.maxSplitLen = decodeMaxSplitLen(shape, budget);
     if (this.maxSplitLen < KV_BLOCK) {
       throw new Error(`DecodeAttention: NH ${NH}, NKV ${NKV}, HS ${HS} need more than ${budget} bytes of workgroup memory`);
@@ -160,7 +161,7 @@ export class DecodeAttention {
       minSplitLen: Math.max(KV_BLOCK, opts.minSplitLen ?? 64),
       targetWorkgroups: opts.targetWorkgroups ?? 256,
     };
-    this.layout = bindGroupLayout(device, 'attention-decode', [
+    this.layout = kernelLayout(ctx, 'attention-decode', [
       'storage', // 0 partials [B, NH, numSplits, HS + 2]
       'read-only-storage', // 1 q [B, NH, HS]
       'read-only-storage', // 2 k cache (this layer)
@@ -169,11 +170,11 @@ export class DecodeAttention {
       'read-only-storage', // 5 batch rows
       'uniform', // 6 params: maxBlocksPerSeq, splitLen, numSplits, scale
     ]);
-    this.pipeline = pipelines.get({
+    this.pipeline = ctx.pipelines.get({
       label: 'attention-decode',
       code: withCommon(code),
       entryPoint: 'main',
-      layout: device.createPipelineLayout({ label: 'attention-decode', bindGroupLayouts: [this.layout] }),
+      layout: this.layout.pipeline,
       constants: {
         WG,
         HS,
@@ -186,7 +187,6 @@ export class DecodeAttention {
         SCRATCH_LEN: scratchFloats(shape),
       },
     });
-    this.params = new ParamsCache(device, 'attention-decode.params');
   }
 
   /** The split plan of a step whose longest context (pos + 1) is `maxContext`, with B rows. */
@@ -202,41 +202,27 @@ export class DecodeAttention {
     return decodePartialsFloats(this.shape, this.policy, maxB, maxContext);
   }
 
-  /** Records the dispatch into `pass`; never submits. */
-  record(pass: GPUComputePassEncoder, io: DecodeAttentionIO, dims: DecodeAttentionDims): void {
+  /** The dispatch of one step (record it after the step's k, v are in the cache). */
+  encode(io: DecodeAttentionIO, dims: DecodeAttentionDims): KernelCall {
     const { NH, NKV, HS } = this.shape;
     const { B, plan } = dims;
-    if (B < 1) throw new Error('DecodeAttention: empty batch');
+    const label = 'attention-decode';
+    checkDim(label, 'B', B);
+    checkDim(label, 'numSplits', plan.numSplits);
+    checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
     if (plan.splitLen % KV_BLOCK !== 0 || plan.splitLen < KV_BLOCK || plan.splitLen > this.maxSplitLen) {
-      throw new Error(`DecodeAttention: split length ${plan.splitLen} must be a multiple of ${KV_BLOCK} in [${KV_BLOCK}, ${this.maxSplitLen}]`);
+      throw new Error(`${label}: split length ${plan.splitLen} must be a multiple of ${KV_BLOCK} in [${KV_BLOCK}, ${this.maxSplitLen}]`);
     }
-    const need = B * NH * plan.numSplits * (HS + 2) * 4;
-    if (io.partials.size < need) throw new Error(`DecodeAttention: partials buffer has ${io.partials.size} bytes, needs ${need}`);
-    if (io.q.size < B * NH * HS * 4) throw new Error(`DecodeAttention: q buffer too small for B=${B}`);
-    if (io.rows.size < B * 16) throw new Error(`DecodeAttention: rows buffer holds fewer than ${B} rows`);
-    assertDispatch(this.device, 'attention-decode', plan.numSplits, NKV, B);
-    const params = this.params.get(
-      packParams([
-        ['u32', dims.maxBlocksPerSeq],
-        ['u32', plan.splitLen],
-        ['u32', plan.numSplits],
-        ['f32', 1 / Math.sqrt(HS)],
-      ]),
-    );
-    const bindGroup = this.device.createBindGroup({
-      label: 'attention-decode',
-      layout: this.layout,
-      entries: [io.partials, io.q, io.k, io.v, io.blockTable, io.rows, params].map((buffer, binding) => ({
-        binding,
-        resource: { buffer },
-      })),
+    checkElements(label, 'partials', io.partials, B * NH * plan.numSplits * (HS + 2));
+    checkElements(label, 'q', io.q, B * NH * HS);
+    checkElements(label, 'rows', io.rows, B * 4);
+    return makeCall(this.ctx, {
+      label,
+      pipeline: this.pipeline,
+      layout: this.layout.bindGroup,
+      buffers: [io.partials, io.q, io.k, io.v, io.blockTable, io.rows],
+      uniforms: packUniforms([dims.maxBlocksPerSeq, plan.splitLen, plan.numSplits, { f32: 1 / Math.sqrt(HS) }]),
+      workgroups: [plan.numSplits, NKV, B],
     });
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(plan.numSplits, NKV, B);
-  }
-
-  destroy(): void {
-    this.params.destroy();
   }
 }

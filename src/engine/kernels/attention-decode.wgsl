@@ -30,6 +30,7 @@ override Q_LEN: u32 = 16u;       // G * HS / 4 (vec4)
 override S_LEN: u32 = 256u;      // G * MAX_SPLIT
 override SCRATCH_LEN: u32 = 512u;
 const MAX_G: u32 = 16u;
+const MAX_PER: u32 = 16u;       // vec4s of a key per thread in phase 1 (HS / 4 / LANES)
 
 @group(0) @binding(0) var<storage, read_write> partials: array<f32>;  // [B, NH, numSplits, HS + 2]
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // [B, NH, HS]
@@ -91,17 +92,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let lane = tid % LANES;
   let perLane = HS4 / LANES;
   let nChunks = (n + KPC - 1u) / KPC;
+  // This thread's slice of its key, loaded one chunk ahead: the next chunk's loads are in flight
+  // while this chunk is reduced (the barrier would otherwise expose the full load latency).
+  var kr = array<vec4<f32>, MAX_PER>();
+  if (slot < KPC && slot < n) {
+    let base = kv_row(seq, kStart + slot, h);
+    for (var i = 0u; i < perLane; i++) {
+      kr[i] = kCache[base + lane + i * LANES];
+    }
+  }
   for (var ch = 0u; ch < nChunks; ch++) {
     let j = ch * KPC + slot;
     var acc = array<f32, MAX_G>(); // explicit: a loop-body var must restart at zero each chunk
     if (slot < KPC && j < n) {
-      let base = kv_row(seq, kStart + j, h);
       for (var i = 0u; i < perLane; i++) {
         let c = lane + i * LANES;
-        let k4 = kCache[base + c];
         for (var g = 0u; g < G; g++) {
-          acc[g] += dot(q_s[g * HS4 + c], k4);
+          acc[g] += dot(q_s[g * HS4 + c], kr[i]);
         }
+      }
+    }
+    if (slot < KPC && j + KPC < n) {
+      let base = kv_row(seq, kStart + j + KPC, h);
+      for (var i = 0u; i < perLane; i++) {
+        kr[i] = kCache[base + lane + i * LANES];
       }
     }
     if (LANES == 1u) {

@@ -27,9 +27,11 @@
  */
 import tiledCode from './attention-prefill.wgsl?raw';
 import naiveCode from './attention-prefill-naive.wgsl?raw';
-import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
+import type { KernelContext } from '../gpu/context';
+import { makeCall, packUniforms, type BufferRef, type KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { ParamsCache, assertDispatch, grid2d, packParams, withCommon, workgroupStorageBudget } from './attention-shared';
+import { checkDim, checkElements, kernelLayout, placeholder, type KernelLayout } from './common';
+import { grid2d, withCommon, workgroupStorageBudget } from './attention-shared';
 
 export interface PrefillAttentionOptions {
   variant?: 'tiled' | 'naive';
@@ -39,17 +41,17 @@ export interface PrefillAttentionOptions {
 
 export interface PrefillAttentionIO {
   /** f32 [T, NH * HS], written. */
-  out: GPUBuffer;
+  out: BufferRef;
   /** f32 [T, NH], written when given: log of each softmax denominator (scaled scores). */
-  lse?: GPUBuffer;
+  lse?: BufferRef;
   /** f32 [T, NH, HS] after RoPE (QkvPrep). */
-  q: GPUBuffer;
+  q: BufferRef;
   /** This layer's KV cache holding every row's prefix and this batch's tokens. */
-  k: GPUBuffer;
-  v: GPUBuffer;
-  blockTable: GPUBuffer;
+  k: BufferRef;
+  v: BufferRef;
+  blockTable: BufferRef;
   /** array<BatchRow> [B]; tokens are the rows' tokens in row order. */
-  rows: GPUBuffer;
+  rows: BufferRef;
 }
 
 export interface PrefillAttentionDims {
@@ -88,14 +90,11 @@ export function prefillTiling(HS: number, budgetBytes: number): PrefillTiling {
 export class PrefillAttention {
   readonly variant: 'tiled' | 'naive';
   readonly tiling: PrefillTiling;
-  private readonly layout: GPUBindGroupLayout;
+  private readonly layout: KernelLayout;
   private readonly pipeline: GPUComputePipeline;
-  private readonly params: ParamsCache;
-  private readonly noLse: GPUBuffer;
 
   constructor(
-    private readonly device: GPUDevice,
-    cache: PipelineCache,
+    private readonly ctx: KernelContext,
     readonly shape: AttentionShape,
     opts: PrefillAttentionOptions = {},
   ) {
@@ -103,8 +102,8 @@ export class PrefillAttention {
     if (NH % NKV !== 0) throw new Error(`PrefillAttention: ${NH} heads are not a multiple of ${NKV} kv heads`);
     if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`PrefillAttention: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
     this.variant = opts.variant ?? 'tiled';
-    this.tiling = prefillTiling(HS, workgroupStorageBudget(device, opts.workgroupStorageBytes));
-    this.layout = bindGroupLayout(device, 'attention-prefill', [
+    this.tiling = prefillTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes));
+    this.layout = kernelLayout(ctx, 'attention-prefill', [
       'storage', // 0 out [T, NH * HS]
       'storage', // 1 lse [T, NH] (optional output; a 16-byte placeholder otherwise)
       'read-only-storage', // 2 q [T, NH, HS]
@@ -114,8 +113,6 @@ export class PrefillAttention {
       'read-only-storage', // 6 batch rows
       'uniform', // 7 params: B, T, maxBlocksPerSeq, scale, writeLse
     ]);
-    this.params = new ParamsCache(device, 'attention-prefill.params');
-    this.noLse = device.createBuffer({ label: 'attention-prefill.noLse', size: 16, usage: GPUBufferUsage.STORAGE });
     const G = NH / NKV;
     const { workgroupSize: WG, lanes, keysPerTile: BK } = this.tiling;
     const constants: Record<string, number> =
@@ -131,55 +128,35 @@ export class PrefillAttention {
             PART_LEN: lanes > 1 ? BK * WG : 1,
           }
         : { WG: 64, HS, NKV, G };
-    this.pipeline = cache.get({
+    this.pipeline = ctx.pipelines.get({
       label: `attention-prefill.${this.variant}`,
       code: withCommon(this.variant === 'tiled' ? tiledCode : naiveCode),
       entryPoint: 'main',
-      layout: device.createPipelineLayout({ label: 'attention-prefill', bindGroupLayouts: [this.layout] }),
+      layout: this.layout.pipeline,
       constants,
     });
   }
 
-  /** Records the dispatch into `pass`; never submits. */
-  record(pass: GPUComputePassEncoder, io: PrefillAttentionIO, dims: PrefillAttentionDims): void {
+  /** The dispatch of one prefill batch (record it after QkvPrep wrote the batch's k, v). */
+  encode(io: PrefillAttentionIO, dims: PrefillAttentionDims): KernelCall {
     const { NH, NKV, HS } = this.shape;
     const { B, T, maxCount } = dims;
-    if (B < 1 || T < 1 || maxCount < 1 || maxCount > T) throw new Error(`PrefillAttention: bad batch (B ${B}, T ${T}, maxCount ${maxCount})`);
-    if (io.out.size < T * NH * HS * 4) throw new Error(`PrefillAttention: out buffer too small for T=${T}`);
-    if (io.q.size < T * NH * HS * 4) throw new Error(`PrefillAttention: q buffer too small for T=${T}`);
-    if (io.lse && io.lse.size < T * NH * 4) throw new Error(`PrefillAttention: lse buffer too small for T=${T}`);
-    if (io.rows.size < B * 16) throw new Error(`PrefillAttention: rows buffer holds fewer than ${B} rows`);
-    const params = this.params.get(
-      packParams([
-        ['u32', B],
-        ['u32', T],
-        ['u32', dims.maxBlocksPerSeq],
-        ['f32', 1 / Math.sqrt(HS)],
-        ['u32', io.lse ? 1 : 0],
-      ]),
-    );
-    const bindGroup = this.device.createBindGroup({
-      label: 'attention-prefill',
-      layout: this.layout,
-      entries: [io.out, io.lse ?? this.noLse, io.q, io.k, io.v, io.blockTable, io.rows, params].map((buffer, binding) => ({
-        binding,
-        resource: { buffer },
-      })),
+    const label = `attention-prefill.${this.variant}`;
+    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v);
+    if (maxCount > T) throw new Error(`${label}: the longest row (${maxCount}) exceeds the batch's ${T} tokens`);
+    checkElements(label, 'out', io.out, T * NH * HS);
+    checkElements(label, 'q', io.q, T * NH * HS);
+    if (io.lse) checkElements(label, 'lse', io.lse, T * NH);
+    checkElements(label, 'rows', io.rows, B * 4);
+    const G = NH / NKV;
+    return makeCall(this.ctx, {
+      label,
+      pipeline: this.pipeline,
+      layout: this.layout.bindGroup,
+      buffers: [io.out, io.lse ?? placeholder(this.ctx), io.q, io.k, io.v, io.blockTable, io.rows],
+      uniforms: packUniforms([B, T, dims.maxBlocksPerSeq, { f32: 1 / Math.sqrt(HS) }, io.lse ? 1 : 0]),
+      workgroups:
+        this.variant === 'tiled' ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
     });
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bindGroup);
-    if (this.variant === 'tiled') {
-      const G = NH / NKV;
-      const tiles = Math.ceil((maxCount * G) / this.tiling.rowsPerTile);
-      assertDispatch(this.device, 'attention-prefill', tiles, NKV, B);
-      pass.dispatchWorkgroups(tiles, NKV, B);
-    } else {
-      pass.dispatchWorkgroups(...grid2d(this.device, Math.ceil((T * NH) / 64)));
-    }
-  }
-
-  destroy(): void {
-    this.params.destroy();
-    this.noLse.destroy();
   }
 }

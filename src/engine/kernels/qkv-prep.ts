@@ -10,13 +10,15 @@
  * the GEMM before it, so cooperating threads would only add barriers. Two dispatches (q heads, then
  * k/v heads) keep each at <= 8 storage bindings, the WebGPU default.
  *
- * Not here: the decode-side twin (fused in the dense `qkv` kernel), the QKV GEMM.
+ * Not here: the decode-side twin (fused in the dense `qkv` kernel, decode-qkv.ts), the QKV GEMM.
  * Reference: reference/attention-paged.ts `qkvPrepForward`.
  */
 import code from './qkv-prep.wgsl?raw';
-import type { PipelineCache } from '../gpu/pipelines';
+import type { KernelContext } from '../gpu/context';
+import { KernelCall, packUniforms, type BufferRef } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
-import { ParamsCache, packParams, withCommon, grid2d } from './attention-shared';
+import { checkDim, checkElements, placeholder } from './common';
+import { grid2d, withCommon } from './attention-shared';
 
 export interface QkvPrepShape {
   NH: number;
@@ -28,21 +30,21 @@ export interface QkvPrepShape {
 
 export interface QkvPrepIO {
   /** f32 [T, NH, HS], written. */
-  q: GPUBuffer;
+  q: BufferRef;
   /** This layer's KV cache, f32 [numBlocks, NKV, 16, HS] each, written at the batch's positions. */
-  k: GPUBuffer;
-  v: GPUBuffer;
+  k: BufferRef;
+  v: BufferRef;
   /** f32 [T, (NH + 2 NKV) * HS]: the QKV projection with bias. */
-  qkv: GPUBuffer;
+  qkv: BufferRef;
   /** Packed [HS]; required when the shape has qkNorm. */
-  qNorm?: GPUBuffer;
-  kNorm?: GPUBuffer;
+  qNorm?: BufferRef;
+  kNorm?: BufferRef;
   /** f32 [positions, HS/2, 2] (model/rope.ts ropeTable): must cover every position of the batch. */
-  ropeTable: GPUBuffer;
+  ropeTable: BufferRef;
   /** u32 [maxSeqs, maxBlocksPerSeq]. */
-  blockTable: GPUBuffer;
+  blockTable: BufferRef;
   /** array<BatchRow> [B]. */
-  rows: GPUBuffer;
+  rows: BufferRef;
 }
 
 export interface QkvPrepDims {
@@ -56,127 +58,101 @@ export interface QkvPrepDims {
 const WG = 64;
 const DTYPE_CODE: Record<DType, number> = { f32: 0, f16: 1, bf16: 2 };
 
-type Binding = [number, GPUBufferBindingType];
+type IoName = keyof QkvPrepIO | 'params';
+type Binding = [number, GPUBufferBindingType, IoName];
 
-// q entry: 0 q out, 3 qkv, 4 q_norm, 6 rope table, 8 rows, 9 params.
+// Binding numbers of qkv-prep.wgsl; each entry point's layout lists the ones it reads.
 const Q_BINDINGS: Binding[] = [
-  [0, 'storage'],
-  [3, 'read-only-storage'],
-  [4, 'read-only-storage'],
-  [6, 'read-only-storage'],
-  [8, 'read-only-storage'],
-  [9, 'uniform'],
+  [0, 'storage', 'q'], // q out [T, NH, HS]
+  [3, 'read-only-storage', 'qkv'], // [T, (NH + 2 NKV) * HS]
+  [4, 'read-only-storage', 'qNorm'], // [HS] packed
+  [6, 'read-only-storage', 'ropeTable'], // [positions, HS/2] (cos, sin)
+  [8, 'read-only-storage', 'rows'], // [B] BatchRow
+  [9, 'uniform', 'params'], // T, B, maxBlocksPerSeq, eps
 ];
-// kv entry: 1 k cache, 2 v cache, 3 qkv, 5 k_norm, 6 rope table, 7 block table, 8 rows, 9 params.
 const KV_BINDINGS: Binding[] = [
-  [1, 'storage'],
-  [2, 'storage'],
-  [3, 'read-only-storage'],
-  [5, 'read-only-storage'],
-  [6, 'read-only-storage'],
-  [7, 'read-only-storage'],
-  [8, 'read-only-storage'],
-  [9, 'uniform'],
+  [1, 'storage', 'k'], // k cache (this layer)
+  [2, 'storage', 'v'], // v cache (this layer)
+  [3, 'read-only-storage', 'qkv'],
+  [5, 'read-only-storage', 'kNorm'], // [HS] packed
+  [6, 'read-only-storage', 'ropeTable'],
+  [7, 'read-only-storage', 'blockTable'], // [maxSeqs, maxBlocksPerSeq]
+  [8, 'read-only-storage', 'rows'],
+  [9, 'uniform', 'params'],
 ];
+
+interface Entry {
+  bindings: Binding[];
+  layout: GPUBindGroupLayout;
+  pipeline: GPUComputePipeline;
+}
 
 export class QkvPrep {
-  private readonly qLayout: GPUBindGroupLayout;
-  private readonly kvLayout: GPUBindGroupLayout;
-  private readonly qPipeline: GPUComputePipeline;
-  private readonly kvPipeline: GPUComputePipeline;
-  private readonly params: ParamsCache;
-  private readonly noNorm: GPUBuffer;
+  private readonly q: Entry;
+  private readonly kv: Entry;
 
   constructor(
-    private readonly device: GPUDevice,
-    pipelines: PipelineCache,
+    private readonly ctx: KernelContext,
     readonly shape: QkvPrepShape,
   ) {
     const { NH, NKV, HS } = shape;
     if (HS % 2 !== 0) throw new Error(`QkvPrep: head dim ${HS} must be even`);
     if (NH % NKV !== 0) throw new Error(`QkvPrep: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    const layout = (label: string, bindings: Binding[]) =>
-      device.createBindGroupLayout({
-        label,
+    const constants = { WG, HS, NH, NKV, QK_NORM: shape.qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[shape.qkNorm?.dtype ?? 'f32'] };
+    const full = withCommon(code);
+    const entry = (name: string, entryPoint: string, bindings: Binding[]): Entry => {
+      const layout = ctx.device.createBindGroupLayout({
+        label: name,
         entries: bindings.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
       });
-    this.qLayout = layout('qkv-prep.q', Q_BINDINGS);
-    this.kvLayout = layout('qkv-prep.kv', KV_BINDINGS);
-    const constants = {
-      WG,
-      HS,
-      NH,
-      NKV,
-      QK_NORM: shape.qkNorm ? 1 : 0,
-      NORM_DTYPE: DTYPE_CODE[shape.qkNorm?.dtype ?? 'f32'],
-    };
-    const full = withCommon(code);
-    this.qPipeline = pipelines.get({
-      label: 'qkv-prep.q',
-      code: full,
-      entryPoint: 'prep_q',
-      layout: device.createPipelineLayout({ label: 'qkv-prep.q', bindGroupLayouts: [this.qLayout] }),
-      constants,
-    });
-    this.kvPipeline = pipelines.get({
-      label: 'qkv-prep.kv',
-      code: full,
-      entryPoint: 'prep_kv',
-      layout: device.createPipelineLayout({ label: 'qkv-prep.kv', bindGroupLayouts: [this.kvLayout] }),
-      constants,
-    });
-    this.params = new ParamsCache(device, 'qkv-prep.params');
-    this.noNorm = device.createBuffer({ label: 'qkv-prep.noNorm', size: 16, usage: GPUBufferUsage.STORAGE });
-  }
-
-  /** Records both dispatches into `pass`; never submits. */
-  record(pass: GPUComputePassEncoder, io: QkvPrepIO, dims: QkvPrepDims): void {
-    const { NH, NKV, HS, qkNorm } = this.shape;
-    if (dims.B < 1 || dims.T < 1) throw new Error(`QkvPrep: empty batch (B ${dims.B}, T ${dims.T})`);
-    if (qkNorm && (!io.qNorm || !io.kNorm)) throw new Error('QkvPrep: the model has q/k norm but no qNorm/kNorm buffers were given');
-    const need = dims.T * (NH + 2 * NKV) * HS * 4;
-    if (io.qkv.size < need) throw new Error(`QkvPrep: qkv buffer has ${io.qkv.size} bytes, needs ${need}`);
-    if (io.q.size < dims.T * NH * HS * 4) throw new Error(`QkvPrep: q buffer too small for T=${dims.T}`);
-    if (io.rows.size < dims.B * 16) throw new Error(`QkvPrep: rows buffer holds fewer than ${dims.B} rows`);
-    if (io.ropeTable.size < HS * 4) throw new Error('QkvPrep: the RoPE table holds no position');
-
-    const params = this.params.get(
-      packParams([
-        ['u32', dims.T],
-        ['u32', dims.B],
-        ['u32', dims.maxBlocksPerSeq],
-        ['f32', qkNorm?.eps ?? 0],
-      ]),
-    );
-    const buffers: Record<number, GPUBuffer> = {
-      0: io.q,
-      1: io.k,
-      2: io.v,
-      3: io.qkv,
-      4: io.qNorm ?? this.noNorm,
-      5: io.kNorm ?? this.noNorm,
-      6: io.ropeTable,
-      7: io.blockTable,
-      8: io.rows,
-      9: params,
-    };
-    const group = (label: string, layout: GPUBindGroupLayout, bindings: Binding[]) =>
-      this.device.createBindGroup({
-        label,
-        layout,
-        entries: bindings.map(([binding]) => ({ binding, resource: { buffer: buffers[binding] } })),
+      const pipeline = ctx.pipelines.get({
+        label: name,
+        code: full,
+        entryPoint,
+        layout: ctx.device.createPipelineLayout({ label: name, bindGroupLayouts: [layout] }),
+        constants,
       });
-
-    pass.setPipeline(this.qPipeline);
-    pass.setBindGroup(0, group('qkv-prep.q', this.qLayout, Q_BINDINGS));
-    pass.dispatchWorkgroups(...grid2d(this.device, Math.ceil((dims.T * NH) / WG)));
-    pass.setPipeline(this.kvPipeline);
-    pass.setBindGroup(0, group('qkv-prep.kv', this.kvLayout, KV_BINDINGS));
-    pass.dispatchWorkgroups(...grid2d(this.device, Math.ceil((dims.T * 2 * NKV) / WG)));
+      return { bindings, layout, pipeline };
+    };
+    this.q = entry('qkv-prep.q', 'prep_q', Q_BINDINGS);
+    this.kv = entry('qkv-prep.kv', 'prep_kv', KV_BINDINGS);
   }
 
-  destroy(): void {
-    this.params.destroy();
-    this.noNorm.destroy();
+  /** The two dispatches (q heads, then k/v heads), to record in this order. */
+  encode(io: QkvPrepIO, dims: QkvPrepDims): KernelCall[] {
+    const { NH, NKV, HS, qkNorm } = this.shape;
+    const label = 'qkv-prep';
+    checkDim(label, 'T', dims.T);
+    checkDim(label, 'B', dims.B);
+    checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
+    if (qkNorm && (!io.qNorm || !io.kNorm)) throw new Error('qkv-prep: the model has q/k norm but no qNorm/kNorm buffers were given');
+    checkElements(label, 'qkv', io.qkv, dims.T * (NH + 2 * NKV) * HS);
+    checkElements(label, 'q', io.q, dims.T * NH * HS);
+    checkElements(label, 'rows', io.rows, dims.B * 4);
+    checkElements(label, 'ropeTable', io.ropeTable, HS);
+    const uniforms = packUniforms([dims.T, dims.B, dims.maxBlocksPerSeq, { f32: qkNorm?.eps ?? 0 }]);
+    const refs: Record<string, BufferRef> = {
+      ...io,
+      qNorm: io.qNorm ?? placeholder(this.ctx),
+      kNorm: io.kNorm ?? placeholder(this.ctx),
+    };
+    return [
+      this.call(`${label}.q`, this.q, refs, uniforms, Math.ceil((dims.T * NH) / WG)),
+      this.call(`${label}.kv`, this.kv, refs, uniforms, Math.ceil((dims.T * 2 * NKV) / WG)),
+    ];
+  }
+
+  private call(label: string, e: Entry, refs: Record<string, BufferRef>, uniforms: ArrayBuffer, workgroups: number): KernelCall {
+    const params = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: uniforms.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.ctx.device.queue.writeBuffer(params, 0, uniforms);
+    const bindGroup = this.ctx.device.createBindGroup({
+      label,
+      layout: e.layout,
+      entries: e.bindings.map(([binding, , name]) => {
+        const ref = name === 'params' ? params : refs[name];
+        return { binding, resource: ref instanceof GPUBuffer ? { buffer: ref } : ref };
+      }),
+    });
+    return new KernelCall(label, e.pipeline, bindGroup, grid2d(this.ctx, workgroups), params);
   }
 }
