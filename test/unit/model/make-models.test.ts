@@ -13,7 +13,9 @@ const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 describe('make-models', () => {
   const first = makeModels();
 
-  it('gives byte-identical files when run twice', () => {
+  // Building trains a tokenizer and writes ~11 MB: a few seconds alone, more beside other test
+  // files on two cores. The limit only keeps a hang from stalling the suite.
+  it('gives byte-identical files when run twice', { timeout: 60_000 }, () => {
     const second = makeModels();
     expect([...second.keys()]).toEqual([...first.keys()]);
     for (const [path, bytes] of first) expect(sha(second.get(path)!), path).toBe(sha(bytes));
