@@ -29,7 +29,7 @@ export function promptLogprobsStride(k: number): number {
 export class PromptLogprobs {
   private readonly layout: GPUBindGroupLayout;
   private readonly pipeline: GPUComputePipeline;
-  /** Uniforms by "T,V,k": several records with different shapes may share one submission. */
+  /** Uniforms by "V,k" (a handful per model): records with different shapes may share a submission. */
   private readonly uniforms = new Map<string, GPUBuffer>();
 
   /** workgroupSize: as for the Sampler (256 on GPUs, 32 on software adapters). */
@@ -60,10 +60,12 @@ export class PromptLogprobs {
     const outBytes = T * promptLogprobsStride(k) * 4;
     if (out.size < outBytes) throw new Error(`PromptLogprobs: out holds ${out.size} bytes, needs ${outBytes}.`);
     const gridX = Math.min(T, MAX_GRID_X);
+    // targets is bound with exactly T words: the kernel reads T from its length.
+    const resources: GPUBufferBinding[] = [{ buffer: this.dims(V, k) }, { buffer: logits }, { buffer: targets, size: T * 4 }, { buffer: out }];
     const group = this.device.createBindGroup({
       label: 'logprobs.prompt',
       layout: this.layout,
-      entries: [this.dims(T, V, k, gridX), logits, targets, out].map((buffer, binding) => ({ binding, resource: { buffer } })),
+      entries: resources.map((resource, binding) => ({ binding, resource })),
     });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, group);
@@ -75,12 +77,12 @@ export class PromptLogprobs {
     this.uniforms.clear();
   }
 
-  private dims(T: number, V: number, k: number, gridX: number): GPUBuffer {
-    const key = `${T},${V},${k}`;
+  private dims(V: number, k: number): GPUBuffer {
+    const key = `${V},${k}`;
     let u = this.uniforms.get(key);
     if (!u) {
       u = this.device.createBuffer({ label: `logprobs.dims ${key}`, size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      this.device.queue.writeBuffer(u, 0, new Uint32Array([V, T, k, gridX]));
+      this.device.queue.writeBuffer(u, 0, new Uint32Array([V, k, 0, 0]));
       this.uniforms.set(key, u);
     }
     return u;

@@ -7,14 +7,12 @@
 
 struct PromptDims {
   V: u32,
-  T: u32,
   k: u32,             // top entries per row, 0..MAX_TOP
-  grid_x: u32,        // workgroups along x: row = wid.y * grid_x + wid.x
 }
 
 @group(0) @binding(0) var<uniform> pdims: PromptDims;
 @group(0) @binding(1) var<storage, read> logits: array<f32>;          // (T, V)
-@group(0) @binding(2) var<storage, read> targets: array<u32>;         // (T)
+@group(0) @binding(2) var<storage, read> targets: array<u32>;         // (T): bound with exactly T words
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;       // (T, 2 + 2k)
 
 var<private> sel_base: u32;
@@ -32,9 +30,13 @@ var<workgroup> wg_bound: atomic<u32>;
 var<workgroup> wg_bound_plain: u32;
 
 @compute @workgroup_size(WG)
-fn prompt_logprobs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-  let r = wid.y * pdims.grid_x + wid.x;
-  if (r >= pdims.T) { return; }
+fn prompt_logprobs(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) grid: vec3<u32>,
+  @builtin(local_invocation_index) t: u32,
+) {
+  let r = wid.y * grid.x + wid.x;
+  if (r >= arrayLength(&targets)) { return; }
   let V = pdims.V;
   let k = min(pdims.k, MAX_TOP);
   sel_base = r * V;
