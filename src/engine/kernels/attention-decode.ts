@@ -14,7 +14,7 @@
  * below that the fixed cost per workgroup (q load, reductions, a partial of HS + 2 floats per head
  * for the merge) outweighs the keys it reads) and at most `maxSplitLen`: 512, or less when
  * workgroup memory holds less (a split's scores stay there so its softmax is exact and each exp
- * is computed once; see SPLIT_CAP).
+ * is computed once; see SPLIT_CAP). Pipelines are per split capacity (`capacityFor`).
  * The longest context sets the plan for the whole step; shorter rows write empty splits (m = -big,
  * l = 0), which the merge weighs to zero.
  *
@@ -136,7 +136,9 @@ export class DecodeAttention {
   readonly lanes: number;
   readonly policy: SplitPolicy;
   private readonly layout: KernelLayout;
-  private readonly pipeline: GPUComputePipeline;
+  /** Split capacities with a pipeline each (see `capacityFor`). */
+  readonly capacities: number[];
+  private readonly pipelines = new Map<number, GPUComputePipeline>();
 
   constructor(
     private readonly ctx: KernelContext,
@@ -170,7 +172,26 @@ export class DecodeAttention {
       'read-only-storage', // 5 batch rows
       'uniform', // 6 params: maxBlocksPerSeq, splitLen, numSplits, scale
     ]);
-    this.pipeline = ctx.pipelines.get({
+    this.capacities = [64, 128, 256, 512].filter((c) => c < this.maxSplitLen).concat(this.maxSplitLen);
+  }
+
+  /**
+   * The workgroup arrays of a split's scores are sized for a capacity >= its length: WebGPU
+   * zero-fills workgroup memory at every workgroup start, and a smaller footprint lets more
+   * workgroups share an SM, so short splits (the common case at batch 1, see the plan) use a
+   * small pipeline. One pipeline per capacity, compiled on first use.
+   */
+  capacityFor(splitLen: number): number {
+    return this.capacities.find((c) => c >= splitLen) ?? this.maxSplitLen;
+  }
+
+  private pipelineFor(splitLen: number): GPUComputePipeline {
+    const cap = this.capacityFor(splitLen);
+    let p = this.pipelines.get(cap);
+    if (p) return p;
+    const { NH, NKV, HS } = this.shape;
+    const G = NH / NKV;
+    p = this.ctx.pipelines.get({
       label: 'attention-decode',
       code: withCommon(code),
       entryPoint: 'main',
@@ -181,12 +202,14 @@ export class DecodeAttention {
         NKV,
         G,
         LANES: this.lanes,
-        MAX_SPLIT: this.maxSplitLen,
-        Q_LEN: G * HS4,
-        S_LEN: G * this.maxSplitLen,
-        SCRATCH_LEN: scratchFloats(shape),
+        MAX_SPLIT: cap,
+        Q_LEN: (G * HS) / 4,
+        S_LEN: G * cap,
+        SCRATCH_LEN: scratchFloats(this.shape),
       },
     });
+    this.pipelines.set(cap, p);
+    return p;
   }
 
   /** The split plan of a step whose longest context (pos + 1) is `maxContext`, with B rows. */
@@ -218,7 +241,7 @@ export class DecodeAttention {
     checkElements(label, 'rows', io.rows, B * 4);
     return makeCall(this.ctx, {
       label,
-      pipeline: this.pipeline,
+      pipeline: this.pipelineFor(plan.splitLen),
       layout: this.layout.bindGroup,
       buffers: [io.partials, io.q, io.k, io.v, io.blockTable, io.rows],
       uniforms: packUniforms([dims.maxBlocksPerSeq, plan.splitLen, plan.numSplits, { f32: 1 / Math.sqrt(HS) }]),
