@@ -118,6 +118,29 @@ describe('sampler logprobs', () => {
   });
 });
 
+describe('sampler logprobs over the real vocabulary', () => {
+  it('V=151936: ties inside the candidate list, and a flat row too large for it', async () => {
+    const V = 151936;
+    const rng = new Rng(77);
+    const logits = rng.normals(2 * V, 2);
+    // Row 0: 30 tokens tied for the lead; the top-20 are the 20 lowest ids among them.
+    const tied = new Set<number>();
+    while (tied.size < 30) tied.add(rng.int(V));
+    for (const id of tied) logits[id] = 20;
+    // Row 1: every logit equal, so every token clears any bound (the candidate list overflows).
+    logits.fill(0.25, V, 2 * V);
+    const out = await sampleRows(V, logits, [
+      { temperature: 0, topLogprobs: 20, topLogprobsOrder: 'rank' },
+      { seed: 5, topK: 3, topLogprobs: 20, topLogprobsOrder: 'rank' },
+    ]);
+    const lowest = [...tied].sort((a, b) => a - b).slice(0, 20);
+    expect(out[0].top.map((e) => e.id)).toEqual(lowest);
+    expect(out[0].token).toBe(lowest[0]);
+    expect(out[1].top.map((e) => e.id)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expectClose(out[1].top.map((e) => e.logprob), new Array(20).fill(-Math.log(V)), TOL, 'flat row logprobs');
+  });
+});
+
 describe('prompt logprobs kernel', () => {
   for (const [V, T, k, size] of [[1003, 9, 5, 'adapter'], [1003, 5, 20, 256], [513, 4, 0, 'adapter']] as const) {
     it(`V=${V}, T=${T}, k=${k}, workgroup ${size}: matches the reference`, async () => {

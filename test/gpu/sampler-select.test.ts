@@ -73,7 +73,8 @@ function expectSameKept(c: RowCheck, label: string): void {
 
 describe('sampler thresholds against the reference', () => {
   // V = 1003 also runs the workgroup size of real GPUs (256): 8-bit radix digits instead of 5.
-  for (const [V, size] of [[1000, 'adapter'], [1003, 256]] as const) {
+  // V = 8011 has enough chunks (>= k) for the pruning bound and the candidate list to engage.
+  for (const [V, size] of [[1000, 'adapter'], [1003, 256], [8011, 'adapter']] as const) {
     it(`V=${V}, workgroup ${size}: min_p, top_k, top_p alone and combined`, async () => {
       const rng = new Rng(100 + V);
       const params: SamplingParams[] = [

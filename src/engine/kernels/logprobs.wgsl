@@ -21,6 +21,10 @@ fn sel_value(i: u32) -> f32 {
   return logits[sel_base + i];
 }
 
+fn sel_id(i: u32) -> u32 {
+  return i;
+}
+
 var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_s: array<f32, WG>;
 var<workgroup> red_c: array<u32, WG>;
@@ -41,6 +45,7 @@ fn prompt_logprobs(
   let k = min(pdims.k, MAX_TOP);
   sel_base = r * V;
   sel_len = V;
+  sel_id_end = V;
   let next_id = targets[r];
   var xa = MASKED;
   if (next_id < V) { xa = logits[sel_base + next_id]; }

@@ -1,8 +1,10 @@
 // Row selection without sorting, for one workgroup of WG threads that owns one row:
 // radix select over order keys (the k-th largest value, or where the descending cumulative
 // softmax mass reaches top_p), then an exact top-k gather sorted best first.
-// The including module defines `fn sel_value(i: u32) -> f32` (element i of the current row) and
-// sets `sel_len` (the row length) before calling. Used by sampler-select.wgsl and logprobs.wgsl.
+// The including module defines `fn sel_value(i: u32) -> f32` and `fn sel_id(i: u32) -> u32`
+// (value and token id of element i of the current list: the whole row, ids = positions, or a
+// compact list of candidates) and sets `sel_len` (the list length) and `sel_id_end` (ids are
+// below it) before calling. Used by sampler-select.wgsl and logprobs.wgsl.
 //
 // Why radix select (the scheme of PyTorch's topk): each round histograms one digit of the keys of
 // the remaining candidates into WG bins in workgroup memory (8-bit digits at WG = 256), picks the
@@ -18,9 +20,10 @@
 override DIGIT_BITS: u32 = countTrailingZeros(WG);
 
 const SEL_BY_VALUE: u32 = 0u; // candidates: key >= range_lo; ranked by value, largest first
-const SEL_TIE_INDEX: u32 = 1u; // candidates: key == match_key; ranked by lower index first
+const SEL_TIE_INDEX: u32 = 1u; // candidates: key == match_key; ranked by lower token id first
 
 var<private> sel_len: u32;
+var<private> sel_id_end: u32;
 
 var<workgroup> h_count: array<atomic<u32>, WG>;
 var<workgroup> h_lo: array<atomic<u32>, WG>;
@@ -108,8 +111,8 @@ fn suffix_scan(t: u32) {
 // Mass mode (p24 > 0): the key of the first candidate, from the top, at which the cumulative mass
 // exp(v - vmax) reaches p24 / 2^24 of the candidates' total mass (top_p).
 // SEL_BY_VALUE candidates are keys >= range_lo (range_hi = key of the row max);
-// SEL_TIE_INDEX candidates are elements whose key == match_key, keyed by ~index, with
-// [range_lo, range_hi] = [~(len - 1), 0xffffffff].
+// SEL_TIE_INDEX candidates are elements whose key == match_key, keyed by ~id, with
+// [range_lo, range_hi] = [~(sel_id_end - 1), 0xffffffff].
 // Must be called from uniform control flow with uniform arguments.
 fn radix_select(t: u32, mode: u32, match_key: u32, range_lo: u32, range_hi: u32, need: u32, p24: u32, vmax: f32) -> Selection {
   if (t == 0u) {
@@ -140,7 +143,7 @@ fn radix_select(t: u32, mode: u32, match_key: u32, range_lo: u32, range_hi: u32,
         if (kv < range_lo) { continue; }
       } else {
         if (kv != match_key) { continue; }
-        key = ~i;
+        key = ~sel_id(i);
       }
       if (st.pos < 32u && (key >> st.pos) != (st.prefix >> st.pos)) { continue; }
       let d = (key >> shift) & digit_mask;
@@ -220,25 +223,26 @@ var<workgroup> top_key: array<u32, MAX_TOP>;
 var<workgroup> sorted_id: array<u32, MAX_TOP>;
 var<workgroup> sorted_key: array<u32, MAX_TOP>;
 
-// The k largest elements of the current row (k <= MAX_TOP, k <= sel_len), ties by lower index,
+// The k largest elements of the current list (k <= MAX_TOP, k <= sel_len), ties by lower id,
 // into sorted_id / sorted_key, best first. lower_bound: a key known to be <= the k-th largest
 // (e.g. the k-th largest of some elements' values); high: key of the row max.
 fn top_k_sorted(t: u32, k: u32, lower_bound: u32, high: u32) {
   let s = radix_select(t, SEL_BY_VALUE, 0u, lower_bound, high, k, 0u, 0.0);
-  var tie_cut = 0xffffffffu;   // largest index taken among keys equal to s.key
+  var tie_cut = 0xffffffffu;   // largest id taken among keys equal to s.key
   if (s.count_ge > k) {
-    // More elements share the k-th value than fit: take the lowest indices among them.
-    let ties = radix_select(t, SEL_TIE_INDEX, s.key, ~(sel_len - 1u), 0xffffffffu, k - s.above, 0u, 0.0);
+    // More elements share the k-th value than fit: take the lowest ids among them.
+    let ties = radix_select(t, SEL_TIE_INDEX, s.key, ~(sel_id_end - 1u), 0xffffffffu, k - s.above, 0u, 0.0);
     tie_cut = ~ties.key;
   }
   if (t == 0u) { atomicStore(&top_n, 0u); }
   workgroupBarrier();
   for (var i = t; i < sel_len; i += WG) {
     let key = order_key(sel_value(i));
-    if (key > s.key || (key == s.key && i <= tie_cut)) {
+    let id = sel_id(i);
+    if (key > s.key || (key == s.key && id <= tie_cut)) {
       let at = atomicAdd(&top_n, 1u);
       if (at < MAX_TOP) {
-        top_id[at] = i;
+        top_id[at] = id;
         top_key[at] = key;
       }
     }

@@ -50,6 +50,8 @@ import finishWgsl from './sampler-finish.wgsl?raw';
 export const SAMPLER_PER_THREAD = 8;
 /** Dispatches `record` adds to the pass per step, whatever B and the parameters. */
 export const SAMPLER_DISPATCHES = 4;
+/** Entries of a row's candidate list in the select pass (CANDIDATES in sampler-select.wgsl). */
+const SAMPLER_CANDIDATES = 4096;
 /** Bytes of one row's output record: token id, raw logprob, top count, reserved. */
 export const SAMPLER_RECORD_BYTES = 16;
 /** Bytes of one row's top logprobs: MAX_TOP (id, logprob) pairs. */
@@ -126,6 +128,7 @@ export class Sampler {
   private readonly chunkStats: GPUBuffer;
   private readonly rowTop: GPUBuffer;
   private readonly drawBest: GPUBuffer;
+  private readonly candidates: GPUBuffer;
   private readonly zeros: Uint32Array;
 
   private readonly layouts: Record<keyof PassGroups, GPUBindGroupLayout>;
@@ -170,6 +173,7 @@ export class Sampler {
     this.rowInfo = createStorage(device, maxBatch * 16, 'sampler.rowInfo');
     this.rowTop = createStorage(device, maxBatch * SAMPLER_TOP_BYTES, 'sampler.rowTop');
     this.drawBest = createStorage(device, maxBatch * this.numChunks * 8, 'sampler.drawBest');
+    this.candidates = createStorage(device, maxBatch * SAMPLER_CANDIDATES * 8, 'sampler.candidates');
     this.output = createStorage(device, maxBatch * (SAMPLER_RECORD_BYTES + SAMPLER_TOP_BYTES), 'sampler.output');
     this.zeros = new Uint32Array(V);
     this.slots = new Array(maxSeqs).fill(undefined);
@@ -179,8 +183,8 @@ export class Sampler {
     this.layouts = {
       // dims, rows, edits, grammar, logits, counts, masks | processed, chunkStats
       process: bindGroupLayout(device, 'sampler.process', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
-      // dims, rows, logits, grammar, processed, chunkStats | rowInfo, rowTop
-      select: bindGroupLayout(device, 'sampler.select', ['uniform', ro, ro, ro, ro, ro, rw, rw]),
+      // dims, rows, logits, grammar, processed, chunkStats | rowInfo, rowTop, candidates
+      select: bindGroupLayout(device, 'sampler.select', ['uniform', ro, ro, ro, ro, ro, rw, rw, rw]),
       // dims, rows, processed, rowInfo | drawBest
       draw: bindGroupLayout(device, 'sampler.draw', ['uniform', ro, ro, ro, rw]),
       // dims, rows, logits, grammar, rowInfo, rowTop, drawBest | counts, output
@@ -331,7 +335,7 @@ export class Sampler {
 
   destroy(): void {
     for (const b of [this.dims, this.rows, this.edits, this.grammar, this.counts, this.masks, this.processed]) b.destroy();
-    for (const b of [this.chunkStats, this.rowInfo, this.rowTop, this.drawBest, this.output]) b.destroy();
+    for (const b of [this.chunkStats, this.rowInfo, this.rowTop, this.drawBest, this.candidates, this.output]) b.destroy();
     this.groups.clear();
   }
 
@@ -359,7 +363,7 @@ export class Sampler {
       });
     g = {
       process: group('process', [this.dims, this.rows, this.edits, this.grammar, logits, this.counts, this.masks, this.processed, this.chunkStats]),
-      select: group('select', [this.dims, this.rows, logits, this.grammar, this.processed, this.chunkStats, this.rowInfo, this.rowTop]),
+      select: group('select', [this.dims, this.rows, logits, this.grammar, this.processed, this.chunkStats, this.rowInfo, this.rowTop, this.candidates]),
       draw: group('draw', [this.dims, this.rows, this.processed, this.rowInfo, this.drawBest]),
       finish: group('finish', [this.dims, this.rows, logits, this.grammar, this.rowInfo, this.rowTop, this.drawBest, this.counts, this.output]),
     };
