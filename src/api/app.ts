@@ -16,6 +16,7 @@ import { apiKeys } from './routes/api-keys';
 import { chat } from './routes/chat';
 import { engine } from './routes/engine';
 import { models } from './routes/models';
+import { openaiModels } from './routes/openai-models';
 import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/preview/api-keys', apiKeys);
   app.route('/v1/preview/engine', engine);
   app.route('/v1/chat', chat);
+  app.route('/v1/models', openaiModels);
 
   app.notFound((c) => errorResponse(c, 404, `Not found: ${c.req.method} ${c.req.path}.`));
   app.onError(onError);

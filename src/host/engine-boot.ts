@@ -9,11 +9,13 @@
 import type { Hono } from 'hono';
 import { createApp } from '../api/app';
 import type { AppEnv } from '../api/env';
+import type { InferenceEngine } from '../engine/generate/types';
 import { acquireGpu, type GpuContext } from '../engine/gpu/device';
 import { ensureAdmin } from '../service/api-keys';
 import { BaseModelCatalog, bundledModels } from '../service/base-models';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo, GpuState } from '../service/engine-status';
+import { UnavailableError } from '../service/errors';
 import { unavailableTrainer } from '../service/training/default-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
@@ -29,6 +31,11 @@ export interface EngineOptions {
   dbName?: string;
   fetch?: typeof fetch;
   trainer?: Trainer;
+  /**
+   * Builds the generation engine once the GPU is acquired (chat completions). Without it, chat
+   * completions answer 503 saying this build has no inference engine.
+   */
+  inference?: (gpu: GpuContext, catalog: BaseModelCatalog) => InferenceEngine | Promise<InferenceEngine>;
   now?: () => number;
   maxBodyBytes?: number;
 }
@@ -69,6 +76,24 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     gpu = state;
     changed();
   });
+  if (opts.inference) {
+    const build = opts.inference;
+    // Built on first use, once; a missing GPU is a 503 that says why.
+    let inference: Promise<InferenceEngine> | undefined;
+    services.inference = () =>
+      (inference ??= acquired
+        .then(
+          (ctx) => build(ctx, catalog),
+          (err: unknown) => {
+            throw new UnavailableError(`Chat completions need WebGPU: ${err instanceof Error ? err.message : String(err)}`);
+          },
+        )
+        .catch((err: unknown) => {
+          // A failed build is tried again by the next request (the GPU's absence does not change).
+          if (!(err instanceof UnavailableError)) inference = undefined;
+          throw err;
+        }));
+  }
 
   const startedAt = now();
   const info: EngineInfo = { startedAt, gpu: () => gpu, runningJobId: () => runner.runningJobId };

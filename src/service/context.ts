@@ -3,6 +3,7 @@
  * queue, a clock, and how to fetch training data. Built once per engine (src/host/engine-boot.ts)
  * and by tests.
  */
+import type { InferenceEngine } from '../engine/generate/types';
 import type { HearthDb } from '../store/schema';
 import type { BaseModelCatalog } from './base-models';
 
@@ -23,4 +24,9 @@ export interface ServiceContext {
   fetch: typeof fetch;
   /** Base for relative training-data URLs: the app's origin. */
   baseUrl: string;
+  /**
+   * The generation engine for chat completions. Rejects (with the reason: no GPU, the engine
+   * failed to start) when there is none; absent where nothing can generate (most tests).
+   */
+  inference?: () => Promise<InferenceEngine>;
 }

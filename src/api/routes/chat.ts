@@ -1,14 +1,36 @@
 /**
- * /v1/chat/completions, until the chat-completions issue replaces this file: routed and
- * authenticated like every /v1 endpoint, it answers 503 in vLLM's error envelope so OpenAI-SDK
- * clients get a clear APIError instead of a hang or a 404.
+ * POST /v1/chat/completions (and `/v1/chat/completions/`): validates the body, makes one service
+ * call, and answers the completion as JSON or, with `stream: true`, as Server-Sent Events
+ * (`data: <chunk>\n\n` per chunk, then `data: [DONE]\n\n`, as vLLM). Errors found before
+ * generation are JSON errors in vLLM's envelope; an error mid-stream is a `data: {"error": ...}`
+ * event before `[DONE]`. Closing the stream (the client aborted its fetch) aborts the request in
+ * the engine at once.
+ *
+ * Reference: specification endpoint 1; vllm-chat.md §1, §4.
  */
 import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { createChatCompletion } from '../../service/chat/completions';
 import type { AppEnv } from '../env';
-import { errorResponse } from '../errors';
+import { chatRequestValidator, requireChatJson } from '../schemas/chat-validation';
 
 export const chat = new Hono<AppEnv>();
 
-chat.post('/completions', (c) =>
-  errorResponse(c, 503, 'Chat completions are not available yet in this version of Hearth: the inference engine has not been built.'),
-);
+chat.post('/completions', requireChatJson(), chatRequestValidator(), async (c) => {
+  const controller = new AbortController();
+  const clientGone = c.req.raw.signal;
+  clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
+  const reply = await createChatCompletion(c.get('deps').services, c.get('principal'), c.req.valid('json'), {
+    signal: controller.signal,
+    requestIdHeader: c.req.header('X-Request-Id'),
+  });
+  if (!reply.stream) return c.json(reply.response);
+  return streamSSE(c, async (stream) => {
+    stream.onAbort(() => controller.abort(new DOMException('The client closed the stream.', 'AbortError')));
+    for await (const chunk of reply.chunks) {
+      if (stream.aborted) break;
+      await stream.writeSSE({ data: JSON.stringify(chunk) });
+    }
+    if (!stream.aborted) await stream.writeSSE({ data: '[DONE]' });
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * A checkpoint as the engine's LoraAdapter: PEFT's adapter_config.json read into the engine's
+ * LoraConfig, and a `load()` that reads the checkpoint's files from IndexedDB (through the
+ * checkpoints service) and parses adapter_model.safetensors into tensors with PEFT key names.
+ * Step 0 (the identity adapter, no files) serves the base model unchanged.
+ *
+ * Adapters using PEFT features Hearth's LoRA kernels do not implement (DoRA, trained biases,
+ * per-layer rank or alpha patterns, layer subsets, extra saved modules) are refused with an
+ * error naming the feature, rather than served wrongly.
+ *
+ * Not here: applying adapters (the engine), writing them (the trainer).
+ * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
+ */
+import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
+import { SafetensorsFile } from '../../engine/model/safetensors';
+import type { TensorData } from '../../engine/model/tensor';
+import type { CheckpointRecord, ModelRecord } from '../../store/schema';
+import type { Principal } from '../api-keys';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
+import type { ServiceContext } from '../context';
+
+/** The projections of a Llama/Qwen decoder layer, as PEFT names them. */
+export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+const MODULE_PATHS: Record<string, string> = {
+  q_proj: 'self_attn.q_proj',
+  k_proj: 'self_attn.k_proj',
+  v_proj: 'self_attn.v_proj',
+  o_proj: 'self_attn.o_proj',
+  gate_proj: 'mlp.gate_proj',
+  up_proj: 'mlp.up_proj',
+  down_proj: 'mlp.down_proj',
+};
+
+export class AdapterError extends Error {
+  override name = 'AdapterError';
+}
+
+function isEmpty(v: unknown): boolean {
+  return v == null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+}
+
+/** PEFT `target_modules`: a list of (suffixes of) module names, "all-linear", or a regex matched against full names. */
+function targetModules(value: unknown, where: string): string[] {
+  if (value === 'all-linear') return [...LORA_MODULES];
+  if (typeof value === 'string') {
+    let re: RegExp;
+    try {
+      re = new RegExp(`^(?:${value})$`);
+    } catch {
+      throw new AdapterError(`${where}: target_modules "${value}" is not a valid regular expression`);
+    }
+    return LORA_MODULES.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
+  }
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw new AdapterError(`${where}: target_modules must be a list of module names`);
+  }
+  const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
+  const unknown = short.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
+  if (unknown.length) throw new AdapterError(`${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
+  return short;
+}
+
+/** adapter_config.json -> LoraConfig; throws AdapterError naming the field or the unsupported feature. */
+export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE): LoraConfig {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new AdapterError(`${where}: expected a JSON object`);
+  const c = json as Record<string, unknown>;
+  const rank = c.r;
+  if (typeof rank !== 'number' || !Number.isInteger(rank) || rank < 1) throw new AdapterError(`${where}: "r" must be a positive integer`);
+  const alpha = c.lora_alpha ?? 8; // PEFT's default
+  if (typeof alpha !== 'number' || !Number.isFinite(alpha)) throw new AdapterError(`${where}: "lora_alpha" must be a number`);
+  for (const [field, feature] of [
+    ['use_dora', 'DoRA'],
+    ['rank_pattern', 'per-module ranks (rank_pattern)'],
+    ['alpha_pattern', 'per-module alphas (alpha_pattern)'],
+    ['layers_to_transform', 'adapting a subset of layers (layers_to_transform)'],
+    ['modules_to_save', 'fully trained extra modules (modules_to_save)'],
+  ] as const) {
+    if (!isEmpty(c[field])) throw new AdapterError(`${where}: Hearth cannot serve adapters using ${feature}`);
+  }
+  if (c.bias !== undefined && c.bias !== 'none') throw new AdapterError(`${where}: Hearth cannot serve adapters with trained biases (bias "${String(c.bias)}")`);
+  const modules = targetModules(c.target_modules ?? [...LORA_MODULES], where);
+  if (modules.length === 0) throw new AdapterError(`${where}: target_modules selects no projection`);
+  return { rank, alpha, targetModules: modules, useRslora: c.use_rslora === true };
+}
+
+/** Reads every tensor of adapter_model.safetensors. */
+export async function parseAdapterModel(bytes: Uint8Array): Promise<TensorData[]> {
+  const file = await SafetensorsFile.open(bytes, ADAPTER_MODEL_FILE);
+  const out: TensorData[] = [];
+  for await (const t of file.tensors()) out.push(t);
+  return out;
+}
+
+/**
+ * The engine's adapter for one checkpoint, or null for the identity adapter (step 0 / no files).
+ * The config is read now, so a bad adapter fails the request before generation; the weights
+ * are read again by `load()` only when the engine does not hold the adapter.
+ */
+export async function checkpointAdapter(
+  ctx: ServiceContext,
+  caller: Principal,
+  model: ModelRecord,
+  checkpoint: CheckpointRecord,
+): Promise<LoraAdapter | null> {
+  if (checkpoint.files.length === 0) return null;
+  const files = await readAdapter(ctx, caller, model.id, checkpoint.step);
+  if (!files) return null;
+  const where = `checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name}: ${ADAPTER_CONFIG_FILE}`;
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(files.adapterConfig));
+  } catch (e) {
+    throw new AdapterError(`${where}: not valid JSON (${(e as Error).message})`);
+  }
+  const config = parseAdapterConfig(json, where);
+  return {
+    key: `checkpoint:${checkpoint.id}`,
+    config,
+    async load() {
+      const again = await readAdapter(ctx, caller, model.id, checkpoint.step);
+      if (!again) throw new AdapterError(`checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name} no longer has adapter files`);
+      return parseAdapterModel(again.adapterModel);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The prompt of a chat request: the conversation rendered by the model's chat template (or the
+ * request's `chat_template`) with tools, documents, the generation prompt or the open final
+ * message and the template kwargs, tokenised (with `add_special_tokens`), and cut to its last
+ * `truncate_prompt_tokens` tokens. Also what the response is built around: the response role
+ * (vLLM: "assistant" with a generation prompt, else the last message's role) and the text
+ * `echo` prepends.
+ *
+ * Not here: the template engine (engine/model/chat-template.ts), the context-length rule
+ * (max-tokens.ts).
+ * Reference: vllm-chat.md §2 rows messages, echo, add_generation_prompt, continue_final_message,
+ * add_special_tokens, truncate_prompt_tokens, documents, chat_template(_kwargs), §6 "Into the template".
+ */
+import { ChatTemplateError, type ChatTemplates } from '../../engine/model/chat-template';
+import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import { ChatRequestError } from './errors';
+import type { ChatMessage, ChatRequest, ChatTool } from './request';
+
+export interface ChatPrompt {
+  text: string;
+  /** After truncation: what the engine prefills and usage.prompt_tokens counts. */
+  tokenIds: number[];
+  /** The role of the generated message. */
+  role: string;
+  /** Prepended to every choice's content with `echo` ("" when nothing is echoed). */
+  echo: string;
+}
+
+export interface PromptModel {
+  tokenizer: ModelTokenizer;
+  chatTemplates: ChatTemplates;
+  maxModelLen: number;
+}
+
+/** A tool as pydantic's `model_dump()` hands it to the template: declared fields first, defaults filled. */
+export function toolForTemplate(tool: ChatTool): Record<string, unknown> {
+  const { type, function: fn, ...extra } = tool;
+  const { name, description, parameters, ...fnExtra } = fn;
+  return {
+    type: type ?? 'function',
+    function: { name, description: description ?? null, parameters: parameters ?? null, ...fnExtra },
+    ...extra,
+  };
+}
+
+function contentText(content: ChatMessage['content']): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .filter((p) => p.type === 'text' && typeof p.text === 'string')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+export function buildPrompt(req: ChatRequest, model: PromptModel): ChatPrompt {
+  const continueFinal = req.continue_final_message ?? false;
+  // An omitted add_generation_prompt yields to continue_final_message (both true is refused in check.ts).
+  const addGenerationPrompt = req.add_generation_prompt ?? !continueFinal;
+  const tools = req.tools?.map(toolForTemplate);
+  const kwargs: Record<string, unknown> = {};
+  if (req.reasoning_effort !== undefined) kwargs.reasoning_effort = req.reasoning_effort;
+  Object.assign(kwargs, req.chat_template_kwargs ?? {});
+
+  let text: string;
+  try {
+    const template = model.chatTemplates.forRequest({ hasTools: (tools?.length ?? 0) > 0, override: req.chat_template });
+    text = template.render({
+      messages: req.messages,
+      tools: tools ?? null,
+      documents: req.documents ?? null,
+      addGenerationPrompt,
+      continueFinalMessage: continueFinal,
+      kwargs,
+    });
+  } catch (e) {
+    if (e instanceof ChatTemplateError) throw new ChatRequestError(e.message, req.chat_template !== undefined ? 'chat_template' : 'messages');
+    throw e;
+  }
+
+  let tokenIds = model.tokenizer.encode(text, { addSpecialTokens: req.add_special_tokens ?? false });
+  if (req.truncate_prompt_tokens !== undefined) {
+    // vLLM truncates on the left: the end of the conversation is what the model must see.
+    const keep = req.truncate_prompt_tokens === -1 ? model.maxModelLen : req.truncate_prompt_tokens;
+    if (tokenIds.length > keep) tokenIds = tokenIds.slice(tokenIds.length - keep);
+  }
+  if (tokenIds.length === 0) throw new ChatRequestError('The decoder prompt cannot be empty', 'messages');
+
+  const last = req.messages[req.messages.length - 1];
+  const role = addGenerationPrompt || !last ? 'assistant' : last.role;
+  const echo = req.echo && last && last.role === role ? contentText(last.content) : '';
+  return { text, tokenIds, role, echo };
+}
