@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
 import { DecodeMlp, mlpSlices } from '../../src/engine/kernels/decode-mlp';
 import { expectClose } from '../../src/engine/reference/check';
@@ -22,14 +22,19 @@ const CASES: Array<[Architecture, DType]> = [
 
 describe('fused decode mlp', () => {
   // Slices of 32 leave a last slice of 8 (F = 136); slices of 128 one of 8 too, in fewer workgroups.
-  for (const [[arch, dtype], slice] of CASES.map((c, i): [[Architecture, DType], number] => [c, i === 1 ? 128 : 32])) {
+  // The large shape (C = 768, F = 300) walks the 64 gate/up rows of a slice in two groups,
+  // stages activations in two chunks, and ends on a slice of 12.
+  const cases: Array<[Architecture, DType, number, Partial<ModelConfig>, number]> = [
+    ...CASES.map(([a, d], i): [Architecture, DType, number, Partial<ModelConfig>, number] => [a, d, i === 1 ? 128 : 32, a === 'llama' ? { mlpBias: true } : {}, 3]),
+    ['qwen2', 'bf16', 32, { hiddenSize: 768, numHeads: 8, numKvHeads: 2, headDim: 64, intermediateSize: 300 }, 3],
+  ];
+  for (const [arch, dtype, slice, overrides, B] of cases) {
     {
-      it(`${arch} (${dtype}), slices of ${slice}: partial sums add up to the MLP, each its own slice`, async () => {
+      it(`${arch} (${dtype}, B ${B}${overrides.hiddenSize ? `, C ${overrides.hiddenSize}` : ''}), slices of ${slice}: partial sums add up to the MLP, each its own slice`, async () => {
         const ctx = await kernelContext();
         const rng = new Rng(51);
-        const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 52, arch === 'llama' ? { mlpBias: true } : {});
+        const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 52, overrides);
         const { hiddenSize: C, intermediateSize: F } = cfg;
-        const B = 3;
         const { P, FS } = mlpSlices(F, slice);
         const { stream, init } = filledStream(ctx, rng, B, C, P, 0);
         const l = 1;

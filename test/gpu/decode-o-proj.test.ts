@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
@@ -19,13 +19,17 @@ const CASES: Array<[Architecture, DType]> = [
 ];
 
 describe('fused decode o_proj', () => {
-  for (const [arch, dtype] of CASES) {
-    it(`${arch} (${dtype}): merges split attention partials, projects, adds pending partials into the residual`, async () => {
+  const large = { hiddenSize: 768, numHeads: 8, numKvHeads: 2, headDim: 64 };
+  const cases: Array<[Architecture, DType, Partial<ModelConfig>, number[]]> = [
+    ...CASES.map(([a, d]): [Architecture, DType, Partial<ModelConfig>, number[]] => [a, d, a === 'qwen2' ? { outputBias: true } : {}, [1, 70, 33]]),
+    ['llama', 'f16', large, [1, 70, 17]], // activations staged in 2 chunks
+  ];
+  for (const [arch, dtype, overrides, lengths] of cases) {
+    it(`${arch} (${dtype}, B ${lengths.length}${overrides.hiddenSize ? `, C ${overrides.hiddenSize}` : ''}): merges split attention partials, projects, adds pending partials into the residual`, async () => {
       const ctx = await kernelContext();
       const rng = new Rng(41);
-      const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 42, arch === 'qwen2' ? { outputBias: true } : {});
+      const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 42, overrides);
       const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS } = cfg;
-      const lengths = [1, 70, 33];
       const B = lengths.length;
       const splitLen = 32;
       const S = Math.ceil(Math.max(...lengths) / splitLen);

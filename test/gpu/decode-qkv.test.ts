@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readF32 } from '../../src/engine/gpu/buffers';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { ropeInvFreq } from '../../src/engine/model/rope';
 import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { expectClose } from '../../src/engine/reference/check';
@@ -22,14 +22,22 @@ const CASES: Array<[Architecture, DType]> = [
 ];
 
 describe('fused decode qkv', () => {
-  const cases: Array<[Architecture, DType, boolean]> = [...CASES.map(([a, d]): [Architecture, DType, boolean] => [a, d, true]), ['qwen3', 'bf16', false]];
-  for (const [arch, dtype, subgroups] of cases) {
-    it(`${arch} (${dtype}${subgroups ? '' : ', no subgroups'}): norm, q/k/v with bias and q/k-norm, RoPE, paged K/V and q`, async () => {
+  // The large shapes (C = 768, HS = 64) make a workgroup walk its rows in several groups and
+  // stage activations in two chunks; without q/k-norm a 64-dim head spreads over several workgroups.
+  const large = { hiddenSize: 768, numHeads: 8, numKvHeads: 2, headDim: 64, intermediateSize: 300 };
+  const cases: Array<[Architecture, DType, boolean, Partial<ModelConfig>, number[]]> = [
+    ...CASES.map(([a, d]): [Architecture, DType, boolean, Partial<ModelConfig>, number[]] => [a, d, true, {}, [0, 37, 16]]),
+    ['qwen3', 'bf16', false, {}, [5, 0, 16]],
+    ['llama', 'f16', true, large, [3, 40, 16]],
+    ['qwen3', 'bf16', true, large, [3, 40, 16]],
+  ];
+  for (const [arch, dtype, subgroups, overrides, positions] of cases) {
+    const shape = overrides.hiddenSize ? `, C ${overrides.hiddenSize}, B ${positions.length}` : '';
+    it(`${arch} (${dtype}${subgroups ? '' : ', no subgroups'}${shape}): norm, q/k/v with bias and q/k-norm, RoPE, paged K/V and q`, async () => {
       const ctx = await kernelContext({ subgroups });
       const rng = new Rng(31);
-      const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 32);
+      const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 32, overrides);
       const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS } = cfg;
-      const positions = [0, 37, 16];
       const B = positions.length;
       const { stream, h } = filledStream(ctx, rng, B, C, 4, 3);
       const { cache, rowsBuffer, tables } = batchWithCache(ctx, rng, cfg, positions);

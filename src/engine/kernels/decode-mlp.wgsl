@@ -94,7 +94,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   workgroupBarrier();
   let groups = (fs_eff + 7u) / 8u;
   for (var c = lid; c < P.C; c += WG) {
-    var acc: array<f32, BB>;
+    var acc = array<f32, BB>(); // explicit zero: SwiftShader does not re-zero loop-body arrays
     for (var g = 0u; g < groups; g++) {
       let w = WD_load8(c * P.d_stride + f0 + 8u * g);
       for (var b = 0u; b < BB; b++) {

@@ -109,7 +109,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let is_k = !is_q && head_u < P.NH + P.NKV;
   if (QK_NORM && (is_q || is_k)) {
     // The unit is the whole head here (U = HS).
-    var sq: array<f32, BB>;
+    var sq = array<f32, BB>();
     if (lid < U) {
       for (var b = 0u; b < BB; b++) {
         sq[b] = hv[lid * BB + b] * hv[lid * BB + b];

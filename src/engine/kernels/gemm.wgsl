@@ -19,7 +19,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = lid % TX;
   let ty = lid / TX;
-  var acc: array<vec4<f32>, TM>;
+  var acc = array<vec4<f32>, TM>();
   for (var k0 = 0u; k0 < P.K; k0 += BK) {
     for (var i = lid; i < BM * BK; i += WG) {
       var m: u32;

@@ -36,8 +36,8 @@ fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32, restage: bool) {
   let team = lid / TK;
   let kt = lid % TK;
   let kpad = (K + 7u) & ~7u;
-  var acc: array<array<f32, BB>, RPT>;
-  var sq: array<f32, BB>;
+  var acc = array<array<f32, BB>, RPT>(); // explicit: SwiftShader does not re-zero arrays of inlined calls in loops
+  var sq = array<f32, BB>();
   for (var k0 = 0u; k0 < kpad; k0 += KT) {
     let klen = min(KT, kpad - k0);
     workgroupBarrier(); // the previous chunk has been read

@@ -35,7 +35,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     row = IDX[n];
   }
   let src = P.in_off + row * P.in_stride;
-  var ss: array<f32, 1>;
+  var ss = array<f32, 1>();
   for (var c = lid; c < P.C; c += WG) {
     let v = IN[src + c];
     ss[0] += v * v;
