@@ -9,6 +9,7 @@
  * honour. `packRow` / `packEdits` write one step's per-row struct and token lists; they are pure
  * functions so they are unit-tested without a GPU.
  *
+ * The logprob result types (TokenLogprob, PositionLogprobs) live here too: the sampler returns them.
  * Not here: request validation with vLLM's error texts (src/api), bad-word matching (the caller
  * lists the banned ids of each step), stop strings and finish logic (the generation core).
  * Reference: ../../../shared/reference/vllm-chat.md §2 and §3.
@@ -120,6 +121,22 @@ export interface SamplerStepRow {
   grammarBitmask?: Int32Array | Uint32Array;
   /** Default true; false leaves the output counts untouched (the token will be discarded). */
   updateCounts?: boolean;
+}
+
+/** One entry of a returned logprob list: a token id and its raw logprob (floored at -9999). */
+export interface TokenLogprob {
+  id: number;
+  logprob: number;
+}
+
+/** Prompt logprobs of one position: the actual token's logprob and rank, and the best k. */
+export interface PositionLogprobs {
+  /** Raw logprob of the actual token, floored at -9999. */
+  logprob: number;
+  /** 1 + the number of other tokens whose logit is >= the actual token's (vLLM's rank). */
+  rank: number;
+  /** The k best tokens by raw logprob, best first, ties to the lower id. */
+  top: TokenLogprob[];
 }
 
 export class SamplingParamsError extends RangeError {

@@ -12,9 +12,8 @@
  * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
  */
 import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
-import { MAX_TOP_LOGPROBS } from '../generate/sampling-params';
+import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../generate/sampling-params';
 import type { SamplerWorkgroupSize } from './sampler';
-import type { PositionLogprobs, TokenLogprob } from '../reference/logprobs';
 import commonWgsl from './sampler-common.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
 import logprobsWgsl from './logprobs.wgsl?raw';

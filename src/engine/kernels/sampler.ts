@@ -5,10 +5,11 @@
  * (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
  *
  * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, ../../../shared/reference/vllm-chat.md §3):
- *   1. process  (ceil(V/CHUNK) x B workgroups, CHUNK = 8 x 256 threads): grammar mask, raw max/sum-exp partials, allowed mask,
- *      bans, bias, penalties, temperature -> processed row + chunk partials
+ *   1. process  (ceil(V/CHUNK) x B workgroups, CHUNK = 8 x WG threads): grammar mask, raw
+ *      max/sum-exp partials, allowed mask, bans, bias, penalties, temperature -> processed row
  *   2. select   (B): row log-sum-exp; min_p / top_k / top_p as one logit threshold by radix select
- *      (sampler-radix.wgsl says why); exact raw top-k for logprobs
+ *      (sampler-radix.wgsl says why), over a compact candidate list when a bound prunes the row;
+ *      exact raw top-k for logprobs
  *   3. draw     (ceil(V/CHUNK) x B): Gumbel-max over tokens above the threshold, per chunk
  *   4. finish   (B): merge, output record, top logprobs in vLLM order, count the token
  * Splitting V over chunk workgroups in passes 1 and 3 keeps a B = 1 step parallel across the GPU;
@@ -37,8 +38,8 @@ import {
   type ResolvedSampling,
   type SamplerStepRow,
   type SamplingParams,
+  type TokenLogprob,
 } from '../generate/sampling-params';
-import type { TokenLogprob } from '../reference/logprobs';
 import commonWgsl from './sampler-common.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
 import processWgsl from './sampler-process.wgsl?raw';

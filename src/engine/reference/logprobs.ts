@@ -12,12 +12,11 @@
  * Not here: the sampling pipeline (sampler.ts) and token strings (the service decodes ids).
  */
 
-export const LOGPROB_FLOOR = -9999;
+import type { PositionLogprobs, TokenLogprob } from '../generate/sampling-params';
 
-export interface TokenLogprob {
-  id: number;
-  logprob: number;
-}
+export type { PositionLogprobs, TokenLogprob };
+
+export const LOGPROB_FLOOR = -9999;
 
 /** max(v, -9999) rounded to f32: what every logprob returned to a client goes through. */
 export function floorLogprob(v: number): number {
@@ -66,14 +65,6 @@ export function rankOf(x: ArrayLike<number>, id: number): number {
   let n = 0;
   for (let i = 0; i < x.length; i++) if (x[i] >= x[id]) n++;
   return n;
-}
-
-export interface PositionLogprobs {
-  /** Raw logprob of the actual token, floored at -9999. */
-  logprob: number;
-  rank: number;
-  /** The k best alternatives by rank. */
-  top: TokenLogprob[];
 }
 
 /**
