@@ -96,6 +96,31 @@ describe('GEMM against the reference matmul', () => {
     );
   });
 
+  it('LoRA on a Linear: Y = X W^T, then Y += s (X A^T) B^T with alpha, all on one output', async () => {
+    const ctx = await kernelContext();
+    const rng = new Rng(25);
+    const T = 21, C = 40, O = 36, r = 4, s = 2.5;
+    const { matrix, ref: w } = packedMatrix(ctx, rng.normals(O * C, 0.3), O, C, 'bf16');
+    const x = rng.normals(T * C);
+    const A = rng.normals(r * C, 0.3); // [r, in]
+    const Bm = rng.normals(O * r, 0.3); // [out, r]
+    const y = upload(ctx, new Float32Array(T * O));
+    const u = upload(ctx, new Float32Array(T * r));
+    const xb = upload(ctx, x);
+    const gemm = new Gemm(ctx);
+    await runCalls(ctx, [
+      ...gemm.encode({ out: y, a: xb, b: { weight: matrix, layout: 'rows-are-n' }, M: T, N: O, K: C }),
+      ...gemm.encode({ out: u, a: xb, b: { f32: upload(ctx, A), ld: C, layout: 'rows-are-n' }, M: T, N: r, K: C }),
+      ...gemm.encode({ out: y, a: u, b: { f32: upload(ctx, Bm), ld: r, layout: 'rows-are-n' }, M: T, N: O, K: r, alpha: s, accumulate: true }),
+    ]);
+    // Reference: W + s B A merged (PEFT's delta weight), then one product.
+    const merged = Float32Array.from(w);
+    for (let o = 0; o < O; o++) for (let i = 0; i < C; i++) for (let j = 0; j < r; j++) merged[o * C + i] += s * Bm[o * r + j] * A[j * C + i];
+    const want = new Float32Array(T * O);
+    matmulForward(want, x, merged, T, O, C, { transB: true });
+    expectClose(await read(ctx, y, T * O), want, TOL, 'y');
+  });
+
   it('splits a chunked weight along N (lm_head) and along K (its backward) into disjoint or summed calls', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(24);

@@ -1,4 +1,5 @@
-// Operands of the GEMM family (gemm.wgsl, gemm-naive.wgsl): C[m, n] (+)= sum_k A(m, k) B(k, n) (+ bias[n]).
+// Operands of the GEMM family (gemm.wgsl, gemm-naive.wgsl):
+// C[m, n] (+)= alpha * sum_k A(m, k) B(k, n) (+ bias[n]); alpha is LoRA's scale s = lora_alpha / r.
 // Strides make one kernel serve every layout the prefill and the trainer need: Y = X W^T
 // (B(k, n) = W[n, k]), dX = dY W (B(k, n) = W[k, n]), dA = dH^T X (A(m, k) = dH[k, m]).
 // A: f32 activations. B: packed weights of any dtype, or f32 activations bound the same way
@@ -17,6 +18,7 @@ struct Params {
   c_off: u32, // C[m, n] = C[c_off + m * c_sm + n]
   c_sm: u32,
   bias_off: u32, // bias[n] = VEC[bias_off + n]
+  alpha: f32,
 }
 
 @group(0) @binding(0) var<storage, read> A: array<f32>;
@@ -34,7 +36,7 @@ fn b_at(k: u32, n: u32) -> f32 {
 }
 
 fn store_c(m: u32, n: u32, acc: f32) {
-  var v = acc;
+  var v = P.alpha * acc;
   if (HAS_BIAS) {
     v += VEC[P.bias_off + n];
   }

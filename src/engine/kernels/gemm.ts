@@ -7,7 +7,8 @@
  *   Y = X W^T) or [K, N] ('rows-are-k': dX = dY W). A weight split in row chunks gives one call per
  *   chunk: along N it writes its column range of C; along K each chunk adds its partial product
  *   (the first one writes unless `accumulate`).
- * - Epilogue: bias (f32 vectors buffer), accumulate into C (residual add, LoRA's B(Ax) term).
+ * - Epilogue: scale alpha, bias (f32 vectors buffer), accumulate into C (residual add; LoRA's
+ *   s * (x A^T) B^T is two calls: u = X A^T, then C += s * u B^T).
  *
  * Tile: 64 x 64 outputs per 256-invocation workgroup, 4 x 4 per invocation, K tile 16 (8 KiB of
  * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (wgsl-engine.md 1.2),
@@ -46,6 +47,8 @@ export interface GemmArgs {
   vectors?: GPUBuffer;
   bias?: number | null;
   accumulate?: boolean;
+  /** Scales the product (not the bias, not what is accumulated into): LoRA's s = lora_alpha / r. */
+  alpha?: number;
   /** Use the naive kernel (tests, debugging). */
   naive?: boolean;
 }
@@ -142,6 +145,7 @@ export class Gemm {
         (g.cOffset ?? 0) + p.n0,
         ldc,
         (g.bias ?? 0) + p.n0,
+        { f32: g.alpha ?? 1 },
       ]);
       const workgroups: [number, number, number] = g.naive
         ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
