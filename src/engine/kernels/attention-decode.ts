@@ -16,13 +16,16 @@
  * workgroup memory holds less (a split's scores stay there so its softmax is exact and each exp
  * is computed once; see SPLIT_CAP). Pipelines are per split capacity (`capacityFor`).
  * The longest context sets the plan for the whole step; shorter rows write empty splits (m = -big,
- * l = 0), which the merge weighs to zero.
+ * l = 0), which the merge weighs to zero. So a plan, and a call encoded with it, stays valid while
+ * every row's context is <= splitLen * numSplits: a decode graph re-encodes only past that.
  *
  * Workgroup: 64 threads. Scores: LANES threads per key (the largest divisor of HS/4 <= HS/16, so each
  * thread dots 16 floats per key and neighbours read neighbouring vec4s), reduced through
- * double-buffered workgroup memory, one barrier per chunk of 64 / LANES keys. p.V: thread (vec4
+ * double-buffered workgroup memory, one barrier per chunk of 64 / LANES keys, the next chunk's
+ * keys already loading into registers while the barrier waits. p.V: thread (vec4
  * column of HS, key group) reads V rows coalesced, accumulating all G heads in registers.
- * Supported: HS a multiple of 4 up to 256, G up to 16 (64, 128, 48 and 80 are all fine).
+ * Supported: HS a multiple of 4 up to 256 whose HS/4 leaves <= 16 vec4s per lane (16, 24, 48, 64,
+ * 80, 96, 128, 256 all do), G up to 16.
  *
  * Reference: reference/attention-paged.ts `attentionDecodePartials`.
  */
