@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { createStorage, readBytes, uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
@@ -15,13 +15,13 @@ import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 
 let device: GPUDevice;
-let cache: PipelineCache;
+let kernels: KernelContext;
 let wg: SamplerWorkgroupSize;
 
 beforeAll(async () => {
   const ctx = await acquireGpu(await nodeGpu());
   device = ctx.device;
-  cache = new PipelineCache(device);
+  kernels = createKernelContext(ctx);
   wg = samplerWorkgroupSize(ctx.description.adapter.isSoftware);
 });
 afterAll(() => device?.destroy());
@@ -35,10 +35,10 @@ function expectSameList(got: TokenLogprob[], want: TokenLogprob[], label: string
 
 async function sampleRows(V: number, logits: Float32Array, params: SamplingParams[]) {
   const B = params.length;
-  const sampler = new Sampler(device, cache, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
+  const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
   params.forEach((p, b) => sampler.admit(b, p, []));
   const buffer = uploadStorage(device, logits, 'logits');
-  const out = await runSamplerStep(device, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 0 })));
+  const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 0 })));
   expect(sampler.outputBytes()).toBe(B * (params.some((p) => (p.topLogprobs ?? 0) > 0) ? 176 : 16));
   buffer.destroy();
   sampler.destroy();
@@ -47,7 +47,7 @@ async function sampleRows(V: number, logits: Float32Array, params: SamplingParam
 
 async function promptLogprobs(V: number, logits: Float32Array, targets: number[], k: number, workgroupSize = wg) {
   const T = targets.length;
-  const kernel = new PromptLogprobs(device, cache, workgroupSize);
+  const kernel = new PromptLogprobs(kernels, workgroupSize);
   const logitsBuffer = uploadStorage(device, logits, 'logits');
   const targetBuffer = uploadStorage(device, Uint32Array.from(targets), 'targets');
   const bytes = T * promptLogprobsStride(k) * 4;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
@@ -13,14 +13,14 @@ import { sampleRowReference } from '../../src/engine/reference/sampler';
 import { Rng } from '../../src/engine/reference/random';
 
 let device: GPUDevice;
-let cache: PipelineCache;
+let kernels: KernelContext;
 /** The adapter's workgroup size (32 on SwiftShader); some cases also run the GPU size, 256. */
 let wg: SamplerWorkgroupSize;
 
 beforeAll(async () => {
   const ctx = await acquireGpu(await nodeGpu());
   device = ctx.device;
-  cache = new PipelineCache(device);
+  kernels = createKernelContext(ctx);
   wg = samplerWorkgroupSize(ctx.description.adapter.isSoftware);
 });
 afterAll(() => device?.destroy());
@@ -35,12 +35,12 @@ function tile(row: Float32Array, B: number): Float32Array {
 /** Draws `steps` tokens for each of `params` from fixed logits; returns tokens[row][step]. */
 async function drawMany(V: number, logits: Float32Array, params: SamplingParams[], steps: number): Promise<number[][]> {
   const B = params.length;
-  const sampler = new Sampler(device, cache, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
+  const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
   params.forEach((p, b) => sampler.admit(b, p, []));
   const buffer = uploadStorage(device, logits, 'logits');
   const tokens: number[][] = params.map(() => []);
   for (let s = 0; s < steps; s++) {
-    const out = await runSamplerStep(device, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s, updateCounts: false })));
+    const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s, updateCounts: false })));
     out.forEach((o, b) => tokens[b].push(o.token));
   }
   buffer.destroy();
@@ -82,13 +82,13 @@ describe('sampler draw', () => {
       topK: b % 3 === 0 ? 50 : 0,
       topP: b % 5 === 0 ? 0.9 : 1,
     }));
-    const sampler = new Sampler(device, cache, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
+    const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
     const resolved = params.map((p, b) => sampler.admit(b, p, []));
     let compared = 0;
     for (let s = 0; s < 3; s++) {
       const logits = rng.normals(B * V, 2);
       const buffer = uploadStorage(device, logits, 'logits');
-      const out = await runSamplerStep(device, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s })));
+      const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s })));
       buffer.destroy();
       for (let b = 0; b < B; b++) {
         const ref = sampleRowReference({ logits: logits.subarray(b * V, (b + 1) * V), params: resolved[b], outputLen: s, promptTokens: [], outputTokens: [] });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, samplerWorkgroupSize, type SampledToken, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
@@ -14,13 +14,13 @@ import { logSumExp } from '../../src/engine/reference/logprobs';
 import { Rng } from '../../src/engine/reference/random';
 
 let device: GPUDevice;
-let cache: PipelineCache;
+let kernels: KernelContext;
 let wg: SamplerWorkgroupSize;
 
 beforeAll(async () => {
   const ctx = await acquireGpu(await nodeGpu());
   device = ctx.device;
-  cache = new PipelineCache(device);
+  kernels = createKernelContext(ctx);
   wg = samplerWorkgroupSize(ctx.description.adapter.isSoftware);
 });
 afterAll(() => device?.destroy());
@@ -35,14 +35,14 @@ interface Run {
 /** A sampler with one slot per params entry, all reading `row` (tiled over the batch). */
 function setup(V: number, row: Float32Array, params: SamplingParams[], prompts: number[][] = []): Run {
   const B = params.length;
-  const sampler = new Sampler(device, cache, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
+  const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
   params.forEach((p, b) => sampler.admit(b, p, prompts[b] ?? []));
   const logits = new Float32Array(B * V);
   for (let b = 0; b < B; b++) logits.set(row, b * V);
   const buffer = uploadStorage(device, logits, 'logits');
   return {
     sampler,
-    step: (outputLen, extra = []) => runSamplerStep(device, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen, ...extra[b] }))),
+    step: (outputLen, extra = []) => runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen, ...extra[b] }))),
     done: () => {
       buffer.destroy();
       sampler.destroy();
@@ -201,6 +201,21 @@ describe('sampling parameters on the GPU', () => {
     const free = await run.step(3);
     expect(free.some((o) => !allowed.includes(o.token))).toBe(true);
     run.done();
+  });
+
+  it('one step is four dispatches and one submission, whatever B and the parameters', async () => {
+    const rng = new Rng(9);
+    for (const params of [[{ temperature: 0 }], Array.from({ length: 5 }, (_, b) => ({ seed: b, topK: 5, topP: 0.5, minP: 0.1, topLogprobs: 20 }))]) {
+      const run = setup(V, rng.normals(V, 1), params);
+      kernels.profiler.reset();
+      await run.step(0);
+      expect(kernels.profiler.counts()).toEqual({
+        dispatches: 4,
+        submissions: 1,
+        byLabel: { 'sampler.process': 1, 'sampler.select': 1, 'sampler.draw': 1, 'sampler.finish': 1 },
+      });
+      run.done();
+    }
   });
 
   it('updateCounts = false leaves the penalty state untouched', async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { MASKED_LOGIT, Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
@@ -14,14 +14,14 @@ import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 
 let device: GPUDevice;
-let cache: PipelineCache;
+let kernels: KernelContext;
 /** The adapter's workgroup size (32 on SwiftShader); some cases also run the GPU size, 256. */
 let wg: SamplerWorkgroupSize;
 
 beforeAll(async () => {
   const ctx = await acquireGpu(await nodeGpu());
   device = ctx.device;
-  cache = new PipelineCache(device);
+  kernels = createKernelContext(ctx);
   wg = samplerWorkgroupSize(ctx.description.adapter.isSoftware);
 });
 afterAll(() => device?.destroy());
@@ -58,7 +58,7 @@ describe('sampler processing against the reference', () => {
         { temperature: 0.8, seed: 17, frequencyPenalty: 1, repetitionPenalty: 0.8 },
       ];
       const B = params.length;
-      const sampler = new Sampler(device, cache, { maxSeqs: B + 2, maxBatch: B, vocabSize: V, workgroupSize });
+      const sampler = new Sampler(kernels, { maxSeqs: B + 2, maxBatch: B, vocabSize: V, workgroupSize });
       const prompts = params.map(() => ids(rng, 20, V));
       // Slots are offset by 2 so slot and row indices differ.
       const resolved = params.map((p, b) => sampler.admit(b + 2, p, prompts[b]));
@@ -74,7 +74,7 @@ describe('sampler processing against the reference', () => {
           grammarBitmask: b === 7 ? randomGrammar(rng, V) : undefined,
         }));
         const buffer = uploadStorage(device, logits, 'logits');
-        const out = await runSamplerStep(device, sampler, buffer, rows);
+        const out = await runSamplerStep(kernels, sampler, buffer, rows);
         const processed = await readF32(device, sampler.processed, B * V);
         const info = await readF32(device, sampler.rowInfo, B * 4);
         buffer.destroy();
@@ -115,16 +115,16 @@ describe('sampler processing against the reference', () => {
 
   it('admitting a slot again clears its counts and prompt bits', async () => {
     const V = 300;
-    const sampler = new Sampler(device, cache, { maxSeqs: 1, maxBatch: 1, vocabSize: V, workgroupSize: wg });
+    const sampler = new Sampler(kernels, { maxSeqs: 1, maxBatch: 1, vocabSize: V, workgroupSize: wg });
     const logits = new Float32Array(V).map((_, i) => (i === 5 ? 4 : i === 6 ? 3.5 : 0));
     const buffer = uploadStorage(device, logits, 'logits');
     // A strong frequency penalty after two draws of token 5 moves the greedy choice to 6.
     sampler.admit(0, { temperature: 0, frequencyPenalty: 2 }, [1]);
-    const first = await runSamplerStep(device, sampler, buffer, [{ slot: 0, outputLen: 0 }]);
-    const second = await runSamplerStep(device, sampler, buffer, [{ slot: 0, outputLen: 1 }]);
+    const first = await runSamplerStep(kernels, sampler, buffer, [{ slot: 0, outputLen: 0 }]);
+    const second = await runSamplerStep(kernels, sampler, buffer, [{ slot: 0, outputLen: 1 }]);
     expect([first[0].token, second[0].token]).toEqual([5, 6]);
     sampler.admit(0, { temperature: 0, frequencyPenalty: 2 }, [1]);
-    const fresh = await runSamplerStep(device, sampler, buffer, [{ slot: 0, outputLen: 0 }]);
+    const fresh = await runSamplerStep(kernels, sampler, buffer, [{ slot: 0, outputLen: 0 }]);
     expect(fresh[0].token).toBe(5);
     buffer.destroy();
     sampler.destroy();

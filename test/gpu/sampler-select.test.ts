@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
-import { PipelineCache } from '../../src/engine/gpu/pipelines';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, orderKey, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
@@ -13,14 +13,14 @@ import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 
 let device: GPUDevice;
-let cache: PipelineCache;
+let kernels: KernelContext;
 /** The adapter's workgroup size (32 on SwiftShader); some cases also run the GPU size, 256. */
 let wg: SamplerWorkgroupSize;
 
 beforeAll(async () => {
   const ctx = await acquireGpu(await nodeGpu());
   device = ctx.device;
-  cache = new PipelineCache(device);
+  kernels = createKernelContext(ctx);
   wg = samplerWorkgroupSize(ctx.description.adapter.isSoftware);
 });
 afterAll(() => device?.destroy());
@@ -35,10 +35,10 @@ interface RowCheck {
 /** One step over `logits` with one row per params entry; the GPU kept set comes from the threshold. */
 async function step(V: number, logits: Float32Array, params: SamplingParams[], workgroupSize = wg): Promise<RowCheck[]> {
   const B = params.length;
-  const sampler = new Sampler(device, cache, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize });
+  const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize });
   const resolved: ResolvedSampling[] = params.map((p, b) => sampler.admit(b, p, []));
   const buffer = uploadStorage(device, logits, 'logits');
-  const out = await runSamplerStep(device, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 3 })));
+  const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 3 })));
   const processed = await readF32(device, sampler.processed, B * V);
   const info = await readU32(device, sampler.rowInfo, B * 4);
   buffer.destroy();

@@ -11,7 +11,8 @@
  * rows and targets[r] = the following prompt token (an id >= V gives logprob -9999, rank V).
  * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
  */
-import { bindGroupLayout, type PipelineCache } from '../gpu/pipelines';
+import type { KernelContext } from '../gpu/context';
+import { bindGroupLayout } from '../gpu/pipelines';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../generate/sampling-params';
 import type { SamplerWorkgroupSize } from './sampler';
 import commonWgsl from './sampler-common.wgsl?raw';
@@ -31,15 +32,18 @@ export class PromptLogprobs {
   /** Uniforms by "V,k" (a handful per model): records with different shapes may share a submission. */
   private readonly uniforms = new Map<string, GPUBuffer>();
 
+  private readonly device: GPUDevice;
+
   /** workgroupSize: as for the Sampler (256 on GPUs, 32 on software adapters). */
   constructor(
-    private readonly device: GPUDevice,
-    cache: PipelineCache,
+    private readonly ctx: KernelContext,
     readonly workgroupSize: SamplerWorkgroupSize = 256,
   ) {
+    const device = ctx.device;
+    this.device = device;
     // dims | logits, targets | out
     this.layout = bindGroupLayout(device, 'logprobs.prompt', ['uniform', 'read-only-storage', 'read-only-storage', 'storage']);
-    this.pipeline = cache.get({
+    this.pipeline = ctx.pipelines.get({
       label: 'logprobs.prompt',
       code: [commonWgsl, radixWgsl, logprobsWgsl].join('\n'),
       entryPoint: 'prompt_logprobs',
@@ -68,7 +72,7 @@ export class PromptLogprobs {
     });
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(gridX, Math.ceil(T / gridX));
+    this.ctx.profiler.dispatch(pass, 'logprobs.prompt', gridX, Math.ceil(T / gridX));
   }
 
   destroy(): void {

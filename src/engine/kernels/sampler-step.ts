@@ -4,15 +4,17 @@
  * `Sampler.record` into its decode-step pass and copies the output with the rest of the step.
  * Not here: the sampler itself (sampler.ts).
  */
+import type { KernelContext } from '../gpu/context';
 import type { SamplerStepRow } from '../generate/sampling-params';
 import type { SampledToken, Sampler } from './sampler';
 
 export async function runSamplerStep(
-  device: GPUDevice,
+  ctx: KernelContext,
   sampler: Sampler,
   logits: GPUBuffer, // f32 (B, V)
   rows: readonly SamplerStepRow[],
 ): Promise<SampledToken[]> {
+  const device = ctx.device;
   sampler.prepare(rows);
   const bytes = sampler.outputBytes();
   const staging = device.createBuffer({ label: 'sampler.staging', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -21,7 +23,7 @@ export async function runSamplerStep(
   sampler.record(pass, logits);
   pass.end();
   sampler.copyOutput(encoder, staging);
-  device.queue.submit([encoder.finish()]);
+  ctx.profiler.submit(device.queue, [encoder.finish()]);
   await staging.mapAsync(GPUMapMode.READ);
   const out = sampler.decodeOutput(staging.getMappedRange().slice(0));
   staging.unmap();

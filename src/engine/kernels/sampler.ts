@@ -24,7 +24,8 @@
  * Not here: the sampling reference (reference/sampler.ts), prompt logprobs (logprobs.ts),
  * choosing which ids a bad word bans (the caller), stop handling (the generation core).
  */
-import { bindGroupLayout, type BindingKind, type PipelineCache } from '../gpu/pipelines';
+import type { KernelContext } from '../gpu/context';
+import { bindGroupLayout, type BindingKind } from '../gpu/pipelines';
 import { createStorage, writeBytes } from '../gpu/buffers';
 import {
   MAX_TOP_LOGPROBS,
@@ -140,11 +141,14 @@ export class Sampler {
   private batch = 0;
   private batchWantsTop = false;
 
+  private readonly device: GPUDevice;
+
   constructor(
-    private readonly device: GPUDevice,
-    cache: PipelineCache,
+    private readonly ctx: KernelContext,
     opts: SamplerOptions,
   ) {
+    const device = ctx.device;
+    this.device = device;
     const { maxSeqs, maxBatch, vocabSize: V } = opts;
     if (!(Number.isInteger(V) && V >= 1)) throw new Error(`Sampler: vocabSize must be a positive integer, got ${V}.`);
     if (!(Number.isInteger(maxSeqs) && maxSeqs >= 1)) throw new Error(`Sampler: maxSeqs must be >= 1, got ${maxSeqs}.`);
@@ -157,7 +161,7 @@ export class Sampler {
     this.numChunks = Math.ceil(V / this.chunk);
     this.maxSeqs = maxSeqs;
     this.maxBatch = maxBatch;
-    const limit = device.limits.maxStorageBufferBindingSize;
+    const limit = ctx.maxStorageBindingSize;
     for (const [what, bytes] of [['counts (maxSeqs x V)', maxSeqs * V * 4], ['processed (maxBatch x V)', maxBatch * V * 4]] as const) {
       if (bytes > limit) throw new Error(`Sampler: ${what} needs ${bytes} bytes, above this GPU's binding limit ${limit}; lower maxSeqs / maxBatch.`);
     }
@@ -192,7 +196,7 @@ export class Sampler {
       finish: bindGroupLayout(device, 'sampler.finish', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
     };
     const pipeline = (pass: keyof PassGroups, entryPoint: string, parts: string[]) =>
-      cache.get({
+      ctx.pipelines.get({
         label: `sampler.${pass}`,
         code: parts.join('\n'),
         entryPoint,
@@ -292,18 +296,17 @@ export class Sampler {
     if (B === 0) throw new Error('Sampler.record: call prepare() first.');
     if (logits.size < B * this.V * 4) throw new Error(`Sampler.record: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
     const g = this.bindGroups(logits);
-    pass.setPipeline(this.pipelines.process);
-    pass.setBindGroup(0, g.process);
-    pass.dispatchWorkgroups(this.numChunks, B);
-    pass.setPipeline(this.pipelines.select);
-    pass.setBindGroup(0, g.select);
-    pass.dispatchWorkgroups(B);
-    pass.setPipeline(this.pipelines.draw);
-    pass.setBindGroup(0, g.draw);
-    pass.dispatchWorkgroups(this.numChunks, B);
-    pass.setPipeline(this.pipelines.finish);
-    pass.setBindGroup(0, g.finish);
-    pass.dispatchWorkgroups(B);
+    const grids: Record<keyof PassGroups, [number, number]> = {
+      process: [this.numChunks, B],
+      select: [B, 1],
+      draw: [this.numChunks, B],
+      finish: [B, 1],
+    };
+    for (const name of ['process', 'select', 'draw', 'finish'] as const) {
+      pass.setPipeline(this.pipelines[name]);
+      pass.setBindGroup(0, g[name]);
+      this.ctx.profiler.dispatch(pass, `sampler.${name}`, ...grids[name]);
+    }
   }
 
   /** Bytes of `output` the prepared step needs copied back: records, plus top pairs if any row asked. */
