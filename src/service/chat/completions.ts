@@ -8,25 +8,22 @@
  * One AbortSignal runs from the caller through to the engine: aborting it (the client went away)
  * frees the request's batch slots at once. A stop string stops its choice in the engine too.
  *
- * Not here: HTTP (src/api/routes/chat.ts), the per-step logic (choice-output.ts, chunks.ts,
- * response.ts), the checks (check.ts).
+ * Not here: HTTP (src/api/routes/chat.ts), consuming the engine's events (run.ts), the checks
+ * (check.ts).
  * Reference: vllm-chat.md §9 (order of validation), §4 (formats).
  */
-import type { GenerationHandle } from '../../engine/generate/types';
 import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
 import { checkChatRequest } from './check';
-import type { ChoiceOutput, ChoiceStep } from './choice-output';
-import { ChunkWriter } from './chunks';
 import { checkpointAdapter } from './lora-adapter';
 import { maxTokensFor } from './max-tokens';
 import { outputParserFor } from './output-parser';
-import { planChat, type PlannedRun } from './plan';
+import { planChat } from './plan';
 import { buildPrompt } from './prompt';
 import type { ChatRequest } from './request';
 import { resolveModel } from './resolve-model';
-import { ResponseBuilder } from './response';
 import type { ChatCompletion, ChatCompletionChunk, StreamErrorEvent } from './response-types';
+import { collectResponse, streamResponse } from './run';
 import { inferenceEngine, serveModel } from './served-models';
 
 export type ChatReply =
@@ -72,71 +69,6 @@ export async function createChatCompletion(
     signal: opts.signal,
   });
   const handle = engine.generate(run.generation);
-  if (req.stream) return { stream: true, chunks: streamChunks(run, handle, opts.signal) };
-  return { stream: false, response: await collect(run, handle, opts.signal) };
-}
-
-type RunEvent = { type: 'prefilled'; cachedTokens: number; event: Parameters<ResponseBuilder['prefilled']>[1] } | { type: 'step'; step: ChoiceStep };
-
-/**
- * The engine's events as choice steps. Stops a choice in the engine when a stop string ended
- * it, and leaves the iteration (which ends the request in the engine) once every choice is done.
- */
-async function* runSteps(choices: ChoiceOutput[], handle: GenerationHandle): AsyncGenerator<RunEvent> {
-  for await (const ev of handle) {
-    if (ev.type === 'prefilled') {
-      yield { type: 'prefilled', cachedTokens: ev.cachedTokens, event: ev.promptLogprobs };
-      continue;
-    }
-    const choice = choices[ev.choice];
-    if (!choice) throw new Error(`The engine reported choice ${ev.choice} of a request with ${choices.length}.`);
-    const step = ev.type === 'tokens' ? choice.push(ev.tokens) : choice.end(ev.reason, ev.stopTokenId);
-    if (step?.stoppedByString) handle.stopChoice(ev.choice);
-    if (step) yield { type: 'step', step };
-    if (choices.every((c) => c.done)) return;
-  }
-  // The engine ended without finishing some choice (it was aborted): close them as vLLM would.
-  for (const choice of choices) {
-    const step = choice.end('abort', null);
-    if (step) yield { type: 'step', step };
-  }
-}
-
-async function collect(run: PlannedRun, handle: GenerationHandle, signal?: AbortSignal): Promise<ChatCompletion> {
-  const builder = new ResponseBuilder(run.plan);
-  for await (const ev of runSteps(run.choices, handle)) {
-    if (ev.type === 'prefilled') builder.prefilled(ev.cachedTokens, ev.event);
-    else builder.add(ev.step);
-  }
-  signal?.throwIfAborted();
-  return builder.build();
-}
-
-async function* streamChunks(
-  run: PlannedRun,
-  handle: GenerationHandle,
-  signal?: AbortSignal,
-): AsyncGenerator<ChatCompletionChunk | StreamErrorEvent> {
-  const writer = new ChunkWriter(run.plan);
-  yield* writer.opening();
-  try {
-    for await (const ev of runSteps(run.choices, handle)) {
-      if (signal?.aborted) return;
-      if (ev.type === 'prefilled') {
-        writer.prefilled(ev.cachedTokens);
-        continue;
-      }
-      const chunk = writer.step(ev.step);
-      if (chunk) yield chunk;
-    }
-  } catch (err) {
-    if (signal?.aborted) return;
-    // Headers are sent: the error travels in the stream, as vLLM does.
-    const message = err instanceof Error ? err.message : String(err);
-    console.error(`[hearth] ${run.plan.id} failed while streaming:`, err);
-    yield { error: { message, type: 'InternalServerError', param: null, code: 500 } };
-    return;
-  }
-  const usage = writer.usage();
-  if (usage) yield usage;
+  if (req.stream) return { stream: true, chunks: streamResponse(run, handle, opts.signal) };
+  return { stream: false, response: await collectResponse(run, handle, opts.signal) };
 }
