@@ -15,18 +15,16 @@ import { batchWithCache, cacheOffset, filledStream, testModel } from './decode-h
 afterAll(destroyContexts);
 
 // One dtype per architecture keeps every dtype covered without compiling each kernel 9 times.
-const CASES: Array<[Architecture, DType]> = [
-  ['llama', 'bf16'],
-  ['qwen2', 'f16'],
-  ['qwen3', 'f32'],
-];
-
 describe('fused decode qkv', () => {
   // The large shapes (C = 768, HS = 64) make a workgroup walk its rows in several groups and
   // stage activations in two chunks; without q/k-norm a 64-dim head spreads over several workgroups.
   const large = { hiddenSize: 768, numHeads: 8, numKvHeads: 2, headDim: 64, intermediateSize: 300 };
   const cases: Array<[Architecture, DType, boolean, Partial<ModelConfig>, number[]]> = [
-    ...CASES.map(([a, d]): [Architecture, DType, boolean, Partial<ModelConfig>, number[]] => [a, d, true, {}, [0, 37, 16]]),
+    // GQA ratios 3 (llama), 1 (qwen2: 4 q heads, 4 kv heads) and 7 (qwen3: 7 q heads, 1 kv head);
+    // batches of 3, 1 and 8 rows.
+    ['llama', 'bf16', true, {}, [0, 37, 16]],
+    ['qwen2', 'f16', true, { numHeads: 4, numKvHeads: 4 }, [9]],
+    ['qwen3', 'f32', true, { numHeads: 7, numKvHeads: 1 }, [0, 37, 16, 1, 2, 15, 31, 32]],
     ['qwen3', 'bf16', false, {}, [5, 0, 16]],
     ['llama', 'f16', true, large, [3, 40, 16]],
     ['qwen3', 'bf16', true, large, [3, 40, 16]],

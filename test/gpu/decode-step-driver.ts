@@ -15,7 +15,7 @@ import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { packBatchRows } from '../../src/engine/model/kv-cache';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
@@ -36,10 +36,18 @@ export interface DecodeRun {
   perStep: number;
 }
 
-export async function runDecode(arch: Architecture, dtype: DType, prompts: number[][], starts: number[], generate: number, slice = 32): Promise<DecodeRun> {
+export async function runDecode(
+  arch: Architecture,
+  dtype: DType,
+  prompts: number[][],
+  starts: number[],
+  generate: number,
+  slice = 32,
+  overrides: Partial<ModelConfig> = {},
+): Promise<DecodeRun> {
   const ctx = await kernelContext();
   const rng = new Rng(81);
-  const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 82);
+  const { cfg, weights, ref } = await testModel(ctx, arch, dtype, 82, overrides);
   const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, vocabSize: V, numLayers: L } = cfg;
   const B = prompts.length;
   const steps = Math.max(...prompts.map((p, b) => starts[b] + p.length)) + generate - 1;
