@@ -7,7 +7,7 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
-import { Sampler, samplerWorkgroupSize, type SampledToken, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
+import { Sampler, samplerWorkgroupSize, type SamplerRowOutput, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
 import type { SamplerStepRow, SamplingParams } from '../../src/engine/generate/sampling-params';
 import { logSumExp } from '../../src/engine/reference/logprobs';
@@ -28,7 +28,7 @@ afterAll(() => device?.destroy());
 interface Run {
   sampler: Sampler;
   /** One step for every admitted slot (row b = slot b); extra per-row fields merged in. */
-  step(outputLen: number, extra?: Partial<SamplerStepRow>[]): Promise<SampledToken[]>;
+  step(outputLen: number, extra?: Partial<SamplerStepRow>[]): Promise<SamplerRowOutput[]>;
   done(): void;
 }
 

@@ -6,14 +6,14 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { SamplerStepRow } from '../generate/sampling-params';
-import type { SampledToken, Sampler } from './sampler';
+import type { SamplerRowOutput, Sampler } from './sampler';
 
 export async function runSamplerStep(
   ctx: KernelContext,
   sampler: Sampler,
   logits: GPUBuffer, // f32 (B, V)
   rows: readonly SamplerStepRow[],
-): Promise<SampledToken[]> {
+): Promise<SamplerRowOutput[]> {
   const device = ctx.device;
   sampler.prepare(rows);
   const bytes = sampler.outputBytes();

@@ -83,7 +83,7 @@ export function samplerWorkgroupSize(isSoftwareAdapter: boolean): SamplerWorkgro
   return isSoftwareAdapter ? 32 : 256;
 }
 
-export interface SampledToken {
+export interface SamplerRowOutput {
   token: number;
   /** Raw logprob (log_softmax of the grammar-masked logits), floored at -9999. */
   logprob: number;
@@ -322,11 +322,11 @@ export class Sampler {
   }
 
   /** Decodes the bytes `copyOutput` copied (for the prepared step's rows). */
-  decodeOutput(bytes: ArrayBuffer): SampledToken[] {
+  decodeOutput(bytes: ArrayBuffer): SamplerRowOutput[] {
     const B = this.batch;
     const u32 = new Uint32Array(bytes);
     const f32 = new Float32Array(bytes);
-    const out: SampledToken[] = [];
+    const out: SamplerRowOutput[] = [];
     for (let b = 0; b < B; b++) {
       const k = u32[b * 4 + 2];
       const top: TokenLogprob[] = [];
