@@ -124,7 +124,16 @@ export class Gemm {
       if (hasBias && !g.vectors) throw new Error('gemm: a bias needs the vectors buffer');
       const consts = g.naive
         ? flagsFor(accum, hasBias)
-        : { BM, BN, BK, WG: (BM / 4) * (BN / 4), A_KCONTIG: aSk === 1, B_KCONTIG: bKContig, ...flagsFor(accum, hasBias) };
+        : {
+            BM,
+            BN,
+            BK,
+            WG: (BM / 4) * (BN / 4),
+            A_KCONTIG: aSk === 1,
+            B_KCONTIG: bKContig,
+            B_VEC8: 'weight' in g.b && bKContig,
+            ...flagsFor(accum, hasBias),
+          };
       const label = `gemm${g.naive ? '-naive' : ''}.${dtype}`;
       const pipeline = this.ctx.pipelines.get({
         label,

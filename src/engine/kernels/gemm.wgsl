@@ -3,8 +3,10 @@
 // BK at a time: both operand tiles are staged in workgroup memory (k-major, so an invocation reads its
 // TM values of A and TN values of B as vec4s), then every invocation does BK rank-1 updates of its
 // block. Staging is coalesced along whichever dimension is contiguous in memory (A_KCONTIG,
-// B_KCONTIG). Edges (M, N, K not multiples of the tile) load zeros and skip stores.
-// Consts: BM, BN, BK, TM = TN = 4, WG = (BM / 4) * (BN / 4), A_KCONTIG, B_KCONTIG, HAS_BIAS, ACCUM.
+// B_KCONTIG); packed weights stored [N, K] are staged 8 elements per load (B_VEC8, one vec4<u32> of
+// 16-bit weights). Edges (M, N, K not multiples of the tile) load zeros and skip stores.
+// Consts: BM, BN, BK, TM = TN = 4, WG = (BM / 4) * (BN / 4), A_KCONTIG, B_KCONTIG, B_VEC8, HAS_BIAS,
+// ACCUM.
 
 const TM: u32 = 4u;
 const TN: u32 = 4u;
@@ -37,21 +39,38 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       }
       As[(k * BM + m) / 4u][m % 4u] = v;
     }
-    for (var i = lid; i < BN * BK; i += WG) {
-      var n: u32;
-      var k: u32;
-      if (B_KCONTIG) {
-        n = i / BK;
-        k = i % BK;
-      } else {
-        n = i % BN;
-        k = i / BN;
+    if (B_VEC8) {
+      // Packed weights stored [N, K]: 8 consecutive k of one row per load (rows are 16-byte aligned
+      // and zero-padded to a multiple of 8, so a group never straddles K's end).
+      let kpad = (P.K + 7u) & ~7u;
+      for (var i = lid; i < BN * BK / 8u; i += WG) {
+        let n = i / (BK / 8u);
+        let k = 8u * (i % (BK / 8u));
+        var w = mat2x4<f32>(vec4<f32>(0.0), vec4<f32>(0.0));
+        if (n0 + n < P.N && k0 + k < kpad) {
+          w = B_load8(P.b_off + (n0 + n) * P.b_sn + k0 + k);
+        }
+        for (var e = 0u; e < 8u; e++) {
+          Bs[((k + e) * BN + n) / 4u][n % 4u] = w[e / 4u][e % 4u];
+        }
       }
-      var v = 0.0;
-      if (n0 + n < P.N && k0 + k < P.K) {
-        v = b_at(k0 + k, n0 + n);
+    } else {
+      for (var i = lid; i < BN * BK; i += WG) {
+        var n: u32;
+        var k: u32;
+        if (B_KCONTIG) {
+          n = i / BK;
+          k = i % BK;
+        } else {
+          n = i % BN;
+          k = i / BN;
+        }
+        var v = 0.0;
+        if (n0 + n < P.N && k0 + k < P.K) {
+          v = b_at(k0 + k, n0 + n);
+        }
+        Bs[(k * BN + n) / 4u][n % 4u] = v;
       }
-      Bs[(k * BN + n) / 4u][n % 4u] = v;
     }
     workgroupBarrier();
     for (var k = 0u; k < BK; k++) {
