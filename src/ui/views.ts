@@ -5,6 +5,7 @@
 import { html, type TemplateResult } from 'lit';
 import './engine-status';
 import './admin-key';
+import './chat-playground';
 
 export interface ViewEntry {
   /** Location hash that selects the view: `#/<id>`. */
@@ -18,6 +19,11 @@ export const VIEWS: ViewEntry[] = [
     id: 'engine',
     title: 'Engine',
     render: () => html`<hearth-engine-status></hearth-engine-status>`,
+  },
+  {
+    id: 'chat',
+    title: 'Chat',
+    render: () => html`<hearth-chat-playground></hearth-chat-playground>`,
   },
   {
     id: 'keys',

@@ -64,7 +64,9 @@ async function configMaxLength(ctx: ServiceContext, entry: BaseModelEntry): Prom
   if (!pending) {
     pending = (async () => {
       try {
-        const res = await ctx.fetch(new URL('config.json', entry.location.endsWith('/') ? entry.location : entry.location + '/').href);
+        // Called unbound: a browser's fetch refuses to run with `this` set to another object.
+        const fetchFn = ctx.fetch;
+        const res = await fetchFn(new URL('config.json', entry.location.endsWith('/') ? entry.location : entry.location + '/').href);
         if (!res.ok) return null;
         const value = ((await res.json()) as { max_position_embeddings?: unknown }).max_position_embeddings;
         return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null;
