@@ -75,7 +75,9 @@ export class DecodeQkv {
     if (a.pending > a.stream.partials) throw new Error(`decode.qkv: ${a.pending} pending partials, the stream holds ${a.stream.partials}`);
     checkElements('decode.qkv', 'q', a.q, a.B * NH * HS);
     checkElements('decode.qkv', 'rows', a.rows, a.B * 4);
-    const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv');
+    // Without q/k-norm one row per invocation keeps the unit at one GEMV group of 16 rows (more,
+    // smaller workgroups at batch 1); with it the unit is the head, walked in groups of 2 rows each.
+    const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv', cfg.qkNorm ? {} : { rpt: 1 });
     const U = qkvUnit(HS, cfg.qkNorm, tile.TR * tile.RPT);
     const consts = { ...tileConsts(tile), NORM: true, U, HS, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
     const label = `decode.qkv.${w.qkv.dtype}`;
