@@ -219,3 +219,15 @@ describe('maxTokensFor: the context-length rule', () => {
     expect(fails({ min_tokens: 10, max_tokens: 10 }, 30)).toBeUndefined();
   });
 });
+
+describe('Python text forms in messages', () => {
+  it('writes floats, strings and values as Python repr does', async () => {
+    const { pyFloat, pyRepr, pyStr } = await import('../../../src/service/chat/py-format');
+    expect([2, -1, 0.5, 1e-7, 1.5e-7, 1e16, 123456.75, Infinity, -Infinity, NaN, -0].map(pyFloat)).toEqual([
+      '2.0', '-1.0', '0.5', '1e-07', '1.5e-07', '1e+16', '123456.75', 'inf', '-inf', 'nan', '-0.0',
+    ]);
+    expect(pyStr("it's")).toBe('"it\'s"');
+    expect(pyStr('a\nb\\')).toBe("'a\\nb\\\\'");
+    expect(pyRepr({ a: [1, 'x', null, true, 2.5], b: 10n })).toBe("{'a': [1, 'x', None, True, 2.5], 'b': 10}");
+  });
+});
