@@ -10,7 +10,7 @@ import { passThroughParser } from '../../../src/service/chat/output-parser';
 import { planChat, type PlannedRun } from '../../../src/service/chat/plan';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import type { ChatRequest } from '../../../src/service/chat/request';
-import type { ChatCompletion, ChatCompletionChunk, StreamErrorEvent } from '../../../src/service/chat/response-types';
+import type { ChatCompletionChunk, StreamErrorEvent } from '../../../src/service/chat/response-types';
 import { collectResponse, streamResponse } from '../../../src/service/chat/run';
 import { eventsFor, handleOf, sampled, servedModel } from './fixtures';
 
@@ -234,6 +234,3 @@ describe('responses and streams from engine events', () => {
     await expect(collectResponse(plan({}), failing)).rejects.toThrow('GPU device lost');
   });
 });
-
-// Keeps the response type honest for the tests above.
-export type { ChatCompletion };
