@@ -29,16 +29,21 @@ export function subgroupsOf(ctx: KernelContext): { min: number; max: number } | 
   return ctx.subgroups ? { min: ctx.subgroupMinSize, max: ctx.subgroupMaxSize } : null;
 }
 
-const placeholders = new WeakMap<GPUDevice, GPUBuffer>();
+const placeholders = new WeakMap<GPUDevice, { read: GPUBuffer; write: GPUBuffer }>();
 
-/** A 16-byte storage buffer bound where a kernel variant reads nothing (e.g. no bias, no norm). */
-export function placeholder(ctx: KernelContext): GPUBuffer {
-  let b = placeholders.get(ctx.device);
-  if (!b) {
-    b = ctx.device.createBuffer({ label: 'placeholder', size: 16, usage: GPUBufferUsage.STORAGE });
-    placeholders.set(ctx.device, b);
+/**
+ * A 16-byte storage buffer bound where a kernel variant reads (or writes) nothing, e.g. no bias, no
+ * row gather, no rstd output. Read and write placeholders are distinct buffers: one dispatch may not
+ * bind a buffer both writable and read-only.
+ */
+export function placeholder(ctx: KernelContext, use: 'read' | 'write' = 'read'): GPUBuffer {
+  let p = placeholders.get(ctx.device);
+  if (!p) {
+    const make = (label: string) => ctx.device.createBuffer({ label, size: 16, usage: GPUBufferUsage.STORAGE });
+    p = { read: make('placeholder.read'), write: make('placeholder.write') };
+    placeholders.set(ctx.device, p);
   }
-  return b;
+  return p[use];
 }
 
 /** Throws `label: what` unless the binding holds at least `elements` 4-byte elements. */

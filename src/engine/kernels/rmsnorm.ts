@@ -61,7 +61,7 @@ export class RmsNorm {
       label,
       pipeline,
       layout: this.layout.bindGroup,
-      buffers: [a.inp, a.out, a.vectors, a.rows ?? placeholder(this.ctx), a.rstd ?? placeholder(this.ctx)],
+      buffers: [a.inp, a.out, a.vectors, a.rows ?? placeholder(this.ctx), a.rstd ?? placeholder(this.ctx, 'write')],
       uniforms,
       workgroups: grid(this.ctx, a.N),
     });
