@@ -19,7 +19,7 @@
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
-import type { DType, ModelConfig } from './config';
+import type { ModelConfig } from './config';
 import { decodeToF32 } from './dtype';
 import { ropeTable } from './rope';
 import type { TensorData } from './tensor';
@@ -154,93 +154,104 @@ export interface WeightSetOptions {
 /** Elements (f32) a vector group is aligned to: 256 bytes, the storage binding offset alignment. */
 const VECTOR_ALIGN = 64;
 
-/** Where each HF tensor lands: a row range of a packed matrix, or an offset into the vectors buffer. */
-type Slot = { kind: 'rows'; matrix: PackedMatrix; rowStart: number } | { kind: 'vector'; offset: number };
+/** A matrix of the set: its label, shape, and the HF tensors stored in it as row ranges. */
+interface MatrixPlan {
+  label: string;
+  rows: number;
+  cols: number;
+  parts: Array<{ name: string; rowStart: number }>;
+}
+
+/**
+ * Where each matrix and vector goes, from the config alone: so tensors can be written as they arrive,
+ * one at a time (the loader streams them), and a matrix is created when its first part tells its dtype.
+ */
+function planLayout(cfg: ModelConfig, ropePositions: number) {
+  const C = cfg.hiddenSize;
+  const HS = cfg.headDim;
+  const qRows = cfg.numHeads * HS;
+  const kvRows = cfg.numKvHeads * HS;
+  const F = cfg.intermediateSize;
+  const matrices: MatrixPlan[] = [];
+  const matrix = (label: string, rows: number, cols: number, parts: Array<[string, number]>) => {
+    matrices.push({ label, rows, cols, parts: parts.map(([name, rowStart]) => ({ name, rowStart })) });
+    return label;
+  };
+  const vectorOffsets = new Map<string, number>();
+  let vectorLength = ropePositions * HS; // the RoPE table comes first
+  // A group of 1-D tensors stored back to back, starting on a 256-byte boundary.
+  const vector = (names: string[], lengths: number[], present: boolean) => {
+    if (!present) return null;
+    vectorLength = Math.ceil(vectorLength / VECTOR_ALIGN) * VECTOR_ALIGN;
+    const start = vectorLength;
+    names.forEach((name, i) => {
+      vectorOffsets.set(name, vectorLength);
+      vectorLength += lengths[i];
+    });
+    return start;
+  };
+  matrix(EMBED_NAME, cfg.vocabSize, C, [[EMBED_NAME, 0]]);
+  if (!cfg.tieWordEmbeddings) matrix(LM_HEAD_NAME, cfg.vocabSize, C, [[LM_HEAD_NAME, 0]]);
+  const layers = Array.from({ length: cfg.numLayers }, (_, l) => {
+    const n = layerNames(l);
+    return {
+      qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, [[n.q, 0], [n.k, qRows], [n.v, qRows + kvRows]]),
+      o: matrix(n.o, C, qRows, [[n.o, 0]]),
+      gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, [[n.gate, 0], [n.up, F]]),
+      down: matrix(n.down, C, F, [[n.down, 0]]),
+      inputNorm: vector([n.inputNorm], [C], true)!,
+      postNorm: vector([n.postNorm], [C], true)!,
+      // Fused biases: [q; k; v] and [gate; up] read as one vector each.
+      qkvBias: vector([n.qBias, n.kBias, n.vBias], [qRows, kvRows, kvRows], cfg.attentionBias),
+      qNorm: vector([n.qNorm], [HS], cfg.qkNorm),
+      kNorm: vector([n.kNorm], [HS], cfg.qkNorm),
+      oBias: vector([n.oBias], [C], cfg.outputBias),
+      gateUpBias: vector([n.gateBias, n.upBias], [F, F], cfg.mlpBias),
+      downBias: vector([n.downBias], [C], cfg.mlpBias),
+    };
+  });
+  const finalNorm = vector([FINAL_NORM_NAME], [C], true)!;
+  return { matrices, layers, finalNorm, vectorOffsets, vectorLength };
+}
 
 export class WeightSet {
   readonly embedding: PackedMatrix;
   /** The embedding itself when tie_word_embeddings. */
   readonly lmHead: PackedMatrix;
   readonly finalNorm: number;
-  readonly layers: GpuLayerWeights[] = [];
-  /** Every 1-D tensor in f32, at the offsets named in the layers (and finalNorm). */
+  readonly layers: GpuLayerWeights[];
+  /** The RoPE table, then every 1-D tensor in f32, at the offsets named in the layers (and finalNorm). */
   readonly vectors: GPUBuffer;
-  private readonly vectorOffsets = new Map<string, number>();
-  private readonly matrices: PackedMatrix[] = [];
-  private readonly device: GPUDevice;
+  private readonly vectorOffsets: Map<string, number>;
+  private readonly matrices: PackedMatrix[];
 
   private constructor(
     readonly config: ModelConfig,
-    device: GPUDevice,
-    dtypes: Map<string, DType>,
-    chunkBytes: number,
     readonly ropePositions: number,
+    vectors: GPUBuffer,
+    matrices: Map<string, PackedMatrix>,
+    layout: ReturnType<typeof planLayout>,
   ) {
-    const cfg = config;
-    const C = cfg.hiddenSize;
-    const HS = cfg.headDim;
-    const qRows = cfg.numHeads * HS;
-    const kvRows = cfg.numKvHeads * HS;
-    const F = cfg.intermediateSize;
-    const matrix = (label: string, rows: number, cols: number, dtype: DType) => {
-      const m = new PackedMatrix(device, { label, dtype, rows, cols, chunkBytes });
-      this.matrices.push(m);
-      return m;
-    };
-    // One dtype per fused matrix: the parts must agree (mixed-precision q/k/v do not occur in practice).
-    const fusedDtype = (names: string[]) => {
-      const ds = new Set(names.map((n) => dtypes.get(n)!));
-      if (ds.size > 1) throw new Error(`${names.join(', ')} have different dtypes (${[...ds].join(', ')}): cannot fuse them`);
-      return dtypes.get(names[0])!;
-    };
-    const rope = ropeTable(cfg, ropePositions);
-    let vectorLength = rope.length;
-    // A group of 1-D tensors stored back to back, starting on a 256-byte boundary.
-    const vector = (names: string[], lengths: number[], present: boolean) => {
-      if (!present) return null;
-      vectorLength = Math.ceil(vectorLength / VECTOR_ALIGN) * VECTOR_ALIGN;
-      const start = vectorLength;
-      names.forEach((name, i) => {
-        this.vectorOffsets.set(name, vectorLength);
-        vectorLength += lengths[i];
-      });
-      return start;
-    };
-    this.embedding = matrix(EMBED_NAME, cfg.vocabSize, C, dtypes.get(EMBED_NAME)!);
-    this.lmHead = cfg.tieWordEmbeddings ? this.embedding : matrix(LM_HEAD_NAME, cfg.vocabSize, C, dtypes.get(LM_HEAD_NAME)!);
-    for (let l = 0; l < cfg.numLayers; l++) {
-      const n = layerNames(l);
-      const layer: GpuLayerWeights = {
-        qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, fusedDtype([n.q, n.k, n.v])),
-        o: matrix(n.o, C, qRows, dtypes.get(n.o)!),
-        gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, fusedDtype([n.gate, n.up])),
-        down: matrix(n.down, C, F, dtypes.get(n.down)!),
-        inputNorm: vector([n.inputNorm], [C], true)!,
-        postNorm: vector([n.postNorm], [C], true)!,
-        // Fused biases: [q; k; v] and [gate; up] read as one vector each.
-        qkvBias: vector([n.qBias, n.kBias, n.vBias], [qRows, kvRows, kvRows], cfg.attentionBias),
-        qNorm: vector([n.qNorm], [HS], cfg.qkNorm),
-        kNorm: vector([n.kNorm], [HS], cfg.qkNorm),
-        oBias: vector([n.oBias], [C], cfg.outputBias),
-        gateUpBias: vector([n.gateBias, n.upBias], [F, F], cfg.mlpBias),
-        downBias: vector([n.downBias], [C], cfg.mlpBias),
-      };
-      this.layers.push(layer);
-    }
-    this.finalNorm = vector([FINAL_NORM_NAME], [C], true)!;
-    this.vectors = device.createBuffer({
-      label: 'weights.vectors',
-      size: Math.max(16, Math.ceil((vectorLength * 4) / 16) * 16),
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
-    });
-    device.queue.writeBuffer(this.vectors, 0, rope);
-    this.device = device;
+    this.vectors = vectors;
+    this.vectorOffsets = layout.vectorOffsets;
+    this.matrices = [...matrices.values()];
+    this.embedding = matrices.get(EMBED_NAME)!;
+    this.lmHead = config.tieWordEmbeddings ? this.embedding : matrices.get(LM_HEAD_NAME)!;
+    this.finalNorm = layout.finalNorm;
+    this.layers = layout.layers.map((l) => ({
+      ...l,
+      qkv: matrices.get(l.qkv)!,
+      o: matrices.get(l.o)!,
+      gateUp: matrices.get(l.gateUp)!,
+      down: matrices.get(l.down)!,
+    }));
   }
 
   /**
-   * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads them.
-   * Accepts a stream (async iterable) so the loader can hand tensors over one by one; on any error
-   * every buffer made so far is destroyed and nothing is returned (nothing half-loaded).
+   * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads each as it
+   * arrives, so a stream (async iterable) from the loader is never held in memory as a whole. A matrix
+   * is created when its first part arrives, in that part's dtype; the parts of a fused matrix must
+   * share it. On any error every buffer made so far is destroyed (nothing half-loaded).
    */
   static async upload(
     device: GPUDevice,
@@ -248,30 +259,60 @@ export class WeightSet {
     tensors: Iterable<TensorData> | AsyncIterable<TensorData>,
     opts: WeightSetOptions = {},
   ): Promise<WeightSet> {
-    // Buffers are sized before the bytes arrive, so dtypes must be known first: collect the stream
-    // (references to the loader's bytes, not copies), validate it, then write.
-    const list: TensorData[] = [];
-    for await (const t of tensors as AsyncIterable<TensorData>) list.push(t);
-    const problem = checkAgainstPlan(config, list);
-    if (problem) throw new Error(`WeightSet: ${problem}`);
-    for (const t of list) {
-      if (t.data.byteLength !== numel(t.shape) * bytesPerElement(t.dtype)) {
-        throw new Error(`WeightSet: tensor ${t.name}: ${t.data.byteLength} bytes for ${shapeText(t.shape)} ${t.dtype}`);
-      }
-    }
-    const planned = new Set(planParameters(config).map((p) => p.name));
-    const used = list.filter((t) => planned.has(t.name));
-    const dtypes = new Map(used.map((t) => [t.name, t.dtype]));
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
     const chunkBytes = Math.min(opts.chunkBytes ?? limit, limit);
     const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
-    let set: WeightSet | null = null;
+    const layout = planLayout(config, ropePositions);
+    const shapes = new Map(planParameters(config).map((p) => [p.name, p.shape]));
+    const home = new Map<string, { plan: MatrixPlan; rowStart: number }>();
+    for (const plan of layout.matrices) for (const part of plan.parts) home.set(part.name, { plan, rowStart: part.rowStart });
+    const matrices = new Map<string, PackedMatrix>();
+    const vectors = device.createBuffer({
+      label: 'weights.vectors',
+      size: Math.max(16, Math.ceil((layout.vectorLength * 4) / 16) * 16),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+    });
+    const fail = (message: string): never => {
+      throw new Error(`WeightSet: ${message}`);
+    };
     try {
-      set = new WeightSet(config, device, dtypes, chunkBytes, ropePositions);
-      for (const t of used) set.write(t);
-      return set;
+      device.queue.writeBuffer(vectors, 0, ropeTable(config, ropePositions));
+      const seen = new Set<string>();
+      for await (const t of tensors as AsyncIterable<TensorData>) {
+        const want = shapes.get(t.name);
+        if (!want) {
+          if (isIgnorableTensor(config, t.name)) continue;
+          fail(`unexpected tensor ${t.name} for a ${config.arch} model with this config`);
+        }
+        if (seen.has(t.name)) fail(`tensor ${t.name} given twice`);
+        seen.add(t.name);
+        if (t.shape.length !== want!.length || t.shape.some((d, i) => d !== want![i])) {
+          fail(`tensor ${t.name}: shape ${shapeText(t.shape)} expected ${shapeText(want!)}`);
+        }
+        if (t.data.byteLength !== numel(t.shape) * bytesPerElement(t.dtype)) {
+          fail(`tensor ${t.name}: ${t.data.byteLength} bytes for ${shapeText(t.shape)} ${t.dtype}`);
+        }
+        const offset = layout.vectorOffsets.get(t.name);
+        if (offset !== undefined) {
+          device.queue.writeBuffer(vectors, offset * 4, decodeToF32(t.data, t.dtype));
+          continue;
+        }
+        const { plan, rowStart } = home.get(t.name)!;
+        let m = matrices.get(plan.label);
+        if (!m) {
+          m = new PackedMatrix(device, { label: plan.label, dtype: t.dtype, rows: plan.rows, cols: plan.cols, chunkBytes });
+          matrices.set(plan.label, m);
+        } else if (m.dtype !== t.dtype) {
+          // One dtype per fused matrix (mixed-precision q/k/v do not occur in real checkpoints).
+          fail(`${t.name} is ${t.dtype} but ${plan.label} holds ${m.dtype}: the parts of a fused matrix must share a dtype`);
+        }
+        m.writeRows(rowStart, t.data);
+      }
+      for (const name of shapes.keys()) if (!seen.has(name)) fail(`missing tensor ${name}`);
+      return new WeightSet(config, ropePositions, vectors, matrices, layout);
     } catch (e) {
-      set?.destroy();
+      for (const m of matrices.values()) m.destroy();
+      vectors.destroy();
       throw e;
     }
   }
@@ -302,43 +343,5 @@ export class WeightSet {
   destroy(): void {
     for (const m of this.matrices) m.destroy();
     this.vectors.destroy();
-  }
-
-  private slot(name: string): Slot {
-    const off = this.vectorOffsets.get(name);
-    if (off !== undefined) return { kind: 'vector', offset: off };
-    if (name === EMBED_NAME) return { kind: 'rows', matrix: this.embedding, rowStart: 0 };
-    if (name === LM_HEAD_NAME) return { kind: 'rows', matrix: this.lmHead, rowStart: 0 };
-    const m = /^model\.layers\.(\d+)\./.exec(name);
-    if (m) {
-      const l = Number(m[1]);
-      const n = layerNames(l);
-      const w = this.layers[l];
-      const qRows = this.config.numHeads * this.config.headDim;
-      const kvRows = this.config.numKvHeads * this.config.headDim;
-      const F = this.config.intermediateSize;
-      const rows: Record<string, [PackedMatrix, number]> = {
-        [n.q]: [w.qkv, 0],
-        [n.k]: [w.qkv, qRows],
-        [n.v]: [w.qkv, qRows + kvRows],
-        [n.o]: [w.o, 0],
-        [n.gate]: [w.gateUp, 0],
-        [n.up]: [w.gateUp, F],
-        [n.down]: [w.down, 0],
-      };
-      const r = rows[name];
-      if (r) return { kind: 'rows', matrix: r[0], rowStart: r[1] };
-    }
-    throw new Error(`WeightSet: no place for ${name}`);
-  }
-
-  private write(t: TensorData): void {
-    const s = this.slot(t.name);
-    if (s.kind === 'vector') {
-      this.device.queue.writeBuffer(this.vectors, s.offset * 4, decodeToF32(t.data, t.dtype));
-    } else {
-      if (t.dtype !== s.matrix.dtype) throw new Error(`WeightSet: ${t.name} is ${t.dtype}, its fused matrix ${s.matrix.label} ${s.matrix.dtype}`);
-      s.matrix.writeRows(s.rowStart, t.data);
-    }
   }
 }
