@@ -1,0 +1,112 @@
+/**
+ * GrammarConstraint: one sequence's walk through a compiled grammar, as the engine's
+ * TokenConstraint (src/engine/generate/types.ts): before each token the engine asks for the
+ * bitmask of allowed ids (applied to the logits on the GPU), then reports the sampled id.
+ *
+ * - The grammar can start after a given token (`startAfterTokenId`, the `</think>` id): vLLM
+ *   applies a structured-output grammar to the answer, not to the reasoning before it. Until then
+ *   every token is allowed and the matcher does not move.
+ * - forcedTokens(): jump-forward decoding. When the grammar allows exactly one continuation
+ *   (`"name": "` after `{` in a schema with one required key), xgrammar names the string; its
+ *   tokens, checked against the matcher, are offered to the engine to append without sampling.
+ *   The last token of that string is left to the sampler, so the model may still merge it with
+ *   what follows (the retokenisation problem of jump-forward decoding).
+ *
+ * Not here: compiling (grammar-compiler.ts), the GPU side of the mask (engine/kernels/sampler).
+ */
+import type { TokenConstraint } from '../../engine/generate/types';
+import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import { XGrammarRuntime, type BindingRef, type MatcherHandle } from './xgrammar-runtime';
+
+export interface GrammarConstraintOptions {
+  /** Every token is free until this id has been accepted (the end of the reasoning). */
+  startAfterTokenId?: number;
+  /** Needed by forcedTokens() to turn the forced string into tokens; without it none are forced. */
+  tokenizer?: ModelTokenizer;
+}
+
+export class GrammarConstraint implements TokenConstraint {
+  private active: boolean;
+  private terminated = false;
+  private disposed = false;
+  private readonly words: number;
+  private readonly scratch: Int32Array;
+
+  constructor(
+    private readonly handle: MatcherHandle,
+    private readonly binding: BindingRef,
+    /** Bits in the bitmask: the logits width. */
+    readonly vocabSize: number,
+    private readonly options: GrammarConstraintOptions = {},
+  ) {
+    this.active = options.startAfterTokenId === undefined;
+    this.words = Math.ceil(vocabSize / 32);
+    this.scratch = new Int32Array(this.words);
+  }
+
+  /** The grammar is in force (the start token, if any, has been seen). */
+  get started(): boolean {
+    return this.active;
+  }
+
+  fillNextTokenBitmask(bitmask: Int32Array): boolean {
+    this.assertLive();
+    if (!this.active) return false;
+    if (this.terminated) throw new Error('GrammarConstraint: the grammar has terminated; the sequence should have finished with "stop"');
+    if (bitmask.length < this.words) throw new Error(`GrammarConstraint: bitmask of ${bitmask.length} words, need ${this.words} for ${this.vocabSize} ids`);
+    XGrammarRuntime.fillBitmask(this.binding, this.handle, this.vocabSize, this.scratch);
+    bitmask.set(this.scratch);
+    return !allAllowed(this.scratch, this.vocabSize);
+  }
+
+  acceptToken(tokenId: number): boolean {
+    this.assertLive();
+    if (!this.active) {
+      if (tokenId === this.options.startAfterTokenId) this.active = true;
+      return true;
+    }
+    if (this.terminated || !Number.isInteger(tokenId) || tokenId < 0 || tokenId >= this.vocabSize) return false;
+    const accepted = this.handle.AcceptToken(tokenId, false);
+    if (accepted) this.terminated = this.handle.IsTerminated();
+    return accepted;
+  }
+
+  isTerminated(): boolean {
+    return this.terminated;
+  }
+
+  /** Ids the grammar forces next (not yet accepted: the engine appends them and accepts each). */
+  forcedTokens(): number[] {
+    this.assertLive();
+    const tokenizer = this.options.tokenizer;
+    if (!this.active || this.terminated || !tokenizer) return [];
+    const forced = this.handle.FindJumpForwardString();
+    if (forced === '') return [];
+    const ids = tokenizer.encode(forced, { addSpecialTokens: false });
+    // Keep the prefix the matcher accepts, then put the matcher back where it was.
+    let accepted = 0;
+    while (accepted < ids.length - 1 && this.handle.AcceptToken(ids[accepted], false)) accepted++;
+    if (accepted > 0) this.handle.Rollback(accepted);
+    return ids.slice(0, accepted);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.handle.delete();
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new Error('GrammarConstraint used after dispose()');
+  }
+}
+
+/** Every id below vocabSize has its bit set. */
+function allAllowed(words: Int32Array, vocabSize: number): boolean {
+  const full = vocabSize >>> 5;
+  for (let i = 0; i < full; i++) if (words[i] !== -1) return false;
+  const rest = vocabSize & 31;
+  if (rest === 0) return true;
+  const mask = rest === 32 ? -1 : (1 << rest) - 1;
+  return (words[full] & mask) === mask;
+}
