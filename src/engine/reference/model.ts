@@ -11,7 +11,10 @@
  *   x = rmsnorm(h, post_attention_layernorm); h += (silu(x Wg^T) * (x Wu^T)) Wd^T
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
- * Not here: LoRA and the backward pass (the trainer adds them), sampling (reference/sampler.ts).
+ * LoRA (optional, per session): an adapter (reference/lora.ts) adds s (x A^T) B^T to the output of each
+ * adapted projection, right after the frozen Linear (before q/k-norm and RoPE for q and k).
+ *
+ * Not here: the backward pass (the trainer adds it), sampling (reference/sampler.ts).
  */
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
@@ -21,6 +24,7 @@ import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';
+import { loraForward, type LoraModule, type ReferenceLora } from './lora';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
 import { swigluForward } from './swiglu';
@@ -96,13 +100,13 @@ export class ReferenceModel {
     this.invFreq = ropeInvFreq(config);
   }
 
-  /** Logits (T, V) of every position of `tokens`, from an empty cache. */
-  forward(tokens: readonly number[], trace?: Trace): Float32Array {
-    return this.session().append(tokens, trace);
+  /** Logits (T, V) of every position of `tokens`, from an empty cache, with an optional LoRA adapter. */
+  forward(tokens: readonly number[], trace?: Trace, lora: ReferenceLora | null = null): Float32Array {
+    return this.session(lora).append(tokens, trace);
   }
 
-  session(): ReferenceSession {
-    return new ReferenceSession(this);
+  session(lora: ReferenceLora | null = null): ReferenceSession {
+    return new ReferenceSession(this, lora);
   }
 }
 
@@ -131,7 +135,11 @@ export class ReferenceSession {
   private v: Float32Array[];
   private len = 0;
 
-  constructor(readonly model: ReferenceModel) {
+  constructor(
+    readonly model: ReferenceModel,
+    /** The adapter applied to every token of this sequence, or null for the base model. */
+    readonly lora: ReferenceLora | null = null,
+  ) {
     const kv = model.config.numKvHeads * model.config.headDim;
     this.k = model.layers.map(() => new Float32Array(16 * kv));
     this.v = model.layers.map(() => new Float32Array(16 * kv));
@@ -167,6 +175,11 @@ export class ReferenceSession {
     this.reserve(S);
     const positions = Array.from({ length: T }, (_, t) => pos0 + t);
     const save = (name: string, a: Float32Array) => trace?.set(name, Float32Array.from(a));
+    // out (T, OC) += s (inp A^T) B^T when the adapter has this module in layer l.
+    const adapt = (l: number, m: LoraModule, out: Float32Array, inp: Float32Array, IC: number, OC: number) => {
+      const w = this.lora?.get(l, m);
+      if (w) loraForward(out, inp, w.A, w.B, this.lora!.scale, T, IC, OC, this.lora!.rank);
+    };
 
     const h = new Float32Array(T * C); // residual stream
     embeddingForward(h, tokens, this.model.wte, T, C, V);
@@ -187,6 +200,9 @@ export class ReferenceSession {
       linearForward(q, x, w.q, w.qBias, T, C, NH * HS);
       linearForward(k, x, w.k, w.kBias, T, C, NKV * HS);
       linearForward(v, x, w.v, w.vBias, T, C, NKV * HS);
+      adapt(l, 'q_proj', q, x, C, NH * HS);
+      adapt(l, 'k_proj', k, x, C, NKV * HS);
+      adapt(l, 'v_proj', v, x, C, NKV * HS);
       if (w.qNorm && w.kNorm) {
         // Qwen3: RMSNorm over each head's HS values, before RoPE.
         rmsnormForward(q, null, q, w.qNorm, T * NH, HS, eps);
@@ -202,14 +218,18 @@ export class ReferenceSession {
       attentionForward(att, q, this.k[l], this.v[l], T, S, NH, NKV, HS, pos0);
       save(`layers.${l}.attention`, att);
       linearForward(proj, att, w.o, w.oBias, T, NH * HS, C);
+      adapt(l, 'o_proj', proj, att, NH * HS, C);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual_attn`, h);
       rmsnormForward(x, null, h, w.postNorm, T, C, eps);
       linearForward(gate, x, w.gate, w.gateBias, T, C, F);
       linearForward(up, x, w.up, w.upBias, T, C, F);
+      adapt(l, 'gate_proj', gate, x, C, F);
+      adapt(l, 'up_proj', up, x, C, F);
       swigluForward(act, gate, up, T, F);
       save(`layers.${l}.mlp_act`, act);
       linearForward(proj, act, w.down, w.downBias, T, F, C);
+      adapt(l, 'down_proj', proj, act, F, C);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual`, h);
     }
