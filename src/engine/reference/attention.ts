@@ -4,12 +4,13 @@
  * position pos0 + t and sees keys 0 .. pos0 + t. The oracle of the paged prefill and decode kernels.
  * Legend: T queries, S keys (S >= pos0 + T), NH query heads, NKV kv heads, HS head dim.
  */
+import type { Floats } from './floats';
 
 export function attentionForward(
-  out: Float32Array, // (T, NH, HS)
-  q: Float32Array, // (T, NH, HS)
-  k: Float32Array, // (S, NKV, HS)
-  v: Float32Array, // (S, NKV, HS)
+  out: Floats, // (T, NH, HS)
+  q: Floats, // (T, NH, HS)
+  k: Floats, // (S, NKV, HS)
+  v: Floats, // (S, NKV, HS)
   T: number,
   S: number,
   NH: number,
@@ -44,6 +45,79 @@ export function attentionForward(
         let acc = 0;
         for (let s = 0; s <= last; s++) acc += scores[s] * v[(s * NKV + kh) * HS + d];
         out[qo + d] = acc / sum;
+      }
+    }
+  }
+}
+
+/**
+ * Backward of attentionForward, accumulating; the scores and their softmax are recomputed (the
+ * forward saves nothing). Per query (t, h) with p_s = softmax_s(q . k_s * scale), the forward was
+ *   out = sum_s p_s v_s
+ * so dv_s += p_s dout; dp_s = dout . v_s; the softmax backward gives
+ *   ds_s = p_s (dp_s - sum_j p_j dp_j)   (sum_j p_j dp_j = dout . out: FlashAttention-2's D)
+ * and through s = q . k_s * scale: dq += scale * ds_s k_s, dk_s += scale * ds_s q.
+ * GQA: kv head h / G receives the sum over its G query heads (repeat_kv's backward).
+ * Keys 0 .. pos0 - 1 (a cached prefix) get gradients like any other key.
+ */
+export function attentionBackward(
+  dq: Floats, // (T, NH, HS) accumulated
+  dk: Floats, // (S, NKV, HS) accumulated
+  dv: Floats, // (S, NKV, HS) accumulated
+  dout: Floats, // (T, NH, HS)
+  q: Floats, // (T, NH, HS)
+  k: Floats, // (S, NKV, HS)
+  v: Floats, // (S, NKV, HS)
+  T: number,
+  S: number,
+  NH: number,
+  NKV: number,
+  HS: number,
+  pos0: number,
+): void {
+  if (NH % NKV !== 0) throw new Error(`attention: NH ${NH} is not a multiple of NKV ${NKV}`);
+  if (pos0 + T > S) throw new Error(`attention: queries reach position ${pos0 + T - 1} but only ${S} keys exist`);
+  const group = NH / NKV;
+  const scale = 1 / Math.sqrt(HS);
+  const p = new Float64Array(S);
+  const dp = new Float64Array(S);
+  for (let t = 0; t < T; t++) {
+    const last = pos0 + t;
+    for (let h = 0; h < NH; h++) {
+      const kh = Math.floor(h / group);
+      const qo = (t * NH + h) * HS;
+      let max = -Infinity;
+      for (let s = 0; s <= last; s++) {
+        let dot = 0;
+        const ko = (s * NKV + kh) * HS;
+        for (let d = 0; d < HS; d++) dot += q[qo + d] * k[ko + d];
+        p[s] = dot * scale;
+        if (p[s] > max) max = p[s];
+      }
+      let sum = 0;
+      for (let s = 0; s <= last; s++) {
+        p[s] = Math.exp(p[s] - max);
+        sum += p[s];
+      }
+      let D = 0;
+      for (let s = 0; s <= last; s++) {
+        p[s] /= sum;
+        const vo = (s * NKV + kh) * HS;
+        let dot = 0;
+        for (let d = 0; d < HS; d++) {
+          dot += dout[qo + d] * v[vo + d];
+          dv[vo + d] += p[s] * dout[qo + d];
+        }
+        dp[s] = dot;
+        D += p[s] * dot;
+      }
+      for (let s = 0; s <= last; s++) {
+        const ds = p[s] * (dp[s] - D) * scale;
+        const ko = (s * NKV + kh) * HS;
+        for (let d = 0; d < HS; d++) {
+          dq[qo + d] += ds * k[ko + d];
+          dk[ko + d] += ds * q[qo + d];
+        }
       }
     }
   }

@@ -2,9 +2,10 @@
  * Token embedding lookup, reference. Legend: T tokens, C channels, V vocab.
  * Not here: the GPU gather over row chunks (kernels/embedding.ts).
  */
+import type { Floats } from './floats';
 
 export function embeddingForward(
-  out: Float32Array, // (T, C)
+  out: Floats, // (T, C)
   tokens: ArrayLike<number>, // (T,)
   wte: Float32Array, // (V, C)
   T: number,

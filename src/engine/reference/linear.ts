@@ -3,12 +3,13 @@
  * `matmulForward` is the general C = op(A) op(B) with transposes that the tiled GEMM and the trainer
  * (dX = dY W, dA = dH^T X) use. Plain loops, f64 accumulation: the oracle, not a fast path.
  */
+import type { Floats } from './floats';
 
 export function linearForward(
-  out: Float32Array, // (N, OC)
-  inp: Float32Array, // (N, IC)
-  weight: Float32Array, // (OC, IC)
-  bias: Float32Array | null, // (OC,)
+  out: Floats, // (N, OC)
+  inp: Floats, // (N, IC)
+  weight: Floats, // (OC, IC)
+  bias: Floats | null, // (OC,)
   N: number,
   IC: number,
   OC: number,
@@ -22,6 +23,48 @@ export function linearForward(
   }
 }
 
+/**
+ * Backward of linearForward, accumulating. The forward was out = inp W^T + b, so
+ *   dinp += dout W,  dweight += dout^T inp,  dbias += sum over rows of dout.
+ * Base weights are frozen in LoRA training: pass null for dweight and dbias (dinp alone is dX = dY W,
+ * the GEMM of the backward through a frozen packed weight).
+ */
+export function linearBackward(
+  dinp: Floats, // (N, IC) accumulated
+  dweight: Floats | null, // (OC, IC) accumulated, or null
+  dbias: Floats | null, // (OC,) accumulated, or null
+  dout: Floats, // (N, OC)
+  inp: Floats, // (N, IC)
+  weight: Floats, // (OC, IC)
+  N: number,
+  IC: number,
+  OC: number,
+): void {
+  for (let n = 0; n < N; n++) {
+    for (let i = 0; i < IC; i++) {
+      let acc = 0;
+      for (let o = 0; o < OC; o++) acc += dout[n * OC + o] * weight[o * IC + i];
+      dinp[n * IC + i] += acc;
+    }
+  }
+  if (dweight) {
+    for (let o = 0; o < OC; o++) {
+      for (let i = 0; i < IC; i++) {
+        let acc = 0;
+        for (let n = 0; n < N; n++) acc += dout[n * OC + o] * inp[n * IC + i];
+        dweight[o * IC + i] += acc;
+      }
+    }
+  }
+  if (dbias) {
+    for (let o = 0; o < OC; o++) {
+      let acc = 0;
+      for (let n = 0; n < N; n++) acc += dout[n * OC + o];
+      dbias[o] += acc;
+    }
+  }
+}
+
 export interface MatmulOptions {
   /** A is stored (K, M) instead of (M, K). */
   transA?: boolean;
@@ -30,14 +73,14 @@ export interface MatmulOptions {
   /** out += product instead of out = product. */
   accumulate?: boolean;
   /** Added to every row: (N,). */
-  bias?: Float32Array | null;
+  bias?: Floats | null;
 }
 
 /** out (M, N) = op(A) (M, K) . op(B) (K, N) [+ bias] [+ out]. */
 export function matmulForward(
-  out: Float32Array, // (M, N)
-  a: Float32Array, // (M, K), or (K, M) with transA
-  b: Float32Array, // (K, N), or (N, K) with transB
+  out: Floats, // (M, N)
+  a: Floats, // (M, K), or (K, M) with transA
+  b: Floats, // (K, N), or (N, K) with transB
   M: number,
   N: number,
   K: number,
