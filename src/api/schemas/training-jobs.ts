@@ -18,6 +18,8 @@ export const ExperimentalConfig = z.strictObject({
   epsilon_high: positive.nullish(),
   importance_sampling_level: z.enum(['token', 'sequence', 'average', 'geometric_average']).nullish(),
   kimi_k2_tau: z.number().min(0).nullish(),
+  /** The specification's neutral name for kimi_k2_tau (an alias; giving both with different values is a 422). */
+  modelfamily_k2_tau: z.number().min(0).nullish(),
   learning_rate: positive.nullish(),
   mask_prob_ratio: z.boolean().nullish(),
   max_negative_advantage_importance_sampling_weight: positive.nullish(),
