@@ -1,0 +1,101 @@
+// Fused log-softmax over the vocabulary for training (the trainer's head): per logits row, the
+// target token's logprob and the distribution's entropy, and with GRAD the logits backward in place,
+//   dlogits[v] = c * (softmax[v] - onehot(target)[v])
+// (reference/cross-entropy.ts). One workgroup per row: each invocation keeps an online
+// (max m, sum l = sum e^(z - m), s = sum e^(z - m) z) over its strided columns, then the workgroup
+// merges the WG states in a fixed tree (deterministic, no subgroups), so
+//   lse = m + log l,  logprob = z[target] - lse,  entropy = lse - s / l.
+// A row whose target is NO_TARGET (the last position of a sequence) gets NaN as its logprob and
+// no gradient. Consts: WG (a power of two), GRAD.
+
+struct Params {
+  R: u32,        // rows in this chunk
+  V: u32,
+  ld: u32,       // logits row stride
+  row0: u32,     // index of the chunk's first row in TARGETS, COEF and the outputs
+  lp_off: u32,   // logprob of row i at STATS[lp_off + row0 + i]
+  ent_off: u32,  // entropy of row i at STATS[ent_off + row0 + i]
+}
+
+const NO_TARGET: u32 = 0xffffffffu;
+const NEG_BIG: f32 = -3.0e38;
+
+@group(0) @binding(0) var<storage, read_write> LOGITS: array<f32>; // [R, ld]
+@group(0) @binding(1) var<storage, read> TARGETS: array<u32>;      // [rows]
+@group(0) @binding(2) var<storage, read> COEF: array<f32>;         // [rows] (GRAD)
+@group(0) @binding(3) var<storage, read_write> STATS: array<f32>;  // logprobs, entropies
+@group(0) @binding(4) var<uniform> P: Params;
+
+var<workgroup> red_m: array<f32, WG>;
+var<workgroup> red_l: array<f32, WG>;
+var<workgroup> red_s: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let r = wid.x + wid.y * nwg.x;
+  // r is uniform across the workgroup: returning keeps the barriers below in uniform control flow.
+  if (r >= P.R) {
+    return;
+  }
+  let base = r * P.ld;
+  var m = NEG_BIG;
+  var l = 0.0;
+  var s = 0.0;
+  for (var v = lid; v < P.V; v += WG) {
+    let z = LOGITS[base + v];
+    if (z > m) {
+      let k = exp(m - z);
+      l = l * k + 1.0;
+      s = s * k + z;
+      m = z;
+    } else {
+      let e = exp(z - m);
+      l += e;
+      s += e * z;
+    }
+  }
+  red_m[lid] = m;
+  red_l[lid] = l;
+  red_s[lid] = s;
+  workgroupBarrier();
+  for (var half = WG / 2u; half > 0u; half >>= 1u) {
+    if (lid < half) {
+      let m1 = red_m[lid];
+      let m2 = red_m[lid + half];
+      let mm = max(m1, m2);
+      let a = exp(m1 - mm);
+      let b = exp(m2 - mm);
+      red_m[lid] = mm;
+      red_l[lid] = red_l[lid] * a + red_l[lid + half] * b;
+      red_s[lid] = red_s[lid] * a + red_s[lid + half] * b;
+    }
+    workgroupBarrier();
+  }
+  let lse = red_m[0] + log(red_l[0]);
+  let row = P.row0 + r;
+  let tgt = TARGETS[row];
+  if (lid == 0u) {
+    var nan_bits = 0x7fc00000u; // a var, so the NaN is not a (forbidden) constant expression
+    var lp = bitcast<f32>(nan_bits); // no target
+    if (tgt != NO_TARGET) {
+      lp = LOGITS[base + tgt] - lse;
+    }
+    STATS[P.lp_off + row] = lp;
+    STATS[P.ent_off + row] = lse - red_s[0] / red_l[0];
+  }
+  if (GRAD) {
+    // Every invocation has read LOGITS[base + tgt] above before anyone overwrites it.
+    workgroupBarrier();
+    let c = COEF[row];
+    if (tgt == NO_TARGET || c == 0.0) {
+      for (var v = lid; v < P.V; v += WG) {
+        LOGITS[base + v] = 0.0;
+      }
+    } else {
+      for (var v = lid; v < P.V; v += WG) {
+        let p = exp(LOGITS[base + v] - lse);
+        LOGITS[base + v] = c * (p - select(0.0, 1.0, v == tgt));
+      }
+    }
+  }
+}

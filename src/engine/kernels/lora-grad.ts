@@ -1,0 +1,170 @@
+/**
+ * LoraGrad: the LoRA weight gradients of the trainer's backward (lora-grad.wgsl), OUT += alpha X^T Y
+ * over the token axis for several small problems in one dispatch, split-K with a deterministic
+ * reduction: the partial sums of each split go to a scratch buffer and `reduce` adds them in split
+ * order (WGSL has no float atomics, and atomics would make the sum order, and so the trained
+ * adapter, differ from run to run).
+ *
+ * Why not the Gemm: these products are [r, in] or [out, r] with K = every token of the
+ * micro-batch (thousands): a 64 x 64 output tile would leave r = 16 three-quarters empty, and the
+ * few output tiles alone cannot fill a GPU, so the token axis is split over workgroups instead.
+ * Problems of one dispatch share the X and Y bindings (offsets and strides are per problem).
+ * Reference: reference/linear.ts `matmulForward` with transA (dB = s g^T u, dA = s (g B)^T x).
+ */
+import type { KernelContext } from '../gpu/context';
+import { KernelCall, type BufferRef } from '../gpu/kernel-call';
+import { alignTo } from '../gpu/buffers';
+import { checkDim, checkElements, grid, kernelLayout } from './common';
+import code from './lora-grad.wgsl?raw';
+import { constDecls } from './shader';
+
+export interface LoraGradProblem {
+  /** OUT is M x N (before an optional transposed store); K tokens. */
+  M: number;
+  N: number;
+  K: number;
+  /** X(t, m) = x[xOffset + t * ldx + m]. */
+  xOffset: number;
+  ldx: number;
+  /** Y(t, n) = y[yOffset + t * ldy + n]. */
+  yOffset: number;
+  ldy: number;
+  /** OUT(m, n) at outOffset + m * ldo + n, or outOffset + n * ldo + m when transposed. */
+  outOffset: number;
+  ldo: number;
+  transposed: boolean;
+  alpha: number;
+}
+
+export interface LoraGradArgs {
+  x: BufferRef;
+  y: BufferRef;
+  /** f32 gradients, accumulated into. */
+  out: BufferRef;
+  /** f32 scratch for split partials: at least `LoraGrad.partFloats(problems)` floats. */
+  part: BufferRef;
+  problems: LoraGradProblem[];
+}
+
+const BM = 16;
+const BN = 64;
+const BK = 32;
+/** Problems per dispatch (the uniform block's array length). */
+const MAXP = 8;
+/** Workgroups a problem aims for: a few per SM on large GPUs (so K is split), one split on tiny K. */
+const TARGET_WORKGROUPS = 256;
+const PROBLEM_WORDS = 16;
+
+interface Planned extends LoraGradProblem {
+  splits: number;
+  kps: number;
+  tiles: number;
+}
+
+function plan(p: LoraGradProblem): Planned {
+  const tiles = Math.ceil(p.M / BM) * Math.ceil(p.N / BN);
+  const maxSplits = Math.ceil(p.K / BK);
+  let splits = Math.max(1, Math.min(maxSplits, Math.ceil(TARGET_WORKGROUPS / tiles)));
+  const kps = alignTo(Math.ceil(p.K / splits), BK);
+  splits = Math.ceil(p.K / kps);
+  return { ...p, splits, kps, tiles };
+}
+
+export class LoraGrad {
+  private readonly layout;
+
+  constructor(private readonly ctx: KernelContext) {
+    this.layout = kernelLayout(ctx, 'lora-grad', [
+      'read-only-storage', // 0 X [K, ldx]: u (for dB^T) or s g B (for dA)
+      'read-only-storage', // 1 Y [K, ldy]: g (for dB^T) or the module input x (for dA)
+      'storage', // 2 OUT: the gradient buffer, accumulated
+      'storage', // 3 PART: split partials
+      'uniform', // 4 problem table
+    ]);
+  }
+
+  /** Scratch floats the split partials of these problems need. */
+  static partFloats(problems: LoraGradProblem[]): number {
+    let total = 0;
+    for (const p of problems.map(plan)) if (p.splits > 1) total += p.splits * p.M * p.N;
+    return total;
+  }
+
+  encode(a: LoraGradArgs): KernelCall[] {
+    const planned = a.problems.map(plan);
+    for (const p of planned) {
+      for (const d of ['M', 'N', 'K', 'ldx', 'ldy', 'ldo'] as const) checkDim('lora-grad', d, p[d]);
+      checkElements('lora-grad', 'x', a.x, p.xOffset + (p.K - 1) * p.ldx + p.M);
+      checkElements('lora-grad', 'y', a.y, p.yOffset + (p.K - 1) * p.ldy + p.N);
+      checkElements('lora-grad', 'out', a.out, p.transposed ? p.outOffset + (p.N - 1) * p.ldo + p.M : p.outOffset + (p.M - 1) * p.ldo + p.N);
+    }
+    checkElements('lora-grad', 'part', a.part, LoraGrad.partFloats(a.problems));
+    const calls: KernelCall[] = [];
+    let partOffset = 0;
+    const splitProblems: Array<Planned & { partOffset: number }> = [];
+    for (let i = 0; i < planned.length; i += MAXP) {
+      const batch = planned.slice(i, i + MAXP).map((p) => {
+        const withPart = { ...p, partOffset: p.splits > 1 ? partOffset : 0 };
+        if (p.splits > 1) {
+          partOffset += p.splits * p.M * p.N;
+          splitProblems.push(withPart);
+        }
+        return withPart;
+      });
+      let first = 0;
+      const firsts = batch.map((p) => {
+        const f = first;
+        first += p.tiles * p.splits;
+        return f;
+      });
+      calls.push(this.call('lora-grad.partial', 'partial', a, batch, firsts, first, grid(this.ctx, first)));
+    }
+    for (let i = 0; i < splitProblems.length; i += MAXP) {
+      const batch = splitProblems.slice(i, i + MAXP);
+      let first = 0;
+      const firsts = batch.map((p) => {
+        const f = first;
+        first += p.M * p.N;
+        return f;
+      });
+      calls.push(this.call('lora-grad.reduce', 'reduce', a, batch, firsts, first, grid(this.ctx, Math.ceil(first / 256))));
+    }
+    return calls;
+  }
+
+  private call(
+    label: string,
+    entryPoint: string,
+    a: LoraGradArgs,
+    problems: Array<Planned & { partOffset: number }>,
+    firsts: number[],
+    total: number,
+    workgroups: [number, number, number],
+  ): KernelCall {
+    const pipeline = this.ctx.pipelines.get({
+      label,
+      layout: this.layout.pipeline,
+      entryPoint,
+      code: `${constDecls({ MAXP })}\n${code}`,
+    });
+    const words = new ArrayBuffer(16 + MAXP * PROBLEM_WORDS * 4);
+    const u = new Uint32Array(words);
+    const f = new Float32Array(words);
+    u[0] = problems.length;
+    u[1] = total;
+    problems.forEach((p, i) => {
+      const o = 4 + i * PROBLEM_WORDS;
+      u.set([p.M, p.N, p.K, p.xOffset, p.ldx, p.yOffset, p.ldy, p.outOffset, p.ldo, p.transposed ? 1 : 0, p.kps, p.splits, p.partOffset, firsts[i]], o);
+      f[o + 14] = p.alpha;
+    });
+    const uniforms = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: words.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.ctx.device.queue.writeBuffer(uniforms, 0, words);
+    const res = (r: BufferRef): GPUBufferBinding => (r instanceof GPUBuffer ? { buffer: r } : r);
+    const bindGroup = this.ctx.device.createBindGroup({
+      label,
+      layout: this.layout.bindGroup,
+      entries: [a.x, a.y, a.out, a.part, uniforms].map((b, binding) => ({ binding, resource: res(b) })),
+    });
+    return new KernelCall(label, pipeline, bindGroup, workgroups, uniforms);
+  }
+}
