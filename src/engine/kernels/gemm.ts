@@ -132,6 +132,8 @@ export class Gemm {
             A_KCONTIG: aSk === 1,
             B_KCONTIG: bKContig,
             B_VEC8: 'weight' in g.b && bKContig,
+            // dX = dY W: a packed weight's rows run along K, so 8 consecutive n share one load.
+            B_VEC8_N: 'weight' in g.b && !bKContig,
             ...flagsFor(accum, hasBias),
           };
       const label = `gemm${g.naive ? '-naive' : ''}.${dtype}`;

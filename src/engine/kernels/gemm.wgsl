@@ -3,10 +3,11 @@
 // BK at a time: both operand tiles are staged in workgroup memory (k-major, so an invocation reads its
 // TM values of A and TN values of B as vec4s), then every invocation does BK rank-1 updates of its
 // block. Staging is coalesced along whichever dimension is contiguous in memory (A_KCONTIG,
-// B_KCONTIG); packed weights stored [N, K] are staged 8 elements per load (B_VEC8, one vec4<u32> of
-// 16-bit weights). Edges (M, N, K not multiples of the tile) load zeros and skip stores.
-// Consts: BM, BN, BK, TM = TN = 4, WG = (BM / 4) * (BN / 4), A_KCONTIG, B_KCONTIG, B_VEC8, HAS_BIAS,
-// ACCUM.
+// B_KCONTIG); packed weights stored [N, K] are staged 8 elements per load along K (B_VEC8, one
+// vec4<u32> of 16-bit weights), packed weights stored [K, N] 8 per load along N (B_VEC8_N). Edges
+// (M, N, K not multiples of the tile) load zeros and skip stores.
+// Consts: BM, BN, BK, TM = TN = 4, WG = (BM / 4) * (BN / 4), A_KCONTIG, B_KCONTIG, B_VEC8, B_VEC8_N,
+// HAS_BIAS, ACCUM.
 
 const TM: u32 = 4u;
 const TN: u32 = 4u;
@@ -53,6 +54,22 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         for (var e = 0u; e < 8u; e++) {
           Bs[((k + e) * BN + n) / 4u][n % 4u] = w[e / 4u][e % 4u];
         }
+      }
+    } else if (B_VEC8_N) {
+      // Packed weights stored [K, N] (the backward's dX = dY W, W [out, in]): 8 consecutive n of
+      // one row k per load. n0 + n is a multiple of 8 and rows are 16-byte aligned and zero-padded
+      // to a multiple of 8 elements, so a group never straddles a row's end; columns past N are
+      // staged but never stored.
+      let npad = (P.N + 7u) & ~7u;
+      for (var i = lid; i < BK * BN / 8u; i += WG) {
+        let k = i / (BN / 8u);
+        let n = 8u * (i % (BN / 8u));
+        var w = mat2x4<f32>(vec4<f32>(0.0), vec4<f32>(0.0));
+        if (k0 + k < P.K && n0 + n < npad) {
+          w = B_load8(P.b_off + (k0 + k) * P.b_sk + n0 + n);
+        }
+        Bs[(k * BN + n) / 4u] = w[0];
+        Bs[(k * BN + n) / 4u + 1u] = w[1];
       }
     } else {
       for (var i = lid; i < BN * BK; i += WG) {

@@ -1,0 +1,36 @@
+// SwiGLU backward over the fused [gate | up] layout. The forward (swiglu.wgsl) was
+//   act[t, f] = silu(g) * u,  g = GU[t, f], u = GU[t, F + f],  silu(g) = g * sig(g)
+// so, with d = dact[t, f]:
+//   dGU[t, f]     = d * u * sig(g) * (1 + g * (1 - sig(g)))     (d gate)
+//   dGU[t, F + f] = d * silu(g)                                  (d up)
+// written into the fused layout, so dX = dGU [Wg; Wu] is one GEMM through the fused weight.
+// One invocation per (t, f). The only producer of dGU, so it writes (no accumulation).
+
+struct Params {
+  T: u32,
+  F: u32,
+  gu_stride: u32,   // row stride of GU (the forward's gate|up output), usually 2F
+  d_stride: u32,    // row stride of DACT
+  dgu_stride: u32,  // row stride of DGU
+}
+
+@group(0) @binding(0) var<storage, read> DACT: array<f32>;       // [T, F] gradient of silu(g) * u
+@group(0) @binding(1) var<storage, read> GU: array<f32>;         // [T, 2F] saved gate | up
+@group(0) @binding(2) var<storage, read_write> DGU: array<f32>;  // [T, 2F] d gate | d up
+@group(0) @binding(3) var<uniform> P: Params;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= P.T * P.F) {
+    return;
+  }
+  let t = i / P.F;
+  let f = i % P.F;
+  let g = GU[t * P.gu_stride + f];
+  let u = GU[t * P.gu_stride + P.F + f];
+  let d = DACT[t * P.d_stride + f];
+  let sig = 1.0 / (1.0 + exp(-g));
+  DGU[t * P.dgu_stride + f] = d * u * sig * (1.0 + g * (1.0 - sig));
+  DGU[t * P.dgu_stride + P.F + f] = d * g * sig;
+}
