@@ -1,0 +1,132 @@
+/**
+ * The fused decode graph (docs/engine.md "Decode step"): B sequences, one token each, through the
+ * fused decode kernels, ending in logits [B, V] for the sampler. No activation leaves the
+ * DecodeStream except q, the attention partials and (unfused MLP) the SwiGLU output.
+ *
+ * Per layer, by batch size (`mlp`):
+ *   fused   (B <= fusedMaxBatch): DecodeQkv(pending) -> DecodeAttention -> DecodeOProj(pending)
+ *           -> DecodeMlp (split-K partials, folded by the next consumer): 4 dispatches
+ *   unfused (larger B): DecodeQkv -> DecodeAttention -> DecodeOProj -> Gemv(post-norm folded,
+ *           swiglu) -> Gemv(down, += residual): 5 dispatches, no partials to reread (at large B
+ *           every consumer workgroup rereading P partial rows would dominate).
+ * When DecodeOProj's merge buffer cannot hold B x NH x numSplits (long contexts), o_proj becomes
+ * [DecodeFinalize when partials are pending] + AttentionMerge + Gemv(+= residual).
+ * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
+ *
+ * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
+ * (kernel-call.ts); the runner caches them. Batches with LoRA rows use forward-graph.ts instead.
+ * Not here: the sampler, the submission (model-runner.ts).
+ */
+import type { KernelCall } from '../gpu/kernel-call';
+import type { DecodeSplitPlan } from '../kernels/attention-decode';
+import type { AttentionKernels } from '../kernels/attention-kernels';
+import { mlpSlices } from '../kernels/decode-mlp';
+import type { DenseKernels } from '../kernels/kernels';
+import type { KvCache } from '../model/kv-cache';
+import type { WeightSet } from '../model/weights';
+import type { StepBuffers } from './step-buffers';
+
+export type DecodeMlpMode = 'fused' | 'unfused';
+
+export interface DecodeGraphContext {
+  weights: WeightSet;
+  kv: KvCache;
+  dense: DenseKernels;
+  attention: AttentionKernels;
+  step: StepBuffers;
+}
+
+export interface DecodeGraph {
+  calls: KernelCall[];
+  B: number;
+  plan: DecodeSplitPlan;
+  mlp: DecodeMlpMode;
+  /** Whether o_proj merges in its prologue (else AttentionMerge + Gemv). */
+  fusedOProj: boolean;
+  /** Dispatches recorded per layer and outside the layers (device-independent figures). */
+  dispatchesPerLayer: number;
+  dispatchesOutsideLayers: number;
+}
+
+/** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */
+export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
+  const { weights, kv, dense, attention, step } = g;
+  const cfg = weights.config;
+  const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
+  const stream = step.stream;
+  if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
+  const P = mlpSlices(cfg.intermediateSize).P;
+  const fusedOProj = dense.decodeOProj.fits(weights, B, plan.numSplits);
+  const calls: KernelCall[] = [];
+  const outside: KernelCall[] = [];
+  outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B }));
+  calls.push(...outside);
+  let perLayer = 0;
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const w = weights.layers[l];
+    const pending = mlp === 'fused' && l > 0 ? P : 0;
+    const before = calls.length;
+    calls.push(
+      dense.decodeQkv.encode({
+        weights,
+        layer: l,
+        stream,
+        pending,
+        rows: step.rows,
+        blockTable: kv.blockTable,
+        maxBlocksPerSeq: kv.maxBlocksPerSeq,
+        k: kv.k[l],
+        v: kv.v[l],
+        q: step.q,
+        B,
+      }),
+      attention.decode.encode(
+        { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.blockTable, rows: step.rows },
+        { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan },
+      ),
+    );
+    if (fusedOProj) {
+      calls.push(dense.decodeOProj.encode({ weights, layer: l, stream, pending, partials: step.partials, numSplits: plan.numSplits, B }));
+    } else {
+      if (pending > 0) calls.push(dense.decodeFinalize.encode(stream, B, pending));
+      calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      calls.push(...dense.gemv.encode({ out: stream.buffer, x: step.att, weight: w.o, B, vectors: weights.vectors, bias: w.oBias, accumulate: true }));
+    }
+    if (mlp === 'fused') {
+      calls.push(dense.decodeMlp.encode({ weights, layer: l, stream, B }));
+    } else {
+      calls.push(
+        ...dense.gemv.encode({
+          out: step.act,
+          x: stream.buffer,
+          weight: w.gateUp,
+          B,
+          vectors: weights.vectors,
+          bias: w.gateUpBias,
+          norm: { offset: w.postNorm, eps },
+          swiglu: true,
+        }),
+        ...dense.gemv.encode({ out: stream.buffer, x: step.act, weight: w.down, B, vectors: weights.vectors, bias: w.downBias, accumulate: true }),
+      );
+    }
+    perLayer = calls.length - before;
+  }
+  const tail: KernelCall[] = [];
+  if (mlp === 'fused') tail.push(dense.decodeFinalize.encode(stream, B, P));
+  tail.push(...dense.lmHead.encodeDecode(weights, stream, B, step.logits));
+  calls.push(...tail);
+  return {
+    calls,
+    B,
+    plan,
+    mlp,
+    fusedOProj,
+    dispatchesPerLayer: perLayer,
+    dispatchesOutsideLayers: outside.length + tail.length,
+  };
+}
+
+/** Frees the calls' uniform buffers (safe once their last use was submitted). */
+export function disposeDecodeGraph(graph: DecodeGraph): void {
+  for (const c of graph.calls) c.dispose();
+}

@@ -1,0 +1,334 @@
+/**
+ * ModelRunner: one model's forward steps on the GPU, each recorded into one command encoder and
+ * submitted once, with only the sampled tokens (and requested logprobs) read back.
+ *
+ * A step is a batch of rows, each a sequence's block-table row, its first position and its tokens:
+ *   - every row one token and no LoRA row: the fused decode graph (decode-graph.ts), its calls
+ *     cached per (B, split plan, MLP mode) and replayed;
+ *   - every row one token with LoRA rows: the general graph with decode attention
+ *     (forward-graph.ts), cached the same way;
+ *   - otherwise (prefill chunks): the general graph with prefill attention, encoded per step.
+ * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
+ * and the sampler over the logits of each sampled row's last token (a row can be sampled several
+ * times: the `n` choices of a prompt fork from its last logits). Block copies (copy-on-write of a
+ * shared partial block) are recorded before or after the pass. The output bytes of the sampler
+ * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
+ *
+ * Not here: which sequences run (scheduler.ts), which blocks they own (block-manager.ts).
+ */
+import type { KernelContext } from '../gpu/context';
+import type { KernelCall } from '../gpu/kernel-call';
+import { createAttentionKernels, type AttentionKernels } from '../kernels/attention-kernels';
+import type { DecodeSplitPlan } from '../kernels/attention-decode';
+import type { DenseKernels } from '../kernels/kernels';
+import { decodePromptLogprobs, PromptLogprobs, promptLogprobsStride } from '../kernels/logprobs';
+import { LoraKernels, loraLayout, type LoraLayout } from '../kernels/lora';
+import { Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
+import type { WeightSet } from '../model/weights';
+import { disposeDecodeGraph, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
+import { encodeForward, encodePromptLogits, type ForwardContext } from './forward-graph';
+import type { LoraPool } from './lora-pool';
+import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
+import { StepBuffers, type StepLimits } from './step-buffers';
+
+export interface RunnerRow {
+  /** Block-table row of the sequence. */
+  seq: number;
+  /** Position of the first token of this step (the tokens before it are in the cache). */
+  pos: number;
+  /** This step's tokens of the row (one in decode, a chunk in prefill). */
+  tokens: readonly number[];
+  /** LoRA pool slot, or NO_ADAPTER. */
+  adapterSlot: number;
+}
+
+/** One sampler row: the logits of `row`'s last token, sampled for `slot`. */
+export interface SampleRequest extends SamplerStepRow {
+  row: number;
+}
+
+/** Prompt logprobs of positions [first, first + count) of one row's tokens (targets: the next tokens). */
+export interface PromptLogprobsRequest {
+  row: number;
+  first: number;
+  targets: readonly number[];
+  k: number;
+}
+
+export interface StepSpec {
+  rows: readonly RunnerRow[];
+  samples: readonly SampleRequest[];
+  promptLogprobs?: PromptLogprobsRequest | null;
+  /** Whole-block copies [src, dst] recorded before the step's pass (forks made since the last step). */
+  copiesBefore?: ReadonlyArray<readonly [number, number]>;
+  /** Copies after the pass (forks from blocks this step writes: `n` choices at the end of a prompt). */
+  copiesAfter?: ReadonlyArray<readonly [number, number]>;
+}
+
+export interface StepResult {
+  sampled: SamplerRowOutput[];
+  promptLogprobs: PositionLogprobs[] | null;
+  /** Which graph ran, and its dispatch counts (bench figures). */
+  graph: 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'prefill';
+  dispatches: number;
+  /** Bytes copied back to the CPU. */
+  readbackBytes: number;
+}
+
+export interface RunnerOptions {
+  dense: DenseKernels;
+  /** Most tokens in one prefill step. Default 512. */
+  maxTokens?: number;
+  /** Most sequences in a step (and block-table rows, sampler slots). Default kv.maxSeqs. */
+  maxBatch?: number;
+  /** Largest batch decoded with the fused MLP (split-K partials); larger batches use the GEMV pair. Default 4. */
+  fusedMaxBatch?: number;
+  /** Bytes for prompt-logprob logits rows. Default 64 MiB. */
+  promptLogitsBytes?: number;
+  samplerWorkgroupSize?: SamplerWorkgroupSize;
+}
+
+const GRAPH_CACHE = 8;
+
+export class ModelRunner {
+  readonly attention: AttentionKernels;
+  readonly sampler: Sampler;
+  readonly promptLogprobs: PromptLogprobs;
+  readonly step: StepBuffers;
+  readonly loraKernels: LoraKernels;
+  readonly loraLayout: LoraLayout;
+  readonly fusedMaxBatch: number;
+  readonly maxContext: number;
+  private readonly dense: DenseKernels;
+  private readonly graphs = new Map<string, DecodeGraph>();
+  private readonly staging: GPUBuffer[] = [];
+  private lora: LoraPool | null = null;
+
+  constructor(
+    readonly ctx: KernelContext,
+    readonly weights: WeightSet,
+    readonly kv: KvCache,
+    opts: RunnerOptions,
+  ) {
+    const cfg = weights.config;
+    this.dense = opts.dense;
+    this.attention = createAttentionKernels(ctx, cfg);
+    const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
+    this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
+    const limits: StepLimits = {
+      maxTokens: Math.max(opts.maxTokens ?? 512, maxBatch),
+      maxBatch,
+      promptLogitRows: Math.max(1, Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4)))),
+      partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxContext),
+    };
+    this.step = new StepBuffers(ctx.device, cfg, limits);
+    this.sampler = new Sampler(ctx, { maxSeqs: kv.maxSeqs, maxBatch, vocabSize: cfg.vocabSize, workgroupSize: opts.samplerWorkgroupSize });
+    this.promptLogprobs = new PromptLogprobs(ctx, opts.samplerWorkgroupSize);
+    this.loraKernels = new LoraKernels(ctx);
+    this.loraLayout = loraLayout(cfg);
+    this.fusedMaxBatch = opts.fusedMaxBatch ?? 4;
+  }
+
+  get limits(): StepLimits {
+    return this.step.limits;
+  }
+
+  /** Adapters the LoRA rows name (set once the model serves adapters). */
+  attachLora(pool: LoraPool): void {
+    this.lora = pool;
+  }
+
+  /** GPU bytes of the runner's own buffers (activations, sampler state; not weights or cache). */
+  get bytes(): number {
+    return this.step.bytes;
+  }
+
+  /** Records, submits and reads back one step. */
+  async run(spec: StepSpec): Promise<StepResult> {
+    const { rows, samples } = spec;
+    const ctx = this.ctx;
+    const device = ctx.device;
+    const V = this.weights.config.vocabSize;
+    const B = rows.length;
+    if (B === 0) throw new Error('ModelRunner: a step needs at least one row');
+    if (B > this.limits.maxBatch) throw new Error(`ModelRunner: ${B} rows exceed the batch limit ${this.limits.maxBatch}`);
+    if (samples.length > this.limits.maxBatch) throw new Error(`ModelRunner: ${samples.length} sampled rows exceed ${this.limits.maxBatch}`);
+    const tokens: number[] = [];
+    const tokenSlots: number[] = [];
+    const lastToken: number[] = [];
+    for (const r of rows) {
+      if (r.tokens.length === 0) throw new Error('ModelRunner: a row with no tokens');
+      if (r.pos + r.tokens.length > this.maxContext) throw new Error(`ModelRunner: position ${r.pos + r.tokens.length - 1} beyond the cache's ${this.maxContext}`);
+      for (const t of r.tokens) {
+        tokens.push(t);
+        tokenSlots.push(r.adapterSlot);
+      }
+      lastToken.push(tokens.length - 1);
+    }
+    const T = tokens.length;
+    const decode = T === B;
+    const hasLora = rows.some((r) => r.adapterSlot !== NO_ADAPTER);
+    if (hasLora && !this.lora) throw new Error('ModelRunner: LoRA rows but no adapter pool attached');
+    device.queue.writeBuffer(this.step.tokens, 0, Uint32Array.from(tokens));
+    device.queue.writeBuffer(this.step.rows, 0, packBatchRows(rows.map((r) => ({ seq: r.seq, pos: r.pos, adapter: r.adapterSlot, count: r.tokens.length }))));
+    if (hasLora) device.queue.writeBuffer(this.step.tokenSlots, 0, Uint32Array.from(tokenSlots));
+
+    const forward: ForwardContext = {
+      weights: this.weights,
+      kv: this.kv,
+      dense: this.dense,
+      attention: this.attention,
+      loraKernels: this.loraKernels,
+      loraLayout: this.loraLayout,
+      loraTables: this.lora ? { pool: this.lora.pool, slots: this.lora.slots } : null,
+      step: this.step,
+    };
+    // replay: cached decode graphs; fresh: encoded for this step, disposed once submitted.
+    let replay: KernelCall[] = [];
+    const fresh: KernelCall[] = [];
+    let graph: StepResult['graph'];
+    const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i);
+    if (decode && fusedOrder && !spec.promptLogprobs) {
+      const plan = this.planFor(rows);
+      if (hasLora) {
+        // Sampled rows are the batch rows in order (prefill steps overwrite the gather list).
+        device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from({ length: B }, (_, i) => i));
+        replay = this.loraDecodeGraph(forward, B, plan).calls;
+        graph = 'decode-lora';
+      } else {
+        const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
+        replay = g.calls;
+        graph = g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused';
+      }
+    } else {
+      // Sampled rows read the logits of their row's last token, gathered in sampler order.
+      if (samples.length > 0) device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from(samples.map((s) => lastToken[s.row])));
+      const attention =
+        decode && !spec.promptLogprobs
+          ? { kind: 'decode' as const, plan: this.planFor(rows) }
+          : { kind: 'prefill' as const, maxCount: Math.max(...rows.map((r) => r.tokens.length)) };
+      fresh.push(...encodeForward(forward, { T, B, attention, R: samples.length, lora: hasLora }));
+      graph = decode && hasLora ? 'decode-lora' : 'prefill';
+    }
+
+    let promptRows = 0;
+    const pl = spec.promptLogprobs ?? null;
+    if (pl) {
+      promptRows = pl.targets.length;
+      if (promptRows < 1 || promptRows > this.limits.promptLogitRows) throw new Error(`ModelRunner: ${promptRows} prompt-logprob rows, expected 1..${this.limits.promptLogitRows}`);
+      if (pl.k < 0 || pl.k > MAX_TOP_LOGPROBS) throw new Error(`ModelRunner: prompt logprobs k ${pl.k}`);
+      const start = lastToken[pl.row] - rows[pl.row].tokens.length + 1 + pl.first;
+      device.queue.writeBuffer(this.step.promptGather, 0, Uint32Array.from({ length: promptRows }, (_, i) => start + i));
+      device.queue.writeBuffer(this.step.promptTargets, 0, Uint32Array.from(pl.targets));
+      fresh.push(...encodePromptLogits(forward, promptRows));
+    }
+    if (samples.length > 0) this.sampler.prepare(samples);
+
+    const before = ctx.profiler.dispatches;
+    device.pushErrorScope('validation');
+    const encoder = device.createCommandEncoder({ label: `step.${graph}` });
+    if (spec.copiesBefore?.length) this.kv.recordCopyBlocks(encoder, spec.copiesBefore);
+    const pass = ctx.profiler.beginComputePass(encoder, `step.${graph}`);
+    for (const c of replay) c.record(pass, ctx);
+    for (const c of fresh) c.record(pass, ctx);
+    if (pl) this.promptLogprobs.record(pass, this.step.promptOut, this.step.promptLogits, this.step.promptTargets, promptRows, V, pl.k);
+    if (samples.length > 0) this.sampler.record(pass, this.step.logits);
+    pass.end();
+    if (spec.copiesAfter?.length) this.kv.recordCopyBlocks(encoder, spec.copiesAfter);
+    const sampleBytes = samples.length > 0 ? this.sampler.outputBytes() : 0;
+    const promptBytes = pl ? promptRows * promptLogprobsStride(pl.k) * 4 : 0;
+    const readbackBytes = sampleBytes + promptBytes;
+    const staging = readbackBytes > 0 ? this.takeStaging(readbackBytes) : null;
+    if (staging && sampleBytes > 0) this.sampler.copyOutput(encoder, staging, 0);
+    if (staging && promptBytes > 0) encoder.copyBufferToBuffer(this.step.promptOut, 0, staging, sampleBytes, promptBytes);
+    ctx.profiler.submit(device.queue, [encoder.finish()]);
+    const dispatches = ctx.profiler.dispatches - before;
+    for (const c of fresh) c.dispose();
+    const error = await device.popErrorScope();
+    if (error) {
+      if (staging) this.staging.push(staging);
+      throw new Error(`ModelRunner: the ${graph} step failed GPU validation: ${error.message}`);
+    }
+    let sampled: SamplerRowOutput[] = [];
+    let promptLogprobs: PositionLogprobs[] | null = null;
+    if (staging) {
+      await staging.mapAsync(GPUMapMode.READ, 0, alignTo4(readbackBytes));
+      const bytes = staging.getMappedRange(0, alignTo4(readbackBytes)).slice(0);
+      staging.unmap();
+      this.staging.push(staging);
+      if (sampleBytes > 0) sampled = this.sampler.decodeOutput(bytes.slice(0, sampleBytes));
+      if (pl) promptLogprobs = decodePromptLogprobs(bytes.slice(sampleBytes, sampleBytes + promptBytes), promptRows, pl.k);
+    }
+    return { sampled, promptLogprobs, graph, dispatches, readbackBytes };
+  }
+
+  /**
+   * The decode split plan for rows at their positions: planned for the longest context rounded up
+   * to a power of two (at least 64), so cached graphs stay valid while contexts grow within it.
+   */
+  private planFor(rows: readonly RunnerRow[]): DecodeSplitPlan {
+    const longest = Math.max(...rows.map((r) => r.pos + 1));
+    const bucket = Math.min(this.maxContext, Math.max(64, 2 ** Math.ceil(Math.log2(longest))));
+    return this.attention.decode.plan(bucket, rows.length);
+  }
+
+  private decodeGraph(B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
+    const key = `${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`;
+    return this.cached(key, () =>
+      encodeDecode({ weights: this.weights, kv: this.kv, dense: this.dense, attention: this.attention, step: this.step }, B, plan, mlp),
+    );
+  }
+
+  private loraDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
+    const key = `lora|${B}|${plan.splitLen}|${plan.numSplits}`;
+    return this.cached(key, () => {
+      const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora: true });
+      return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: 0, dispatchesOutsideLayers: 0 };
+    });
+  }
+
+  private cached(key: string, make: () => DecodeGraph): DecodeGraph {
+    let g = this.graphs.get(key);
+    if (g) {
+      this.graphs.delete(key);
+      this.graphs.set(key, g);
+      return g;
+    }
+    g = make();
+    this.graphs.set(key, g);
+    if (this.graphs.size > GRAPH_CACHE) {
+      const [oldKey, old] = this.graphs.entries().next().value as [string, DecodeGraph];
+      this.graphs.delete(oldKey);
+      disposeDecodeGraph(old);
+    }
+    return g;
+  }
+
+  /** The decode graph a batch of B rows at these positions would use (bench figures). */
+  describeDecode(B: number, longestContext: number): DecodeGraph {
+    const rows = Array.from({ length: B }, (_, i) => ({ seq: i, pos: longestContext - 1, tokens: [0], adapterSlot: NO_ADAPTER }));
+    return this.decodeGraph(B, this.planFor(rows), B <= this.fusedMaxBatch ? 'fused' : 'unfused');
+  }
+
+  private takeStaging(bytes: number): GPUBuffer {
+    const size = alignTo4(bytes);
+    const i = this.staging.findIndex((b) => b.size >= size);
+    if (i >= 0) return this.staging.splice(i, 1)[0];
+    return this.ctx.device.createBuffer({ label: 'step.readback', size: Math.max(256, size), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  destroy(): void {
+    for (const g of this.graphs.values()) disposeDecodeGraph(g);
+    this.graphs.clear();
+    for (const b of this.staging) b.destroy();
+    this.staging.length = 0;
+    this.step.destroy();
+    this.sampler.destroy();
+    this.promptLogprobs.destroy();
+  }
+}
+
+function alignTo4(n: number): number {
+  return Math.ceil(n / 4) * 4;
+}

@@ -1,0 +1,176 @@
+/**
+ * LoRA kernels for batches that mix adapters (lora.wgsl): `shrink` U = X A^T and `expand`
+ * Y += s U B^T per token row, each row using the A and B of its own adapter slot (S-LoRA / Punica
+ * style: one dispatch serves every adapter of the batch). A module group shares its input and writes
+ * contiguous output columns, so the fused projections of the engine take one shrink and one expand:
+ * qkv (q|k|v over the attention input), o, gateUp (gate|up over the MLP input), down.
+ *
+ * Where the matrices live is the adapter pool's business (generate/lora-pool.ts): one f32 buffer, a
+ * slot table (base, rank, scale) and the per-token slot ids; `loraLayout(config)` is the layout both
+ * sides agree on. Ranks up to LORA_MAX_RANK.
+ * Not here: the forward graphs that place these calls (generate/forward-graph.ts). Reference:
+ * reference/lora.ts `loraForward`.
+ */
+import type { KernelContext } from '../gpu/context';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { makeCall, packUniforms } from '../gpu/kernel-call';
+import type { ModelConfig } from '../model/config';
+import { LORA_MODULES, loraModuleDims, type LoraModule } from '../reference/lora';
+import { checkDim, checkElements, kernelLayout } from './common';
+import code from './lora.wgsl?raw';
+import { constDecls } from './shader';
+
+/** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
+export const LORA_MAX_RANK = 256;
+/** Slot-table entry size in bytes (struct Slot: base, rank, scale, pad). */
+export const LORA_SLOT_BYTES = 16;
+/** Modules in the largest group (q|k|v): U holds 3 x RMAX floats per token row. */
+export const LORA_GROUP_WIDTH = 3;
+
+export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
+
+export const LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
+  qkv: ['q_proj', 'k_proj', 'v_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_proj', 'up_proj'],
+  down: ['down_proj'],
+};
+
+/** Where a module sits in one layer of a slot, in units of the slot's rank. */
+export interface LoraModuleLayout {
+  module: LoraModule;
+  in: number;
+  out: number;
+  /** A at r * (l * layerUnits + aUnits), B at r * (l * layerUnits + bUnits). */
+  aUnits: number;
+  bUnits: number;
+}
+
+export interface LoraLayout {
+  modules: Record<LoraModule, LoraModuleLayout>;
+  /** Sum over the seven modules of (in + out). */
+  layerUnits: number;
+  numLayers: number;
+}
+
+/** The pool layout of one adapter for a model: every module of every layer, targeted or not (zeros). */
+export function loraLayout(cfg: ModelConfig): LoraLayout {
+  let units = 0;
+  const modules = {} as Record<LoraModule, LoraModuleLayout>;
+  for (const m of LORA_MODULES) {
+    const d = loraModuleDims(cfg, m);
+    modules[m] = { module: m, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
+    units += d.in + d.out;
+  }
+  return { modules, layerUnits: units, numLayers: cfg.numLayers };
+}
+
+/** f32 elements one adapter of rank r takes in the pool. */
+export function loraSlotFloats(layout: LoraLayout, rank: number): number {
+  return rank * layout.layerUnits * layout.numLayers;
+}
+
+/** The adapter tables every LoRA call reads. */
+export interface LoraTables {
+  /** f32 pool of every resident adapter. */
+  pool: BufferRef;
+  /** array<Slot>: base, rank, scale per slot. */
+  slots: BufferRef;
+  /** u32 [T]: the slot of each token row (0xffffffff: no adapter). */
+  tokenSlots: BufferRef;
+}
+
+export interface LoraShrinkArgs extends LoraTables {
+  layout: LoraLayout;
+  group: LoraGroupName;
+  layer: number;
+  /** f32 [T, 3, LORA_MAX_RANK], written for rows with an adapter. */
+  u: BufferRef;
+  /** The group's input, row t at xOffset + t * xStride. */
+  x: BufferRef;
+  xOffset?: number;
+  xStride?: number;
+  T: number;
+}
+
+export interface LoraExpandArgs extends LoraTables {
+  layout: LoraLayout;
+  group: LoraGroupName;
+  layer: number;
+  u: BufferRef;
+  /** The group's output columns, accumulated into: row t at yOffset + t * yStride. */
+  y: BufferRef;
+  yOffset?: number;
+  yStride?: number;
+  T: number;
+}
+
+const WG = 256;
+const TK = 16;
+const KT = 2048;
+
+export class LoraKernels {
+  private readonly layout;
+  private readonly shrinkPipeline: GPUComputePipeline;
+  private readonly expandPipeline: GPUComputePipeline;
+
+  constructor(private readonly ctx: KernelContext) {
+    this.layout = kernelLayout(ctx, 'lora', ['read-only-storage', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage', 'uniform']);
+    const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
+    const pipeline = (entry: 'shrink' | 'expand') =>
+      ctx.pipelines.get({ label: `lora.${entry}`, layout: this.layout.pipeline, entryPoint: entry, code: `${consts}\n${section(code, entry)}` });
+    this.shrinkPipeline = pipeline('shrink');
+    this.expandPipeline = pipeline('expand');
+  }
+
+  /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
+  encodeShrink(a: LoraShrinkArgs): KernelCall {
+    const mods = LORA_GROUPS[a.group].map((m) => a.layout.modules[m]);
+    const K = mods[0].in;
+    const xStride = a.xStride ?? K;
+    checkDim('lora.shrink', 'T', a.T);
+    if (a.T > this.ctx.maxWorkgroupsPerDimension) throw new Error(`lora.shrink: ${a.T} rows exceed one grid dimension`);
+    checkElements('lora.shrink', 'x', a.x, (a.xOffset ?? 0) + (a.T - 1) * xStride + K);
+    checkElements('lora.shrink', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
+    checkElements('lora.shrink', 'tokenSlots', a.tokenSlots, a.T);
+    const units = [0, 1, 2].map((i) => mods[i]?.aUnits ?? 0);
+    return makeCall(this.ctx, {
+      label: 'lora.shrink',
+      pipeline: this.shrinkPipeline,
+      layout: this.layout.bindGroup,
+      buffers: [a.x, a.pool, a.slots, a.tokenSlots, a.u],
+      uniforms: packUniforms([a.T, K, a.xOffset ?? 0, xStride, a.layout.layerUnits, a.layer, mods.length, 0, ...units, 0, 0, 0, 0, 0]),
+      workgroups: [mods.length, a.T, 1],
+    });
+  }
+
+  /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
+  encodeExpand(a: LoraExpandArgs): KernelCall {
+    const mods = LORA_GROUPS[a.group].map((m) => a.layout.modules[m]);
+    const N = mods.reduce((s, m) => s + m.out, 0);
+    const yStride = a.yStride ?? N;
+    checkDim('lora.expand', 'T', a.T);
+    checkElements('lora.expand', 'y', a.y, (a.yOffset ?? 0) + (a.T - 1) * yStride + N);
+    checkElements('lora.expand', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
+    checkElements('lora.expand', 'tokenSlots', a.tokenSlots, a.T);
+    const units = [0, 1, 2].map((i) => mods[i]?.bUnits ?? 0);
+    const widths = [0, 1, 2].map((i) => mods[i]?.out ?? 0);
+    return makeCall(this.ctx, {
+      label: 'lora.expand',
+      pipeline: this.expandPipeline,
+      layout: this.layout.bindGroup,
+      buffers: [a.u, a.pool, a.slots, a.tokenSlots, a.y],
+      uniforms: packUniforms([a.T, N, a.yOffset ?? 0, yStride, a.layout.layerUnits, a.layer, mods.length, 0, ...units, 0, ...widths, 0]),
+      workgroups: [Math.ceil(N / WG), a.T, 1],
+    });
+  }
+}
+
+/** The shared text plus one entry point's section of lora.wgsl (the two declare different bindings). */
+function section(text: string, entry: 'shrink' | 'expand'): string {
+  const other = entry === 'shrink' ? 'expand' : 'shrink';
+  return text
+    .replace(new RegExp(`#ifdef_${other}[\\s\\S]*?#endif_${other}\\n?`), '')
+    .replace(`#ifdef_${entry}`, '')
+    .replace(`#endif_${entry}`, '');
+}

@@ -1,0 +1,80 @@
+// Shared set-up of the generation-core GPU tests: a random test model on the GPU with its reference
+// twin, a ModelRunner over a KvCache whose block-table rows own fixed shuffled blocks, and greedy
+// sampling helpers. The runner is driven directly here; the engine tests go through Engine.
+import { readF32 } from '../../src/engine/gpu/buffers';
+import type { KernelContext } from '../../src/engine/gpu/context';
+import { ModelRunner } from '../../src/engine/generate/model-runner';
+import { createDenseKernels } from '../../src/engine/kernels/kernels';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import { KV_BLOCK, KvCache } from '../../src/engine/model/kv-cache';
+import { WeightSet } from '../../src/engine/model/weights';
+import { ReferenceModel } from '../../src/engine/reference/model';
+import { Rng } from '../../src/engine/reference/random';
+import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
+import type { TensorData } from '../../src/engine/model/tensor';
+
+export interface RunnerFixture {
+  cfg: ModelConfig;
+  tensors: TensorData[];
+  weights: WeightSet;
+  ref: ReferenceModel;
+  kv: KvCache;
+  runner: ModelRunner;
+  /** Blocks of each block-table row (fixed, shuffled). */
+  blocks: number[][];
+  destroy(): void;
+}
+
+export async function runnerFixture(
+  ctx: KernelContext,
+  arch: Architecture,
+  dtype: DType,
+  seed: number,
+  opts: { maxSeqs?: number; maxContext?: number; overrides?: Partial<ModelConfig>; maxTokens?: number; fusedMaxBatch?: number } = {},
+): Promise<RunnerFixture> {
+  const cfg = testConfig(arch, opts.overrides);
+  const tensors = randomModelTensors(cfg, dtype, seed);
+  const maxContext = opts.maxContext ?? 128;
+  const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: maxContext });
+  const maxSeqs = opts.maxSeqs ?? 6;
+  const perSeq = Math.ceil(maxContext / KV_BLOCK);
+  const kv = new KvCache(ctx.device, cfg, { maxSeqs, maxContext, numBlocks: maxSeqs * perSeq });
+  const rng = new Rng(seed + 1);
+  const all = Array.from({ length: kv.numBlocks }, (_, i) => i);
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [all[i], all[j]] = [all[j], all[i]];
+  }
+  const blocks = Array.from({ length: maxSeqs }, (_, r) => all.slice(r * perSeq, (r + 1) * perSeq));
+  blocks.forEach((b, r) => kv.writeBlockTable(r, b));
+  const runner = new ModelRunner(ctx, weights, kv, { dense: createDenseKernels(ctx), maxTokens: opts.maxTokens ?? 128, fusedMaxBatch: opts.fusedMaxBatch, samplerWorkgroupSize: 32 });
+  return {
+    cfg,
+    tensors,
+    weights,
+    ref: new ReferenceModel(cfg, tensors),
+    kv,
+    runner,
+    blocks,
+    destroy() {
+      runner.destroy();
+      kv.destroy();
+      weights.destroy();
+    },
+  };
+}
+
+/** The logits rows the last step computed (R rows of V). */
+export async function lastLogits(f: RunnerFixture, R: number): Promise<Float32Array> {
+  return readF32(f.runner.ctx.device, f.runner.step.logits, R * f.cfg.vocabSize);
+}
+
+export function argmax(a: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < a.length; i++) if (a[i] > a[best]) best = i;
+  return best;
+}
+
+export function randomTokens(rng: Rng, n: number, V: number): number[] {
+  return Array.from({ length: n }, () => 1 + rng.int(V - 1));
+}
