@@ -1,6 +1,7 @@
 /**
  * Deleting a model and everything it owns, in one transaction: its checkpoints and their adapter
- * files, artifacts, trajectory logs, run record, and training jobs with their inputs and events.
+ * files, artifacts, trajectory logs, run record, and training jobs with their inputs, events and
+ * saved progress.
  * Nothing is left orphaned, and nothing of another model or principal is read for writing.
  *
  * Not here: stopping a job that is running for the model (the job runner is told by the
@@ -23,7 +24,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export async function deleteModelCascade(db: HearthDb, principalId: string, modelId: string): Promise<ModelDeletion | undefined> {
   return writeTx(
     db,
-    ['models', 'checkpoints', 'checkpointFiles', 'runs', 'trajectoryLogs', 'trainingJobs', 'jobInputs', 'jobEvents', 'artifacts'],
+    ['models', 'checkpoints', 'checkpointFiles', 'runs', 'trajectoryLogs', 'trainingJobs', 'jobInputs', 'jobEvents', 'artifacts', 'jobProgress'],
     async (tx) => {
       const model = await tx.objectStore('models').get(modelId);
       if (!model || model.principalId !== principalId) return undefined;
@@ -53,6 +54,9 @@ export async function deleteModelCascade(db: HearthDb, principalId: string, mode
         const eventIds = await tx.objectStore('jobEvents').index('by-job-seq').getAllKeys(IDBKeyRange.bound([id, 0], [id, MAX]));
         for (const eventId of eventIds) await tx.objectStore('jobEvents').delete(eventId);
       }
+
+      // A running job's saved progress (issue 6) goes with the model.
+      for (const id of await tx.objectStore('jobProgress').index('by-model').getAllKeys(modelId)) await tx.objectStore('jobProgress').delete(id);
 
       await tx.objectStore('models').delete(modelId);
       return {

@@ -13,7 +13,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 
 export const DB_NAME = 'hearth';
 /** Bump with a new `if (oldVersion < N)` rung in `upgrade` below; never edit an old rung. */
-export const DB_VERSION = 1;
+export const DB_VERSION = 2;
 
 /** Someone who owns models and jobs; the admin principal is created on first start. */
 export interface PrincipalRecord {
@@ -165,6 +165,29 @@ export interface ArtifactRecord {
   createdAt: number;
 }
 
+/**
+ * A running job's last completed optimizer step, saved crash-safely after every step together
+ * with its gradient_step event, so the host that takes over after the tab closed resumes there.
+ * Deleted when the job ends and with its model.
+ */
+export interface JobProgressRecord {
+  jobId: string;
+  modelId: string;
+  principalId: string;
+  /** Optimizer steps of the job's plan completed so far. */
+  stepsDone: number;
+  /** The LoRA adapter after those steps: adapter_model.safetensors bytes (f32, PEFT names). */
+  adapter: ArrayBuffer;
+  /** AdamW moments as safetensors bytes (adapter names + `.exp_avg` / `.exp_avg_sq`), and its step count. */
+  optimizer: ArrayBuffer;
+  optimizerStep: number;
+  /** precalculate_logprobs: the logprobs computed before step 1, per planned sequence (f32, safetensors). */
+  precomputed: ArrayBuffer | null;
+  /** Set once the job's checkpoint is stored (in the same transaction): only the terminal event is left. */
+  checkpointStep: number | null;
+  updatedAt: number;
+}
+
 export interface HearthSchema extends DBSchema {
   principals: { key: string; value: PrincipalRecord };
   apiKeys: { key: string; value: ApiKeyRecord; indexes: { 'by-hash': string; 'by-principal': string } };
@@ -186,6 +209,7 @@ export interface HearthSchema extends DBSchema {
   jobInputs: { key: string; value: TrainingJobInputRecord };
   jobEvents: { key: string; value: JobEventRecord; indexes: { 'by-job-seq': [string, number] } };
   artifacts: { key: string; value: ArtifactRecord; indexes: { 'by-model': string } };
+  jobProgress: { key: string; value: JobProgressRecord; indexes: { 'by-model': string } };
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;
@@ -204,6 +228,7 @@ export const ALL_STORES = [
   'jobInputs',
   'jobEvents',
   'artifacts',
+  'jobProgress',
 ] as const;
 
 /**
@@ -243,6 +268,10 @@ export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
         const events = db.createObjectStore('jobEvents', { keyPath: 'id' });
         events.createIndex('by-job-seq', ['jobId', 'seq'], { unique: true });
         db.createObjectStore('artifacts', { keyPath: 'id' }).createIndex('by-model', 'modelId');
+      }
+      if (oldVersion < 2) {
+        // Issue 6: per-step progress of running training jobs (resume after a host change).
+        db.createObjectStore('jobProgress', { keyPath: 'jobId' }).createIndex('by-model', 'modelId');
       }
     },
     blocking() {

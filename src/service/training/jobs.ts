@@ -13,6 +13,7 @@ import { InvalidInputError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import { requireModel } from '../models';
 import { withoutNulls, type RlJobInput, type SftJobInput, type TrajectoryGroupInput } from './job-input';
+import { resolveRlSettings } from './rl-config';
 import { parseSftJsonl, resolveTrainingData } from './sft-data';
 
 /** ART's SFT defaults (art-compat.md §4): batch size 2 ("auto"), learning rate 5e-5. */
@@ -51,8 +52,11 @@ export interface CreateRlJob {
 
 export async function createRlJob(ctx: ServiceContext, caller: Principal, req: CreateRlJob): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
+  const experimentalConfig = withoutNulls(req.experimental_config);
+  // A setting Hearth cannot honour is refused now (422), not discovered when the job runs.
+  resolveRlSettings(experimentalConfig);
   const job = newJob(ctx, caller, req.model_id, 'rl');
-  const input: RlJobInput = { kind: 'rl', trajectoryGroups: req.trajectory_groups, experimentalConfig: withoutNulls(req.experimental_config) };
+  const input: RlJobInput = { kind: 'rl', trajectoryGroups: req.trajectory_groups, experimentalConfig };
   await insertJob(ctx.db, job, input);
   ctx.jobs.wake();
   return job;

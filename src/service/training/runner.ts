@@ -8,16 +8,17 @@
  */
 import { getArtifact } from '../../store/artifacts';
 import { latestCheckpoint } from '../../store/checkpoints';
+import { commitJobCheckpoint, commitStep, deleteJobProgress, getJobProgress, sweepJobProgress } from '../../store/job-progress';
 import { getModel } from '../../store/models';
-import { getJobForRunner, getJobInput, jobsWithStatus, JobGoneError, updateJob, type NewEvent } from '../../store/training-jobs';
-import type { TrainingJobRecord } from '../../store/schema';
-import { addCheckpoint, readAdapter } from '../checkpoints';
+import { getJobForRunner, getJobInput, jobsWithStatus, JobGoneError, listJobEvents, updateJob, type NewEvent } from '../../store/training-jobs';
+import type { CheckpointRecord, JobProgressRecord, TrainingJobRecord } from '../../store/schema';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { JobQueue, ServiceContext } from '../context';
 import { newId } from '../ids';
 import type { TrainingJobInput } from './job-input';
 import { parseSftJsonl } from './sft-data';
 import { JobProgress, transitionSources, type JobEventType } from './state-machine';
-import type { Trainer, TrainerContext } from './trainer';
+import type { StepProgress, Trainer, TrainerContext } from './trainer';
 
 export const INTERRUPTED_MESSAGE =
   'The job was interrupted: the tab hosting the Hearth engine closed while it was running. Create the job again to retry.';
@@ -46,6 +47,8 @@ export class JobRunner implements JobQueue {
         await this.finish(job.id, 'fail', INTERRUPTED_MESSAGE).catch(ignoreGone);
       }
     }
+    // Progress a dead host left behind for jobs that ended anyway.
+    await sweepJobProgress(this.ctx.db);
     this.wake();
   }
 
@@ -120,7 +123,7 @@ export class JobRunner implements JobQueue {
         ? pending
         : await updateJob(this.ctx.db, pending.id, transitionSources('start'), { status: 'RUNNING', trainingStart: this.ctx.now() }, []);
       this.notify();
-      const progress = new JobProgress();
+      const progress = resumed ? await this.replayEvents(job.id) : new JobProgress();
       let trainerCtx: TrainerContext;
       try {
         trainerCtx = await this.trainerContext(job, progress, abort.signal, resumed);
@@ -144,6 +147,18 @@ export class JobRunner implements JobQueue {
     }
   }
 
+  /** A resumed job's progress rebuilt from the events its previous host emitted. */
+  private async replayEvents(jobId: string): Promise<JobProgress> {
+    const progress = new JobProgress();
+    let after: string | undefined;
+    for (;;) {
+      const page = await listJobEvents(this.ctx.db, jobId, { after, limit: 100 });
+      for (const e of page.items) progress.record(e.type as JobEventType, e.data);
+      if (!page.hasMore || page.items.length === 0) return progress;
+      after = page.items[page.items.length - 1].id;
+    }
+  }
+
   /** Ends a job with its terminal status and event in one transaction. */
   private async finish(jobId: string, how: 'complete' | 'fail', error: string | null, progress?: JobProgress): Promise<void> {
     const type: JobEventType = how === 'complete' ? 'training_ended' : 'training_failed';
@@ -160,6 +175,11 @@ export class JobRunner implements JobQueue {
       { status: how === 'complete' ? 'COMPLETED' : 'FAILED', trainingEnd: this.ctx.now(), errorMessage: how === 'fail' ? error : null },
       events,
     ).catch(ignoreGone);
+    await deleteJobProgress(this.ctx.db, jobId);
+  }
+
+  private progressRecord(job: TrainingJobRecord, step: StepProgress): JobProgressRecord {
+    return { ...step, jobId: job.id, modelId: job.modelId, principalId: job.principalId, checkpointStep: null, updatedAt: this.ctx.now() };
   }
 
   private event(type: JobEventType, data: Record<string, unknown>): NewEvent {
@@ -192,17 +212,49 @@ export class JobRunner implements JobQueue {
         return parseSftJsonl(new Uint8Array(artifact.files[0].bytes));
       },
       readAdapter: (step) => readAdapter(ctx, owner, model.id, step),
-      started: (numSequences) => this.emit(job, progress, 'training_started', { num_sequences: numSequences }),
-      gradientStep: (metrics) => this.emit(job, progress, 'gradient_step', { ...metrics }),
-      registerCheckpoint: async (adapter, metrics) => {
-        if (signal.aborted) throw signal.reason;
-        return addCheckpoint(ctx, model.id, job.principalId, adapter, metrics);
+      started: async (numSequences) => {
+        // A resumed job's previous host already announced the plan.
+        if (resumed && progress.started) return;
+        await this.emit(job, progress, 'training_started', { num_sequences: numSequences });
       },
+      gradientStep: async (metrics, step) => {
+        if (!step) return this.emit(job, progress, 'gradient_step', { ...metrics });
+        progress.record('gradient_step', metrics);
+        await commitStep(this.ctx.db, this.progressRecord(job, step), this.event('gradient_step', { ...metrics }));
+        this.notify();
+      },
+      registerCheckpoint: async (adapter, metrics = {}) => {
+        if (signal.aborted) throw signal.reason;
+        const latest = await latestCheckpoint(this.ctx.db, model.id);
+        const checkpoint: CheckpointRecord = {
+          id: newId(),
+          modelId: model.id,
+          principalId: job.principalId,
+          step: (latest?.step ?? 0) + 1,
+          metrics,
+          files: [ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE],
+          createdAt: this.ctx.now(),
+        };
+        const saved = (await getJobProgress(this.ctx.db, job.id)) ?? this.progressRecord(job, EMPTY_PROGRESS);
+        await commitJobCheckpoint(
+          this.ctx.db,
+          checkpoint,
+          [
+            { checkpointId: checkpoint.id, name: ADAPTER_CONFIG_FILE, bytes: adapter.adapterConfig.slice().buffer as ArrayBuffer },
+            { checkpointId: checkpoint.id, name: ADAPTER_MODEL_FILE, bytes: adapter.adapterModel.slice().buffer as ArrayBuffer },
+          ],
+          { ...saved, updatedAt: this.ctx.now() },
+        );
+        return checkpoint;
+      },
+      savedProgress: resumed ? await getJobProgress(this.ctx.db, job.id) : undefined,
       signal,
       resumed,
     };
   }
 }
+
+const EMPTY_PROGRESS: StepProgress = { stepsDone: 0, adapter: new ArrayBuffer(0), optimizer: new ArrayBuffer(0), optimizerStep: 0, precomputed: null };
 
 function ignoreGone(err: unknown): void {
   if (!(err instanceof JobGoneError)) throw err;

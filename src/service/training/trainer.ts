@@ -8,9 +8,12 @@
  */
 import type { BaseModelEntry } from '../base-models';
 import type { AdapterFiles } from '../checkpoints';
-import type { CheckpointRecord, ModelRecord, TrainingJobRecord } from '../../store/schema';
+import type { CheckpointRecord, JobProgressRecord, ModelRecord, TrainingJobRecord } from '../../store/schema';
 import type { TrainingJobInput } from './job-input';
 import type { SftExample } from './sft-data';
+
+/** What a trainer saves after each optimizer step so another host can resume the job there. */
+export type StepProgress = Pick<JobProgressRecord, 'stepsDone' | 'adapter' | 'optimizer' | 'optimizerStep' | 'precomputed'>;
 
 export interface TrainerContext {
   /** The job, already RUNNING. */
@@ -26,12 +29,23 @@ export interface TrainerContext {
   loadSftExamples(): Promise<SftExample[]>;
   /** Reads a checkpoint's adapter; null for the step-0 identity adapter. */
   readAdapter(step: number): Promise<AdapterFiles | null>;
-  /** Emits `training_started`; call once, before the first gradient step. */
+  /**
+   * Emits `training_started`; call once, before the first gradient step. A resumed job whose
+   * previous host already emitted it emits nothing again.
+   */
   started(numSequences: number): Promise<void>;
-  /** Emits `gradient_step` with flat numeric metrics (loss, grad_norm, learning_rate, ...). */
-  gradientStep(metrics: Record<string, number>): Promise<void>;
-  /** Stores the trained adapter as the model's next checkpoint (latest step + 1). */
+  /**
+   * Emits `gradient_step` with flat numeric metrics (loss, grad_norm, learning_rate, ...). With
+   * `progress`, the step's progress is saved in the same transaction as the event.
+   */
+  gradientStep(metrics: Record<string, number>, progress?: StepProgress): Promise<void>;
+  /**
+   * Stores the trained adapter as the model's next checkpoint (latest step + 1), and marks the
+   * job's progress as checkpointed in the same transaction.
+   */
   registerCheckpoint(adapter: AdapterFiles, metrics?: Record<string, number>): Promise<CheckpointRecord>;
+  /** The progress a previous host saved for this job (resumed jobs), if any. */
+  savedProgress: JobProgressRecord | undefined;
   /** Aborted when the job must stop (its model was deleted, the engine is shutting down). */
   signal: AbortSignal;
   /** True when the job was RUNNING when a previous engine host died and is being resumed. */
