@@ -155,3 +155,69 @@ fn prep_kv(
     kCache[dst + i + half] = y.y;
   }
 }
+
+// ---- Backward (the trainer's; QkvPrepBackward in qkv-prep-backward.ts) ----
+// In place on the gradient of the QKV projection, dqkv [T, (NH + 2 NKV) * HS]: for each q and k head
+// it holds the gradient w.r.t. the head after RoPE (the attention backward writes it there) and
+// leaves with the gradient w.r.t. the projection output, undoing the forward in reverse order:
+//   RoPE:  y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin  ->  dx1 = d1 cos + d2 sin, dx2 = d2 cos - d1 sin
+//   Qwen3: x = n * w, n = p * rstd (p: the saved projection in qkv; rstd recomputed from it)
+//          ->  dp = rstd * (dx * w - n * mean(dx * w * n))
+// v heads are untouched: their gradient passes straight to the projection. One invocation per
+// (token, q or k head); a head's two passes (mean, then write) read its HS gradients twice, and
+// each pair (i, i + HS/2) is read before it is written, so working in place is safe.
+
+@group(0) @binding(10) var<storage, read_write> dqkv: array<f32>;      // [T, (NH + 2 NKV) * HS] (backward entry)
+
+fn norm_weight(isK: bool, i: u32) -> f32 {
+  if (isK) {
+    return unpack_weight(kNorm[weight_word(i)], i);
+  }
+  return unpack_weight(qNorm[weight_word(i)], i);
+}
+
+// RoPE backward of the pair (i, i + HS/2) at src: rotation by -theta.
+fn rope_back(src: u32, pos: u32, i: u32) -> vec2<f32> {
+  let cs = ropeTable[pos * (HS / 2u) + i];
+  let d1 = dqkv[src + i];
+  let d2 = dqkv[src + i + HS / 2u];
+  return vec2<f32>(d1 * cs.x + d2 * cs.y, d2 * cs.x - d1 * cs.y);
+}
+
+@compute @workgroup_size(WG)
+fn prep_backward(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let idx = invocation(wid, nwg, lid);
+  if (idx >= params.T * (NH + NKV)) {
+    return;
+  }
+  let t = idx / (NH + NKV);
+  let j = idx % (NH + NKV); // 0..NH-1: q heads, NH..NH+NKV-1: k heads (contiguous in the row)
+  let pos = token_place(t).y;
+  let src = (t * (NH + 2u * NKV) + j) * HS;
+  let half = HS / 2u;
+  if (!QK_NORM) {
+    for (var i = 0u; i < half; i++) {
+      let d = rope_back(src, pos, i);
+      dqkv[src + i] = d.x;
+      dqkv[src + i + half] = d.y;
+    }
+    return;
+  }
+  let isK = j >= NH;
+  let rstd = head_rstd(src);
+  var dot = 0.0; // sum over the head of dx * w * p
+  for (var i = 0u; i < half; i++) {
+    let d = rope_back(src, pos, i);
+    dot += d.x * norm_weight(isK, i) * qkv[src + i] + d.y * norm_weight(isK, i + half) * qkv[src + i + half];
+  }
+  let mean = dot * rstd / f32(HS); // mean(dx * w * n)
+  for (var i = 0u; i < half; i++) {
+    let d = rope_back(src, pos, i);
+    dqkv[src + i] = rstd * (d.x * norm_weight(isK, i) - qkv[src + i] * rstd * mean);
+    dqkv[src + i + half] = rstd * (d.y * norm_weight(isK, i + half) - qkv[src + i + half] * rstd * mean);
+  }
+}

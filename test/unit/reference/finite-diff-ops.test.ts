@@ -7,12 +7,14 @@
  * gradient buffers, checking that it accumulates (+=) rather than overwrites.
  */
 import { describe, expect, it } from 'vitest';
+import { NO_ADAPTER } from '../../../src/engine/model/kv-cache';
 import { ropeInvFreq } from '../../../src/engine/model/rope';
 import { attentionBackward, attentionForward } from '../../../src/engine/reference/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../../../src/engine/reference/cross-entropy';
 import type { Floats } from '../../../src/engine/reference/floats';
 import { linearBackward, linearForward } from '../../../src/engine/reference/linear';
 import { loraBackward, loraForward } from '../../../src/engine/reference/lora';
+import { qkvPrepBackward } from '../../../src/engine/reference/qkv-prep-backward';
 import { Rng } from '../../../src/engine/reference/random';
 import { residualBackward, residualForward } from '../../../src/engine/reference/residual';
 import { rmsnormBackward, rmsnormForward } from '../../../src/engine/reference/rmsnorm';
@@ -203,5 +205,42 @@ describe('finite differences: reference backward of each op (f64)', () => {
     crossEntropyForward(lp, h, new Float64Array(V).fill(0.3), [5], 1, V);
     expect(h[0]).toBeCloseTo(Math.log(V), 12);
     expect(lp[0]).toBeCloseTo(-Math.log(V), 12);
+  });
+
+  it('q/k/v preparation (Qwen3 per-head norm, then RoPE) of two rows: d of the QKV projection', () => {
+    const rng = new Rng(900);
+    const NH = 4, NKV = 2, HS = 6, eps = 1e-6;
+    const W = (NH + 2 * NKV) * HS;
+    const rows = [
+      { seq: 0, pos: 7, adapter: NO_ADAPTER, count: 2 },
+      { seq: 1, pos: 0, adapter: NO_ADAPTER, count: 1 },
+    ];
+    const T = 3;
+    const invFreq = ropeInvFreq({ headDim: HS, ropeTheta: 10000, ropeScaling: null });
+    const qkv = normals64(rng, T * W);
+    const norm = { q: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()), k: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()), eps };
+    const Rq = normals64(rng, T * NH * HS);
+    const Rk = normals64(rng, T * NKV * HS);
+    const Rv = normals64(rng, T * NKV * HS);
+    const positions = [7, 8, 0];
+    const loss = () => {
+      let L = 0;
+      for (let t = 0; t < T; t++) {
+        const p = qkv.subarray(t * W, (t + 1) * W);
+        const qn = new Float64Array(NH * HS);
+        const kn = new Float64Array(NKV * HS);
+        rmsnormForward(qn, null, p.subarray(0, NH * HS), norm.q, NH, HS, eps);
+        rmsnormForward(kn, null, p.subarray(NH * HS, (NH + NKV) * HS), norm.k, NKV, HS, eps);
+        const q = new Float64Array(NH * HS);
+        const k = new Float64Array(NKV * HS);
+        ropeForward(q, qn, [positions[t]], invFreq, 1, NH, HS);
+        ropeForward(k, kn, [positions[t]], invFreq, 1, NKV, HS);
+        L += weightedSum(q, Rq.subarray(t * NH * HS)) + weightedSum(k, Rk.subarray(t * NKV * HS));
+        L += weightedSum(p.subarray((NH + NKV) * HS), Rv.subarray(t * NKV * HS));
+      }
+      return L;
+    };
+    const dqkv = accumulated(normals64(rng, T * W), (b) => qkvPrepBackward(b, Rq, Rk, Rv, qkv, norm, invFreq, rows, NH, NKV, HS));
+    checkGradient('qkv-prep dqkv', qkv, dqkv, loss, TOL);
   });
 });
