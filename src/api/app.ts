@@ -12,7 +12,9 @@ import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
+import { adapters } from './routes/adapters';
 import { apiKeys } from './routes/api-keys';
+import { artifacts } from './routes/artifacts';
 import { chat } from './routes/chat';
 import { engine } from './routes/engine';
 import { models } from './routes/models';
@@ -41,6 +43,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/*', bearerAuth());
 
   app.route('/v1/preview/models', models);
+  app.route('/v1/preview/models', adapters);
+  app.route('/v1/preview/artifacts', artifacts);
   app.route('/v1/preview/training-jobs', trainingJobs);
   app.route('/v1/preview/sft-training-jobs', sftTrainingJobs);
   app.route('/v1/preview/api-keys', apiKeys);

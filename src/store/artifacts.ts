@@ -1,9 +1,11 @@
 /**
  * Repository of artifacts: data a model owns besides its checkpoints (an SFT job's resolved
- * training data). Artifacts are written together with the job that needs them
- * (training-jobs.ts `insertJob`) and deleted with their model (cascade.ts).
+ * training data, or SFT data uploaded through POST /v1/preview/artifacts). Resolved data is
+ * written together with the job that needs it (training-jobs.ts `insertJob`), uploads on their
+ * own (`insertArtifact`); both are deleted with their model (cascade.ts).
  */
 import type { ArtifactRecord, HearthDb } from './schema';
+import { writeTx } from './tx';
 
 export async function getArtifact(db: HearthDb, principalId: string, id: string): Promise<ArtifactRecord | undefined> {
   const artifact = await db.get('artifacts', id);
@@ -12,4 +14,13 @@ export async function getArtifact(db: HearthDb, principalId: string, id: string)
 
 export async function listArtifacts(db: HearthDb, modelId: string): Promise<ArtifactRecord[]> {
   return db.getAllFromIndex('artifacts', 'by-model', modelId);
+}
+
+/** Stores an uploaded artifact, if its model still exists (checked in the same transaction). */
+export async function insertArtifact(db: HearthDb, artifact: ArtifactRecord): Promise<void> {
+  await writeTx(db, ['models', 'artifacts'], async (tx) => {
+    const model = await tx.objectStore('models').get(artifact.modelId);
+    if (!model || model.principalId !== artifact.principalId) throw new Error(`Model ${artifact.modelId} no longer exists.`);
+    await tx.objectStore('artifacts').add(artifact);
+  });
 }

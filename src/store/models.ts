@@ -4,7 +4,7 @@
  *
  * Not here: deleting a model and everything it owns (cascade.ts); checkpoints (checkpoints.ts).
  */
-import type { CheckpointRecord, HearthDb, ModelRecord, RunRecord } from './schema';
+import type { CheckpointFileRecord, CheckpointRecord, HearthDb, ModelRecord, RunRecord } from './schema';
 import { writeTx } from './tx';
 
 export class DuplicateModelError extends Error {
@@ -16,8 +16,10 @@ export async function insertModel(
   model: ModelRecord,
   stepZero: CheckpointRecord,
   run: RunRecord,
+  /** A model registered from an uploaded adapter: that adapter as its first trained checkpoint. */
+  imported?: { checkpoint: CheckpointRecord; files: CheckpointFileRecord[] },
 ): Promise<void> {
-  await writeTx(db, ['models', 'checkpoints', 'runs'], async (tx) => {
+  await writeTx(db, ['models', 'checkpoints', 'runs', 'checkpointFiles'], async (tx) => {
     const key: [string, string, string, string] = [model.principalId, model.entity, model.project, model.name];
     if (await tx.objectStore('models').index('by-name').getKey(key)) {
       throw new DuplicateModelError(`A model named ${model.entity}/${model.project}/${model.name} already exists.`);
@@ -25,6 +27,10 @@ export async function insertModel(
     await tx.objectStore('models').add(model);
     await tx.objectStore('checkpoints').add(stepZero);
     await tx.objectStore('runs').add(run);
+    if (imported) {
+      await tx.objectStore('checkpoints').add(imported.checkpoint);
+      for (const file of imported.files) await tx.objectStore('checkpointFiles').add(file);
+    }
   });
 }
 

@@ -52,6 +52,8 @@ export interface LoraConfig {
   r: number;
   alpha: number;
   targetModules: string[];
+  /** PEFT use_rslora (scale alpha / sqrt(r)); absent means false (models imported from such adapters set it). */
+  useRslora?: boolean;
 }
 
 export interface ModelRecord {

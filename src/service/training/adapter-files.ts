@@ -15,9 +15,9 @@ import type { OptimizerState } from '../../engine/train/types';
 import type { LoraConfig as StoredLoraConfig } from '../../store/schema';
 import type { AdapterFiles } from '../checkpoints';
 
-/** The model record's LoRA settings as the engine takes them (Hearth's models never use rsLoRA). */
+/** The model record's LoRA settings as the engine takes them. */
 export function engineLoraConfig(lora: StoredLoraConfig): EngineLoraConfig {
-  return { rank: lora.r, alpha: lora.alpha, targetModules: [...lora.targetModules], useRslora: false };
+  return { rank: lora.r, alpha: lora.alpha, targetModules: [...lora.targetModules], useRslora: lora.useRslora ?? false };
 }
 
 /** PEFT's adapter_config.json for a causal-LM LoRA on `baseModel`. */

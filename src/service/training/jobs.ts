@@ -11,6 +11,7 @@ import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
 import { InvalidInputError, NotFoundError } from '../errors';
 import { newId } from '../ids';
+import { artifactForJob, artifactIdOf, dataFile } from '../artifacts';
 import { requireModel } from '../models';
 import { withoutNulls, type RlJobInput, type SftJobInput, type TrajectoryGroupInput } from './job-input';
 import { resolveRlSettings } from './rl-config';
@@ -77,8 +78,13 @@ export interface CreateSftJob {
 export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
   const url = (req.training_data_url ?? req.training_folder_url)!;
-  // Resolved before anything is written, so a bad URL leaves no trace.
-  const data = await resolveTrainingData(url, ctx.baseUrl, ctx.fetch);
+  // An uploaded artifact (POST /v1/preview/artifacts) is read from the store; any other URL is
+  // resolved before anything is written, so a bad URL leaves no trace.
+  const uploadedId = artifactIdOf(ctx, url);
+  const uploaded = uploadedId ? await artifactForJob(ctx, caller, uploadedId, req.model_id) : null;
+  const data = uploaded
+    ? { fileName: dataFile(uploaded).name, bytes: new Uint8Array(dataFile(uploaded).bytes) }
+    : await resolveTrainingData(url, ctx.baseUrl, ctx.fetch);
   const examples = parseSftJsonl(data.bytes);
   const batchSize = req.config?.batch_size ?? SFT_DEFAULT_BATCH_SIZE;
   const numBatches = Math.ceil(examples.length / batchSize);
@@ -92,7 +98,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
     );
   }
   const job = newJob(ctx, caller, req.model_id, 'sft');
-  const artifact: ArtifactRecord = {
+  const artifact: ArtifactRecord = uploaded ?? {
     id: newId(),
     principalId: caller.id,
     modelId: req.model_id,
@@ -104,7 +110,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
   };
   const input: SftJobInput = {
     kind: 'sft',
-    trainingDataUrl: artifact.sourceUrl,
+    trainingDataUrl: uploaded ? url : artifact.sourceUrl,
     artifactId: artifact.id,
     batchSize,
     learningRate,
@@ -113,7 +119,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
     numBatches,
     experimentalConfig: withoutNulls(req.experimental_config),
   };
-  await insertJob(ctx.db, job, input, artifact);
+  await insertJob(ctx.db, job, input, uploaded ? undefined : artifact);
   ctx.jobs.wake();
   return job;
 }

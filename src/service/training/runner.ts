@@ -12,6 +12,7 @@ import { commitJobCheckpoint, commitStep, deleteJobProgress, getJobProgress, swe
 import { getModel } from '../../store/models';
 import { getJobForRunner, getJobInput, jobsWithStatus, JobGoneError, listJobEvents, updateJob, type NewEvent } from '../../store/training-jobs';
 import type { CheckpointRecord, JobProgressRecord, TrainingJobRecord } from '../../store/schema';
+import { dataFile } from '../artifacts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { JobQueue, ServiceContext } from '../context';
 import { newId } from '../ids';
@@ -209,7 +210,7 @@ export class JobRunner implements JobQueue {
         if (input.kind !== 'sft') throw new Error('Only SFT jobs have training examples.');
         const artifact = await getArtifact(this.ctx.db, job.principalId, input.artifactId);
         if (!artifact) throw new JobGoneError(`The training data of job ${job.id} no longer exists.`);
-        return parseSftJsonl(new Uint8Array(artifact.files[0].bytes));
+        return parseSftJsonl(new Uint8Array(dataFile(artifact).bytes));
       },
       readAdapter: (step) => readAdapter(ctx, owner, model.id, step),
       started: async (numSequences) => {

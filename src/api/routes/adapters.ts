@@ -1,0 +1,43 @@
+/**
+ * PEFT adapters over HTTP, mounted under /v1/preview/models:
+ * - GET /{model_id}/checkpoints/{step}/adapter: the checkpoint as `application/zip` holding
+ *   adapter_config.json and adapter_model.safetensors (step 0: the identity adapter);
+ * - POST /import (multipart/form-data: `project`, `name`, `base_model`, optional `entity`, and
+ *   the files adapter_config.json + adapter_model.safetensors, or one zip of them): registers a
+ *   new model whose step 1 is the uploaded adapter. Answers the model like POST /models.
+ *
+ * Reference: PEFT `save_pretrained` / `from_pretrained` file layout; art-compat.md §1.2, §5.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { checkpointAdapterZip, importAdapterModel } from '../../service/training/adapter-archive';
+import type { AppEnv } from '../env';
+import { readUpload } from '../multipart';
+import { Name, queryInt } from '../schemas/common';
+import { issuesToDetails, previewValidator, validationResponse } from '../validation';
+import { modelView } from '../views';
+
+export const adapters = new Hono<AppEnv>();
+
+/** The text fields of an import, checked like POST /models' body. */
+const ImportFields = z.object({ entity: Name.nullish(), project: Name, name: Name, base_model: z.string().min(1) });
+
+const StepParam = z.object({ id: z.string().min(1), step: queryInt(0, Number.MAX_SAFE_INTEGER, 0) });
+
+adapters.get('/:id/checkpoints/:step/adapter', previewValidator('param', StepParam), async (c) => {
+  const { id, step } = c.req.valid('param');
+  const zip = await checkpointAdapterZip(c.get('deps').services, c.get('principal'), id, step);
+  return c.body(zip.bytes.slice().buffer as ArrayBuffer, 200, {
+    'Content-Type': 'application/zip',
+    'Content-Disposition': `attachment; filename="${zip.fileName.replace(/"/g, '')}"`,
+  });
+});
+
+adapters.post('/import', async (c) => {
+  const upload = await readUpload(c);
+  const raw = Object.fromEntries(upload.fields);
+  const fields = ImportFields.safeParse(raw);
+  if (!fields.success) return validationResponse(c, issuesToDetails(fields.error.issues, raw, 'body'));
+  const model = await importAdapterModel(c.get('deps').services, c.get('principal'), { ...fields.data, files: upload.files });
+  return c.json(modelView(model));
+});

@@ -1,0 +1,148 @@
+/**
+ * PEFT adapters in and out of Hearth:
+ * - download: a checkpoint as a zip of `adapter_config.json` + `adapter_model.safetensors`
+ *   (stored uncompressed), so `unzip` and `PeftModel.from_pretrained(base, dir)` use it as is.
+ *   Step 0, the identity adapter, is written out too: zero A and B, exactly the base model.
+ * - import: a new model registered from an uploaded adapter (the two files, or a zip of them):
+ *   its LoRA settings come from adapter_config.json, every tensor is checked against the base
+ *   model's shapes, and the adapter becomes the model's checkpoint at step 1 (step 0 stays the
+ *   identity adapter), written in the same transaction as the model.
+ *
+ * Not here: HTTP (api/routes/adapters.ts), serving adapters (chat/lora-adapter.ts).
+ */
+import { unzipSync, zipSync } from 'fflate';
+import type { ModelConfig } from '../../engine/model/config';
+import { parseModelConfig } from '../../engine/model/hf-config';
+import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
+import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
+import type { CheckpointRecord, ModelRecord, RunRecord } from '../../store/schema';
+import type { Principal } from '../api-keys';
+import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
+import type { ServiceContext } from '../context';
+import { ConflictError, InvalidInputError, UnavailableError } from '../errors';
+import { newId, newRunId } from '../ids';
+import { requireModel } from '../models';
+import { adapterFiles, engineLoraConfig } from './adapter-files';
+
+/** The base model's config.json, read from its catalogue location. */
+export async function baseModelConfig(ctx: ServiceContext, baseModel: string): Promise<ModelConfig> {
+  const entry = await ctx.catalog.get(baseModel);
+  if (!entry) throw new UnavailableError(`The base model ${baseModel} is no longer in the catalogue.`);
+  const fetchFn = ctx.fetch;
+  const url = new URL('config.json', entry.location.endsWith('/') ? entry.location : entry.location + '/').href;
+  const res = await fetchFn(url);
+  if (!res.ok) throw new UnavailableError(`The config of base model ${baseModel} could not be read (HTTP ${res.status}).`);
+  return parseModelConfig(await res.json());
+}
+
+export interface AdapterZip {
+  fileName: string;
+  bytes: Uint8Array;
+}
+
+/** A checkpoint's PEFT files as a zip; 404 for an unknown model or step. */
+export async function checkpointAdapterZip(ctx: ServiceContext, caller: Principal, modelId: string, step: number): Promise<AdapterZip> {
+  const model = await requireModel(ctx, caller, modelId);
+  let files = await readAdapter(ctx, caller, modelId, step);
+  if (!files) {
+    const lora = engineLoraConfig(model.lora);
+    const plan = planLora(await baseModelConfig(ctx, model.baseModel), lora);
+    files = adapterFiles(model.baseModel, lora, loraToTensors(plan, new Float32Array(loraParameterCount(plan))));
+  }
+  const bytes = zipSync({ [ADAPTER_CONFIG_FILE]: [files.adapterConfig, { level: 0 }], [ADAPTER_MODEL_FILE]: [files.adapterModel, { level: 0 }] });
+  return { fileName: `${model.name}-step${step}-adapter.zip`, bytes };
+}
+
+export interface ImportAdapter {
+  entity?: string | null;
+  project: string;
+  name: string;
+  base_model: string;
+  files: { name: string; bytes: Uint8Array }[];
+}
+
+const FILES_LOC = ['body', 'files'];
+
+/** The two adapter files from an upload: given directly, or inside one zip. */
+function adapterFromUpload(files: ImportAdapter['files']): AdapterFiles {
+  let byName = new Map(files.map((f) => [f.name, f.bytes]));
+  if (files.length === 1 && files[0].name.endsWith('.zip')) {
+    try {
+      byName = new Map(Object.entries(unzipSync(files[0].bytes)).map(([path, bytes]) => [path.split('/').pop()!, bytes]));
+    } catch (err) {
+      throw new InvalidInputError(FILES_LOC, `${files[0].name} is not a readable zip: ${(err as Error).message}`, files[0].name);
+    }
+  }
+  const adapterConfig = byName.get(ADAPTER_CONFIG_FILE);
+  const adapterModel = byName.get(ADAPTER_MODEL_FILE);
+  if (!adapterConfig || !adapterModel) {
+    throw new InvalidInputError(
+      FILES_LOC,
+      `Upload ${ADAPTER_CONFIG_FILE} and ${ADAPTER_MODEL_FILE} (or one zip holding them), as PEFT's save_pretrained writes them; got ${[...byName.keys()].join(', ') || 'no files'}.`,
+      [...byName.keys()],
+    );
+  }
+  return { adapterConfig, adapterModel };
+}
+
+export async function importAdapterModel(ctx: ServiceContext, caller: Principal, req: ImportAdapter): Promise<ModelRecord> {
+  const files = adapterFromUpload(req.files);
+  const known = await ctx.catalog.list();
+  if (!known.some((m) => m.id === req.base_model)) {
+    throw new InvalidInputError(['body', 'base_model'], `Unknown base model "${req.base_model}". Available base models: ${known.map((m) => m.id).join(', ')}.`, req.base_model);
+  }
+  const entity = req.entity ?? caller.entity;
+  if (await findModelByName(ctx.db, caller.id, entity, req.project, req.name)) {
+    throw new ConflictError(`A model named ${entity}/${req.project}/${req.name} already exists; import under another name.`);
+  }
+  let lora;
+  try {
+    lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)));
+    const tensors = await parseAdapterModel(files.adapterModel);
+    // Every planned tensor present with the base model's shapes, nothing else.
+    const config = await baseModelConfig(ctx, req.base_model);
+    loraFromTensors(planLora(config, lora), config, tensors);
+  } catch (err) {
+    if (err instanceof UnavailableError) throw err;
+    const message = err instanceof AdapterError || err instanceof SyntaxError ? err.message : (err as Error).message;
+    throw new InvalidInputError(FILES_LOC, `The adapter does not fit ${req.base_model}: ${message}`, null);
+  }
+
+  const now = ctx.now();
+  const model: ModelRecord = {
+    id: newId(),
+    principalId: caller.id,
+    entity,
+    project: req.project,
+    name: req.name,
+    baseModel: req.base_model,
+    runId: newRunId(),
+    lora: { r: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules, ...(lora.useRslora ? { useRslora: true } : {}) },
+    createdAt: now,
+  };
+  const stepZero: CheckpointRecord = { id: newId(), modelId: model.id, principalId: caller.id, step: 0, metrics: {}, files: [], createdAt: now };
+  const stepOne: CheckpointRecord = {
+    id: newId(),
+    modelId: model.id,
+    principalId: caller.id,
+    step: 1,
+    metrics: {},
+    files: [ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE],
+    createdAt: now,
+  };
+  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now, history: [] };
+  try {
+    await insertModel(ctx.db, model, stepZero, run, {
+      checkpoint: stepOne,
+      files: [
+        { checkpointId: stepOne.id, name: ADAPTER_CONFIG_FILE, bytes: files.adapterConfig.slice().buffer as ArrayBuffer },
+        { checkpointId: stepOne.id, name: ADAPTER_MODEL_FILE, bytes: files.adapterModel.slice().buffer as ArrayBuffer },
+      ],
+    });
+  } catch (err) {
+    if (err instanceof DuplicateModelError) throw new ConflictError(err.message);
+    throw err;
+  }
+  return model;
+}
