@@ -81,7 +81,7 @@ export function structuredOutputSpec(req: StructuredRequestFields): StructuredOu
   if (candidates.length > 1) {
     throw new ConstraintError(
       `You can only use one kind of structured outputs constraint but multiple are specified: ${candidates.map((c) => c.param).join(', ')}.`,
-      candidates[1].param.split('.')[0],
+      candidates[1].param.split(/[ .]/)[0],
     );
   }
   const [only] = candidates;

@@ -14,10 +14,11 @@ import { choiceGrammar, ebnfString, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';
 import { ConstraintError } from './errors';
 import { GrammarConstraint, type GrammarConstraintOptions } from './grammar-matcher';
-import { extractNumericRanges, unsupportedJsonSchemaFeature, withoutAdditionalProperties } from './json-schema-support';
+import { extractHearthRules, unsupportedJsonSchemaFeature, withoutAdditionalProperties } from './json-schema-support';
 import { LruCache } from './lru-cache';
 import { mapJsonSchemas } from './structural-tag';
 import { xgrammarVocab } from './tokenizer-info';
+import { Utf8Guard } from './utf8-guard';
 import { XGrammarError, XGrammarRuntime, type BindingRef, type XGrammarLib } from './xgrammar-runtime';
 
 /** The model facts a grammar depends on. */
@@ -40,17 +41,19 @@ export class CompiledConstraint {
     private readonly grammar: CompiledGrammar,
     private readonly runtime: XGrammarRuntime,
     private readonly binding: BindingRef,
+    private readonly guard: Utf8Guard,
   ) {}
 
   /** A fresh matcher at the start of the grammar (implements the engine's TokenConstraint). */
   createConstraint(options: GrammarConstraintOptions = {}): GrammarConstraint {
-    return new GrammarConstraint(this.runtime.createMatcherHandle(this.grammar, -1), this.binding, this.vocabSize, options);
+    return new GrammarConstraint(this.runtime.createMatcherHandle(this.grammar, -1), this.binding, this.vocabSize, this.guard, options);
   }
 }
 
 /** xgrammar's objects for one vocabulary, valid for one runtime generation. */
 interface VocabularyGrammars {
   generation: number;
+  guard: Utf8Guard;
   info: TokenizerInfo;
   compiler: GrammarCompiler;
   grammars: LruCache<string, CompiledGrammar>;
@@ -75,7 +78,7 @@ export async function compileStructuredOutput(spec: StructuredOutputSpec, model:
         vocab.grammars.set(spec.key, grammar);
         grammarCacheStats.misses++;
       }
-      return new CompiledConstraint(spec, model.vocabSize, grammar, runtime, runtime.bindingRef());
+      return new CompiledConstraint(spec, model.vocabSize, grammar, runtime, runtime.bindingRef(), vocab.guard);
     });
   } catch (e) {
     if (!(e instanceof XGrammarError)) throw e;
@@ -95,7 +98,8 @@ async function vocabularyGrammars(lib: XGrammarLib, generation: number, model: S
   const info = await lib.TokenizerInfo.createTokenizerInfo(v.encodedVocab, v.vocabType, v.prependSpace, v.vocabSize, v.stopTokenIds);
   // xgrammar's own cache stays off: after an abort its pending entry would hang the next compile.
   const compiler = await lib.GrammarCompiler.createGrammarCompiler(info, false);
-  const entry: VocabularyGrammars = { generation, info, compiler, grammars: new LruCache(GRAMMAR_CACHE_SIZE, (g) => g.dispose()) };
+  const guard = Utf8Guard.of(model.tokenizer, model.vocabSize, v.vocabType, v.stopTokenIds);
+  const entry: VocabularyGrammars = { generation, guard, info, compiler, grammars: new LruCache(GRAMMAR_CACHE_SIZE, (g) => g.dispose()) };
   perTokenizer.set(key, entry);
   return entry;
 }
@@ -118,21 +122,21 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
 }
 
 /**
- * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (its numeric range rules,
- * the whitespace pattern).
+ * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (its own rules for bounded
+ * numbers and constrained strings, the whitespace pattern).
  */
 async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: JsonWhitespace, disableAdditionalProperties: boolean): Promise<string> {
   const unsupported = unsupportedJsonSchemaFeature(schema);
   if (unsupported) throw new ConstraintError(`The provided JSON schema contains features not supported by xgrammar: ${unsupported}.`, 'structured_outputs');
   const base = disableAdditionalProperties ? withoutAdditionalProperties(schema) : schema;
-  const extracted = extractNumericRanges(base, Math.random().toString(36).slice(2, 10));
+  const extracted = extractHearthRules(base, Math.random().toString(36).slice(2, 10));
   // indent -1 is Python's indent=None: one line, with ", " and ": " when whitespace is fixed.
   let ebnf = await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true);
-  for (const range of extracted.ranges) {
+  for (const rule of extracted.rules) {
     // The converter writes a string constant as this literal (the JSON text, quoted for EBNF).
-    const literal = ebnfString(JSON.stringify(range.placeholder));
+    const literal = ebnfString(JSON.stringify(rule.placeholder));
     if (!ebnf.includes(literal)) continue;
-    ebnf = `${ebnf.split(literal).join(range.rule)}\n${range.rule} ::= ${range.ebnf}\n`;
+    ebnf = `${ebnf.split(literal).join(rule.rule)}\n${rule.rule} ::= ${rule.ebnf}\n`;
   }
   if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, whitespaceExpression(whitespace.pattern));
   return ebnf;

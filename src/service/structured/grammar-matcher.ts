@@ -6,6 +6,8 @@
  * - The grammar can start after a given token (`startAfterTokenId`, the `</think>` id): vLLM
  *   applies a structured-output grammar to the answer, not to the reasoning before it. Until then
  *   every token is allowed and the matcher does not move.
+ * - The output stays valid UTF-8 (utf8-guard.ts): xgrammar's mask is ANDed with the guard's for
+ *   the current position inside a multi-byte character.
  * - forcedTokens(): jump-forward decoding. When the grammar allows exactly one continuation
  *   (`"name": "` after `{` in a schema with one required key), xgrammar names the string; its
  *   tokens, checked against the matcher, are offered to the engine to append without sampling.
@@ -16,6 +18,7 @@
  */
 import type { TokenConstraint } from '../../engine/generate/types';
 import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { Utf8Guard } from './utf8-guard';
 import { XGrammarRuntime, type BindingRef, type MatcherHandle } from './xgrammar-runtime';
 
 export interface GrammarConstraintOptions {
@@ -28,6 +31,8 @@ export interface GrammarConstraintOptions {
 export class GrammarConstraint implements TokenConstraint {
   private active: boolean;
   private terminated = false;
+  /** Position inside a UTF-8 sequence (Utf8Guard state) of the constrained output. */
+  private utf8State: number;
   private disposed = false;
   private readonly words: number;
   private readonly scratch: Int32Array;
@@ -37,9 +42,12 @@ export class GrammarConstraint implements TokenConstraint {
     private readonly binding: BindingRef,
     /** Bits in the bitmask: the logits width. */
     readonly vocabSize: number,
+    private readonly guard: Utf8Guard,
     private readonly options: GrammarConstraintOptions = {},
   ) {
+    if (guard.vocabSize !== vocabSize) throw new Error(`GrammarConstraint: UTF-8 guard for ${guard.vocabSize} ids, grammar for ${vocabSize}`);
     this.active = options.startAfterTokenId === undefined;
+    this.utf8State = 0;
     this.words = Math.ceil(vocabSize / 32);
     this.scratch = new Int32Array(this.words);
   }
@@ -55,6 +63,8 @@ export class GrammarConstraint implements TokenConstraint {
     if (this.terminated) throw new Error('GrammarConstraint: the grammar has terminated; the sequence should have finished with "stop"');
     if (bitmask.length < this.words) throw new Error(`GrammarConstraint: bitmask of ${bitmask.length} words, need ${this.words} for ${this.vocabSize} ids`);
     XGrammarRuntime.fillBitmask(this.binding, this.handle, this.vocabSize, this.scratch);
+    const utf8 = this.guard.mask(this.utf8State);
+    for (let i = 0; i < this.words; i++) this.scratch[i] &= utf8[i];
     bitmask.set(this.scratch);
     return !allAllowed(this.scratch, this.vocabSize);
   }
@@ -66,8 +76,13 @@ export class GrammarConstraint implements TokenConstraint {
       return true;
     }
     if (this.terminated || !Number.isInteger(tokenId) || tokenId < 0 || tokenId >= this.vocabSize) return false;
+    const utf8 = this.guard.advance(this.utf8State, tokenId);
+    if (utf8 < 0) return false;
     const accepted = this.handle.AcceptToken(tokenId, false);
-    if (accepted) this.terminated = this.handle.IsTerminated();
+    if (accepted) {
+      this.terminated = this.handle.IsTerminated();
+      this.utf8State = utf8;
+    }
     return accepted;
   }
 
@@ -79,13 +94,20 @@ export class GrammarConstraint implements TokenConstraint {
   forcedTokens(): number[] {
     this.assertLive();
     const tokenizer = this.options.tokenizer;
-    if (!this.active || this.terminated || !tokenizer) return [];
+    // Mid-character the forced text would not start on a token boundary of its own.
+    if (!this.active || this.terminated || !tokenizer || this.utf8State !== 0) return [];
     const forced = this.handle.FindJumpForwardString();
     if (forced === '') return [];
     const ids = tokenizer.encode(forced, { addSpecialTokens: false });
-    // Keep the prefix the matcher accepts, then put the matcher back where it was.
+    // Keep the prefix the matcher (and the UTF-8 guard) accepts, then put the matcher back.
     let accepted = 0;
-    while (accepted < ids.length - 1 && this.handle.AcceptToken(ids[accepted], false)) accepted++;
+    let utf8 = this.utf8State;
+    while (accepted < ids.length - 1) {
+      const next = this.guard.advance(utf8, ids[accepted]);
+      if (next < 0 || !this.handle.AcceptToken(ids[accepted], false)) break;
+      utf8 = next;
+      accepted++;
+    }
     if (accepted > 0) this.handle.Rollback(accepted);
     return ids.slice(0, accepted);
   }

@@ -1,11 +1,14 @@
 /**
- * A regular expression as one inline EBNF expression (xgrammar's dialect), for
- * `whitespace_pattern`: the pattern replaces every whitespace run of a JSON grammar in place.
- *
- * Why inline and hand-translated: xgrammar prints a regex as several rules, and xgrammar 0.1.27
- * mis-matches a grammar where a rule that can be empty sits between the items of a list that also
- * has an empty alternative (`[{"b":1}{"b":2}]` was accepted without its comma in Hearth's tests);
- * the same expression written inline is matched correctly.
+ * A regular expression as one inline EBNF expression (xgrammar's dialect), in two modes:
+ * - raw, for `whitespace_pattern`: the pattern replaces every whitespace run of a JSON grammar in
+ *   place. Inline and hand-translated because xgrammar prints a regex as several rules, and
+ *   xgrammar 0.1.27 mis-matches a grammar where a rule that can be empty sits between the items
+ *   of a list that also has an empty alternative (`[{"b":1}{"b":2}]` was accepted without its
+ *   comma in Hearth's tests); the same expression written inline is matched correctly.
+ * - JSON string, for a schema's `pattern`: the expression matches the JSON text (between the
+ *   quotes) of the strings the pattern matches: `"` and `\` and control characters are written
+ *   as their escapes. xgrammar's own pattern grammar matches the raw text instead, so `.` or
+ *   `[^a]` let it write a bare quote or newline into a string (invalid JSON).
  *
  * Supported: literals and escapes (\t \n \r \f \v \s \d \w \S... \xNN \uNNNN, escaped
  * punctuation), `.`, character classes (ranges, negation, escapes), groups `( )` and `(?: )`,
@@ -15,6 +18,7 @@
  *
  * Not here: where the expression goes (ebnf.ts).
  */
+import { ebnfString } from './ebnf';
 
 export class RegexSyntaxError extends Error {
   override name = 'RegexSyntaxError';
@@ -62,26 +66,122 @@ function complement(ranges: Range[]): Range[] {
   return out;
 }
 
-/** A code point as it may appear inside an EBNF class or string literal. */
-function ebnfChar(cp: number, inClass: boolean): string {
+/** An ASCII code point as it may appear inside an EBNF class. */
+function ebnfChar(cp: number): string {
   const ch = String.fromCodePoint(cp);
   if (cp === 9) return '\\t';
   if (cp === 10) return '\\n';
   if (cp === 13) return '\\r';
   if (cp < 0x20 || cp === 0x7f) return '\\x' + cp.toString(16).padStart(2, '0');
-  if (cp > 0xffff) return '\\U' + cp.toString(16).padStart(8, '0');
-  if (ch === '\\' || (inClass ? ch === ']' || ch === '-' || ch === '^' || ch === '[' : ch === '"')) return '\\' + ch;
+  if (ch === '\\' || ch === ']' || ch === '-' || ch === '^' || ch === '[') return '\\' + ch;
   return ch;
 }
 
+/** ranges minus remove. */
+function subtract(ranges: Range[], remove: Range[]): Range[] {
+  let out = ranges;
+  for (const [rlo, rhi] of remove) {
+    const next: Range[] = [];
+    for (const [lo, hi] of out) {
+      if (hi < rlo || lo > rhi) next.push([lo, hi]);
+      else {
+        if (lo < rlo) next.push([lo, rlo - 1]);
+        if (hi > rhi) next.push([rhi + 1, hi]);
+      }
+    }
+    out = next;
+  }
+  return out;
+}
+
+/** Characters a JSON string holds only as escapes: controls, the quote, the backslash. */
+const JSON_ESCAPED: Range[] = [
+  [0x00, 0x1f],
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+];
+
+/** JSON's two-character escapes, by the character they stand for. */
+const SHORT_ESCAPES: Record<number, string> = { 0x08: 'b', 0x0c: 'f', 0x0a: 'n', 0x0d: 'r', 0x09: 't', 0x22: '"', 0x5c: '\\' };
+
+/** The EBNF literal of a character's escape in JSON text (backslash-n, backslash-quote, \u0001). */
+function jsonEscapeLiteral(cp: number): string {
+  return ebnfString('\\' + (SHORT_ESCAPES[cp] ?? 'u' + cp.toString(16).padStart(4, '0')));
+}
+
+/** Non-ASCII code points (surrogates cannot occur in text). */
+const WIDE: Range[] = [
+  [0x80, 0xd7ff],
+  [0xe000, MAX_CODE_POINT],
+];
+const ASCII: Range[] = [[0, 0x7f]];
+
+function intersect(ranges: Range[], within: Range[]): Range[] {
+  return subtract(ranges, subtract([[0, MAX_CODE_POINT]], within));
+}
+
+function size(ranges: Range[]): number {
+  return ranges.reduce((n, [lo, hi]) => n + hi - lo + 1, 0);
+}
+
+/** Most non-ASCII characters a set may list one by one before it is cut to its ASCII part. */
+const MAX_LISTED_WIDE = 256;
+
+/**
+ * An expression for one character of the ranges; in JSON-string mode the quote, the backslash and
+ * control characters become their escapes.
+ *
+ * xgrammar 0.1.27 matches character classes reliably only for ASCII: a class with a range of
+ * non-ASCII characters (or mixing them with ASCII ones) matches wrong characters, and a negated
+ * class matches every non-ASCII character whatever it lists. So the ASCII part is a class, all of
+ * the non-ASCII range is a negated class of ASCII characters, and a partial non-ASCII set is listed
+ * character by character as literals, up to MAX_LISTED_WIDE of them; beyond that only the ASCII
+ * part is kept (sound: fewer characters, never more).
+ */
+function charsExpr(ranges: Range[], jsonString: boolean): string {
+  const escapes: string[] = [];
+  let set = ranges;
+  if (jsonString) {
+    for (const [lo, hi] of intersect(ranges, JSON_ESCAPED)) for (let cp = lo; cp <= hi; cp++) escapes.push(jsonEscapeLiteral(cp));
+    set = subtract(ranges, JSON_ESCAPED);
+  }
+  const ascii = intersect(set, ASCII);
+  const wide = intersect(set, WIDE);
+  const alts: string[] = [];
+  if (subtract(WIDE, wide).length === 0) {
+    const missing = subtract(ASCII, ascii);
+    if (missing.length > 0) alts.push(`[^${classBody(missing)}]`);
+    else alts.push(classText(ASCII), `[^${classBody(ASCII)}]`);
+  } else {
+    if (ascii.length > 0) alts.push(classText(ascii));
+    if (size(wide) <= MAX_LISTED_WIDE) for (const [lo, hi] of wide) for (let cp = lo; cp <= hi; cp++) alts.push(wideLiteral(cp));
+  }
+  alts.push(...escapes);
+  if (alts.length === 0) throw new RegexSyntaxError('a character set with nothing Hearth can write (only non-ASCII characters, too many to list)');
+  return alts.length === 1 ? alts[0] : `(${alts.join(' | ')})`;
+}
+
+/** A non-ASCII character as an escaped EBNF string literal. */
+function wideLiteral(cp: number): string {
+  return cp > 0xffff ? `"\\U${cp.toString(16).padStart(8, '0')}"` : `"\\u${cp.toString(16).padStart(4, '0')}"`;
+}
+
+function classBody(ranges: Range[]): string {
+  return ranges.map(([lo, hi]) => (lo === hi ? ebnfChar(lo) : `${ebnfChar(lo)}-${ebnfChar(hi)}`)).join('');
+}
+
+/** A class of ASCII ranges. */
 function classText(ranges: Range[]): string {
   if (ranges.length === 0) throw new RegexSyntaxError('an empty character class matches nothing');
-  return '[' + ranges.map(([lo, hi]) => (lo === hi ? ebnfChar(lo, true) : `${ebnfChar(lo, true)}-${ebnfChar(hi, true)}`)).join('') + ']';
+  return `[${classBody(ranges)}]`;
 }
 
 class Parser {
   private i = 0;
-  constructor(private readonly src: string) {}
+  constructor(
+    private readonly src: string,
+    private readonly jsonString: boolean,
+  ) {}
 
   parse(): string {
     if (this.src.startsWith('^')) this.i = 1;
@@ -129,7 +229,7 @@ class Parser {
       const lo = Number(m[1]);
       const hi = m[2] === undefined ? lo : m[3] === '' ? null : Number(m[3]);
       if (hi !== null && hi < lo) throw new RegexSyntaxError(`{${lo},${hi}}: the upper bound is below the lower`);
-      out = `${atom}{${lo}${m[2] === undefined ? '' : ','}${hi ?? ''}}`;
+      out = m[2] === undefined ? `${atom}{${lo}}` : `${atom}{${lo},${hi ?? ''}}`;
     } else {
       return atom;
     }
@@ -153,12 +253,12 @@ class Parser {
         return `(${inner})`;
       }
       case '[':
-        return classText(this.classRanges());
+        return charsExpr(this.classRanges(), this.jsonString);
       case '.':
-        return classText(complement([[10, 10], [13, 13], [0x2028, 0x2029]]));
+        return charsExpr(complement([[10, 10], [13, 13], [0x2028, 0x2029]]), this.jsonString);
       case '\\': {
         const escaped = this.escape(false);
-        return typeof escaped === 'number' ? `"${ebnfChar(escaped, false)}"` : classText(escaped);
+        return typeof escaped === 'number' ? this.literal(escaped) : charsExpr(escaped, this.jsonString);
       }
       case '*':
       case '+':
@@ -172,9 +272,13 @@ class Parser {
       default: {
         const cp = this.src.codePointAt(this.i - 1)!;
         if (cp > 0xffff) this.i++;
-        return `"${ebnfChar(cp, false)}"`;
+        return this.literal(cp);
       }
     }
+  }
+
+  private literal(cp: number): string {
+    return charsExpr([[cp, cp]], this.jsonString);
   }
 
   /** After a backslash: one code point, or the ranges of a class escape. */
@@ -233,5 +337,18 @@ class Parser {
 
 /** The pattern as an inline EBNF expression matching the same strings (whole-string match). */
 export function regexToEbnf(pattern: string): string {
-  return new Parser(pattern).parse();
+  return new Parser(pattern, false).parse();
+}
+
+/** One character of a JSON string's text: a plain character or the escape of one. */
+export function jsonStringCharEbnf(): string {
+  return charsExpr([[0, MAX_CODE_POINT]], true);
+}
+
+/**
+ * An inline EBNF expression for the JSON text (without the quotes) of the strings that match the
+ * pattern as a whole; a schema pattern matches anywhere, so these strings all satisfy it.
+ */
+export function regexToJsonStringEbnf(pattern: string): string {
+  return new Parser(pattern, true).parse();
 }

@@ -34,6 +34,19 @@ export function nextAllowed(constraint: TokenConstraint, vocabSize: number): num
   return allowedIds(bitmask, vocabSize);
 }
 
+const closingCache = new WeakMap<object, Set<number>>();
+
+/** Stop ids and ids whose text holds a quote, bracket or brace. */
+function closingIds(model: StructuredModel): Set<number> {
+  let set = closingCache.get(model.tokenizer);
+  if (!set) {
+    set = new Set(model.eosTokenIds);
+    for (let id = 0; id < model.tokenizer.vocabSize; id++) if (/["\]}]/.test(model.tokenizer.decode([id]))) set.add(id);
+    closingCache.set(model.tokenizer, set);
+  }
+  return set;
+}
+
 export interface DecodeResult {
   ids: number[];
   /** The output text without the final stop token. */
@@ -50,16 +63,16 @@ export interface DecodeResult {
  */
 export function randomDecode(constraint: TokenConstraint, model: StructuredModel, seed: number, maxSteps = 1500, closeBias = 0.4): DecodeResult {
   const random = rng(seed);
-  const stops = new Set(model.eosTokenIds);
+  const closing = closingIds(model);
   const ids: number[] = [];
-  const closes = (id: number) => stops.has(id) || /["\]}]/.test(model.tokenizer.decode([id]));
+  const closes = (id: number) => closing.has(id);
   for (let step = 0; step < maxSteps && !constraint.isTerminated(); step++) {
     const allowed = nextAllowed(constraint, model.vocabSize);
     if (allowed.length === 0) throw new Error(`no token allowed after ${JSON.stringify(model.tokenizer.decode(ids))}`);
     let pool = allowed;
     if (random() < closeBias) {
-      const closing = allowed.filter(closes);
-      if (closing.length > 0) pool = closing;
+      const closers = allowed.filter(closes);
+      if (closers.length > 0) pool = closers;
     }
     const id = pool[Math.floor(random() * pool.length)];
     if (!constraint.acceptToken(id)) throw new Error(`the constraint refused id ${id} it allowed`);
