@@ -23,6 +23,11 @@ export interface KernelContext {
   maxBufferSize: number;
   maxWorkgroupsPerDimension: number;
   maxStorageBuffersPerStage: number;
+  /**
+   * A software rasteriser (SwiftShader, lavapipe): a correctness target. Kernels whose pipelines
+   * take long to compile there (large unrolled tiles) pick smaller tiles on it.
+   */
+  isSoftware: boolean;
 }
 
 export interface KernelContextOptions {
@@ -44,5 +49,6 @@ export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions 
     maxBufferSize: limits.maxBufferSize,
     maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
     maxStorageBuffersPerStage: limits.maxStorageBuffersPerShaderStage,
+    isSoftware: gpu.description.adapter.isSoftware,
   };
 }

@@ -1,0 +1,61 @@
+// Shared by the attention backward kernels (attention-backward.wgsl tiled, attention-backward-naive.wgsl),
+// after attention-common.wgsl (BatchRow, kv_index, NEG_BIG). Consts: HS (a multiple of 4), NKV, G.
+//
+// The forward (attention-prefill.wgsl) was, per query row i = (token, head) and key j of its sequence:
+//   s_ij = q_i . k_j * scale,  P_ij = exp(s_ij - lse_i) (causal: j <= position of i),  o_i = sum_j P_ij v_j
+// and the backward (FlashAttention-2, arXiv 2307.08691 Alg. 2), P recomputed from q, k and lse:
+//   D_i = dO_i . o_i   (= sum_j P_ij dP_ij),  dP_ij = dO_i . v_j,  dS_ij = P_ij (dP_ij - D_i)
+//   dv_j = sum_i P_ij dO_i,  dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_i dS_ij q_i
+// where a kv head's dk, dv sum over the G query heads that read it (repeat_kv's backward).
+// Gradients land in the layout of the QKV projection, dqkv [T, (NH + 2 NKV) * HS], so the next
+// steps (RoPE / q-k norm backward in place, then one dX GEMM through the fused weight) need no copy.
+
+struct Params {
+  B: u32,
+  T: u32,
+  maxBlocksPerSeq: u32,
+  scale: f32, // 1 / sqrt(HS)
+}
+
+const NH: u32 = NKV * G;
+const HS4: u32 = HS / 4u;
+const QKV4: u32 = (NH + 2u * NKV) * HS4; // vec4s per token row of dqkv
+
+@group(0) @binding(0) var<storage, read_write> dqkv: array<vec4<f32>>;  // [T, (NH + 2 NKV) * HS] (dq, dk, dv entries)
+@group(0) @binding(1) var<storage, read_write> stats: array<f32>;       // [2, T, NH]: lse (the forward's), D (written by `delta`)
+@group(0) @binding(2) var<storage, read> dout: array<vec4<f32>>;        // [T, NH * HS]
+@group(0) @binding(3) var<storage, read> o_fwd: array<vec4<f32>>;       // [T, NH * HS] the forward's output (delta entry)
+@group(0) @binding(4) var<storage, read> q: array<vec4<f32>>;           // [T, NH, HS] after RoPE
+@group(0) @binding(5) var<storage, read> kCache: array<vec4<f32>>;      // [numBlocks, NKV, 16, HS]
+@group(0) @binding(6) var<storage, read> vCache: array<vec4<f32>>;      // [numBlocks, NKV, 16, HS]
+@group(0) @binding(7) var<storage, read> blockTable: array<u32>;        // [maxSeqs, maxBlocksPerSeq]
+@group(0) @binding(8) var<storage, read> rows: array<BatchRow>;         // [B]
+@group(0) @binding(9) var<uniform> params: Params;
+
+// Batch row of token t and the index of its first token (rows are few: a scan, as in qkv-prep).
+fn find_row(t: u32) -> vec2<u32> {
+  var start = 0u;
+  var r = 0u;
+  loop {
+    if (r + 1u >= params.B) { break; }
+    let c = rows[r].count;
+    if (t < start + c) { break; }
+    start += c;
+    r += 1u;
+  }
+  return vec2<u32>(r, start);
+}
+
+// D = dO . o per (token, head), the first of the three dispatches. One invocation each.
+@compute @workgroup_size(64)
+fn delta(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let idx = (wid.y * nwg.x + wid.x) * 64u + lid;
+  if (idx >= params.T * NH) {
+    return;
+  }
+  var acc = 0.0;
+  for (var i = 0u; i < HS4; i++) {
+    acc += dot(dout[idx * HS4 + i], o_fwd[idx * HS4 + i]);
+  }
+  stats[params.T * NH + idx] = acc;
+}
