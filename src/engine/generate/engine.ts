@@ -1,0 +1,106 @@
+/**
+ * Engine: the InferenceEngine the service drives (types.ts). It owns the GPU context and kernel
+ * families of the device, and the base models resident on it: `loadModel(id)` reads the model's
+ * repository from wherever `sources` says (bundled files, the IndexedDB cache, Hugging Face),
+ * uploads its weights as they stream in and starts its scheduler; `generate(request)` queues a
+ * request on the resident model's scheduler (continuous batching, prefix cache, LoRA adapters).
+ *
+ * For the trainer: `kernelContext` is the device's context and `residentWeights(id)` the model's
+ * WeightSet, so training runs on the same device over the same weights (no second copy).
+ *
+ * Not here: request validation (the service), batching (scheduler.ts), GPU steps (model-runner.ts).
+ */
+import type { GpuContext } from '../gpu/device';
+import { createKernelContext, type KernelContext } from '../gpu/context';
+import { createDenseKernels, type DenseKernels } from '../kernels/kernels';
+import { loadModelFiles } from '../model/repo';
+import type { ModelSource } from '../model/sources/source';
+import type { WeightSet } from '../model/weights';
+import { EventStream } from './event-stream';
+import { ResidentModel } from './resident-model';
+import type { GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';
+
+export interface EngineOptions {
+  /** The repository of a catalogue model id; rejects when the id is unknown. */
+  source(id: string): Promise<ModelSource>;
+  /** GPU bytes of each model's KV cache. Default 256 MiB. */
+  kvCacheBytes?: number;
+  /** Sequences decoded together (the batch limit). Default 64. */
+  maxSeqs?: number;
+  /** Tokens per prefill step. Default 512. */
+  prefillChunk?: number;
+  /** Cap on the served context length (default: each model's max_position_embeddings). */
+  maxModelLen?: number;
+  /** Largest decode batch using the fused MLP. Default 4 (docs/engine.md "Decode step"). */
+  fusedMaxBatch?: number;
+  /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
+  loraPoolBytes?: number;
+}
+
+export class Engine implements InferenceEngine {
+  readonly kernelContext: KernelContext;
+  private readonly dense: DenseKernels;
+  private readonly loading = new Map<string, Promise<ResidentModel>>();
+  private readonly resident = new Map<string, ResidentModel>();
+
+  constructor(
+    readonly gpu: GpuContext,
+    private readonly opts: EngineOptions,
+  ) {
+    this.kernelContext = createKernelContext(gpu);
+    this.dense = createDenseKernels(this.kernelContext);
+  }
+
+  async loadModel(id: string, options: LoadModelOptions = {}): Promise<ServedModel> {
+    return (await this.residentModel(id, options)).served;
+  }
+
+  /** The resident model (loading it once; concurrent callers share the load). */
+  residentModel(id: string, options: LoadModelOptions = {}): Promise<ResidentModel> {
+    let p = this.loading.get(id);
+    if (!p) {
+      p = this.load(id, options);
+      this.loading.set(id, p);
+      // A failed load is forgotten: the next request tries again (the network may be back).
+      p.catch(() => this.loading.delete(id));
+    }
+    return p;
+  }
+
+  /** For the trainer: the base model's weights on this engine's device (loaded if needed). */
+  async residentWeights(id: string): Promise<WeightSet> {
+    return (await this.residentModel(id)).weights;
+  }
+
+  generate(request: GenerationRequest): GenerationHandle {
+    const model = this.resident.get(request.model);
+    if (!model) {
+      const stream = new EventStream({ onCancel() {}, onStopChoice() {} });
+      stream.fail(new Error(`The model ${request.model} is not loaded on the GPU: call loadModel first.`));
+      return stream;
+    }
+    return model.scheduler.submit(request);
+  }
+
+  /** Models on the GPU. */
+  get models(): ResidentModel[] {
+    return [...this.resident.values()];
+  }
+
+  private async load(id: string, options: LoadModelOptions): Promise<ResidentModel> {
+    const source = await this.opts.source(id);
+    const files = await loadModelFiles(source, { signal: options.signal, onProgress: options.onProgress });
+    options.signal?.throwIfAborted();
+    const model = await ResidentModel.load(this.kernelContext, this.dense, id, files, {
+      kvCacheBytes: this.opts.kvCacheBytes ?? 256 * 2 ** 20,
+      maxSeqs: this.opts.maxSeqs ?? 64,
+      prefillChunk: this.opts.prefillChunk ?? 512,
+      maxModelLen: this.opts.maxModelLen,
+      fusedMaxBatch: this.opts.fusedMaxBatch,
+      loraPoolBytes: this.opts.loraPoolBytes,
+      softwareAdapter: this.gpu.description.adapter.isSoftware,
+    });
+    this.resident.set(id, model);
+    return model;
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * Scheduler: continuous batching for one resident model. One loop; between steps it
+ *   1. reaps: aborted or cancelled requests, choices a stop string ended (stopChoice), finished
+ *      requests: their rows, blocks, sampler slots and adapter are freed at once;
+ *   2. admits waiting requests, first come first served, when their adapter is resident and rows
+ *      and blocks allow (prefix-cache hits counted), reserving one block-table row per choice;
+ *   3. runs one prefill step: prompt chunks of several requests (and recomputations of preempted
+ *      choices) within the token budget; a prompt's last chunk samples its first tokens, its `n`
+ *      choices forking from it (shared full blocks, copied partial block);
+ *   4. runs one decode step: every running sequence, one token each, in one submission;
+ *   5. yields to the event loop, so HTTP, training steps and other models interleave.
+ * Alternating a prefill chunk with a decode step keeps a long prompt from stalling the running
+ * decodes. When a decode needs a block and none is free, the newest sequences are preempted
+ * (their blocks freed, recomputed later from their tokens); beams are never preempted.
+ * A failing step fails the requests in it; the others go on.
+ *
+ * Not here: GPU work (model-runner.ts), block ownership (block-manager.ts, sequence.ts), per-token
+ * rules (request-state.ts), beam bookkeeping (beam-search.ts).
+ */
+import { KV_BLOCK, type KvCache } from '../model/kv-cache';
+import { AdapterResidency } from './adapter-residency';
+import { BeamSearch } from './beam-search';
+import { prefixRoot, type KvBlockManager } from './block-manager';
+import { EventStream } from './event-stream';
+import type { LoraPool } from './lora-pool';
+import type { ModelRunner } from './model-runner';
+import { type ChoiceState, RequestState } from './request-state';
+import { MAX_TOP_LOGPROBS, type SamplingParams } from './sampling-params';
+import { Sequence } from './sequence';
+import { planDecode, planPrefill, type BatchState, type PlannedStep, type SchedulerStats } from './step-planner';
+import { applyStepResults } from './step-results';
+import type { GenerationHandle, GenerationRequest } from './types';
+
+export interface SchedulerParts {
+  runner: ModelRunner;
+  kv: KvCache;
+  blocks: KvBlockManager;
+  maxModelLen: number;
+  /** The model's adapter pool (created on first use). */
+  lora: () => LoraPool;
+}
+
+export type { SchedulerStats };
+
+export class Scheduler implements BatchState {
+  private readonly waiting: RequestState[] = [];
+  readonly active: RequestState[] = [];
+  private readonly adapters: AdapterResidency;
+  readonly beamSeqs = new Map<RequestState, Sequence[]>();
+  pendingCopies: Array<[number, number]> = [];
+  private wake: (() => void) | null = null;
+  private looping = false;
+  private admitted = 0;
+  readonly stats: SchedulerStats = { steps: 0, prefillSteps: 0, decodeSteps: 0, preemptions: 0, running: 0, waiting: 0 };
+
+  constructor(private readonly m: SchedulerParts) {
+    this.adapters = new AdapterResidency(m.lora, () => this.kick());
+  }
+
+  get mgr(): KvBlockManager {
+    return this.m.blocks;
+  }
+
+  get runner(): ModelRunner {
+    return this.m.runner;
+  }
+
+  get kv(): KvCache {
+    return this.m.kv;
+  }
+
+  get maxModelLen(): number {
+    return this.m.maxModelLen;
+  }
+
+  /** Queues a request; the handle's iterator reports its events (or its error). */
+  submit(req: GenerationRequest): GenerationHandle {
+    let state: RequestState | null = null;
+    const stream = new EventStream({
+      onCancel: () => state && this.cancel(state),
+      onStopChoice: (i) => {
+        const c = state?.choices[i];
+        if (c && !c.finished && !state!.beam) {
+          c.finished = true;
+          this.kick();
+        }
+      },
+    });
+    try {
+      this.validate(req);
+    } catch (e) {
+      stream.fail(e);
+      return stream;
+    }
+    state = new RequestState(req, stream, prefixRoot(req.cacheSalt, req.adapter?.key ?? null));
+    const s = state;
+    if (req.signal) {
+      if (req.signal.aborted) {
+        stream.end();
+        return stream;
+      }
+      req.signal.addEventListener('abort', () => this.cancel(s), { once: true });
+    }
+    this.waiting.push(s);
+    this.kick();
+    return stream;
+  }
+
+  /** Requests that can never run here fail before they wait. */
+  private validate(req: GenerationRequest): void {
+    const P = req.promptTokenIds.length;
+    const { maxModelLen } = this.m;
+    const V = this.m.runner.weights.config.vocabSize;
+    if (P === 0) throw new Error('The prompt is empty: at least one token is needed.');
+    if (req.promptTokenIds.some((t) => !Number.isInteger(t) || t < 0 || t >= V)) throw new Error(`The prompt contains a token id outside [0, ${V}).`);
+    if (!Number.isInteger(req.n) || req.n < 1) throw new Error(`n must be at least 1, got ${req.n}.`);
+    if (req.sampling.length !== req.n) throw new Error(`${req.sampling.length} sampling parameter sets for n = ${req.n}.`);
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new Error(`max_tokens must be at least 1, got ${req.maxTokens}.`);
+    if (P >= maxModelLen) throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
+    if (req.n > this.mgr.maxSeqs) throw new Error(`n = ${req.n} exceeds the ${this.mgr.maxSeqs} sequences this engine decodes at once.`);
+    const oneSeq = Math.ceil(Math.min(P + req.maxTokens, maxModelLen) / KV_BLOCK);
+    if (oneSeq > this.mgr.numBlocks) throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${this.mgr.numBlocks * KV_BLOCK}.`);
+    if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {
+      throw new Error(`prompt_logprobs must be in [0, ${MAX_TOP_LOGPROBS}], got ${req.promptLogprobs}.`);
+    }
+    if (req.beamSearch) {
+      if (2 * req.n > MAX_TOP_LOGPROBS) throw new Error(`Beam search of width ${req.n} needs ${2 * req.n} candidates per beam; at most ${MAX_TOP_LOGPROBS} are computed (width <= ${MAX_TOP_LOGPROBS / 2}).`);
+      if (req.constraints?.some((c) => c !== null)) throw new Error('Beam search cannot be combined with structured outputs.');
+    }
+  }
+
+  private cancel(s: RequestState): void {
+    if (s.cancelled || s.phase === 'done') return;
+    s.cancelled = true;
+    this.kick();
+  }
+
+  private kick(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+    if (!this.looping) void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    this.looping = true;
+    try {
+      while (this.waiting.length > 0 || this.active.length > 0) {
+        this.reap();
+        this.admit();
+        let worked = false;
+        const prefill = planPrefill(this);
+        if (prefill) {
+          await this.execute(prefill, 'prefill');
+          worked = true;
+          this.reap();
+        }
+        const decode = planDecode(this);
+        if (decode) {
+          await this.execute(decode, 'decode');
+          worked = true;
+        }
+        this.reap();
+        this.stats.running = this.active.length;
+        this.stats.waiting = this.waiting.length;
+        if (!worked && (this.waiting.length > 0 || this.active.length > 0)) {
+          // Nothing can run now (adapters loading, memory held): sleep until something changes.
+          await new Promise<void>((resolve) => (this.wake = resolve));
+        } else await yieldToEventLoop();
+      }
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  // ---- 1. reap -------------------------------------------------------------------------------
+
+  private reap(): void {
+    for (const s of [...this.waiting]) {
+      if (s.cancelled) {
+        this.waiting.splice(this.waiting.indexOf(s), 1);
+        this.close(s);
+      }
+    }
+    for (const s of [...this.active]) {
+      if (!s.beam) for (const c of s.choices) if (c.finished && c.seq) this.releaseChoice(s, c);
+      if (s.settled) {
+        this.active.splice(this.active.indexOf(s), 1);
+        this.close(s);
+      }
+    }
+  }
+
+  private releaseChoice(s: RequestState, c: ChoiceState): void {
+    const seq = c.seq!;
+    seq.releaseBlocks(this.mgr);
+    this.m.runner.sampler.release(seq.row);
+    this.mgr.freeRow(seq.row);
+    s.rows.splice(s.rows.indexOf(seq.row), 1);
+    c.seq = null;
+    c.constraint?.dispose();
+  }
+
+  /** Frees everything a request holds and ends its stream (with abort events when cancelled). */
+  private close(s: RequestState, error?: unknown): void {
+    if (s.phase === 'done') return;
+    const beamSeqs = this.beamSeqs.get(s) ?? [];
+    this.beamSeqs.delete(s);
+    const seqs = new Set([s.promptSeq, ...s.choices.map((c) => c.seq), ...beamSeqs].filter((q): q is Sequence => q !== null));
+    for (const q of seqs) q.releaseBlocks(this.mgr);
+    for (const row of s.rows) {
+      this.m.runner.sampler.release(row);
+      this.mgr.freeRow(row);
+    }
+    s.rows = [];
+    for (const c of s.choices) {
+      c.seq = null;
+      c.constraint?.dispose();
+    }
+    if (s.adapterAcquired) this.m.lora().release(s.adapterKey!);
+    s.adapterAcquired = false;
+    if (error !== undefined) s.stream.fail(error);
+    else {
+      if (s.cancelled && !s.stream.closed) for (const c of s.choices) if (!c.finished) s.emitFinished(c.index, { reason: 'abort', stopTokenId: null });
+      s.stream.end();
+    }
+    s.phase = 'done';
+    this.kick();
+  }
+
+  fail(s: RequestState, error: unknown): void {
+    const i = this.active.indexOf(s);
+    if (i >= 0) this.active.splice(i, 1);
+    const j = this.waiting.indexOf(s);
+    if (j >= 0) this.waiting.splice(j, 1);
+    this.close(s, error);
+  }
+
+  // ---- 2. admit ------------------------------------------------------------------------------
+
+  private admit(): void {
+    for (const s of [...this.waiting]) {
+      const req = s.req;
+      if (req.adapter) {
+        const state = this.adapters.ensure(req.adapter);
+        if (!state.ready) {
+          if (state.error) this.fail(s, state.error);
+          continue;
+        }
+      }
+      const rowsNeeded = req.n;
+      if (this.mgr.rowsAvailable < rowsNeeded) continue;
+      const P = req.promptTokenIds.length;
+      // Prompt logprobs need every prompt position's logits: no prefix reuse (as vLLM).
+      const match = req.promptLogprobs === null ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK)) : { blocks: [], keys: [] };
+      const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
+      const need = Math.ceil((P + 1) / KV_BLOCK) - match.blocks.length + (req.n - 1);
+      if (need > this.mgr.available - running) continue;
+      const rows = Array.from({ length: rowsNeeded }, () => this.mgr.allocRow()!);
+      try {
+        const params = req.beamSearch ? beamParams(req.n, this.m.runner.weights.config.vocabSize) : null;
+        rows.forEach((row, i) => this.m.runner.sampler.admit(row, params ?? req.sampling[i], req.promptTokenIds));
+      } catch (e) {
+        for (const row of rows) this.mgr.freeRow(row);
+        this.waiting.splice(this.waiting.indexOf(s), 1);
+        s.phase = 'waiting';
+        this.close(s, e);
+        continue;
+      }
+      s.rows = rows;
+      if (req.adapter) {
+        s.adapterSlot = this.m.lora().acquire(req.adapter.key);
+        s.adapterAcquired = true;
+      }
+      s.promptSeq = new Sequence(rows[0], req.promptTokenIds, s.root);
+      s.promptSeq.adoptPrefix(this.mgr, match.blocks, match.keys);
+      s.cachedTokens = match.blocks.length * KV_BLOCK;
+      if (req.beamSearch) {
+        const eos = new Set(req.sampling[0].ignoreEos ? [] : (req.sampling[0].eosTokenIds ?? []));
+        s.beam = new BeamSearch(req.n, req.beamSearch.lengthPenalty, P, eos, req.sampling[0].topLogprobs ?? 0);
+      }
+      s.phase = 'prefill';
+      s.admitOrder = ++this.admitted;
+      this.waiting.splice(this.waiting.indexOf(s), 1);
+      this.active.push(s);
+    }
+  }
+
+  // ---- steps ---------------------------------------------------------------------------------
+
+  private async execute(step: PlannedStep, kind: 'prefill' | 'decode'): Promise<void> {
+    const involved = [...new Set(step.owners.map((o) => o.req))];
+    for (const o of step.owners) {
+      const seqs = o.kind === 'prompt' ? [o.req.promptSeq!, ...o.children] : o.kind === 'beam' ? [this.beamSeqs.get(o.req)![o.beam]] : [o.choice.seq!];
+      for (const q of seqs) q.syncTable(this.m.kv);
+    }
+    const copiesBefore = this.pendingCopies;
+    this.pendingCopies = [];
+    let result;
+    try {
+      result = await this.m.runner.run({
+        rows: step.rows,
+        samples: step.samples,
+        promptLogprobs: step.promptLogprobs,
+        copiesBefore,
+        copiesAfter: step.copiesAfter,
+      });
+    } catch (e) {
+      for (const s of involved) this.fail(s, e);
+      return;
+    }
+    this.stats.steps++;
+    if (kind === 'prefill') this.stats.prefillSteps++;
+    else this.stats.decodeSteps++;
+    applyStepResults(this, step, result);
+  }
+}
+
+/** The sampler parameters of beam rows: greedy, with the top 2n by raw logprob in rank order. */
+function beamParams(width: number, vocabSize: number): SamplingParams {
+  return { temperature: 0, topLogprobs: Math.min(2 * width, vocabSize), topLogprobsOrder: 'rank' };
+}
+
+/** Lets queued tasks (HTTP, training steps, timers) run between steps. */
+function yieldToEventLoop(): Promise<void> {
+  const g = globalThis as { setImmediate?: (f: () => void) => void; MessageChannel?: typeof MessageChannel };
+  if (g.setImmediate) return new Promise((resolve) => g.setImmediate!(resolve));
+  if (g.MessageChannel) {
+    return new Promise((resolve) => {
+      const ch = new g.MessageChannel!();
+      ch.port1.onmessage = () => {
+        ch.port1.close();
+        resolve();
+      };
+      ch.port2.postMessage(null);
+    });
+  }
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

@@ -1,0 +1,196 @@
+/**
+ * Planning the scheduler's steps (scheduler.ts says when): which sequences run, with which tokens,
+ * blocks and sampler rows.
+ * - Prefill: recomputations of preempted choices first, then prompts in admission order, chunked
+ *   to the step's token budget and the blocks at hand; prompt logprobs for one request per step.
+ *   A prompt's last chunk samples its first token once per choice, the `n` choices forking from it
+ *   here (shared full blocks, the partial block copied after the step's pass).
+ * - Decode: every running sequence one token; a sequence that needs a block and finds none
+ *   preempts the newest preemptable sequence (`preemptOne`), possibly itself.
+ * Sequences are advanced (and their full blocks registered in the prefix cache) when planned: the
+ * step is submitted before anything else can read those blocks.
+ *
+ * Not here: running the step and applying its tokens (step-results.ts).
+ */
+import type { KvCache } from '../model/kv-cache';
+import { KV_BLOCK } from '../model/kv-cache';
+import type { KvBlockManager } from './block-manager';
+import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
+import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
+import type { Sequence } from './sequence';
+
+/** What a step's results are applied to, in row order. */
+export type RowOwner =
+  | { kind: 'prompt'; req: RequestState; finishing: boolean; children: Sequence[] }
+  | { kind: 'recompute'; req: RequestState; choice: ChoiceState; finishing: boolean }
+  | { kind: 'decode'; req: RequestState; choice: ChoiceState }
+  | { kind: 'beam'; req: RequestState; beam: number };
+
+export interface PlannedStep {
+  rows: RunnerRow[];
+  samples: SampleRequest[];
+  owners: RowOwner[];
+  promptLogprobs: (PromptLogprobsRequest & { req: RequestState; position: number }) | null;
+  copiesAfter: Array<[number, number]>;
+}
+
+export interface SchedulerStats {
+  steps: number;
+  prefillSteps: number;
+  decodeSteps: number;
+  preemptions: number;
+  running: number;
+  waiting: number;
+}
+
+/** The scheduler state the step functions read and change. */
+export interface BatchState {
+  readonly active: RequestState[];
+  readonly mgr: KvBlockManager;
+  readonly runner: ModelRunner;
+  readonly kv: KvCache;
+  readonly maxModelLen: number;
+  /** Live beams' sequences of each beam-search request, aligned with BeamSearch.live. */
+  readonly beamSeqs: Map<RequestState, Sequence[]>;
+  /** Block copies for the next step (beam forks). */
+  pendingCopies: Array<[number, number]>;
+  readonly stats: SchedulerStats;
+  fail(s: RequestState, error: unknown): void;
+}
+
+export function planPrefill(b: BatchState): PlannedStep | null {
+  const limits = b.runner.limits;
+  const step: PlannedStep = { rows: [], samples: [], owners: [], promptLogprobs: null, copiesAfter: [] };
+  let budget = limits.maxTokens;
+  const candidates: Array<{ s: RequestState; choice: ChoiceState | null }> = [];
+  for (const s of b.active) {
+    if (s.phase === 'decode') for (const c of s.choices) if (c.preempted && !c.finished && c.seq) candidates.push({ s, choice: c });
+  }
+  for (const s of b.active) if (s.phase === 'prefill') candidates.push({ s, choice: null });
+  for (const { s, choice } of candidates) {
+    if (budget === 0 || step.rows.length >= limits.maxBatch) break;
+    const seq = choice ? choice.seq! : s.promptSeq!;
+    const samplesHere = choice ? 1 : s.beam ? 1 : s.req.n;
+    if (step.samples.length + samplesHere > limits.maxBatch) continue;
+    if (seq.blocks.length === 0 && seq.computed === 0 && (choice || s.req.promptLogprobs === null)) {
+      // A preempted sequence (or prompt) starts again: reuse what the prefix cache still holds.
+      const match = b.mgr.match(s.root, seq.tokens, Math.floor((seq.length - 1) / KV_BLOCK));
+      seq.adoptPrefix(b.mgr, match.blocks, match.keys);
+    }
+    let chunk = Math.min(seq.length - seq.computed, budget);
+    const wantsLogprobs = !choice && s.req.promptLogprobs !== null;
+    if (wantsLogprobs) {
+      if (step.promptLogprobs) continue;
+      chunk = Math.min(chunk, limits.promptLogitRows);
+    }
+    if (choice) {
+      // A recomputation takes all its blocks at once (plus the next token's), or waits.
+      if (!seq.reserve(b.mgr, seq.length + 1)) continue;
+    } else if (!seq.reserve(b.mgr, seq.computed + chunk)) {
+      const fit = (seq.blocks.length + b.mgr.available) * KV_BLOCK - seq.computed;
+      chunk = Math.min(chunk, fit);
+      if (chunk <= 0 || !seq.reserve(b.mgr, seq.computed + chunk)) continue;
+    }
+    const finishing = seq.computed + chunk === seq.length;
+    if (finishing && !choice && !s.beam && s.req.n > 1 && seq.length % KV_BLOCK !== 0 && b.mgr.available < s.req.n - 1) {
+      continue; // the forks need a block each for their copy of the partial block
+    }
+    const at = step.rows.length;
+    const pos = seq.computed;
+    step.rows.push({ seq: seq.row, pos, tokens: seq.tokens.slice(pos, pos + chunk), adapterSlot: s.adapterSlot });
+    if (wantsLogprobs) {
+      const end = Math.min(pos + chunk, seq.length - 1);
+      if (end > pos) step.promptLogprobs = { req: s, position: pos, row: at, first: 0, targets: seq.tokens.slice(pos + 1, end + 1), k: s.req.promptLogprobs! };
+    }
+    seq.advance(b.mgr, chunk);
+    budget -= chunk;
+    if (choice) {
+      step.owners.push({ kind: 'recompute', req: s, choice, finishing });
+      if (finishing) step.samples.push(sampleRow(b, s, choice, at));
+      continue;
+    }
+    const children: Sequence[] = [];
+    if (finishing) {
+      if (s.beam) step.samples.push({ slot: seq.row, outputLen: 0, row: at, updateCounts: false });
+      else {
+        for (let i = 1; i < s.req.n; i++) {
+          const fork = seq.fork(b.mgr, s.rows[i])!;
+          children.push(fork.child);
+          if (fork.copy) step.copiesAfter.push(fork.copy);
+        }
+        s.choices.forEach((c, i) => {
+          c.seq = i === 0 ? seq : children[i - 1];
+          step.samples.push(sampleRow(b, s, c, at));
+        });
+      }
+    }
+    step.owners.push({ kind: 'prompt', req: s, finishing, children });
+  }
+  return step.rows.length > 0 ? step : null;
+}
+
+export function sampleRow(b: BatchState, s: RequestState, c: ChoiceState, row: number): SampleRequest {
+  const sample: SampleRequest = { slot: c.seq!.row, outputLen: c.output.length, row };
+  const banned = bannedByBadWords(s.req.badWords, c.output);
+  if (banned.length > 0) sample.bannedTokenIds = banned;
+  if (c.constraint) {
+    const mask = new Int32Array(b.runner.sampler.W);
+    if (c.constraint.fillNextTokenBitmask(mask)) sample.grammarBitmask = mask;
+  }
+  return sample;
+}
+
+export function planDecode(b: BatchState): PlannedStep | null {
+  const step: PlannedStep = { rows: [], samples: [], owners: [], promptLogprobs: null, copiesAfter: [] };
+  const entries: Array<{ s: RequestState; seq: Sequence; owner: RowOwner; choice: ChoiceState | null }> = [];
+  for (const s of b.active) {
+    if (s.phase !== 'decode' || s.cancelled) continue;
+    if (s.beam) {
+      (b.beamSeqs.get(s) ?? []).forEach((seq, beam) => entries.push({ s, seq, owner: { kind: 'beam', req: s, beam }, choice: null }));
+      continue;
+    }
+    for (const c of s.choices) {
+      if (c.finished || c.preempted || !c.seq || c.seq.computed !== c.seq.length - 1) continue;
+      entries.push({ s, seq: c.seq, owner: { kind: 'decode', req: s, choice: c }, choice: c });
+    }
+  }
+  for (const e of entries) {
+    while (!e.seq.reserve(b.mgr, e.seq.computed + 1)) {
+      if (!preemptOne(b)) {
+        if (e.s.beam) b.fail(e.s, new Error('The KV cache ran out of memory during beam search; retry with a smaller width or fewer tokens.'));
+        break;
+      }
+    }
+  }
+  for (const e of entries) {
+    if (e.s.phase !== 'decode' || (e.choice && (e.choice.preempted || e.choice.finished)) || e.seq.blocks.length * KV_BLOCK <= e.seq.computed) continue;
+    const at = step.rows.length;
+    step.rows.push({ seq: e.seq.row, pos: e.seq.computed, tokens: [e.seq.tokens[e.seq.length - 1]], adapterSlot: e.s.adapterSlot });
+    step.owners.push(e.owner);
+    step.samples.push(e.choice ? sampleRow(b, e.s, e.choice, at) : { slot: e.seq.row, outputLen: e.s.beam!.steps, row: at, updateCounts: false });
+    e.seq.advance(b.mgr, 1);
+  }
+  return step.rows.length > 0 ? step : null;
+}
+
+/** Frees the blocks of the newest preemptable sequence (beams are never preempted). False if none. */
+export function preemptOne(b: BatchState): boolean {
+  const order = [...b.active].sort((a, b) => b.admitOrder - a.admitOrder);
+  for (const s of order) {
+    if (s.beam) continue;
+    if (s.phase === 'prefill' && s.promptSeq && s.promptSeq.blocks.length > 0) {
+      s.promptSeq.releaseBlocks(b.mgr);
+      s.cachedTokens = 0;
+      b.stats.preemptions++;
+      return true;
+    }
+    for (const c of [...s.choices].reverse()) {
+      if (c.finished || c.preempted || !c.seq || c.seq.blocks.length === 0) continue;
+      c.seq.releaseBlocks(b.mgr);
+      c.preempted = true;
+      b.stats.preemptions++;
+      return true;
+    }
+  }
+  return false;
+}
