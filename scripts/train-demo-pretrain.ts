@@ -1,0 +1,124 @@
+/**
+ * Stage 1 of the demo training (docs/training.md): full-parameter pretraining of tiny-chat's
+ * base weights on the demo task, on the CPU, starting from the random weights `npm run
+ * make-models` writes (same seed). Hearth's own trainer only trains LoRA adapters on frozen base
+ * weights, and a LoRA on random weights learns little, so this separate stage gives the base
+ * model its first grasp of the task; stages 2 and 3 (scripts/train-demo.ts) then train through
+ * Hearth's public API only, with SFT and RL.
+ *
+ *   npx tsx --import ./scripts/register-raw.mjs scripts/train-demo-pretrain.ts [--minutes 60]
+ *     [--batch 32] [--lr 2e-3] [--max-digits 3] [--seed 1] [--resume]
+ *
+ * Writes .cache/demo/pretrained.safetensors (bf16, the bundled model's layout; rewritten at every
+ * evaluation, so the run can be stopped at any time) and docs/training/pretrain.json (loss and
+ * held-out accuracy curves). Conversations are tokenised exactly as Hearth's SFT path does
+ * (service/training/sft-steps.ts), with the model's own chat template.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { answer, DEFAULT_PROBLEMS, evaluate, messages, problems, type AdditionProblem } from '../src/demo/addition';
+import { ChatTemplates } from '../src/engine/model/chat-template';
+import { parseModelConfig } from '../src/engine/model/hf-config';
+import { SafetensorsFile } from '../src/engine/model/safetensors';
+import { writeSafetensors } from '../src/engine/model/safetensors-writer';
+import type { TensorData } from '../src/engine/model/tensor';
+import { ModelTokenizer } from '../src/engine/model/tokenizer';
+import { greedyDecode, ReferenceModel } from '../src/engine/reference/model';
+import { sftSequence } from '../src/service/training/sft-steps';
+import { CpuLlama, type TrainSequence } from './demo/pretrain/cpu-llama';
+import { MODEL_SPECS } from './model-making/models';
+import { randomWeights } from './model-making/weights';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL_DIR = join(ROOT, 'public/models/tiny-chat/');
+const OUT = join(ROOT, '.cache/demo/pretrained.safetensors');
+const CURVES = join(ROOT, 'docs/training/pretrain.json');
+
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '60' },
+    batch: { type: 'string', default: '32' },
+    lr: { type: 'string', default: '2e-3' },
+    'max-digits': { type: 'string', default: String(DEFAULT_PROBLEMS.maxDigits) },
+    seed: { type: 'string', default: '1' },
+    'eval-every': { type: 'string', default: '50' },
+    resume: { type: 'boolean', default: false },
+  },
+});
+const minutes = Number(args.minutes);
+const batchSize = Number(args.batch);
+const peakLr = Number(args.lr);
+const opts = { maxDigits: Number(args['max-digits']) };
+const evalEvery = Number(args['eval-every']);
+
+const spec = MODEL_SPECS.find((s) => s.id === 'hearth/tiny-chat')!;
+const config = parseModelConfig(spec.config);
+const tokConfig = JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer_config.json'), 'utf8'));
+const tokenizer = ModelTokenizer.fromJson(JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer.json'), 'utf8')), tokConfig);
+const template = new ChatTemplates(null, tokConfig.chat_template, tokenizer.specialTokens).forRequest();
+const conv = { tokenizer, template, eosTokenIds: [2, 0] };
+
+async function startWeights(): Promise<TensorData[]> {
+  if (args.resume && existsSync(OUT)) {
+    const file = await SafetensorsFile.open(new Uint8Array(readFileSync(OUT)), OUT);
+    const out: TensorData[] = [];
+    for await (const t of file.tensors()) out.push(t);
+    console.log(`resuming from ${OUT}`);
+    return out;
+  }
+  // Exactly the random weights make-models bundles.
+  return randomWeights(config, spec.dtype, spec.seed, spec.config.initializer_range as number);
+}
+
+function sequence(p: AdditionProblem): TrainSequence {
+  const seq = sftSequence({ messages: [...messages(p), { role: 'assistant', content: answer(p) }] }, 0, conv, 'all')!;
+  return { tokens: [...seq.tokens], trainable: seq.trainable };
+}
+
+function evaluateHeldOut(cpu: CpuLlama, held: AdditionProblem[]) {
+  const model = new ReferenceModel(config, cpu.tensors('f32'));
+  const items = held.map((problem) => {
+    const prompt = tokenizer.encode(template.render({ messages: messages(problem), addGenerationPrompt: true }), { addSpecialTokens: false });
+    const out = greedyDecode(model, prompt, 6);
+    const end = out.findIndex((id) => id === 2 || id === 0);
+    return { problem, completion: tokenizer.decode(end >= 0 ? out.slice(0, end) : out, { skipSpecialTokens: true }) };
+  });
+  return { ...evaluate(items), sample: items.slice(0, 3).map((i) => `${i.problem.a}+${i.problem.b}=${i.completion}`) };
+}
+
+const cpu = new CpuLlama(config, await startWeights());
+// Distinct held-out problems (with one-digit operands there are only a dozen).
+const held = [...new Map(problems('heldout', 400, 999, opts).map((p) => [`${p.a}+${p.b}`, p])).values()].slice(0, 200);
+const curves: { step: number; examples: number; loss: number; seconds: number; accuracy?: number; meanReward?: number }[] = [];
+mkdirSync(dirname(OUT), { recursive: true });
+mkdirSync(dirname(CURVES), { recursive: true });
+const started = Date.now();
+const budget = minutes * 60_000;
+const totalSteps = Math.max(1, Math.round((budget / 1000) * 0.4)); // schedule length guess, refined by the time budget
+let step = 0;
+let seed = Number(args.seed) * 7919;
+let running = 0;
+for (;;) {
+  const elapsed = Date.now() - started;
+  const done = elapsed > budget;
+  if (step % evalEvery === 0 || done) {
+    const e = evaluateHeldOut(cpu, held);
+    curves.push({ step, examples: step * batchSize, loss: running, seconds: Math.round(elapsed / 1000), accuracy: e.accuracy, meanReward: e.meanReward });
+    console.log(`step ${step} (${Math.round(elapsed / 1000)} s): loss ${running.toFixed(3)}, held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, reward ${e.meanReward.toFixed(3)}; ${e.sample.join('  ')}`);
+    writeFileSync(OUT, writeSafetensors(cpu.tensors('bf16'), { format: 'pt' }));
+    writeFileSync(CURVES, JSON.stringify({ stage: 'pretrain', batchSize, peakLr, maxDigits: opts.maxDigits, curves }, null, 1) + '\n');
+  }
+  if (done) break;
+  // Linear warmup over 50 steps, then cosine decay to 10% over the expected run.
+  const progress = Math.min(1, step / totalSteps);
+  const lr = step < 50 ? (peakLr * (step + 1)) / 50 : peakLr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
+  const batch = problems('train', batchSize, seed++, opts).map(sequence);
+  cpu.zeroGrad();
+  const { loss } = cpu.lossAndBackward(batch);
+  cpu.adamw(lr, { weightDecay: 0.01, maxNorm: 1 });
+  running = step === 0 ? loss : 0.95 * running + 0.05 * loss;
+  step++;
+}
+console.log(`wrote ${OUT} and ${CURVES}`);
