@@ -59,9 +59,9 @@ const TOL = { atol: 5e-5, rtol: 5e-4 };
 // compiles them in seconds: 16-tiles without lane partials, 8-tiles with), and the naive kernels.
 function variants(HS: number): Array<[string, AttentionBackwardOptions]> {
   const list: Array<[string, AttentionBackwardOptions]> = [['tiled', {}]];
-  if (HS === 16 && gpu.isSoftware) list.push(['tiled, 16-key and 16-query tiles', { maxTile: 16 }]);
-  if (HS === 24 && gpu.isSoftware) list.push(['tiled, 8-key and 8-query tiles', { maxTile: 8 }]);
-  if (!gpu.isSoftware && HS === 64) list.push(['tiled, 16 KiB', { workgroupStorageBytes: 16384 }]);
+  if (HS === 16 && gpu.softwareAdapter) list.push(['tiled, 16-key and 16-query tiles', { maxTile: 16 }]);
+  if (HS === 24 && gpu.softwareAdapter) list.push(['tiled, 8-key and 8-query tiles', { maxTile: 8 }]);
+  if (!gpu.softwareAdapter && HS === 64) list.push(['tiled, 16 KiB', { workgroupStorageBytes: 16384 }]);
   list.push(['naive', { variant: 'naive' }]);
   return list;
 }

@@ -27,7 +27,7 @@ export interface KernelContext {
    * A software rasteriser (SwiftShader, lavapipe): a correctness target. Kernels whose pipelines
    * take long to compile there (large unrolled tiles) pick smaller tiles on it.
    */
-  isSoftware: boolean;
+  softwareAdapter: boolean;
 }
 
 export interface KernelContextOptions {
@@ -49,6 +49,6 @@ export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions 
     maxBufferSize: limits.maxBufferSize,
     maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
     maxStorageBuffersPerStage: limits.maxStorageBuffersPerShaderStage,
-    isSoftware: gpu.description.adapter.isSoftware,
+    softwareAdapter: gpu.description.adapter.isSoftware,
   };
 }

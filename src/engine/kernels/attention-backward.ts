@@ -149,7 +149,7 @@ export class AttentionBackward {
     if (NH % NKV !== 0) throw new Error(`AttentionBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
     if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`AttentionBackward: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
     this.variant = opts.variant ?? 'tiled';
-    this.tiling = attentionBackwardTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes), opts.maxTile ?? (ctx.isSoftware ? 4 : 16));
+    this.tiling = attentionBackwardTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes), opts.maxTile ?? (ctx.softwareAdapter ? 4 : 16));
     const { workgroupSize: WG, lanes, keysPerTile: BK, queriesPerTile: BQ } = this.tiling;
     const base = { HS, NKV, G: NH / NKV };
     const consts =
