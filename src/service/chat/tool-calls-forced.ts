@@ -1,0 +1,208 @@
+/**
+ * Tool calls forced by tool_choice, whose output a JSON-schema grammar shaped
+ * (structured/tool-choice-schemas.ts), turned into tool_calls as vLLM does (vllm-chat.md §6):
+ * - a named function: the whole output is that call's arguments, as written. Non-streamed:
+ *   content "" and one call. Streamed: a first delta with index 0, id, type and name (and the text
+ *   so far), then the text as argument pieces; a call is sent at the end even for empty output.
+ * - "required": the output is a JSON array of {"name", "parameters"}; each becomes a call with
+ *   arguments = json.dumps(parameters). Non-streamed: content "", and no calls when the output is
+ *   not such an array (cut short by max_tokens). Streamed: each call's first delta once its name
+ *   is complete, then its re-dumped parameters in pieces; as with Hermes, calls already sent stand
+ *   if the array turns out broken.
+ *
+ * Not here: the grammars (structured/), auto tool calls (tool-calls-hermes.ts).
+ */
+import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
+import { CallObjectReader, callFromObject, makeToolCallId, mergeDeltas } from './tool-calls-object';
+import { JsonEventReader, JsonSyntaxError, loads } from './tool-calls-json';
+
+export interface ForcedCallsResult {
+  content: string;
+  toolCalls: ToolCall[];
+}
+
+/** A named tool choice: the output is the arguments. */
+export function namedToolCall(text: string, name: string, newId: () => string = makeToolCallId): ForcedCallsResult {
+  return { content: '', toolCalls: [{ id: newId(), type: 'function', function: { name, arguments: text } }] };
+}
+
+/** tool_choice "required": the calls of the output's array, or none when it is not one. */
+export function requiredToolCalls(text: string, parallelToolCalls: boolean, newId: () => string = makeToolCallId): ForcedCallsResult {
+  let calls: ToolCall[] = [];
+  try {
+    const value = loads(text);
+    if (value.kind === 'array') {
+      const parsed = value.items.map((item) => callFromObject(item, 'parameters', ''));
+      if (parsed.every((c): c is ToolCall => c !== null)) calls = parsed;
+    }
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
+  }
+  if (!parallelToolCalls) calls = calls.slice(0, 1);
+  for (const call of calls) call.id = newId();
+  return { content: '', toolCalls: calls };
+}
+
+/** The streamed form of namedToolCall. */
+export class NamedToolCallStream {
+  private sent = false;
+
+  constructor(
+    private readonly name: string,
+    private readonly newId: () => string = makeToolCallId,
+  ) {}
+
+  get calledTools(): boolean {
+    return this.sent;
+  }
+
+  push(text: string): OutputDelta | null {
+    if (!text) return null;
+    return { toolCalls: [this.delta(text)] };
+  }
+
+  finish(): OutputDelta | null {
+    return this.sent ? null : { toolCalls: [this.delta('')] };
+  }
+
+  private delta(text: string): ToolCallDelta {
+    if (this.sent) return { index: 0, function: { arguments: text } };
+    this.sent = true;
+    return { index: 0, id: this.newId(), type: 'function', function: text ? { name: this.name, arguments: text } : { name: this.name } };
+  }
+}
+
+/** The streamed form of requiredToolCalls. */
+export class RequiredToolCallsStream {
+  private readonly reader: JsonEventReader;
+  private depth = 0;
+  private call: CallObjectReader | null = null;
+  private index = -1;
+  private sent = false;
+  private held = '';
+  private name: string | null = null;
+  private anySent = false;
+  private stopped = false;
+  private deltas: ToolCallDelta[] = [];
+
+  constructor(
+    private readonly parallelToolCalls: boolean,
+    private readonly newId: () => string = makeToolCallId,
+  ) {
+    const self = this;
+    const notCalls = () => new JsonSyntaxError('the output is not an array of call objects');
+    // depth 0: before the array; 1: inside it (items must be objects); 2+: inside a call.
+    this.reader = new JsonEventReader({
+      startArray() {
+        if (self.depth === 0) return void (self.depth = 1);
+        if (self.depth === 1) throw notCalls();
+        self.call!.startArray();
+        self.depth++;
+      },
+      endArray() {
+        if (self.depth === 1) return void (self.depth = 0);
+        self.depth--;
+        self.call!.endArray();
+      },
+      startObject() {
+        if (self.depth === 0) throw notCalls();
+        if (self.depth === 1) self.startCall();
+        self.call!.startObject();
+        self.depth++;
+      },
+      endObject() {
+        self.depth--;
+        self.call!.endObject();
+        if (self.depth === 1) self.endCall();
+      },
+      key: (k) => self.call!.key(k),
+      stringStart() {
+        if (self.depth <= 1) throw notCalls();
+        self.call!.stringStart();
+      },
+      stringPiece: (t) => self.call!.stringPiece(t),
+      stringEnd: () => self.call!.stringEnd(),
+      scalar(t) {
+        if (self.depth <= 1) throw notCalls();
+        self.call!.scalar(t);
+      },
+    });
+  }
+
+  get calledTools(): boolean {
+    return this.anySent;
+  }
+
+  push(text: string): OutputDelta | null {
+    if (!this.stopped && text) {
+      try {
+        this.reader.push(text);
+      } catch (e) {
+        if (!(e instanceof JsonSyntaxError)) throw e;
+        this.stopped = true;
+      }
+    }
+    return this.take();
+  }
+
+  finish(): OutputDelta | null {
+    if (!this.stopped) {
+      try {
+        this.reader.end();
+      } catch (e) {
+        if (!(e instanceof JsonSyntaxError)) throw e;
+      }
+      this.stopped = true;
+    }
+    return this.take();
+  }
+
+  private take(): OutputDelta | null {
+    if (this.deltas.length === 0) return null;
+    const toolCalls = mergeDeltas(this.deltas);
+    this.deltas = [];
+    return { toolCalls };
+  }
+
+  private startCall(): void {
+    if (!this.parallelToolCalls && this.index >= 0) {
+      this.stopped = true;
+      throw new JsonSyntaxError('one call only');
+    }
+    this.index++;
+    this.sent = false;
+    this.held = '';
+    this.name = null;
+    this.call = new CallObjectReader('parameters', {
+      name: (name) => {
+        this.name = name;
+        // Nothing left to stream: send at the end, once the call is known to be valid.
+        if (!this.call!.argumentsDone) this.send();
+      },
+      arguments: (piece) => {
+        if (this.sent) this.deltas.push({ index: this.index, function: { arguments: piece } });
+        else this.held += piece;
+      },
+    });
+  }
+
+  private endCall(): void {
+    if (!this.call!.valid) {
+      this.stopped = true;
+      throw new JsonSyntaxError('not a call');
+    }
+    this.name = this.call!.finalName;
+    this.send();
+    this.call = null;
+  }
+
+  private send(): void {
+    if (this.sent || this.name === null) return;
+    this.sent = true;
+    this.anySent = true;
+    const fn: { name: string; arguments?: string } = { name: this.name };
+    if (this.held) fn.arguments = this.held;
+    this.deltas.push({ index: this.index, id: this.newId(), type: 'function', function: fn });
+    this.held = '';
+  }
+}
