@@ -16,7 +16,9 @@ import { BaseModelCatalog, bundledModels } from '../service/base-models';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo, GpuState } from '../service/engine-status';
 import { UnavailableError } from '../service/errors';
+import type { TrainingEngine } from '../engine/train/types';
 import { unavailableTrainer } from '../service/training/default-trainer';
+import { LoraTrainer } from '../service/training/lora-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
 import { openHearthDb, type HearthDb } from '../store/schema';
@@ -36,6 +38,12 @@ export interface EngineOptions {
    * completions answer 503 saying this build has no inference engine.
    */
   inference?: (gpu: GpuContext, catalog: BaseModelCatalog) => InferenceEngine | Promise<InferenceEngine>;
+  /**
+   * Builds the LoRA training engine over the generation engine (same device, same resident base
+   * weights). With it and `inference`, training jobs run Hearth's LoraTrainer; `trainer`
+   * overrides both (tests). Without either, jobs fail saying training is unavailable.
+   */
+  training?: (inference: InferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
   now?: () => number;
   maxBodyBytes?: number;
 }
@@ -53,13 +61,39 @@ export interface Engine {
   close(): Promise<void>;
 }
 
+/** The generation engine for a use other than chat, with that use named in the error. */
+async function engineFor(use: string, services: ServiceContext): Promise<InferenceEngine> {
+  if (!services.inference) throw new UnavailableError(`${use} is not available in this build of Hearth: it has no inference engine.`);
+  try {
+    return await services.inference();
+  } catch (err) {
+    throw new UnavailableError(`${use} needs the GPU engine: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 export async function bootEngine(opts: EngineOptions): Promise<Engine> {
   const now = opts.now ?? Date.now;
   const db = await openHearthDb(opts.dbName);
   const adminKey = await ensureAdmin(db, now());
   const catalog = new BaseModelCatalog([bundledModels(opts.manifestUrl, opts.fetch ?? fetch)]);
   const base = { db, catalog, now, fetch: opts.fetch ?? fetch, baseUrl: opts.baseUrl };
-  const runner = new JobRunner(base, opts.trainer ?? unavailableTrainer);
+  // The trainer reaches the engines through `services`, which is complete before any job runs.
+  let training: Promise<TrainingEngine> | undefined;
+  const trainer =
+    opts.trainer ??
+    (opts.training && opts.inference
+      ? new LoraTrainer({
+          inference: () => engineFor('Training', services),
+          training: () =>
+            (training ??= engineFor('Training', services)
+              .then((engine) => opts.training!(engine))
+              .catch((err: unknown) => {
+                training = undefined;
+                throw err;
+              })),
+        })
+      : unavailableTrainer);
+  const runner = new JobRunner(base, trainer);
   const services: ServiceContext = { ...base, jobs: runner };
 
   const listeners = new Set<() => void>();
