@@ -30,7 +30,7 @@ function referenceLoss(model: ReferenceModel): number {
   return sum / n;
 }
 
-describe('CpuLlama (demo pretraining)', () => {
+describe('CpuLlama (demo pretraining)', { timeout: 60_000 }, () => {
   it('computes the reference model\'s loss', () => {
     const cpu = new CpuLlama(cfg, tensors);
     const { loss, targets } = cpu.lossAndBackward(batch);

@@ -46,7 +46,7 @@ function form(fields: Record<string, string>, files: Record<string, string | Uin
 const line = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: a }] });
 const data = [line('1 + 1', '2'), line('2 + 2', '4'), line('3 + 3', '6')].join('\n');
 
-describe('POST /v1/preview/artifacts', () => {
+describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
   it('stores train.jsonl for a model; its url trains an SFT job without copying the data', async () => {
     const e = await engine();
     const modelId = await register(e);
@@ -104,7 +104,7 @@ describe('POST /v1/preview/artifacts', () => {
   });
 });
 
-describe('checkpoint adapters as PEFT zips', () => {
+describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
   it('downloads step 0 as the identity adapter of the base model\'s shapes', async () => {
     const e = await engine();
     const modelId = await register(e);

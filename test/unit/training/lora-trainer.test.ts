@@ -49,7 +49,8 @@ async function checkpoints(e: TestEngine, modelId: string) {
   return (await e.call('GET', `/v1/preview/models/${modelId}/checkpoints`)).json.data as { step: number }[];
 }
 
-describe('LoraTrainer in the job runner', () => {
+// Real (CPU) training: generous limits, the machine's cores are shared.
+describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
   it('RL: started{num_sequences}, one numeric gradient_step per step, checkpoint step 1 in PEFT layout, then ended', async () => {
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
