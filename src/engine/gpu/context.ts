@@ -28,11 +28,19 @@ export interface KernelContext {
    * take long to compile there (large unrolled tiles) pick smaller tiles on it.
    */
   softwareAdapter: boolean;
+  /**
+   * Invocations per workgroup of the GEMV core and the fused decode kernels (gemv-config.ts);
+   * default 256. The generation engine uses 64 on software adapters, where a decode step runs
+   * several times faster with small workgroups (docs/performance.md).
+   */
+  gemvWorkgroupSize?: number;
 }
 
 export interface KernelContextOptions {
   /** Time compute passes with timestamp queries (when the device supports them). */
   timestamps?: boolean;
+  /** See KernelContext.gemvWorkgroupSize. */
+  gemvWorkgroupSize?: number;
 }
 
 export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions = {}): KernelContext {
@@ -50,5 +58,6 @@ export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions 
     maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
     maxStorageBuffersPerStage: limits.maxStorageBuffersPerShaderStage,
     softwareAdapter: gpu.description.adapter.isSoftware,
+    gemvWorkgroupSize: opts.gemvWorkgroupSize,
   };
 }

@@ -1,0 +1,267 @@
+/**
+ * GpuTrainingSession: the TrainingSession of types.ts on WebGPU. One optimizer step:
+ *
+ * 1. Pack the step's sequences into micro-batches that fit the activation plan (in order).
+ * 2. Coefficients. SFT's are known before the forward (c = m w / #trainable), so each micro-batch
+ *    is one submission: forward, head with dlogits, backward. RL's depend on the policy's new
+ *    logprobs (ratios, clipping, sequence means over whole importance groups, possibly spanning
+ *    micro-batches), so a forward submission per micro-batch computes them first; they are read
+ *    back (T floats), the coefficients are computed on the CPU in f64 (loss.ts, the unit-tested
+ *    formulas), uploaded, and the backward follows. With one micro-batch the backward reuses the
+ *    saved activations; with several, each micro-batch's forward is re-run before its backward
+ *    (the activations of only one micro-batch exist at a time). Cost of the CPU pass: one
+ *    readback round trip per RL step (docs/performance.md gives the figure).
+ * 3. After the last micro-batch, in the same submission: global gradient norm, clip factor and
+ *    AdamW, all on the GPU; the norm comes back with the step's logprobs for the metrics.
+ *
+ * Gradients are zeroed at the step's first submission and accumulated over micro-batches in
+ * order, so the same inputs give bit-identical adapters. Calls on one session are serialised.
+ * Not here: the graphs (graph-*.ts), the memory plan (memory-plan.ts), the loss math (loss.ts).
+ */
+import type { KernelContext } from '../gpu/context';
+import type { KernelCall } from '../gpu/kernel-call';
+import { writeBytes } from '../gpu/buffers';
+import type { LoraConfig } from '../generate/types';
+import type { TensorData } from '../model/tensor';
+import { encodeLayerBackward } from './graph-backward';
+import { encodeEmbedding, encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
+import { encodeFinalNorm, encodeHead, entropyOffset } from './graph-head';
+import { stepEntropy, stepLoss } from './loss';
+import { packMicroBatches, rowsFromTokens, tokensFromRows, type MicroBatch } from './micro-batches';
+import { Staging, submitCalls, type Copy } from './submit';
+import type { LossSpec, OptimizerConfig, OptimizerState, StepMetrics, TrainingSequence, TrainingSession } from './types';
+
+export class GpuTrainingSession implements TrainingSession {
+  readonly lora: LoraConfig;
+  readonly parameterCount: number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+
+  constructor(
+    private readonly ctx: KernelContext,
+    private readonly graph: TrainGraph,
+    private readonly optimizer: OptimizerConfig,
+    /** Frees what the session owns (its activation buffers and LoRA state). */
+    private readonly release: () => void,
+  ) {
+    this.lora = graph.lora.config;
+    this.parameterCount = graph.lora.elements;
+  }
+
+  step(sequences: TrainingSequence[], loss: LossSpec, learningRate: number, signal?: AbortSignal): Promise<StepMetrics> {
+    return this.serial(() => this.runStep(sequences, loss, learningRate, signal));
+  }
+
+  logprobs(sequences: TrainingSequence[], signal?: AbortSignal): Promise<Float32Array[]> {
+    return this.serial(() => this.runLogprobs(sequences, signal));
+  }
+
+  exportAdapter(): Promise<TensorData[]> {
+    return this.serial(() => this.graph.state.exportAdapter());
+  }
+
+  exportOptimizerState(): Promise<OptimizerState> {
+    return this.serial(() => this.graph.state.exportOptimizerState());
+  }
+
+  /** The gradients of the last step, before clipping (tests compare them with the reference). */
+  gradients(): Promise<Float32Array> {
+    return this.serial(() => this.graph.state.gradients());
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    // Whatever is queued finishes first; the buffers go after.
+    void this.queue.finally(() => this.release());
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.disposed) return Promise.reject(new Error('training session: used after dispose()'));
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private pack(sequences: TrainingSequence[]): MicroBatch[] {
+    const plan = this.graph.buf.plan;
+    return packMicroBatches(sequences, {
+      tokens: plan.tokens,
+      sequences: plan.sequences,
+      maxBlocksPerSeq: plan.maxBlocksPerSeq,
+      vocabSize: this.graph.weights.config.vocabSize,
+    });
+  }
+
+  /** Writes a micro-batch's tokens, targets, rows and block table (and coefficients) for its next submission. */
+  private upload(mb: MicroBatch, coefficients: readonly ArrayLike<number>[] | null): void {
+    const { device } = this.ctx;
+    const buf = this.graph.buf;
+    writeBytes(device, buf.get('tokens'), 0, mb.tokens);
+    writeBytes(device, buf.get('targets'), 0, mb.targets);
+    writeBytes(device, buf.get('rows'), 0, mb.rows);
+    writeBytes(device, buf.get('blockTable'), 0, mb.blockTable);
+    if (coefficients) writeBytes(device, buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
+  }
+
+  private forwardCalls(d: MicroBatchDims, grad: boolean): KernelCall[] {
+    const g = this.graph;
+    const calls = [...encodeEmbedding(g, d)];
+    for (let l = 0; l < g.weights.config.numLayers; l++) calls.push(...encodeLayerForward(g, l, d, { writeOutput: true }));
+    calls.push(encodeFinalNorm(g, d), ...encodeHead(g, d, grad));
+    return calls;
+  }
+
+  private backwardCalls(d: MicroBatchDims): KernelCall[] {
+    const calls: KernelCall[] = [];
+    for (let l = this.graph.weights.config.numLayers - 1; l >= 0; l--) calls.push(...encodeLayerBackward(this.graph, l, d));
+    return calls;
+  }
+
+  /** Global norm, clip factor and the AdamW update: the end of a step's last submission. */
+  private optimizerCalls(learningRate: number): KernelCall[] {
+    const { k, state, buf } = this.graph;
+    const n = state.plan.elements;
+    state.step += 1;
+    return [
+      ...k.gradNorm.encode({ grads: state.grads, n, part: buf.get('normPart'), stats: buf.get('normStats'), maxNorm: this.optimizer.maxGradNorm }),
+      k.adamw.encode({
+        params: state.params,
+        grads: state.grads,
+        m: state.m,
+        v: state.v,
+        stats: buf.get('normStats'),
+        n,
+        hyper: { lr: learningRate, beta1: this.optimizer.beta1, beta2: this.optimizer.beta2, eps: this.optimizer.eps, weightDecay: this.optimizer.weightDecay, step: state.step },
+      }),
+    ];
+  }
+
+  /** Copies of a micro-batch's per-row logprobs and entropies into the staging buffer at `base` (floats). */
+  private statsCopies(mb: MicroBatch, base: number, total: number): Copy[] {
+    const stats = this.graph.buf.get('stats');
+    return [
+      { src: stats, srcOffset: 0, dstOffset: 4 * base, bytes: 4 * mb.T },
+      { src: stats, srcOffset: 4 * entropyOffset(this.graph), dstOffset: 4 * (total + base), bytes: 4 * mb.T },
+    ];
+  }
+
+  private async runStep(sequences: TrainingSequence[], loss: LossSpec, learningRate: number, signal?: AbortSignal): Promise<StepMetrics> {
+    if (!(learningRate >= 0) || !Number.isFinite(learningRate)) throw new Error(`training: learning rate ${learningRate} is not a finite non-negative number`);
+    const started = performance.now();
+    const mbs = this.pack(sequences);
+    const total = mbs.reduce((s, mb) => s + mb.T, 0);
+    const bases = mbs.map((_, j) => mbs.slice(0, j).reduce((s, mb) => s + mb.T, 0));
+    const { state, buf } = this.graph;
+    const calls: KernelCall[] = [];
+    const stats = new Staging(this.ctx.device, 4 * (2 * total + 4));
+    const last = mbs.length - 1;
+    const dims = (mb: MicroBatch): MicroBatchDims => ({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount });
+    const normCopy: Copy = { src: buf.get('normStats'), srcOffset: 0, dstOffset: 4 * 2 * total, bytes: 16 };
+    const check = () => {
+      if (signal?.aborted) throw signal.reason ?? new Error('training step aborted');
+    };
+    const run = async (mb: MicroBatch, j: number, work: KernelCall[], copies: Copy[], label: string) => {
+      check();
+      calls.push(...work);
+      await submitCalls(this.ctx, work, { label, clear: j === 0 && label !== 'train.backward' ? [state.grads] : [], copies, staging: stats });
+    };
+    try {
+      let coefficients: Float64Array[];
+      let newLogprobs: Float32Array[] = [];
+      let entropies: Float32Array[] = [];
+      const collect = (values: Float32Array) => {
+        newLogprobs = new Array(sequences.length);
+        entropies = new Array(sequences.length);
+        mbs.forEach((mb, j) => {
+          tokensFromRows(mb, values.subarray(bases[j], bases[j] + mb.T), newLogprobs);
+          tokensFromRows(mb, values.subarray(total + bases[j], total + bases[j] + mb.T), entropies);
+        });
+      };
+      let values: Float32Array;
+      if (loss.kind === 'sft') {
+        // The coefficients do not depend on the logprobs: one submission per micro-batch.
+        coefficients = stepLoss(sequences, sequences.map((s) => new Float32Array(s.tokens.length)), loss).coefficients;
+        for (const [j, mb] of mbs.entries()) {
+          this.upload(mb, coefficients);
+          const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(j === last ? this.optimizerCalls(learningRate) : [])];
+          await run(mb, j, work, [...this.statsCopies(mb, bases[j], total), ...(j === last ? [normCopy] : [])], 'train.step');
+        }
+        values = await stats.read();
+        collect(values);
+      } else {
+        for (const [j, mb] of mbs.entries()) {
+          this.upload(mb, null);
+          await run(mb, j, this.forwardCalls(dims(mb), false), this.statsCopies(mb, bases[j], total), 'train.forward');
+        }
+        collect(await stats.read());
+        coefficients = stepLoss(sequences, newLogprobs, loss).coefficients;
+        const back = new Staging(this.ctx.device, 16);
+        try {
+          for (const [j, mb] of mbs.entries()) {
+            check();
+            // One micro-batch: its activations are still there. Several: re-run the forward.
+            if (mbs.length > 1) this.upload(mb, coefficients);
+            else writeBytes(this.ctx.device, buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
+            const d = dims(mb);
+            const fwd = mbs.length > 1 ? this.forwardCalls(d, true) : [encodeFinalNorm(this.graph, d), ...encodeHead(this.graph, d, true)];
+            const work = [...fwd, ...this.backwardCalls(d), ...(j === last ? this.optimizerCalls(learningRate) : [])];
+            calls.push(...work);
+            await submitCalls(this.ctx, work, { label: 'train.backward', copies: j === last ? [{ ...normCopy, dstOffset: 0 }] : [], staging: back });
+          }
+          values = new Float32Array(2 * total + 4);
+          values.set((await back.read()).subarray(0, 4), 2 * total);
+        } finally {
+          back.destroy();
+        }
+      }
+      const result = stepLoss(sequences, newLogprobs, loss);
+      const entropy = stepEntropy(sequences, entropies, loss);
+      const seconds = (performance.now() - started) / 1000;
+      const numTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
+      const metrics: StepMetrics = {
+        loss: result.loss,
+        gradNorm: values[2 * total],
+        learningRate,
+        numTrainableTokens: result.trainableTokens,
+        numTokens,
+        tokensPerSecond: numTokens / Math.max(seconds, 1e-9),
+      };
+      if (result.policyLoss !== null) metrics.policyLoss = result.policyLoss;
+      if (entropy !== null) metrics.entropy = entropy;
+      return metrics;
+    } finally {
+      stats.destroy();
+      for (const c of calls) c.dispose();
+    }
+  }
+
+  private async runLogprobs(sequences: TrainingSequence[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const mbs = this.pack(sequences);
+    const total = mbs.reduce((s, mb) => s + mb.T, 0);
+    const stats = new Staging(this.ctx.device, 4 * 2 * total);
+    const calls: KernelCall[] = [];
+    try {
+      let base = 0;
+      for (const mb of mbs) {
+        if (signal?.aborted) throw signal.reason ?? new Error('logprobs aborted');
+        this.upload(mb, null);
+        const work = this.forwardCalls({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount }, false);
+        calls.push(...work);
+        await submitCalls(this.ctx, work, { label: 'train.logprobs', copies: this.statsCopies(mb, base, total), staging: stats });
+        base += mb.T;
+      }
+      const values = await stats.read();
+      const out: Float32Array[] = new Array(sequences.length);
+      base = 0;
+      for (const mb of mbs) {
+        tokensFromRows(mb, values.subarray(base, base + mb.T), out);
+        base += mb.T;
+      }
+      return out;
+    } finally {
+      stats.destroy();
+      for (const c of calls) c.dispose();
+    }
+  }
+}
