@@ -2,7 +2,9 @@
 // twin, a ModelRunner over a KvCache whose block-table rows own fixed shuffled blocks, and greedy
 // sampling helpers. The runner is driven directly here; the engine tests go through Engine.
 import { readF32 } from '../../src/engine/gpu/buffers';
-import type { KernelContext } from '../../src/engine/gpu/context';
+import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
+import { acquireGpu } from '../../src/engine/gpu/device';
+import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { ModelRunner } from '../../src/engine/generate/model-runner';
 import { createDenseKernels } from '../../src/engine/kernels/kernels';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
@@ -23,6 +25,21 @@ export interface RunnerFixture {
   /** Blocks of each block-table row (fixed, shuffled). */
   blocks: number[][];
   destroy(): void;
+}
+
+let context: Promise<KernelContext> | null = null;
+
+/** The engine's context on this machine: 64-invocation GEMV workgroups on SwiftShader (engine.ts). */
+export function generateContext(): Promise<KernelContext> {
+  context ??= nodeGpu()
+    .then((g) => acquireGpu(g))
+    .then((gpu) => createKernelContext(gpu, { gemvWorkgroupSize: gpu.description.adapter.isSoftware ? 64 : undefined }));
+  return context;
+}
+
+export async function destroyGenerateContext(): Promise<void> {
+  if (context) (await context).device.destroy();
+  context = null;
 }
 
 export async function runnerFixture(

@@ -18,10 +18,9 @@ import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/reference/random';
-import { destroyContexts, kernelContext } from './dense-helpers';
-import { argmax, lastLogits, randomTokens, runnerFixture, type RunnerFixture } from './generate-helpers';
+import { argmax, destroyGenerateContext, generateContext, lastLogits, randomTokens, runnerFixture, type RunnerFixture } from './generate-helpers';
 
-afterAll(destroyContexts);
+afterAll(destroyGenerateContext);
 
 const TOL = { atol: 2e-3, rtol: 2e-3 };
 
@@ -108,7 +107,7 @@ describe('model runner: whole-model logits against the reference', () => {
   ];
   for (const [arch, dtype, fusedMaxBatch, graph] of cases) {
     it(`${arch} (${dtype}): chunked prefill of three prompts, prompt logprobs, greedy decode (${graph})`, async () => {
-      const ctx = await kernelContext();
+      const ctx = await generateContext();
       const f = await runnerFixture(ctx, arch, dtype, 300, { fusedMaxBatch });
       try {
         const seqs = await prefillThenDecode(f, [null, null, null], 4, graph);
@@ -120,7 +119,7 @@ describe('model runner: whole-model logits against the reference', () => {
   }
 
   it('llama with two LoRA adapters (rank 4 on every module, rank 8 on q, v, down) beside a base row', async () => {
-    const ctx = await kernelContext();
+    const ctx = await generateContext();
     const f = await runnerFixture(ctx, 'llama', 'bf16', 310);
     const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });
     try {

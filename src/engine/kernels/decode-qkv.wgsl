@@ -110,9 +110,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   if (QK_NORM && (is_q || is_k)) {
     // The unit is the whole head here (U = HS).
     var sq = array<f32, BB>();
-    if (lid < U) {
+    for (var u = lid; u < U; u += WG) { // U = HS may exceed WG (small workgroups on software adapters)
       for (var b = 0u; b < BB; b++) {
-        sq[b] = hv[lid * BB + b] * hv[lid * BB + b];
+        sq[b] += hv[u * BB + b] * hv[u * BB + b];
       }
     }
     let t = group_sum(lid, sq, WG);

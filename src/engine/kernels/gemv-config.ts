@@ -2,7 +2,8 @@
  * Tile choice of the decode GEMV core (gemv-core.wgsl), shared by the generic GEMV and the fused
  * decode kernels.
  *
- * - WG = 256 invocations: enough loads in flight per workgroup on every GPU class.
+ * - WG = 256 invocations: enough loads in flight per workgroup on every GPU class
+ *   (KernelContext.gemvWorkgroupSize: 64 on software adapters, where large workgroups are slow).
  * - TK (invocations per weight row): a power of two <= 32 so each invocation issues about 4
  *   eight-element loads per row per chunk; with rows of 576..8192 elements TK is 16..32, so a team's
  *   loads are 256..512 contiguous bytes (coalesced on NVIDIA/AMD/Apple/Intel).
@@ -36,10 +37,10 @@ export function batchGroup(B: number): number {
 }
 
 export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?: number; tk?: number } = {}): GemvTile {
-  const WG = 256;
+  const WG = ctx.gemvWorkgroupSize ?? 256;
   const kpad = Math.ceil(K / 8) * 8;
   const BB = batchGroup(B);
-  const TK = opts.tk ?? Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4)));
+  const TK = Math.min(WG, opts.tk ?? Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4))));
   const RPT = opts.rpt ?? (BB <= 4 ? 2 : 1);
   const KT = Math.min(kpad, Math.floor(stagingFloats(ctx) / BB / 8) * 8);
   return { WG, TK, TR: WG / TK, RPT, BB, KT };
