@@ -113,3 +113,21 @@ export class GpuTrainingEngine implements TrainingEngine {
     });
   }
 }
+
+/** What the trainer needs from the generation engine (engine/generate/engine.ts `Engine`). */
+export interface ResidentWeightsProvider {
+  readonly kernelContext: KernelContext;
+  residentWeights(id: string): Promise<WeightSet>;
+}
+
+/**
+ * The training engine over a generation engine: its device context and its resident base weights,
+ * so one copy of the model serves chat and training. What the engine worker's `training` option
+ * builds (host/engine-boot.ts).
+ */
+export function trainingEngineOver(
+  inference: ResidentWeightsProvider,
+  opts: Omit<GpuTrainingEngineOptions, 'kernelContext' | 'weights'> = {},
+): GpuTrainingEngine {
+  return new GpuTrainingEngine({ ...opts, kernelContext: inference.kernelContext, weights: (id) => inference.residentWeights(id) });
+}
