@@ -6,6 +6,9 @@
  * Not here: booting itself (engine-boot.ts), the Service Worker side (sw/).
  */
 import * as Comlink from 'comlink';
+import { Engine as InferenceEngine } from '../engine/generate/engine';
+import { catalogSources } from '../engine/generate/model-sources';
+import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
 
@@ -15,6 +18,10 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
     manifestUrl: new URL('/models/index.json', origin).href,
     baseUrl: origin,
     gpu: scope.navigator.gpu,
+    // Chat completions: the generation engine on this worker's GPU, models from the catalogue
+    // (bundled files through the IndexedDB file cache, so they load offline after the first time).
+    inference: (gpu, catalog) =>
+      new InferenceEngine(gpu, { source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }) }),
   });
   booting.catch((err) => console.error('[hearth] engine failed to start:', err));
 

@@ -23,7 +23,7 @@ import type { GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOpt
 export interface EngineOptions {
   /** The repository of a catalogue model id; rejects when the id is unknown. */
   source(id: string): Promise<ModelSource>;
-  /** GPU bytes of each model's KV cache. Default 256 MiB. */
+  /** GPU bytes of each model's KV cache. Default 256 MiB (64 MiB on software adapters). */
   kvCacheBytes?: number;
   /** Sequences decoded together (the batch limit). Default 64. */
   maxSeqs?: number;
@@ -93,7 +93,8 @@ export class Engine implements InferenceEngine {
     const files = await loadModelFiles(source, { signal: options.signal, onProgress: options.onProgress });
     options.signal?.throwIfAborted();
     const model = await ResidentModel.load(this.kernelContext, this.dense, id, files, {
-      kvCacheBytes: this.opts.kvCacheBytes ?? 256 * 2 ** 20,
+      // A software adapter's buffers are system memory: a smaller default cache there.
+      kvCacheBytes: this.opts.kvCacheBytes ?? (this.gpu.description.adapter.isSoftware ? 64 : 256) * 2 ** 20,
       maxSeqs: this.opts.maxSeqs ?? 64,
       prefillChunk: this.opts.prefillChunk ?? 512,
       maxModelLen: this.opts.maxModelLen,

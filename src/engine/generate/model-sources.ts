@@ -1,0 +1,47 @@
+/**
+ * Where the Engine reads a catalogue model from, given what the platform's base-model catalogue
+ * says about it (passed in as plain data: the engine never imports the service). Bundled models are
+ * fetched from the app's origin with the file list of models/index.json, other locations (a Hugging
+ * Face repo id or a URL) through UrlSource; with a file cache (IndexedDB in the app) every file is
+ * kept and revalidated, so a model loads offline once it has been loaded.
+ *
+ * Not here: reading and validating the repository (model/repo.ts), the catalogue itself.
+ */
+import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog';
+import type { ModelFileCache } from '../model/sources/file-cache';
+import type { ModelSource } from '../model/sources/source';
+import { UrlSource } from '../model/sources/url-source';
+
+/** What the catalogue knows of a base model (BaseModelEntry's fields the engine needs). */
+export interface CatalogModel {
+  id: string;
+  /** A URL of the model's folder (bundled), a Hugging Face repo id or a URL (downloaded). */
+  location: string;
+  source: 'bundled' | 'cached';
+}
+
+export interface CatalogSourceOptions {
+  /** The app's base URL (bundled models and models/index.json are relative to it). */
+  baseUrl: string;
+  lookup(id: string): Promise<CatalogModel | undefined>;
+  cache: ModelFileCache | null;
+  fetch?: typeof fetch;
+}
+
+/** The Engine's `source` for a catalogue. Unknown ids reject with a message naming them. */
+export function catalogSources(opts: CatalogSourceOptions): (id: string) => Promise<ModelSource> {
+  let bundled: Promise<CatalogEntry[]> | null = null;
+  return async (id) => {
+    const model = await opts.lookup(id);
+    if (!model) throw new Error(`The model ${id} is not in the catalogue.`);
+    if (model.source === 'bundled') {
+      bundled ??= fetchCatalog(opts.baseUrl, opts.fetch).catch((e: unknown) => {
+        bundled = null;
+        throw e;
+      });
+      const entry = (await bundled).find((e) => e.id === id);
+      if (entry) return bundledSource(entry, { baseUrl: opts.baseUrl, cache: opts.cache, fetch: opts.fetch });
+    }
+    return new UrlSource(model.location, { cache: opts.cache, fetch: opts.fetch });
+  };
+}
