@@ -14,7 +14,8 @@
  */
 import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
 import { CallObjectReader, callFromObject, makeToolCallId, mergeDeltas } from './tool-calls-object';
-import { JsonEventReader, JsonSyntaxError, loads } from './tool-calls-json';
+import { JsonEventReader, JsonSyntaxError } from './tool-calls-json';
+import { loads } from './tool-calls-json-values';
 
 export interface ForcedCallsResult {
   content: string;

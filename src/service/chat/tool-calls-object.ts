@@ -11,7 +11,8 @@
  * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-forced.ts).
  */
 import type { ToolCall, ToolCallDelta } from './output-parser';
-import { CanonicalWriter, type JsonEvents, type PyValue, dumps } from './tool-calls-json';
+import type { JsonEvents } from './tool-calls-json';
+import { CanonicalWriter, dumps, type PyValue } from './tool-calls-json-values';
 
 /** vLLM's make_tool_call_id: "chatcmpl-tool-" + a random uuid4 in hex. */
 export function makeToolCallId(): string {

@@ -109,7 +109,9 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
     case 'json':
       return compiler.compileGrammar(await jsonSchemaEbnf(lib, c.schema, c.whitespace, c.disableAdditionalProperties));
     case 'regex':
-      return compiler.compileStructuralTag({ type: 'structural_tag', format: { type: 'regex', pattern: c.pattern } });
+      // Hearth's translation, not xgrammar's: its classes are sound for non-ASCII text
+      // (regex-ebnf.ts), and a bad pattern is refused without aborting the WASM instance.
+      return compiler.compileGrammar(`root ::= ${regexExpression(c.pattern)}`);
     case 'choice':
       return compiler.compileGrammar(choiceGrammar(c.choices));
     case 'grammar':
@@ -140,6 +142,15 @@ async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: Jso
   }
   if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, whitespaceExpression(whitespace.pattern));
   return ebnf;
+}
+
+function regexExpression(pattern: string): string {
+  try {
+    return regexToEbnf(pattern);
+  } catch (e) {
+    if (e instanceof RegexSyntaxError) throw new ConstraintError(`Failed to transform regex into a grammar: ${e.message}`, 'structured_outputs');
+    throw e;
+  }
 }
 
 function whitespaceExpression(pattern: string): string {

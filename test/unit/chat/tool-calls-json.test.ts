@@ -2,7 +2,8 @@
 // layout and number forms, and the incremental reader + writer giving the same text in any
 // chunking.
 import { describe, expect, it } from 'vitest';
-import { CanonicalWriter, JsonEventReader, JsonSyntaxError, canonicalString, dumps, loads } from '../../../src/service/chat/tool-calls-json';
+import { JsonEventReader, JsonSyntaxError, canonicalString } from '../../../src/service/chat/tool-calls-json';
+import { CanonicalWriter, dumps, loads } from '../../../src/service/chat/tool-calls-json-values';
 import { pieces } from '../structured/stream-fold';
 
 /** Re-dumps through the incremental reader, fed in pieces. */

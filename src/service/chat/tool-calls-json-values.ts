@@ -1,0 +1,152 @@
+/**
+ * JSON values as vLLM's Python holds and re-dumps them, for tool calls: `loads` (json.loads into
+ * values with dict semantics: a repeated key keeps its first place and its last value), `dumps`
+ * (json.dumps(value, ensure_ascii=False)), and CanonicalWriter, which writes the same text from
+ * the reader's events piece by piece, so a streamed tool call's argument pieces join to exactly
+ * the non-streamed `arguments` (for objects without repeated keys: Python's dict moves a repeated
+ * key's value back to its first place, which a stream cannot take back).
+ *
+ * Not here: reading (tool-calls-json.ts).
+ */
+import { canonicalString, JsonEventReader, type JsonEvents } from './tool-calls-json';
+
+type Container = { kind: 'object'; first: boolean } | { kind: 'array'; first: boolean };
+
+/** Events -> json.dumps text, in pieces (each call of a handler returns what it adds). */
+export class CanonicalWriter implements JsonEvents {
+  private readonly stack: Container[] = [];
+  private out = '';
+
+  /** The text written since the last take(). */
+  take(): string {
+    const s = this.out;
+    this.out = '';
+    return s;
+  }
+
+  private beforeValue(): void {
+    const top = this.stack[this.stack.length - 1];
+    if (top?.kind === 'array') {
+      if (!top.first) this.out += ', ';
+      top.first = false;
+    }
+  }
+
+  startObject(): void {
+    this.beforeValue();
+    this.out += '{';
+    this.stack.push({ kind: 'object', first: true });
+  }
+
+  endObject(): void {
+    this.stack.pop();
+    this.out += '}';
+  }
+
+  startArray(): void {
+    this.beforeValue();
+    this.out += '[';
+    this.stack.push({ kind: 'array', first: true });
+  }
+
+  endArray(): void {
+    this.stack.pop();
+    this.out += ']';
+  }
+
+  key(name: string): void {
+    const top = this.stack[this.stack.length - 1] as Container;
+    if (!top.first) this.out += ', ';
+    top.first = false;
+    this.out += canonicalString(name) + ': ';
+  }
+
+  stringStart(): void {
+    this.beforeValue();
+    this.out += '"';
+  }
+
+  stringPiece(text: string): void {
+    this.out += canonicalString(text).slice(1, -1);
+  }
+
+  stringEnd(): void {
+    this.out += '"';
+  }
+
+  scalar(text: string): void {
+    this.beforeValue();
+    this.out += text;
+  }
+}
+
+/** A parsed JSON value with Python's dict semantics; `text` is its json.dumps. */
+export type PyValue =
+  | { kind: 'object'; entries: Map<string, PyValue> }
+  | { kind: 'array'; items: PyValue[] }
+  | { kind: 'string'; value: string }
+  | { kind: 'scalar'; text: string; value: number | boolean | null | bigint };
+
+/** json.loads: the whole text must be one JSON value (whitespace around it allowed). */
+export function loads(text: string): PyValue {
+  const stack: PyValue[] = [];
+  const keys: (string | null)[] = [];
+  let root: PyValue | null = null;
+  let str = '';
+  const add = (v: PyValue) => {
+    const parent = stack[stack.length - 1];
+    if (!parent) root = v;
+    else if (parent.kind === 'array') parent.items.push(v);
+    else if (parent.kind === 'object') parent.entries.set(keys[keys.length - 1]!, v);
+  };
+  const reader = new JsonEventReader({
+    startObject: () => {
+      const v: PyValue = { kind: 'object', entries: new Map() };
+      add(v);
+      stack.push(v);
+      keys.push(null);
+    },
+    endObject: () => {
+      stack.pop();
+      keys.pop();
+    },
+    startArray: () => {
+      const v: PyValue = { kind: 'array', items: [] };
+      add(v);
+      stack.push(v);
+      keys.push(null);
+    },
+    endArray: () => {
+      stack.pop();
+      keys.pop();
+    },
+    key: (name) => {
+      keys[keys.length - 1] = name;
+    },
+    stringStart: () => {
+      str = '';
+    },
+    stringPiece: (t) => {
+      str += t;
+    },
+    stringEnd: () => add({ kind: 'string', value: str }),
+    scalar: (t, value) => add({ kind: 'scalar', text: t, value }),
+  });
+  reader.push(text);
+  reader.end();
+  return root!;
+}
+
+/** json.dumps(value, ensure_ascii=False). */
+export function dumps(value: PyValue): string {
+  switch (value.kind) {
+    case 'object':
+      return `{${[...value.entries].map(([k, v]) => `${canonicalString(k)}: ${dumps(v)}`).join(', ')}}`;
+    case 'array':
+      return `[${value.items.map(dumps).join(', ')}]`;
+    case 'string':
+      return canonicalString(value.value);
+    case 'scalar':
+      return value.text;
+  }
+}
