@@ -16,11 +16,21 @@ export class HearthClient {
   ) {}
 
   async call(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(this.url + path, {
-      method,
-      headers: { Authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const send = () =>
+      fetch(this.url + path, {
+        method,
+        headers: { Authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    let res: Response;
+    try {
+      res = await send();
+    } catch (err) {
+      // ART retries reads (events, checkpoints) but never a POST: a POST is sent once.
+      if (method !== 'GET') throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+      res = await send();
+    }
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
     return text ? JSON.parse(text) : null;

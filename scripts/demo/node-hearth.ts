@@ -42,7 +42,9 @@ async function send(res: ServerResponse, response: Response): Promise<void> {
 }
 
 export async function startNodeHearth(options: { dbName?: string; port?: number } = {}): Promise<NodeHearth> {
-  const server = createServer();
+  // Long keep-alive: a GPU pipeline compiling on SwiftShader can hold the event loop for seconds,
+  // and a socket closed by the server while a client reuses it resets the request.
+  const server = createServer({ keepAliveTimeout: 120_000 });
   await new Promise<void>((ok) => server.listen(options.port ?? 0, '127.0.0.1', ok));
   const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   // The app's own static files (the model catalogue) come from public/, as vite serves them.

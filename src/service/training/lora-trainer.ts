@@ -38,6 +38,11 @@ export interface LoraTrainerDeps {
   training(): Promise<TrainingEngine>;
   /** Tokens per RL optimizer step when the job does not set packed_sequence_length. */
   stepTokens?: number;
+  /**
+   * The longest sequence the training engine takes (GpuTrainingEngine's micro-batch, 2048 tokens
+   * by default): longer RL sequences are cut, longer SFT examples dropped, as for the model's context.
+   */
+  maxSequenceTokens?: number;
   /** Runs between optimizer steps; the default yields to the event loop so queued chat requests run. */
   yieldBetweenSteps?(): Promise<void>;
 }
@@ -55,6 +60,8 @@ interface JobPlan {
   optimizer: OptimizerConfig;
   precalculateLogprobs: boolean;
 }
+
+const MAX_SEQUENCE_TOKENS = 2048;
 
 export class LoraTrainer implements Trainer {
   readonly resumesInterruptedJobs = true;
@@ -114,6 +121,7 @@ export class LoraTrainer implements Trainer {
   /** The job's optimizer steps, the same on every host (seeded by the job id). */
   private async plan(ctx: TrainerContext, served: ServedModel): Promise<JobPlan> {
     const input = ctx.input;
+    const maxLength = Math.min(served.maxModelLen, this.deps.maxSequenceTokens ?? MAX_SEQUENCE_TOKENS);
     const hasTools =
       input.kind === 'rl'
         ? input.trajectoryGroups.some((g) => g.trajectories.some((t) => Array.isArray(t.tools) && t.tools.length > 0))
@@ -128,7 +136,7 @@ export class LoraTrainer implements Trainer {
       const rl = planRlSteps(input.trajectoryGroups, {
         settings,
         tokenizer: tokenizer(hasTools),
-        maxLength: served.maxModelLen,
+        maxLength,
         stepTokens: this.deps.stepTokens ?? RL_STEP_TOKENS,
         seed: ctx.job.id,
       });
@@ -137,7 +145,7 @@ export class LoraTrainer implements Trainer {
     const examples = await ctx.loadSftExamples();
     const steps = planSftSteps(examples, {
       tokenizer: tokenizer(examples.some((e) => (e.tools?.length ?? 0) > 0)),
-      maxLength: served.maxModelLen,
+      maxLength,
       batchSize: input.batchSize,
       learningRate: input.learningRate,
       assistantTurns: input.assistantTurns,
