@@ -8,6 +8,7 @@
 import * as Comlink from 'comlink';
 import { Engine as InferenceEngine } from '../engine/generate/engine';
 import { catalogSources } from '../engine/generate/model-sources';
+import { GpuTrainingEngine } from '../engine/train/engine';
 import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
@@ -22,6 +23,11 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
     // (bundled files through the IndexedDB file cache, so they load offline after the first time).
     inference: (gpu, catalog) =>
       new InferenceEngine(gpu, { source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }) }),
+    // Training jobs: LoRA on the same device over the generation engine's resident weights.
+    training: (inference) => {
+      const engine = inference as InferenceEngine;
+      return new GpuTrainingEngine({ kernelContext: engine.kernelContext, weights: (id) => engine.residentWeights(id) });
+    },
   });
   booting.catch((err) => console.error('[hearth] engine failed to start:', err));
 

@@ -17,8 +17,8 @@ afterAll(async () => {
 const register = (name: string, key = h.key, extra: Record<string, unknown> = {}) =>
   api(h.page, 'POST', '/v1/preview/models', { key, body: { entity: null, project: 'e2e', name, base_model: 'hearth/tiny-chat', return_existing: true, ...extra } });
 
-async function waitForJob(id: string, key = h.key): Promise<any> {
-  for (let i = 0; i < 100; i++) {
+async function waitForJob(id: string, key = h.key, polls = 100): Promise<any> {
+  for (let i = 0; i < polls; i++) {
     const job = await api(h.page, 'GET', `/v1/preview/training-jobs/${id}`, { key });
     if (job.json.status === 'COMPLETED' || job.json.status === 'FAILED') return job.json;
     await new Promise((r) => setTimeout(r, 100));
@@ -160,7 +160,9 @@ describe('models and checkpoints', () => {
 });
 
 describe('training jobs', () => {
-  it('queues RL and SFT jobs that end with training_started then training_failed, and survive a reload', async () => {
+  // Issue 6 trains for real: the RL job has nothing trainable (one trajectory per group), the SFT
+  // job trains two batches on SwiftShader, hence the long limit.
+  it('queues RL and SFT jobs that run to training_ended, and survive a reload', { timeout: 900_000 }, async () => {
     const model = (await register('trainee')).json;
     const rl = await api(h.page, 'POST', '/v1/preview/training-jobs', {
       key: h.key,
@@ -178,20 +180,20 @@ describe('training jobs', () => {
     });
     expect(sft.status, sft.text).toBe(200);
 
-    for (const id of [rl.json.id, sft.json.id]) {
-      const job = await waitForJob(id);
-      expect(job.status).toBe('FAILED');
-      expect(job.error_message).toMatch(/Training is not available yet/);
+    for (const [id, steps] of [[rl.json.id, 0], [sft.json.id, 2]] as const) {
+      const job = await waitForJob(id, h.key, 8000);
+      expect(job.status, job.error_message).toBe('COMPLETED');
       const events = await api(h.page, 'GET', `/v1/preview/training-jobs/${id}/events?limit=1`, { key: h.key });
-      expect(events.json).toMatchObject({ has_more: true, data: [{ type: 'training_started', data: { num_sequences: 0 } }] });
+      expect(events.json).toMatchObject({ has_more: true, data: [{ type: 'training_started', data: { num_sequences: steps } }] });
       const rest = await api(h.page, 'GET', `/v1/preview/training-jobs/${id}/events?after=${events.json.last_id}`, { key: h.key });
-      expect(rest.json).toMatchObject({ has_more: false, data: [{ type: 'training_failed' }] });
+      expect(rest.json.has_more).toBe(false);
+      expect(rest.json.data.map((e: { type: string }) => e.type)).toEqual([...Array(steps).fill('gradient_step'), 'training_ended']);
     }
 
     await h.page.reload();
     await h.page.evaluate(() => globalThis.hearth.ready());
     const again = await api(h.page, 'GET', `/v1/preview/training-jobs/${sft.json.id}`, { key: h.key });
-    expect(again.json).toMatchObject({ status: 'FAILED', kind: 'sft' });
+    expect(again.json).toMatchObject({ status: 'COMPLETED', kind: 'sft' });
     const db = await dumpHearthDb(h.page);
     expect(db.artifacts.filter((a) => a.modelId === model.id)).toHaveLength(1);
   });
@@ -205,13 +207,14 @@ describe('training jobs', () => {
 });
 
 describe('deleting a model', () => {
-  it('removes everything it owns and leaves no orphaned record', async () => {
+  it('removes everything it owns and leaves no orphaned record', { timeout: 600_000 }, async () => {
     const model = (await register('cascade')).json;
     await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split: 'train', trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] } });
     const job = (await api(h.page, 'POST', '/v1/preview/training-jobs', { key: h.key, body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] } })).json;
-    await waitForJob(job.id);
+    await waitForJob(job.id, h.key, 8000);
     const del = await api(h.page, 'DELETE', `/v1/preview/models/${model.id}`, { key: h.key });
-    expect(del.json).toEqual({ model_id: model.id, deleted_checkpoints: 1, deleted_run: true });
+    // Step 0 and the step the job advanced to with nothing trainable (issue 6).
+    expect(del.json).toEqual({ model_id: model.id, deleted_checkpoints: 2, deleted_run: true });
 
     const db = await dumpHearthDb(h.page);
     const models = new Set(db.models.map((m) => m.id));
