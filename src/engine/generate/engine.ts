@@ -13,7 +13,7 @@
 import type { GpuContext } from '../gpu/device';
 import { createKernelContext, type KernelContext } from '../gpu/context';
 import { createDenseKernels, type DenseKernels } from '../kernels/kernels';
-import { loadModelFiles } from '../model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../model/repo';
 import type { ModelSource } from '../model/sources/source';
 import type { WeightSet } from '../model/weights';
 import { EventStream } from './event-stream';
@@ -68,6 +68,20 @@ export class Engine implements InferenceEngine {
     return p;
   }
 
+  /**
+   * Serves repository files read elsewhere (picked files, a benchmark's random weights) as model
+   * `id`; the weights stream from `files.tensors()`. A model already resident under `id` is kept.
+   */
+  loadFiles(id: string, files: LoadedModelFiles): Promise<ServedModel> {
+    let p = this.loading.get(id);
+    if (!p) {
+      p = this.residentFrom(id, files);
+      this.loading.set(id, p);
+      p.catch(() => this.loading.delete(id));
+    }
+    return p.then((m) => m.served);
+  }
+
   /** For the trainer: the base model's weights on this engine's device (loaded if needed). */
   async residentWeights(id: string): Promise<WeightSet> {
     return (await this.residentModel(id)).weights;
@@ -92,6 +106,10 @@ export class Engine implements InferenceEngine {
     const source = await this.opts.source(id);
     const files = await loadModelFiles(source, { signal: options.signal, onProgress: options.onProgress });
     options.signal?.throwIfAborted();
+    return this.residentFrom(id, files);
+  }
+
+  private async residentFrom(id: string, files: LoadedModelFiles): Promise<ResidentModel> {
     const model = await ResidentModel.load(this.kernelContext, this.dense, id, files, {
       // A software adapter's buffers are system memory: a smaller default cache there.
       kvCacheBytes: this.opts.kvCacheBytes ?? (this.gpu.description.adapter.isSoftware ? 64 : 256) * 2 ** 20,

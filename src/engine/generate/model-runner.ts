@@ -104,6 +104,8 @@ export class ModelRunner {
   private readonly graphs = new Map<string, DecodeGraph>();
   private readonly staging: GPUBuffer[] = [];
   private lora: LoraPool | null = null;
+  /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
+  lastStep: { graph: StepResult['graph']; dispatches: number; rows: number; readbackBytes: number } | null = null;
 
   constructor(
     readonly ctx: KernelContext,
@@ -260,6 +262,7 @@ export class ModelRunner {
       if (sampleBytes > 0) sampled = this.sampler.decodeOutput(bytes.slice(0, sampleBytes));
       if (pl) promptLogprobs = decodePromptLogprobs(bytes.slice(sampleBytes, sampleBytes + promptBytes), promptRows, pl.k);
     }
+    this.lastStep = { graph, dispatches, rows: B, readbackBytes };
     return { sampled, promptLogprobs, graph, dispatches, readbackBytes };
   }
 

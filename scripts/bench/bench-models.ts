@@ -1,0 +1,130 @@
+/**
+ * The models `npm run bench` measures generation on: the bundled default model (its real files), and
+ * random bf16 weights with the exact shapes of SmolLM2-135M and Qwen2.5-0.5B (their config.json),
+ * made in memory one tensor at a time as the upload consumes them (a 0.5B model is never held
+ * whole). The random models borrow the bundled model's tokenizer and template: the bench feeds
+ * token ids, so only the shapes matter.
+ *
+ * Environment-agnostic (no Node imports): the same code runs in Node over Dawn and in a Chromium page.
+ * Not here: the measurements (generation.ts).
+ */
+import { bundledSource, type CatalogEntry } from '../../src/engine/model/catalog';
+import type { ModelConfig } from '../../src/engine/model/config';
+import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import type { TensorData } from '../../src/engine/model/tensor';
+import { planParameters } from '../../src/engine/model/weights';
+
+export const BUNDLED_ID = 'hearth/tiny-chat';
+
+/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B). */
+const SHAPES: Record<string, Record<string, unknown>> = {
+  'smollm2-135m': {
+    architectures: ['LlamaForCausalLM'],
+    hidden_size: 576,
+    intermediate_size: 1536,
+    num_hidden_layers: 30,
+    num_attention_heads: 9,
+    num_key_value_heads: 3,
+    vocab_size: 49152,
+    max_position_embeddings: 8192,
+    rms_norm_eps: 1e-5,
+    rope_theta: 100000,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    torch_dtype: 'bfloat16',
+  },
+  'qwen2.5-0.5b': {
+    architectures: ['Qwen2ForCausalLM'],
+    hidden_size: 896,
+    intermediate_size: 4864,
+    num_hidden_layers: 24,
+    num_attention_heads: 14,
+    num_key_value_heads: 2,
+    vocab_size: 151936,
+    max_position_embeddings: 32768,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    torch_dtype: 'bfloat16',
+  },
+};
+
+export const GENERATION_BENCH_MODELS = ['tiny-chat', ...Object.keys(SHAPES)];
+
+const BUNDLED: CatalogEntry = {
+  id: BUNDLED_ID,
+  path: 'models/tiny-chat/',
+  architecture: 'llama',
+  parameters: 0,
+  bytes: 1,
+  default: true,
+  description: '',
+  files: ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'],
+};
+
+/** The bundled model's files (baseUrl: the page's origin in a browser; omitted in Node: public/ on disk). */
+export function bundledFiles(baseUrl?: string): Promise<LoadedModelFiles> {
+  return loadModelFiles(bundledSource(BUNDLED, { baseUrl }));
+}
+
+/** Random bf16 values with the variance of N(0, 1/in) (uniform: fast for 0.5B values). */
+function* randomBf16Tensors(cfg: ModelConfig, seed: number): Generator<TensorData> {
+  let s = seed >>> 0 || 1;
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (const { name, shape } of planParameters(cfg)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const bytes = new Uint8Array(2 * n);
+    const half = new Uint16Array(bytes.buffer);
+    const isNorm = name.endsWith('norm.weight');
+    const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : Math.sqrt(3 / (shape.length > 1 ? shape[1] : 1));
+    for (let i = 0; i < n; i++) {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      f[0] = (isNorm ? 1 : 0) + scale * (2 * ((s >>> 0) / 4294967296) - 1);
+      half[i] = u[0] >>> 16;
+    }
+    yield { name, dtype: 'bf16', shape, data: bytes };
+  }
+}
+
+export interface BenchModel {
+  /** Name in the results (tiny-chat, smollm2-135m, qwen2.5-0.5b). */
+  name: string;
+  files: LoadedModelFiles;
+  parameters: number;
+  /** Layers of the real model (the bench may keep fewer). */
+  totalLayers: number;
+  /** Bytes of weights a decode step reads per token (every matrix once, file precision). */
+  weightBytes: number;
+}
+
+/** The model `name` for the bench; `layers` keeps only the first layers of a random shape (quick runs). */
+export async function benchModel(name: string, opts: { baseUrl?: string; layers?: number } = {}): Promise<BenchModel> {
+  const tiny = await bundledFiles(opts.baseUrl);
+  if (name === 'tiny-chat') {
+    const parameters = tiny.weights.reduce((s, w) => s + w.shape.reduce((a, b) => a * b, 1), 0);
+    return { name, files: tiny, parameters, totalLayers: tiny.config.numLayers, weightBytes: tiny.weightBytes };
+  }
+  const shape = SHAPES[name];
+  if (!shape) throw new Error(`bench: unknown model ${name} (${GENERATION_BENCH_MODELS.join(', ')})`);
+  const full = parseModelConfig(shape);
+  const config: ModelConfig = { ...full, numLayers: Math.min(full.numLayers, opts.layers ?? full.numLayers) };
+  const plan = planParameters(config);
+  const parameters = plan.reduce((s, p) => s + p.shape.reduce((a, b) => a * b, 1), 0);
+  const files: LoadedModelFiles = {
+    ...tiny,
+    sourceId: `random/${name}`,
+    config,
+    eosTokenIds: [],
+    weights: plan.map((p) => ({ name: p.name, dtype: 'bf16', shape: p.shape, file: 'random', bytes: 2 * p.shape.reduce((a, b) => a * b, 1) })),
+    weightBytes: 2 * parameters,
+    async *tensors() {
+      yield* randomBf16Tensors(config, 7);
+    },
+  };
+  return { name, files, parameters, totalLayers: full.numLayers, weightBytes: 2 * parameters };
+}

@@ -1,0 +1,194 @@
+/**
+ * The generation section of `npm run bench`, through the real Engine (scheduler, runner, sampler):
+ *   - time to first token and prefill tokens/s of a P-token prompt (default 512) in one request;
+ *   - decode tokens/s at batch 1 and batch 8 (B requests decoding together, steady state: from the
+ *     moment every request has its first token to the last token);
+ *   - GPU memory (the sum of the engine's buffers: WebGPU has no memory query): weights, KV cache,
+ *     step buffers;
+ *   - device-independent figures of the decode step: dispatches per layer (and per step), command
+ *     submissions per step (profiler counters), bytes read back per sequence per step;
+ *   - on a known GPU, the fraction of the memory-bandwidth limit the batch-1 decode reaches
+ *     (weights bytes per token / bandwidth = the fastest possible step).
+ * Every measured request is preceded by a warm-up of the same shape (pipeline compilation is paid
+ * once per shape, seconds each on SwiftShader), and prompts use fresh cache salts so the prefix
+ * cache never helps.
+ *
+ * Environment-agnostic: run.ts calls it in Node (Dawn), browser-entry.ts in a Chromium page.
+ * Not here: the models (bench-models.ts), printing and recording (report.ts).
+ */
+import type { GpuContext } from '../../src/engine/gpu/device';
+import { Engine } from '../../src/engine/generate/engine';
+import type { GenerationHandle, GenerationRequest } from '../../src/engine/generate/types';
+import { benchModel } from './bench-models';
+
+export interface GenerationBenchOptions {
+  models: string[];
+  /** Prompt length of the prefill measurement (default 512; quick 128). */
+  promptTokens?: number;
+  /** Decode steps per measurement (default 32; quick 6). */
+  decodeSteps?: number;
+  batches?: number[];
+  /** Keep only the first N layers of the random shapes (default all; quick on software adapters: 4). */
+  layers?: number;
+  quick?: boolean;
+  /** Where the bundled model is served from (a browser page's origin); omitted in Node. */
+  baseUrl?: string;
+}
+
+export interface DecodeFigures {
+  batch: number;
+  tokensPerSecond: number;
+  /** Mean wall time of a decode step, ms. */
+  stepMs: number;
+  /** Graph of the step: decode-fused (4 dispatches per layer) or decode-unfused (5). */
+  graph: string;
+  dispatchesPerLayer: number;
+  dispatchesPerStep: number;
+  submissionsPerStep: number;
+  readbackBytesPerSequence: number;
+  /** Batch-1 only, on a GPU of known bandwidth: weights bytes / bandwidth over the measured step time. */
+  bandwidthRatio: number | null;
+}
+
+export interface GenerationBenchResult {
+  model: string;
+  layers: number;
+  totalLayers: number;
+  parameters: number;
+  device: string;
+  promptTokens: number;
+  ttftMs: number;
+  prefillTokensPerSecond: number;
+  decode: DecodeFigures[];
+  gpuBytes: { weights: number; kvCache: number; activations: number; total: number };
+  maxModelLen: number;
+}
+
+/** Memory bandwidth of GPUs the bench may meet, bytes/s (vendor spec sheets). */
+const BANDWIDTH: Array<[RegExp, number]> = [
+  [/h100/i, 3.35e12],
+  [/h200/i, 4.8e12],
+  [/a100/i, 2.0e12],
+  [/4090/, 1.01e12],
+  [/apple m2|m2 /i, 100e9],
+];
+
+function adapterName(gpu: GpuContext): string {
+  const a = gpu.description.adapter;
+  return [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ') || 'unknown adapter';
+}
+
+function bandwidthOf(gpu: GpuContext): number | null {
+  const name = adapterName(gpu);
+  return BANDWIDTH.find(([re]) => re.test(name))?.[1] ?? null;
+}
+
+let salt = 0;
+
+function benchRequest(model: string, prompt: number[], maxTokens: number): GenerationRequest {
+  return {
+    model,
+    adapter: null,
+    promptTokenIds: prompt,
+    n: 1,
+    sampling: [{ temperature: 0, ignoreEos: true }],
+    maxTokens,
+    promptLogprobs: null,
+    badWords: [],
+    cacheSalt: `bench-${++salt}`,
+  };
+}
+
+/** Token event times of a handle, ms since `t0`. */
+async function tokenTimes(handle: GenerationHandle): Promise<number[]> {
+  const times: number[] = [];
+  for await (const ev of handle) if (ev.type === 'tokens') times.push(performance.now());
+  return times;
+}
+
+function prompt(n: number, V: number, seed: number): number[] {
+  return Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + seed * 104729) % (V - 1)));
+}
+
+export async function runGenerationBench(gpu: GpuContext, options: GenerationBenchOptions, log: (line: string) => void = () => {}): Promise<GenerationBenchResult[]> {
+  const quick = options.quick ?? gpu.description.adapter.isSoftware;
+  const P = options.promptTokens ?? (quick ? 128 : 512);
+  const steps = options.decodeSteps ?? (quick ? 6 : 32);
+  const batches = options.batches ?? [1, 8];
+  const device = adapterName(gpu);
+  const results: GenerationBenchResult[] = [];
+  for (const name of options.models) {
+    const bm = await benchModel(name, { baseUrl: options.baseUrl, layers: options.layers ?? (quick && name !== 'tiny-chat' ? 4 : undefined) });
+    const cfg = bm.files.config;
+    log(`generation bench: ${name} (${cfg.numLayers} layers, ${(bm.parameters / 1e6).toFixed(1)}M parameters) on ${device}`);
+    const engine = new Engine(gpu, {
+      source: () => Promise.reject(new Error('the bench loads its models itself')),
+      maxSeqs: Math.max(...batches, 8),
+      prefillChunk: Math.max(P, 64),
+      maxModelLen: P + steps + 64,
+      kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
+    });
+    const t0 = performance.now();
+    await engine.loadFiles(name, bm.files);
+    log(`  loaded in ${(performance.now() - t0).toFixed(0)} ms`);
+    const model = engine.models[0];
+    const ctx = engine.kernelContext;
+    const V = cfg.vocabSize;
+    try {
+      // Prefill: warm-up, then the measured request (first token = the prefill's sample).
+      await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 1), 1)));
+      const start = performance.now();
+      const [first] = await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 2), 1)));
+      const ttftMs = first - start;
+      log(`  prefill ${P} tokens: ${ttftMs.toFixed(0)} ms to the first token`);
+      const decode: DecodeFigures[] = [];
+      for (const B of batches) {
+        const run = (seed: number, n: number) => Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
+        await run(100 * B, 3); // warm-up: compiles this batch size's graph
+        const stepsBefore = model.scheduler.stats.steps;
+        const subsBefore = ctx.profiler.submissions;
+        const times = await run(1000 * B, steps + 1);
+        const allSteps = model.scheduler.stats.steps - stepsBefore;
+        const submissions = ctx.profiler.submissions - subsBefore;
+        const from = Math.max(...times.map((t) => t[0]));
+        const to = Math.max(...times.map((t) => t[t.length - 1]));
+        const tokens = times.reduce((s, t) => s + t.filter((x) => x > from).length, 0);
+        const tokensPerSecond = tokens / ((to - from) / 1000);
+        const stepMs = (to - from) / Math.max(1, Math.round(tokens / B));
+        const graph = model.runner.describeDecode(B, 16 + steps);
+        const last = model.runner.lastStep!;
+        const bandwidth = bandwidthOf(gpu);
+        decode.push({
+          batch: B,
+          tokensPerSecond,
+          stepMs,
+          graph: last.graph,
+          dispatchesPerLayer: graph.dispatchesPerLayer,
+          dispatchesPerStep: last.dispatches,
+          // Over the run's steps of either kind (the B prompts' prefill, then the decode steps).
+          submissionsPerStep: submissions / allSteps,
+          readbackBytesPerSequence: last.readbackBytes / last.rows,
+          bandwidthRatio: B === 1 && bandwidth ? bm.weightBytes / bandwidth / (stepMs / 1000) : null,
+        });
+        log(`  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`);
+      }
+      results.push({
+        model: name,
+        layers: cfg.numLayers,
+        totalLayers: bm.totalLayers,
+        parameters: bm.parameters,
+        device,
+        promptTokens: P,
+        ttftMs,
+        prefillTokensPerSecond: P / (ttftMs / 1000),
+        decode,
+        gpuBytes: { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes },
+        maxModelLen: model.served.maxModelLen,
+      });
+    } finally {
+      await ctx.device.queue.onSubmittedWorkDone();
+      model.destroy();
+    }
+  }
+  return results;
+}

@@ -1,0 +1,92 @@
+/**
+ * `npm run bench`: Hearth's benchmarks, in Node over Dawn (default) or in headless Chromium
+ * (`--chromium`). Prints each section's table and the JSON of every figure; `--record` writes the
+ * tables into docs/performance.md under the runtime and the adapter's name.
+ *
+ *   npm run bench                                  generation + training, all models
+ *   npm run bench -- --sections generation --models tiny-chat,smollm2-135m
+ *   npm run bench -- --quick                       short runs (default on software adapters)
+ *   npm run bench -- --full                        the full figures even on SwiftShader (slow)
+ *   npm run bench -- --prompt 512 --steps 32 --layers 4 --batches 1,8
+ *   npm run bench -- --chromium --record --json results.json
+ * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
+ *
+ * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { acquireGpu } from '../../src/engine/gpu/device';
+import { nodeGpu } from '../../src/engine/gpu/node-gpu';
+import { GENERATION_BENCH_MODELS } from './bench-models';
+import { runInChromium } from './chromium';
+import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
+import { generationTable, recordRun } from './report';
+import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
+
+function parseArgs(argv: string[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`bench: unexpected argument ${a}`);
+    const [k, v] = a.slice(2).split('=', 2);
+    if (v !== undefined) out[k] = v;
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) out[k] = argv[++i];
+    else out[k] = true;
+  }
+  return out;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
+const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training'];
+const generation: GenerationBenchOptions | null = sections.includes('generation')
+  ? {
+      models: typeof args.models === 'string' ? args.models.split(',') : GENERATION_BENCH_MODELS,
+      promptTokens: num('prompt'),
+      decodeSteps: num('steps'),
+      layers: num('layers'),
+      batches: typeof args.batches === 'string' ? args.batches.split(',').map(Number) : undefined,
+      quick: args.quick === true ? true : args.full === true ? false : undefined,
+    }
+  : null;
+const training = sections.includes('training') ? trainOptionsFromArgs(args) : null;
+const log = (line: string) => console.error(line);
+
+let runtime: 'node' | 'chromium';
+let device: string;
+let genResults: GenerationBenchResult[] = [];
+let trainResults: TrainBenchResult[] = [];
+if (args.chromium) {
+  runtime = 'chromium';
+  const out = await runInChromium({ generation, training }, log);
+  genResults = out.generation;
+  trainResults = out.training;
+  device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
+} else {
+  runtime = 'node';
+  const gpu = await acquireGpu(await nodeGpu());
+  const a = gpu.description.adapter;
+  device = [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ');
+  if (generation) genResults = await runGenerationBench(gpu, generation, log);
+  if (training) trainResults = await runTrainingBench(gpu, training, log);
+  gpu.device.destroy();
+}
+
+const tables: Array<{ title: string; markdown: string }> = [];
+if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
+if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
+for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
+const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults };
+console.log(JSON.stringify(json, null, 2));
+if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
+if (args.record) {
+  recordRun(fileURLToPath(new URL('../../docs/performance.md', import.meta.url)), {
+    runtime,
+    device,
+    date: json.date.slice(0, 10),
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    tables,
+  });
+  console.error('bench: recorded in docs/performance.md');
+}
+process.exit(0);
