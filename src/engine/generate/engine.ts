@@ -90,6 +90,7 @@ export class Engine implements InferenceEngine {
   generate(request: GenerationRequest): GenerationHandle {
     const model = this.resident.get(request.model);
     if (!model) {
+      for (const c of request.constraints ?? []) c?.dispose();
       const stream = new EventStream({ onCancel() {}, onStopChoice() {} });
       stream.fail(new Error(`The model ${request.model} is not loaded on the GPU: call loadModel first.`));
       return stream;

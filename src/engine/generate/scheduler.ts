@@ -89,6 +89,7 @@ export class Scheduler implements BatchState {
     try {
       this.validate(req);
     } catch (e) {
+      for (const c of req.constraints ?? []) c?.dispose();
       stream.fail(e);
       return stream;
     }
@@ -96,6 +97,7 @@ export class Scheduler implements BatchState {
     const s = state;
     if (req.signal) {
       if (req.signal.aborted) {
+        for (const c of req.constraints ?? []) c?.dispose();
         stream.end();
         return stream;
       }

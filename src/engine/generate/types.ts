@@ -63,8 +63,9 @@ export interface TokenConstraint {
   acceptToken(tokenId: number): boolean;
   /** The grammar reached its end: the sequence finishes with reason "stop". */
   isTerminated(): boolean;
-  /** Tokens the grammar forces next (jump-forward decoding); empty when none. Optional. */
+  /** Tokens the grammar forces next (jump-forward decoding); empty when none. Optional (the engine does not call it yet). */
   forcedTokens?(): number[];
+  /** The engine calls it once the choice has ended (finished, stopped, aborted or failed); must be idempotent. */
   dispose(): void;
 }
 
