@@ -23,6 +23,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import { writeBytes } from '../gpu/buffers';
 import type { LoraConfig } from '../generate/types';
 import type { TensorData } from '../model/tensor';
+import { CallCache } from './call-cache';
 import { encodeLayerBackward } from './graph-backward';
 import { encodeEmbedding, encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import { encodeFinalNorm, encodeHead, entropyOffset } from './graph-head';
@@ -36,6 +37,7 @@ export class GpuTrainingSession implements TrainingSession {
   readonly parameterCount: number;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
+  private readonly calls = new CallCache();
 
   constructor(
     private readonly ctx: KernelContext,
@@ -64,6 +66,16 @@ export class GpuTrainingSession implements TrainingSession {
     return this.serial(() => this.graph.state.exportOptimizerState());
   }
 
+  /** GPU bytes this session allocated (LoRA state and activations; the base weights are shared). */
+  get gpuBytes(): number {
+    return this.graph.state.bytes + this.graph.buf.bytes;
+  }
+
+  /** The activation plan (mode, micro-batch capacity) the session runs with. */
+  get activationPlan() {
+    return this.graph.buf.plan;
+  }
+
   /** The gradients of the last step, before clipping (tests compare them with the reference). */
   gradients(): Promise<Float32Array> {
     return this.serial(() => this.graph.state.gradients());
@@ -73,7 +85,10 @@ export class GpuTrainingSession implements TrainingSession {
     if (this.disposed) return;
     this.disposed = true;
     // Whatever is queued finishes first; the buffers go after.
-    void this.queue.finally(() => this.release());
+    void this.queue.finally(() => {
+      this.calls.dispose();
+      this.release();
+    });
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -104,18 +119,28 @@ export class GpuTrainingSession implements TrainingSession {
     if (coefficients) writeBytes(device, buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
   }
 
+  /** Embedding, every layer, final norm and head (with dlogits and dX when `grad`). */
   private forwardCalls(d: MicroBatchDims, grad: boolean): KernelCall[] {
-    const g = this.graph;
-    const calls = [...encodeEmbedding(g, d)];
-    for (let l = 0; l < g.weights.config.numLayers; l++) calls.push(...encodeLayerForward(g, l, d, { writeOutput: true }));
-    calls.push(encodeFinalNorm(g, d), ...encodeHead(g, d, grad));
-    return calls;
+    return this.calls.get(`forward.${grad}|${d.T}|${d.B}|${d.maxCount}`, () => {
+      const g = this.graph;
+      const calls = [...encodeEmbedding(g, d)];
+      for (let l = 0; l < g.weights.config.numLayers; l++) calls.push(...encodeLayerForward(g, l, d, { writeOutput: true }));
+      calls.push(encodeFinalNorm(g, d), ...encodeHead(g, d, grad));
+      return calls;
+    });
+  }
+
+  /** The head alone with dlogits (RL, one micro-batch: the layers' activations are still there). */
+  private headCalls(d: MicroBatchDims): KernelCall[] {
+    return this.calls.get(`head|${d.T}|${d.B}|${d.maxCount}`, () => [encodeFinalNorm(this.graph, d), ...encodeHead(this.graph, d, true)]);
   }
 
   private backwardCalls(d: MicroBatchDims): KernelCall[] {
-    const calls: KernelCall[] = [];
-    for (let l = this.graph.weights.config.numLayers - 1; l >= 0; l--) calls.push(...encodeLayerBackward(this.graph, l, d));
-    return calls;
+    return this.calls.get(`backward|${d.T}|${d.B}|${d.maxCount}`, () => {
+      const calls: KernelCall[] = [];
+      for (let l = this.graph.weights.config.numLayers - 1; l >= 0; l--) calls.push(...encodeLayerBackward(this.graph, l, d));
+      return calls;
+    });
   }
 
   /** Global norm, clip factor and the AdamW update: the end of a step's last submission. */
@@ -153,7 +178,8 @@ export class GpuTrainingSession implements TrainingSession {
     const total = mbs.reduce((s, mb) => s + mb.T, 0);
     const bases = mbs.map((_, j) => mbs.slice(0, j).reduce((s, mb) => s + mb.T, 0));
     const { state, buf } = this.graph;
-    const calls: KernelCall[] = [];
+    /** Calls made for this step only (the optimizer's: its uniforms change every step). */
+    const own: KernelCall[] = [];
     const stats = new Staging(this.ctx.device, 4 * (2 * total + 4));
     const last = mbs.length - 1;
     const dims = (mb: MicroBatch): MicroBatchDims => ({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount });
@@ -161,9 +187,13 @@ export class GpuTrainingSession implements TrainingSession {
     const check = () => {
       if (signal?.aborted) throw signal.reason ?? new Error('training step aborted');
     };
-    const run = async (mb: MicroBatch, j: number, work: KernelCall[], copies: Copy[], label: string) => {
+    const optimizer = () => {
+      const calls = this.optimizerCalls(learningRate);
+      own.push(...calls);
+      return calls;
+    };
+    const run = async (j: number, work: KernelCall[], copies: Copy[], label: string) => {
       check();
-      calls.push(...work);
       await submitCalls(this.ctx, work, { label, clear: j === 0 && label !== 'train.backward' ? [state.grads] : [], copies, staging: stats });
     };
     try {
@@ -184,15 +214,15 @@ export class GpuTrainingSession implements TrainingSession {
         coefficients = stepLoss(sequences, sequences.map((s) => new Float32Array(s.tokens.length)), loss).coefficients;
         for (const [j, mb] of mbs.entries()) {
           this.upload(mb, coefficients);
-          const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(j === last ? this.optimizerCalls(learningRate) : [])];
-          await run(mb, j, work, [...this.statsCopies(mb, bases[j], total), ...(j === last ? [normCopy] : [])], 'train.step');
+          const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(j === last ? optimizer() : [])];
+          await run(j, work, [...this.statsCopies(mb, bases[j], total), ...(j === last ? [normCopy] : [])], 'train.step');
         }
         values = await stats.read();
         collect(values);
       } else {
         for (const [j, mb] of mbs.entries()) {
           this.upload(mb, null);
-          await run(mb, j, this.forwardCalls(dims(mb), false), this.statsCopies(mb, bases[j], total), 'train.forward');
+          await run(j, this.forwardCalls(dims(mb), false), this.statsCopies(mb, bases[j], total), 'train.forward');
         }
         collect(await stats.read());
         coefficients = stepLoss(sequences, newLogprobs, loss).coefficients;
@@ -204,9 +234,8 @@ export class GpuTrainingSession implements TrainingSession {
             if (mbs.length > 1) this.upload(mb, coefficients);
             else writeBytes(this.ctx.device, buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
             const d = dims(mb);
-            const fwd = mbs.length > 1 ? this.forwardCalls(d, true) : [encodeFinalNorm(this.graph, d), ...encodeHead(this.graph, d, true)];
-            const work = [...fwd, ...this.backwardCalls(d), ...(j === last ? this.optimizerCalls(learningRate) : [])];
-            calls.push(...work);
+            const fwd = mbs.length > 1 ? this.forwardCalls(d, true) : this.headCalls(d);
+            const work = [...fwd, ...this.backwardCalls(d), ...(j === last ? optimizer() : [])];
             await submitCalls(this.ctx, work, { label: 'train.backward', copies: j === last ? [{ ...normCopy, dstOffset: 0 }] : [], staging: back });
           }
           values = new Float32Array(2 * total + 4);
@@ -231,8 +260,11 @@ export class GpuTrainingSession implements TrainingSession {
       if (entropy !== null) metrics.entropy = entropy;
       return metrics;
     } finally {
+      // The staging reads above waited for every submission of the step.
+      await this.ctx.device.queue.onSubmittedWorkDone();
       stats.destroy();
-      for (const c of calls) c.dispose();
+      for (const c of own) c.dispose();
+      this.calls.release();
     }
   }
 
@@ -240,14 +272,12 @@ export class GpuTrainingSession implements TrainingSession {
     const mbs = this.pack(sequences);
     const total = mbs.reduce((s, mb) => s + mb.T, 0);
     const stats = new Staging(this.ctx.device, 4 * 2 * total);
-    const calls: KernelCall[] = [];
     try {
       let base = 0;
       for (const mb of mbs) {
         if (signal?.aborted) throw signal.reason ?? new Error('logprobs aborted');
         this.upload(mb, null);
         const work = this.forwardCalls({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount }, false);
-        calls.push(...work);
         await submitCalls(this.ctx, work, { label: 'train.logprobs', copies: this.statsCopies(mb, base, total), staging: stats });
         base += mb.T;
       }
@@ -260,8 +290,9 @@ export class GpuTrainingSession implements TrainingSession {
       }
       return out;
     } finally {
+      await this.ctx.device.queue.onSubmittedWorkDone();
       stats.destroy();
-      for (const c of calls) c.dispose();
+      this.calls.release();
     }
   }
 }

@@ -1,0 +1,252 @@
+/**
+ * The training section of `npm run bench`: one LoRA optimizer step (rank 16 on q, k, v, o, gate,
+ * up, down; SFT loss; AdamW) on random bf16 models with the exact shapes of SmolLM2-135M and
+ * Qwen2.5-0.5B, reporting training tokens/s, the GPU memory the step allocates (base weights,
+ * LoRA state, activations: WebGPU has no memory query, so this is the sum of the buffers'
+ * sizes), the model FLOPs per token and, where the device's f32 peak is known, the fraction of it
+ * the step reaches.
+ *
+ * Environment-agnostic (no Node imports): run.ts calls `runTrainingBench` in Node over Dawn, and
+ * the Chromium mode can call it in a page with navigator.gpu. SwiftShader is ~100x slower than a
+ * GPU: on a software adapter the defaults shrink to a quick run (fewer layers and tokens, stated
+ * in the results), so the section finishes in minutes there.
+ *
+ * Not here: generation figures (the rest of scripts/bench), the trainer (src/engine/train).
+ */
+import { createKernelContext } from '../../src/engine/gpu/context';
+import type { GpuContext } from '../../src/engine/gpu/device';
+import type { ModelConfig } from '../../src/engine/model/config';
+import { parseModelConfig } from '../../src/engine/model/hf-config';
+import type { TensorData } from '../../src/engine/model/tensor';
+import { planParameters, WeightSet } from '../../src/engine/model/weights';
+import { GpuTrainingEngine } from '../../src/engine/train/engine';
+import type { TrainingSequence } from '../../src/engine/train/types';
+
+/** HF config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B). */
+const SHAPES: Record<string, Record<string, unknown>> = {
+  'smollm2-135m': {
+    architectures: ['LlamaForCausalLM'],
+    hidden_size: 576,
+    intermediate_size: 1536,
+    num_hidden_layers: 30,
+    num_attention_heads: 9,
+    num_key_value_heads: 3,
+    vocab_size: 49152,
+    max_position_embeddings: 8192,
+    rms_norm_eps: 1e-5,
+    rope_theta: 100000,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    torch_dtype: 'bfloat16',
+  },
+  'qwen2.5-0.5b': {
+    architectures: ['Qwen2ForCausalLM'],
+    hidden_size: 896,
+    intermediate_size: 4864,
+    num_hidden_layers: 24,
+    num_attention_heads: 14,
+    num_key_value_heads: 2,
+    vocab_size: 151936,
+    max_position_embeddings: 32768,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    torch_dtype: 'bfloat16',
+  },
+};
+
+export const TRAIN_BENCH_MODELS = Object.keys(SHAPES);
+
+/** FP32 peak of GPUs the bench may meet (wgsl-engine.md §7.2; vendor spec sheets). */
+const F32_PEAK: Array<[RegExp, number, string]> = [
+  [/h100/i, 66.9e12, 'H100 SXM'],
+  [/h200/i, 66.9e12, 'H200'],
+  [/4090/, 82.6e12, 'RTX 4090'],
+  [/apple m2|m2 /i, 3.6e12, 'Apple M2'],
+];
+
+export interface TrainBenchOptions {
+  models: string[];
+  /** Tokens per step: one sequence of this length (default 2048; quick: 64). */
+  tokens?: number;
+  /** Keep only the first N layers (quick runs on software adapters: 1); default all. */
+  layers?: number;
+  /** Timed steps after one warm-up step (default 3; quick: 1). */
+  steps?: number;
+  rank?: number;
+  mode?: 'auto' | 'save' | 'recompute';
+  /** Force the quick defaults (default: on software adapters). */
+  quick?: boolean;
+}
+
+export interface TrainBenchResult {
+  model: string;
+  layers: number;
+  tokens: number;
+  rank: number;
+  mode: string;
+  /** Median wall time of a step, ms. */
+  stepMs: number;
+  tokensPerSecond: number;
+  /** Base weights + LoRA state + activations, bytes. */
+  gpuBytes: number;
+  weightBytes: number;
+  activationBytes: number;
+  flopsPerToken: number;
+  /** Achieved FLOP/s over the device's f32 peak, or null when the peak is unknown. */
+  peakRatio: number | null;
+  device: string;
+}
+
+/** Random bf16 tensors for the plan, uniform with the variance of N(0, 1/in) (fast: no Box-Muller for 0.5B values). */
+function randomBf16(cfg: ModelConfig, seed: number): TensorData[] {
+  let s = seed >>> 0 || 1;
+  const next = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  return planParameters(cfg).map(({ name, shape }) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const bytes = new Uint8Array(2 * n);
+    const half = new Uint16Array(bytes.buffer);
+    const isNorm = name.endsWith('norm.weight');
+    const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : Math.sqrt(3 / (shape.length > 1 ? shape[1] : 1));
+    for (let i = 0; i < n; i++) {
+      f[0] = (isNorm ? 1 : 0) + scale * (2 * next() - 1);
+      half[i] = u[0] >>> 16;
+    }
+    return { name, dtype: 'bf16', shape, data: bytes };
+  });
+}
+
+/**
+ * Model FLOPs of one trained token: every frozen matmul twice forward-equivalent (forward and dX;
+ * no dW), again in the forward when layers are recomputed; causal attention (forward 4 HS per
+ * query-key pair, backward 10: S recomputed, dV, dP, dQ, dK; T/2 pairs per query on average); the
+ * LoRA terms (~8 r (in + out) per module: shrink, expand, g B, dX, dA, dB); the head (logits and dX).
+ */
+export function trainingFlopsPerToken(cfg: ModelConfig, T: number, rank: number, recompute: boolean): number {
+  const C = cfg.hiddenSize;
+  const q = cfg.numHeads * cfg.headDim;
+  const kv = cfg.numKvHeads * cfg.headDim;
+  const F = cfg.intermediateSize;
+  const layerParams = C * (q + 2 * kv) + q * C + 3 * C * F;
+  const loraPerLayer = 8 * rank * (C + q + 2 * (C + kv) + q + C + 2 * (C + F) + F + C);
+  const attention = 7 * cfg.headDim * cfg.numHeads * T;
+  const layers = cfg.numLayers * ((recompute ? 6 : 4) * layerParams + attention + loraPerLayer);
+  return layers + 4 * cfg.vocabSize * C;
+}
+
+function devicePeak(gpu: GpuContext): { peak: number | null; name: string } {
+  const a = gpu.description.adapter;
+  const text = `${a.vendor} ${a.architecture} ${a.device} ${a.description}`;
+  for (const [re, peak, name] of F32_PEAK) if (re.test(text)) return { peak, name };
+  return { peak: null, name: a.description || a.architecture || a.vendor || 'unknown adapter' };
+}
+
+export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptions, log: (line: string) => void = () => {}): Promise<TrainBenchResult[]> {
+  const quick = options.quick ?? gpu.description.adapter.isSoftware;
+  const tokens = options.tokens ?? (quick ? 64 : 2048);
+  const steps = options.steps ?? (quick ? 1 : 3);
+  const rank = options.rank ?? 16;
+  const ctx = createKernelContext(gpu);
+  const { peak, name: device } = devicePeak(gpu);
+  const results: TrainBenchResult[] = [];
+  for (const model of options.models) {
+    const shape = SHAPES[model];
+    if (!shape) throw new Error(`train bench: unknown model ${model} (${TRAIN_BENCH_MODELS.join(', ')})`);
+    const full = parseModelConfig(shape);
+    const layers = Math.min(full.numLayers, options.layers ?? (quick ? 1 : full.numLayers));
+    const cfg: ModelConfig = { ...full, numLayers: layers };
+    log(`train bench: ${model} (${layers} of ${full.numLayers} layers), ${tokens} tokens per step, LoRA rank ${rank}, on ${device}`);
+    const weights = await WeightSet.upload(ctx.device, cfg, randomBf16(cfg, 7), { ropePositions: Math.max(tokens, 16) });
+    const engine = new GpuTrainingEngine({
+      kernelContext: ctx,
+      weights: async () => weights,
+      microBatchTokens: tokens,
+      activationMode: options.mode ?? 'auto',
+      log,
+    });
+    const lora = { rank, alpha: 2 * rank, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], useRslora: false };
+    const session = engine.sessionFor(weights, {
+      lora,
+      initialAdapter: null,
+      optimizerState: null,
+      optimizer: { beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 },
+      seed: 1,
+    });
+    try {
+      const seq: TrainingSequence = {
+        tokens: Uint32Array.from({ length: tokens }, (_, i) => (i * 7919 + 13) % cfg.vocabSize),
+        trainable: Uint8Array.from({ length: tokens }, (_, i) => (i > 0 ? 1 : 0)),
+      };
+      const times: number[] = [];
+      for (let i = 0; i <= steps; i++) {
+        const t0 = performance.now();
+        await session.step([seq], { kind: 'sft' }, 1e-4);
+        const ms = performance.now() - t0;
+        log(`  step ${i}${i === 0 ? ' (warm-up: pipeline compilation)' : ''}: ${ms.toFixed(0)} ms`);
+        if (i > 0) times.push(ms);
+      }
+      times.sort((a, b) => a - b);
+      const stepMs = times[Math.floor(times.length / 2)];
+      const tokensPerSecond = tokens / (stepMs / 1000);
+      const plan = session.activationPlan;
+      const flopsPerToken = trainingFlopsPerToken(cfg, tokens, rank, plan.mode === 'recompute');
+      results.push({
+        model,
+        layers,
+        tokens,
+        rank,
+        mode: plan.mode,
+        stepMs,
+        tokensPerSecond,
+        gpuBytes: weights.gpuBytes + session.gpuBytes,
+        weightBytes: weights.gpuBytes,
+        activationBytes: plan.totalBytes,
+        flopsPerToken,
+        peakRatio: peak ? (tokensPerSecond * flopsPerToken) / peak : null,
+        device,
+      });
+    } finally {
+      session.dispose();
+      // Let the session release its buffers (after its queue) before the weights go.
+      await ctx.device.queue.onSubmittedWorkDone();
+      weights.destroy();
+    }
+  }
+  return results;
+}
+
+/** The results as a markdown table. */
+export function trainingTable(results: TrainBenchResult[]): string {
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  const rows = results.map(
+    (r) =>
+      `| ${r.model} (${r.layers} layers) | ${r.tokens} | ${r.rank} | ${r.mode} | ${r.stepMs.toFixed(0)} | ${r.tokensPerSecond.toFixed(1)} | ${mib(r.gpuBytes)} (weights ${mib(r.weightBytes)}, activations ${mib(r.activationBytes)}) | ${(r.flopsPerToken / 1e9).toFixed(2)} | ${r.peakRatio === null ? `n/a (${r.device})` : `${(100 * r.peakRatio).toFixed(1)} % of ${r.device}`} |`,
+  );
+  return [
+    '| model | tokens / step | rank | activations | step ms | train tokens/s | GPU memory | GFLOP / token | of f32 peak |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+/** Command-line flags of this section: --train-models a,b --train-tokens N --train-layers N --train-steps N --train-mode m --quick. */
+export function trainOptionsFromArgs(args: Record<string, string | boolean | undefined>): TrainBenchOptions {
+  const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
+  return {
+    models: typeof args['train-models'] === 'string' ? (args['train-models'] as string).split(',') : TRAIN_BENCH_MODELS,
+    tokens: num('train-tokens'),
+    layers: num('train-layers'),
+    steps: num('train-steps'),
+    rank: num('train-rank'),
+    mode: args['train-mode'] as TrainBenchOptions['mode'],
+    quick: args.quick === true ? true : args.full === true ? false : undefined,
+  };
+}
