@@ -68,7 +68,7 @@ const F32_PEAK: Array<[RegExp, number, string]> = [
 
 export interface TrainBenchOptions {
   models: string[];
-  /** Tokens per step: one sequence of this length (default 2048; quick: 64). */
+  /** Tokens per step: one sequence of this length (default 2048; quick: 32). */
   tokens?: number;
   /** Keep only the first N layers (quick runs on software adapters: 1); default all. */
   layers?: number;
@@ -151,7 +151,7 @@ function devicePeak(gpu: GpuContext): { peak: number | null; name: string } {
 
 export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptions, log: (line: string) => void = () => {}): Promise<TrainBenchResult[]> {
   const quick = options.quick ?? gpu.description.adapter.isSoftware;
-  const tokens = options.tokens ?? (quick ? 64 : 2048);
+  const tokens = options.tokens ?? (quick ? 32 : 2048);
   const steps = options.steps ?? (quick ? 1 : 3);
   const rank = options.rank ?? 16;
   const ctx = createKernelContext(gpu);
