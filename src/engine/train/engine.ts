@@ -25,7 +25,7 @@ export interface GpuTrainingEngineOptions {
   kernelContext: KernelContext;
   /** The resident weights of a base model (loaded by the inference engine). */
   weights(baseModel: string): Promise<WeightSet>;
-  /** Tokens per micro-batch, the longest sequence a session trains on (default min(2048, the model's context)). */
+  /** Tokens per micro-batch, the longest sequence a session trains on (default min(2048, the model's context); at most the weights' RoPE positions). */
   microBatchTokens?: number;
   /** Sequences per micro-batch (default 64). */
   microBatchSequences?: number;
@@ -67,7 +67,8 @@ export class GpuTrainingEngine implements TrainingEngine {
       cfg,
       lora,
       {
-        tokens: this.opts.microBatchTokens ?? Math.min(DEFAULT_TOKENS, cfg.maxPositionEmbeddings),
+        // Positions beyond the RoPE table the weights carry cannot be trained.
+        tokens: Math.min(this.opts.microBatchTokens ?? Math.min(DEFAULT_TOKENS, cfg.maxPositionEmbeddings), weights.ropePositions),
         sequences: this.opts.microBatchSequences ?? DEFAULT_SEQUENCES,
         mode: this.opts.activationMode ?? 'auto',
         budgetBytes: this.opts.activationBudgetBytes ?? DEFAULT_BUDGET,

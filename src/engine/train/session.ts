@@ -173,6 +173,7 @@ export class GpuTrainingSession implements TrainingSession {
 
   private async runStep(sequences: TrainingSequence[], loss: LossSpec, learningRate: number, signal?: AbortSignal): Promise<StepMetrics> {
     if (!(learningRate >= 0) || !Number.isFinite(learningRate)) throw new Error(`training: learning rate ${learningRate} is not a finite non-negative number`);
+    if (sequences.length === 0) throw new Error('training: an optimizer step needs at least one sequence');
     const started = performance.now();
     const mbs = this.pack(sequences);
     const total = mbs.reduce((s, mb) => s + mb.T, 0);
