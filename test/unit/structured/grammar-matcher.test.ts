@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import { structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
 import { compileStructuredOutput, type CompiledConstraint, type StructuredModel } from '../../../src/service/structured/grammar-compiler';
+import { choiceConstraints, prepareStructuredOutput } from '../../../src/service/structured/structured-output';
 import { bitmaskWords, feedText, nextAllowed, structuredModel } from './decode-helpers';
 
 let model: StructuredModel;
@@ -34,6 +35,21 @@ describe('the grammar can start after the reasoning', () => {
     expect(matcher.acceptToken(model.eosTokenIds[0])).toBe(true);
     expect(matcher.isTerminated()).toBe(true);
     matcher.dispose();
+  });
+});
+
+describe('choiceConstraints', () => {
+  it('one independent matcher per choice, started after </think> when the output reasons', async () => {
+    const so = await prepareStructuredOutput({ structured_outputs: { choice: ['yes', 'no'] } }, model);
+    const [a, b] = choiceConstraints(so, 2, { tokenizer: model.tokenizer, reasoning: true });
+    expect(a!.fillNextTokenBitmask(bitmaskWords(model.vocabSize))).toBe(false);
+    expect(feedText(a!, model, 'hmm</think>yes')).toBe(-1);
+    expect(feedText(b!, model, '</think>no')).toBe(-1);
+    expect(nextAllowed(a!, model.vocabSize).sort()).toEqual([...model.eosTokenIds].sort());
+    const [c] = choiceConstraints(so, 1, { tokenizer: model.tokenizer, reasoning: false });
+    expect(feedText(c!, model, 'hmm')).toBe(0);
+    expect(choiceConstraints(await prepareStructuredOutput({}, model), 3, { tokenizer: model.tokenizer, reasoning: true })).toEqual([null, null, null]);
+    for (const m of [a, b, c]) m!.dispose();
   });
 });
 
