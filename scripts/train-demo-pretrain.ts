@@ -91,29 +91,39 @@ function evaluateHeldOut(cpu: CpuLlama, held: AdditionProblem[]) {
 const cpu = new CpuLlama(config, await startWeights());
 // Distinct held-out problems (with one-digit operands there are only a dozen).
 const held = [...new Map(problems('heldout', 400, 999, opts).map((p) => [`${p.a}+${p.b}`, p])).values()].slice(0, 200);
-const curves: { step: number; examples: number; loss: number; seconds: number; accuracy?: number; meanReward?: number }[] = [];
+type Point = { step: number; examples: number; loss: number; seconds: number; accuracy?: number; meanReward?: number; trainAccuracy?: number; lr?: number };
+// A resumed run continues the curves (and the step count) of the run it resumes.
+const previous = args.resume && existsSync(CURVES) ? (JSON.parse(readFileSync(CURVES, 'utf8')) as { curves: Point[] }).curves : [];
+const curves: Point[] = previous;
+const stepOffset = previous.length ? previous[previous.length - 1].step : 0;
+const secondsOffset = previous.length ? previous[previous.length - 1].seconds : 0;
+const trainSample = problems('train', 60, 4242, opts);
 mkdirSync(dirname(OUT), { recursive: true });
 mkdirSync(dirname(CURVES), { recursive: true });
 const started = Date.now();
 const budget = minutes * 60_000;
-const totalSteps = Math.max(1, Math.round((budget / 1000) * 0.4)); // schedule length guess, refined by the time budget
 let step = 0;
 let seed = Number(args.seed) * 7919;
 let running = 0;
 for (;;) {
   const elapsed = Date.now() - started;
   const done = elapsed > budget;
+  // Linear warmup over 50 steps (fresh runs), then cosine decay to 10% over the time budget.
+  const progress = Math.min(1, elapsed / budget);
+  const warm = previous.length ? 1 : Math.min(1, (step + 1) / 50);
+  const lr = peakLr * warm * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
   if (step % evalEvery === 0 || done) {
     const e = evaluateHeldOut(cpu, held);
-    curves.push({ step, examples: step * batchSize, loss: running, seconds: Math.round(elapsed / 1000), accuracy: e.accuracy, meanReward: e.meanReward });
-    console.log(`step ${step} (${Math.round(elapsed / 1000)} s): loss ${running.toFixed(3)}, held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, reward ${e.meanReward.toFixed(3)}; ${e.sample.join('  ')}`);
+    const t = evaluateHeldOut(cpu, trainSample);
+    const at = stepOffset + step;
+    if (!(previous.length && step === 0)) {
+      curves.push({ step: at, examples: at * batchSize, loss: running, seconds: secondsOffset + Math.round(elapsed / 1000), accuracy: e.accuracy, meanReward: e.meanReward, trainAccuracy: t.accuracy, lr });
+    }
+    console.log(`step ${at} (${Math.round(elapsed / 1000)} s, lr ${lr.toExponential(2)}): loss ${running.toFixed(3)}, held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, reward ${e.meanReward.toFixed(3)}, train accuracy ${(100 * t.accuracy).toFixed(1)}%; ${e.sample.join('  ')}`);
     writeFileSync(OUT, writeSafetensors(cpu.tensors('bf16'), { format: 'pt' }));
     writeFileSync(CURVES, JSON.stringify({ stage: 'pretrain', batchSize, peakLr, maxDigits: opts.maxDigits, curves }, null, 1) + '\n');
   }
   if (done) break;
-  // Linear warmup over 50 steps, then cosine decay to 10% over the expected run.
-  const progress = Math.min(1, step / totalSteps);
-  const lr = step < 50 ? (peakLr * (step + 1)) / 50 : peakLr * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress)));
   const batch = problems('train', batchSize, seed++, opts).map(sequence);
   cpu.zeroGrad();
   const { loss } = cpu.lossAndBackward(batch);
