@@ -55,24 +55,29 @@ export interface RecordedRun {
   tables: Array<{ title: string; markdown: string }>;
 }
 
-/** Writes (or replaces) the run's section in docs/performance.md. */
+/**
+ * Writes (or replaces) the run's tables in docs/performance.md: one block per (runtime, adapter,
+ * table), so runs of different sections (generation, training) on one adapter live side by side.
+ */
 export function recordRun(path: string, run: RecordedRun): void {
-  const key = `${run.runtime}:${run.device}`.replace(/[^\w:./ -]/g, '');
-  const start = `<!-- bench ${key} -->`;
-  const end = `<!-- /bench ${key} -->`;
-  const body = [
-    start,
-    `### ${run.runtime === 'node' ? 'Node (Dawn)' : 'Chromium (headless)'}: ${run.device}`,
-    '',
-    `${run.date}, \`${run.command}\``,
-    '',
-    ...run.tables.flatMap((t) => [`**${t.title}**`, '', t.markdown, '']),
-    end,
-  ].join('\n');
   let text = existsSync(path) ? readFileSync(path, 'utf8') : '# Performance\n\n## Measured runs\n\n';
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i >= 0 && j > i) text = text.slice(0, i) + body + text.slice(j + end.length);
-  else text = `${text.trimEnd()}\n\n${body}\n`;
+  for (const t of run.tables) {
+    const key = `${run.runtime}:${run.device}:${t.title}`.replace(/[^\w:./ ()-]/g, '');
+    const start = `<!-- bench ${key} -->`;
+    const end = `<!-- /bench ${key} -->`;
+    const body = [
+      start,
+      `### ${t.title}: ${run.runtime === 'node' ? 'Node (Dawn)' : 'Chromium (headless)'}, ${run.device}`,
+      '',
+      `${run.date}, \`${run.command}\``,
+      '',
+      t.markdown,
+      end,
+    ].join('\n');
+    const i = text.indexOf(start);
+    const j = text.indexOf(end);
+    if (i >= 0 && j > i) text = text.slice(0, i) + body + text.slice(j + end.length);
+    else text = `${text.trimEnd()}\n\n${body}\n`;
+  }
   writeFileSync(path, text);
 }
