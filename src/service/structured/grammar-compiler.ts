@@ -39,14 +39,14 @@ export class CompiledConstraint {
     readonly spec: StructuredOutputSpec,
     readonly vocabSize: number,
     private readonly grammar: CompiledGrammar,
-    private readonly runtime: XGrammarRuntime,
+    /** The binding of the instance that compiled `grammar`. */
     private readonly binding: BindingRef,
     private readonly guard: Utf8Guard,
   ) {}
 
   /** A fresh matcher at the start of the grammar (implements the engine's TokenConstraint). */
   createConstraint(options: GrammarConstraintOptions = {}): GrammarConstraint {
-    return new GrammarConstraint(this.runtime.createMatcherHandle(this.grammar, -1), this.binding, this.vocabSize, this.guard, options);
+    return new GrammarConstraint(XGrammarRuntime.createMatcherHandle(this.binding, this.grammar, -1), this.binding, this.vocabSize, this.guard, options);
   }
 }
 
@@ -78,7 +78,7 @@ export async function compileStructuredOutput(spec: StructuredOutputSpec, model:
         vocab.grammars.set(spec.key, grammar);
         grammarCacheStats.misses++;
       }
-      return new CompiledConstraint(spec, model.vocabSize, grammar, runtime, runtime.bindingRef(), vocab.guard);
+      return new CompiledConstraint(spec, model.vocabSize, grammar, runtime.bindingRef(), vocab.guard);
     });
   } catch (e) {
     if (!(e instanceof XGrammarError)) throw e;

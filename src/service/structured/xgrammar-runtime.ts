@@ -214,12 +214,13 @@ export class XGrammarRuntime {
   }
 
   /**
-   * A C++ GrammarMatcher on `compiled` (a CompiledGrammar of the current generation). Made through
-   * the binding so that no TokenizerInfo wrapper leaks per matcher, as the package's factory does.
+   * A C++ GrammarMatcher on `compiled`, made by the instance that compiled it (`binding`, taken
+   * with bindingRef() in the same run: the current instance may have been replaced since).
+   * Made through the binding so that no TokenizerInfo wrapper leaks per matcher, as the
+   * package's own factory does.
    */
-  createMatcherHandle(compiled: XG.CompiledGrammar, maxRollbackTokens: number): MatcherHandle {
-    const binding = this.instance.requireBinding();
-    return new binding.GrammarMatcher(compiled.handle, undefined, false, maxRollbackTokens);
+  static createMatcherHandle(binding: BindingRef, compiled: XG.CompiledGrammar, maxRollbackTokens: number): MatcherHandle {
+    return new binding.binding.GrammarMatcher(compiled.handle, undefined, false, maxRollbackTokens);
   }
 
   /**

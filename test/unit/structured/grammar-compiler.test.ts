@@ -285,10 +285,14 @@ describe('refused constraints name the problem (400)', () => {
   });
 
   it('xgrammar keeps working after refusing (its WASM instance is replaced after an abort)', async () => {
-    for (let i = 0; i < 30; i++) await refusal({ structured_outputs: { regex: `[${i}-` } });
+    const before = await compiled({ structured_outputs: { json: { type: 'object', properties: { k: { type: 'boolean' } }, required: ['k'] } } });
+    for (let i = 0; i < 30; i++) await refusal({ structured_outputs: { json: { type: 'object', properties: { [`p${i}`]: { $ref: '#/$defs/nowhere' } } } } });
     const c = await compiled({ structured_outputs: { regex: 'ok[0-9]' } });
     expect(accepts(c, 'ok7')).toBe(true);
     expect(accepts(c, 'no')).toBe(false);
+    // A constraint compiled before the aborts still makes working matchers (on its own instance).
+    expect(accepts(before, '{"k": true}')).toBe(true);
+    expect(accepts(before, '{"k": 1}')).toBe(false);
   });
 });
 

@@ -20,8 +20,8 @@ describe('XGrammarRuntime', () => {
       const compiler = await lib.GrammarCompiler.createGrammarCompiler(info, false);
       return { compiler, grammar: await compiler.compileGrammar('root ::= "a"+ "b"') };
     });
-    const handle = runtime.createMatcherHandle(grammar, -1);
     const binding = runtime.bindingRef();
+    const handle = XGrammarRuntime.createMatcherHandle(binding, grammar, -1);
     const generation = runtime.generation;
     const error = await runtime.run(() => compiler.compileGrammar('root ::= ("a"')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(XGrammarError);
