@@ -76,6 +76,7 @@ export function planPrefill(b: BatchState): PlannedStep | null {
       // A preempted sequence (or prompt) starts again: reuse what the prefix cache still holds.
       const match = b.mgr.match(s.root, seq.tokens, Math.floor((seq.length - 1) / KV_BLOCK));
       seq.adoptPrefix(b.mgr, match.blocks, match.keys);
+      if (!choice) s.cachedTokens = seq.computed;
     }
     let chunk = Math.min(seq.length - seq.computed, budget);
     const wantsLogprobs = !choice && s.req.promptLogprobs !== null;
