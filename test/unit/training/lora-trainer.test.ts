@@ -115,6 +115,37 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     await e.close();
   });
 
+  it('precalculate_logprobs replaces the sampler\'s logprobs with the current policy\'s before step 1', async () => {
+    // The fake sampler logprobs (-0.5) are far from the model's; with a ratio mask of width 1e-4
+    // every token's PPO ratio is masked (no gradient) unless the old logprobs are the policy's own.
+    const e = await startEngine({ trainer: trainer() });
+    const modelId = await register(e);
+    const config = { learning_rate: 1e-3, ppo: true, mask_prob_ratio: true, epsilon: 1e-4, epsilon_high: 1e-4 };
+    const run = async (precalculate: boolean) => {
+      const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { ...config, precalculate_logprobs: precalculate } } });
+      await e.runner.idle();
+      return (await events(e, job.json.id)).filter((x) => x.type === 'gradient_step').map((x) => x.data);
+    };
+    const [without] = await run(false);
+    expect(without.grad_norm).toBe(0);
+    const [withPre] = await run(true);
+    expect(withPre.grad_norm).toBeGreaterThan(0);
+    await e.close();
+  });
+
+  it('refuses at creation a setting it cannot honour (422 naming it), and takes modelfamily_k2_tau', async () => {
+    const e = await startEngine({ trainer: trainer() });
+    const modelId = await register(e);
+    const refused = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { kl_penalty_coef: 0.5 } } });
+    expect(refused.status).toBe(422);
+    expect(refused.json.detail[0].loc).toEqual(['body', 'experimental_config', 'kl_penalty_coef']);
+    const alias = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { modelfamily_k2_tau: 0.1, kl_penalty_coef: null } } });
+    expect(alias.status).toBe(200);
+    await e.runner.idle();
+    expect((await e.call('GET', `/v1/preview/training-jobs/${alias.json.id}`)).json.status).toBe('COMPLETED');
+    await e.close();
+  });
+
   it('a job whose host died mid-job resumes after its last saved step and ends exactly as an uninterrupted run', async () => {
     // Host P takes the job and dies before training (its trainer never returns).
     const stuck: Trainer = { resumesInterruptedJobs: true, train: () => new Promise(() => {}) };
