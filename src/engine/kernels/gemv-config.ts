@@ -3,7 +3,8 @@
  * decode kernels.
  *
  * - WG = 256 invocations: enough loads in flight per workgroup on every GPU class
- *   (KernelContext.gemvWorkgroupSize: 64 on software adapters, where large workgroups are slow).
+ *   (KernelContext.gemvWorkgroupSize: 64 on software adapters, where large workgroups are slow;
+ *   there TK = 2 and RPT = 8 / BB as well, see gemvTile).
  * - TK (invocations per weight row): a power of two <= 32 so each invocation issues about 4
  *   eight-element loads per row per chunk; with rows of 576..8192 elements TK is 16..32, so a team's
  *   loads are 256..512 contiguous bytes (coalesced on NVIDIA/AMD/Apple/Intel).
@@ -40,8 +41,12 @@ export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?:
   const WG = ctx.gemvWorkgroupSize ?? 256;
   const kpad = Math.ceil(K / 8) * 8;
   const BB = batchGroup(B);
-  const TK = Math.min(WG, opts.tk ?? Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4))));
-  const RPT = opts.rpt ?? (BB <= 4 ? 2 : 1);
+  // Small workgroups mean a software adapter (KernelContext.gemvWorkgroupSize): SwiftShader fills
+  // every invocation's view of workgroup memory and pays per invocation, so few threads per row and
+  // many rows per thread (TK 2, RPT 8 / BB) ran its decode kernels 3-10x faster than the GPU tiles.
+  const software = WG < 256;
+  const TK = Math.min(WG, opts.tk ?? (software ? 2 : Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4)))));
+  const RPT = opts.rpt ?? (software ? Math.max(2, 8 / BB) : BB <= 4 ? 2 : 1);
   const KT = Math.min(kpad, Math.floor(stagingFloats(ctx) / BB / 8) * 8);
   return { WG, TK, TR: WG / TK, RPT, BB, KT };
 }
