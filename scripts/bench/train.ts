@@ -83,6 +83,8 @@ export interface TrainBenchOptions {
 export interface TrainBenchResult {
   model: string;
   layers: number;
+  /** Layers of the real model (the quick mode keeps fewer). */
+  modelLayers: number;
   tokens: number;
   rank: number;
   mode: string;
@@ -201,6 +203,7 @@ export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptio
       results.push({
         model,
         layers,
+        modelLayers: full.numLayers,
         tokens,
         rank,
         mode: plan.mode,
@@ -228,7 +231,7 @@ export function trainingTable(results: TrainBenchResult[]): string {
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   const rows = results.map(
     (r) =>
-      `| ${r.model} (${r.layers} layers) | ${r.tokens} | ${r.rank} | ${r.mode} | ${r.stepMs.toFixed(0)} | ${r.tokensPerSecond.toFixed(1)} | ${mib(r.gpuBytes)} (weights ${mib(r.weightBytes)}, activations ${mib(r.activationBytes)}) | ${(r.flopsPerToken / 1e9).toFixed(2)} | ${r.peakRatio === null ? `n/a (${r.device})` : `${(100 * r.peakRatio).toFixed(1)} % of ${r.device}`} |`,
+      `| ${r.model} (${r.layers === r.modelLayers ? `${r.layers} layers` : `${r.layers} of ${r.modelLayers} layers`}) | ${r.tokens} | ${r.rank} | ${r.mode} | ${r.stepMs.toFixed(0)} | ${r.tokensPerSecond.toFixed(1)} | ${mib(r.gpuBytes)} (weights ${mib(r.weightBytes)}, activations ${mib(r.activationBytes)}) | ${(r.flopsPerToken / 1e9).toFixed(2)} | ${r.peakRatio === null ? `n/a (${r.device})` : `${(100 * r.peakRatio).toFixed(1)} % of ${r.device}`} |`,
   );
   return [
     '| model | tokens / step | rank | activations | step ms | train tokens/s | GPU memory | GFLOP / token | of f32 peak |',
