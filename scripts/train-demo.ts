@@ -24,9 +24,9 @@ import { evaluate, problems, sftLine, type AdditionProblem } from '../src/demo/a
 import { SafetensorsFile } from '../src/engine/model/safetensors';
 import { writeSafetensors } from '../src/engine/model/safetensors-writer';
 import type { TensorData } from '../src/engine/model/tensor';
-import { lineChartSvg } from './demo/chart';
 import { HearthClient } from './demo/client';
 import { mergeLora } from './demo/merge-lora';
+import { plotCurves } from './demo/plot-curves';
 import { startNodeHearth } from './demo/node-hearth';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -133,20 +133,7 @@ try {
 
   mkdirSync(OUT, { recursive: true });
   writeFileSync(join(OUT, 'demo.json'), JSON.stringify(curves, null, 1) + '\n');
-  const pre = existsSync(join(OUT, 'pretrain.json')) ? JSON.parse(readFileSync(join(OUT, 'pretrain.json'), 'utf8')) : null;
-  const panels = [
-    ...(pre ? [{ title: 'Stage 1: pretraining (CPU)', yMin: 0, yMax: 1, series: [
-      { label: 'held-out accuracy', color: '#1b7837', points: pre.curves.map((c: any) => [c.step, c.accuracy]) as [number, number][] },
-      { label: 'held-out reward', color: '#2166ac', points: pre.curves.map((c: any) => [c.step, c.meanReward]) as [number, number][] },
-    ] }] : []),
-    { title: 'Stage 2: SFT loss per batch', yMin: 0, series: [{ label: 'loss', color: '#b2182b', points: curves.sftLoss.map((c) => [c.batch, c.loss] as [number, number]) }] },
-    { title: 'Stages 2-3: after each checkpoint', yMin: 0, yMax: 1, series: [
-      { label: 'held-out accuracy', color: '#1b7837', points: curves.evaluations.map((e) => [e.step, e.accuracy] as [number, number]) },
-      { label: 'held-out reward', color: '#2166ac', points: curves.evaluations.map((e) => [e.step, e.meanReward] as [number, number]) },
-      { label: 'RL rollout reward', color: '#e08214', points: curves.rl.map((r) => [r.step - 1, r.trainReward] as [number, number]) },
-    ] },
-  ];
-  writeFileSync(join(OUT, 'curves.svg'), lineChartSvg(panels, 'step (optimizer steps in stage 1, checkpoints in stages 2-3)'));
+  plotCurves(OUT);
   log(`wrote ${join(OUT, 'demo.json')} and ${join(OUT, 'curves.svg')}`);
 
   if (args.bake) {
