@@ -51,6 +51,8 @@ describe('continuous batching', () => {
     expect(other.tokens[0]).toEqual(aloneB.tokens[0]);
     expect(aTokensAtBFirst).toBeGreaterThanOrEqual(3);
     expect(aTokensAtBFirst).toBeLessThan(12);
+    // While the batch stayed the same, steps were submitted before the previous one was read back.
+    expect(model().scheduler.stats.pipelinedSteps).toBeGreaterThan(0);
     expect(first.finish[0]).toEqual({ reason: 'length', stopTokenId: null, cumulativeLogprob: undefined });
   });
 

@@ -23,7 +23,7 @@ import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { DenseKernels } from '../kernels/kernels';
 import { decodePromptLogprobs, PromptLogprobs, promptLogprobsStride } from '../kernels/logprobs';
 import { LoraKernels, loraLayout, type LoraLayout } from '../kernels/lora';
-import { Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
+import { Sampler, SAMPLER_RECORD_BYTES, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import { disposeDecodeGraph, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
@@ -62,6 +62,12 @@ export interface StepSpec {
   promptLogprobs?: PromptLogprobsRequest | null;
   /** Whole-block copies [src, dst] recorded before the step's pass (forks made since the last step). */
   copiesBefore?: ReadonlyArray<readonly [number, number]>;
+  /**
+   * A decode step submitted before the previous step was read back: row b's input id is the token
+   * the previous step sampled for its row b, copied on the GPU from the sampler's output (the
+   * rows' `tokens` are placeholders). The previous step must have sampled these rows in this order.
+   */
+  tokensFromLastSample?: boolean;
   /** Copies after the pass (forks from blocks this step writes: `n` choices at the end of a prompt). */
   copiesAfter?: ReadonlyArray<readonly [number, number]>;
 }
@@ -146,7 +152,10 @@ export class ModelRunner {
     return this.step.bytes;
   }
 
-  /** Records, submits and reads back one step. */
+  /**
+   * Records, submits and reads back one step. Everything up to the submission runs synchronously
+   * in the call, so a caller may start the next step before awaiting this one (pipelining).
+   */
   async run(spec: StepSpec): Promise<StepResult> {
     const { rows, samples } = spec;
     const ctx = this.ctx;
@@ -231,6 +240,11 @@ export class ModelRunner {
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder({ label: `step.${graph}` });
     if (spec.copiesBefore?.length) this.kv.recordCopyBlocks(encoder, spec.copiesBefore);
+    if (spec.tokensFromLastSample) {
+      if (!decode) throw new Error('ModelRunner: tokensFromLastSample needs a decode step');
+      // Record b of the sampler's output starts with the token id (SAMPLER_RECORD_BYTES apart).
+      for (let b = 0; b < B; b++) encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
+    }
     const pass = ctx.profiler.beginComputePass(encoder, `step.${graph}`);
     for (const c of replay) c.record(pass, ctx);
     for (const c of fresh) c.record(pass, ctx);
@@ -247,16 +261,21 @@ export class ModelRunner {
     ctx.profiler.submit(device.queue, [encoder.finish()]);
     const dispatches = ctx.profiler.dispatches - before;
     for (const c of fresh) c.dispose();
-    const error = await device.popErrorScope();
-    if (error) {
-      if (staging) this.staging.push(staging);
-      throw new Error(`ModelRunner: the ${graph} step failed GPU validation: ${error.message}`);
+    // The readback and the error scope resolve concurrently: one GPU round trip per step, not two.
+    const size = alignTo4(readbackBytes);
+    const mapped = staging ? staging.mapAsync(GPUMapMode.READ, 0, size).then(() => null, (e: unknown) => e) : Promise.resolve(null);
+    const [error, mapError] = await Promise.all([device.popErrorScope(), mapped]);
+    if (error || mapError) {
+      if (staging) {
+        if (!mapError) staging.unmap();
+        this.staging.push(staging);
+      }
+      throw new Error(`ModelRunner: the ${graph} step failed: ${error ? `GPU validation: ${error.message}` : String(mapError)}`);
     }
     let sampled: SamplerRowOutput[] = [];
     let promptLogprobs: PositionLogprobs[] | null = null;
     if (staging) {
-      await staging.mapAsync(GPUMapMode.READ, 0, alignTo4(readbackBytes));
-      const bytes = staging.getMappedRange(0, alignTo4(readbackBytes)).slice(0);
+      const bytes = staging.getMappedRange(0, size).slice(0);
       staging.unmap();
       this.staging.push(staging);
       if (sampleBytes > 0) sampled = this.sampler.decodeOutput(bytes.slice(0, sampleBytes));

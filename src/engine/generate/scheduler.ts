@@ -27,7 +27,7 @@ import type { ModelRunner } from './model-runner';
 import { type ChoiceState, RequestState } from './request-state';
 import { MAX_TOP_LOGPROBS, type SamplingParams } from './sampling-params';
 import { Sequence } from './sequence';
-import { planDecode, planPrefill, type BatchState, type PlannedStep, type SchedulerStats } from './step-planner';
+import { planContinuation, planDecode, planPrefill, type BatchState, type PlannedStep, type SchedulerStats } from './step-planner';
 import { applyStepResults } from './step-results';
 import type { GenerationHandle, GenerationRequest } from './types';
 
@@ -51,7 +51,7 @@ export class Scheduler implements BatchState {
   private wake: (() => void) | null = null;
   private looping = false;
   private admitted = 0;
-  readonly stats: SchedulerStats = { steps: 0, prefillSteps: 0, decodeSteps: 0, preemptions: 0, running: 0, waiting: 0 };
+  readonly stats: SchedulerStats = { steps: 0, prefillSteps: 0, decodeSteps: 0, pipelinedSteps: 0, preemptions: 0, running: 0, waiting: 0 };
 
   constructor(private readonly m: SchedulerParts) {
     this.adapters = new AdapterResidency(m.lora, () => this.kick());
@@ -290,7 +290,16 @@ export class Scheduler implements BatchState {
 
   // ---- steps ---------------------------------------------------------------------------------
 
-  private async execute(step: PlannedStep, kind: 'prefill' | 'decode'): Promise<void> {
+  /** Runs a step and applies its results. */
+  private execute(step: PlannedStep, kind: 'prefill' | 'decode'): Promise<void> {
+    return kind === 'decode' ? this.executeDecode(step) : this.launch(step, kind, false);
+  }
+
+  /**
+   * Submits a planned step at once (ModelRunner.run submits synchronously) and returns a promise
+   * that applies its results, or fails the requests in it.
+   */
+  private launch(step: PlannedStep, kind: 'prefill' | 'decode', tokensFromLastSample: boolean, after?: Promise<void>): Promise<void> {
     const involved = [...new Set(step.owners.map((o) => o.req))];
     for (const o of step.owners) {
       const seqs = o.kind === 'prompt' ? [o.req.promptSeq!, ...o.children] : o.kind === 'beam' ? [this.beamSeqs.get(o.req)![o.beam]] : [o.choice.seq!];
@@ -298,23 +307,74 @@ export class Scheduler implements BatchState {
     }
     const copiesBefore = this.pendingCopies;
     this.pendingCopies = [];
-    let result;
-    try {
-      result = await this.m.runner.run({
-        rows: step.rows,
-        samples: step.samples,
-        promptLogprobs: step.promptLogprobs,
-        copiesBefore,
-        copiesAfter: step.copiesAfter,
-      });
-    } catch (e) {
-      for (const s of involved) this.fail(s, e);
-      return;
+    const pending = this.m.runner.run({
+      rows: step.rows,
+      samples: step.samples,
+      promptLogprobs: step.promptLogprobs,
+      copiesBefore,
+      copiesAfter: step.copiesAfter,
+      tokensFromLastSample,
+    });
+    // Results are applied in submission order: a pipelined step's after its predecessor's.
+    const ready = after ? after.then(() => pending) : pending;
+    return ready.then(
+      (result) => {
+        this.stats.steps++;
+        if (kind === 'prefill') this.stats.prefillSteps++;
+        else this.stats.decodeSteps++;
+        if (tokensFromLastSample) this.stats.pipelinedSteps++;
+        applyStepResults(this, step, result);
+      },
+      (e: unknown) => {
+        for (const s of involved) this.fail(s, e);
+      },
+    );
+  }
+
+  /**
+   * Decode steps, pipelined while the batch stays the same: step N + 1 is submitted before step N
+   * is read back (its input ids copied on the GPU from N's samples), so the GPU never waits for the
+   * CPU's readback and bookkeeping. A choice that finishes at step N wastes its row of N + 1 (that
+   * token is dropped); the pipeline stops as soon as anything changes.
+   */
+  private async executeDecode(first: PlannedStep): Promise<void> {
+    let step = first;
+    let done = this.launch(step, 'decode', false);
+    for (;;) {
+      const next = this.canContinue(step) ? planContinuation(this, step) : null;
+      const nextDone = next ? this.launch(next, 'decode', true, done) : null;
+      await done;
+      if (!next) return;
+      step = next;
+      done = nextDone!;
     }
-    this.stats.steps++;
-    if (kind === 'prefill') this.stats.prefillSteps++;
-    else this.stats.decodeSteps++;
-    applyStepResults(this, step, result);
+  }
+
+  /**
+   * Whether the step after `prev` may be planned before prev's tokens are known: nothing waits or
+   * needs reaping, every running choice is in prev, plain decode rows only (no beams, grammars or
+   * multi-token bad words, whose inputs depend on the tokens), none ending by length at prev.
+   */
+  private canContinue(prev: PlannedStep): boolean {
+    if (this.waiting.length > 0 || this.pendingCopies.length > 0) return false;
+    let running = 0;
+    for (const s of this.active) {
+      if (s.cancelled || s.phase !== 'decode' || s.beam) return false;
+      if (s.req.badWords.some((w) => w.length > 1)) return false;
+      for (const c of s.choices) {
+        if (c.preempted || (c.finished && c.seq)) return false;
+        if (c.seq && !c.finished) running++;
+      }
+    }
+    if (running !== prev.owners.length) return false;
+    // From what prev was planned with, not from applied results (a pipelined step's results may
+    // already be applied, or not): prev's token makes the output prev.outputLen + 1 tokens long
+    // and the sequence pos + 2.
+    return prev.owners.every((o, i) => {
+      if (o.kind !== 'decode') return false;
+      const c = o.choice;
+      return !c.finished && !c.constraint && prev.samples[i].outputLen + 1 < o.req.req.maxTokens && prev.rows[i].pos + 2 < this.m.maxModelLen;
+    });
   }
 }
 

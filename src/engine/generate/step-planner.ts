@@ -38,6 +38,8 @@ export interface SchedulerStats {
   steps: number;
   prefillSteps: number;
   decodeSteps: number;
+  /** Decode steps submitted before their predecessor was read back. */
+  pipelinedSteps: number;
   preemptions: number;
   running: number;
   waiting: number;
@@ -172,6 +174,35 @@ export function planDecode(b: BatchState): PlannedStep | null {
     e.seq.advance(b.mgr, 1);
   }
   return step.rows.length > 0 ? step : null;
+}
+
+/**
+ * The decode step after `prev`, planned before prev's tokens are known (pipelining: scheduler.ts
+ * decides when that is safe): the same choices in the same order, one position further, their
+ * input ids copied on the GPU from prev's samples. Null when a sequence needs a block and none is
+ * free (no preemption on speculation).
+ */
+export function planContinuation(b: BatchState, prev: PlannedStep): PlannedStep | null {
+  const step: PlannedStep = { rows: [], samples: [], owners: [], promptLogprobs: null, copiesAfter: [] };
+  for (const o of prev.owners) {
+    if (o.kind !== 'decode') return null;
+    if (!o.choice.seq!.reserve(b.mgr, o.choice.seq!.computed + 1)) return null;
+  }
+  prev.owners.forEach((o, i) => {
+    if (o.kind !== 'decode') return;
+    const seq = o.choice.seq!;
+    const at = step.rows.length;
+    step.rows.push({ seq: seq.row, pos: seq.computed, tokens: [0], adapterSlot: o.req.adapterSlot });
+    step.owners.push(o);
+    // One token past prev's (whose result may or may not be applied yet). Bad words are all single
+    // tokens here (the scheduler checks), so the bans do not depend on the output.
+    const sample: SampleRequest = { slot: seq.row, outputLen: prev.samples[i].outputLen + 1, row: at };
+    const banned = bannedByBadWords(o.req.req.badWords, []);
+    if (banned.length > 0) sample.bannedTokenIds = banned;
+    step.samples.push(sample);
+    seq.advance(b.mgr, 1);
+  });
+  return step;
 }
 
 /** Frees the blocks of the newest preemptable sequence (beams are never preempted). False if none. */
