@@ -14,6 +14,7 @@
  * Pure bookkeeping: which parent each new beam extends, so the scheduler can fork sequences.
  * Not here: GPU steps and sequence forks (scheduler.ts).
  */
+import type { SamplingParams } from './sampling-params';
 import type { SampledToken, TopLogprob } from './types';
 
 export interface Beam {
@@ -87,4 +88,9 @@ export class BeamSearch {
       .slice(0, this.width)
       .map((x) => x.b);
   }
+}
+
+/** The sampler parameters of beam rows: greedy, with the top 2n by raw logprob in rank order. */
+export function beamParams(width: number, vocabSize: number): SamplingParams {
+  return { temperature: 0, topLogprobs: Math.min(2 * width, vocabSize), topLogprobsOrder: 'rank' };
 }

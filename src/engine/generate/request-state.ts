@@ -1,5 +1,7 @@
 /**
- * The scheduler's view of one GenerationRequest: its choices (or beams), the rows it reserved,
+ * The scheduler's view of one GenerationRequest: the checks a request must pass before it may wait
+ * (`validateRequest`: a request that can never run fails at once with the reason), its choices (or
+ * beams), the rows it reserved,
  * its adapter, its phase, and the rules applied to every sampled token: stop on EOS (unless
  * ignore_eos) or a stop token id, then length (max_tokens, the context length), in that order
  * (vllm-chat.md §3.2, the newer order), a terminated grammar ending the choice with "stop"; and the
@@ -7,12 +9,12 @@
  *
  * Not here: GPU steps (model-runner.ts), the loop (scheduler.ts), beams (beam-search.ts).
  */
-import { NO_ADAPTER } from '../model/kv-cache';
+import { KV_BLOCK, NO_ADAPTER } from '../model/kv-cache';
 import type { BeamSearch } from './beam-search';
 import type { EventStream } from './event-stream';
 import type { Sequence } from './sequence';
 import type { FinishReason, GenerationRequest, PromptLogprob, SampledToken, TokenConstraint } from './types';
-import type { SamplingParams } from './sampling-params';
+import { MAX_TOP_LOGPROBS, type SamplingParams } from './sampling-params';
 
 export type RequestPhase = 'waiting' | 'prefill' | 'decode' | 'done';
 
@@ -65,6 +67,39 @@ export function bannedByBadWords(badWords: readonly (readonly number[])[], outpu
     if (match) out.push(w[w.length - 1]);
   }
   return out;
+}
+
+/** What a request is checked against before it may wait for admission. */
+export interface RequestLimits {
+maxModelLen: number;
+vocabSize: number;
+/** Sequences decoded at once (block-table rows). */
+maxSeqs: number;
+/** Blocks of the whole KV cache. */
+numBlocks: number;
+}
+
+/** Requests that can never run fail before they wait: throws with the reason. */
+export function validateRequest(req: GenerationRequest, limits: RequestLimits): void {
+  const P = req.promptTokenIds.length;
+  const { maxModelLen } = limits;
+  const V = limits.vocabSize;
+  if (P === 0) throw new Error('The prompt is empty: at least one token is needed.');
+  if (req.promptTokenIds.some((t) => !Number.isInteger(t) || t < 0 || t >= V)) throw new Error(`The prompt contains a token id outside [0, ${V}).`);
+  if (!Number.isInteger(req.n) || req.n < 1) throw new Error(`n must be at least 1, got ${req.n}.`);
+  if (req.sampling.length !== req.n) throw new Error(`${req.sampling.length} sampling parameter sets for n = ${req.n}.`);
+  if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new Error(`max_tokens must be at least 1, got ${req.maxTokens}.`);
+  if (P >= maxModelLen) throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
+  if (req.n > limits.maxSeqs) throw new Error(`n = ${req.n} exceeds the ${limits.maxSeqs} sequences this engine decodes at once.`);
+  const oneSeq = Math.ceil(Math.min(P + req.maxTokens, maxModelLen) / KV_BLOCK);
+  if (oneSeq > limits.numBlocks) throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${limits.numBlocks * KV_BLOCK}.`);
+  if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {
+    throw new Error(`prompt_logprobs must be in [0, ${MAX_TOP_LOGPROBS}], got ${req.promptLogprobs}.`);
+  }
+  if (req.beamSearch) {
+    if (2 * req.n > MAX_TOP_LOGPROBS) throw new Error(`Beam search of width ${req.n} needs ${2 * req.n} candidates per beam; at most ${MAX_TOP_LOGPROBS} are computed (width <= ${MAX_TOP_LOGPROBS / 2}).`);
+    if (req.constraints?.some((c) => c !== null)) throw new Error('Beam search cannot be combined with structured outputs.');
+  }
 }
 
 let nextRequestId = 1;

@@ -19,13 +19,12 @@
  */
 import { KV_BLOCK, type KvCache } from '../model/kv-cache';
 import { AdapterResidency } from './adapter-residency';
-import { BeamSearch } from './beam-search';
+import { BeamSearch, beamParams } from './beam-search';
 import { prefixRoot, type KvBlockManager } from './block-manager';
 import { EventStream } from './event-stream';
 import type { LoraPool } from './lora-pool';
 import type { ModelRunner } from './model-runner';
-import { type ChoiceState, RequestState } from './request-state';
-import { MAX_TOP_LOGPROBS, type SamplingParams } from './sampling-params';
+import { type ChoiceState, RequestState, validateRequest } from './request-state';
 import { Sequence } from './sequence';
 import { planContinuation, planDecode, planPrefill, type BatchState, type PlannedStep, type SchedulerStats } from './step-planner';
 import { applyStepResults } from './step-results';
@@ -87,7 +86,7 @@ export class Scheduler implements BatchState {
       },
     });
     try {
-      this.validate(req);
+      validateRequest(req, { maxModelLen: this.m.maxModelLen, vocabSize: this.m.runner.weights.config.vocabSize, maxSeqs: this.mgr.maxSeqs, numBlocks: this.mgr.numBlocks });
     } catch (e) {
       for (const c of req.constraints ?? []) c?.dispose();
       stream.fail(e);
@@ -106,29 +105,6 @@ export class Scheduler implements BatchState {
     this.waiting.push(s);
     this.kick();
     return stream;
-  }
-
-  /** Requests that can never run here fail before they wait. */
-  private validate(req: GenerationRequest): void {
-    const P = req.promptTokenIds.length;
-    const { maxModelLen } = this.m;
-    const V = this.m.runner.weights.config.vocabSize;
-    if (P === 0) throw new Error('The prompt is empty: at least one token is needed.');
-    if (req.promptTokenIds.some((t) => !Number.isInteger(t) || t < 0 || t >= V)) throw new Error(`The prompt contains a token id outside [0, ${V}).`);
-    if (!Number.isInteger(req.n) || req.n < 1) throw new Error(`n must be at least 1, got ${req.n}.`);
-    if (req.sampling.length !== req.n) throw new Error(`${req.sampling.length} sampling parameter sets for n = ${req.n}.`);
-    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new Error(`max_tokens must be at least 1, got ${req.maxTokens}.`);
-    if (P >= maxModelLen) throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
-    if (req.n > this.mgr.maxSeqs) throw new Error(`n = ${req.n} exceeds the ${this.mgr.maxSeqs} sequences this engine decodes at once.`);
-    const oneSeq = Math.ceil(Math.min(P + req.maxTokens, maxModelLen) / KV_BLOCK);
-    if (oneSeq > this.mgr.numBlocks) throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${this.mgr.numBlocks * KV_BLOCK}.`);
-    if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {
-      throw new Error(`prompt_logprobs must be in [0, ${MAX_TOP_LOGPROBS}], got ${req.promptLogprobs}.`);
-    }
-    if (req.beamSearch) {
-      if (2 * req.n > MAX_TOP_LOGPROBS) throw new Error(`Beam search of width ${req.n} needs ${2 * req.n} candidates per beam; at most ${MAX_TOP_LOGPROBS} are computed (width <= ${MAX_TOP_LOGPROBS / 2}).`);
-      if (req.constraints?.some((c) => c !== null)) throw new Error('Beam search cannot be combined with structured outputs.');
-    }
   }
 
   private cancel(s: RequestState): void {
@@ -376,11 +352,6 @@ export class Scheduler implements BatchState {
       return !c.finished && !c.constraint && prev.samples[i].outputLen + 1 < o.req.req.maxTokens && prev.rows[i].pos + 2 < this.m.maxModelLen;
     });
   }
-}
-
-/** The sampler parameters of beam rows: greedy, with the top 2n by raw logprob in rank order. */
-function beamParams(width: number, vocabSize: number): SamplingParams {
-  return { temperature: 0, topLogprobs: Math.min(2 * width, vocabSize), topLogprobsOrder: 'rank' };
 }
 
 /** Lets queued tasks (HTTP, training steps, timers) run between steps. */

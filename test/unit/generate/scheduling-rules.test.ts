@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BeamSearch } from '../../../src/engine/generate/beam-search';
 import { EventStream } from '../../../src/engine/generate/event-stream';
-import { bannedByBadWords, ChoiceState } from '../../../src/engine/generate/request-state';
+import { bannedByBadWords, ChoiceState, validateRequest } from '../../../src/engine/generate/request-state';
 import type { GenerationEvent } from '../../../src/engine/generate/types';
 
 describe('bad words', () => {
@@ -80,5 +80,19 @@ describe('EventStream', () => {
     expect((await g.next()).done).toBe(false);
     await expect(g.next()).rejects.toThrow('boom');
     expect(cancels).toBe(1);
+  });
+});
+
+describe('requests that can never run', () => {
+  const limits = { maxModelLen: 64, vocabSize: 100, maxSeqs: 4, numBlocks: 3 };
+  const req = (over: object = {}) => ({ model: 'm', adapter: null, promptTokenIds: [1, 2, 3], n: 1, sampling: [{}], maxTokens: 8, promptLogprobs: null, badWords: [], ...over });
+  it('fail at once with the reason', () => {
+    expect(() => validateRequest(req(), limits)).not.toThrow();
+    expect(() => validateRequest(req({ promptTokenIds: [] }), limits)).toThrow(/empty/);
+    expect(() => validateRequest(req({ promptTokenIds: [100] }), limits)).toThrow(/outside \[0, 100\)/);
+    expect(() => validateRequest(req({ promptTokenIds: Array(64).fill(1) }), limits)).toThrow(/maximum context length is 64/);
+    expect(() => validateRequest(req({ n: 5, sampling: Array(5).fill({}) }), limits)).toThrow(/exceeds the 4 sequences/);
+    expect(() => validateRequest(req({ promptTokenIds: Array(40).fill(1), maxTokens: 20 }), limits)).toThrow(/needs 64 tokens of KV cache; the cache holds 48/);
+    expect(() => validateRequest(req({ n: 11, sampling: Array(11).fill({}), beamSearch: { lengthPenalty: 1 } }), { ...limits, maxSeqs: 16 })).toThrow(/width <= 10/);
   });
 });
