@@ -8,8 +8,8 @@
  *
  * Hearth-specific refusals say what cannot be honoured: priorities other than 0 (no priority
  * scheduling), per-request logits processors, and combinations beam search cannot honour.
- * Structured outputs and the tool choices that need them ("required", a named function) are
- * refused until they are wired into the pipeline.
+ * Structured outputs and the tool choices they enforce ("required", a named function) are
+ * checked further when their constraint is compiled (src/service/structured/constraint-spec.ts).
  *
  * Reference: vllm-chat.md §2 (the table) and §9 (validation order); vLLM protocol.py validators
  * (check_logprobs, check_tool_usage, check_generation_prompt, check_cache_salt_support),
@@ -37,9 +37,6 @@ export const MAX_CHOICES = 128;
 
 const TOOL_CHOICE_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
 
-/** Structured-output keys of `structured_outputs` that set a constraint. */
-const CONSTRAINT_KEYS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'];
-
 /**
  * Throws the first broken rule as a ChatRequestError. Steps 1-9 concern the request alone; with
  * `model` null (the model is not loaded yet) only they run, so a malformed request gets its 400
@@ -63,7 +60,7 @@ export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null
     ensure(!(req.top_logprobs > 0 && req.logprobs !== true), 'when using `top_logprobs`, `logprobs` must be set to true.', 'top_logprobs');
   }
 
-  // 3. structured outputs: at most one of json/regex/choice (vLLM), then: not wired yet.
+  // 3. structured outputs: at most one of json/regex/choice (vLLM).
   checkStructuredOutputs(req);
 
   // 4. tools and tool_choice (vLLM's check_tool_usage), then the choices Hearth honours.
@@ -158,18 +155,7 @@ function checkStructuredOutputs(req: ChatRequest): void {
   const set = (k: string) => so[k] !== undefined && so[k] !== null;
   const kinds = ['json', 'regex', 'choice'].filter(set);
   ensure(kinds.length <= 1, "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", 'structured_outputs');
-  const constraint = CONSTRAINT_KEYS.find(set);
-  ensure(
-    constraint === undefined,
-    `Structured outputs (structured_outputs.${constraint}) are not supported by this version of Hearth yet; send the request without a constraint.`,
-    'structured_outputs',
-  );
-  const format = req.response_format?.type;
-  ensure(
-    format === undefined || format === 'text',
-    `response_format {"type": "${format}"} needs structured outputs, which this version of Hearth does not support yet; use {"type": "text"} or omit it.`,
-    'response_format',
-  );
+  // The rest (one constraint per request, its content, _backend) needs the compiler: structured/constraint-spec.ts.
 }
 
 function checkToolUsage(req: ChatRequest): void {
@@ -205,11 +191,6 @@ function checkToolUsage(req: ChatRequest): void {
       'tool_choice',
     );
   }
-  ensure(
-    tc === 'auto',
-    `tool_choice ${tc === 'required' ? '"required"' : 'naming a function'} needs structured outputs, which this version of Hearth does not support yet; use "auto" or "none".`,
-    'tool_choice',
-  );
 }
 
 function checkVocabulary(req: ChatRequest, vocabSize: number): void {

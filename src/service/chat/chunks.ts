@@ -14,7 +14,7 @@
  * Reference: vllm-chat.md §4 "Streaming".
  */
 import type { ChoiceStep } from './choice-output';
-import type { OutputDelta, StreamingOutputParser } from './output-parser';
+import { parsedFinishReason, type OutputDelta, type StreamingOutputParser } from './output-parser';
 import type { ChatPlan } from './plan';
 import type { ChatCompletionChunk, ChunkChoice, ChunkDelta, Usage } from './response-types';
 
@@ -96,7 +96,7 @@ export class ChunkWriter {
       finish_reason: null,
     };
     if (step.finish) {
-      choice.finish_reason = this.plan.autoTools && parser.calledTools ? 'tool_calls' : step.finish.reason;
+      choice.finish_reason = parsedFinishReason(step.finish.reason, parser.calledTools);
       choice.stop_reason = step.finish.stopReason;
     }
     choice.token_ids = this.plan.returnTokenIds ? step.tokens.map((t) => t.id) : null;

@@ -1,7 +1,8 @@
 /**
  * POST /v1/chat/completions as a use case: check the request, resolve the model (a base model or
  * a checkpoint's LoRA adapter over it), load it through the engine, render and tokenise the
- * prompt, apply the context-length rule, plan the run, and only then start generating, so every
+ * prompt, apply the context-length rule, compile the structured-output constraint (xgrammar),
+ * choose the output parser (reasoning, tool calls), plan the run, and only then start generating, so every
  * error up to here is an HTTP error and never a half-sent stream. The reply is the finished
  * response, or the stream of chunks (the route frames them as SSE).
  *
@@ -14,10 +15,11 @@
  */
 import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
+import { choiceConstraints, prepareStructuredOutput } from '../structured/structured-output';
 import { checkChatRequest } from './check';
+import { ChatRequestError } from './errors';
 import { checkpointAdapter } from './lora-adapter';
 import { maxTokensFor } from './max-tokens';
-import { outputParserFor } from './output-parser';
 import { planChat } from './plan';
 import { buildPrompt } from './prompt';
 import type { ChatRequest } from './request';
@@ -25,6 +27,7 @@ import { resolveModel } from './resolve-model';
 import type { ChatCompletion, ChatCompletionChunk, StreamErrorEvent } from './response-types';
 import { collectResponse, streamResponse } from './run';
 import { inferenceEngine, serveModel } from './served-models';
+import { chatOutputOptions, chatOutputParser } from './tool-calls-output-parser';
 
 export type ChatReply =
   | { stream: false; response: ChatCompletion }
@@ -55,6 +58,13 @@ export async function createChatCompletion(
   checkChatRequest(req, { vocabSize: served.config.vocabSize, maxModelLen: served.maxModelLen, generation: served.generation });
   const prompt = buildPrompt(req, served);
   const maxTokens = maxTokensFor(req, prompt.tokenIds.length, served);
+  // The constraint is compiled (or found in the cache) now, so a constraint xgrammar refuses is a 400.
+  const structured = await prepareStructuredOutput(req, { tokenizer: served.tokenizer, vocabSize: served.config.vocabSize, eosTokenIds: served.eosTokenIds });
+  if (structured && req.use_beam_search) {
+    throw new ChatRequestError('use_beam_search cannot be combined with structured outputs: beams are ranked by their raw logprobs, which a grammar would cut.', structured.spec.param);
+  }
+  const template = served.chatTemplates.forRequest({ hasTools: (req.tools?.length ?? 0) > 0, override: req.chat_template });
+  const outputOptions = chatOutputOptions(req, { templateSource: template.source, promptText: prompt.text, turnEnd: served.tokenizer.specialTokens.eos_token ?? null });
   const adapter = resolved.checkpoint ? await checkpointAdapter(ctx, caller, resolved.checkpoint.model, resolved.checkpoint.record) : null;
   const run = planChat({
     req,
@@ -63,11 +73,13 @@ export async function createChatCompletion(
     prompt,
     maxTokens,
     adapter,
-    parser: outputParserFor(req, served),
+    parser: chatOutputParser(outputOptions),
     requestId: opts.requestIdHeader ?? req.request_id ?? randomRequestId(),
     now: ctx.now(),
     signal: opts.signal,
   });
+  // Made last: from here the engine owns the matchers and disposes them however the choice ends.
+  run.generation.constraints = choiceConstraints(structured, run.plan.n, { tokenizer: served.tokenizer, reasoning: outputOptions.reasoning });
   const handle = engine.generate(run.generation);
   if (req.stream) return { stream: true, chunks: streamResponse(run, handle, opts.signal) };
   return { stream: false, response: await collectResponse(run, handle, opts.signal) };

@@ -5,15 +5,12 @@
  * `stream()` parser with the text deltas of a streamed choice (telling it when the choice ends),
  * so that the joined deltas of a stream equal the non-streamed message.
  *
- * This file holds the seam and the pass-through parser (all text is content), which every
- * request uses until the Hermes tool-call and `<think>` reasoning parsers
- * (src/service/chat/tool-calls*.ts, reasoning*.ts) are plugged in through `outputParserFor`.
+ * This file holds the seam, the pass-through parser (all text is content) and the finish-reason
+ * rule for parsed tool calls. The parser a request gets is built by tool-calls-output-parser.ts
+ * (reasoning, then Hermes or forced tool calls) from the request and its rendered prompt.
  *
  * Reference: vllm-chat.md §4 (message and delta fields), §6 (tool calls), §7 (reasoning).
  */
-import type { ServedModel } from '../../engine/generate/types';
-import type { ChatRequest } from './request';
-
 export interface ToolCall {
   id: string;
   type: 'function';
@@ -69,9 +66,12 @@ export const passThroughParser: OutputParser = {
 };
 
 /**
- * The parser for one request on one model. Tool-call parsing (tool_choice "auto" with tools)
- * and reasoning parsing plug in here; until then `tools` only reach the template.
+ * A choice's finish reason once its output is parsed: "tool_calls" when it stopped (an end token,
+ * a stop string, or its grammar completed) after tool calls were parsed, whatever the tool_choice
+ * ("auto", "required" or a named function; vLLM v0.11 answers named calls with "stop" in one path
+ * and "tool_calls" in another). A choice cut by max_tokens or aborted keeps "length" / "abort", so
+ * a client can tell a truncated call from a finished one.
  */
-export function outputParserFor(_req: ChatRequest, _model: ServedModel): OutputParser {
-  return passThroughParser;
+export function parsedFinishReason<R extends string>(reason: R, calledTools: boolean): R | 'tool_calls' {
+  return reason === 'stop' && calledTools ? 'tool_calls' : reason;
 }

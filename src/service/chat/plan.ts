@@ -36,8 +36,6 @@ export interface ChatPlan {
   includeUsage: boolean;
   continuousUsage: boolean;
   parser: OutputParser;
-  /** tool_choice "auto" with tools: parsed tool calls end the choice with "tool_calls". */
-  autoTools: boolean;
 }
 
 export interface PlanInput {
@@ -120,7 +118,6 @@ export function planChat(input: PlanInput): PlannedRun {
     includeUsage,
     continuousUsage: includeUsage && streamOptions?.continuous_usage_stats === true,
     parser: input.parser,
-    autoTools: (req.tools?.length ?? 0) > 0 && (req.tool_choice === undefined || req.tool_choice === null || req.tool_choice === 'auto'),
   };
   return { plan, generation, choices };
 }

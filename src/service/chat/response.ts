@@ -9,6 +9,7 @@
 import type { PromptLogprob } from '../../engine/generate/types';
 import type { ChoiceFinish, ChoiceStep } from './choice-output';
 import { formatPromptLogprobs, type LogprobEntry } from './logprobs';
+import { parsedFinishReason } from './output-parser';
 import type { ChatPlan } from './plan';
 import type { ChatChoice, ChatCompletion, Usage } from './response-types';
 
@@ -68,7 +69,7 @@ export class ResponseBuilder {
           reasoning: parsed.reasoning,
         },
         logprobs: plan.logprobs ? { content: g.logprobs } : null,
-        finish_reason: plan.autoTools && parsed.toolCalls.length > 0 ? 'tool_calls' : finish.reason,
+        finish_reason: parsedFinishReason(finish.reason, parsed.toolCalls.length > 0),
         stop_reason: finish.stopReason,
         token_ids: plan.returnTokenIds ? g.tokenIds : null,
       };

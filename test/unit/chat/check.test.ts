@@ -46,18 +46,18 @@ describe('checkChatRequest: request rules (before the model is known)', () => {
     expect(message({ top_logprobs: 2, logprobs: true }, null)).toBeUndefined();
   });
 
-  it('3. structured outputs: one kind at most, and refused until they are wired', () => {
+  it('3. structured outputs: one kind at most; single constraints pass to the compiler', () => {
     expect(message({ structured_outputs: { json: {}, regex: 'a+' } }, null)).toBe(
       "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').",
     );
-    expect(message({ structured_outputs: { choice: ['a', 'b'] } }, null)).toMatch(/structured_outputs\.choice\) are not supported .* yet/);
+    expect(message({ structured_outputs: { choice: ['a', 'b'] } }, null)).toBeUndefined();
     expect(message({ structured_outputs: {} }, null)).toBeUndefined();
-    expect(message({ response_format: { type: 'json_object' } }, null)).toMatch(/response_format \{"type": "json_object"\} needs structured outputs/);
-    expect(message({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, null)).toMatch(/json_schema/);
+    expect(message({ response_format: { type: 'json_object' } }, null)).toBeUndefined();
+    expect(message({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, null)).toBeUndefined();
     expect(message({ response_format: { type: 'text' } }, null)).toBeUndefined();
   });
 
-  it('4. tool_choice with vLLM messages; "auto" and "none" pass, the others wait for structured outputs', () => {
+  it('4. tool_choice with vLLM messages; "auto", "none", "required" and a named tool pass', () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
     expect(message({ tool_choice: 'auto' }, null)).toBe('When using `tool_choice`, `tools` must be set.');
     expect(message({ tool_choice: 'none' }, null)).toBeUndefined();
@@ -74,8 +74,8 @@ describe('checkChatRequest: request rules (before the model is known)', () => {
     );
     expect(message({ tools, tool_choice: 'auto' }, null)).toBeUndefined();
     expect(message({ tools }, null)).toBeUndefined();
-    expect(message({ tools, tool_choice: 'required' }, null)).toMatch(/"required" needs structured outputs/);
-    expect(message({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, null)).toMatch(/naming a function needs structured outputs/);
+    expect(message({ tools, tool_choice: 'required' }, null)).toBeUndefined();
+    expect(message({ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, null)).toBeUndefined();
     // vLLM v0.11: "required" with no tools behaves as "none".
     expect(message({ tools: [], tool_choice: 'required' }, null)).toBeUndefined();
   });
