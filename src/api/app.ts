@@ -17,8 +17,11 @@ import { apiKeys } from './routes/api-keys';
 import { artifacts } from './routes/artifacts';
 import { chat } from './routes/chat';
 import { engine } from './routes/engine';
+import { jobList } from './routes/job-list';
 import { models } from './routes/models';
 import { openaiModels } from './routes/openai-models';
+import { runs } from './routes/runs';
+import { storage } from './routes/storage';
 import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -44,11 +47,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route('/v1/preview/models', models);
   app.route('/v1/preview/models', adapters);
+  app.route('/v1/preview/models', runs);
   app.route('/v1/preview/artifacts', artifacts);
   app.route('/v1/preview/training-jobs', trainingJobs);
+  app.route('/v1/preview/training-jobs', jobList);
   app.route('/v1/preview/sft-training-jobs', sftTrainingJobs);
   app.route('/v1/preview/api-keys', apiKeys);
   app.route('/v1/preview/engine', engine);
+  app.route('/v1/preview/storage', storage);
   app.route('/v1/chat', chat);
   app.route('/v1/models', openaiModels);
 

@@ -4,6 +4,7 @@
  * and by tests.
  */
 import type { InferenceEngine } from '../engine/generate/types';
+import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import type { HearthDb } from '../store/schema';
 import type { BaseModelCatalog } from './base-models';
 
@@ -29,4 +30,6 @@ export interface ServiceContext {
    * failed to start) when there is none; absent where nothing can generate (most tests).
    */
   inference?: () => Promise<InferenceEngine>;
+  /** The downloaded model-file cache (IndexedDB in the app), for storage sums; absent in most tests. */
+  modelFiles?: ModelFileCache;
 }
