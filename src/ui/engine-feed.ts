@@ -32,6 +32,11 @@ export class EngineFeed implements ReactiveController {
         const res = await fetch('/v1/preview/engine/events', { headers: { Authorization: `Bearer ${key}` }, signal });
         if (!res.ok || !res.body) throw new Error(`The engine status feed answered HTTP ${res.status}.`);
         await this.read(res.body, signal);
+        // The feed ended: the engine host went away (its tab closed); say so until it is back.
+        if (!signal.aborted) {
+          this.error = 'The engine connection closed.';
+          this.host.requestUpdate();
+        }
       } catch (err) {
         if (signal.aborted) return;
         this.error = (err as Error).message;

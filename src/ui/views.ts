@@ -1,33 +1,52 @@
 /**
- * The views the shell's navigation offers. A later view (chat, training jobs, models) plugs in by
- * adding one entry here and its component file; the shell needs no change.
+ * The views the shell's navigation offers, and how a location hash selects one:
+ * `#/<view id>[/<sub id>][?query]`, e.g. `#/training/<job id>`, `#/runs/<model id>`,
+ * `#/training?model=<model id>`. A view plugs in by adding one entry here and its component file.
  */
 import { html, type TemplateResult } from 'lit';
-import './engine-status';
-import './admin-key';
 import './chat-playground';
+import './models-view';
+import './training-view';
+import './runs-view';
+import './demo-view';
+import './keys-view';
+import './settings-view';
+import './api-reference';
+
+export interface Route {
+  view: string;
+  /** The path segment after the view id (a job or model id), or ''. */
+  sub: string;
+  query: URLSearchParams;
+}
 
 export interface ViewEntry {
   /** Location hash that selects the view: `#/<id>`. */
   id: string;
   title: string;
-  render(): TemplateResult;
+  render(route: Route): TemplateResult;
 }
 
 export const VIEWS: ViewEntry[] = [
+  { id: 'chat', title: 'Chat', render: () => html`<hearth-chat-playground></hearth-chat-playground>` },
+  { id: 'models', title: 'Models', render: () => html`<hearth-models></hearth-models>` },
   {
-    id: 'engine',
-    title: 'Engine',
-    render: () => html`<hearth-engine-status></hearth-engine-status>`,
+    id: 'training',
+    title: 'Training',
+    render: (r) => html`<hearth-training .jobId=${r.sub} .modelId=${r.query.get('model') ?? ''}></hearth-training>`,
   },
-  {
-    id: 'chat',
-    title: 'Chat',
-    render: () => html`<hearth-chat-playground></hearth-chat-playground>`,
-  },
-  {
-    id: 'keys',
-    title: 'API key',
-    render: () => html`<hearth-admin-key></hearth-admin-key>`,
-  },
+  { id: 'runs', title: 'Runs', render: (r) => html`<hearth-runs .modelId=${r.sub}></hearth-runs>` },
+  { id: 'demo', title: 'Demo', render: () => html`<hearth-demo></hearth-demo>` },
+  { id: 'keys', title: 'Keys', render: () => html`<hearth-keys></hearth-keys>` },
+  { id: 'settings', title: 'Settings', render: () => html`<hearth-settings></hearth-settings>` },
+  { id: 'api', title: 'API', render: () => html`<hearth-api-reference></hearth-api-reference>` },
 ];
+
+/** The route a location hash names; an unknown view is the first one. */
+export function parseRoute(hash: string): Route {
+  const raw = hash.replace(/^#\/?/, '');
+  const [path, query = ''] = raw.split('?');
+  const [view = '', ...rest] = path.split('/');
+  const known = VIEWS.some((v) => v.id === view);
+  return { view: known ? view : VIEWS[0].id, sub: known ? decodeURIComponent(rest.join('/')) : '', query: new URLSearchParams(query) };
+}

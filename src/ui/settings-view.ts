@@ -1,0 +1,97 @@
+/**
+ * `<hearth-settings>`: what Hearth runs on and what it stores. The engine's GPU adapter,
+ * features and limits (the live engine status), and the storage used per kind (weights,
+ * checkpoints, trajectories, artifacts) against the browser's quota, from GET /v1/preview/storage.
+ *
+ * Not here: keys (keys-view.ts), the endpoint reference (api-reference.ts).
+ */
+import { LitElement, css, html } from 'lit';
+import { customElement } from 'lit/decorators.js';
+import { Task } from '@lit/task';
+import { apiGet } from './api-client';
+import { formatBytes } from './format';
+import { shared } from './theme';
+import type { StorageReport } from './types';
+import './engine-status';
+
+const KINDS: [keyof StorageReport['kinds'], string][] = [
+  ['weights', 'Model weights'],
+  ['checkpoints', 'Checkpoints (LoRA adapters)'],
+  ['trajectories', 'Trajectory logs'],
+  ['artifacts', 'Artifacts (SFT data)'],
+  ['other', 'Other'],
+];
+
+@customElement('hearth-settings')
+export class HearthSettings extends LitElement {
+  static override styles = [
+    shared,
+    css`
+      .bar {
+        display: flex;
+        height: 0.9rem;
+        border-radius: 0.45rem;
+        overflow: hidden;
+        background: var(--hearth-surface-2);
+        margin: 0.5rem 0 0.75rem;
+      }
+      .bar span {
+        display: block;
+        height: 100%;
+      }
+      .swatch {
+        display: inline-block;
+        width: 0.7rem;
+        height: 0.7rem;
+        border-radius: 0.2rem;
+        margin-right: 0.4rem;
+        vertical-align: middle;
+      }
+    `,
+  ];
+
+  private readonly _storage = new Task(this, {
+    task: async (_args, { signal }) => apiGet<StorageReport>('/v1/preview/storage', signal),
+    args: () => [],
+  });
+
+  private _storageCard(s: StorageReport) {
+    const colour = (i: number) => `var(--hearth-series-${(i % 5) + 1})`;
+    return html`
+      <p data-field="usage"><strong>${formatBytes(s.usage)}</strong> used of <strong>${formatBytes(s.quota)}</strong> this browser allows
+        (${s.quota ? ((100 * s.usage) / s.quota).toFixed(s.usage / s.quota < 0.01 ? 2 : 0) : 0}%).</p>
+      <div class="bar" role="img" aria-label="Storage used per kind">
+        ${KINDS.map(([k], i) => html`<span style="width:${s.quota ? (100 * s.kinds[k]) / s.quota : 0}%;min-width:${s.kinds[k] ? 2 : 0}px;background:${colour(i)}"></span>`)}
+      </div>
+      <table data-field="kinds">
+        <tbody>
+          ${KINDS.map(([k, label], i) => html`<tr><td><span class="swatch" style="background:${colour(i)}"></span>${label}</td><td data-kind=${k}>${formatBytes(s.kinds[k])}</td></tr>`)}
+        </tbody>
+      </table>
+    `;
+  }
+
+  override render() {
+    return html`
+      <h2>Settings</h2>
+      <section class="card" aria-labelledby="storage">
+        <div class="spread">
+          <h3 id="storage">Storage</h3>
+          <button @click=${() => this._storage.run()}>Refresh</button>
+        </div>
+        ${this._storage.render({
+          pending: () => html`<p role="status">Measuring storage…</p>`,
+          error: (e) => html`<p class="error" role="alert">Cannot read storage: ${(e as Error).message}</p>`,
+          complete: (s) => this._storageCard(s),
+        })}
+      </section>
+      <section class="card" aria-label="Engine status"><hearth-engine-status></hearth-engine-status></section>
+    `;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'hearth-settings': HearthSettings;
+  }
+}

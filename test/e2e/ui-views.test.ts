@@ -1,0 +1,207 @@
+// The app's quick views as a person uses them, in one browser and one tab: keyboard navigation,
+// keys (secret shown once, copy, revoke), settings (engine, storage), the API reference (copy an
+// example and run it), models (register, checkpoints, adapter download and import, delete with
+// a confirmation), runs (charts after /log, trajectories rendered as text), base models.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { api, startHearth, type Hearth } from './harness';
+import { acceptNextDialog, goTo, screenshot } from './ui-helpers';
+
+let h: Hearth;
+beforeAll(async () => {
+  h = await startHearth();
+  await h.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.server.url });
+  await h.page.setViewportSize({ width: 1200, height: 900 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const clipboard = () => h.page.evaluate(() => navigator.clipboard.readText());
+
+it('moves between views with the keyboard', async () => {
+  const nav = h.page.locator('hearth-app nav');
+  await nav.getByRole('link', { name: 'Chat', exact: true }).focus();
+  await h.page.keyboard.press('ArrowRight');
+  await h.page.keyboard.press('ArrowRight');
+  await h.page.keyboard.press('Enter');
+  await h.page.waitForURL(/#\/training$/);
+  expect(await nav.getByRole('link', { name: 'Training', exact: true }).getAttribute('aria-current')).toBe('page');
+  await h.page.keyboard.press('End');
+  await h.page.keyboard.press('Enter');
+  await h.page.waitForURL(/#\/api$/);
+  await h.page.locator('hearth-api-reference h2').waitFor();
+  await h.page.locator('hearth-app [data-field="connection"][data-state="connected"]').waitFor();
+});
+
+it('creates a key, shows its secret once, copies it, and revokes it', async () => {
+  await goTo(h.page, 'Keys');
+  const view = h.page.locator('hearth-keys');
+  // The admin key: hidden until shown, then copied.
+  const admin = view.locator('[data-field="admin-key"]');
+  await admin.waitFor();
+  expect(await admin.innerText()).not.toContain(h.key);
+  await view.getByRole('button', { name: 'Show' }).click();
+  expect(await admin.innerText()).toBe(h.key);
+  await view.getByRole('button', { name: 'Copy admin key' }).click();
+  expect(await clipboard()).toBe(h.key);
+
+  await view.getByLabel('Name').fill('ui-agent');
+  await view.getByRole('button', { name: 'Create key' }).click();
+  const secret = await view.locator('[data-field="secret"]').innerText();
+  expect(secret.length).toBeGreaterThan(20);
+  await view.getByRole('button', { name: 'Copy new key' }).click();
+  expect(await clipboard()).toBe(secret);
+  const row = view.locator('tr[data-key="ui-agent"]');
+  await row.waitFor();
+  expect(secret.startsWith((await row.locator('code').innerText()).replace('…', ''))).toBe(true);
+  expect((await api(h.page, 'GET', '/v1/models', { key: secret })).status).toBe(200);
+  await screenshot(h.page, 'keys');
+
+  // Shown once: leaving the view and coming back shows no secret.
+  await goTo(h.page, 'Settings');
+  await goTo(h.page, 'Keys');
+  await row.waitFor();
+  expect(await view.locator('[data-field="secret"]').count()).toBe(0);
+
+  const dialog = acceptNextDialog(h.page);
+  await row.getByRole('button', { name: 'Revoke ui-agent' }).click();
+  expect(await dialog).toContain('ui-agent');
+  await row.waitFor({ state: 'detached' });
+  expect((await api(h.page, 'GET', '/v1/models', { key: secret })).status).toBe(401);
+});
+
+it('shows the engine (adapter, features, limits) and storage per kind', async () => {
+  await goTo(h.page, 'Settings');
+  const view = h.page.locator('hearth-settings');
+  const engine = (await api(h.page, 'GET', '/v1/preview/engine', { key: h.key })).json;
+  await view.locator('[data-field="adapter"]').waitFor();
+  expect(await view.locator('[data-field="adapter"]').innerText()).toContain(engine.gpu.adapter.architecture || engine.gpu.adapter.vendor);
+  for (const f of engine.gpu.features) expect(await view.locator('[data-field="features"]').innerText()).toContain(f);
+  expect(await view.locator('[data-field="limits"]').innerText()).toContain('maxStorageBufferBindingSize');
+  // Storage: GET /v1/preview/storage (ui-api). Weights are cached once the bundled model loaded.
+  await view.locator('[data-field="usage"]').waitFor({ timeout: 20_000 });
+  expect(await view.locator('[data-field="usage"]').innerText()).toMatch(/used of .*(GiB|MiB|TiB)/);
+  expect(await view.locator('[data-kind="weights"]').innerText()).toMatch(/B$/);
+  await screenshot(h.page, 'settings');
+});
+
+it('lists every endpoint with a fetch example that runs against this origin', async () => {
+  await goTo(h.page, 'API');
+  const view = h.page.locator('hearth-api-reference');
+  for (const path of ['/v1/chat/completions', '/v1/preview/models', '/v1/preview/training-jobs', '/v1/preview/api-keys', '/v1/preview/storage']) {
+    expect(await view.locator(`details[data-endpoint$=" ${path}"]`).count()).toBeGreaterThan(0);
+  }
+  const models = view.locator('details[data-endpoint="GET /v1/models"]');
+  await models.locator('summary').click();
+  await models.getByRole('button', { name: 'Copy fetch example for GET /v1/models' }).click();
+  const code = await clipboard();
+  expect(code).toContain(`${h.server.url}/v1/models`);
+  // Run the copied example as a person would in the console, with their key.
+  const logged = await h.page.evaluate(
+    async ({ code, key }) => {
+      const out: unknown[] = [];
+      const log = console.log;
+      console.log = (...a: unknown[]) => out.push(...a);
+      try {
+        await new (Object.getPrototypeOf(async () => {}).constructor)('key', code)(key);
+      } finally {
+        console.log = log;
+      }
+      return out;
+    },
+    { code, key: h.key },
+  );
+  expect((logged[0] as { data: { id: string }[] }).data.map((m) => m.id)).toContain('hearth/tiny-chat');
+  const chat = view.locator('details[data-endpoint="POST /v1/chat/completions"]');
+  await chat.locator('summary').click();
+  await chat.getByRole('button', { name: /Copy openai example/ }).click();
+  expect(await clipboard()).toContain(`baseURL: '${h.server.url}/v1'`);
+  await screenshot(h.page, 'api-reference');
+});
+
+it('registers a model, downloads a checkpoint as an adapter, imports it, deletes a model after a confirmation', async () => {
+  await goTo(h.page, 'Models');
+  const view = h.page.locator('hearth-registered-models');
+  await view.getByLabel('Name').first().fill('ui-model');
+  await view.getByRole('button', { name: 'Register' }).click();
+  const model = view.locator('details[data-model="ui-model"]');
+  await model.waitFor();
+  await model.locator('summary').click();
+  await model.locator('tr[data-step="0"]').waitFor();
+
+  const download = h.page.waitForEvent('download');
+  await model.getByRole('button', { name: 'Download step 0 as a PEFT adapter' }).click();
+  const zipPath = await (await download).path();
+  const zip = readFileSync(zipPath);
+  expect(zip.subarray(0, 2).toString()).toBe('PK');
+
+  const importForm = view.locator('form[aria-labelledby="import"]');
+  await importForm.getByLabel('Name').fill('ui-imported');
+  await importForm.getByLabel('Adapter files').setInputFiles({ name: 'adapter.zip', mimeType: 'application/zip', buffer: zip });
+  await importForm.getByRole('button', { name: 'Import' }).click();
+  const imported = view.locator('details[data-model="ui-imported"]');
+  await imported.waitFor();
+  await screenshot(h.page, 'models');
+
+  await imported.locator('summary').click();
+  await imported.locator('tr[data-step]').first().waitFor();
+  const dialog = acceptNextDialog(h.page);
+  await imported.getByRole('button', { name: 'Delete model ui-imported' }).click();
+  const message = await dialog;
+  expect(message).toMatch(/ui-imported\? This deletes \d+ checkpoints? .*trajectory logs, training jobs and run history/);
+  await imported.waitFor({ state: 'detached' });
+  const list = (await api(h.page, 'GET', '/v1/preview/models', { key: h.key })).json.data.map((m: { name: string }) => m.name);
+  expect(list).toContain('ui-model');
+  expect(list).not.toContain('ui-imported');
+});
+
+it('charts a run after /log and shows its trajectories as conversations, as text', async () => {
+  const models = (await api(h.page, 'GET', '/v1/preview/models', { key: h.key })).json.data;
+  const model = models.find((m: { name: string }) => m.name === 'ui-model');
+  const group = (reward: number) => ({
+    trajectories: [
+      {
+        messages_and_choices: [
+          { role: 'user', content: 'Say <b>bold</b> & <img src=x onerror=alert(1)>' },
+          { finish_reason: 'tool_calls', index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] } },
+          { role: 'tool', tool_call_id: 'call_1', content: '42' },
+        ],
+        reward,
+        metrics: { turns: 2 },
+      },
+      { messages_and_choices: [{ role: 'user', content: 'hi' }], reward: reward / 2 },
+    ],
+  });
+  for (const [split, reward] of [['train', 0.4], ['val', 0.5]] as const) {
+    expect((await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split, trajectory_groups: [group(reward)] } })).status).toBe(200);
+  }
+  await h.page.evaluate((id) => (location.hash = `#/runs/${id}`), model.id);
+  const view = h.page.locator('hearth-runs');
+  // GET /v1/preview/models/{id}/run and /trajectories (ui-api).
+  const reward = view.locator('hearth-line-chart[data-metric="reward"]');
+  await h.page.waitForFunction((el) => Number(el?.dataset.points) >= 2, await reward.elementHandle({ timeout: 20_000 }));
+  const trajectory = view.locator('hearth-trajectory').first();
+  await trajectory.waitFor();
+  expect(await trajectory.locator('[data-role="user"] .text').innerText()).toBe('Say <b>bold</b> & <img src=x onerror=alert(1)>');
+  expect(await trajectory.locator('[data-field="reward"]').innerText()).toMatch(/reward 0\.(4|5)|reward 0\.2/);
+  expect(await trajectory.locator('b, img').count()).toBe(0);
+  expect(await trajectory.locator('[data-field="tool-call"]').innerText()).toContain('lookup({"q":"x"})');
+  await view.getByLabel('Split').selectOption('val');
+  await view.locator('.group strong', { hasText: 'val, step 0' }).first().waitFor();
+  expect(await view.locator('.group strong', { hasText: 'train' }).count()).toBe(0);
+  await screenshot(h.page, 'runs');
+});
+
+it('lists base models with architecture, size and status', async () => {
+  await goTo(h.page, 'Models');
+  const row = h.page.locator('hearth-base-models tr[data-base-model="hearth/tiny-chat"]');
+  // GET /v1/preview/base-models (ui-api).
+  await row.waitFor({ timeout: 20_000 });
+  const text = await row.innerText();
+  expect(text).toMatch(/qwen|llama/i);
+  expect(text).toMatch(/(KiB|MiB)/);
+  expect(['available', 'cached']).toContain(await row.locator('[data-field="status"]').innerText());
+  await screenshot(h.page, 'models');
+  await screenshot(h.page, 'models-narrow', { width: 360, dark: false });
+});
