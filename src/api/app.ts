@@ -8,6 +8,7 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { except } from 'hono/combine';
 import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
 import type { AppDeps, AppEnv } from './env';
@@ -15,6 +16,7 @@ import { errorResponse, onError } from './errors';
 import { adapters } from './routes/adapters';
 import { apiKeys } from './routes/api-keys';
 import { artifacts } from './routes/artifacts';
+import { BASE_MODEL_FILES_PATH, baseModels } from './routes/base-models';
 import { chat } from './routes/chat';
 import { engine } from './routes/engine';
 import { jobList } from './routes/job-list';
@@ -38,10 +40,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   app.use(
     '/v1/*',
-    bodyLimit({
-      maxSize,
-      onError: (c) => errorResponse(c, 413, `The request body is larger than ${maxSize} bytes.`),
-    }),
+    // Model uploads have their own, larger limit (routes/base-models.ts).
+    except(
+      BASE_MODEL_FILES_PATH,
+      bodyLimit({
+        maxSize,
+        onError: (c) => errorResponse(c, 413, `The request body is larger than ${maxSize} bytes.`),
+      }),
+    ),
   );
   app.use('/v1/*', bearerAuth());
 
@@ -55,6 +61,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/preview/api-keys', apiKeys);
   app.route('/v1/preview/engine', engine);
   app.route('/v1/preview/storage', storage);
+  app.route('/v1/preview/base-models', baseModels);
   app.route('/v1/chat', chat);
   app.route('/v1/models', openaiModels);
 

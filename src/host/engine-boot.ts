@@ -11,8 +11,10 @@ import { createApp } from '../api/app';
 import type { AppEnv } from '../api/env';
 import type { InferenceEngine } from '../engine/generate/types';
 import { acquireGpu, type GpuContext } from '../engine/gpu/device';
+import { MemoryFileCache, type ModelFileCache } from '../engine/model/sources/file-cache';
 import { ensureAdmin } from '../service/api-keys';
-import { BaseModelCatalog, bundledModels } from '../service/base-models';
+import { BaseModelDownloads } from '../service/base-model-downloads';
+import { BaseModelCatalog, bundledModels, cachedModels } from '../service/base-models';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo, GpuState } from '../service/engine-status';
 import { UnavailableError } from '../service/errors';
@@ -46,6 +48,11 @@ export interface EngineOptions {
   training?: (inference: InferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
   now?: () => number;
   maxBodyBytes?: number;
+  /**
+   * Where downloaded and uploaded base models are kept (IndexedDB in the engine worker). Default:
+   * in memory, for this engine's lifetime only (Node tests).
+   */
+  modelFiles?: ModelFileCache;
 }
 
 export interface Engine {
@@ -59,6 +66,12 @@ export interface Engine {
   /** Resolves when the GPU is acquired or known to be unavailable. */
   gpuSettled: Promise<GpuState>;
   close(): Promise<void>;
+}
+
+/** The base models resident on the engine's GPU (the generation Engine lists them; other engines say nothing). */
+function residentModels(engine: InferenceEngine | undefined): { id: string; maxModelLen: number }[] {
+  const models = (engine as { models?: { served: { id: string; maxModelLen: number } }[] } | undefined)?.models;
+  return Array.isArray(models) ? models.map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen })) : [];
 }
 
 /** The generation engine for a use other than chat, with that use named in the error. */
@@ -75,8 +88,9 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
   const now = opts.now ?? Date.now;
   const db = await openHearthDb(opts.dbName);
   const adminKey = await ensureAdmin(db, now());
-  const catalog = new BaseModelCatalog([bundledModels(opts.manifestUrl, opts.fetch ?? fetch)]);
-  const base = { db, catalog, now, fetch: opts.fetch ?? fetch, baseUrl: opts.baseUrl };
+  const catalog = new BaseModelCatalog([bundledModels(opts.manifestUrl, opts.fetch ?? fetch), cachedModels(db)]);
+  const modelFiles = opts.modelFiles ?? new MemoryFileCache();
+  const base = { db, catalog, now, fetch: opts.fetch ?? fetch, baseUrl: opts.baseUrl, modelFiles };
   // The trainer reaches the engines through `services`, which is complete before any job runs.
   let training: Promise<TrainingEngine> | undefined;
   const trainer =
@@ -95,6 +109,7 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
       : unavailableTrainer);
   const runner = new JobRunner(base, trainer);
   const services: ServiceContext = { ...base, jobs: runner };
+  services.baseModels = new BaseModelDownloads({ db, catalog, cache: modelFiles, fetch: base.fetch, now });
 
   const listeners = new Set<() => void>();
   const changed = () => listeners.forEach((l) => l());
@@ -114,10 +129,12 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     const build = opts.inference;
     // Built on first use, once; a missing GPU is a 503 that says why.
     let inference: Promise<InferenceEngine> | undefined;
+    let built: InferenceEngine | undefined;
+    services.residentModels = () => residentModels(built);
     services.inference = () =>
       (inference ??= acquired
         .then(
-          (ctx) => build(ctx, catalog),
+          async (ctx) => (built = await build(ctx, catalog)),
           (err: unknown) => {
             throw new UnavailableError(`Chat completions need WebGPU: ${err instanceof Error ? err.message : String(err)}`);
           },
@@ -141,6 +158,8 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     },
   });
   await runner.start();
+  // Downloads a previous engine left running (the tab reloaded, or the host moved) continue here.
+  void services.baseModels.resumeAll().catch((err: unknown) => console.error('[hearth] resuming base-model downloads failed:', err));
   return {
     app,
     db,
@@ -150,6 +169,8 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     gpu: acquired.catch(() => null),
     gpuSettled,
     async close() {
+      services.baseModels?.stopAll();
+      await services.baseModels?.idle();
       runner.stop();
       await runner.idle();
       db.close();

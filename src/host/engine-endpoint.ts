@@ -19,6 +19,8 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
     manifestUrl: new URL('/models/index.json', origin).href,
     baseUrl: origin,
     gpu: scope.navigator.gpu,
+    // Base models downloaded or uploaded through /v1/preview/base-models (and storage sums).
+    modelFiles: new IdbModelFileCache(),
     // Chat completions: the generation engine on this worker's GPU, models from the catalogue
     // (bundled files through the IndexedDB file cache, so they load offline after the first time).
     inference: (gpu, catalog) =>

@@ -1,12 +1,14 @@
 /**
  * The catalogue of base models Hearth knows: the bundled ones listed in the static manifest
- * `models/index.json` (written by `npm run make-models`), and later models downloaded from
- * Hugging Face and cached in IndexedDB, which join as another source.
+ * `models/index.json` (written by `npm run make-models`), and the models downloaded or uploaded
+ * through /v1/preview/base-models once their files are complete in the cache (`cachedModels`).
  *
  * Not here: loading weights or tokenizers (src/engine/model). This only answers "which base
  * models exist, and where are their files".
  */
 import { z } from 'zod';
+import { listBaseModels } from '../store/base-models';
+import type { HearthDb } from '../store/schema';
 
 const ManifestEntry = z.looseObject({
   id: z.string().min(1),
@@ -29,6 +31,8 @@ export interface BaseModelEntry {
   default: boolean;
   description: string;
   source: 'bundled' | 'cached';
+  /** Downloaded or uploaded models: their files' key in the model-file cache (read from there only). */
+  cacheKey?: string;
 }
 
 /** One place base models come from. `list` may fail (network, storage); the catalogue retries. */
@@ -57,6 +61,28 @@ export function bundledModels(manifestUrl: string, fetchFn: typeof fetch = fetch
         description: m.description ?? '',
         source: 'bundled' as const,
       }));
+    },
+  };
+}
+
+/** Models added through /v1/preview/base-models whose download (or upload) is complete. */
+export function cachedModels(db: HearthDb): BaseModelSource {
+  return {
+    name: 'cached',
+    async list() {
+      return (await listBaseModels(db))
+        .filter((r) => r.status === 'cached')
+        .map((r) => ({
+          id: r.id,
+          location: r.location,
+          architecture: r.architecture ?? '',
+          parameters: r.parameters ?? 0,
+          bytes: r.bytes ?? 0,
+          default: false,
+          description: r.source === 'files' ? 'Uploaded from picked files.' : `Downloaded from ${r.location}.`,
+          source: 'cached' as const,
+          cacheKey: r.cacheKey,
+        }));
     },
   };
 }

@@ -6,6 +6,7 @@
 import type { InferenceEngine } from '../engine/generate/types';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import type { HearthDb } from '../store/schema';
+import type { BaseModelDownloads } from './base-model-downloads';
 import type { BaseModelCatalog } from './base-models';
 
 /** The part of the job runner that request handlers need. */
@@ -32,4 +33,8 @@ export interface ServiceContext {
   inference?: () => Promise<InferenceEngine>;
   /** The downloaded model-file cache (IndexedDB in the app), for storage sums; absent in most tests. */
   modelFiles?: ModelFileCache;
+  /** Downloads and uploads of base models (/v1/preview/base-models); set by the engine's boot. */
+  baseModels?: BaseModelDownloads;
+  /** The base models resident on the GPU now (none until the inference engine exists). */
+  residentModels?: () => { id: string; maxModelLen: number }[];
 }

@@ -13,7 +13,7 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 
 export const DB_NAME = 'hearth';
 /** Bump with a new `if (oldVersion < N)` rung in `upgrade` below; never edit an old rung. */
-export const DB_VERSION = 2;
+export const DB_VERSION = 3;
 
 /** Someone who owns models and jobs; the admin principal is created on first start. */
 export interface PrincipalRecord {
@@ -190,6 +190,35 @@ export interface JobProgressRecord {
   updatedAt: number;
 }
 
+/**
+ * A base model added beyond the bundled ones: downloaded from a Hugging Face repository (or a
+ * mirror of one) or a URL, or uploaded as picked files. Its bytes live in the model-file cache
+ * ("hearth-model-files") under `cacheKey`; this record says where they came from and how far the
+ * download got, so a reload shows it and the next engine resumes it.
+ */
+export interface BaseModelRecord {
+  /** The catalogue id: "org/name" (or "org/name@revision"), the URL, or the id given to picked files. */
+  id: string;
+  source: 'huggingface' | 'url' | 'files';
+  /** The repo id (huggingface), the URL (url), or the picked folder's label (files). */
+  location: string;
+  revision: string | null;
+  /** Hugging Face or mirror base URL (huggingface only). */
+  hfBase: string | null;
+  /** Key of the model's files in the model-file cache. */
+  cacheKey: string;
+  /** downloading: an engine should be fetching it; paused: stopped by a network failure (POST again resumes). */
+  status: 'downloading' | 'paused' | 'cached' | 'error';
+  error: string | null;
+  /** Known once config.json and the weights' headers were read. */
+  architecture: string | null;
+  parameters: number | null;
+  bytes: number | null;
+  maxPositionEmbeddings: number | null;
+  startedAt: number;
+  updatedAt: number;
+}
+
 export interface HearthSchema extends DBSchema {
   principals: { key: string; value: PrincipalRecord };
   apiKeys: { key: string; value: ApiKeyRecord; indexes: { 'by-hash': string; 'by-principal': string } };
@@ -212,6 +241,7 @@ export interface HearthSchema extends DBSchema {
   jobEvents: { key: string; value: JobEventRecord; indexes: { 'by-job-seq': [string, number] } };
   artifacts: { key: string; value: ArtifactRecord; indexes: { 'by-model': string } };
   jobProgress: { key: string; value: JobProgressRecord; indexes: { 'by-model': string } };
+  baseModels: { key: string; value: BaseModelRecord };
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;
@@ -231,6 +261,7 @@ export const ALL_STORES = [
   'jobEvents',
   'artifacts',
   'jobProgress',
+  'baseModels',
 ] as const;
 
 /**
@@ -274,6 +305,10 @@ export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
       if (oldVersion < 2) {
         // Issue 6: per-step progress of running training jobs (resume after a host change).
         db.createObjectStore('jobProgress', { keyPath: 'jobId' }).createIndex('by-model', 'modelId');
+      }
+      if (oldVersion < 3) {
+        // Issue 7: base models downloaded or uploaded through /v1/preview/base-models.
+        db.createObjectStore('baseModels', { keyPath: 'id' });
       }
     },
     blocking() {

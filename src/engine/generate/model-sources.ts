@@ -8,6 +8,7 @@
  * Not here: reading and validating the repository (model/repo.ts), the catalogue itself.
  */
 import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog';
+import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import type { ModelSource } from '../model/sources/source';
 import { UrlSource } from '../model/sources/url-source';
@@ -18,6 +19,11 @@ export interface CatalogModel {
   /** A URL of the model's folder (bundled), a Hugging Face repo id or a URL (downloaded). */
   location: string;
   source: 'bundled' | 'cached';
+  /**
+   * A model downloaded or uploaded through /v1/preview/base-models: its files' key in the file
+   * cache. Such a model is read from the cache alone (CachedSource), never from the network again.
+   */
+  cacheKey?: string;
 }
 
 export interface CatalogSourceOptions {
@@ -42,6 +48,7 @@ export function catalogSources(opts: CatalogSourceOptions): (id: string) => Prom
       const entry = (await bundled).find((e) => e.id === id);
       if (entry) return bundledSource(entry, { baseUrl: opts.baseUrl, cache: opts.cache, fetch: opts.fetch });
     }
+    if (model.cacheKey !== undefined && opts.cache) return new CachedSource(model.cacheKey, opts.cache, model.location);
     return new UrlSource(model.location, { cache: opts.cache, fetch: opts.fetch });
   };
 }

@@ -1,0 +1,257 @@
+/**
+ * Base models beyond the bundled ones (POST/DELETE /v1/preview/base-models): downloads from a
+ * Hugging Face repository (or a mirror with the same URL layout) or a URL, and uploads of picked
+ * files, into the model-file cache; and removing cached weights.
+ *
+ * A download runs in the engine that accepted it, in the background: the model loader
+ * (loadModelFiles over a UrlSource with the cache) fetches every file in chunks, validates the
+ * config, tokenizer and safetensors headers, and only then does the model join the catalogue
+ * (status "cached"). Its record in the database says it is downloading, so after a reload the
+ * next engine calls `resumeAll()` and the cache's partial files make it continue from the last
+ * stored chunk. A network failure (after the downloader's own retries) pauses it ("paused":
+ * POSTing the same source again resumes); a repository that is wrong (missing files, unsupported
+ * architecture, refused access) ends in "error" with the loader's message.
+ *
+ * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
+ */
+import { loadModelFiles, type LoadedModelFiles } from '../engine/model/repo';
+import { CachedSource } from '../engine/model/sources/cached-source';
+import type { ModelFileCache } from '../engine/model/sources/file-cache';
+import type { PickedFile } from '../engine/model/sources/files-source';
+import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
+import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
+import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
+import type { BaseModelRecord, HearthDb } from '../store/schema';
+import { jobsWithStatus } from '../store/training-jobs';
+import type { BaseModelCatalog } from './base-models';
+import { ConflictError, InvalidInputError, NotFoundError } from './errors';
+
+export type DownloadRequest =
+  | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null }
+  | { type: 'url'; url: string };
+
+/** Progress of a download running in this engine (bytes per file as the loader reports them). */
+export interface LiveDownload {
+  files: Map<string, { loaded: number; total: number | null }>;
+  bytesPerSecond: number;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export interface BaseModelDeps {
+  db: HearthDb;
+  catalog: BaseModelCatalog;
+  /** Where the files go; null where nothing can be kept (downloads are then refused). */
+  cache: ModelFileCache | null;
+  fetch: typeof fetch;
+  now(): number;
+}
+
+const CHUNK = 4 << 20;
+
+/** What the loader learnt of a repository, as stored in the record. */
+function summary(files: LoadedModelFiles): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'maxPositionEmbeddings'> {
+  const parameters = files.weights.reduce((s, w) => s + w.shape.reduce((p, d) => p * d, 1), 0);
+  return { architecture: files.config.arch, parameters, bytes: files.weightBytes, maxPositionEmbeddings: files.config.maxPositionEmbeddings };
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export class BaseModelDownloads {
+  private readonly live = new Map<string, LiveDownload>();
+  private resuming: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: BaseModelDeps) {}
+
+  /** The download of `id` running in this engine, if any. */
+  progress(id: string): LiveDownload | undefined {
+    return this.live.get(id);
+  }
+
+  /** Resumes every download a previous engine left running (after a reload or a host change). */
+  resumeAll(): Promise<void> {
+    this.resuming = (async () => {
+      for (const record of await listBaseModels(this.deps.db)) {
+        if (record.status === 'downloading' && !this.live.has(record.id)) this.run(record);
+      }
+    })();
+    return this.resuming;
+  }
+
+  /** Resolves once no download runs in this engine (tests, shutdown), resumed ones included. */
+  async idle(): Promise<void> {
+    await this.resuming.catch(() => undefined);
+    while (this.live.size > 0) await Promise.all([...this.live.values()].map((d) => d.done));
+  }
+
+  /** Stops every running download (the engine is closing); their records stay "downloading". */
+  stopAll(): void {
+    for (const d of this.live.values()) d.abort.abort(new Error('The engine stopped.'));
+  }
+
+  /**
+   * Starts (or resumes) a download. Returns the record and whether anything had to start: a
+   * model already cached, or downloading here, is returned as it is.
+   */
+  async start(req: DownloadRequest): Promise<{ record: BaseModelRecord; started: boolean }> {
+    const { id, location, revision, hfBase, source } = this.describe(req);
+    if (!this.deps.cache) throw new ConflictError('This engine has no storage for model files, so it cannot download models.');
+    if (await this.isBundled(id)) throw new ConflictError(`${id} is a bundled model: it needs no download.`);
+    const existing = await getBaseModel(this.deps.db, id);
+    if (existing && (existing.status === 'cached' || this.live.has(id))) return { record: existing, started: false };
+    const now = this.deps.now();
+    const record: BaseModelRecord = existing
+      ? { ...existing, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
+      : {
+          id, source: req.type, location, revision, hfBase, cacheKey: source.id, status: 'downloading', error: null,
+          architecture: null, parameters: null, bytes: null, maxPositionEmbeddings: null, startedAt: now, updatedAt: now,
+        };
+    await putBaseModel(this.deps.db, record);
+    this.run(record);
+    return { record, started: true };
+  }
+
+  /** The id, cache key and source of a request; 422 when the repo id or URL cannot be one. */
+  private describe(req: DownloadRequest) {
+    if (req.type === 'huggingface') {
+      if (!isHfRepoId(req.repo)) {
+        throw new InvalidInputError(['body', 'source', 'repo'], `"${req.repo}" is not a Hugging Face repo id: expected "org/name".`, req.repo);
+      }
+      const revision = req.revision ?? null;
+      const hfBase = req.base_url ?? null;
+      const source = this.source({ source: 'huggingface', location: req.repo, revision, hfBase });
+      return { id: source.id, location: req.repo, revision, hfBase, source };
+    }
+    const source = this.source({ source: 'url', location: req.url, revision: null, hfBase: null });
+    return { id: source.id, location: source.id, revision: null, hfBase: null, source };
+  }
+
+  private source(r: Pick<BaseModelRecord, 'source' | 'location' | 'revision' | 'hfBase'>): UrlSource {
+    return new UrlSource(r.location, {
+      cache: this.deps.cache,
+      fetch: this.deps.fetch,
+      hfBase: r.hfBase ?? undefined,
+      revision: r.revision ?? undefined,
+    });
+  }
+
+  private run(record: BaseModelRecord): void {
+    const abort = new AbortController();
+    const download: LiveDownload = { files: new Map(), bytesPerSecond: 0, abort, done: Promise.resolve() };
+    const onProgress = (p: DownloadProgress) => {
+      download.files.set(p.file, { loaded: p.loaded, total: p.total });
+      if (!p.fromCache) download.bytesPerSecond = p.bytesPerSecond;
+    };
+    this.live.set(record.id, download);
+    download.done = (async () => {
+      try {
+        const files = await loadModelFiles(this.source(record), { signal: abort.signal, onProgress });
+        await updateBaseModel(this.deps.db, record.id, { ...summary(files), status: 'cached', error: null, updatedAt: this.deps.now() });
+        this.deps.catalog.invalidate();
+      } catch (err) {
+        if (abort.signal.aborted) return; // deleted, or the engine stopped: the record says what is next
+        // Unreachable servers pause (resumable); a wrong or refused repository is an error.
+        const paused = err instanceof SourceError && err.status !== 401 && err.status !== 403;
+        await updateBaseModel(this.deps.db, record.id, { status: paused ? 'paused' : 'error', error: message(err), updatedAt: this.deps.now() }).catch(
+          (stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored),
+        );
+      } finally {
+        this.live.delete(record.id);
+      }
+    })();
+  }
+
+  /**
+   * Stores picked files as a base model (the upload of the Models view) after the loader has
+   * validated them like a download. `id` defaults to "local/<name>" from config.json's
+   * `_name_or_path` (or "local/model").
+   */
+  async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
+    const cache = this.deps.cache;
+    if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
+    const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
+    const config = byName.get('config.json');
+    if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
+    const id = requestedId ?? (await defaultUploadId(config));
+    if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
+    if ((await this.isBundled(id)) || (await getBaseModel(this.deps.db, id))) {
+      throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
+    }
+    const cacheKey = `files:${id}`;
+    await cache.removeModel(cacheKey);
+    let loaded: LoadedModelFiles;
+    try {
+      for (const [name, file] of byName) {
+        for (let offset = 0; offset < file.size; offset += CHUNK) {
+          const data = new Uint8Array(await file.slice(offset, offset + CHUNK).arrayBuffer());
+          await cache.append(cacheKey, name, offset, data, { validator: null, total: file.size, url: '' });
+        }
+        if (file.size === 0) await cache.append(cacheKey, name, 0, new Uint8Array(0), { validator: null, total: 0, url: '' });
+        await cache.complete(cacheKey, name);
+      }
+      loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
+    } catch (err) {
+      await cache.removeModel(cacheKey);
+      if (err instanceof SourceError || err instanceof ConflictError) throw err;
+      throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [...byName.keys()]);
+    }
+    const now = this.deps.now();
+    const record: BaseModelRecord = {
+      id, source: 'files', location: 'picked files', revision: null, hfBase: null, cacheKey, status: 'cached', error: null,
+      ...summary(loaded), startedAt: now, updatedAt: now,
+    };
+    await putBaseModel(this.deps.db, record);
+    this.deps.catalog.invalidate();
+    return record;
+  }
+
+  /**
+   * Removes a model's cached files: a downloaded or uploaded model leaves the catalogue, a bundled
+   * one stays listed (it can be fetched again). 409 while a queued or running job trains on it.
+   */
+  async remove(id: string): Promise<{ freedBytes: number }> {
+    const record = await getBaseModel(this.deps.db, id);
+    const bundled = await this.isBundled(id);
+    if (!record && !bundled) throw new NotFoundError(`Base model ${id} not found.`);
+    const busy = [...(await jobsWithStatus(this.deps.db, 'RUNNING')), ...(await jobsWithStatus(this.deps.db, 'PENDING'))];
+    for (const job of busy) {
+      const model = await this.deps.db.get('models', job.modelId);
+      if (model?.baseModel === id) {
+        throw new ConflictError(`Training job ${job.id} (${job.status}) trains on ${id}: wait for it to end before removing the model's weights.`);
+      }
+    }
+    const key = record ? record.cacheKey : bundledCacheKey(id);
+    const live = this.live.get(id);
+    if (live) {
+      live.abort.abort(new Error(`${id} was removed.`));
+      await live.done.catch(() => undefined);
+    }
+    const cache = this.deps.cache;
+    const freedBytes = cache ? ((await cache.listModels()).find((m) => m.modelId === key)?.bytes ?? 0) : 0;
+    await cache?.removeModel(key);
+    if (record) await deleteBaseModel(this.deps.db, id);
+    this.deps.catalog.invalidate();
+    return { freedBytes };
+  }
+
+  private async isBundled(id: string): Promise<boolean> {
+    return (await this.deps.catalog.list()).some((m) => m.id === id && m.source === 'bundled');
+  }
+}
+
+/** Bundled models are cached under this key (BundledSource), apart from same-named downloads. */
+export function bundledCacheKey(id: string): string {
+  return `bundled:${id}`;
+}
+
+async function defaultUploadId(config: Blob): Promise<string> {
+  let name = 'model';
+  try {
+    const path = (JSON.parse(await config.text()) as { _name_or_path?: unknown })._name_or_path;
+    if (typeof path === 'string') name = path.replace(/\/+$/, '').split('/').pop()?.replace(/[^\w.-]/g, '-') || name;
+  } catch {
+    // The loader reports the broken config.json with its own message.
+  }
+  return `local/${name}`;
+}
+

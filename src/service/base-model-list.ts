@@ -1,0 +1,108 @@
+/**
+ * The base-model list of the Models view (GET /v1/preview/base-models): every bundled model and
+ * every downloaded or uploaded one, with where it comes from, its status (available, downloading,
+ * paused, cached, error), the bytes in the cache, the progress of a running download (live in
+ * this engine, or from the cache's partial files after a reload), and whether it is resident on
+ * the GPU.
+ *
+ * Not here: starting or removing downloads (base-model-downloads.ts).
+ */
+import type { CachedModelInfo } from '../engine/model/sources/file-cache';
+import { listBaseModels } from '../store/base-models';
+import type { BaseModelRecord } from '../store/schema';
+import { bundledCacheKey, type LiveDownload } from './base-model-downloads';
+import type { BaseModelEntry } from './base-models';
+import type { ServiceContext } from './context';
+import { NotFoundError } from './errors';
+
+export type BaseModelStatus = 'available' | 'downloading' | 'paused' | 'cached' | 'error';
+
+export interface BaseModelInfo {
+  id: string;
+  architecture: string | null;
+  parameters: number | null;
+  bytes: number | null;
+  source: 'bundled' | 'huggingface' | 'url' | 'files';
+  status: BaseModelStatus;
+  cachedBytes: number;
+  download: { loaded: number; total: number | null; bytesPerSecond: number; startedAt: number; error: string | null } | null;
+  default: boolean;
+  loaded: boolean;
+  maxModelLen: number | null;
+}
+
+/** Bytes stored so far and the total when every file's size is known (null otherwise). */
+function cacheProgress(info: CachedModelInfo | undefined): { loaded: number; total: number | null } {
+  if (!info) return { loaded: 0, total: null };
+  const known = info.files.every((f) => f.total !== null);
+  return { loaded: info.bytes, total: known ? info.files.reduce((s, f) => s + (f.total ?? 0), 0) : null };
+}
+
+function liveProgress(live: LiveDownload): { loaded: number; total: number | null } {
+  const files = [...live.files.values()];
+  const loaded = files.reduce((s, f) => s + f.loaded, 0);
+  const known = files.every((f) => f.total !== null);
+  return { loaded, total: known ? files.reduce((s, f) => s + (f.total ?? 0), 0) : null };
+}
+
+function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined, resident: Map<string, number>): BaseModelInfo {
+  // Cached once every file the loader fetched is complete, weights included.
+  const complete = !!cached && cached.files.every((f) => f.complete) && cached.files.some((f) => f.file.endsWith('.safetensors'));
+  return {
+    id: entry.id,
+    architecture: entry.architecture,
+    parameters: entry.parameters,
+    bytes: entry.bytes,
+    source: 'bundled',
+    status: complete ? 'cached' : 'available',
+    cachedBytes: cached?.bytes ?? 0,
+    download: null,
+    default: entry.default,
+    loaded: resident.has(entry.id),
+    maxModelLen: resident.get(entry.id) ?? null,
+  };
+}
+
+function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelInfo | undefined, resident: Map<string, number>): BaseModelInfo {
+  const live = ctx.baseModels?.progress(r.id);
+  // A record left "downloading" with nothing running here is waiting for an engine to resume it.
+  const status: BaseModelStatus = r.status === 'downloading' && !live ? 'paused' : r.status;
+  const progress = live ? liveProgress(live) : cacheProgress(cached);
+  return {
+    id: r.id,
+    architecture: r.architecture,
+    parameters: r.parameters,
+    bytes: r.bytes,
+    source: r.source,
+    status,
+    cachedBytes: cached?.bytes ?? 0,
+    download:
+      r.status === 'cached'
+        ? null
+        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live?.bytesPerSecond ?? 0, startedAt: r.startedAt, error: r.error },
+    default: false,
+    loaded: resident.has(r.id),
+    maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,
+  };
+}
+
+export async function listBaseModelInfo(ctx: ServiceContext): Promise<BaseModelInfo[]> {
+  const [catalog, records, cached] = await Promise.all([
+    ctx.catalog.list(),
+    listBaseModels(ctx.db),
+    ctx.modelFiles?.listModels() ?? Promise.resolve([] as CachedModelInfo[]),
+  ]);
+  const byKey = new Map(cached.map((m) => [m.modelId, m]));
+  const resident = new Map((ctx.residentModels?.() ?? []).map((m) => [m.id, m.maxModelLen]));
+  const bundled = catalog.filter((m) => m.source === 'bundled');
+  return [
+    ...bundled.map((m) => bundledInfo(m, byKey.get(bundledCacheKey(m.id)), resident)),
+    ...records.filter((r) => !bundled.some((b) => b.id === r.id)).map((r) => addedInfo(ctx, r, byKey.get(r.cacheKey), resident)),
+  ];
+}
+
+export async function requireBaseModelInfo(ctx: ServiceContext, id: string): Promise<BaseModelInfo> {
+  const found = (await listBaseModelInfo(ctx)).find((m) => m.id === id);
+  if (!found) throw new NotFoundError(`Base model ${id} not found.`);
+  return found;
+}

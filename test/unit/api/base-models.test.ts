@@ -1,0 +1,205 @@
+// /v1/preview/base-models through the real app, services and store (fake-indexeddb; the model
+// files in an in-memory file cache): the list, downloads from a URL and from a Hugging Face
+// mirror (served from public/models by a fetch that honours Range), a download interrupted by the
+// engine stopping and resumed by the next one, bad sources, uploads, and removal.
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
+import { insertJob } from '../../../src/store/training-jobs';
+import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixture';
+
+const MODELS = fileURLToPath(new URL('../../../public/models/', import.meta.url));
+const manifest = JSON.parse(await readFile(MODELS + 'index.json', 'utf8')) as { models: { id: string; path: string; parameters: number; architecture: string }[] };
+const bundled = (name: string) => manifest.models.find((m) => m.path === `models/${name}/`)!;
+
+interface MirrorLog {
+  url: string;
+  range: string | null;
+}
+
+/**
+ * A Hugging Face mirror at ORIGIN/mirror: /mirror/{org}/{name}/resolve/{rev}/{file} serves
+ * public/models/{name}/{file}, honouring Range. `hold` makes model.safetensors stop after that
+ * many bytes until the request is aborted (a connection that stalls mid-file).
+ */
+function mirrorFetch(log: MirrorLog[], hold?: number): typeof fetch {
+  return async (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const m = /^\/mirror\/[^/]+\/([^/]+)\/resolve\/[^/]+\/(.+)$/.exec(url.pathname);
+    if (!m) return staticFetch(input, init);
+    const headers = new Headers(init?.headers);
+    log.push({ url: url.pathname, range: headers.get('Range') });
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await readFile(`${MODELS}${m[1]}/${decodeURIComponent(m[2])}`));
+    } catch {
+      return new Response('Entry not found', { status: 404 });
+    }
+    const etag = '"v1"';
+    const range = /^bytes=(\d+)-$/.exec(headers.get('Range') ?? '');
+    const start = range && (headers.get('If-Range') ?? etag) === etag ? Number(range[1]) : 0;
+    const body = bytes.subarray(start);
+    const status = start > 0 ? 206 : 200;
+    const resHeaders: Record<string, string> = { ETag: etag, 'Content-Length': String(body.byteLength) };
+    if (start > 0) resHeaders['Content-Range'] = `bytes ${start}-${bytes.byteLength - 1}/${bytes.byteLength}`;
+    if (hold === undefined || !m[2].endsWith('.safetensors')) return new Response(body as BodyInit, { status, headers: resHeaders });
+    const signal = init?.signal;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(body.slice(0, hold));
+        signal?.addEventListener('abort', () => controller.error(signal.reason), { once: true });
+      },
+    });
+    return new Response(stream, { status, headers: resHeaders });
+  };
+}
+
+let e: TestEngine;
+beforeAll(async () => {
+  e = await startEngine();
+});
+afterAll(() => e.close());
+
+const list = async (engine: TestEngine = e) => (await engine.call('GET', '/v1/preview/base-models')).json;
+const find = async (id: string, engine: TestEngine = e) => (await list(engine)).data.find((m: { id: string }) => m.id === id);
+const register = (name: string, base: string) =>
+  e.call('POST', '/v1/preview/models', { body: { entity: null, project: 'bm', name, base_model: base, return_existing: true } });
+
+describe('GET /v1/preview/base-models', () => {
+  it('lists the bundled models as available, with their size, architecture and default', async () => {
+    const res = await e.call('GET', '/v1/preview/base-models');
+    expect(res.status).toBe(200);
+    expect(res.json.object).toBe('list');
+    expect(res.json.data.map((m: { id: string }) => m.id)).toEqual(manifest.models.map((m) => m.id));
+    const chat = res.json.data.find((m: { id: string }) => m.id === bundled('tiny-chat').id);
+    expect(chat).toMatchObject({
+      object: 'base_model', source: 'bundled', status: 'available', architecture: 'llama', parameters: bundled('tiny-chat').parameters,
+      cached_bytes: 0, download: null, default: true, loaded: false, max_model_len: null,
+    });
+    expect((await e.call('GET', '/v1/preview/base-models', { key: null })).status).toBe(401);
+  });
+});
+
+describe('downloads', () => {
+  it('downloads a model from a URL in the background; it then serves registration and /v1/models', async () => {
+    const url = `${ORIGIN}/models/tiny-qwen2/`;
+    const res = await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url } } });
+    expect(res.status, JSON.stringify(res.json)).toBe(202);
+    expect(res.json).toMatchObject({ id: url, source: 'url', status: 'downloading', download: { error: null } });
+    expect(Date.parse(res.json.download.started_at)).not.toBeNaN();
+    // Not usable before it is complete.
+    expect((await register('early', url)).status).toBe(422);
+    await e.services.baseModels!.idle();
+
+    const done = await find(url);
+    expect(done).toMatchObject({ status: 'cached', architecture: 'qwen2', parameters: bundled('tiny-qwen2').parameters, download: null, default: false });
+    expect(done.cached_bytes).toBeGreaterThan(done.bytes);
+    expect(done.max_model_len).toBeGreaterThan(0);
+    expect((await register('late', url)).status).toBe(200);
+    expect((await e.call('GET', '/v1/models')).json.data.map((m: { id: string }) => m.id)).toContain(url);
+    // Asking again changes nothing.
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url } } })).status).toBe(200);
+  });
+
+  it('downloads from a Hugging Face mirror, and resumes an interrupted download in the next engine', async () => {
+    const dbName = `hearth-bm-resume-${process.pid}`;
+    const cache = new MemoryFileCache();
+    const first: MirrorLog[] = [];
+    const stalled = await startEngine({ dbName, modelFiles: cache, fetch: mirrorFetch(first, 5 << 20) });
+    const source = { type: 'huggingface', repo: 'org/tiny-chat', base_url: `${ORIGIN}/mirror` };
+    const started = await stalled.call('POST', '/v1/preview/base-models', { body: { source } });
+    expect(started.status, JSON.stringify(started.json)).toBe(202);
+    expect(started.json.id).toBe('org/tiny-chat');
+    // Wait until the first 4 MiB chunk of the weights is in the cache and the stream stalls.
+    for (let i = 0; i < 200 && !((await cache.partial('org/tiny-chat', 'model.safetensors'))?.bytes ?? 0); i++) await new Promise((r) => setTimeout(r, 20));
+    const midway = await find('org/tiny-chat', stalled);
+    expect(midway.status).toBe('downloading');
+    expect(midway.download.loaded).toBeGreaterThanOrEqual(4 << 20);
+    await stalled.close(); // the tab goes away mid-download
+    const kept = (await cache.partial('org/tiny-chat', 'model.safetensors'))!.bytes;
+    expect(kept).toBeGreaterThanOrEqual(4 << 20);
+
+    const second: MirrorLog[] = [];
+    const next = await startEngine({ dbName, modelFiles: cache, fetch: mirrorFetch(second) });
+    try {
+      await next.services.baseModels!.idle();
+      const weights = second.filter((r) => r.url.endsWith('model.safetensors'));
+      expect(weights).toEqual([{ url: '/mirror/org/tiny-chat/resolve/main/model.safetensors', range: `bytes=${kept}-` }]);
+      expect(second.some((r) => r.url.endsWith('config.json'))).toBe(false); // finished files come from the cache
+      const done = await find('org/tiny-chat', next);
+      expect(done).toMatchObject({ status: 'cached', source: 'huggingface', architecture: 'llama', parameters: bundled('tiny-chat').parameters });
+      const weightsCached = (await cache.get('org/tiny-chat', 'model.safetensors'))!;
+      // Byte for byte the file (compared as one Buffer: a per-element diff of 8 MB is slow).
+      expect(Buffer.from(await weightsCached.arrayBuffer()).equals(await readFile(MODELS + 'tiny-chat/model.safetensors'))).toBe(true);
+    } finally {
+      await next.close();
+    }
+  });
+
+  it('refuses what cannot be a source up front, and ends a wrong repository in "error" with the reason', async () => {
+    const bad = await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'huggingface', repo: 'not a repo' } } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(['body', 'source', 'repo']);
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url: 'ftp://x/' } } })).status).toBe(422);
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'git', url: 'x' } } })).status).toBe(422);
+    const bundledId = bundled('tiny-chat').id;
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'huggingface', repo: bundledId } } })).status).toBe(409);
+
+    const url = `${ORIGIN}/models/no-such-model/`;
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url } } })).status).toBe(202);
+    await e.services.baseModels!.idle();
+    const failed = await find(url);
+    expect(failed.status).toBe('error');
+    expect(failed.download.error).toMatch(/config\.json is missing/);
+    expect((await register('broken', url)).status).toBe(422);
+  });
+});
+
+async function upload(files: [string, string][], id?: string) {
+  const form = new FormData();
+  if (id) form.append('id', id);
+  for (const [dir, name] of files) form.append('files', new File([await readFile(MODELS + `${dir}/${name}`)], name));
+  const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, { method: 'POST', headers: { Authorization: `Bearer ${e.adminKey}` }, body: form });
+  return { status: res.status, json: await res.json() };
+}
+
+describe('uploads and removal', () => {
+  it('keeps picked files as a model, refuses an incomplete set, and removes cached weights', async () => {
+    const names = await readdir(MODELS + 'tiny-qwen3');
+    const incomplete = await upload(names.filter((n) => n !== 'tokenizer.json').map((n) => ['tiny-qwen3', n]), 'me/broken');
+    expect(incomplete.status).toBe(422);
+    expect(JSON.stringify(incomplete.json)).toMatch(/tokenizer\.json is missing/);
+    expect(await find('me/broken')).toBeUndefined();
+
+    const added = await upload(names.map((n) => ['tiny-qwen3', n]), 'me/qwen3');
+    expect(added.status, JSON.stringify(added.json)).toBe(201);
+    expect(added.json).toMatchObject({ id: 'me/qwen3', source: 'files', status: 'cached', architecture: 'qwen3', parameters: bundled('tiny-qwen3').parameters });
+    expect((await upload(names.map((n) => ['tiny-qwen3', n]), 'me/qwen3')).status).toBe(409);
+    expect((await register('uploaded', 'me/qwen3')).status).toBe(200);
+
+    // A queued job on the model keeps its weights.
+    const model = (await register('uploaded', 'me/qwen3')).json;
+    const owner = (await e.db.get('models', model.id))!.principalId;
+    const job = { id: crypto.randomUUID(), principalId: owner, modelId: model.id, kind: 'rl' as const, status: 'PENDING' as const, queuedAt: 1, createdAt: 1, trainingStart: null, trainingEnd: null, errorMessage: null, nextEventSeq: 0 };
+    await insertJob(e.db, job, {});
+    const refused = await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('me/qwen3')}`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toMatch(job.id);
+    await e.db.delete('trainingJobs', job.id);
+
+    const removed = await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('me/qwen3')}`);
+    expect(removed.status).toBe(200);
+    expect(removed.json).toMatchObject({ id: 'me/qwen3', deleted: true });
+    expect(removed.json.freed_bytes).toBeGreaterThan(0);
+    expect(await find('me/qwen3')).toBeUndefined();
+    expect((await e.services.modelFiles!.listModels()).some((m) => m.modelId === 'files:me/qwen3')).toBe(false);
+
+    // A bundled model stays listed; unknown ids are 404, encoded or not.
+    const bundledId = bundled('tiny-chat').id;
+    expect((await e.call('DELETE', `/v1/preview/base-models/${bundledId}`)).status).toBe(200);
+    expect(await find(bundledId)).toMatchObject({ status: 'available', cached_bytes: 0 });
+    expect((await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('no/such')}`)).status).toBe(404);
+    expect((await e.call('GET', `/v1/preview/base-models/${encodeURIComponent(bundledId)}`)).json.id).toBe(bundledId);
+  });
+});
