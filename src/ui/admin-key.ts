@@ -13,29 +13,42 @@ export class HearthAdminKey extends LitElement {
   static override styles = css`
     .key {
       display: flex;
+      flex-wrap: wrap;
       gap: 0.5rem;
       align-items: center;
     }
     code {
       padding: 0.35rem 0.5rem;
       border-radius: 0.35rem;
-      background: #efe4d6;
+      background: var(--hearth-surface-2);
       font-size: 0.9rem;
       word-break: break-all;
     }
     button {
       padding: 0.35rem 0.75rem;
-      border: 1px solid #2b2118;
+      font: inherit;
+      border: 1px solid var(--hearth-border);
       border-radius: 0.35rem;
-      background: #fff;
+      background: var(--hearth-surface-2);
+      color: var(--hearth-fg);
       cursor: pointer;
     }
     pre {
-      background: #2b2118;
-      color: #fbeedd;
+      background: var(--hearth-surface-2);
+      color: var(--hearth-fg);
+      white-space: pre-wrap;
+      word-break: break-word;
       padding: 0.75rem;
       border-radius: 0.35rem;
       overflow-x: auto;
+    }
+    button:focus-visible {
+      outline: 3px solid var(--hearth-focus);
+      outline-offset: 2px;
+    }
+    h2 {
+      font-size: 1rem;
+      margin-top: 0;
     }
   `;
 

@@ -19,6 +19,7 @@ export class HearthApp extends LitElement {
     :host {
       display: grid;
       grid-template-rows: auto auto 1fr;
+      grid-template-columns: minmax(0, 1fr);
       min-height: 100vh;
       font-family: var(--hearth-font, system-ui, sans-serif);
       color: var(--hearth-fg);
@@ -119,6 +120,9 @@ export class HearthApp extends LitElement {
         flex-basis: 100%;
         order: 3;
       }
+      nav ul {
+        flex-wrap: wrap;
+      }
     }
   `;
 
@@ -162,7 +166,7 @@ export class HearthApp extends LitElement {
     return html`
       <a class="skip" href="#main" @click=${(e: Event) => { e.preventDefault(); this.renderRoot.querySelector<HTMLElement>('main')?.focus(); }}>Skip to content</a>
       <header>
-        <h1><span aria-hidden="true">🔥</span> Hearth</h1>
+        <h1><img src="/favicon.svg" alt="" width="22" height="22" /> Hearth</h1>
         <nav aria-label="Views" @keydown=${this._navKeys}>
           <ul>
             ${VIEWS.map((v) => html`<li><a href="#/${v.id}" aria-current=${v.id === current.id ? 'page' : 'false'}>${v.title}</a></li>`)}

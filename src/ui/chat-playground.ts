@@ -46,18 +46,18 @@ export class HearthChatPlayground extends LitElement {
     .turn {
       padding: 0.6rem 0.8rem;
       border-radius: 0.5rem;
-      background: #fff;
-      border: 1px solid #e6dccd;
+      background: var(--hearth-surface, #fff);
+      border: 1px solid var(--hearth-border, #e6dccd);
       white-space: pre-wrap;
     }
     .turn.user {
-      background: #efe4d6;
+      background: var(--hearth-accent-soft, #efe4d6);
       align-self: flex-end;
       max-width: 85%;
     }
     .meta {
       font-size: 0.75rem;
-      color: #6b5d4f;
+      color: var(--hearth-muted, #6b5d4f);
       margin-top: 0.35rem;
     }
     form.compose {
@@ -70,7 +70,9 @@ export class HearthChatPlayground extends LitElement {
       font: inherit;
       padding: 0.5rem;
       border-radius: 0.35rem;
-      border: 1px solid #c9b9a3;
+      border: 1px solid var(--hearth-border, #c9b9a3);
+      background: var(--hearth-bg, #fff);
+      color: inherit;
       resize: vertical;
     }
     aside label {
@@ -87,6 +89,10 @@ export class HearthChatPlayground extends LitElement {
     input,
     select {
       font: inherit;
+      background: var(--hearth-bg, #fff);
+      color: inherit;
+      border: 1px solid var(--hearth-border, #c9b9a3);
+      border-radius: 0.3rem;
       padding: 0.25rem 0.4rem;
     }
     aside input:not([type='checkbox']),
@@ -96,23 +102,26 @@ export class HearthChatPlayground extends LitElement {
       box-sizing: border-box;
     }
     .hint {
-      color: #6b5d4f;
+      color: var(--hearth-muted, #6b5d4f);
     }
     button {
       padding: 0.4rem 0.9rem;
-      border: 1px solid #2b2118;
+      font: inherit;
+      border: 1px solid var(--hearth-border, #2b2118);
       border-radius: 0.35rem;
-      background: #fff;
+      background: var(--hearth-surface-2, #fff);
+      color: inherit;
       cursor: pointer;
     }
     button.primary {
-      background: #2b2118;
-      color: #fbeedd;
+      background: var(--hearth-accent, #2b2118);
+      border-color: var(--hearth-accent, #2b2118);
+      color: var(--hearth-accent-fg, #fbeedd);
     }
     .error {
       padding: 0.6rem;
       border-radius: 0.35rem;
-      background: #fde8d7;
+      background: var(--hearth-danger-bg, #fde8d7);
     }
   `;
 

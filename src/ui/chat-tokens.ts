@@ -27,7 +27,7 @@ export class HearthChatTokens extends LitElement {
       outline-offset: 1px;
     }
     span:focus {
-      outline: 2px solid #d9822b;
+      outline: 2px solid var(--hearth-accent, #d9822b);
     }
   `;
 

@@ -98,8 +98,9 @@ export class DemoRun extends EventTarget {
           trajectory_groups: groups,
           experimental_config: { learning_rate: settings.learningRate },
         });
-        await this.follow(job.id, signal);
+        const trained = await this.follow(job.id, signal);
         step = await this.latestStep();
+        if (trained === 0) this.set('training', `Round ${r + 1}: every answer of each problem got the same reward, so this step had nothing to learn from.`);
         this.finalStep = step;
       }
       this.set('done', `Done: ${settings.rounds} RL round${settings.rounds === 1 ? '' : 's'}, from step ${this.baseStep} to step ${this.finalStep}.`);
@@ -136,20 +137,22 @@ export class DemoRun extends EventTarget {
     };
   }
 
-  /** ART's event loop: `after` = the last event seen, until training_ended or training_failed. */
-  private async follow(jobId: string, signal: AbortSignal): Promise<void> {
+  /** ART's event loop: `after` = the last event seen, until training_ended (returns the gradient steps) or training_failed. */
+  private async follow(jobId: string, signal: AbortSignal): Promise<number> {
     let after = '';
+    let steps = 0;
     for (;;) {
       if (signal.aborted) throw new Error('Stopped.');
       const page = await apiGet<ListPage<JobEvent>>(`/v1/preview/training-jobs/${jobId}/events?limit=100${after ? `&after=${after}` : ''}`, signal);
       for (const e of page.data) {
         after = e.id;
+        if (e.type === 'gradient_step') steps++;
         if (e.type === 'gradient_step' && typeof e.data.loss === 'number') {
           this.losses = [...this.losses, e.data.loss];
           this.dispatchEvent(new Event('change'));
         }
         if (e.type === 'training_failed') throw new Error(`The RL job failed: ${e.data.error_message}`);
-        if (e.type === 'training_ended') return;
+        if (e.type === 'training_ended') return steps;
       }
       if (!page.has_more) await new Promise((r) => setTimeout(r, 700));
     }

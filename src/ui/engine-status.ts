@@ -25,16 +25,18 @@ export class HearthEngineStatus extends LitElement {
     }
     dl {
       display: grid;
-      grid-template-columns: max-content 1fr;
+      grid-template-columns: minmax(0, max-content) minmax(0, 1fr);
       gap: 0.25rem 1rem;
       margin: 0;
     }
     dt {
-      color: #6b5d4f;
+      color: var(--hearth-muted);
+      overflow-wrap: anywhere;
     }
     dd {
       margin: 0;
-      font-family: ui-monospace, monospace;
+      font-family: var(--hearth-mono, ui-monospace, monospace);
+      overflow-wrap: anywhere;
     }
     .chips {
       display: flex;
@@ -44,14 +46,14 @@ export class HearthEngineStatus extends LitElement {
     .chip {
       padding: 0.1rem 0.5rem;
       border-radius: 1rem;
-      background: #efe4d6;
+      background: var(--hearth-surface-2);
       font-family: ui-monospace, monospace;
       font-size: 0.85rem;
     }
     .warn {
       padding: 0.75rem;
       border-radius: 0.35rem;
-      background: #fde8d7;
+      background: var(--hearth-warn-bg);
     }
   `;
 

@@ -129,7 +129,7 @@ export class HearthLineChart extends LitElement {
       {
         width: Math.max(200, box.clientWidth),
         height: 180,
-        scales: { x: { time: false } },
+        scales: { x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) } },
         axes: [{ ...axis, label: this.xLabel }, { ...axis, size: 56 }],
         series: [
           { label: this.xLabel },

@@ -40,6 +40,9 @@ export const shared = css`
     gap: 0.5rem;
     align-items: center;
   }
+  .spread > :is(h2, h3) {
+    margin: 0;
+  }
   .spread {
     display: flex;
     flex-wrap: wrap;
@@ -105,6 +108,7 @@ export const shared = css`
   }
   .table-wrap {
     overflow-x: auto;
+    position: relative;
   }
   table {
     border-collapse: collapse;
@@ -173,7 +177,10 @@ export const shared = css`
     width: 1px;
     height: 1px;
     overflow: hidden;
-    clip: rect(0 0 0 0);
+    clip-path: inset(50%);
+    white-space: nowrap;
+    top: 0;
+    left: 0;
   }
 `;
 
