@@ -1,11 +1,13 @@
 /**
  * The Service Worker's behaviour: take control of every page at once, answer every request under
- * /v1/ by forwarding it to the engine, accept engine ports from the hosting tab, and answer
- * pages' control messages (ping, admin key) for `globalThis.hearth`.
+ * /v1/ by forwarding it to the engine, serve the app shell from its cache (offline use, see
+ * app-shell.ts), accept engine ports from the hosting tab, and answer pages' control messages
+ * (ping, admin key) for `globalThis.hearth`.
  *
  * Not here: anything about HTTP semantics (src/api); everything else passes to the network.
  */
 import { MSG, type ControlOp, type ControlReply } from '../wire';
+import { AppShell, builtAppShell } from './app-shell';
 import { EngineLink } from './engine-link';
 import { forward, HOST_WAIT_MS } from './forward';
 
@@ -15,17 +17,25 @@ export function isV1(url: URL, origin: string): boolean {
 
 export function installServiceWorker(scope: ServiceWorkerGlobalScope): void {
   const links = new EngineLink(scope);
+  const built = builtAppShell();
+  const shell = built ? new AppShell(built, scope) : null;
 
-  scope.addEventListener('install', () => {
+  scope.addEventListener('install', (event) => {
     void scope.skipWaiting();
+    if (shell) event.waitUntil(shell.install());
   });
   scope.addEventListener('activate', (event) => {
-    event.waitUntil(scope.clients.claim());
+    event.waitUntil(Promise.all([scope.clients.claim(), shell?.activate()]));
   });
 
   scope.addEventListener('fetch', (event) => {
     const url = new URL(event.request.url);
-    if (!isV1(url, scope.location.origin)) return;
+    if (!isV1(url, scope.location.origin)) {
+      // Not the API: the app shell's own files come from its cache (offline), the rest from the network.
+      const key = shell?.keyFor(event.request);
+      if (shell && key) event.respondWith(shell.respond(event.request, key));
+      return;
+    }
     event.respondWith(forward(links, event.request));
   });
 
