@@ -10,7 +10,7 @@ import { Engine as InferenceEngine } from '../engine/generate/engine';
 import { catalogSources } from '../engine/generate/model-sources';
 import { GpuTrainingEngine } from '../engine/train/engine';
 import { IdbModelFileCache } from '../store/model-files';
-import { fromWireRequest, MSG, toWireResponse, type EngineApi, type WireRequest } from './wire';
+import { fromWireRequest, MSG, toWireResponse, wireAbortSignal, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
 
 export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
@@ -38,7 +38,7 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
       let res: Response;
       try {
         const engine = await booting;
-        res = await engine.app.fetch(fromWireRequest(wire));
+        res = await engine.app.fetch(fromWireRequest(wire, wireAbortSignal(wire)));
       } catch (err) {
         // Boot failed (e.g. IndexedDB unavailable in this profile): say so instead of a network error.
         const message = `The Hearth engine failed to start: ${err instanceof Error ? err.message : String(err)}`;

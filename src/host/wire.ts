@@ -12,6 +12,12 @@ export interface WireRequest {
   url: string;
   headers: [string, string][];
   body: ArrayBuffer | null;
+  /**
+   * Where the Service Worker says the client gave up (it posts one message when the page aborted
+   * its fetch). A non-streaming completion has no response body yet to cancel, so without this
+   * the engine would finish generating for nobody. Transferred, not cloned.
+   */
+  abort?: MessagePort;
 }
 
 export interface WireResponse {
@@ -53,6 +59,18 @@ export async function toWireRequest(req: Request): Promise<WireRequest> {
 
 export function fromWireRequest(w: WireRequest, signal?: AbortSignal): Request {
   return new Request(w.url, { method: w.method, headers: w.headers, body: w.body, signal });
+}
+
+/** An AbortSignal that fires when the Service Worker posts on the request's abort port. */
+export function wireAbortSignal(w: WireRequest): AbortSignal | undefined {
+  const port = w.abort;
+  if (!port) return undefined;
+  const controller = new AbortController();
+  port.onmessage = () => {
+    controller.abort(new DOMException('The client aborted the request.', 'AbortError'));
+    port.close();
+  };
+  return controller.signal;
 }
 
 export function toWireResponse(res: Response): WireResponse {

@@ -55,7 +55,12 @@ export class EngineLink {
   }
 
   async isAlive(link: Link): Promise<boolean> {
-    return (await this.scope.clients.get(link.clientId)) !== undefined;
+    return this.hasClient(link.clientId);
+  }
+
+  /** Whether the tab (Client) with this id still exists. */
+  async hasClient(clientId: string): Promise<boolean> {
+    return (await this.scope.clients.get(clientId)) !== undefined;
   }
 
   private async askForPort(): Promise<void> {

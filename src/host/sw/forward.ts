@@ -2,10 +2,16 @@
  * Forwarding one /v1 request from the Service Worker to the engine and its response back.
  * Never hangs: with no engine host within the wait it answers 503; if the hosting tab dies
  * while the request is in flight, the request answers 503 (or, mid-stream, the body errors).
+ * A client that gives up aborts the request in the engine too: after the response (a stream)
+ * by cancelling the body; before it (a non-streaming completion still generating) through the
+ * request's abort port, when the requesting tab closes, or when the browser aborts the
+ * FetchEvent's `request.signal` (the specification's Handle Fetch; Firefox does, Chromium 156
+ * does not, so there an aborted non-streaming fetch in a tab that stays open still runs to its end).
  *
  * Not here: finding the engine (engine-link.ts).
  */
-import { fromWireResponse, toWireRequest, type WireResponse } from '../wire';
+import * as Comlink from 'comlink';
+import { fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
 
 /** How long a request waits for an engine host before it gets 503. */
@@ -41,14 +47,23 @@ function watchHost(links: EngineLink, link: Link): { gone: Promise<void>; stop()
   return { gone, stop: () => clearInterval(timer) };
 }
 
-export async function forward(links: EngineLink, request: Request): Promise<Response> {
+/** The client (tab) that made the request, as the FetchEvent names it, and how to tell it still exists. */
+export interface Requester {
+  clientId: string;
+  exists(clientId: string): Promise<boolean>;
+}
+
+export async function forward(links: EngineLink, request: Request, requester?: Requester): Promise<Response> {
   const chat = !new URL(request.url).pathname.startsWith('/v1/preview');
   const wire = await toWireRequest(request);
   const link = await links.get(HOST_WAIT_MS);
   if (!link) return unavailable(NO_HOST, chat);
 
   const watch = watchHost(links, link);
-  const handled = link.api.handle(wire).then((r) => r as WireResponse);
+  const clientGone = abortWhenGone(request.signal, requester);
+  const handled = link.api.handle(withAbortPort(wire, clientGone.signal)).then((r) => r as WireResponse);
+  // Once the response exists, a client that leaves cancels its body instead.
+  handled.then(clientGone.stop, clientGone.stop);
   let winner: WireResponse | undefined;
   try {
     winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
@@ -66,6 +81,37 @@ export async function forward(links: EngineLink, request: Request): Promise<Resp
     return fromWireResponse(winner);
   }
   return fromWireResponse(winner, guardStream(winner.body, watch));
+}
+
+/**
+ * Aborts when the browser aborts the FetchEvent's request, or when the requesting tab no longer
+ * exists (checked every LIVENESS_MS until `stop()`).
+ */
+function abortWhenGone(requestSignal: AbortSignal, requester: Requester | undefined): { signal: AbortSignal; stop(): void } {
+  if (!requester?.clientId) return { signal: requestSignal, stop: () => undefined };
+  const controller = new AbortController();
+  const timer = setInterval(async () => {
+    if (!(await requester.exists(requester.clientId))) {
+      clearInterval(timer);
+      controller.abort(new DOMException('The tab that made the request closed.', 'AbortError'));
+    }
+  }, LIVENESS_MS);
+  return { signal: AbortSignal.any([requestSignal, controller.signal]), stop: () => clearInterval(timer) };
+}
+
+/**
+ * Gives the request a port on which the engine hears that the client aborted. The message is
+ * sent at most once; after the request finished nobody listens.
+ */
+function withAbortPort(wire: WireRequest, clientSignal: AbortSignal): WireRequest {
+  const channel = new MessageChannel();
+  const tell = () => {
+    channel.port1.postMessage('abort');
+    channel.port1.close();
+  };
+  if (clientSignal.aborted) tell();
+  else clientSignal.addEventListener('abort', tell, { once: true });
+  return Comlink.transfer({ ...wire, abort: channel.port2 }, [channel.port2]);
 }
 
 /** Passes the engine's stream through, erroring it if the host dies before it ends. */

@@ -36,7 +36,8 @@ export function installServiceWorker(scope: ServiceWorkerGlobalScope): void {
       if (shell && key) event.respondWith(shell.respond(event.request, key));
       return;
     }
-    event.respondWith(forward(links, event.request));
+    // The requesting tab's id lets a non-streaming request be aborted when that tab closes.
+    event.respondWith(forward(links, event.request, { clientId: event.clientId, exists: (id) => links.hasClient(id) }));
   });
 
   scope.addEventListener('message', (event) => {
