@@ -67,7 +67,11 @@ function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelI
   const live = ctx.baseModels?.progress(r.id);
   // A record left "downloading" with nothing running here is waiting for an engine to resume it.
   const status: BaseModelStatus = r.status === 'downloading' && !live ? 'paused' : r.status;
-  const progress = live ? liveProgress(live) : cacheProgress(cached);
+  // The loader's progress events are throttled, and the cache only grows chunk by chunk: the
+  // larger of the two is the closest to what has arrived.
+  const stored = cacheProgress(cached);
+  const running = live ? liveProgress(live) : stored;
+  const progress = { loaded: Math.max(running.loaded, stored.loaded), total: running.total ?? stored.total };
   return {
     id: r.id,
     architecture: r.architecture,

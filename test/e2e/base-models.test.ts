@@ -1,0 +1,129 @@
+// Base models in the browser: a download from a Hugging Face mirror (a local server laid out like
+// huggingface.co, on another origin, with Range support) runs in the engine worker and stores its
+// chunks in IndexedDB; the tab reloads mid-file, the next engine resumes from the stored bytes,
+// and the downloaded model then answers /v1/chat/completions. Storage numbers grow with it.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, type ApiResult, startHearth, type Hearth } from './harness';
+
+const MODEL_DIR = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
+const STALL_AT = 5 << 20;
+
+interface Mirror {
+  url: string;
+  /** While true, model.safetensors stops after STALL_AT bytes and the connection hangs. */
+  stall: boolean;
+  requests: { path: string; range: string | null }[];
+  close(): Promise<void>;
+}
+
+async function startMirror(): Promise<Mirror> {
+  const mirror: Mirror = { url: '', stall: true, requests: [], close: async () => undefined };
+  const server: Server = createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', '*');
+    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, ETag, Content-Length');
+    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+    const m = /^\/org\/tiny-chat\/resolve\/main\/([\w.-]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
+    let bytes: Buffer;
+    try {
+      if (!m) throw new Error('not found');
+      bytes = readFileSync(MODEL_DIR + m[1]);
+    } catch {
+      return void res.writeHead(404).end('Entry not found');
+    }
+    const range = req.headers.range ?? null;
+    mirror.requests.push({ path: m![1], range });
+    const start = /^bytes=(\d+)-$/.exec(range ?? '') && (req.headers['if-range'] ?? '"v1"') === '"v1"' ? Number(/\d+/.exec(range!)![0]) : 0;
+    const headers: Record<string, string> = { ETag: '"v1"', 'Content-Length': String(bytes.length - start), 'Content-Type': 'application/octet-stream' };
+    if (start > 0) headers['Content-Range'] = `bytes ${start}-${bytes.length - 1}/${bytes.length}`;
+    res.writeHead(start > 0 ? 206 : 200, headers);
+    if (mirror.stall && m![1] === 'model.safetensors') res.write(bytes.subarray(start, STALL_AT)); // ...and never ends
+    else res.end(bytes.subarray(start));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  mirror.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  mirror.close = () =>
+    new Promise<void>((ok) => {
+      server.closeAllConnections();
+      server.close(() => ok());
+    });
+  return mirror;
+}
+
+let h: Hearth;
+let mirror: Mirror;
+beforeAll(async () => {
+  [h, mirror] = await Promise.all([startHearth(), startMirror()]);
+});
+afterAll(async () => {
+  await h?.close();
+  await mirror?.close();
+});
+
+const ID = 'org/tiny-chat';
+const entry = async () => ((await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as any[]).find((m) => m.id === ID);
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(await entry())}, mirror saw ${JSON.stringify(mirror.requests)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('a base model downloaded in the background', () => {
+  it('survives a reload mid-download, resumes where it stopped, and then serves chat completions', async () => {
+    const before = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
+    expect(before.quota).toBeGreaterThan(0);
+
+    const started = await api(h.page, 'POST', '/v1/preview/base-models', { key: h.key, body: { source: { type: 'huggingface', repo: ID, base_url: mirror.url } } });
+    expect(started.status, started.text).toBe(202);
+    expect(started.json).toMatchObject({ id: ID, source: 'huggingface', status: 'downloading' });
+
+    // The weights stall after 5 MiB: the first 4 MiB chunk is in IndexedDB, progress says so.
+    const midway = await until('the first chunk of the weights', async () => {
+      const e = await entry();
+      return e?.download?.loaded >= 4 << 20 && e;
+    });
+    expect(midway.status).toBe('downloading');
+    expect(midway.download.total).toBeGreaterThan(midway.download.loaded);
+
+    mirror.stall = false;
+    await h.page.reload();
+    await h.page.waitForFunction(() => typeof globalThis.hearth?.ready === 'function');
+    await h.page.evaluate(() => globalThis.hearth.ready());
+    // Right after the reload the progress is read back from IndexedDB.
+    const afterReload = await entry();
+    expect(afterReload.download?.loaded ?? afterReload.cached_bytes).toBeGreaterThanOrEqual(4 << 20);
+
+    const done = await until('the download to finish', async () => {
+      const e = await entry();
+      if (e?.status === 'error') throw new Error(e.download.error);
+      return e?.status === 'cached' && e;
+    });
+    expect(done).toMatchObject({ architecture: 'llama', download: null });
+    const weights = mirror.requests.filter((r) => r.path === 'model.safetensors');
+    expect(weights).toHaveLength(2);
+    expect(weights[0].range).toBeNull();
+    expect(Number(/^bytes=(\d+)-$/.exec(weights[1].range ?? '')?.[1])).toBeGreaterThanOrEqual(4 << 20);
+    expect(mirror.requests.filter((r) => r.path === 'config.json')).toHaveLength(1);
+
+    const chat: ApiResult = await api(h.page, 'POST', '/v1/chat/completions', {
+      key: h.key,
+      body: { model: ID, messages: [{ role: 'user', content: 'What is 2 + 3?' }], max_tokens: 3, temperature: 0, ignore_eos: true },
+    });
+    expect(chat.status, chat.text).toBe(200);
+    expect(chat.json.model).toBe(ID);
+    expect(chat.json.usage.completion_tokens).toBe(3);
+    expect(await entry()).toMatchObject({ loaded: true, max_model_len: expect.any(Number) });
+
+    const after = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
+    expect(after.kinds.weights - before.kinds.weights).toBeGreaterThanOrEqual(done.bytes);
+    expect(after.usage).toBeGreaterThan(before.usage);
+  });
+});
