@@ -9,6 +9,7 @@
  *   npm run bench -- --full                        the full figures even on SwiftShader (slow)
  *   npm run bench -- --prompt 512 --steps 32 --layers 4 --batches 1,8
  *   npm run bench -- --chromium --record --json results.json
+ *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
  * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
  *
  * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
@@ -21,6 +22,7 @@ import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
 import { generationTable, recordRun } from './report';
+import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
 import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
 
 function parseArgs(argv: string[]): Record<string, string | boolean> {
@@ -38,7 +40,7 @@ function parseArgs(argv: string[]): Record<string, string | boolean> {
 
 const args = parseArgs(process.argv.slice(2));
 const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
-const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training'];
+const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured'];
 const generation: GenerationBenchOptions | null = sections.includes('generation')
   ? {
       models: typeof args.models === 'string' ? args.models.split(',') : GENERATION_BENCH_MODELS,
@@ -56,11 +58,13 @@ let runtime: 'node' | 'chromium';
 let device: string;
 let genResults: GenerationBenchResult[] = [];
 let trainResults: TrainBenchResult[] = [];
+let structuredResults: StructuredBenchResult[] = [];
 if (args.chromium) {
   runtime = 'chromium';
   const out = await runInChromium({ generation, training }, log);
   genResults = out.generation;
   trainResults = out.training;
+  if (sections.includes('structured')) log('bench: the structured section runs in Node only; skipped with --chromium');
   device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
 } else {
   runtime = 'node';
@@ -69,14 +73,18 @@ if (args.chromium) {
   device = [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ');
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
+  if (sections.includes('structured')) {
+    structuredResults = await runStructuredBench(gpu, { models: typeof args.models === 'string' ? args.models.split(',') : ['tiny-chat', 'smollm2-135m'], decodeSteps: num('steps'), layers: num('layers'), quick: generation?.quick }, log);
+  }
   gpu.device.destroy();
 }
 
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
+if (structuredResults.length) tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
-const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults };
+const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults };
 console.log(JSON.stringify(json, null, 2));
 if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
 if (args.record) {

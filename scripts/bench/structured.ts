@@ -1,0 +1,249 @@
+/**
+ * The structured-outputs section of `npm run bench`: what a JSON-schema constraint costs per
+ * generated token, against unconstrained decoding of the same model, prompt and batch.
+ *   - decode step time (ms per token) through the real Engine, unconstrained and constrained, and
+ *     their difference: the per-token overhead a client sees. It includes the host work (xgrammar
+ *     fills the allowed-token bitmask before each step and accepts the sampled token after it),
+ *     the bitmask upload, and the step pipelining a constrained sequence gives up (its next mask
+ *     depends on the token just sampled, so the engine does not submit step N+1 before reading N);
+ *   - the matcher alone, on the CPU: microseconds per token to fill the bitmask and accept a token,
+ *     walking the grammar with seeded random allowed tokens (no GPU);
+ *   - compile time of the schema for the model's vocabulary (cold), and a cache hit.
+ * The constrained runs sample (seeded) under the grammar until max_tokens; a run the grammar ends
+ * early still gives its step times. The random-shape models borrow the bundled tokenizer (4096
+ * tokens), so the matcher figures are those of a small vocabulary: xgrammar's mask work grows with
+ * the tokenizer (SmolLM2: 49k, Qwen: 152k), which the bench cannot load offline.
+ *
+ * Node only (run.ts skips it with --chromium). Not here: the generation figures (generation.ts).
+ */
+import type { GpuContext } from '../../src/engine/gpu/device';
+import { Engine } from '../../src/engine/generate/engine';
+import type { GenerationHandle, GenerationRequest, TokenConstraint } from '../../src/engine/generate/types';
+import type { ServedModel } from '../../src/engine/generate/types';
+import { choiceConstraints, prepareStructuredOutput } from '../../src/service/structured/structured-output';
+import { benchModel } from './bench-models';
+
+export interface StructuredBenchOptions {
+  models: string[];
+  /** Decode steps per measurement (default 32; quick 12). */
+  decodeSteps?: number;
+  batches?: number[];
+  /** Keep only the first N layers of the random shapes (quick on software adapters: 4). */
+  layers?: number;
+  quick?: boolean;
+}
+
+export interface ConstraintDecodeFigures {
+  batch: number;
+  freeStepMs: number;
+  constrainedStepMs: number;
+  /** constrained - free, per generated token of one sequence. */
+  overheadMsPerToken: number;
+  /** Tokens the constrained run produced per sequence (the grammar may end it before max_tokens). */
+  constrainedTokens: number;
+}
+
+export interface StructuredBenchResult {
+  model: string;
+  layers: number;
+  totalLayers: number;
+  vocabSize: number;
+  tokenizerVocab: number;
+  compileMs: number;
+  cacheHitMs: number;
+  /** CPU: fillNextTokenBitmask + acceptToken per token, µs. */
+  matcherUsPerToken: number;
+  decode: ConstraintDecodeFigures[];
+}
+
+/** A typical tool-argument / extraction schema: nested objects, arrays, enums, numbers and strings. */
+export const BENCH_SCHEMA = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    kind: { enum: ['person', 'place', 'thing'] },
+    score: { type: 'number', minimum: 0, maximum: 1 },
+    tags: { type: 'array', items: { type: 'string' } },
+    address: { type: 'object', properties: { city: { type: 'string' }, zip: { type: 'integer' } }, required: ['city'] },
+    notes: { type: 'string' },
+  },
+  required: ['name', 'kind', 'score', 'tags', 'address', 'notes'],
+};
+
+const REQUEST = { response_format: { type: 'json_schema', json_schema: { name: 'bench', schema: BENCH_SCHEMA } } } as const;
+
+let salt = 0;
+
+function request(model: string, prompt: number[], maxTokens: number, seed: number, constraint: TokenConstraint | null): GenerationRequest {
+  return {
+    model,
+    adapter: null,
+    promptTokenIds: prompt,
+    n: 1,
+    // Sampled, so a constrained run wanders through strings instead of closing the document at once.
+    sampling: [{ temperature: 1, seed, ignoreEos: constraint === null }],
+    maxTokens,
+    promptLogprobs: null,
+    badWords: [],
+    constraints: [constraint],
+    cacheSalt: `bench-structured-${++salt}`,
+  };
+}
+
+async function tokenTimes(handle: GenerationHandle): Promise<number[]> {
+  const times: number[] = [];
+  for await (const ev of handle) if (ev.type === 'tokens') for (const _ of ev.tokens) times.push(performance.now());
+  return times;
+}
+
+function prompt(n: number, V: number, seed: number): number[] {
+  return Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + seed * 104729) % (V - 1)));
+}
+
+function structuredModel(served: ServedModel) {
+  return { tokenizer: served.tokenizer, vocabSize: served.config.vocabSize, eosTokenIds: served.eosTokenIds };
+}
+
+/** Mean ms per step over B concurrent sequences, from the moment all have a first token. */
+function stepMs(times: number[][]): { ms: number; tokens: number } {
+  const from = Math.max(...times.map((t) => t[0]));
+  const to = Math.max(...times.map((t) => t[t.length - 1]));
+  const after = times.map((t) => t.filter((x) => x > from).length);
+  const steps = Math.max(...after);
+  return { ms: steps > 0 ? (to - from) / steps : NaN, tokens: Math.round(times.reduce((s, t) => s + t.length, 0) / times.length) };
+}
+
+function median(xs: number[]): number {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** The matcher alone: seeded random walks through the grammar, µs per filled and accepted token. */
+async function matcherCost(served: ServedModel, tokens: number): Promise<number> {
+  const compiled = await prepareStructuredOutput(REQUEST, structuredModel(served));
+  const V = served.config.vocabSize;
+  const mask = new Int32Array(Math.ceil(V / 32));
+  let rng = 12345;
+  let spent = 0;
+  let done = 0;
+  while (done < tokens) {
+    const [c] = choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false });
+    try {
+      while (done < tokens && !c!.isTerminated()) {
+        const t0 = performance.now();
+        c!.fillNextTokenBitmask(mask);
+        spent += performance.now() - t0;
+        const allowed: number[] = [];
+        for (let w = 0; w < mask.length; w++) for (let b = mask[w]; b !== 0; b &= b - 1) allowed.push(w * 32 + 31 - Math.clz32(b & -b));
+        rng = (rng * 1103515245 + 12345) >>> 0;
+        // Prefer staying in the document (a stop token would end the walk early).
+        const inside = allowed.filter((id) => !served.eosTokenIds.includes(id));
+        const pick = (inside.length ? inside : allowed)[rng % (inside.length || allowed.length)];
+        const t1 = performance.now();
+        c!.acceptToken(pick);
+        spent += performance.now() - t1;
+        done++;
+      }
+    } finally {
+      c!.dispose();
+    }
+  }
+  return (1000 * spent) / tokens;
+}
+
+export async function runStructuredBench(gpu: GpuContext, options: StructuredBenchOptions, log: (line: string) => void = () => {}): Promise<StructuredBenchResult[]> {
+  const quick = options.quick ?? gpu.description.adapter.isSoftware;
+  const steps = options.decodeSteps ?? (quick ? 12 : 32);
+  const batches = options.batches ?? (quick ? [1] : [1, 8]);
+  const rounds = quick ? 3 : 5;
+  const results: StructuredBenchResult[] = [];
+  for (const name of options.models) {
+    const bm = await benchModel(name, { layers: options.layers ?? (quick && name !== 'tiny-chat' ? 4 : undefined) });
+    const cfg = bm.files.config;
+    log(`structured bench: ${name} (${cfg.numLayers} layers, vocab ${cfg.vocabSize})`);
+    const engine = new Engine(gpu, {
+      source: () => Promise.reject(new Error('the bench loads its models itself')),
+      maxSeqs: Math.max(...batches, 8),
+      prefillChunk: 64,
+      maxModelLen: 16 + steps + 64,
+      kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (16 + steps + 80) * Math.max(...batches, 1)),
+    });
+    const served = await engine.loadFiles(name, bm.files);
+    const model = engine.models[0];
+    try {
+      const t0 = performance.now();
+      // A schema no other section compiled: the first compile is cold (the tokenizer's info included).
+      const compiled = await prepareStructuredOutput(REQUEST, structuredModel(served));
+      const compileMs = performance.now() - t0;
+      const t1 = performance.now();
+      await prepareStructuredOutput(REQUEST, structuredModel(served));
+      const cacheHitMs = performance.now() - t1;
+      const matcherUsPerToken = await matcherCost(served, quick ? 400 : 2000);
+      log(`  compile ${compileMs.toFixed(0)} ms (cache hit ${cacheHitMs.toFixed(2)} ms), matcher ${matcherUsPerToken.toFixed(1)} µs per token`);
+
+      const decode: ConstraintDecodeFigures[] = [];
+      for (const B of batches) {
+        const run = (seed: number, constrained: boolean) =>
+          Promise.all(
+            Array.from({ length: B }, (_, i) => {
+              const c = constrained ? choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0] : null;
+              return tokenTimes(engine.generate(request(name, prompt(16, cfg.vocabSize, seed + i), steps + 1, seed + i, c)));
+            }),
+          );
+        // Warm-ups compile this batch size's graphs (free and masked samplers).
+        await run(100 * B, false);
+        await run(200 * B, true);
+        // Rounds alternate free and constrained runs and each figure is the median round, so a
+        // burst of load on a shared machine does not land on one side only.
+        const free: number[] = [];
+        const constrained: number[] = [];
+        let tokens = 0;
+        for (let r = 0; r < rounds; r++) {
+          free.push(stepMs(await run(1000 * B + 10 * r, false)).ms);
+          const c = stepMs(await run(2000 * B + 10 * r, true));
+          constrained.push(c.ms);
+          tokens += c.tokens / rounds;
+        }
+        const f = median(free);
+        const c = median(constrained);
+        decode.push({ batch: B, freeStepMs: f, constrainedStepMs: c, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
+        log(`  batch ${B}: ${f.toFixed(2)} ms per step free, ${c.toFixed(2)} ms constrained (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`);
+      }
+      results.push({
+        model: name,
+        layers: cfg.numLayers,
+        totalLayers: bm.totalLayers,
+        vocabSize: cfg.vocabSize,
+        tokenizerVocab: served.tokenizer.vocabSize,
+        compileMs,
+        cacheHitMs,
+        matcherUsPerToken,
+        decode,
+      });
+    } finally {
+      await engine.kernelContext.device.queue.onSubmittedWorkDone();
+      model.destroy();
+    }
+  }
+  return results;
+}
+
+export function structuredTable(results: StructuredBenchResult[]): string {
+  const head = ['model', 'layers', 'vocab (tokenizer)', 'batch', 'free ms / step', 'JSON-schema ms / step', 'overhead ms / token', 'overhead %', 'matcher µs / token (CPU)', 'compile ms (cache hit)'];
+  const rows = results.flatMap((r) =>
+    r.decode.map((d) => [
+      r.model,
+      r.layers === r.totalLayers ? `${r.layers}` : `${r.layers} of ${r.totalLayers}`,
+      `${r.vocabSize} (${r.tokenizerVocab})`,
+      `${d.batch}`,
+      d.freeStepMs.toFixed(2),
+      d.constrainedStepMs.toFixed(2),
+      d.overheadMsPerToken.toFixed(2),
+      `${((100 * d.overheadMsPerToken) / d.freeStepMs).toFixed(0)} %`,
+      r.matcherUsPerToken.toFixed(1),
+      `${r.compileMs.toFixed(0)} (${r.cacheHitMs.toFixed(2)})`,
+    ]),
+  );
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
