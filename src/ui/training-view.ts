@@ -3,7 +3,7 @@
  * and the job list with statuses (newest first, kept fresh while a job is pending or running).
  * With `#/training/<job id>`: that job's page (training-job.ts).
  */
-import { LitElement, html, nothing } from 'lit';
+import { LitElement, html, nothing, type PropertyValues } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { apiGet, type ListPage } from './api-client';
 import { formatDuration, formatTime } from './format';
@@ -27,6 +27,11 @@ export class HearthTraining extends LitElement {
     live: (jobs) => jobs.some(active),
     intervalMs: 2000,
   });
+
+  protected override updated(changed: PropertyValues<this>): void {
+    // Back from a job page: the list may have changed meanwhile.
+    if (changed.has('jobId') && changed.get('jobId') && !this.jobId) void this._jobs.refresh();
+  }
 
   private _onStarted(e: CustomEvent<TrainingJob>): void {
     location.hash = `#/training/${e.detail.id}`;
