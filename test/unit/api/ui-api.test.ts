@@ -3,6 +3,8 @@
 // trajectories, and storage per kind. Base models have their own file (base-models.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCheckpoint } from '../../../src/service/checkpoints';
+import { LoraTrainer } from '../../../src/service/training/lora-trainer';
+import { ReferenceTrainingEngine, servedFor, tinyTrainModel } from '../training/reference-engine';
 import { startEngine, type TestEngine } from './engine-fixture';
 
 let e: TestEngine;
@@ -102,6 +104,35 @@ describe('GET /v1/preview/models/{id}/run and /trajectories', () => {
     const bob = await newKey('runs-bob');
     expect((await e.call('GET', `/v1/preview/models/${model.id}/run`, { key: bob })).status).toBe(404);
     expect((await e.call('GET', `/v1/preview/models/${model.id}/trajectories`, { key: bob })).status).toBe(404);
+  });
+});
+
+describe('training metrics in the run', () => {
+  it('adds each completed job’s mean gradient-step metrics at its checkpoint’s step, as split "training"', async () => {
+    const tiny = tinyTrainModel();
+    const t = await startEngine({ trainer: new LoraTrainer({ inference: async () => servedFor(tiny), training: async () => new ReferenceTrainingEngine(tiny) }) });
+    try {
+      const model = (await t.call('POST', '/v1/preview/models', { body: { project: 'ui', name: 'trained', base_model: 'hearth/tiny-chat' } })).json;
+      const line = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: a }] });
+      const data = `data:application/jsonl,${encodeURIComponent([line('a', 'b'), line('c', 'd')].join('\n'))}`;
+      const job = await t.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: model.id, training_data_url: data, config: { batch_size: 1, learning_rate: [1e-3, 1e-3] } } });
+      expect(job.status, JSON.stringify(job.json)).toBe(200);
+      await t.runner.idle();
+      expect((await t.call('GET', `/v1/preview/training-jobs/${job.json.id}`)).json.status).toBe('COMPLETED');
+      const steps = (await t.call('GET', `/v1/preview/training-jobs/${job.json.id}/events`)).json.data.filter((x: { type: string }) => x.type === 'gradient_step');
+      expect(steps).toHaveLength(2);
+
+      const run = (await t.call('GET', `/v1/preview/models/${model.id}/run`)).json;
+      expect(run.history).toHaveLength(1);
+      const [point] = run.history;
+      expect(point).toMatchObject({ step: 1, split: 'training' });
+      expect(point.metrics.gradient_steps).toBe(2);
+      expect(point.metrics.loss).toBeCloseTo((steps[0].data.loss + steps[1].data.loss) / 2, 12);
+      expect(point.metrics.learning_rate).toBeCloseTo(1e-3, 12);
+      expect(point.metrics.grad_norm).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
   });
 });
 
