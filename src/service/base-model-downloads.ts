@@ -99,6 +99,8 @@ export class BaseModelDownloads {
     if (await this.isBundled(id)) throw new ConflictError(`${id} is a bundled model: it needs no download.`);
     const existing = await getBaseModel(this.deps.db, id);
     if (existing && (existing.status === 'cached' || this.live.has(id))) return { record: existing, started: false };
+    // A repository that failed may have been fixed: forget what it answered (404s are remembered).
+    if (existing?.status === 'error') await this.deps.cache.removeModel(existing.cacheKey);
     const now = this.deps.now();
     const record: BaseModelRecord = existing
       ? { ...existing, status: 'downloading', error: null, revision, hfBase, updatedAt: now }

@@ -25,24 +25,26 @@ export interface BaseModelInfo {
   source: 'bundled' | 'huggingface' | 'url' | 'files';
   status: BaseModelStatus;
   cachedBytes: number;
-  download: { loaded: number; total: number | null; bytesPerSecond: number; startedAt: number; error: string | null } | null;
+  download: { loaded: number; total: number; bytesPerSecond: number; startedAt: number; error: string | null } | null;
   default: boolean;
   loaded: boolean;
   maxModelLen: number | null;
 }
 
-/** Bytes stored so far and the total when every file's size is known (null otherwise). */
-function cacheProgress(info: CachedModelInfo | undefined): { loaded: number; total: number | null } {
-  if (!info) return { loaded: 0, total: null };
-  const known = info.files.every((f) => f.total !== null);
-  return { loaded: info.bytes, total: known ? info.files.reduce((s, f) => s + (f.total ?? 0), 0) : null };
+/**
+ * Bytes so far and the total known so far: each file's announced size (or its bytes while the
+ * server has not said). The total grows as the loader reaches files (the weights come last).
+ */
+function progressOf(files: readonly { loaded: number; total: number | null }[]): { loaded: number; total: number } {
+  return { loaded: files.reduce((s, f) => s + f.loaded, 0), total: files.reduce((s, f) => s + Math.max(f.total ?? 0, f.loaded), 0) };
 }
 
-function liveProgress(live: LiveDownload): { loaded: number; total: number | null } {
-  const files = [...live.files.values()];
-  const loaded = files.reduce((s, f) => s + f.loaded, 0);
-  const known = files.every((f) => f.total !== null);
-  return { loaded, total: known ? files.reduce((s, f) => s + (f.total ?? 0), 0) : null };
+function cacheProgress(info: CachedModelInfo | undefined): { loaded: number; total: number } {
+  return progressOf((info?.files ?? []).map((f) => ({ loaded: f.bytes, total: f.total })));
+}
+
+function liveProgress(live: LiveDownload): { loaded: number; total: number } {
+  return progressOf([...live.files.values()]);
 }
 
 function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined, resident: Map<string, number>): BaseModelInfo {
@@ -71,7 +73,7 @@ function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelI
   // larger of the two is the closest to what has arrived.
   const stored = cacheProgress(cached);
   const running = live ? liveProgress(live) : stored;
-  const progress = { loaded: Math.max(running.loaded, stored.loaded), total: running.total ?? stored.total };
+  const progress = { loaded: Math.max(running.loaded, stored.loaded), total: Math.max(running.total, stored.total) };
   return {
     id: r.id,
     architecture: r.architecture,

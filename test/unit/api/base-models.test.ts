@@ -153,6 +153,12 @@ describe('downloads', () => {
     expect(failed.status).toBe('error');
     expect(failed.download.error).toMatch(/config\.json is missing/);
     expect((await register('broken', url)).status).toBe(422);
+    // Asked again, it tries again (a fixed repository would then download).
+    const retried = await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url } } });
+    expect(retried.status).toBe(202);
+    expect(retried.json.status).toBe('downloading');
+    await e.services.baseModels!.idle();
+    expect((await find(url)).status).toBe('error');
   });
 });
 
