@@ -37,6 +37,7 @@ export const ENDPOINTS: EndpointDoc[] = [
     summary: 'Download a base model from a Hugging Face repo (or a mirror) or a URL, in the background.',
     body: { source: { type: 'huggingface', repo: 'HuggingFaceTB/SmolLM2-135M-Instruct' } },
   },
+  { group: 'Base models', method: 'GET', path: '/v1/preview/base-models/{id}', summary: 'One base model (the id URL-encoded, e.g. org%2Fname).' },
   { group: 'Base models', method: 'POST', path: '/v1/preview/base-models/files', summary: 'Add a base model from files (config.json, tokenizer, safetensors), multipart.', form: { file: '<files>' } },
   { group: 'Base models', method: 'DELETE', path: '/v1/preview/base-models/{id}', summary: "Remove a base model's cached weights (the id URL-encoded)." },
   {

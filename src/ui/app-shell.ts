@@ -10,7 +10,7 @@
 import { LitElement, css, html } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { EngineFeed } from './engine-feed';
-import { VIEWS, parseRoute } from './views';
+import { VIEWS, routeOf } from './views';
 import './gpu-notice';
 
 @customElement('hearth-app')
@@ -126,11 +126,11 @@ export class HearthApp extends LitElement {
     }
   `;
 
-  @state() private _route = parseRoute(location.hash);
+  @state() private _route = routeOf(location.hash);
   private readonly _engine = new EngineFeed(this);
 
   private readonly _onHash = () => {
-    this._route = parseRoute(location.hash);
+    this._route = routeOf(location.hash);
   };
 
   override connectedCallback(): void {

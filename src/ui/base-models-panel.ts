@@ -86,6 +86,19 @@ export class HearthBaseModels extends LitElement {
     void this._models.refresh();
   }
 
+  /** A paused or failed download asked again: the API resumes it from the last stored chunk. */
+  private async _resume(m: BaseModel): Promise<void> {
+    const [repo, revision] = m.id.split('@');
+    const source = m.source === 'url' ? { type: 'url', url: m.id } : { type: 'huggingface', repo, ...(revision ? { revision } : {}) };
+    this._error = '';
+    try {
+      await apiSend('POST', '/v1/preview/base-models', { source });
+    } catch (err) {
+      this._error = (err as Error).message;
+    }
+    void this._models.refresh();
+  }
+
   private _progress(m: BaseModel) {
     const d = m.download;
     if (!d) return nothing;
@@ -106,11 +119,18 @@ export class HearthBaseModels extends LitElement {
           ${models.map(
             (m) => html`<tr data-base-model=${m.id}>
               <td><strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted">${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span></td>
-              <td>${m.architecture}</td>
+              <td>${m.architecture ?? '—'}</td>
               <td>${formatCount(m.parameters)}</td>
               <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}</td>
               <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}</td>
-              <td>${m.cached_bytes > 0 || m.status === 'cached' ? html`<button class="danger" @click=${() => this._remove(m)} aria-label=${`Remove cached weights of ${m.id}`}>Remove</button>` : nothing}</td>
+              <td class="row">
+                ${(m.status === 'paused' || m.status === 'error') && (m.source === 'huggingface' || m.source === 'url')
+                  ? html`<button @click=${() => this._resume(m)} aria-label=${`Resume download of ${m.id}`}>${m.status === 'error' ? 'Retry' : 'Resume'}</button>`
+                  : nothing}
+                ${m.cached_bytes > 0 || m.status === 'cached' || m.source !== 'bundled'
+                  ? html`<button class="danger" @click=${() => this._remove(m)} aria-label=${`Remove cached weights of ${m.id}`}>Remove</button>`
+                  : nothing}
+              </td>
             </tr>`,
           )}
         </tbody>

@@ -10,27 +10,12 @@ import { LitElement, css, html, unsafeCSS, type PropertyValues } from 'lit';
 import { customElement, property, query } from 'lit/decorators.js';
 import uPlot from 'uplot';
 import uplotCss from 'uplot/dist/uPlot.min.css?inline';
+import { alignSeries, type ChartSeries } from './chart-data';
 import { formatMetric } from './format';
 
-export interface ChartSeries {
-  label: string;
-  /** [x, y] pairs; x ascending is not required (they are sorted). */
-  points: readonly (readonly [number, number])[];
-}
+export type { ChartSeries } from './chart-data';
 
 const PALETTE = ['--hearth-series-1', '--hearth-series-2', '--hearth-series-3', '--hearth-series-4', '--hearth-series-5'];
-
-/** Aligns several series on the union of their x values (uPlot's data layout); gaps are null. */
-export function alignSeries(series: readonly ChartSeries[]): (number | null)[][] {
-  const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
-  const index = new Map(xs.map((x, i) => [x, i]));
-  const ys = series.map((s) => {
-    const col: (number | null)[] = xs.map(() => null);
-    for (const [x, y] of s.points) col[index.get(x)!] = Number.isFinite(y) ? y : null;
-    return col;
-  });
-  return [xs, ...ys];
-}
 
 @customElement('hearth-line-chart')
 export class HearthLineChart extends LitElement {
@@ -118,6 +103,7 @@ export class HearthLineChart extends LitElement {
     const key = this.series.map((s) => s.label).join('\u0000');
     if (this._plot && key === this._plotKey) {
       this._plot.setData(data);
+      this._padSingleX(data);
       return;
     }
     this._plot?.destroy();
@@ -129,7 +115,7 @@ export class HearthLineChart extends LitElement {
       {
         width: Math.max(200, box.clientWidth),
         height: 180,
-        scales: { x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) } },
+        scales: { x: { time: false } },
         axes: [{ ...axis, label: this.xLabel }, { ...axis, size: 56 }],
         series: [
           { label: this.xLabel },
@@ -146,10 +132,17 @@ export class HearthLineChart extends LitElement {
       data,
       box,
     );
+    this._padSingleX(data);
     this._resize ??= new ResizeObserver(() => {
       if (this._plot && box.clientWidth > 0) this._plot.setSize({ width: box.clientWidth, height: 180 });
     });
     this._resize.observe(box);
+  }
+
+  /** One x value would get uPlot's default 0..100 axis: centre it in a range of ±1 instead. */
+  private _padSingleX(data: uPlot.AlignedData): void {
+    const xs = data[0] as number[];
+    if (xs.length === 1) this._plot?.setScale('x', { min: xs[0] - 1, max: xs[0] + 1 });
   }
 
   override render() {

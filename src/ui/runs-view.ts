@@ -11,7 +11,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { Task } from '@lit/task';
 import { apiGet, apiGetAll, type ListPage } from './api-client';
 import { formatMetric, formatTime } from './format';
-import { runCharts } from './run-charts';
+import { runCharts } from './chart-data';
 import { shared } from './theme';
 import type { LoggedGroup, Model, RunRecord } from './types';
 import './line-chart';

@@ -1,6 +1,7 @@
 /**
  * `<hearth-training-job>`: one training job followed live (job-feed.ts): status, elapsed and
- * remaining time (from the sequences trained so far against `training_started`'s count), charts
+ * remaining time (from the gradient steps done so far against the count `training_started`
+ * announced), charts
  * of loss, policy loss, grad norm, learning rate and tokens/s per gradient step, the failure
  * message, and a link to the checkpoint the job produced.
  *
@@ -85,8 +86,9 @@ export class HearthTrainingJob extends LitElement {
     const start = job.training_start ? Date.parse(job.training_start) : null;
     const end = job.training_end ? Date.parse(job.training_end) : null;
     const elapsed = start === null ? null : (end ?? Date.now()) - start;
+    // training_started's num_sequences is the number of gradient steps the trainer planned.
     const total = Number(this._feed.startedEvent?.data.num_sequences ?? 0);
-    const done = this._feed.steps.reduce((n, s) => n + (s.num_trajectories ?? 0), 0);
+    const done = this._feed.steps.length;
     let remaining: number | null = null;
     if (end !== null) remaining = 0;
     else if (elapsed !== null && total > 0 && done > 0) remaining = (elapsed / done) * Math.max(0, total - done);
@@ -118,8 +120,7 @@ export class HearthTrainingJob extends LitElement {
           <dt>Created</dt><dd>${formatTime(job.created_at)}</dd>
           <dt>Elapsed</dt><dd data-field="elapsed">${formatDuration(t.elapsed)}</dd>
           <dt>Remaining</dt><dd data-field="remaining">${job.status === 'PENDING' ? 'waiting for the engine' : formatDuration(t.remaining)}</dd>
-          <dt>Sequences</dt><dd>${t.total ? `${t.done} of ${t.total}` : '—'}</dd>
-          <dt>Gradient steps</dt><dd data-field="steps">${this._feed.steps.length}</dd>
+          <dt>Gradient steps</dt><dd data-field="steps">${t.done}${t.total ? ` of ${t.total}` : ''}</dd>
         </dl>
         ${job.error_message || failed ? html`<p class="error" role="alert">${job.error_message ?? String(failed?.data.error_message ?? '')}</p>` : nothing}
         ${this._feed.error ? html`<p class="notice">Reconnecting: ${this._feed.error}</p>` : nothing}

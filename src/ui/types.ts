@@ -42,9 +42,10 @@ export interface JobEvent {
 
 export interface BaseModel {
   id: string;
-  architecture: string;
-  parameters: number;
-  bytes: number;
+  /** null while a download has not read the model's config yet. */
+  architecture: string | null;
+  parameters: number | null;
+  bytes: number | null;
   source: 'bundled' | 'huggingface' | 'url' | 'files';
   status: 'available' | 'downloading' | 'paused' | 'cached' | 'error';
   cached_bytes: number;

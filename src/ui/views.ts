@@ -1,9 +1,9 @@
 /**
- * The views the shell's navigation offers, and how a location hash selects one:
- * `#/<view id>[/<sub id>][?query]`, e.g. `#/training/<job id>`, `#/runs/<model id>`,
- * `#/training?model=<model id>`. A view plugs in by adding one entry here and its component file.
+ * The views the shell's navigation offers (route.ts says how a location hash selects one). A
+ * view plugs in by adding one entry here and its component file.
  */
 import { html, type TemplateResult } from 'lit';
+import { parseRoute, type Route } from './route';
 import './chat-playground';
 import './models-view';
 import './training-view';
@@ -12,13 +12,6 @@ import './demo-view';
 import './keys-view';
 import './settings-view';
 import './api-reference';
-
-export interface Route {
-  view: string;
-  /** The path segment after the view id (a job or model id), or ''. */
-  sub: string;
-  query: URLSearchParams;
-}
 
 export interface ViewEntry {
   /** Location hash that selects the view: `#/<id>`. */
@@ -43,10 +36,6 @@ export const VIEWS: ViewEntry[] = [
 ];
 
 /** The route a location hash names; an unknown view is the first one. */
-export function parseRoute(hash: string): Route {
-  const raw = hash.replace(/^#\/?/, '');
-  const [path, query = ''] = raw.split('?');
-  const [view = '', ...rest] = path.split('/');
-  const known = VIEWS.some((v) => v.id === view);
-  return { view: known ? view : VIEWS[0].id, sub: known ? decodeURIComponent(rest.join('/')) : '', query: new URLSearchParams(query) };
+export function routeOf(hash: string): Route {
+  return parseRoute(hash, VIEWS.map((v) => v.id));
 }

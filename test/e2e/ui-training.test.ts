@@ -37,7 +37,7 @@ it('runs an SFT job from an uploaded JSONL file and follows it to its checkpoint
   await job.locator('[data-field="job-status"]', { hasText: 'COMPLETED' }).waitFor({ timeout: 540_000 });
   expect(await points('loss')).toBe(2);
   expect(await points('learning_rate')).toBe(2);
-  expect(await job.locator('[data-field="steps"]').innerText()).toBe('2');
+  expect(await job.locator('[data-field="steps"]').innerText()).toBe('2 of 2');
   expect(await job.locator('[data-field="remaining"]').innerText()).toBe('0 s');
   const link = job.locator('[data-field="checkpoint"] a').first();
   await link.waitFor();
