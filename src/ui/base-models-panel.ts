@@ -59,7 +59,7 @@ export class HearthBaseModels extends LitElement {
       if (this._source === 'files') {
         const files = data.getAll('file').filter((f): f is File => f instanceof File && f.size > 0);
         if (!files.length) throw new Error('Pick the model files: config.json, the tokenizer files and the .safetensors weights.');
-        await apiUpload('/v1/preview/base-models/files', {}, files);
+        await apiUpload('/v1/preview/base-models/files', text('id') ? { id: text('id') } : {}, files);
       } else {
         const source =
           this._source === 'url'
@@ -151,7 +151,8 @@ export class HearthBaseModels extends LitElement {
               <label>Mirror base URL (optional) <input name="base_url" type="url" placeholder="https://hf-mirror.com" /></label>`
           : this._source === 'url'
             ? html`<label style="grid-column: 1 / -1">Folder URL <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
-            : html`<label style="grid-column: 1 / -1">Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja" /></label>`}
+            : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja" /></label>
+                <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`}
         <div><button class="primary" type="submit" ?disabled=${this._busy}>${this._source === 'files' ? 'Add model' : 'Download'}</button></div>
       </form>
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}

@@ -2,7 +2,9 @@
 // keys (secret shown once, copy, revoke), settings (engine, storage), the API reference (copy an
 // example and run it), models (register, checkpoints, adapter download and import, delete with
 // a confirmation), runs (charts after /log, trajectories rendered as text), base models.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { api, startHearth, type Hearth } from './harness';
 import { acceptNextDialog, goTo, screenshot } from './ui-helpers';
@@ -204,4 +206,37 @@ it('lists base models with architecture, size and status', async () => {
   expect(['available', 'cached']).toContain(await row.locator('[data-field="status"]').innerText());
   await screenshot(h.page, 'models');
   await screenshot(h.page, 'models-narrow', { width: 360, dark: false });
+});
+
+it('adds a base model from files picked from disk, and removes it', async () => {
+  const dir = fileURLToPath(new URL('../../public/models/tiny-qwen3/', import.meta.url));
+  const files = readdirSync(dir).map((name) => ({ name, mimeType: 'application/octet-stream', buffer: readFileSync(join(dir, name)) }));
+  const panel = h.page.locator('hearth-base-models');
+  await panel.getByRole('button', { name: 'Files from disk' }).click();
+  await panel.getByLabel('Model files').setInputFiles(files);
+  await panel.getByLabel('Model id (optional)').fill('local/picked-qwen3');
+  await panel.getByRole('button', { name: 'Add model' }).click();
+  const row = panel.locator('tr[data-base-model="local/picked-qwen3"]');
+  await row.waitFor({ timeout: 60_000 });
+  expect(await row.locator('[data-field="status"]').innerText()).toBe('cached');
+  expect(await row.innerText()).toMatch(/qwen3[\s\S]*385\.5k/);
+  const models = (await api(h.page, 'GET', '/v1/models', { key: h.key })).json.data.map((m: { id: string }) => m.id);
+  expect(models).toContain('local/picked-qwen3');
+
+  const dialog = acceptNextDialog(h.page);
+  await row.getByRole('button', { name: 'Remove cached weights of local/picked-qwen3' }).click();
+  expect(await dialog).toContain('local/picked-qwen3');
+  await row.waitFor({ state: 'detached' });
+});
+
+it('downloads a base model from a URL until it is cached', { timeout: 120_000 }, async () => {
+  const url = `${h.server.url}/models/tiny-qwen2/`;
+  const panel = h.page.locator('hearth-base-models');
+  await panel.getByRole('button', { name: 'URL', exact: true }).click();
+  await panel.getByLabel('Folder URL').fill(url);
+  await panel.getByRole('button', { name: 'Download' }).click();
+  const row = panel.locator(`tr[data-base-model="${url}"]`);
+  await row.waitFor();
+  await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
+  expect(await row.innerText()).toMatch(/qwen2[\s\S]*617\.0k/);
 });
