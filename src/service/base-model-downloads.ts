@@ -165,8 +165,8 @@ export class BaseModelDownloads {
 
   /**
    * Stores picked files as a base model (the upload of the Models view) after the loader has
-   * validated them like a download. `id` defaults to "local/<name>" from config.json's
-   * `_name_or_path` (or "local/model").
+   * validated them like a download. `id` defaults to "local/<name>", the name from config.json's
+   * `_name_or_path`, else its `model_type` ("local/qwen3"), numbered when taken ("local/qwen3-2").
    */
   async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
@@ -174,11 +174,14 @@ export class BaseModelDownloads {
     const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
     const config = byName.get('config.json');
     if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
-    const id = requestedId ?? (await defaultUploadId(config));
+    const taken = async (candidate: string) => (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
+    let id = requestedId ?? (await defaultUploadId(config));
     if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
-    if ((await this.isBundled(id)) || (await getBaseModel(this.deps.db, id))) {
+    if (requestedId !== undefined && (await taken(id))) {
       throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
     }
+    // A default id that is taken gets a number: uploading two folders without naming them both works.
+    for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
     const cacheKey = `files:${id}`;
     await cache.removeModel(cacheKey);
     let loaded: LoadedModelFiles;
@@ -249,8 +252,9 @@ export function bundledCacheKey(id: string): string {
 async function defaultUploadId(config: Blob): Promise<string> {
   let name = 'model';
   try {
-    const path = (JSON.parse(await config.text()) as { _name_or_path?: unknown })._name_or_path;
-    if (typeof path === 'string') name = path.replace(/\/+$/, '').split('/').pop()?.replace(/[^\w.-]/g, '-') || name;
+    const json = JSON.parse(await config.text()) as { _name_or_path?: unknown; model_type?: unknown };
+    const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
+    name = path.replace(/\/+$/, '').split('/').pop()?.replace(/[^\w.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || name;
   } catch {
     // The loader reports the broken config.json with its own message.
   }

@@ -2,7 +2,8 @@
 // huggingface.co, on another origin, with Range support) runs in the engine worker and stores its
 // chunks in IndexedDB; the tab reloads mid-file, the next engine resumes from the stored bytes,
 // and the downloaded model then answers /v1/chat/completions. Storage numbers grow with it.
-import { readFileSync } from 'node:fs';
+// Picked files upload as multipart/form-data through the Service Worker, and removal frees them.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,5 +126,30 @@ describe('a base model downloaded in the background', () => {
     const after = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
     expect(after.kinds.weights - before.kinds.weights).toBeGreaterThanOrEqual(done.bytes);
     expect(after.usage).toBeGreaterThan(before.usage);
+  });
+
+  it('adds a model from picked files (multipart through the Service Worker) and removes it', async () => {
+    const dir = fileURLToPath(new URL('../../public/models/tiny-qwen3/', import.meta.url));
+    const files = readdirSync(dir).map((name) => ({ name, base64: readFileSync(dir + name).toString('base64') }));
+    const added = await h.page.evaluate(
+      async ({ key, files }) => {
+        const form = new FormData();
+        for (const f of files) form.append('file', new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
+        const res = await fetch('/v1/preview/base-models/files', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+        return { status: res.status, json: await res.json() };
+      },
+      { key: h.key, files },
+    );
+    expect(added.status, JSON.stringify(added.json)).toBe(201);
+    expect(added.json).toMatchObject({ id: 'local/qwen3', source: 'files', status: 'cached', architecture: 'qwen3' });
+    const storage = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
+
+    const removed = await api(h.page, 'DELETE', `/v1/preview/base-models/${encodeURIComponent('local/qwen3')}`, { key: h.key });
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.json.freed_bytes).toBeGreaterThan(0);
+    const list = (await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data.map((m: { id: string }) => m.id);
+    expect(list).not.toContain('local/qwen3');
+    const after = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
+    expect(storage.kinds.weights - after.kinds.weights).toBe(removed.json.freed_bytes);
   });
 });

@@ -182,6 +182,9 @@ describe('uploads and removal', () => {
     expect(added.status, JSON.stringify(added.json)).toBe(201);
     expect(added.json).toMatchObject({ id: 'me/qwen3', source: 'files', status: 'cached', architecture: 'qwen3', parameters: bundled('tiny-qwen3').parameters });
     expect((await upload(names.map((n) => ['tiny-qwen3', n]), 'me/qwen3')).status).toBe(409);
+    // Unnamed uploads are named after the config's model type, numbered when the name is taken.
+    const unnamed = [await upload(names.map((n) => ['tiny-qwen3', n])), await upload(names.map((n) => ['tiny-qwen3', n]))];
+    expect(unnamed.map((u) => [u.status, u.json.id])).toEqual([[201, 'local/qwen3'], [201, 'local/qwen3-2']]);
     expect((await register('uploaded', 'me/qwen3')).status).toBe(200);
 
     // A queued job on the model keeps its weights.
