@@ -3,6 +3,7 @@
 // example and run it), models (register, checkpoints, adapter download and import, delete with
 // a confirmation), runs (charts after /log, trajectories rendered as text), base models.
 import { readFileSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -239,4 +240,83 @@ it('downloads a base model from a URL until it is cached', { timeout: 120_000 },
   await row.waitFor();
   await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
   expect(await row.innerText()).toMatch(/qwen2[\s\S]*617\.0k/);
+});
+
+/** Another origin serving tiny-qwen2's files slowly (16 KiB per 40 ms), with ranges, ETags and CORS: a download long enough to watch and reload through. */
+async function slowMirror(): Promise<{ url: string; rangeStarts: number[]; close(): Promise<void> }> {
+  const dir = fileURLToPath(new URL('../../public/models/tiny-qwen2/', import.meta.url));
+  const rangeStarts: number[] = [];
+  const server: Server = createServer((req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Allow-Headers', 'Range, If-Range');
+    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, ETag, Content-Length, Accept-Ranges');
+    if (req.method === 'OPTIONS') return res.writeHead(204).end();
+    const name = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).split('/').pop() ?? '';
+    let body: Buffer;
+    try {
+      body = readFileSync(join(dir, name));
+    } catch {
+      return res.writeHead(404).end();
+    }
+    const range = /bytes=(\d+)-/.exec(req.headers.range ?? '');
+    const start = range ? Number(range[1]) : 0;
+    if (range) rangeStarts.push(start);
+    const part = body.subarray(start);
+    res.writeHead(range ? 206 : 200, {
+      'Content-Length': String(part.length),
+      ETag: `"v1-${name}"`,
+      'Accept-Ranges': 'bytes',
+      ...(range ? { 'Content-Range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
+    });
+    if (!name.endsWith('.safetensors')) return res.end(part);
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || at >= part.length) {
+        clearInterval(timer);
+        if (!res.destroyed) res.end();
+        return;
+      }
+      res.write(part.subarray(at, at + 16384));
+      at += 16384;
+    }, 40);
+    res.on('close', () => clearInterval(timer));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/tiny-qwen2/`,
+    rangeStarts,
+    close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+  };
+}
+
+it('shows download progress that survives a reload, and the download resumes where it was', { timeout: 150_000 }, async () => {
+  const mirror = await slowMirror();
+  try {
+    await goTo(h.page, 'Models');
+    const panel = h.page.locator('hearth-base-models');
+    await panel.getByRole('button', { name: 'URL', exact: true }).click();
+    await panel.getByLabel('Folder URL').fill(mirror.url);
+    await panel.getByRole('button', { name: 'Download' }).click();
+    const row = panel.locator(`tr[data-base-model="${mirror.url}"]`);
+    const progress = row.locator('[data-field="progress"]');
+    // Bytes, speed and time left while the weights arrive.
+    await h.page.waitForFunction(
+      (el) => /^[1-9][\d.]* (KiB|MiB) of [\d.]+ (KiB|MiB) · [\d.]+ (KiB|MiB)\/s · \d+ s left/.test(el?.querySelector('.muted')?.textContent ?? ''),
+      await progress.elementHandle({ timeout: 30_000 }),
+      { timeout: 30_000 },
+    );
+    await screenshot(h.page, 'models-download', { dark: false });
+    await h.page.reload();
+    await h.page.waitForFunction(() => typeof globalThis.hearth?.ready === 'function');
+    await h.page.evaluate(() => globalThis.hearth.ready());
+    await row.waitFor({ timeout: 30_000 });
+    // Still listed with its progress after the reload; the new engine host carries on (or it waits paused until asked again).
+    expect(['downloading', 'paused', 'cached']).toContain(await row.locator('[data-field="status"]').innerText());
+    if ((await row.locator('[data-field="status"]').innerText()) === 'paused') await row.getByRole('button', { name: /^Resume download/ }).click();
+    await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
+    expect(mirror.rangeStarts.some((s) => s > 0)).toBe(true);
+  } finally {
+    await mirror.close();
+  }
 });
