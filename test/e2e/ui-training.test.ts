@@ -90,3 +90,21 @@ it('runs the demo: rollouts, rewards and an RL step with the reward curve, then 
   const run = (await api(h.page, 'GET', `/v1/preview/models/${demoModel.id}/run`, { key: h.key })).json;
   expect(run.history.some((e: { split: string; metrics: Record<string, number> }) => e.split === 'train' && Object.keys(e.metrics).some((k) => k.endsWith('reward')))).toBe(true);
 });
+
+it('starts an RL job from logged trajectory groups and follows it to the end', { timeout: 300_000 }, async () => {
+  const models = (await api(h.page, 'GET', '/v1/preview/models?order=desc', { key: h.key })).json.data;
+  const demoModel = models.find((m: { project: string }) => m.project === 'demo');
+  await h.page.evaluate((id) => (location.hash = `#/training?model=${id}`), demoModel.id);
+  const rl = h.page.locator('hearth-training-forms form[aria-labelledby="rl"]');
+  // The demo logged its round-1 rollouts at step 0, split train.
+  await rl.getByLabel('Trajectory groups').locator('option[value="train@0"]').waitFor({ state: 'attached' });
+  await rl.getByLabel('Trajectory groups').selectOption('train@0');
+  await rl.getByLabel('Learning rate').fill('0.001');
+  await rl.getByRole('button', { name: 'Start RL job' }).click();
+  await h.page.waitForURL(/#\/training\/[0-9a-f-]{36}$/);
+  const job = h.page.locator('hearth-training-job');
+  await job.locator('[data-field="job-status"]', { hasText: /COMPLETED|FAILED/ }).waitFor({ timeout: 240_000 });
+  expect(await job.locator('[data-field="job-status"]').innerText()).toBe('COMPLETED');
+  expect(await job.locator('h3').innerText()).toMatch(/^RL job/);
+  expect(await job.locator('[data-field="checkpoint"] a').first().innerText()).toMatch(/^local\/demo\/addition-\d+:step2$/);
+});
