@@ -187,7 +187,8 @@ export class HearthChatPlayground extends LitElement {
         const choice = chunk.choices[0];
         if (choice) {
           reply.content += choice.delta.content ?? '';
-          if (reply.tokens && choice.logprobs) reply.tokens.push(...choice.logprobs.content);
+          // A new array, not a push: <hearth-chat-tokens> re-renders only when its property changes.
+          if (reply.tokens && choice.logprobs) reply.tokens = [...reply.tokens, ...choice.logprobs.content];
           if (choice.finish_reason) reply.finish = choice.finish_reason;
         }
         if (chunk.usage && chunk.choices.length === 0) reply.usage = chunk.usage;
