@@ -34,6 +34,8 @@ export type DownloadRequest =
 export interface LiveDownload {
   files: Map<string, { loaded: number; total: number | null }>;
   bytesPerSecond: number;
+  /** When bytes last arrived (the loader's clock, Date.now()). */
+  lastProgressAt: number;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -139,10 +141,13 @@ export class BaseModelDownloads {
 
   private run(record: BaseModelRecord): void {
     const abort = new AbortController();
-    const download: LiveDownload = { files: new Map(), bytesPerSecond: 0, abort, done: Promise.resolve() };
+    const download: LiveDownload = { files: new Map(), bytesPerSecond: 0, lastProgressAt: 0, abort, done: Promise.resolve() };
     const onProgress = (p: DownloadProgress) => {
       download.files.set(p.file, { loaded: p.loaded, total: p.total });
-      if (!p.fromCache) download.bytesPerSecond = p.bytesPerSecond;
+      if (!p.fromCache) {
+        download.bytesPerSecond = p.bytesPerSecond;
+        download.lastProgressAt = Date.now();
+      }
     };
     this.live.set(record.id, download);
     download.done = (async () => {

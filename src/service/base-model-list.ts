@@ -47,6 +47,13 @@ function liveProgress(live: LiveDownload): { loaded: number; total: number } {
   return progressOf([...live.files.values()]);
 }
 
+/** Nothing arrived for this long: the transfer stalled (a view's "time left" must not trust the old rate). */
+const STALLED_MS = 3000;
+
+function currentRate(live: LiveDownload): number {
+  return Date.now() - live.lastProgressAt > STALLED_MS ? 0 : live.bytesPerSecond;
+}
+
 function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined, resident: Map<string, number>): BaseModelInfo {
   // Cached once every file the loader fetched is complete, weights included.
   const complete = !!cached && cached.files.every((f) => f.complete) && cached.files.some((f) => f.file.endsWith('.safetensors'));
@@ -85,7 +92,7 @@ function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelI
     download:
       r.status === 'cached'
         ? null
-        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live?.bytesPerSecond ?? 0, startedAt: r.startedAt, error: r.error },
+        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live ? currentRate(live) : 0, startedAt: r.startedAt, error: r.error },
     default: false,
     loaded: resident.has(r.id),
     maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,

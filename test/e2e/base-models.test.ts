@@ -86,10 +86,11 @@ describe('a base model downloaded in the background', () => {
     expect(started.status, started.text).toBe(202);
     expect(started.json).toMatchObject({ id: ID, source: 'huggingface', status: 'downloading' });
 
-    // The weights stall after 5 MiB: the first 4 MiB chunk is in IndexedDB, progress says so.
-    const midway = await until('the first chunk of the weights', async () => {
+    // The weights stall after 5 MiB: the first 4 MiB chunk is in IndexedDB, progress says so,
+    // and once nothing has arrived for a while the speed drops to 0 (no false "time left").
+    const midway = await until('the first chunk of the weights, then a stalled speed', async () => {
       const e = await entry();
-      return e?.download?.loaded >= 4 << 20 && e;
+      return e?.download?.loaded >= 4 << 20 && e.download.bytes_per_second === 0 && e;
     });
     expect(midway.status).toBe('downloading');
     expect(midway.download.total).toBeGreaterThan(midway.download.loaded);
