@@ -51,7 +51,9 @@ export class HearthBaseModels extends LitElement {
 
   private async _submit(e: SubmitEvent): Promise<void> {
     e.preventDefault();
-    const data = new FormData(e.target as HTMLFormElement);
+    // The event's target is cleared once dispatch ends (shadow DOM): keep the form.
+    const form = e.target as HTMLFormElement;
+    const data = new FormData(form);
     const text = (k: string) => String(data.get(k) ?? '').trim();
     this._busy = true;
     this._error = '';
@@ -67,7 +69,7 @@ export class HearthBaseModels extends LitElement {
             : { type: 'huggingface', repo: text('repo'), ...(text('revision') ? { revision: text('revision') } : {}), ...(text('base_url') ? { base_url: text('base_url') } : {}) };
         await apiSend('POST', '/v1/preview/base-models', { source });
       }
-      (e.target as HTMLFormElement).reset();
+      form.reset();
     } catch (err) {
       this._error = (err as Error).message;
     } finally {

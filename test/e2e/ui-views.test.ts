@@ -219,6 +219,7 @@ it('adds a base model from files picked from disk, and removes it', async () => 
   await panel.getByRole('button', { name: 'Add model' }).click();
   const row = panel.locator('tr[data-base-model="local/picked-qwen3"]');
   await row.waitFor({ timeout: 60_000 });
+  expect(await panel.locator('p.error').count()).toBe(0);
   expect(await row.locator('[data-field="status"]').innerText()).toBe('cached');
   expect(await row.innerText()).toMatch(/qwen3[\s\S]*385\.5k/);
   const models = (await api(h.page, 'GET', '/v1/models', { key: h.key })).json.data.map((m: { id: string }) => m.id);
@@ -238,6 +239,8 @@ it('downloads a base model from a URL until it is cached', { timeout: 120_000 },
   await panel.getByRole('button', { name: 'Download' }).click();
   const row = panel.locator(`tr[data-base-model="${url}"]`);
   await row.waitFor();
+  expect(await panel.locator('p.error').count()).toBe(0);
+  expect(await panel.getByLabel('Folder URL').inputValue()).toBe('');
   await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
   expect(await row.innerText()).toMatch(/qwen2[\s\S]*617\.0k/);
 });
