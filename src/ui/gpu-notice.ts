@@ -17,7 +17,9 @@ export class HearthGpuNotice extends LitElement {
       display: block;
     }
     section {
-      margin: 1rem 1.25rem 0;
+      margin: 1rem auto 0;
+      max-width: calc(72rem - 2.5rem);
+      box-sizing: border-box;
       padding: 0.9rem 1.1rem;
       border-radius: 0.6rem;
       background: var(--hearth-warn-bg);
