@@ -3,12 +3,14 @@
  * selected by the location hash, with arrow-key movement along the links), the engine
  * connection state (it follows the engine status feed, which reconnects by itself when the
  * engine host moves to another tab), the WebGPU notice when the browser cannot run the engine,
- * and the selected view. Narrow windows get a wrapping, scrollable navigation.
+ * and the selected view. Clicking the link of the view already shown makes it afresh, so it
+ * re-reads what it shows. Narrow windows get a wrapping navigation.
  *
  * Not here: any view's content (one component per view, listed in views.ts).
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
+import { keyed } from 'lit/directives/keyed.js';
 import { EngineFeed } from './engine-feed';
 import { VIEWS, routeOf } from './views';
 import './gpu-notice';
@@ -127,6 +129,8 @@ export class HearthApp extends LitElement {
   `;
 
   @state() private _route = routeOf(location.hash);
+  /** Bumped when the link of the view already shown is clicked: the view is made afresh (re-read). */
+  @state() private _generation = 0;
   private readonly _engine = new EngineFeed(this);
 
   private readonly _onHash = () => {
@@ -141,6 +145,10 @@ export class HearthApp extends LitElement {
   override disconnectedCallback(): void {
     window.removeEventListener('hashchange', this._onHash);
     super.disconnectedCallback();
+  }
+
+  private _navClick(id: string): void {
+    if (id === this._route.view && !this._route.sub) this._generation++;
   }
 
   /** Arrow keys, Home and End move focus along the navigation links (Tab still works). */
@@ -169,13 +177,13 @@ export class HearthApp extends LitElement {
         <h1><img src="/favicon.svg" alt="" width="22" height="22" /> Hearth</h1>
         <nav aria-label="Views" @keydown=${this._navKeys}>
           <ul>
-            ${VIEWS.map((v) => html`<li><a href="#/${v.id}" aria-current=${v.id === current.id ? 'page' : 'false'}>${v.title}</a></li>`)}
+            ${VIEWS.map((v) => html`<li><a href="#/${v.id}" aria-current=${v.id === current.id ? 'page' : 'false'} @click=${() => this._navClick(v.id)}>${v.title}</a></li>`)}
           </ul>
         </nav>
         ${this._connection()}
       </header>
       <hearth-gpu-notice .status=${this._engine.status}></hearth-gpu-notice>
-      <main id="main" tabindex="-1">${current.render(this._route)}</main>
+      <main id="main" tabindex="-1">${keyed(`${current.id}:${this._generation}`, current.render(this._route))}</main>
     `;
   }
 }
