@@ -5,7 +5,8 @@
  *     their difference: the per-token overhead a client sees. It includes the host work (xgrammar
  *     fills the allowed-token bitmask before each step and accepts the sampled token after it),
  *     the bitmask upload, and the step pipelining a constrained sequence gives up (its next mask
- *     depends on the token just sampled, so the engine does not submit step N+1 before reading N);
+ *     depends on the token just sampled, so the engine does not submit step N+1 before reading N),
+ *     which a third run isolates with a constraint that allows everything (no mask, no pipelining);
  *   - the matcher alone, on the CPU: microseconds per token to fill the bitmask and accept a token,
  *     walking the grammar with seeded random allowed tokens (no GPU);
  *   - compile time of the schema for the model's vocabulary (cold), and a cache hit.
@@ -36,6 +37,8 @@ export interface StructuredBenchOptions {
 export interface ConstraintDecodeFigures {
   batch: number;
   freeStepMs: number;
+  /** With a constraint that allows every token: what giving up step pipelining alone costs. */
+  unpipelinedStepMs: number;
   constrainedStepMs: number;
   /** constrained - free, per generated token of one sequence. */
   overheadMsPerToken: number;
@@ -71,6 +74,23 @@ export const BENCH_SCHEMA = {
 };
 
 const REQUEST = { response_format: { type: 'json_schema', json_schema: { name: 'bench', schema: BENCH_SCHEMA } } } as const;
+
+/**
+ * A constraint that allows every token and never ends: the engine treats its sequence as
+ * constrained (no step pipelining) but applies no mask, which separates the two costs.
+ */
+class AllowAll implements TokenConstraint {
+  fillNextTokenBitmask(): boolean {
+    return false;
+  }
+  acceptToken(): boolean {
+    return true;
+  }
+  isTerminated(): boolean {
+    return false;
+  }
+  dispose(): void {}
+}
 
 let salt = 0;
 
@@ -184,31 +204,34 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
 
       const decode: ConstraintDecodeFigures[] = [];
       for (const B of batches) {
-        const run = (seed: number, constrained: boolean) =>
+        const run = (seed: number, kind: 'free' | 'unpipelined' | 'schema') =>
           Promise.all(
             Array.from({ length: B }, (_, i) => {
-              const c = constrained ? choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0] : null;
+              const c = kind === 'schema' ? choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0] : kind === 'unpipelined' ? new AllowAll() : null;
               return tokenTimes(engine.generate(request(name, prompt(16, cfg.vocabSize, seed + i), steps + 1, seed + i, c)));
             }),
           );
         // Warm-ups compile this batch size's graphs (free and masked samplers).
-        await run(100 * B, false);
-        await run(200 * B, true);
+        await run(100 * B, 'free');
+        await run(200 * B, 'schema');
         // Rounds alternate free and constrained runs and each figure is the median round, so a
         // burst of load on a shared machine does not land on one side only.
         const free: number[] = [];
+        const unpipelined: number[] = [];
         const constrained: number[] = [];
         let tokens = 0;
         for (let r = 0; r < rounds; r++) {
-          free.push(stepMs(await run(1000 * B + 10 * r, false)).ms);
-          const c = stepMs(await run(2000 * B + 10 * r, true));
+          free.push(stepMs(await run(1000 * B + 10 * r, 'free')).ms);
+          unpipelined.push(stepMs(await run(1000 * B + 10 * r, 'unpipelined')).ms);
+          const c = stepMs(await run(2000 * B + 10 * r, 'schema'));
           constrained.push(c.ms);
           tokens += c.tokens / rounds;
         }
         const f = median(free);
+        const u = median(unpipelined);
         const c = median(constrained);
-        decode.push({ batch: B, freeStepMs: f, constrainedStepMs: c, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
-        log(`  batch ${B}: ${f.toFixed(2)} ms per step free, ${c.toFixed(2)} ms constrained (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`);
+        decode.push({ batch: B, freeStepMs: f, unpipelinedStepMs: u, constrainedStepMs: c, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
+        log(`  batch ${B}: ${f.toFixed(2)} ms per step free, ${u.toFixed(2)} unpipelined, ${c.toFixed(2)} with the schema (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`);
       }
       results.push({
         model: name,
@@ -230,7 +253,19 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
 }
 
 export function structuredTable(results: StructuredBenchResult[]): string {
-  const head = ['model', 'layers', 'vocab (tokenizer)', 'batch', 'free ms / step', 'JSON-schema ms / step', 'overhead ms / token', 'overhead %', 'matcher µs / token (CPU)', 'compile ms (cache hit)'];
+  const head = [
+    'model',
+    'layers',
+    'vocab (tokenizer)',
+    'batch',
+    'free ms / step',
+    'unpipelined ms / step',
+    'JSON-schema ms / step',
+    'overhead ms / token',
+    'overhead %',
+    'matcher µs / token (CPU)',
+    'compile ms (cache hit)',
+  ];
   const rows = results.flatMap((r) =>
     r.decode.map((d) => [
       r.model,
@@ -238,6 +273,7 @@ export function structuredTable(results: StructuredBenchResult[]): string {
       `${r.vocabSize} (${r.tokenizerVocab})`,
       `${d.batch}`,
       d.freeStepMs.toFixed(2),
+      d.unpipelinedStepMs.toFixed(2),
       d.constrainedStepMs.toFixed(2),
       d.overheadMsPerToken.toFixed(2),
       `${((100 * d.overheadMsPerToken) / d.freeStepMs).toFixed(0)} %`,
