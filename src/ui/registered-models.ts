@@ -20,6 +20,8 @@ export class HearthRegisteredModels extends LitElement {
 
   @state() private _error = '';
   @state() private _busy = false;
+  /** Models whose details are open: only those read their checkpoints. */
+  @state() private _open = new Set<string>();
 
   private readonly _models = new Task(this, {
     task: async (_a, { signal }) => {
@@ -79,6 +81,13 @@ export class HearthRegisteredModels extends LitElement {
     }
   }
 
+  private _toggle(id: string, open: boolean): void {
+    const next = new Set(this._open);
+    if (open) next.add(id);
+    else next.delete(id);
+    this._open = next;
+  }
+
   private _baseSelect(bases: { id: string; default?: boolean }[]) {
     return html`<label>Base model <select name="base_model" required>${bases.map((b) => html`<option value=${b.id} ?selected=${b.default}>${b.id}</option>`)}</select></label>`;
   }
@@ -92,14 +101,14 @@ export class HearthRegisteredModels extends LitElement {
           <div class="spread"><h3 id="registered">Your models</h3><button @click=${() => this._models.run()}>Refresh</button></div>
           ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
           ${models.map(
-            (m) => html`<details data-model=${m.name}>
+            (m) => html`<details data-model=${m.name} @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}>
               <summary><strong>${m.entity}/${m.project}/${m.name}</strong> <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span></summary>
               <p class="row">
                 <a class="button" href=${`#/runs/${m.id}`}>Run history</a>
                 <a class="button" href=${`#/training?model=${m.id}`}>Train</a>
                 <button class="danger" @click=${() => this._delete(m)} aria-label=${`Delete model ${m.name}`}>Delete model</button>
               </p>
-              <hearth-model-checkpoints .model=${m}></hearth-model-checkpoints>
+              ${this._open.has(m.id) ? html`<hearth-model-checkpoints .model=${m}></hearth-model-checkpoints>` : nothing}
             </details>`,
           )}
           ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}

@@ -19,10 +19,23 @@ it('reconnects its views when the engine host tab closes', { timeout: 120_000 },
   expect(await second.evaluate(() => globalThis.hearth.isEngineHost)).toBe(false);
   const connection = second.locator('hearth-app [data-field="connection"]');
   await connection.and(second.locator('[data-state="connected"]')).waitFor();
+  // Every state the indicator goes through from here on.
+  await second.evaluate(() => {
+    const el = document.querySelector('hearth-app')!.shadowRoot!.querySelector<HTMLElement>('[data-field="connection"]')!;
+    const seen: string[] = ((globalThis as { seenStates?: string[] }).seenStates = []);
+    new MutationObserver(() => seen.push(el.dataset.state ?? '')).observe(el, { attributes: true });
+  });
   await h.page.close();
   // The feed drops, then comes back once this tab hosts the engine.
   await second.waitForFunction(() => globalThis.hearth.isEngineHost, undefined, { timeout: 60_000 });
-  await connection.and(second.locator('[data-state="connected"]')).waitFor({ timeout: 60_000 });
+  await second.waitForFunction(
+    () => {
+      const seen = (globalThis as { seenStates?: string[] }).seenStates ?? [];
+      return seen.includes('reconnecting') && seen.at(-1) === 'connected';
+    },
+    undefined,
+    { timeout: 60_000 },
+  );
   // The view still works: a key created through it is listed.
   const view = second.locator('hearth-keys');
   await view.getByLabel('Name').fill('after-move');
@@ -35,6 +48,7 @@ it('reconnects its views when the engine host tab closes', { timeout: 120_000 },
 it('shows the chat view and works in a 360 px wide window', async () => {
   await goTo(h.page, 'Chat');
   await h.page.locator('hearth-chat-playground').waitFor();
+  await h.page.locator('hearth-app [data-field="connection"][data-state="connected"]').waitFor();
   await screenshot(h.page, 'chat');
   await h.page.setViewportSize({ width: 360, height: 740 });
   // Every view fits: nothing overflows the window sideways (wide tables scroll in their card).
