@@ -10,6 +10,8 @@
  *   npm run bench -- --prompt 512 --steps 32 --layers 4 --batches 1,8
  *   npm run bench -- --chromium --record --json results.json
  *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
+ *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
+ *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
  * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
  *
  * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
@@ -20,6 +22,7 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
+import { e2eOptionsFromArgs, e2eTable, runE2eBench, type E2eBenchResult } from './e2e';
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
 import { generationTable, recordRun } from './report';
 import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
@@ -40,7 +43,7 @@ function parseArgs(argv: string[]): Record<string, string | boolean> {
 
 const args = parseArgs(process.argv.slice(2));
 const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
-const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured'];
+const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e'];
 const generation: GenerationBenchOptions | null = sections.includes('generation')
   ? {
       models: typeof args.models === 'string' ? args.models.split(',') : GENERATION_BENCH_MODELS,
@@ -78,13 +81,16 @@ if (args.chromium) {
   }
   gpu.device.destroy();
 }
+const e2e: E2eBenchResult | null = sections.includes('e2e') ? await runE2eBench(e2eOptionsFromArgs(args), log) : null;
+const E2E_TITLE = 'End to end through the Service Worker';
 
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
 if (structuredResults.length) tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
-const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults };
+if (e2e) console.log(`\n${E2E_TITLE} (chromium, ${e2e.device})\n\n${e2eTable(e2e)}\n`);
+const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults, e2e };
 console.log(JSON.stringify(json, null, 2));
 if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
 if (args.record) {
@@ -95,6 +101,16 @@ if (args.record) {
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
     tables,
   });
+  // The e2e figures are Chromium's, on Chromium's adapter, whatever the other sections ran on.
+  if (e2e) {
+    recordRun(fileURLToPath(new URL('../../docs/performance.md', import.meta.url)), {
+      runtime: 'chromium',
+      device: e2e.device,
+      date: json.date.slice(0, 10),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      tables: [{ title: E2E_TITLE, markdown: e2eTable(e2e) }],
+    });
+  }
   console.error('bench: recorded in docs/performance.md');
 }
 process.exit(0);
