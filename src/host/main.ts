@@ -13,5 +13,13 @@ const hosting = startEngineHosting();
 installPageHandle(hosting);
 registerServiceWorker().catch((err: unknown) => {
   console.error('[hearth] Service Worker registration failed:', err);
-  document.body.dataset.hearthError = err instanceof Error ? err.message : String(err);
+  const message = err instanceof Error ? err.message : String(err);
+  document.body.dataset.hearthError = message;
+  // Without the Service Worker nothing answers /v1: say so at once rather than let every view
+  // wait for hearth.ready() to time out.
+  const notice = document.createElement('p');
+  notice.id = 'hearth-boot-error';
+  notice.setAttribute('role', 'alert');
+  notice.textContent = `Hearth cannot start here: ${message}`;
+  document.body.prepend(notice);
 });

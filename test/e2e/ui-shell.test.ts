@@ -78,6 +78,13 @@ it('explains what is needed when the browser has no WebGPU', async () => {
     await goTo(page, 'Keys');
     await page.locator('hearth-keys tr[data-key="admin"]').waitFor();
     await screenshot(page, 'no-webgpu', { dark: false });
+    // Without Service Workers nothing can answer /v1: the page says so at once.
+    const noSw = await browser.newContext();
+    await noSw.addInitScript(() => delete (Navigator.prototype as { serviceWorker?: unknown }).serviceWorker);
+    const bare = await noSw.newPage();
+    await bare.goto(h.server.url);
+    await bare.locator('#hearth-boot-error').waitFor();
+    expect(await bare.locator('#hearth-boot-error').innerText()).toMatch(/^Hearth cannot start here: This browser has no Service Workers/);
   } finally {
     await browser.close();
   }

@@ -149,10 +149,20 @@ it('registers a model, downloads a checkpoint as an adapter, imports it, deletes
 
   await imported.locator('summary').click();
   await imported.locator('tr[data-step]').first().waitFor();
+  // Delete one checkpoint: the newest goes, the others stay.
+  const steps = await imported.locator('tr[data-step]').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-step'))));
+  expect(steps.length).toBeGreaterThan(1);
+  const last = Math.max(...steps);
+  await imported.getByLabel(`Select step ${last}`).check();
+  const cpDialog = acceptNextDialog(h.page);
+  await imported.getByRole('button', { name: 'Delete selected checkpoints' }).click();
+  expect(await cpDialog).toMatch(new RegExp(`Delete checkpoint step ${last} of ui-imported\\?`));
+  await imported.locator(`tr[data-step="${last}"]`).waitFor({ state: 'detached' });
+  expect(await imported.locator('tr[data-step]').count()).toBe(steps.length - 1);
   const dialog = acceptNextDialog(h.page);
   await imported.getByRole('button', { name: 'Delete model ui-imported' }).click();
   const message = await dialog;
-  expect(message).toMatch(/ui-imported\? This deletes \d+ checkpoints? .*trajectory logs, training jobs and run history/);
+  expect(message).toMatch(new RegExp(`ui-imported\\? This deletes ${steps.length - 1} checkpoints? .*trajectory logs, training jobs and run history`));
   await imported.waitFor({ state: 'detached' });
   const list = (await api(h.page, 'GET', '/v1/preview/models', { key: h.key })).json.data.map((m: { name: string }) => m.name);
   expect(list).toContain('ui-model');
