@@ -7,7 +7,7 @@
  */
 import { LitElement, css, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { Task } from '@lit/task';
+import { Task, TaskStatus } from '@lit/task';
 import { apiBlob, apiGetAll, apiSend } from './api-client';
 import { formatMetric, formatTime } from './format';
 import { shared } from './theme';
@@ -74,11 +74,14 @@ export class HearthModelCheckpoints extends LitElement {
   }
 
   override render() {
+    // While re-reading (after a deletion) the previous list stays up.
+    const cps = this._checkpoints.value;
     return html`
-      ${this._checkpoints.render({
-        pending: () => html`<p role="status">Loading checkpoints…</p>`,
-        error: (e) => html`<p class="error" role="alert">Cannot list checkpoints: ${(e as Error).message}</p>`,
-        complete: (cps) => html`
+      ${this._checkpoints.status === TaskStatus.ERROR
+        ? html`<p class="error" role="alert">Cannot list checkpoints: ${(this._checkpoints.error as Error).message}</p>`
+        : !cps
+          ? html`<p role="status">Loading checkpoints…</p>`
+          : html`
           <div class="table-wrap">
             <table aria-label=${`Checkpoints of ${this.model.name}`}>
               <thead><tr><th><span class="visually-hidden">Select</span></th><th>Step</th><th>Metrics</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
@@ -98,8 +101,7 @@ export class HearthModelCheckpoints extends LitElement {
           <div class="row" style="margin-top:0.5rem">
             <button class="danger" ?disabled=${this._selected.size === 0} @click=${this._delete}>Delete selected checkpoints</button>
           </div>
-        `,
-      })}
+        `}
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
     `;
   }

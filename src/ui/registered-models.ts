@@ -7,6 +7,7 @@
  */
 import { LitElement, html, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
 import { Task } from '@lit/task';
 import { apiGet, apiGetAll, apiSend, apiUpload } from './api-client';
 import { formatTime } from './format';
@@ -82,6 +83,7 @@ export class HearthRegisteredModels extends LitElement {
   }
 
   private _toggle(id: string, open: boolean): void {
+    if (open === this._open.has(id)) return;
     const next = new Set(this._open);
     if (open) next.add(id);
     else next.delete(id);
@@ -100,8 +102,10 @@ export class HearthRegisteredModels extends LitElement {
         <section class="card" aria-labelledby="registered">
           <div class="spread"><h3 id="registered">Your models</h3><button @click=${() => this._models.run()}>Refresh</button></div>
           ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
-          ${models.map(
-            (m) => html`<details data-model=${m.name} @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}>
+          ${repeat(
+            models,
+            (m) => m.id,
+            (m) => html`<details data-model=${m.name} ?open=${this._open.has(m.id)} @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}>
               <summary><strong>${m.entity}/${m.project}/${m.name}</strong> <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span></summary>
               <p class="row">
                 <a class="button" href=${`#/runs/${m.id}`}>Run history</a>

@@ -158,7 +158,7 @@ it('registers a model, downloads a checkpoint as an adapter, imports it, deletes
   await imported.getByRole('button', { name: 'Delete selected checkpoints' }).click();
   expect(await cpDialog).toMatch(new RegExp(`Delete checkpoint step ${last} of ui-imported\\?`));
   await imported.locator(`tr[data-step="${last}"]`).waitFor({ state: 'detached' });
-  expect(await imported.locator('tr[data-step]').count()).toBe(steps.length - 1);
+  await expect.poll(() => imported.locator('tr[data-step]').count()).toBe(steps.length - 1);
   const dialog = acceptNextDialog(h.page);
   await imported.getByRole('button', { name: 'Delete model ui-imported' }).click();
   const message = await dialog;
