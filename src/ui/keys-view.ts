@@ -80,6 +80,27 @@ export class HearthKeys extends LitElement {
     this._copied = true;
   }
 
+  private _table(keys: ApiKey[]) {
+    return html`
+            <div class="table-wrap">
+              <table>
+                <thead><tr><th>Name</th><th>Entity</th><th>Prefix</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+                <tbody>
+                  ${keys.map(
+                    (k) => html`<tr data-key=${k.name}>
+                      <td>${k.name}${k.admin ? html` <span class="pill">admin</span>` : nothing}</td>
+                      <td>${k.entity ?? ''}</td>
+                      <td><code>${k.prefix ?? ''}…</code></td>
+                      <td>${formatTime(k.created_at)}</td>
+                      <td>${k.admin ? nothing : html`<button class="danger" @click=${() => this._revoke(k)} aria-label=${`Revoke ${k.name}`}>Revoke</button>`}</td>
+                    </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>
+`;
+  }
+
   override render() {
     return html`
       <h2>API keys</h2>
@@ -107,26 +128,9 @@ export class HearthKeys extends LitElement {
       <section class="card" aria-labelledby="key-list">
         <h3 id="key-list">Keys</h3>
         ${this._keys.render({
-          pending: () => html`<p role="status">Loading keys…</p>`,
+          pending: () => (this._keys.value ? this._table(this._keys.value) : html`<p role="status">Loading keys…</p>`),
           error: (e) => html`<p class="error" role="alert">Cannot list keys: ${(e as Error).message}</p>`,
-          complete: (keys) => html`
-            <div class="table-wrap">
-              <table>
-                <thead><tr><th>Name</th><th>Entity</th><th>Prefix</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
-                <tbody>
-                  ${keys.map(
-                    (k) => html`<tr data-key=${k.name}>
-                      <td>${k.name}${k.admin ? html` <span class="pill">admin</span>` : nothing}</td>
-                      <td>${k.entity ?? ''}</td>
-                      <td><code>${k.prefix ?? ''}…</code></td>
-                      <td>${formatTime(k.created_at)}</td>
-                      <td>${k.admin ? nothing : html`<button class="danger" @click=${() => this._revoke(k)} aria-label=${`Revoke ${k.name}`}>Revoke</button>`}</td>
-                    </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
-          `,
+          complete: (keys) => this._table(keys),
         })}
       </section>
     `;

@@ -95,10 +95,16 @@ export class HearthRegisteredModels extends LitElement {
   }
 
   override render() {
+    // While re-reading (after a change) the previous list stays up.
     return this._models.render({
-      pending: () => html`<section class="card"><p role="status">Loading models…</p></section>`,
+      pending: () => (this._models.value ? this._content(this._models.value) : html`<section class="card"><p role="status">Loading models…</p></section>`),
       error: (e) => html`<section class="card"><p class="error" role="alert">Cannot list models: ${(e as Error).message}</p></section>`,
-      complete: ({ models, bases }) => html`
+      complete: (value) => this._content(value),
+    });
+  }
+
+  private _content({ models, bases }: { models: Model[]; bases: { id: string; default?: boolean }[] }) {
+    return html`
         <section class="card" aria-labelledby="registered">
           <div class="spread"><h3 id="registered">Your models</h3><button @click=${() => this._models.run()}>Refresh</button></div>
           ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
@@ -136,8 +142,7 @@ export class HearthRegisteredModels extends LitElement {
             <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
           </form>
         </section>
-      `,
-    });
+    `;
   }
 }
 
