@@ -9,9 +9,9 @@
  * end of the stream), per-stream decode rate after the first token, and aggregate throughput
  * (every completion token over the wall time of the level). Each stream decodes a fixed number of
  * tokens (ignore_eos) at temperature 0.7 with its own seed and question, so the batch stays full.
- * A warm-up round at the largest level first loads the model and compiles the pipelines.
+ * A warm-up round per level first loads the model and compiles the pipelines its steps use.
  *
- *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
+ *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64 [--e2e-temperature 0] [--e2e-logprobs false]
  *
  * Not here: the engine-level figures without HTTP (generation.ts), tables of those (report.ts).
  */
@@ -27,6 +27,8 @@ export interface E2eOptions {
    * logprob, as ART needs); `false` measures the path without them.
    */
   logprobs?: boolean;
+  /** Sampling temperature (default 0.7, each stream with its own seed); 0 is greedy, unseeded. */
+  temperature?: number;
 }
 
 export interface E2eLevel {
@@ -53,6 +55,7 @@ export function e2eOptionsFromArgs(args: Record<string, string | boolean>): E2eO
     model: typeof args['e2e-model'] === 'string' ? (args['e2e-model'] as string) : 'hearth/tiny-chat',
     streams: list('e2e-streams') ?? [1, 8, 32],
     tokens: typeof args['e2e-tokens'] === 'string' ? Number(args['e2e-tokens']) : args.full === true ? 128 : args.quick === true ? 16 : undefined,
+    temperature: typeof args['e2e-temperature'] === 'string' ? Number(args['e2e-temperature']) : undefined,
     logprobs: args['e2e-logprobs'] === 'false' ? false : args['e2e-logprobs'] === 'true' ? true : undefined,
   };
 }
@@ -84,7 +87,7 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
       h.page.evaluate(
         // No named functions in here: tsx (esbuild keepNames) would wrap them in a `__name`
         // helper that does not exist in the page.
-        async ({ key, model, streams, maxTokens, logprobs }) =>
+        async ({ key, model, streams, maxTokens, logprobs, temperature }) =>
           Promise.all(Array.from({ length: streams }, async (_, i) => {
             const start = performance.now();
             const res = await fetch('/v1/chat/completions', {
@@ -95,8 +98,8 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
                 messages: [{ role: 'user', content: `What is ${i % 10} + ${(i * 7 + 3) % 10}?` }],
                 max_tokens: maxTokens,
                 ignore_eos: true,
-                temperature: 0.7,
-                seed: i,
+                temperature,
+                ...(temperature > 0 ? { seed: i } : {}),
                 stream: true,
                 stream_options: { include_usage: true },
                 ...(logprobs === undefined ? {} : { logprobs }),
@@ -125,13 +128,16 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
             }
             return { start, first, end: performance.now(), tokens: count };
           })),
-        { key: h.key, model: opts.model, streams, maxTokens, logprobs: opts.logprobs },
+        { key: h.key, model: opts.model, streams, maxTokens, logprobs: opts.logprobs, temperature: opts.temperature ?? 0.7 },
       ) as Promise<StreamTiming[]>;
 
-    const widest = Math.max(...opts.streams);
-    log(`bench e2e: warm-up (${widest} streams of 2 tokens) on ${device}`);
-    await round(1, 2);
-    await round(widest, 2);
+    // Warm-up at every level: WebGPU compiles a pipeline the first time a step shape occurs
+    // (decode steps, steps mixing one request's prefill with others' decode), which on
+    // SwiftShader stalls every stream for seconds.
+    for (const streams of opts.streams) {
+      log(`bench e2e: warm-up, ${streams} streams of 4 tokens, on ${device}`);
+      await round(streams, 4);
+    }
     const levels: E2eLevel[] = [];
     for (const streams of opts.streams) {
       log(`bench e2e: ${streams} concurrent streams of ${tokens} tokens`);
