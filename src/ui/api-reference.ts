@@ -26,6 +26,14 @@ export class HearthApiReference extends LitElement {
         gap: 0.5rem;
         align-items: baseline;
       }
+      summary::before {
+        content: '▸';
+        color: var(--hearth-muted);
+        width: 0.8rem;
+      }
+      details[open] > summary::before {
+        content: '▾';
+      }
       .method {
         font-family: var(--hearth-mono);
         font-size: 0.75rem;
