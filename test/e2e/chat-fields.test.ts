@@ -57,18 +57,21 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
 
   it('seeds: the same seed repeats, other seeds differ, choice i of n uses seed + i', async () => {
     const body = { ...GREEDY, temperature: 1.5 };
-    const [a, again, b, c, n] = await Promise.all([
+    const [a, again, b, c, n, streamedN] = await Promise.all([
       run({ ...body, seed: 11 }),
       run({ ...body, seed: 11 }),
       run({ ...body, seed: 12 }),
       run({ ...body, seed: 13 }),
       run({ ...body, seed: 11, n: 3 }),
+      stream(h.page, h.key, { ...body, seed: 11, n: 3 }),
     ]);
     expect(ids(again)).toEqual(ids(a));
     expect(new Set([a, b, c].map((x) => ids(x).join(','))).size).toBeGreaterThan(1);
     expect(n.choices.map((_: unknown, i: number) => ids(n, i))).toEqual([ids(a), ids(b), ids(c)]);
     expect(n.choices.map((ch: any) => ch.index)).toEqual([0, 1, 2]);
     expect(n.usage.completion_tokens).toBe(18);
+    // Streamed, the same seeds give the same choices, each under its own index.
+    expect(streamedN.texts).toEqual([text(n, 0), text(n, 1), text(n, 2)]);
   }, 120_000);
 
   it('stop strings, stop_token_ids, include_stop_str_in_output, min_tokens, ignore_eos, EOS', async () => {
@@ -80,14 +83,17 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     const stopId = ids(g)[2];
     const stopAt = ids(g).indexOf(stopId);
     const t0 = ids(first)[0];
-    const [byString, withStr, byId, minTokens, natural] = await Promise.all([
+    const [byString, streamed, withStr, byId, minTokens, natural] = await Promise.all([
       run({ ...GREEDY, stop: ['\u0000never', stop] }),
+      stream(h.page, h.key, { ...GREEDY, stop: ['\u0000never', stop] }),
       run({ ...GREEDY, stop, include_stop_str_in_output: true }),
       run({ ...GREEDY, stop_token_ids: [stopId] }),
       run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 4, stop_token_ids: [t0], min_tokens: 2, return_token_ids: true }),
       run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 5, return_token_ids: true }),
     ]);
     expect(byString.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stop, message: { content: full.slice(0, cut) } });
+    expect(streamed.texts[0]).toBe(full.slice(0, cut));
+    expect(streamed.chunks.flatMap((ch) => ch.choices.filter((x: any) => x.finish_reason))).toMatchObject([{ finish_reason: 'stop', stop_reason: stop }]);
     expect(withStr.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stop, message: { content: full.slice(0, cut + stop.length) } });
     expect(byId.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stopId });
     expect(ids(byId)).toEqual(ids(g).slice(0, stopAt + 1));
