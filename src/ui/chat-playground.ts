@@ -48,6 +48,11 @@ export class HearthChatPlayground extends LitElement {
       border-radius: 0.5rem;
       background: var(--hearth-surface, #fff);
       border: 1px solid var(--hearth-border, #e6dccd);
+    }
+    /* Only the text keeps its line breaks: the template's own whitespace around the reply and
+       its meta line would otherwise show as blank lines. */
+    .turn.user,
+    [data-field='reply'] {
       white-space: pre-wrap;
     }
     .turn.user {
