@@ -7,6 +7,8 @@
  *     the bitmask upload, and the step pipelining a constrained sequence gives up (its next mask
  *     depends on the token just sampled, so the engine does not submit step N+1 before reading N),
  *     which a third run isolates with a constraint that allows everything (no mask, no pipelining);
+ *   - the host time the matchers take inside those constrained steps (a timing wrapper around
+ *     each matcher), which unlike wall-clock differences holds up on a loaded machine;
  *   - the matcher alone, on the CPU: microseconds per token to fill the bitmask and accept a token,
  *     walking the grammar with seeded random allowed tokens (no GPU);
  *   - compile time of the schema for the model's vocabulary (cold), and a cache hit.
@@ -40,6 +42,8 @@ export interface ConstraintDecodeFigures {
   /** With a constraint that allows every token: what giving up step pipelining alone costs. */
   unpipelinedStepMs: number;
   constrainedStepMs: number;
+  /** Host time in the matchers' calls per constrained step (all B rows), measured inside the engine. */
+  matcherMsPerStep: number;
   /** constrained - free, per generated token of one sequence. */
   overheadMsPerToken: number;
   /** Tokens the constrained run produced per sequence (the grammar may end it before max_tokens). */
@@ -90,6 +94,35 @@ class AllowAll implements TokenConstraint {
     return false;
   }
   dispose(): void {}
+}
+
+/** Wraps a matcher and adds the host time of its calls (as the engine makes them) to `spent.ms`. */
+class Timed implements TokenConstraint {
+  constructor(
+    private readonly inner: TokenConstraint,
+    private readonly spent: { ms: number; calls: number },
+  ) {}
+  private time<T>(f: () => T): T {
+    const t0 = performance.now();
+    try {
+      return f();
+    } finally {
+      this.spent.ms += performance.now() - t0;
+    }
+  }
+  fillNextTokenBitmask(bitmask: Int32Array): boolean {
+    this.spent.calls++;
+    return this.time(() => this.inner.fillNextTokenBitmask(bitmask));
+  }
+  acceptToken(tokenId: number): boolean {
+    return this.time(() => this.inner.acceptToken(tokenId));
+  }
+  isTerminated(): boolean {
+    return this.time(() => this.inner.isTerminated());
+  }
+  dispose(): void {
+    this.inner.dispose();
+  }
 }
 
 let salt = 0;
@@ -204,10 +237,11 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
 
       const decode: ConstraintDecodeFigures[] = [];
       for (const B of batches) {
+        const spent = { ms: 0, calls: 0 };
         const run = (seed: number, kind: 'free' | 'unpipelined' | 'schema') =>
           Promise.all(
             Array.from({ length: B }, (_, i) => {
-              const c = kind === 'schema' ? choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0] : kind === 'unpipelined' ? new AllowAll() : null;
+              const c = kind === 'schema' ? new Timed(choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0]!, spent) : kind === 'unpipelined' ? new AllowAll() : null;
               return tokenTimes(engine.generate(request(name, prompt(16, cfg.vocabSize, seed + i), steps + 1, seed + i, c)));
             }),
           );
@@ -220,6 +254,8 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
         const unpipelined: number[] = [];
         const constrained: number[] = [];
         let tokens = 0;
+        spent.ms = 0;
+        spent.calls = 0;
         for (let r = 0; r < rounds; r++) {
           free.push(stepMs(await run(1000 * B + 10 * r, 'free')).ms);
           unpipelined.push(stepMs(await run(1000 * B + 10 * r, 'unpipelined')).ms);
@@ -230,8 +266,11 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
         const f = median(free);
         const u = median(unpipelined);
         const c = median(constrained);
-        decode.push({ batch: B, freeStepMs: f, unpipelinedStepMs: u, constrainedStepMs: c, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
-        log(`  batch ${B}: ${f.toFixed(2)} ms per step free, ${u.toFixed(2)} unpipelined, ${c.toFixed(2)} with the schema (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`);
+        const matcherMsPerStep = (spent.ms / Math.max(1, spent.calls)) * B;
+        decode.push({ batch: B, freeStepMs: f, unpipelinedStepMs: u, constrainedStepMs: c, matcherMsPerStep, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
+        log(
+          `  batch ${B}: ${f.toFixed(2)} ms per step free, ${u.toFixed(2)} unpipelined, ${c.toFixed(2)} with the schema, of which ${matcherMsPerStep.toFixed(2)} in the matchers (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`,
+        );
       }
       results.push({
         model: name,
@@ -261,6 +300,7 @@ export function structuredTable(results: StructuredBenchResult[]): string {
     'free ms / step',
     'unpipelined ms / step',
     'JSON-schema ms / step',
+    'of it in matchers (host)',
     'overhead ms / token',
     'overhead %',
     'matcher µs / token (CPU)',
@@ -275,6 +315,7 @@ export function structuredTable(results: StructuredBenchResult[]): string {
       d.freeStepMs.toFixed(2),
       d.unpipelinedStepMs.toFixed(2),
       d.constrainedStepMs.toFixed(2),
+      d.matcherMsPerStep.toFixed(2),
       d.overheadMsPerToken.toFixed(2),
       `${((100 * d.overheadMsPerToken) / d.freeStepMs).toFixed(0)} %`,
       r.matcherUsPerToken.toFixed(1),
