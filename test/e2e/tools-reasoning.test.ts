@@ -70,6 +70,13 @@ const noThinking = { chat_template_kwargs: { enable_thinking: false } };
 const hermes = (name: string, args: string) => `"<tool_call>\\n{\\"name\\": \\"${name}\\", \\"arguments\\": " ${args} "}\\n</tool_call>"`;
 const weatherArgs = `"{\\"city\\": \\"" ("Paris" | "Oslo") "\\", \\"unit\\": \\"c\\"}"`;
 const AUTO_GRAMMAR = `root ::= "Checking. " ${hermes('get_weather', weatherArgs)}`;
+const WEATHER_TAG = {
+  type: 'tag',
+  begin: '<tool_call>\n{"name": "get_weather", "arguments": ',
+  // A regex rather than the schema: a schema's free JSON whitespace lets random weights ramble.
+  content: { type: 'regex', pattern: '\\{"city": "(Paris|Oslo)", "unit": "[cf]"\\}' },
+  end: '}\n</tool_call>',
+};
 const TWO_CALLS_GRAMMAR = `root ::= ${hermes('get_weather', weatherArgs)} "\\n" ${hermes('get_time', '"{\\"zone\\": \\"UTC\\"}"')}`;
 
 /**
@@ -158,12 +165,13 @@ describe('tool calls through /v1/chat/completions', () => {
   it('"auto" parses Hermes <tool_call> output into tool_calls and tool-call deltas; "none" leaves it as content', async () => {
     // The random model spells the tags a character or two per token: room for ~2 tokens per character.
     const shared = { ...base, ...noThinking, tools: TOOLS, max_tokens: 100 };
-    const [auto, autoStream, two, twoSerial, none] = await complete([
+    const [auto, autoStream, two, twoSerial, none, tagged] = await complete([
       { ...shared, structured_outputs: { grammar: AUTO_GRAMMAR } },
       { ...shared, tool_choice: 'auto', structured_outputs: { grammar: AUTO_GRAMMAR }, stream: true },
       { ...shared, max_tokens: 180, structured_outputs: { grammar: TWO_CALLS_GRAMMAR } },
       { ...shared, max_tokens: 180, parallel_tool_calls: false, structured_outputs: { grammar: TWO_CALLS_GRAMMAR } },
       { ...shared, tool_choice: 'none', structured_outputs: { grammar: AUTO_GRAMMAR } },
+      { ...shared, max_tokens: 120, response_format: { type: 'structural_tag', format: WEATHER_TAG } },
     ]);
     const a = auto.response.choices[0];
     expect(a.finish_reason).toBe('tool_calls');
@@ -190,6 +198,13 @@ describe('tool calls through /v1/chat/completions', () => {
     expect(n.finish_reason).toBe('stop');
     expect(n.message.tool_calls ?? []).toEqual([]);
     expect(n.message.content).toContain('<tool_call>');
+
+    // A structural tag (xgrammar's format) writing the Hermes call around the arguments.
+    const t = tagged.response.choices[0];
+    expect(t.finish_reason).toBe('tool_calls');
+    expect(t.message.tool_calls).toHaveLength(1);
+    expect(t.message.tool_calls[0].function.name).toBe('get_weather');
+    expectValidCall(t.message.tool_calls[0]);
   });
 
   it('a multi-turn tool conversation renders the call and its result through the template', async () => {
