@@ -3,7 +3,8 @@
  * config.json objects are written as transformers writes them for each class, so the loader reads
  * them exactly like a Hub download.
  * - hearth/tiny-chat: the default model; Llama architecture, GQA 4/2, tied embeddings, bf16.
- *   Random weights until the trainer replaces them with trained ones (same files, same format).
+ *   make-models writes random weights; the demo training (scripts/train-demo*.ts) replaces them with
+ *   trained ones in the same files and format.
  * - hearth/tiny-qwen2: Qwen2 (q/k/v bias), untied lm_head, f16, odd MLP width; a Qwen2.5-style template.
  * - hearth/tiny-qwen3: Qwen3 (q/k norm, explicit head_dim 32 with hidden 64), tied, f32; a
  *   Qwen3-style template with tools and thinking, shipped as chat_template.jinja.
@@ -37,7 +38,7 @@ export const MODEL_SPECS: ModelSpec[] = [
     folder: 'tiny-chat',
     architecture: 'llama',
     description:
-      "Hearth's default model: Llama architecture (4 layers, hidden 256, GQA 4/2, tied embeddings, bf16), a byte-level BPE tokenizer with digit splitting, and a ChatML template with tools and documents. Random weights until trained.",
+      "Hearth's default model: Llama architecture (4 layers, hidden 256, GQA 4/2, tied embeddings, bf16), a byte-level BPE tokenizer with digit splitting, and a ChatML template with tools and documents. Trained on the demo task, adding one-digit numbers (docs/training.md); `npm run make-models` writes its random initial weights.",
     isDefault: true,
     dtype: 'bf16',
     seed: 0x7c0de01,
