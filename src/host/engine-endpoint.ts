@@ -38,7 +38,12 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
       let res: Response;
       try {
         const engine = await booting;
-        res = await engine.app.fetch(fromWireRequest(wire, wireAbortSignal(wire)));
+        try {
+          res = await engine.app.fetch(fromWireRequest(wire, wireAbortSignal(wire)));
+        } finally {
+          // Answered: a stream is cancelled through its body from now on.
+          wire.abort?.close();
+        }
       } catch (err) {
         // Boot failed (e.g. IndexedDB unavailable in this profile): say so instead of a network error.
         const message = `The Hearth engine failed to start: ${err instanceof Error ? err.message : String(err)}`;

@@ -61,9 +61,15 @@ export async function forward(links: EngineLink, request: Request, requester?: R
 
   const watch = watchHost(links, link);
   const clientGone = abortWhenGone(request.signal, requester);
-  const handled = link.api.handle(withAbortPort(wire, clientGone.signal)).then((r) => r as WireResponse);
-  // Once the response exists, a client that leaves cancels its body instead.
-  handled.then(clientGone.stop, clientGone.stop);
+  const abort = withAbortPort(wire, clientGone.signal);
+  const handled = link.api.handle(abort.wire).then((r) => r as WireResponse);
+  // Once the response exists, a client that leaves cancels its body instead; the port is closed
+  // so that neither end (each with a listener) outlives the request.
+  const settled = () => {
+    clientGone.stop();
+    abort.close();
+  };
+  handled.then(settled, settled);
   let winner: WireResponse | undefined;
   try {
     winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
@@ -103,7 +109,7 @@ function abortWhenGone(requestSignal: AbortSignal, requester: Requester | undefi
  * Gives the request a port on which the engine hears that the client aborted. The message is
  * sent at most once; after the request finished nobody listens.
  */
-function withAbortPort(wire: WireRequest, clientSignal: AbortSignal): WireRequest {
+function withAbortPort(wire: WireRequest, clientSignal: AbortSignal): { wire: WireRequest; close(): void } {
   const channel = new MessageChannel();
   const tell = () => {
     channel.port1.postMessage('abort');
@@ -111,7 +117,13 @@ function withAbortPort(wire: WireRequest, clientSignal: AbortSignal): WireReques
   };
   if (clientSignal.aborted) tell();
   else clientSignal.addEventListener('abort', tell, { once: true });
-  return Comlink.transfer({ ...wire, abort: channel.port2 }, [channel.port2]);
+  return {
+    wire: Comlink.transfer({ ...wire, abort: channel.port2 }, [channel.port2]),
+    close: () => {
+      clientSignal.removeEventListener('abort', tell);
+      channel.port1.close();
+    },
+  };
 }
 
 /** Passes the engine's stream through, erroring it if the host dies before it ends. */
