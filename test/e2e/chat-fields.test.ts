@@ -74,6 +74,22 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     expect(streamedN.texts).toEqual([text(n, 0), text(n, 1), text(n, 2)]);
   }, 120_000);
 
+  it('sampling controls: top_k 1, a tiny top_p and min_p 1 keep only the most likely token', async () => {
+    // At temperature 2 a seeded draw leaves the greedy path; each control must bring it back.
+    const hot = { ...GREEDY, temperature: 2 };
+    const seeds = [21, 22, 23, 24];
+    const [greedy, ...rest] = await Promise.all([
+      run(GREEDY),
+      ...seeds.map((seed) => run({ ...hot, seed })),
+      ...seeds.flatMap((seed) => [run({ ...hot, seed, top_k: 1 }), run({ ...hot, seed, top_p: 1e-6 }), run({ ...hot, seed, min_p: 1 })]),
+    ]);
+    const free = rest.slice(0, seeds.length);
+    const controlled = rest.slice(seeds.length);
+    // The premise: without a control some seed samples off the greedy path.
+    expect(free.some((c) => ids(c).join() !== ids(greedy).join())).toBe(true);
+    for (const c of controlled) expect(ids(c)).toEqual(ids(greedy));
+  }, 120_000);
+
   it('stop strings, stop_token_ids, include_stop_str_in_output, min_tokens, ignore_eos, EOS', async () => {
     const [g, first] = await Promise.all([run(GREEDY), run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 5, return_token_ids: true })]);
     const full = text(g);
