@@ -90,6 +90,33 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     for (const c of controlled) expect(ids(c)).toEqual(ids(greedy));
   }, 120_000);
 
+  it('presence and frequency penalties: each greedy choice is the best token after its penalty', async () => {
+    // The logprobs returned are the raw ones (before bias and penalties, as vLLM's default), so
+    // the penalised choice can be checked from them: raw logprob - presence * seen - frequency * count.
+    const presence = 1.5;
+    const frequency = 1;
+    const out = await run({ ...GREEDY, max_tokens: 8, presence_penalty: presence, frequency_penalty: frequency, logprobs: true, top_logprobs: 20, return_tokens_as_token_ids: true });
+    const counts = new Map<number, number>();
+    let changed = 0;
+    out.choices[0].logprobs.content.forEach((step: any, t: number) => {
+      const chosen = ids(out)[t];
+      const scored = step.top_logprobs
+        .map((e: any) => ({ id: Number(String(e.token).replace('token_id:', '')), lp: e.logprob }))
+        .filter((e: any) => e.id > 2);
+      const score = (e: { id: number; lp: number }) => e.lp - (counts.has(e.id) ? presence + frequency * counts.get(e.id)! : 0);
+      const best = Math.max(...scored.map(score));
+      const mine = scored.find((e: any) => e.id === chosen);
+      expect(mine, `step ${t}: the chosen token is among the top 20`).toBeDefined();
+      expect(score(mine)).toBeGreaterThanOrEqual(best - 1e-3);
+      // vLLM's order puts the sampled token first: the raw argmax is the largest raw logprob.
+      const rawBest = scored.reduce((a: any, b: any) => (b.lp > a.lp ? b : a));
+      if (rawBest.id !== chosen) changed++;
+      counts.set(chosen, (counts.get(chosen) ?? 0) + 1);
+    });
+    // The premise: the penalties moved at least one choice off the raw argmax.
+    expect(changed).toBeGreaterThan(0);
+  }, 120_000);
+
   it('stop strings, stop_token_ids, include_stop_str_in_output, min_tokens, ignore_eos, EOS', async () => {
     const [g, first] = await Promise.all([run(GREEDY), run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 5, return_token_ids: true })]);
     const full = text(g);
