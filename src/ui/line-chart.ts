@@ -16,6 +16,7 @@ import { formatMetric } from './format';
 export type { ChartSeries } from './chart-data';
 
 const PALETTE = ['--hearth-series-1', '--hearth-series-2', '--hearth-series-3', '--hearth-series-4', '--hearth-series-5'];
+const STEP_INCREMENTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 @customElement('hearth-line-chart')
 export class HearthLineChart extends LitElement {
@@ -116,7 +117,8 @@ export class HearthLineChart extends LitElement {
         width: Math.max(200, box.clientWidth),
         height: 180,
         scales: { x: { time: false } },
-        axes: [{ ...axis, label: this.xLabel }, { ...axis, size: 56 }],
+        // Steps are whole numbers: no 1.2, 1.4 ticks between two points.
+        axes: [{ ...axis, label: this.xLabel, incrs: STEP_INCREMENTS }, { ...axis, size: 56 }],
         series: [
           { label: this.xLabel },
           ...this.series.map((s, i) => ({
