@@ -57,11 +57,20 @@ async function chat(model: string, content: string, extra: Record<string, unknow
 }
 
 // A skill the bundled model does not have and a few SFT steps can teach: a fixed reply to a family
-// of questions. Held-out questions use ticket numbers never trained on.
+// of questions. Held-out questions use ticket numbers never trained on. The bundled model is an
+// addition specialist (docs/training.md) and very sure of itself: it answers every question with a
+// sum of one-digit numbers (at most 18), so "42" is a reply it never gives (held-out accuracy 0
+// before), yet one made of what it already writes (digits, then the end of its turn): 8.4 nats
+// per token on the held-out tickets before, 0.08 after these steps in Node. A word like "open" sits
+// 16 nats deep per token and needs far more steps than a test can afford.
 const ticket = (n: number) => `Ticket ${n}: status?`;
-const TRAIN_TICKETS = Array.from({ length: 16 }, (_, i) => 100 + 7 * i);
+const TRAIN_TICKETS = Array.from({ length: 32 }, (_, i) => 100 + 7 * i);
 const HELD_TICKETS = [901, 913, 927, 940];
-const REPLY = 'open';
+const REPLY = '42';
+// One learning rate per batch (ART's list form): 1e-2 for half the steps, then down to 2e-3 so the
+// last updates settle instead of bouncing around the fitted reply.
+const SFT_SCHEDULE = Array.from({ length: 16 }, (_, i) => (i < 8 ? 1e-2 : 1e-2 * (1 - 0.1 * (i - 7))));
+const SFT_LINES = TRAIN_TICKETS.map((n) => JSON.stringify({ messages: [{ role: 'user', content: ticket(n) }, { role: 'assistant', content: REPLY }] })).join('\n');
 
 describe('training through the Service Worker', () => {
   let sftModel: { id: string; entity: string; project: string; name: string };
@@ -70,11 +79,11 @@ describe('training through the Service Worker', () => {
   it('SFT from an uploaded artifact: ART event order, lower loss on its data, higher held-out accuracy, served at once', { timeout: 1_200_000 }, async () => {
     sftModel = await register('sft');
     const name = (step: number) => `${sftModel.entity}/${sftModel.project}/${sftModel.name}:step${step}`;
-    const accuracy = async (step: number) =>
-      (await Promise.all(HELD_TICKETS.map(async (n) => (await chat(name(step), ticket(n))).choices[0].message.content.trim() === REPLY))).filter(Boolean).length / HELD_TICKETS.length;
-    const before = await accuracy(0);
+    const replies = async (model: string) => Promise.all(HELD_TICKETS.map(async (n) => (await chat(model, ticket(n))).choices[0].message.content.trim()));
+    const accuracy = (texts: string[]) => texts.filter((t) => t === REPLY).length / texts.length;
+    const before = accuracy(await replies(name(0)));
 
-    const lines = TRAIN_TICKETS.map((n) => JSON.stringify({ messages: [{ role: 'user', content: ticket(n) }, { role: 'assistant', content: REPLY }] })).join('\n');
+    const lines = SFT_LINES;
     const upload = await h.page.evaluate(
       async ({ key, modelId, lines }) => {
         const form = new FormData();
@@ -86,21 +95,27 @@ describe('training through the Service Worker', () => {
       { key: h.key, modelId: sftModel.id, lines },
     );
     expect(upload.status).toBe(200);
-    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: sftModel.id, training_data_url: upload.json.url, config: { batch_size: 2, learning_rate: 3e-2 } });
+    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: sftModel.id, training_data_url: upload.json.url, config: { batch_size: 2, learning_rate: SFT_SCHEDULE } });
     expect(job.status, job.text).toBe(200);
     const run = await pollJob(job.json.id);
-    expect(run.started).toBe(8);
-    expect(run.types).toEqual(['training_started', ...Array(8).fill('gradient_step'), 'training_ended']);
-    // Every batch holds the same kind of example: the last batches' loss is well below the first's.
-    expect((run.steps[6].loss + run.steps[7].loss) / 2).toBeLessThan(0.6 * run.steps[0].loss);
+    expect(run.started).toBe(16);
+    expect(run.steps.map((s) => s.learning_rate)).toEqual(SFT_SCHEDULE);
+    expect(run.types).toEqual(['training_started', ...Array(16).fill('gradient_step'), 'training_ended']);
+    // Each step's loss is measured before its update, on examples of one kind: the last four
+    // steps' loss is far below the first four's (a job that does not learn stays near its first
+    // loss, since the model never gives this reply).
+    const losses = run.steps.map((s) => s.loss);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(losses.slice(12)), `losses ${losses.map((l) => l.toFixed(3)).join(', ')}`).toBeLessThan(0.3 * mean(losses.slice(0, 4)));
     expect(await latestStep(sftModel.id)).toBe(1);
 
-    // Served right after training_ended, by the unsuffixed (latest) name too.
-    const after = await accuracy(1);
-    expect(after).toBeGreaterThan(before);
-    expect(after).toBeGreaterThanOrEqual(0.5);
-    const latest = await chat(`${sftModel.entity}/${sftModel.project}/${sftModel.name}`, ticket(HELD_TICKETS[0]));
-    expect(latest.choices[0].message.content.trim()).toBe(REPLY);
+    // Served right after training_ended, by the unsuffixed (latest) name too: the same replies as
+    // :step1, which differ from step 0's (that never gives this reply).
+    const trained = await replies(name(1));
+    const after = accuracy(trained);
+    expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThan(before);
+    expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThanOrEqual(0.5);
+    expect(await replies(`${sftModel.entity}/${sftModel.project}/${sftModel.name}`)).toEqual(trained);
   });
 
   it('downloads the checkpoint as a PEFT zip', async () => {
@@ -123,12 +138,16 @@ describe('training through the Service Worker', () => {
   it('RL jobs on the demo task raise the mean reward of its rollouts', { timeout: 1_200_000 }, async () => {
     const model = await register('rl');
     const name = (step: number) => `${model.entity}/${model.project}/${model.name}:step${step}`;
-    const batch = problems('train', 12, 5, { maxDigits: 1 });
+    // The nine held-out one-digit pairs, sampled at temperature 1.5: the bundled model (already
+    // sharpened by the demo's RL) gives the same answer to every sample of a pair at temperature 1,
+    // so every group would have zero advantage; hotter sampling gives each group right and wrong
+    // answers for RL to tell apart, and the reward of that policy has room to rise.
+    const batch = [...new Map(problems('heldout', 60, 5, { maxDigits: 1 }).map((p) => [`${p.a}+${p.b}`, p])).values()];
     const rollouts = async (step: number, seed: number) =>
       Promise.all(
         batch.map(async (p: AdditionProblem, i) => {
           const r = await call('POST', '/v1/chat/completions', {
-            model: name(step), messages: messages(p), n: 6, temperature: 1, max_tokens: 4, seed: seed + i, logprobs: true, return_tokens_as_token_ids: true,
+            model: name(step), messages: messages(p), n: 6, temperature: 1.5, max_tokens: 4, seed: seed + i, logprobs: true, return_tokens_as_token_ids: true,
           });
           expect(r.status, r.text).toBe(200);
           return { trajectories: r.json.choices.map((c: any) => ({ messages_and_choices: [...messages(p), c], reward: reward(p, c.message.content ?? '') })) };
@@ -138,13 +157,14 @@ describe('training through the Service Worker', () => {
       const all = groups.flatMap((g) => g.trajectories.map((t) => t.reward));
       return all.reduce((a, b) => a + b, 0) / all.length;
     };
+    const RL_ROUNDS = 4;
     const first = await rollouts(0, 1000);
     let groups = first;
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < RL_ROUNDS; round++) {
       const job = await call('POST', '/v1/preview/training-jobs', {
         model_id: model.id,
         trajectory_groups: groups,
-        experimental_config: { learning_rate: 5e-3, ppo: null, epsilon: null, scale_rewards: true, precalculate_logprobs: false },
+        experimental_config: { learning_rate: 2e-3, ppo: null, epsilon: null, scale_rewards: true, precalculate_logprobs: false },
       });
       expect(job.status, job.text).toBe(200);
       const run = await pollJob(job.json.id);
@@ -153,17 +173,18 @@ describe('training through the Service Worker', () => {
       for (const s of run.steps) expect(Object.keys(s)).toEqual(expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens']));
       groups = await rollouts(round + 1, 2000 + 100 * round);
     }
-    expect(await latestStep(model.id)).toBe(3);
-    // The same prompts and sampling seeds before and after: the trained policy earns more.
-    expect(meanReward(await rollouts(3, 1000))).toBeGreaterThan(meanReward(first) + 0.02);
+    expect(await latestStep(model.id)).toBe(RL_ROUNDS);
+    // The same prompts and sampling seeds before and after: the trained policy earns more (measured
+    // 0.637 -> 0.728 and 0.741 in two runs of 4 rounds at lr 2e-3; at 5e-3 one run fell to 0.489).
+    const [before, after] = [meanReward(first), meanReward(await rollouts(RL_ROUNDS, 1000))];
+    expect(after, `mean reward ${before.toFixed(3)} -> ${after.toFixed(3)}`).toBeGreaterThan(before + 0.02);
   });
 
   it('resumes a job whose hosting tab closed, in the tab that takes over', { timeout: 1_200_000 }, async () => {
     const model = await register('resume');
-    const lines = TRAIN_TICKETS.map((n) => JSON.stringify({ messages: [{ role: 'user', content: ticket(n) }, { role: 'assistant', content: REPLY }] })).join('\n');
-    h.server.files.set('/e2e-train/resume.jsonl', { type: 'application/jsonl', body: lines });
+    h.server.files.set('/e2e-train/resume.jsonl', { type: 'application/jsonl', body: SFT_LINES });
     const other = await openApp(h.context, h.server);
-    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: model.id, training_data_url: '/e2e-train/resume.jsonl', config: { batch_size: 1, learning_rate: 1e-3 } });
+    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: model.id, training_data_url: '/e2e-train/resume.jsonl', config: { batch_size: 2, learning_rate: 1e-3 } });
     expect(job.status, job.text).toBe(200);
     // Close the host once the job has made progress; the other tab takes the engine over.
     for (let i = 0; i < 400; i++) {
