@@ -4,6 +4,10 @@
  * metric), and its logged trajectory groups, filtered by split and step, rendered as
  * conversations (trajectory-view.ts) with rewards and metrics.
  *
+ * While the view is open it re-reads the run every few seconds (a model being trained or logged
+ * to keeps its charts current), and the trajectory page when the run's history grew; the last
+ * values stay drawn during a re-read, so charts do not flicker.
+ *
  * Not here: the chart drawing (line-chart.ts), logging (clients do, through POST /log).
  */
 import { LitElement, css, html, nothing } from 'lit';
@@ -18,6 +22,8 @@ import './line-chart';
 import './trajectory-view';
 
 const PAGE = 10;
+/** How often an open Runs view re-reads the run record. */
+const LIVE_MS = 4000;
 
 @customElement('hearth-runs')
 export class HearthRuns extends LitElement {
@@ -68,6 +74,35 @@ export class HearthRuns extends LitElement {
     args: () => [this._model, this._split, this._step, this._cursor.at(-1) ?? ''] as const,
   });
 
+  private _timer: ReturnType<typeof setInterval> | undefined;
+  /** The trajectory query a live re-read is refreshing (null when none is): only that one keeps its page drawn. */
+  private _liveQuery: string | null = null;
+
+  private get _groupsQuery(): string {
+    return JSON.stringify([this._model, this._split, this._step, this._cursor.at(-1) ?? '']);
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this._timer = setInterval(() => void this._live(), LIVE_MS);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearInterval(this._timer);
+  }
+
+  /** One live re-read: the run always (cheap), the trajectory page only when history grew. */
+  private async _live(): Promise<void> {
+    if (document.hidden || !this._model) return;
+    const before = this._run.value?.history.length;
+    await this._run.run();
+    if (this._run.value?.history.length === before) return;
+    this._liveQuery = this._groupsQuery;
+    await this._groups.run();
+    this._liveQuery = null;
+  }
+
   private _refresh(): void {
     void this._run.run();
     void this._groups.run();
@@ -102,27 +137,31 @@ export class HearthRuns extends LitElement {
           </select></label>
       </form>
       ${this._groups.render({
-        pending: () => html`<p role="status">Loading trajectories…</p>`,
+        // A live re-read keeps the page drawn; a new model or filter shows that it is loading.
+        pending: () => (this._liveQuery === this._groupsQuery ? this._groupList(this._groups.value) : html`<p role="status">Loading trajectories…</p>`),
         error: (e) => html`<p class="error" role="alert">Cannot read trajectories: ${(e as Error).message}</p>`,
-        complete: (page) =>
-          !page || page.data.length === 0
-            ? html`<p class="muted">No trajectory groups logged${this._split || this._step ? ' for this filter' : ''}.</p>`
-            : html`${page.data.map(
-                  (g) => html`<div class="group" data-group=${g.id}>
-                    <div class="spread"><strong>${g.split}, step ${g.step}</strong><span class="muted">${formatTime(g.logged_at)}</span></div>
-                    ${Object.keys(g.group.metrics ?? {}).length
-                      ? html`<p class="muted">${Object.entries(g.group.metrics ?? {}).map(([k, v]) => `${k} ${formatMetric(v)}`).join(' · ')}</p>`
-                      : nothing}
-                    <div class="trajectories">${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}</div>
-                    ${(g.group.exceptions ?? []).map((x) => html`<p class="error">${x.type}: ${x.message}</p>`)}
-                  </div>`,
-                )}
-                <div class="row" style="margin-top:0.6rem">
-                  <button ?disabled=${this._cursor.length === 0} @click=${() => (this._cursor = this._cursor.slice(0, -1))}>Newer</button>
-                  <button ?disabled=${!page.has_more} @click=${() => (this._cursor = [...this._cursor, page.last_id ?? ''])}>Older</button>
-                </div>`,
+        complete: (page) => this._groupList(page),
       })}
     `;
+  }
+
+  private _groupList(page: ListPage<LoggedGroup> | undefined) {
+    return !page || page.data.length === 0
+      ? html`<p class="muted">No trajectory groups logged${this._split || this._step ? ' for this filter' : ''}.</p>`
+      : html`${page.data.map(
+            (g) => html`<div class="group" data-group=${g.id}>
+              <div class="spread"><strong>${g.split}, step ${g.step}</strong><span class="muted">${formatTime(g.logged_at)}</span></div>
+              ${Object.keys(g.group.metrics ?? {}).length
+                ? html`<p class="muted">${Object.entries(g.group.metrics ?? {}).map(([k, v]) => `${k} ${formatMetric(v)}`).join(' · ')}</p>`
+                : nothing}
+              <div class="trajectories">${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}</div>
+              ${(g.group.exceptions ?? []).map((x) => html`<p class="error">${x.type}: ${x.message}</p>`)}
+            </div>`,
+          )}
+          <div class="row" style="margin-top:0.6rem">
+            <button ?disabled=${this._cursor.length === 0} @click=${() => (this._cursor = this._cursor.slice(0, -1))}>Newer</button>
+            <button ?disabled=${!page.has_more} @click=${() => (this._cursor = [...this._cursor, page.last_id ?? ''])}>Older</button>
+          </div>`;
   }
 
   override render() {
@@ -146,7 +185,7 @@ export class HearthRuns extends LitElement {
           <section class="card" aria-labelledby="metrics">
             <h3 id="metrics">Metrics by step</h3>
             ${this._run.render({
-              pending: () => html`<p role="status">Loading the run…</p>`,
+              pending: () => (this._run.value?.model_id === this._model ? this._charts(this._run.value) : html`<p role="status">Loading the run…</p>`),
               error: (e) => html`<p class="error" role="alert">Cannot read the run: ${(e as Error).message}</p>`,
               complete: (run) => (run ? this._charts(run) : nothing),
             })}

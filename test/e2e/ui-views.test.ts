@@ -1,7 +1,8 @@
 // The app's quick views as a person uses them, in one browser and one tab: keyboard navigation,
 // keys (secret shown once, copy, revoke), settings (engine, storage), the API reference (copy an
 // example and run it), models (register, checkpoints, adapter download and import, delete with
-// a confirmation), runs (charts after /log, trajectories rendered as text), base models.
+// a confirmation), runs (charts after /log, kept current while open, trajectories rendered as
+// text), base models.
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -200,6 +201,9 @@ it('charts a run after /log and shows its trajectories as conversations, as text
   expect(await trajectory.locator('[data-field="reward"]').innerText()).toMatch(/reward 0\.(4|5)|reward 0\.2/);
   expect(await trajectory.locator('b, img').count()).toBe(0);
   expect(await trajectory.locator('[data-field="tool-call"]').innerText()).toContain('lookup({"q":"x"})');
+  // Logged while the view is open: the chart gains the new split's point with no click.
+  expect((await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split: 'test', trajectory_groups: [group(0.8)] } })).status).toBe(200);
+  await h.page.waitForFunction((el) => Number(el?.dataset.points) >= 3, await reward.elementHandle(), { timeout: 20_000 });
   await view.getByLabel('Split').selectOption('val');
   await view.locator('.group strong', { hasText: 'val, step 0' }).first().waitFor();
   expect(await view.locator('.group strong', { hasText: 'train' }).count()).toBe(0);
