@@ -17,8 +17,8 @@ import { planParameters } from '../../src/engine/model/weights';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';
 
-/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B). */
-const SHAPES: Record<string, Record<string, unknown>> = {
+/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B); the training bench uses them too. */
+export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
   'smollm2-135m': {
     architectures: ['LlamaForCausalLM'],
     hidden_size: 576,
@@ -51,7 +51,7 @@ const SHAPES: Record<string, Record<string, unknown>> = {
   },
 };
 
-export const GENERATION_BENCH_MODELS = ['tiny-chat', ...Object.keys(SHAPES)];
+export const GENERATION_BENCH_MODELS = ['tiny-chat', ...Object.keys(BENCH_SHAPES)];
 
 const BUNDLED: CatalogEntry = {
   id: BUNDLED_ID,
@@ -70,7 +70,7 @@ export function bundledFiles(baseUrl?: string): Promise<LoadedModelFiles> {
 }
 
 /** Random bf16 values with the variance of N(0, 1/in) (uniform: fast for 0.5B values). */
-function* randomBf16Tensors(cfg: ModelConfig, seed: number): Generator<TensorData> {
+export function* randomBf16Tensors(cfg: ModelConfig, seed: number): Generator<TensorData> {
   let s = seed >>> 0 || 1;
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
@@ -109,7 +109,7 @@ export async function benchModel(name: string, opts: { baseUrl?: string; layers?
     const parameters = tiny.weights.reduce((s, w) => s + w.shape.reduce((a, b) => a * b, 1), 0);
     return { name, files: tiny, parameters, totalLayers: tiny.config.numLayers, weightBytes: tiny.weightBytes };
   }
-  const shape = SHAPES[name];
+  const shape = BENCH_SHAPES[name];
   if (!shape) throw new Error(`bench: unknown model ${name} (${GENERATION_BENCH_MODELS.join(', ')})`);
   const full = parseModelConfig(shape);
   const config: ModelConfig = { ...full, numLayers: Math.min(full.numLayers, opts.layers ?? full.numLayers) };

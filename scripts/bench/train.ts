@@ -11,52 +11,19 @@
  * GPU: on a software adapter the defaults shrink to a quick run (fewer layers and tokens, stated
  * in the results), so the section finishes in minutes there.
  *
- * Not here: generation figures (the rest of scripts/bench), the trainer (src/engine/train).
+ * Not here: the shapes and their random weights (bench-models.ts), generation figures, the
+ * trainer (src/engine/train).
  */
 import { createKernelContext } from '../../src/engine/gpu/context';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import type { ModelConfig } from '../../src/engine/model/config';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { planParameters, WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import type { TrainingSequence } from '../../src/engine/train/types';
+import { BENCH_SHAPES, randomBf16Tensors } from './bench-models';
 
-/** HF config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B). */
-const SHAPES: Record<string, Record<string, unknown>> = {
-  'smollm2-135m': {
-    architectures: ['LlamaForCausalLM'],
-    hidden_size: 576,
-    intermediate_size: 1536,
-    num_hidden_layers: 30,
-    num_attention_heads: 9,
-    num_key_value_heads: 3,
-    vocab_size: 49152,
-    max_position_embeddings: 8192,
-    rms_norm_eps: 1e-5,
-    rope_theta: 100000,
-    tie_word_embeddings: true,
-    hidden_act: 'silu',
-    torch_dtype: 'bfloat16',
-  },
-  'qwen2.5-0.5b': {
-    architectures: ['Qwen2ForCausalLM'],
-    hidden_size: 896,
-    intermediate_size: 4864,
-    num_hidden_layers: 24,
-    num_attention_heads: 14,
-    num_key_value_heads: 2,
-    vocab_size: 151936,
-    max_position_embeddings: 32768,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    tie_word_embeddings: true,
-    hidden_act: 'silu',
-    torch_dtype: 'bfloat16',
-  },
-};
-
-export const TRAIN_BENCH_MODELS = Object.keys(SHAPES);
+export const TRAIN_BENCH_MODELS = Object.keys(BENCH_SHAPES);
 
 /** FP32 peak of GPUs the bench may meet (wgsl-engine.md §7.2; vendor spec sheets). */
 const F32_PEAK: Array<[RegExp, number, string]> = [
@@ -101,31 +68,6 @@ export interface TrainBenchResult {
   device: string;
 }
 
-/** Random bf16 tensors for the plan, uniform with the variance of N(0, 1/in) (fast: no Box-Muller for 0.5B values). */
-function randomBf16(cfg: ModelConfig, seed: number): TensorData[] {
-  let s = seed >>> 0 || 1;
-  const next = () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  return planParameters(cfg).map(({ name, shape }) => {
-    const n = shape.reduce((a, b) => a * b, 1);
-    const bytes = new Uint8Array(2 * n);
-    const half = new Uint16Array(bytes.buffer);
-    const isNorm = name.endsWith('norm.weight');
-    const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : Math.sqrt(3 / (shape.length > 1 ? shape[1] : 1));
-    for (let i = 0; i < n; i++) {
-      f[0] = (isNorm ? 1 : 0) + scale * (2 * next() - 1);
-      half[i] = u[0] >>> 16;
-    }
-    return { name, dtype: 'bf16', shape, data: bytes };
-  });
-}
-
 /**
  * Model FLOPs of one trained token: every frozen matmul twice forward-equivalent (forward and dX;
  * no dW), again in the forward when layers are recomputed; causal attention (forward 4 HS per
@@ -160,13 +102,13 @@ export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptio
   const { peak, name: device } = devicePeak(gpu);
   const results: TrainBenchResult[] = [];
   for (const model of options.models) {
-    const shape = SHAPES[model];
+    const shape = BENCH_SHAPES[model];
     if (!shape) throw new Error(`train bench: unknown model ${model} (${TRAIN_BENCH_MODELS.join(', ')})`);
     const full = parseModelConfig(shape);
     const layers = Math.min(full.numLayers, options.layers ?? (quick ? 1 : full.numLayers));
     const cfg: ModelConfig = { ...full, numLayers: layers };
     log(`train bench: ${model} (${layers} of ${full.numLayers} layers), ${tokens} tokens per step, LoRA rank ${rank}, on ${device}`);
-    const weights = await WeightSet.upload(ctx.device, cfg, randomBf16(cfg, 7), { ropePositions: Math.max(tokens, 16) });
+    const weights = await WeightSet.upload(ctx.device, cfg, randomBf16Tensors(cfg, 7), { ropePositions: Math.max(tokens, 16) });
     const engine = new GpuTrainingEngine({
       kernelContext: ctx,
       weights: async () => weights,
