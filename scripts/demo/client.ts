@@ -7,7 +7,7 @@
  *
  * Not here: what is trained (scripts/train-demo.ts).
  */
-import { messages, reward, type AdditionProblem } from '../../src/demo/addition';
+import { messages, rolloutGroup, type AdditionProblem } from '../../src/demo/addition';
 
 export class HearthClient {
   constructor(
@@ -100,18 +100,6 @@ export class HearthClient {
       logprobs: true,
       return_tokens_as_token_ids: true,
     });
-    return {
-      trajectories: r.choices.map((choice: any) => ({
-        messages_and_choices: [...messages(p), choice],
-        reward: reward(p, String(choice.message.content ?? '')),
-        metrics: {},
-        metadata: { a: p.a, b: p.b },
-        logs: [],
-      })),
-      exceptions: [],
-      metadata: {},
-      metrics: {},
-      logs: [],
-    };
+    return rolloutGroup(p, r.choices);
   }
 }

@@ -3,7 +3,8 @@
  * 4M-parameter tiny-chat model (its tokenizer splits digits, one token each) to learn on a CPU or
  * SwiftShader. Shared by the training script (scripts/train-demo.ts), the end-to-end tests and
  * the UI: problems, a train / held-out split, the chat messages of a problem, SFT data lines in
- * ART's train.jsonl format, the reward, and an evaluation summary.
+ * ART's train.jsonl format, the reward, the logged group of a problem's rollouts, and an
+ * evaluation summary.
  *
  * The question is "What is 347 + 85?" and the expected answer is the sum alone ("432"). Reward:
  * 1 for the exact answer; otherwise a plain number earns 0.1 for the format plus up to 0.4 for
@@ -90,6 +91,28 @@ export function reward(p: AdditionProblem, completion: string): number {
   let right = 0;
   for (let i = 1; i <= n; i++) if (text[text.length - i] !== undefined && text[text.length - i] === want[want.length - i]) right++;
   return 0.1 + 0.4 * (right / n);
+}
+
+/** A chat completion choice as /v1/chat/completions returns it (only what the group needs is typed). */
+export interface RolloutChoice {
+  message: { content: string | null };
+}
+
+/**
+ * The TrajectoryGroup ART logs for one problem's rollouts: each choice after the problem's
+ * messages, rewarded; `metrics` adds per-trajectory metrics from the reward.
+ */
+export function rolloutGroup<C extends RolloutChoice>(p: AdditionProblem, choices: readonly C[], metrics: (reward: number) => Record<string, number> = () => ({})) {
+  return {
+    trajectories: choices.map((choice) => {
+      const r = reward(p, String(choice.message.content ?? ''));
+      return { messages_and_choices: [...messages(p), choice], reward: r, metrics: metrics(r), metadata: { a: p.a, b: p.b }, logs: [] };
+    }),
+    exceptions: [],
+    metadata: {},
+    metrics: {},
+    logs: [],
+  };
 }
 
 export interface Evaluation {

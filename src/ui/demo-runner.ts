@@ -8,7 +8,7 @@
  *
  * Not here: drawing (demo-view.ts), the task itself (src/demo).
  */
-import { messages, problems, reward, type AdditionProblem } from '../demo/addition';
+import { messages, problems, rolloutGroup, type AdditionProblem } from '../demo/addition';
 import { apiGet, apiSend, type ListPage } from './api-client';
 import type { Checkpoint, JobEvent, Model, TrainingJob } from './types';
 
@@ -124,19 +124,7 @@ export class DemoRun extends EventTarget {
       { model: this.modelName(step), messages: messages(p), n, temperature: 1, max_tokens: MAX_TOKENS, logprobs: true, return_tokens_as_token_ids: true },
       signal,
     );
-    return {
-      trajectories: r.choices.map((choice) => ({
-        messages_and_choices: [...messages(p), choice],
-        reward: reward(p, String(choice.message.content ?? '')),
-        metrics: { exact: reward(p, String(choice.message.content ?? '')) === 1 ? 1 : 0 },
-        metadata: { a: p.a, b: p.b },
-        logs: [],
-      })),
-      exceptions: [],
-      metadata: {},
-      metrics: {},
-      logs: [],
-    };
+    return rolloutGroup(p, r.choices, (value) => ({ exact: value === 1 ? 1 : 0 }));
   }
 
   /** ART's event loop: `after` = the last event seen, until training_ended (returns the gradient steps) or training_failed. */
