@@ -25,6 +25,8 @@ export function skipReason(test: TestCase): string {
 }
 
 export default class SkipSummary implements Reporter {
+  constructor(private readonly write: (text: string) => void = (text) => process.stdout.write(text)) {}
+
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const byReason = new Map<string, string[]>();
     for (const module of modules) {
@@ -41,6 +43,6 @@ export default class SkipSummary implements Reporter {
       for (const t of tests.slice(0, 5)) lines.push(`    ${t}`);
       if (tests.length > 5) lines.push(`    ... and ${tests.length - 5} more`);
     }
-    process.stdout.write(`${lines.join('\n')}\n`);
+    this.write(`${lines.join('\n')}\n`);
   }
 }
