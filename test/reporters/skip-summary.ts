@@ -1,6 +1,6 @@
 /**
- * A Vitest reporter that lists every skipped test with the reason it was skipped, just before
- * Vitest's own summary (which stays the closing lines: CI reads its "N passed | N failed"). The
+ * A Vitest reporter that lists every skipped test with the reason it was skipped, before Vitest's
+ * failure report and summary (which stay the closing lines: CI reads "N passed | N failed"). The
  * suite skips nothing on purpose (README "Commands"): a test that cannot run on this machine
  * fails saying why. A skip therefore comes from a failed `beforeAll` (its error is reported as
  * a failure), a `-t` filter, `.only`, or an explicit `.skip`/`ctx.skip(reason)` someone added,
