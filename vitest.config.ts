@@ -3,10 +3,14 @@
 //   gpu:  Node + Dawn (`webgpu` package); SwiftShader when the machine has no GPU. One file at a
 //         time: SwiftShader already uses every core.
 //   e2e:  Playwright driving headless Chromium against the built app (dist/), one file at a time.
+// Before Vitest's failure report and summary, test/reporters/skip-summary.ts lists each skipped
+// test and why.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // The skip list first, so that Vitest's summary stays the closing lines (CI reads them).
+    reporters: ['./test/reporters/skip-summary.ts', 'default'],
     projects: [
       {
         extends: true,

@@ -6,6 +6,14 @@
  *   propertyNames) and also not, if / then / else, dependentRequired, dependentSchemas,
  *   dependencies, allOf with more than one schema, and property names holding a quote, a
  *   backslash or a control character (xgrammar writes them into the grammar unescaped).
+ *   Grammar.fromJSONSchema in 0.1.27 accepts 4 for {type: integer, multipleOf: 3}, [1, 1] under
+ *   uniqueItems, 7 for {type: integer, not: {minimum: 5}}, 1 for {if: {minimum: 0}, then:
+ *   {minimum: 5}}, {"a": 1} under dependentRequired {a: [b]}, and any value for an allOf of two
+ *   schemas; a property named `a"b` aborts it (fixed upstream after 0.1.27 by
+ *   https://github.com/mlc-ai/xgrammar/pull/655); format json-pointer accepts "/a"b" and format
+ *   email the invalid escape \q. vLLM's list follows vllm/v1/structured_output/backend_xgrammar.py
+ *   (see https://github.com/vllm-project/vllm/pull/30390).
+ *   Canaries: test/unit/structured/xgrammar-canaries.test.ts.
  * - rewritten: the nodes whose xgrammar grammar is unsound. Numeric bounds (numeric-ranges.ts:
  *   "1.4" for maximum 1, ...) and string patterns, lengths and the email format (xgrammar matches
  *   them against the raw JSON text, letting `.` write a bare quote or a tab). Each such node is

@@ -1,9 +1,13 @@
 /**
  * EBNF for JSON numbers within bounds (a schema's minimum / maximum / exclusiveMinimum /
- * exclusiveMaximum), written by Hearth because xgrammar 0.1.27's own range grammars are unsound:
- * Hearth's tests found it accepting "1.4" for maximum 1, the bound itself for exclusive number
- * bounds, any character in place of the dot of a fractional bound ("10{5" for minimum 10.5) and
- * a bare "-" for an integer with a negative minimum only.
+ * exclusiveMaximum), written by Hearth because the range grammars of xgrammar 0.1.27's JSON-schema
+ * converter are unsound. Grammar.fromJSONSchema accepts:
+ * - "1" for {type: number, exclusiveMaximum: 1}: exclusive bounds are compiled as inclusive;
+ * - "10{5" for {type: number, minimum: 10.5}: the dot of a fractional bound matches any character;
+ * - a bare "-" for {type: integer, minimum: -5}: the negative side of the range is empty;
+ * - "1.4" for {type: number, minimum: 0, maximum: 1}: any fraction after the maximum's integer part.
+ * Upstream: https://github.com/mlc-ai/xgrammar/pull/661 (a proposed fix for these, not in 0.1.27).
+ * Canary: test/unit/structured/xgrammar-canaries.test.ts fails when an upgrade fixes them.
  *
  * The grammars are sound: every text they accept is a JSON number whose double value (as a JSON
  * parser reads it) is inside the bounds. For integers they are complete. For numbers they leave

@@ -3,12 +3,17 @@
  * - raw, for `whitespace_pattern`: the pattern replaces every whitespace run of a JSON grammar in
  *   place. Inline and hand-translated because xgrammar prints a regex as several rules, and
  *   xgrammar 0.1.27 mis-matches a grammar where a rule that can be empty sits between the items
- *   of a list that also has an empty alternative (`[{"b":1}{"b":2}]` was accepted without its
- *   comma in Hearth's tests); the same expression written inline is matched correctly.
+ *   of a list that also has an empty alternative: in the converter's grammar for an array of
+ *   objects with its whitespace `[ \n\t]*` moved into a rule of its own (`ws ::= [ \n\t]*`),
+ *   `[{"b":1}{"b":2}]` is accepted without its comma. The same expression inline is matched
+ *   correctly. (No upstream issue found.)
  * - JSON string, for a schema's `pattern`: the expression matches the JSON text (between the
  *   quotes) of the strings the pattern matches: `"` and `\` and control characters are written
- *   as their escapes. xgrammar's own pattern grammar matches the raw text instead, so `.` or
- *   `[^a]` let it write a bare quote or newline into a string (invalid JSON).
+ *   as their escapes. xgrammar 0.1.27's own pattern grammar matches the raw text instead: for
+ *   {type: string, pattern: ".*"} it accepts `"a"b"` and a raw newline between the quotes
+ *   (invalid JSON). Related upstream: https://github.com/mlc-ai/xgrammar/issues/800 (a string with
+ *   a pattern or a length loses JSON's escapes).
+ * Canaries for both: test/unit/structured/xgrammar-canaries.test.ts.
  *
  * Supported: literals and escapes (\t \n \r \f \v \s \d \w \S... \xNN \uNNNN, escaped
  * punctuation), `.`, character classes (ranges, negation, escapes), groups `( )` and `(?: )`,

@@ -4,7 +4,10 @@
  * xgrammar 0.1.27 matches multi-byte characters leniently: it accepted bytes that never occur in
  * UTF-8 (C0, C1, F5..FF) and overlong or surrogate sequences (E0 80..9F) as one character each in
  * Hearth's tests, so a string of maxLength 4 could decode to six characters (each bad byte becomes
- * U+FFFD). The guard tracks where the output stands inside a UTF-8 sequence (8 states) and, for
+ * U+FFFD). With a byte-fallback vocabulary, a matcher of {type: string} accepts the overlong
+ * C0 80 and E0 80 80 and the surrogate ED A0 80 between the quotes (no upstream issue found;
+ * canaries: test/unit/structured/xgrammar-canaries.test.ts).
+ * The guard tracks where the output stands inside a UTF-8 sequence (8 states) and, for
  * each state, masks the tokens whose bytes would break the sequence; GrammarConstraint ANDs that
  * mask into xgrammar's. Valid text is never refused.
  *

@@ -21,6 +21,10 @@
  * - The matcher's bitmask is needed synchronously (TokenConstraint.fillNextTokenBitmask), but the
  *   package only offers an async getter around the binding's `vecIntToView`; one line of the
  *   source is patched (and checked) to hand the binding out.
+ * Both behaviours are those of @mlc-ai/web-xgrammar 0.1.27 (pinned in package.json; no upstream
+ * issue found): `Grammar.fromEBNF('root ::= ("a"')` throws `RuntimeError: Aborted()`, and
+ * `GrammarMatcher.getNextTokenBitmask()` returns a Promise. The canaries in
+ * test/unit/structured/xgrammar-canaries.test.ts fail when an upgrade changes either.
  *
  * Not here: tokenizer adaptation (tokenizer-info.ts), compiling constraints (grammar-compiler.ts),
  * matching (grammar-matcher.ts).
