@@ -1,13 +1,14 @@
 /**
  * Reading a multipart/form-data upload (artifacts, PEFT adapters) into text fields and files,
- * with the /v1/preview error rules: 415 for another content type, 400 for a body that does not
- * parse, 422 naming a missing field.
+ * with the /v1/preview error rules: 415 for another content type (body-type.ts, as for every
+ * body), 400 for a body that does not parse, 422 naming a missing field.
  *
  * Not here: what the files must hold (the services check that).
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { InvalidInputError } from '../service/errors';
+import { requireMediaType } from './body-type';
 import type { AppEnv } from './env';
 
 export interface Upload {
@@ -17,10 +18,7 @@ export interface Upload {
 }
 
 export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
-  const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0].trim().toLowerCase();
-  if (mediaType !== 'multipart/form-data') {
-    throw new HTTPException(415, { message: `Content-Type must be multipart/form-data (got ${mediaType ? `"${mediaType}"` : 'none'}).` });
-  }
+  requireMediaType(c, 'multipart/form-data');
   let form: FormData;
   try {
     form = await c.req.formData();
