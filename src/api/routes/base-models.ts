@@ -18,6 +18,7 @@ import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator } from '../validation';
+import { iso } from '../views';
 
 /** The path uploads come to (exempt from the app-wide body limit). */
 export const BASE_MODEL_FILES_PATH = '/v1/preview/base-models/files';
@@ -31,7 +32,6 @@ function downloads(services: ServiceContext) {
   return services.baseModels;
 }
 
-const iso = (t: number) => new Date(t).toISOString();
 
 export function baseModelView(m: BaseModelInfo) {
   return {
