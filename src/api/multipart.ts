@@ -17,14 +17,18 @@ export interface Upload {
   files: { name: string; bytes: Uint8Array }[];
 }
 
-export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
+/** The request's form: 415 unless it is multipart/form-data, 400 when it does not parse. */
+export async function readForm(c: Context<AppEnv>): Promise<FormData> {
   requireMediaType(c, 'multipart/form-data');
-  let form: FormData;
   try {
-    form = await c.req.formData();
+    return await c.req.formData();
   } catch (err) {
     throw new HTTPException(400, { message: `The multipart body does not parse: ${(err as Error).message}` });
   }
+}
+
+export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
+  const form = await readForm(c);
   const upload: Upload = { fields: new Map(), files: [] };
   for (const [key, value] of form.entries()) {
     if (typeof value === 'string') upload.fields.set(key, value);

@@ -13,9 +13,10 @@ import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
-import { requireJsonBody, requireMediaType } from '../body-type';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
+import { readForm } from '../multipart';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator } from '../validation';
 import { iso } from '../views';
@@ -76,8 +77,7 @@ baseModels.post(
   }),
   async (c) => {
     const services = c.get('deps').services;
-    requireMediaType(c, 'multipart/form-data');
-    const form = await c.req.formData();
+    const form = await readForm(c);
     const files: PickedFile[] = [];
     let id: string | undefined;
     for (const [name, value] of form.entries()) {
