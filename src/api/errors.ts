@@ -1,55 +1,55 @@
 /**
- * Error envelopes and the app's one error handler. /v1/preview answers FastAPI-style
- * `{"detail": "..."}` (422 bodies come from validation.ts); /v1/chat answers vLLM's
- * `{"error": {"message", "type", "param", "code"}}`. An unexpected error is a 500 logged with
- * the request id.
+ * The app's one error handler and its one way to answer an error: each named error has its
+ * status, and the body takes the envelope of the route family the path belongs to (the rule and
+ * both envelopes are in service/error-envelope.ts). An unexpected error is a 500 logged with the
+ * request id.
+ *
+ * Not here: the envelopes themselves (service/error-envelope.ts), zod issues to detail items
+ * (validation.ts). Reference: DESIGN.md "Errors"; docs/errors.md.
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { errorBody, errorFamily, validationError, type ValidationDetail } from '../service/error-envelope';
 import { HearthError, InvalidInputError } from '../service/errors';
+import { StoreNotFoundError } from '../store/errors';
 import { UnknownCursorError } from '../store/page';
 import { closedForUpgrade } from '../store/schema';
 import { StorageQuotaError } from '../store/tx';
 import type { AppEnv } from './env';
 
-/** vLLM's `type` names by status (reference/vllm-chat.md §1.1). */
-const VLLM_TYPES: Record<number, string> = {
-  400: 'BadRequestError',
-  401: 'AuthenticationError',
-  404: 'NotFoundError',
-  413: 'BadRequestError',
-  415: 'BadRequestError',
-  500: 'InternalServerError',
-  503: 'ServiceUnavailableError',
-};
-
-export function isChatPath(path: string): boolean {
-  return !path.startsWith('/v1/preview');
+/** One error body in the envelope of the family `c`'s path belongs to. */
+export function errorResponse(
+  c: Context,
+  status: ContentfulStatusCode,
+  message: string,
+  headers: Record<string, string> = {},
+  param: string | null = null,
+): Response {
+  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  return c.json(errorBody(errorFamily(c.req.path), status, message, param), status);
 }
 
-/** One error body in the envelope of the family `path` belongs to. */
-export function errorResponse(c: Context, status: ContentfulStatusCode, message: string, headers: Record<string, string> = {}): Response {
-  for (const [k, v] of Object.entries(headers)) c.header(k, v);
-  if (isChatPath(c.req.path)) {
-    return c.json({ error: { message, type: VLLM_TYPES[status] ?? 'Error', param: null, code: status } }, status);
-  }
-  return c.json({ detail: message }, status);
+/** Invalid input in the family's validation shape (422 detail list, or vLLM's 400). */
+export function validationResponse(c: Context, details: readonly ValidationDetail[]): Response {
+  const { status, body } = validationError(errorFamily(c.req.path), details);
+  return c.json(body, status);
 }
 
 export function onError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof InvalidInputError) {
-    if (isChatPath(c.req.path)) return errorResponse(c, 400, err.message);
-    return c.json({ detail: [{ type: err.type, loc: err.loc, msg: err.message, input: err.input, ctx: err.ctx }] }, 422);
+    return validationResponse(c, [{ type: err.type, loc: err.loc, msg: err.message, input: err.input, ctx: err.ctx }]);
   }
   if (err instanceof HearthError) {
     const headers: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
-    return errorResponse(c, err.status as ContentfulStatusCode, err.message, headers);
+    // A chat error names the request field at fault (vLLM's `param`).
+    const param = 'param' in err && typeof err.param === 'string' ? err.param : null;
+    return errorResponse(c, err.status as ContentfulStatusCode, err.message, headers, param);
   }
   if (err instanceof UnknownCursorError) {
-    const detail = [{ type: 'value_error', loc: ['query', 'after'], msg: err.message, input: err.cursor, ctx: {} }];
-    return c.json({ detail }, 422);
+    return validationResponse(c, [{ type: 'value_error', loc: ['query', 'after'], msg: err.message, input: err.cursor, ctx: {} }]);
   }
+  if (err instanceof StoreNotFoundError) return errorResponse(c, 404, err.message);
   if (err instanceof StorageQuotaError) return errorResponse(c, 507, err.message);
   if (err instanceof HTTPException) return errorResponse(c, err.status as ContentfulStatusCode, err.message);
   if (closedForUpgrade(c.get('deps')?.services.db)) {

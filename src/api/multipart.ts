@@ -1,13 +1,14 @@
 /**
  * Reading a multipart/form-data upload (artifacts, PEFT adapters) into text fields and files,
- * with the /v1/preview error rules: 415 for another content type, 400 for a body that does not
- * parse, 422 naming a missing field.
+ * with the /v1/preview error rules: 415 for another content type (body-type.ts, as for every
+ * body), 400 for a body that does not parse, 422 naming a missing field.
  *
  * Not here: what the files must hold (the services check that).
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { InvalidInputError } from '../service/errors';
+import { requireMediaType } from './body-type';
 import type { AppEnv } from './env';
 
 export interface Upload {
@@ -16,17 +17,18 @@ export interface Upload {
   files: { name: string; bytes: Uint8Array }[];
 }
 
-export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
-  const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0].trim().toLowerCase();
-  if (mediaType !== 'multipart/form-data') {
-    throw new HTTPException(415, { message: `Content-Type must be multipart/form-data (got ${mediaType ? `"${mediaType}"` : 'none'}).` });
-  }
-  let form: FormData;
+/** The request's form: 415 unless it is multipart/form-data, 400 when it does not parse. */
+export async function readForm(c: Context<AppEnv>): Promise<FormData> {
+  requireMediaType(c, 'multipart/form-data');
   try {
-    form = await c.req.formData();
+    return await c.req.formData();
   } catch (err) {
     throw new HTTPException(400, { message: `The multipart body does not parse: ${(err as Error).message}` });
   }
+}
+
+export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
+  const form = await readForm(c);
   const upload: Upload = { fields: new Map(), files: [] };
   for (const [key, value] of form.entries()) {
     if (typeof value === 'string') upload.fields.set(key, value);

@@ -1,25 +1,18 @@
 /**
- * Request validation for /v1/preview: turns zod issues into FastAPI's 422 body
- * `{"detail": [{"type", "loc", "msg", "input", "ctx"}]}` (the body ART's client and the
- * specification expect), and guards JSON bodies (content type, malformed JSON) before zod runs.
+ * Request validation for /v1/preview: turns zod issues into FastAPI's detail items, answered as
+ * the 422 body `{"detail": [{"type", "loc", "msg", "input", "ctx"}]}` (the body ART's client and
+ * the specification expect).
  *
- * Not here: the schemas (./schemas), the chat family's vLLM envelope (the chat issue).
+ * Not here: the schemas (./schemas), the envelopes (service/error-envelope.ts), refusals before
+ * the schema runs (body-type.ts).
  * Reference: pydantic v2 error types (missing, string_type, int_parsing, literal_error, ...).
  */
-import type { Context, MiddlewareHandler } from 'hono';
 import { zValidator } from '@hono/zod-validator';
 import type { ZodType, core } from 'zod';
-import type { AppEnv } from './env';
+import type { ValidationDetail } from '../service/error-envelope';
+import { validationResponse } from './errors';
 
 export type Loc = (string | number)[];
-
-export interface ValidationDetail {
-  type: string;
-  loc: Loc;
-  msg: string;
-  input: unknown;
-  ctx: Record<string, unknown>;
-}
 
 /** Where a validated value came from, as FastAPI names it in `loc`. */
 export type Target = 'body' | 'query' | 'path';
@@ -117,10 +110,6 @@ export function issuesToDetails(issues: readonly core.$ZodIssue[], data: unknown
   return details;
 }
 
-export function validationResponse(c: Context, details: ValidationDetail[]): Response {
-  return c.json({ detail: details }, 422);
-}
-
 const TARGETS = { json: 'body', query: 'query', param: 'path' } as const;
 
 /** zValidator with the /v1/preview 422 envelope. */
@@ -130,26 +119,4 @@ export function previewValidator<T extends ZodType, K extends keyof typeof TARGE
       return validationResponse(c, issuesToDetails(result.error.issues, result.data, TARGETS[target]));
     }
   });
-}
-
-const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
-
-/**
- * Refuses a body that is not JSON before any validator runs: 415 for another content type,
- * 400 for malformed JSON (with the parser's message). Hono's own validator would silently
- * validate `{}` for a non-JSON content type.
- */
-export function requireJsonBody(): MiddlewareHandler<AppEnv> {
-  return async function requireJsonBody(c, next) {
-    const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0].trim();
-    if (!JSON_TYPE.test(mediaType)) {
-      return c.json({ detail: `Content-Type must be application/json (got ${mediaType ? `"${mediaType}"` : 'none'}).` }, 415);
-    }
-    try {
-      await c.req.json();
-    } catch (err) {
-      return c.json({ detail: `The request body is not valid JSON: ${(err as Error).message}` }, 400);
-    }
-    await next();
-  };
 }

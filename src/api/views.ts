@@ -4,7 +4,12 @@
  */
 import type { CheckpointRecord, JobEventRecord, ModelRecord, TrainingJobRecord } from '../store/schema';
 
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+/** A stored millisecond timestamp as the API shows it (ISO 8601, UTC); null stays null. */
+export function iso(t: number): string;
+export function iso(t: number | null): string | null;
+export function iso(t: number | null): string | null {
+  return t === null ? null : new Date(t).toISOString();
+}
 
 export function modelView(m: ModelRecord) {
   return {

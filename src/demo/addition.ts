@@ -13,6 +13,7 @@
  *
  * Not here: talking to Hearth (the script and tests do, through /v1).
  */
+import { mulberry32 } from '../engine/reference/random';
 
 export interface AdditionProblem {
   a: number;
@@ -33,18 +34,6 @@ export function isHeldOut(p: AdditionProblem): boolean {
   return ((h ^ (h >>> 12)) >>> 0) % 8 === 0;
 }
 
-/** A small seeded generator (mulberry32). */
-export function demoRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** An operand with 1..maxDigits digits, each digit count equally likely (so short sums are not rare). */
 function operand(rand: () => number, maxDigits: number): number {
   const digits = 1 + Math.floor(rand() * maxDigits);
@@ -54,7 +43,7 @@ function operand(rand: () => number, maxDigits: number): number {
 
 /** `count` problems of one split, deterministic in `seed`. */
 export function problems(split: 'train' | 'heldout', count: number, seed: number, opts: ProblemOptions = DEFAULT_PROBLEMS): AdditionProblem[] {
-  const rand = demoRandom(seed);
+  const rand = mulberry32(seed);
   const out: AdditionProblem[] = [];
   for (let tries = 0; out.length < count; tries++) {
     if (tries > count * 100) throw new Error(`Cannot draw ${count} ${split} problems with ${opts.maxDigits} digits.`);

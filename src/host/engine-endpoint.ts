@@ -9,6 +9,7 @@ import * as Comlink from 'comlink';
 import { Engine as InferenceEngine } from '../engine/generate/engine';
 import { catalogSources } from '../engine/generate/model-sources';
 import { GpuTrainingEngine } from '../engine/train/engine';
+import { jsonErrorResponse } from '../service/error-envelope';
 import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, wireAbortSignal, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
@@ -47,7 +48,7 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
       } catch (err) {
         // Boot failed (e.g. IndexedDB unavailable in this profile): say so instead of a network error.
         const message = `The Hearth engine failed to start: ${err instanceof Error ? err.message : String(err)}`;
-        res = Response.json({ detail: message, error: { message, type: 'ServiceUnavailableError', param: null, code: 503 } }, { status: 503 });
+        res = jsonErrorResponse(new URL(wire.url).pathname, 503, message);
       }
       const out = toWireResponse(res);
       return Comlink.transfer(out, out.body ? [out.body as unknown as Transferable] : []);

@@ -4,6 +4,7 @@
  * written together with the job that needs it (training-jobs.ts `insertJob`), uploads on their
  * own (`insertArtifact`); both are deleted with their model (cascade.ts).
  */
+import { requireModelInTx } from './errors';
 import type { ArtifactRecord, HearthDb } from './schema';
 import { writeTx } from './tx';
 
@@ -19,8 +20,7 @@ export async function listArtifacts(db: HearthDb, modelId: string): Promise<Arti
 /** Stores an uploaded artifact, if its model still exists (checked in the same transaction). */
 export async function insertArtifact(db: HearthDb, artifact: ArtifactRecord): Promise<void> {
   await writeTx(db, ['models', 'artifacts'], async (tx) => {
-    const model = await tx.objectStore('models').get(artifact.modelId);
-    if (!model || model.principalId !== artifact.principalId) throw new Error(`Model ${artifact.modelId} no longer exists.`);
+    await requireModelInTx(tx.objectStore('models'), artifact.modelId, artifact.principalId);
     await tx.objectStore('artifacts').add(artifact);
   });
 }

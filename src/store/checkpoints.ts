@@ -5,6 +5,7 @@
  *
  * Not here: what a checkpoint's metrics mean (service), deleting a whole model (cascade.ts).
  */
+import { requireModelInTx } from './errors';
 import type { CheckpointFileRecord, CheckpointRecord, HearthDb } from './schema';
 import { pageFromOverfetch, UnknownCursorError, type Page, type PageRequest } from './page';
 import { writeTx } from './tx';
@@ -54,9 +55,7 @@ export class DuplicateStepError extends Error {
 /** Stores a new checkpoint and its files together. */
 export async function insertCheckpoint(db: HearthDb, checkpoint: CheckpointRecord, files: CheckpointFileRecord[]): Promise<void> {
   await writeTx(db, ['models', 'checkpoints', 'checkpointFiles'], async (tx) => {
-    if (!(await tx.objectStore('models').get(checkpoint.modelId))) {
-      throw new Error(`Model ${checkpoint.modelId} no longer exists.`);
-    }
+    await requireModelInTx(tx.objectStore('models'), checkpoint.modelId);
     const taken = await tx.objectStore('checkpoints').index('by-model-step').getKey([checkpoint.modelId, checkpoint.step]);
     if (taken) throw new DuplicateStepError(`Model ${checkpoint.modelId} already has a checkpoint at step ${checkpoint.step}.`);
     await tx.objectStore('checkpoints').add(checkpoint);

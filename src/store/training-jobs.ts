@@ -6,6 +6,7 @@
  * Not here: which transitions are legal (src/service/training/state-machine.ts), the queue
  * (src/service/training/runner.ts).
  */
+import { requireModelInTx } from './errors';
 import type {
   ArtifactRecord,
   HearthDb,
@@ -26,7 +27,7 @@ export async function insertJob(
   artifact?: ArtifactRecord,
 ): Promise<void> {
   await writeTx(db, ['models', 'trainingJobs', 'jobInputs', 'artifacts'], async (tx) => {
-    if (!(await tx.objectStore('models').get(job.modelId))) throw new Error(`Model ${job.modelId} no longer exists.`);
+    await requireModelInTx(tx.objectStore('models'), job.modelId);
     await tx.objectStore('trainingJobs').add(job);
     await tx.objectStore('jobInputs').add({ jobId: job.id, input });
     if (artifact) await tx.objectStore('artifacts').add(artifact);

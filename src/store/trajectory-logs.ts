@@ -5,6 +5,7 @@
  *
  * Not here: computing the metrics (src/service/trajectories/metrics.ts).
  */
+import { requireModelInTx } from './errors';
 import type { HearthDb, RunRecord, TrajectoryLogRecord } from './schema';
 import { writeTx } from './tx';
 
@@ -22,7 +23,7 @@ export async function recordTrajectoryLog(
   runId: string,
 ): Promise<number> {
   return writeTx(db, ['models', 'checkpoints', 'runs', 'trajectoryLogs'], async (tx) => {
-    if (!(await tx.objectStore('models').get(log.modelId))) throw new Error(`Model ${log.modelId} no longer exists.`);
+    await requireModelInTx(tx.objectStore('models'), log.modelId);
     const range = IDBKeyRange.bound([log.modelId, -1], [log.modelId, MAX_STEP]);
     const cursor = await tx.objectStore('checkpoints').index('by-model-step').openCursor(range, 'prev');
     const latest = cursor?.value;

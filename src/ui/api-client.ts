@@ -56,10 +56,14 @@ async function send(method: string, path: string, init: { body?: BodyInit; json?
   }
 }
 
+/** The ApiError for a failed response, with the server's message. */
+export async function apiError(res: Response): Promise<ApiError> {
+  return new ApiError(res.status, messageOf(await res.json().catch(() => null), res.status));
+}
+
 async function parse<T>(res: Response): Promise<T> {
-  const body = await res.json().catch(() => null);
-  if (!res.ok) throw new ApiError(res.status, messageOf(body, res.status));
-  return body as T;
+  if (!res.ok) throw await apiError(res);
+  return (await res.json().catch(() => null)) as T;
 }
 
 export async function apiGet<T>(path: string, signal?: AbortSignal): Promise<T> {

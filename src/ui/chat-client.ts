@@ -4,9 +4,11 @@
  * time. Aborting the signal closes the stream, which frees the request's batch slot in the engine.
  * An error answer (or an error event inside the stream) throws with the server's message.
  *
- * Not here: rendering (chat-playground.ts); HTTP semantics (src/api). The UI is just a client.
+ * Not here: rendering (chat-playground.ts); the SSE parsing (sse.ts); HTTP semantics (src/api).
+ * The UI is just a client.
  */
-import { ApiError } from './api-client';
+import { ApiError, apiError } from './api-client';
+import { sseData } from './sse';
 
 export interface ChatChunkLogprob {
   token: string;
@@ -26,13 +28,6 @@ export interface ChatChunk {
   error?: { message: string };
 }
 
-function errorText(body: unknown, status: number): string {
-  const b = body as { error?: { message?: string }; detail?: unknown } | null;
-  if (b?.error?.message) return b.error.message;
-  if (typeof b?.detail === 'string') return b.detail;
-  return `HTTP ${status}`;
-}
-
 /** Streams the chunks of one chat completion request (`stream` is forced on). */
 export async function* streamChat(body: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<ChatChunk> {
   await globalThis.hearth.ready();
@@ -43,32 +38,11 @@ export async function* streamChat(body: Record<string, unknown>, signal: AbortSi
     body: JSON.stringify({ ...body, stream: true }),
     signal,
   });
-  if (!res.ok || !res.body) throw new ApiError(res.status, errorText(await res.json().catch(() => null), res.status));
-  const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
-  const reader = res.body.pipeThrough(decoder).getReader();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n');
-        if (!data) continue;
-        if (data === '[DONE]') return;
-        const chunk = JSON.parse(data) as ChatChunk;
-        if (chunk.error) throw new ApiError(500, chunk.error.message);
-        yield chunk;
-      }
-    }
-  } finally {
-    reader.cancel().catch(() => undefined);
+  if (!res.ok || !res.body) throw await apiError(res);
+  for await (const data of sseData(res.body)) {
+    if (data === '[DONE]') return;
+    const chunk = JSON.parse(data) as ChatChunk;
+    if (chunk.error) throw new ApiError(500, chunk.error.message);
+    yield chunk;
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { EngineStatusView } from '../service/engine-status';
+import { sseData } from './sse';
 
 export class EngineFeed implements ReactiveController {
   status: EngineStatusView | undefined;
@@ -47,28 +48,11 @@ export class EngineFeed implements ReactiveController {
   }
 
   private async read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
-    // TextDecoderStream's writable side is typed for any BufferSource; a byte stream is one.
-    const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
-    const reader = body.pipeThrough(decoder).getReader();
-    let buffer = '';
-    while (!signal.aborted) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n');
-        if (!data) continue;
-        this.status = JSON.parse(data) as EngineStatusView;
-        this.error = undefined;
-        this.host.requestUpdate();
-      }
+    for await (const data of sseData(body)) {
+      if (signal.aborted) return;
+      this.status = JSON.parse(data) as EngineStatusView;
+      this.error = undefined;
+      this.host.requestUpdate();
     }
   }
 }

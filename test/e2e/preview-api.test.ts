@@ -151,11 +151,18 @@ describe('models and checkpoints', () => {
     expect(after.trajectoryLogs.length).toBe(before.trajectoryLogs.length);
   });
 
-  it('answers 400 for malformed JSON and 415 for a non-JSON body', async () => {
+  it('answers 422 json_invalid for malformed JSON and 415 for a non-JSON body', async () => {
     const bad = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, rawBody: '{oops', headers: { 'Content-Type': 'application/json' } });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].type).toBe('json_invalid');
     const text = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, rawBody: 'hello', headers: { 'Content-Type': 'text/plain' } });
     expect(text.status).toBe(415);
+    // Uploads refuse JSON the same way: 415 on every multipart route.
+    for (const path of ['/v1/preview/artifacts', '/v1/preview/base-models/files']) {
+      const json = await api(h.page, 'POST', path, { key: h.key, body: {} });
+      expect(json.status, path).toBe(415);
+      expect(json.json.detail, path).toMatch(/multipart\/form-data/);
+    }
   });
 });
 

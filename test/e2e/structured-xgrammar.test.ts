@@ -35,21 +35,11 @@ const SCHEMA = {
 const WORKER = `
 import { ModelTokenizer } from '${ROOT}src/engine/model/tokenizer';
 import { prepareStructuredOutput } from '${ROOT}src/service/structured/structured-output';
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '${ROOT}src/engine/reference/random';
 
 /** Random allowed tokens until the grammar ends (closing tokens preferred now and then). */
 function walk(compiled, tokenizer, seed) {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const matcher = compiled.createConstraint({ tokenizer });
   const mask = new Int32Array(Math.ceil(compiled.vocabSize / 32));
   const ids = [];

@@ -12,9 +12,10 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { checkpointAdapterZip, importAdapterModel } from '../../service/training/adapter-archive';
 import type { AppEnv } from '../env';
+import { validationResponse } from '../errors';
 import { readUpload } from '../multipart';
 import { Name, queryInt } from '../schemas/common';
-import { issuesToDetails, previewValidator, validationResponse } from '../validation';
+import { issuesToDetails, previewValidator } from '../validation';
 import { modelView } from '../views';
 
 export const adapters = new Hono<AppEnv>();

@@ -4,10 +4,11 @@
  */
 import { Hono } from 'hono';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
 import { CreateApiKeyRequest } from '../schemas/api-keys';
 import { IdParam } from '../schemas/common';
-import { previewValidator, requireJsonBody } from '../validation';
+import { previewValidator } from '../validation';
 
 export const apiKeys = new Hono<AppEnv>();
 

@@ -14,6 +14,7 @@ import type { AppEnv } from '../env';
 import { readUpload, requiredField } from '../multipart';
 import { IdParam } from '../schemas/common';
 import { previewValidator } from '../validation';
+import { iso } from '../views';
 
 export const artifacts = new Hono<AppEnv>();
 
@@ -25,7 +26,7 @@ function artifactView(ctx: ServiceContext, a: ArtifactRecord) {
     name: a.name,
     url: artifactUrl(ctx, a.id),
     files: a.files.map((f) => ({ name: f.name, bytes: f.bytes.byteLength })),
-    created_at: new Date(a.createdAt).toISOString(),
+    created_at: iso(a.createdAt),
   };
 }
 

@@ -13,10 +13,13 @@ import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
+import { readForm } from '../multipart';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
-import { previewValidator, requireJsonBody } from '../validation';
+import { previewValidator } from '../validation';
+import { iso } from '../views';
 
 /** The path uploads come to (exempt from the app-wide body limit). */
 export const BASE_MODEL_FILES_PATH = '/v1/preview/base-models/files';
@@ -30,7 +33,6 @@ function downloads(services: ServiceContext) {
   return services.baseModels;
 }
 
-const iso = (t: number) => new Date(t).toISOString();
 
 export function baseModelView(m: BaseModelInfo) {
   return {
@@ -75,10 +77,7 @@ baseModels.post(
   }),
   async (c) => {
     const services = c.get('deps').services;
-    if (!(c.req.header('Content-Type') ?? '').toLowerCase().startsWith('multipart/form-data')) {
-      throw new InvalidInputError(['body'], 'Send the picked files as multipart/form-data.', null, 'model_attributes_type');
-    }
-    const form = await c.req.formData();
+    const form = await readForm(c);
     const files: PickedFile[] = [];
     let id: string | undefined;
     for (const [name, value] of form.entries()) {

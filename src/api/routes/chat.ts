@@ -10,28 +10,21 @@
  */
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { createChatCompletion, type ChatReply } from '../../service/chat/completions';
-import { ChatRequestError } from '../../service/chat/errors';
+import { createChatCompletion } from '../../service/chat/completions';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
-import { chatRequestValidator, requireChatJson } from '../schemas/chat-validation';
+import { chatRequestValidator } from '../schemas/chat-validation';
 
 export const chat = new Hono<AppEnv>();
 
-chat.post('/completions', requireChatJson(), chatRequestValidator(), async (c) => {
+chat.post('/completions', requireJsonBody(), chatRequestValidator(), async (c) => {
   const controller = new AbortController();
   const clientGone = c.req.raw.signal;
   clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
-  let reply: ChatReply;
-  try {
-    reply = await createChatCompletion(c.get('deps').services, c.get('principal'), c.req.valid('json'), {
-      signal: controller.signal,
-      requestIdHeader: c.req.header('X-Request-Id'),
-    });
-  } catch (err) {
-    // The shared error handler knows the status; the field at fault (`param`) is chat's own.
-    if (err instanceof ChatRequestError) return c.json({ error: { message: err.message, type: 'BadRequestError', param: err.param, code: 400 } }, 400);
-    throw err;
-  }
+  const reply = await createChatCompletion(c.get('deps').services, c.get('principal'), c.req.valid('json'), {
+    signal: controller.signal,
+    requestIdHeader: c.req.header('X-Request-Id'),
+  });
   if (!reply.stream) return c.json(reply.response);
   return streamSSE(c, async (stream) => {
     stream.onAbort(() => controller.abort(new DOMException('The client closed the stream.', 'AbortError')));

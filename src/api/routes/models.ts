@@ -9,11 +9,12 @@ import { Hono } from 'hono';
 import { deleteCheckpoints, listCheckpointPage } from '../../service/checkpoints';
 import { deleteModel, listModelPage, registerModel, requireModel } from '../../service/models';
 import { logTrajectories } from '../../service/trajectories/log';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
 import { IdParam, listEnvelope, ListQuery } from '../schemas/common';
 import { DeleteCheckpointsRequest, RegisterModelRequest } from '../schemas/models';
 import { LogRequest } from '../schemas/trajectories';
-import { previewValidator, requireJsonBody } from '../validation';
+import { previewValidator } from '../validation';
 import { checkpointView, modelView } from '../views';
 
 export const models = new Hono<AppEnv>();

@@ -9,10 +9,10 @@ import type { AppEnv } from '../env';
 import { IdParam, listEnvelope } from '../schemas/common';
 import { TrajectoryListQuery } from '../schemas/runs';
 import { previewValidator } from '../validation';
+import { iso } from '../views';
 
 export const runs = new Hono<AppEnv>();
 
-const iso = (t: number) => new Date(t).toISOString();
 
 runs.get('/:id/run', previewValidator('param', IdParam), async (c) => {
   const run = await readRun(c.get('deps').services, c.get('principal'), c.req.valid('param').id);

@@ -6,10 +6,11 @@
  */
 import { Hono } from 'hono';
 import { createRlJob, createSftJob, listEventPage, requireJob } from '../../service/training/jobs';
+import { requireJsonBody } from '../body-type';
 import type { AppEnv } from '../env';
 import { EventsQuery, IdParam, listEnvelope } from '../schemas/common';
 import { CreateRlJobRequest, CreateSftJobRequest } from '../schemas/training-jobs';
-import { previewValidator, requireJsonBody } from '../validation';
+import { previewValidator } from '../validation';
 import { eventView, jobView } from '../views';
 
 export const trainingJobs = new Hono<AppEnv>();

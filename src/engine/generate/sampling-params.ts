@@ -10,6 +10,8 @@
  * functions so they are unit-tested without a GPU.
  *
  * The logprob result types (TokenLogprob, PositionLogprobs) live here too: the sampler returns them.
+ * The ranges of the sampling controls and their vLLM messages are one table here
+ * (`samplingRangeError`), which the chat service checks requests with before they reach the engine.
  * Not here: request validation with vLLM's error texts (src/api), bad-word matching (the caller
  * lists the banned ids of each step), stop strings and finish logic (the generation core).
  * Reference: ../../../shared/reference/vllm-chat.md §2 and §3.
@@ -139,6 +141,45 @@ export interface PositionLogprobs {
   top: TokenLogprob[];
 }
 
+/** The sampling controls whose ranges vLLM checks, after defaults (SamplingParams._verify_args). */
+export type SamplingControls = Required<
+  Pick<SamplingParams, 'temperature' | 'topP' | 'topK' | 'minP' | 'repetitionPenalty' | 'frequencyPenalty' | 'presencePenalty' | 'minTokens'>
+>;
+
+interface RangeRule {
+  /** The request field (vLLM's `param`). */
+  param: string;
+  ok(s: SamplingControls): boolean;
+  /** vLLM's message; `float` writes a float value (the service passes Python's repr). */
+  message(s: SamplingControls, float: (x: number) => string): string;
+}
+
+/**
+ * The one table of sampling ranges and their messages, in vLLM's order. The engine refuses with
+ * it (resolveSampling); the chat service checks requests with it first, so its 400s and the
+ * engine's refusals read the same.
+ */
+const SAMPLING_RANGES: readonly RangeRule[] = [
+  { param: 'presence_penalty', ok: (s) => s.presencePenalty >= -2 && s.presencePenalty <= 2, message: (s, f) => `presence_penalty must be in [-2, 2], got ${f(s.presencePenalty)}.` },
+  { param: 'frequency_penalty', ok: (s) => s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2, message: (s, f) => `frequency_penalty must be in [-2, 2], got ${f(s.frequencyPenalty)}.` },
+  {
+    param: 'repetition_penalty',
+    ok: (s) => Number.isFinite(s.repetitionPenalty) && s.repetitionPenalty > 0,
+    message: (s, f) => `repetition_penalty must be greater than zero, got ${f(s.repetitionPenalty)}.`,
+  },
+  { param: 'temperature', ok: (s) => Number.isFinite(s.temperature) && s.temperature >= 0, message: (s, f) => `temperature must be non-negative, got ${f(s.temperature)}.` },
+  { param: 'top_p', ok: (s) => s.topP > 0 && s.topP <= 1, message: (s, f) => `top_p must be in (0, 1], got ${f(s.topP)}.` },
+  { param: 'top_k', ok: (s) => Number.isInteger(s.topK) && (s.topK === -1 || s.topK >= 0), message: (s) => `top_k must be 0 (disable), or at least 1, got ${s.topK}.` },
+  { param: 'min_p', ok: (s) => s.minP >= 0 && s.minP <= 1, message: (s, f) => `min_p must be in [0, 1], got ${f(s.minP)}.` },
+  { param: 'min_tokens', ok: (s) => Number.isInteger(s.minTokens) && s.minTokens >= 0, message: (s) => `min_tokens must be greater than or equal to 0, got ${s.minTokens}.` },
+];
+
+/** The first sampling control out of its range, with its field and message; null when all are in range. */
+export function samplingRangeError(s: SamplingControls, float: (x: number) => string = String): { param: string; message: string } | null {
+  const broken = SAMPLING_RANGES.find((rule) => !rule.ok(s));
+  return broken ? { param: broken.param, message: broken.message(s, float) } : null;
+}
+
 export class SamplingParamsError extends RangeError {
   override name = 'SamplingParamsError';
 }
@@ -171,24 +212,22 @@ function randomSeed(): bigint {
 
 /** Applies vLLM's defaults and normalisation; throws SamplingParamsError on values out of range. */
 export function resolveSampling(p: SamplingParams, vocabSize: number): ResolvedSampling {
-  let temperature = p.temperature ?? 1;
-  check(Number.isFinite(temperature) && temperature >= 0, `temperature must be non-negative, got ${temperature}.`);
+  const controls: SamplingControls = {
+    temperature: p.temperature ?? 1,
+    topP: p.topP ?? 1,
+    topK: p.topK ?? 0,
+    minP: p.minP ?? 0,
+    repetitionPenalty: p.repetitionPenalty ?? 1,
+    frequencyPenalty: p.frequencyPenalty ?? 0,
+    presencePenalty: p.presencePenalty ?? 0,
+    minTokens: p.minTokens ?? 0,
+  };
+  const outOfRange = samplingRangeError(controls);
+  if (outOfRange) throw new SamplingParamsError(outOfRange.message);
+  const { topP, topK, minP, repetitionPenalty, frequencyPenalty, presencePenalty, minTokens } = controls;
+  let temperature = controls.temperature;
   if (temperature > 0 && temperature < MIN_TEMPERATURE) temperature = MIN_TEMPERATURE;
   const greedy = temperature < GREEDY_EPSILON;
-  const topP = p.topP ?? 1;
-  check(topP > 0 && topP <= 1, `top_p must be in (0, 1], got ${topP}.`);
-  const topK = p.topK ?? 0;
-  check(Number.isInteger(topK) && (topK === -1 || topK >= 0), `top_k must be 0 (disable), or at least 1, got ${topK}.`);
-  const minP = p.minP ?? 0;
-  check(minP >= 0 && minP <= 1, `min_p must be in [0, 1], got ${minP}.`);
-  const repetitionPenalty = p.repetitionPenalty ?? 1;
-  check(Number.isFinite(repetitionPenalty) && repetitionPenalty > 0, `repetition_penalty must be greater than zero, got ${repetitionPenalty}.`);
-  const frequencyPenalty = p.frequencyPenalty ?? 0;
-  check(frequencyPenalty >= -2 && frequencyPenalty <= 2, `frequency_penalty must be in [-2, 2], got ${frequencyPenalty}.`);
-  const presencePenalty = p.presencePenalty ?? 0;
-  check(presencePenalty >= -2 && presencePenalty <= 2, `presence_penalty must be in [-2, 2], got ${presencePenalty}.`);
-  const minTokens = p.minTokens ?? 0;
-  check(Number.isInteger(minTokens) && minTokens >= 0, `min_tokens must be a non-negative integer, got ${minTokens}.`);
   const topLogprobs = p.topLogprobs ?? 0;
   check(
     Number.isInteger(topLogprobs) && topLogprobs >= 0 && topLogprobs <= Math.min(MAX_TOP_LOGPROBS, vocabSize),

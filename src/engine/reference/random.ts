@@ -4,20 +4,31 @@
  * tokens (the sampler has its own counter-based hash).
  */
 
+/**
+ * mulberry32 (Tommy Ettinger's 32-bit generator): uniforms in [0, 1) from a 32-bit seed. The one
+ * copy for Hearth: training plans, the demo's problems and tests all draw from it.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export class Rng {
-  private state: number;
+  private readonly next: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.next = mulberry32(seed);
   }
 
   /** Uniform in [0, 1). */
   uniform(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.next();
   }
 
   /** Standard normal. */

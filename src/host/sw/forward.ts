@@ -11,6 +11,7 @@
  * Not here: finding the engine (engine-link.ts).
  */
 import * as Comlink from 'comlink';
+import { jsonErrorResponse } from '../../service/error-envelope';
 import { fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
 
@@ -19,14 +20,9 @@ export const HOST_WAIT_MS = 6_000;
 /** How often an in-flight request checks that its host tab still exists. */
 const LIVENESS_MS = 500;
 
-function unavailable(message: string, chat: boolean): Response {
-  const body = chat
-    ? { error: { message, type: 'ServiceUnavailableError', param: null, code: 503 } }
-    : { detail: message };
-  return new Response(JSON.stringify(body), {
-    status: 503,
-    headers: { 'Content-Type': 'application/json', 'Retry-After': '2' },
-  });
+/** 503 in the request's error family; the client may retry once a tab hosts the engine. */
+function unavailable(path: string, message: string): Response {
+  return jsonErrorResponse(path, 503, message, { 'Retry-After': '2' });
 }
 
 const NO_HOST =
@@ -54,10 +50,10 @@ export interface Requester {
 }
 
 export async function forward(links: EngineLink, request: Request, requester?: Requester): Promise<Response> {
-  const chat = !new URL(request.url).pathname.startsWith('/v1/preview');
+  const path = new URL(request.url).pathname;
   const wire = await toWireRequest(request);
   const link = await links.get(HOST_WAIT_MS);
-  if (!link) return unavailable(NO_HOST, chat);
+  if (!link) return unavailable(path, NO_HOST);
 
   const watch = watchHost(links, link);
   const clientGone = abortWhenGone(request.signal, requester);
@@ -75,12 +71,12 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
   } catch (err) {
     watch.stop();
-    return unavailable(`The Hearth engine could not handle the request: ${err instanceof Error ? err.message : String(err)}`, chat);
+    return unavailable(path, `The Hearth engine could not handle the request: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!winner) {
     watch.stop();
     handled.catch(() => undefined);
-    return unavailable(HOST_DIED, chat);
+    return unavailable(path, HOST_DIED);
   }
   if (!winner.body) {
     watch.stop();

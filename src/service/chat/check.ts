@@ -4,7 +4,8 @@
  * each failing with vLLM's own message as a 400 ChatRequestError. Field types and ranges that
  * pydantic enforces (seed bounds, truncate_prompt_tokens >= -1, literals) are the zod schema's.
  * The rules that need the rendered prompt (context length, min_tokens <= max_tokens) are in
- * max-tokens.ts.
+ * max-tokens.ts. The sampling controls' ranges and messages are the engine's one table
+ * (samplingRangeError in engine/generate/sampling-params.ts), written here with Python's floats.
  *
  * Hearth-specific refusals say what cannot be honoured: priorities other than 0 (no priority
  * scheduling), per-request logits processors, and combinations beam search cannot honour.
@@ -15,9 +16,9 @@
  * (check_logprobs, check_tool_usage, check_generation_prompt, check_cache_salt_support),
  * SamplingParams._verify_args, v1 Processor._validate_* .
  */
-import { MAX_TOP_LOGPROBS } from '../../engine/generate/sampling-params';
+import { MAX_TOP_LOGPROBS, samplingRangeError } from '../../engine/generate/sampling-params';
 import type { GenerationDefaults } from '../../engine/model/generation-config';
-import { ensure } from './errors';
+import { ChatRequestError, ensure } from './errors';
 import { logprobsMode, promptLogprobsCount } from './logprobs';
 import { pyFloat, pyRepr } from './py-format';
 import type { ChatRequest } from './request';
@@ -95,19 +96,8 @@ export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null
 
   // 10. sampling controls after the model's defaults (SamplingParams._verify_args).
   const s = effectiveSampling(req, model.generation);
-  ensure(s.presencePenalty >= -2 && s.presencePenalty <= 2, `presence_penalty must be in [-2, 2], got ${pyFloat(s.presencePenalty)}.`, 'presence_penalty');
-  ensure(s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2, `frequency_penalty must be in [-2, 2], got ${pyFloat(s.frequencyPenalty)}.`, 'frequency_penalty');
-  ensure(
-    Number.isFinite(s.repetitionPenalty) && s.repetitionPenalty > 0,
-    `repetition_penalty must be greater than zero, got ${pyFloat(s.repetitionPenalty)}.`,
-    'repetition_penalty',
-  );
-  ensure(Number.isFinite(s.temperature) && s.temperature >= 0, `temperature must be non-negative, got ${pyFloat(s.temperature)}.`, 'temperature');
-  ensure(s.topP > 0 && s.topP <= 1, `top_p must be in (0, 1], got ${pyFloat(s.topP)}.`, 'top_p');
-  ensure(s.topK === -1 || s.topK >= 0, `top_k must be 0 (disable), or at least 1, got ${s.topK}.`, 'top_k');
-  ensure(s.minP >= 0 && s.minP <= 1, `min_p must be in [0, 1], got ${pyFloat(s.minP)}.`, 'min_p');
-  const minTokens = req.min_tokens ?? 0;
-  ensure(minTokens >= 0, `min_tokens must be greater than or equal to 0, got ${minTokens}.`, 'min_tokens');
+  const outOfRange = samplingRangeError({ ...s, minTokens: req.min_tokens ?? 0 }, pyFloat);
+  if (outOfRange) throw new ChatRequestError(outOfRange.message, outOfRange.param);
   const stops = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
   ensure(stops.every((x) => x.length > 0), 'stop cannot contain an empty string.', 'stop');
   const badWords = req.bad_words ?? [];

@@ -5,6 +5,7 @@
  *
  * Reference: the specification's "Chat completion response" tables; vllm-chat.md §4.
  */
+import type { OpenAIErrorBody } from '../error-envelope';
 import type { LogprobEntry, PromptLogprobValue } from './logprobs';
 import type { ToolCall, ToolCallDelta } from './output-parser';
 import type { StopReason } from './choice-output';
@@ -84,6 +85,4 @@ export interface ChatCompletionChunk {
 }
 
 /** An error after streaming began (vLLM sends it as a data event, then [DONE]). */
-export interface StreamErrorEvent {
-  error: { message: string; type: string; param: string | null; code: number };
-}
+export type StreamErrorEvent = OpenAIErrorBody;

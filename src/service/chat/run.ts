@@ -8,6 +8,7 @@
  * Reference: vllm-chat.md §1.2, §4.
  */
 import type { GenerationHandle, PromptLogprob } from '../../engine/generate/types';
+import { openaiError } from '../error-envelope';
 import type { ChoiceOutput, ChoiceStep } from './choice-output';
 import { ChunkWriter } from './chunks';
 import type { PlannedRun } from './plan';
@@ -74,7 +75,7 @@ export async function* streamResponse(
     // Headers are sent: the error travels in the stream, as vLLM does.
     const message = err instanceof Error ? err.message : String(err);
     console.error(`[hearth] ${run.plan.id} failed while streaming:`, err);
-    yield { error: { message, type: 'InternalServerError', param: null, code: 500 } };
+    yield openaiError(500, message);
     return;
   }
   const usage = writer.usage();

@@ -137,16 +137,24 @@ describe('422 bodies', () => {
 });
 
 describe('bodies that are not valid JSON requests', () => {
-  it('answers 400 for malformed JSON', async () => {
+  it("answers FastAPI's 422 json_invalid for malformed JSON, as chat answers vLLM's 400 json_invalid", async () => {
     const res = await e.call('POST', '/v1/preview/models', { rawBody: '{"project": ', headers: { 'Content-Type': 'application/json' } });
-    expect(res.status).toBe(400);
-    expect(res.json.detail).toMatch(/not valid JSON/);
+    expect(res.status).toBe(422);
+    expect(res.json.detail).toMatchObject([{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error' }]);
   });
 
   it('answers 415 for another content type', async () => {
     const res = await e.call('POST', '/v1/preview/models', { rawBody: 'project=p', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     expect(res.status).toBe(415);
     expect(res.json.detail).toMatch(/application\/json/);
+  });
+
+  it('answers 415 on every upload route for a body that is not multipart/form-data', async () => {
+    for (const path of ['/v1/preview/artifacts', '/v1/preview/models/import', '/v1/preview/base-models/files']) {
+      const res = await e.call('POST', path, { body: { model_id: modelId } });
+      expect(res.status, path).toBe(415);
+      expect(res.json.detail, path).toBe('Content-Type must be multipart/form-data (got "application/json").');
+    }
   });
 
   it('answers 413 for a body over the limit, and writes nothing', async () => {

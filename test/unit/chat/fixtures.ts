@@ -5,6 +5,7 @@
 import type { GenerationEvent, GenerationHandle, SampledToken, ServedModel } from '../../../src/engine/generate/types';
 import { loadModelFiles } from '../../../src/engine/model/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
+import { mulberry32 } from '../../../src/engine/reference/random';
 
 const cache = new Map<string, Promise<ServedModel>>();
 
@@ -27,17 +28,8 @@ export function servedModel(name: 'tiny-chat' | 'tiny-qwen2' | 'tiny-qwen3', max
   return p;
 }
 
-/** A seeded generator (mulberry32) for logprob values and choices. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator for logprob values and choices. */
+export const rng = mulberry32;
 
 /**
  * Tokens as the sampler reports them: each with a raw logprob and, when `top` > 0, vLLM's
