@@ -1,0 +1,114 @@
+// Tiny random Qwen3 models as GGUF files (every projection in one GGML type) together with the same
+// weights dequantized into the HF layout, so Hearth's reference forward and llama.cpp can run the
+// very same numbers. The tokenizer is GPT-2 byte-level: the 256 byte characters plus a few merged
+// tokens, enough for llama.cpp to build its vocabulary.
+import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import type { ModelConfig } from '../../../src/engine/model/config';
+import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import type { TensorData } from '../../../src/engine/model/tensor';
+import { layerNames } from '../../../src/engine/model/weights';
+import { dequantize } from '../../../src/engine/reference/dequant';
+import { Rng } from '../../../src/engine/reference/random';
+import { randomBlocks } from '../../../src/engine/reference/random-blocks';
+import { testConfig } from '../../../src/engine/reference/random-model';
+
+/** K-quant rows are 256 elements, so every projection's input size is a multiple of 256. */
+export function ggufTestConfig(): ModelConfig {
+  return testConfig('qwen3', {
+    hiddenSize: 256,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 64,
+    intermediateSize: 512,
+    vocabSize: 264,
+    ropeTheta: 1_000_000,
+    rmsNormEps: 1e-6,
+    maxPositionEmbeddings: 512,
+    tieWordEmbeddings: true,
+    eosTokenIds: [263],
+  });
+}
+
+export const EXTRA_TOKENS = ['ab', 'Ġt', 'he', 'in', 'er', 'on', 'at', '<|endoftext|>'];
+export const MERGES = ['a b', 'Ġ t', 'h e', 'i n', 'e r', 'o n', 'a t'];
+
+export interface GgufFixture {
+  config: ModelConfig;
+  gguf: Uint8Array;
+  /** The same weights in the HF layout, f32. */
+  tensors: TensorData[];
+}
+
+/** A random Qwen3 GGUF whose token embedding is `embedType` and whose seven projections per layer
+ *  are `weightType`; norms f32. */
+export function qwen3Gguf(weightType: string, seed: number, embedType = 'F32'): GgufFixture {
+  const cfg = ggufTestConfig();
+  const rng = new Rng(seed);
+  const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F, vocabSize: V } = cfg;
+  const ggufTensors: GgufTensorInput[] = [];
+  const hf: TensorData[] = [];
+  const add = (gguf: string, hfName: string, shape: number[], type: string, amplitude: number) => {
+    const elements = shape.reduce((a, b) => a * b, 1);
+    const data = randomBlocks(type, elements, amplitude, rng);
+    // ggml's ne is the HF shape reversed (ne[0] = the innermost, row length); the bytes are the same.
+    ggufTensors.push({ name: gguf, ne: [...shape].reverse(), type, data });
+    hf.push(tensorFromF32(hfName, shape, dequantize(type, data, elements), 'f32'));
+  };
+  const norm = (gguf: string, hfName: string, n: number) => {
+    const values = Float32Array.from({ length: n }, () => 1 + 0.2 * rng.normal());
+    const data = new Uint8Array(values.buffer);
+    ggufTensors.push({ name: gguf, ne: [n], type: 'F32', data });
+    hf.push(tensorFromF32(hfName, [n], values, 'f32'));
+  };
+  add('token_embd.weight', 'model.embed_tokens.weight', [V, C], embedType, 2);
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const n = layerNames(l);
+    const b = `blk.${l}`;
+    const w = (x: number) => 2 / Math.sqrt(x);
+    norm(`${b}.attn_norm.weight`, n.inputNorm, C);
+    add(`${b}.attn_q.weight`, n.q, [NH * HS, C], weightType, w(C));
+    add(`${b}.attn_k.weight`, n.k, [NKV * HS, C], weightType, w(C));
+    add(`${b}.attn_v.weight`, n.v, [NKV * HS, C], weightType, w(C));
+    norm(`${b}.attn_q_norm.weight`, n.qNorm, HS);
+    norm(`${b}.attn_k_norm.weight`, n.kNorm, HS);
+    add(`${b}.attn_output.weight`, n.o, [C, NH * HS], weightType, w(NH * HS));
+    norm(`${b}.ffn_norm.weight`, n.postNorm, C);
+    add(`${b}.ffn_gate.weight`, n.gate, [F, C], weightType, w(C));
+    add(`${b}.ffn_up.weight`, n.up, [F, C], weightType, w(C));
+    add(`${b}.ffn_down.weight`, n.down, [C, F], weightType, w(F));
+  }
+  norm('output_norm.weight', 'model.norm.weight', C);
+
+  const tokens = [...BYTE_TO_CHAR, ...EXTRA_TOKENS];
+  if (tokens.length !== V) throw new Error(`fixture vocabulary has ${tokens.length} tokens, config says ${V}`);
+  const types = tokens.map((t) => (t.startsWith('<|') ? 3 : 1)); // 3: control, 1: normal
+  const a = 'qwen3';
+  const gguf = writeGguf({
+    metadata: [
+      ['general.architecture', gv.str(a)],
+      ['general.name', gv.str('hearth-gguf-test')],
+      [`${a}.block_count`, gv.u32(cfg.numLayers)],
+      [`${a}.context_length`, gv.u32(cfg.maxPositionEmbeddings)],
+      [`${a}.embedding_length`, gv.u32(C)],
+      [`${a}.feed_forward_length`, gv.u32(F)],
+      [`${a}.attention.head_count`, gv.u32(NH)],
+      [`${a}.attention.head_count_kv`, gv.u32(NKV)],
+      [`${a}.attention.key_length`, gv.u32(HS)],
+      [`${a}.attention.value_length`, gv.u32(HS)],
+      [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(cfg.rmsNormEps)],
+      [`${a}.rope.freq_base`, gv.f32(cfg.ropeTheta)],
+      ['tokenizer.ggml.model', gv.str('gpt2')],
+      ['tokenizer.ggml.pre', gv.str('qwen2')],
+      ['tokenizer.ggml.tokens', gv.strs(tokens)],
+      ['tokenizer.ggml.token_type', gv.i32s(types)],
+      ['tokenizer.ggml.merges', gv.strs(MERGES)],
+      ['tokenizer.ggml.eos_token_id', gv.u32(V - 1)],
+      ['tokenizer.ggml.padding_token_id', gv.u32(V - 1)],
+      ['tokenizer.ggml.add_bos_token', gv.bool(false)],
+    ],
+    tensors: ggufTensors,
+  });
+  return { config: cfg, gguf, tensors: hf };
+}
