@@ -25,7 +25,12 @@ export function skipReason(test: TestCase): string {
 }
 
 export default class SkipSummary implements Reporter {
-  constructor(private readonly write: (text: string) => void = (text) => process.stdout.write(text)) {}
+  private readonly write: (text: string) => void;
+
+  /** Vitest constructs a reporter named by path with its options object (`{}`), not a writer. */
+  constructor(write?: unknown) {
+    this.write = typeof write === 'function' ? (write as (text: string) => void) : (text) => process.stdout.write(text);
+  }
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const byReason = new Map<string, string[]>();

@@ -28,7 +28,14 @@ export interface LinearRopeScaling {
   factor: number;
 }
 
-export type RopeScaling = Llama3RopeScaling | LinearRopeScaling;
+/** Per-frequency divisors, as GGUF files carry Llama 3's scaling (`rope_freqs.weight`, HS/2 values):
+ *  inv_freq[i] / factors[i] (llama.cpp's `freq_factors`). */
+export interface FreqFactorsRopeScaling {
+  type: 'freq_factors';
+  factors: readonly number[];
+}
+
+export type RopeScaling = Llama3RopeScaling | LinearRopeScaling | FreqFactorsRopeScaling;
 
 export interface ModelConfig {
   /** HF `architectures[0]` mapped to a family. */

@@ -34,6 +34,11 @@ export function ropeInvFreq(cfg: RopeParams): Float32Array {
     for (let i = 0; i < half; i++) inv[i] = f(inv[i] / s.factor);
     return inv;
   }
+  if (s.type === 'freq_factors') {
+    if (s.factors.length !== half) throw new Error(`RoPE freq_factors: ${s.factors.length} values for ${half} frequencies`);
+    for (let i = 0; i < half; i++) inv[i] = f(inv[i] / s.factors[i]);
+    return inv;
+  }
   // llama3 (`_compute_llama3_parameters`): low frequencies divided by factor, high kept, a smooth
   // blend in between.
   const lowFreqWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;

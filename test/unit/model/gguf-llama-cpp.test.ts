@@ -19,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { ReferenceModel } from '../../../src/engine/reference/model';
-import { qwen3Gguf } from './gguf-fixtures';
+import { randomGguf } from './gguf-fixtures';
+import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 
 const TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K'];
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
@@ -45,6 +46,28 @@ function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; ar
   return { rel: Math.sqrt(num / den), argmaxAgree: agree };
 }
 
+
+/** llama.cpp's logits of every position of PROMPT for the GGUF at `path` (CPU, F32 KV cache). */
+async function llamaCppLogits(llama: Llama, path: string, V: number): Promise<Float32Array> {
+  const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
+  const ctx = await model.createContext({
+    contextSize: 64,
+    batchSize: 64,
+    threads: 2,
+    experimentalKvCacheKeyType: 'F32',
+    experimentalKvCacheValueType: 'F32',
+  });
+  const seq = ctx.getSequence();
+  const out = await seq.controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
+  const theirs = new Float32Array(PROMPT.length * V);
+  out.forEach((o, i) => {
+    for (const [token, logit] of o!.next!.logits!) theirs[i * V + (token as number)] = logit;
+  });
+  await ctx.dispose();
+  await model.dispose();
+  return theirs;
+}
+
 describe('GGUF blocks against llama.cpp', () => {
   let llama: Llama;
   let dir: string;
@@ -58,7 +81,7 @@ describe('GGUF blocks against llama.cpp', () => {
   });
 
   it.each(TYPES)('%s: Hearth reads the file llama.cpp runs, and both give the same logits', async (type) => {
-    const fx = qwen3Gguf(type === 'Q5_1' ? 'F32' : type, 1000 + TYPES.indexOf(type), type);
+    const fx = randomGguf(type === 'Q5_1' ? 'F32' : type, 1000 + TYPES.indexOf(type), type);
     const path = join(dir, `${type}.gguf`);
     writeFileSync(path, fx.gguf);
 
@@ -72,27 +95,30 @@ describe('GGUF blocks against llama.cpp', () => {
     expect(Buffer.from(decoded.buffer).equals(Buffer.from(expected.data))).toBe(true);
     const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
 
-    // llama.cpp on the same file, F32 KV cache, logits of every position.
-    const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-    const ctx = await model.createContext({
-      contextSize: 64,
-      batchSize: 64,
-      threads: 2,
-      experimentalKvCacheKeyType: 'F32',
-      experimentalKvCacheValueType: 'F32',
-    });
-    const seq = ctx.getSequence();
-    const out = await seq.controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
     const V = fx.config.vocabSize;
-    const theirs = new Float32Array(PROMPT.length * V);
-    out.forEach((o, i) => {
-      for (const [token, logit] of o!.next!.logits!) theirs[i * V + (token as number)] = logit;
-    });
-    await ctx.dispose();
-    await model.dispose();
+    const theirs = await llamaCppLogits(llama, path, V);
 
     const { rel, argmaxAgree } = compare(ours, theirs, V);
     expect(rel, `${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
     expect(argmaxAgree, `${type}: positions whose top token agrees`).toBeGreaterThanOrEqual(PROMPT.length - 1);
+  }, 60_000);
+  // Hearth's own GGUF loading: config from the metadata, HF names, llama's q/k rows un-permuted, the
+  // untied lm_head, Llama 3's rope_freqs. Any mistake there changes the logits.
+  it.each([
+    ['llama', 'F16'],
+    ['llama', 'Q4_K'],
+    ['llama', 'Q6_K'],
+    ['qwen3', 'Q8_0'],
+  ] as const)('%s %s: a model loaded from the GGUF alone gives llama.cpp\'s logits', async (arch, type) => {
+    const fx = randomGguf(type, 2000 + type.length, 'F32', arch);
+    const path = join(dir, `${arch}-${type}.gguf`);
+    writeFileSync(path, fx.gguf);
+    const loaded = await referenceTensorsFromGguf(bytesSource(fx.gguf), `${arch}-${type}.gguf`);
+    expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
+    const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
+    const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);
+    const { rel, argmaxAgree } = compare(ours, theirs, fx.config.vocabSize);
+    expect(rel, `${arch} ${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
+    expect(argmaxAgree).toBeGreaterThanOrEqual(PROMPT.length - 1);
   }, 60_000);
 });

@@ -14,7 +14,7 @@ describe('SkipSummary', () => {
       config: false,
       root: ROOT,
       include: ['test/unit/setup/fixtures/skips.fixture.ts'],
-      reporters: [new SkipSummary((text) => (printed += text))],
+      reporters: [new SkipSummary((text: string) => (printed += text))],
       watch: false,
     });
     try {

@@ -1,0 +1,157 @@
+/**
+ * A GGUF file as a Hearth model: its metadata as a ModelConfig, its tensor names as the HF names
+ * the engine plans by, and llama's rotary permutation undone.
+ *
+ * - Config keys are llama.cpp's (src/llama-arch.cpp `LLM_KV_*`, read per architecture as
+ *   `{arch}.embedding_length` and so on); a missing required key is an error naming the key.
+ * - Names (llama-arch.cpp `LLM_TENSOR_NAMES`): `token_embd` -> `model.embed_tokens`,
+ *   `blk.N.attn_q` -> `model.layers.N.self_attn.q_proj`, `ffn_norm` -> `post_attention_layernorm`...
+ * - llama.cpp's converter permutes the rows of llama's q/k projections (convert_hf_to_gguf.py
+ *   `LlamaModel.permute`) so its interleaved RoPE equals HF's rotate-half RoPE; Hearth applies
+ *   rotate-half, so the rows are put back. Rows are whole blocks, so this works on quantized data.
+ *   Qwen2/Qwen3 files are not permuted (llama.cpp runs them with NEOX RoPE).
+ * - Llama 3's frequency scaling comes as the tensor `rope_freqs.weight` (one divisor per frequency).
+ *
+ * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
+ */
+import type { Architecture, ModelConfig } from '../config';
+import type { ByteSource } from '../safetensors';
+import { ggmlBytes } from './ggml-types';
+import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
+
+const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3'];
+
+/** GGUF tensor name suffix (after `blk.N.`) -> HF name suffix (after `model.layers.N.`). */
+const LAYER_NAMES: Readonly<Record<string, string>> = {
+  attn_norm: 'input_layernorm',
+  attn_q: 'self_attn.q_proj',
+  attn_k: 'self_attn.k_proj',
+  attn_v: 'self_attn.v_proj',
+  attn_output: 'self_attn.o_proj',
+  attn_q_norm: 'self_attn.q_norm',
+  attn_k_norm: 'self_attn.k_norm',
+  ffn_norm: 'post_attention_layernorm',
+  ffn_gate: 'mlp.gate_proj',
+  ffn_up: 'mlp.up_proj',
+  ffn_down: 'mlp.down_proj',
+};
+const GLOBAL_NAMES: Readonly<Record<string, string>> = {
+  'token_embd.weight': 'model.embed_tokens.weight',
+  'output_norm.weight': 'model.norm.weight',
+  'output.weight': 'lm_head.weight',
+};
+/** Tensors a GGUF may carry that are not weights of the HF layout. */
+export const ROPE_FREQS = 'rope_freqs.weight';
+
+/** The HF name of a GGUF tensor, or null for one Hearth does not know. */
+export function hfTensorName(gguf: string): string | null {
+  if (GLOBAL_NAMES[gguf]) return GLOBAL_NAMES[gguf];
+  const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(gguf);
+  if (!m || !LAYER_NAMES[m[2]]) return null;
+  return `model.layers.${m[1]}.${LAYER_NAMES[m[2]]}.${m[3]}`;
+}
+
+function num(file: GgufFile, key: string, name: string, fallback?: number): number {
+  const v = ggufValue(file, key);
+  if (v === undefined) {
+    if (fallback !== undefined) return fallback;
+    throw new GgufError(`${name}: metadata key ${key} is missing`);
+  }
+  if (typeof v !== 'number') throw new GgufError(`${name}: metadata key ${key} is not a number`);
+  return v;
+}
+
+/** The engine's ModelConfig from a GGUF's metadata and tensor table. */
+export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfig {
+  const arch = ggufValue(file, 'general.architecture');
+  if (typeof arch !== 'string') throw new GgufError(`${name}: metadata key general.architecture is missing`);
+  if (!ARCHITECTURES.includes(arch as Architecture)) {
+    throw new GgufError(`${name}: architecture ${arch} is not supported (supported: ${ARCHITECTURES.join(', ')})`);
+  }
+  const a = arch as Architecture;
+  const k = (key: string, fallback?: number) => num(file, `${a}.${key}`, name, fallback);
+  const hiddenSize = k('embedding_length');
+  const numHeads = k('attention.head_count');
+  const tokens = ggufValue(file, 'tokenizer.ggml.tokens');
+  const embd = file.tensors.find((t) => t.name === 'token_embd.weight');
+  if (!embd) throw new GgufError(`${name}: tensor token_embd.weight is missing`);
+  const has = (t: string) => file.tensors.some((x) => x.name === t);
+  const eos = ['tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id', 'tokenizer.ggml.eom_token_id']
+    .map((key) => ggufValue(file, key))
+    .filter((v): v is number => typeof v === 'number');
+  const bos = ggufValue(file, 'tokenizer.ggml.bos_token_id');
+  const scalingType = ggufValue(file, `${a}.rope.scaling.type`);
+  const factor = ggufValue(file, `${a}.rope.scaling.factor`);
+  return {
+    arch: a,
+    hiddenSize,
+    numLayers: k('block_count'),
+    numHeads,
+    numKvHeads: k('attention.head_count_kv', numHeads),
+    headDim: k('attention.key_length', hiddenSize / numHeads),
+    intermediateSize: k('feed_forward_length'),
+    vocabSize: k('vocab_size', Array.isArray(tokens) ? tokens.length : embd.ne[1]),
+    rmsNormEps: k('attention.layer_norm_rms_epsilon'),
+    ropeTheta: k('rope.freq_base', 10000),
+    ropeScaling: scalingType === 'linear' && typeof factor === 'number' && factor !== 1 ? { type: 'linear', factor } : null,
+    maxPositionEmbeddings: k('context_length'),
+    tieWordEmbeddings: !has('output.weight'),
+    attentionBias: has('blk.0.attn_q.bias'),
+    outputBias: has('blk.0.attn_output.bias'),
+    mlpBias: has('blk.0.ffn_up.bias'),
+    qkNorm: has('blk.0.attn_q_norm.weight'),
+    hiddenAct: 'silu',
+    bosTokenId: typeof bos === 'number' ? bos : null,
+    eosTokenIds: [...new Set(eos)],
+    torchDtype: null,
+  };
+}
+
+/**
+ * Undoes llama.cpp's q/k row permutation: GGUF row h*HS + 2j + i holds HF row h*HS + i*HS/2 + j
+ * (i in {0, 1}, j < HS/2). Works on any row-major rows of `rowBytes` bytes (quantized ones too).
+ */
+export function unpermuteRows(data: Uint8Array, heads: number, headDim: number, rowBytes: number): Uint8Array {
+  if (data.length !== heads * headDim * rowBytes) throw new Error(`unpermuteRows: ${data.length} bytes for ${heads} x ${headDim} rows of ${rowBytes}`);
+  const out = new Uint8Array(data.length);
+  const half = headDim / 2;
+  for (let h = 0; h < heads; h++) {
+    for (let j = 0; j < half; j++) {
+      for (let i = 0; i < 2; i++) {
+        const from = (h * headDim + 2 * j + i) * rowBytes;
+        const to = (h * headDim + i * half + j) * rowBytes;
+        out.set(data.subarray(from, from + rowBytes), to);
+      }
+    }
+  }
+  return out;
+}
+
+/** One tensor's stored blocks in the HF layout (llama q/k rows un-permuted), with its HF name. */
+export async function readHfTensor(
+  src: ByteSource,
+  t: GgufTensorInfo,
+  cfg: ModelConfig,
+): Promise<{ name: string; shape: number[]; type: string; data: Uint8Array }> {
+  const name = hfTensorName(t.name);
+  if (!name) throw new GgufError(`tensor ${t.name} has no Hugging Face counterpart`);
+  let data = await readGgufTensor(src, t);
+  // A weight's rows are ne[0] elements; a bias's "rows" are its single elements.
+  const rowBytes = t.ne.length === 1 ? ggmlBytes(t.type, t.type.blockSize) / t.type.blockSize : ggmlBytes(t.type, t.ne[0]);
+  if (cfg.arch === 'llama' && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
+    const heads = name.includes('.q_proj') ? cfg.numHeads : cfg.numKvHeads;
+    data = unpermuteRows(data, heads, cfg.headDim, rowBytes);
+  }
+  return { name, shape: [...t.ne].reverse(), type: t.type.name, data };
+}
+
+/** Llama 3's RoPE frequency divisors (`rope_freqs.weight`, f32 [HS/2]), when the file has them. */
+export async function ggufRopeFactors(src: ByteSource, file: GgufFile, cfg: ModelConfig): Promise<number[] | null> {
+  const t = file.tensors.find((x) => x.name === ROPE_FREQS);
+  if (!t) return null;
+  if (t.type.name !== 'F32' || t.elements !== cfg.headDim / 2) {
+    throw new GgufError(`tensor ${ROPE_FREQS} must be F32 [${cfg.headDim / 2}], got ${t.type.name} [${t.ne.join(', ')}]`);
+  }
+  const bytes = await readGgufTensor(src, t);
+  return Array.from(new Float32Array(bytes.slice().buffer));
+}

@@ -1,0 +1,30 @@
+/**
+ * A GGUF file as the reference model's input: its config, and every weight dequantized to f32 in the
+ * HF layout (names, shapes, llama's q/k rows un-permuted; Llama 3's rope_freqs as the config's
+ * freq_factors scaling). Slow and memory-hungry on purpose (f32 everywhere): the oracle for the
+ * quantized GPU path and for comparisons with llama.cpp, not a loader for serving.
+ *
+ * Not here: parsing and validation (model/gguf/gguf-reader.ts), the name and config mapping
+ * (model/gguf/gguf-model.ts).
+ */
+import type { ModelConfig } from '../model/config';
+import { tensorFromF32 } from '../model/dtype';
+import { ggufModelConfig, ggufRopeFactors, readHfTensor, ROPE_FREQS } from '../model/gguf/gguf-model';
+import { readGguf } from '../model/gguf/gguf-reader';
+import type { ByteSource } from '../model/safetensors';
+import type { TensorData } from '../model/tensor';
+import { dequantize } from './dequant';
+
+export async function referenceTensorsFromGguf(src: ByteSource, name = 'model.gguf'): Promise<{ config: ModelConfig; tensors: TensorData[] }> {
+  const file = await readGguf(src, name);
+  const config = ggufModelConfig(file, name);
+  const factors = await ggufRopeFactors(src, file, config);
+  if (factors) config.ropeScaling = { type: 'freq_factors', factors };
+  const tensors: TensorData[] = [];
+  for (const t of file.tensors) {
+    if (t.name === ROPE_FREQS) continue;
+    const hf = await readHfTensor(src, t, config);
+    tensors.push(tensorFromF32(hf.name, hf.shape, dequantize(hf.type, hf.data, t.elements), 'f32'));
+  }
+  return { config, tensors };
+}
