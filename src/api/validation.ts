@@ -3,7 +3,7 @@
  * `{"detail": [{"type", "loc", "msg", "input", "ctx"}]}` (the body ART's client and the
  * specification expect), and guards JSON bodies (content type, malformed JSON) before zod runs.
  *
- * Not here: the schemas (./schemas), the chat family's vLLM envelope (the chat issue).
+ * Not here: the schemas (./schemas), the chat family's vLLM envelope (schemas/chat-validation.ts).
  * Reference: pydantic v2 error types (missing, string_type, int_parsing, literal_error, ...).
  */
 import type { Context, MiddlewareHandler } from 'hono';
