@@ -186,4 +186,4 @@ export const ChatCompletionRequest = z
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;
 
 // The service takes what this schema produces: keep the two in step.
-export const assertAssignable = (r: ChatCompletionRequest): ChatRequest => r;
+const assertAssignable = (r: ChatCompletionRequest): ChatRequest => r;
