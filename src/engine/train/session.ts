@@ -210,7 +210,7 @@ export class GpuTrainingSession implements TrainingSession {
       const last = j === mbs.length - 1;
       this.upload(mb, coefficients);
       const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(last ? this.optimizerStep(step) : [])];
-      await this.submitPass(step, j, 'train.step', work, [...this.statsCopies(mb, bases[j], total), ...(last ? [this.normCopy(step, 4 * 2 * total)] : [])]);
+      await this.submitPass(step, j, 'train.step', work, [...this.statsCopies(mb, bases[j], total), ...(last ? [this.normCopy(4 * 2 * total)] : [])]);
     }
     const values = await stats.read();
     return { ...tokenValues(step, values), gradNorm: values[2 * total] };
@@ -239,7 +239,7 @@ export class GpuTrainingSession implements TrainingSession {
         else writeBytes(this.ctx.device, this.graph.buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
         const fwd = mbs.length > 1 ? this.forwardCalls(dims(mb), true) : this.headCalls(dims(mb));
         const work = [...fwd, ...this.backwardCalls(dims(mb)), ...(last ? this.optimizerStep(step) : [])];
-        await submitCalls(this.ctx, work, { label: 'train.backward', copies: last ? [this.normCopy(step, 0)] : [], staging: back });
+        await submitCalls(this.ctx, work, { label: 'train.backward', copies: last ? [this.normCopy(0)] : [], staging: back });
       }
       return { ...forward, gradNorm: (await back.read())[0] };
     } finally {
@@ -261,7 +261,7 @@ export class GpuTrainingSession implements TrainingSession {
   }
 
   /** A copy of the gradient norm stats (16 bytes) into a staging buffer at `dstOffset` bytes. */
-  private normCopy(step: StepRun, dstOffset: number): Copy {
+  private normCopy(dstOffset: number): Copy {
     return { src: this.graph.buf.get('normStats'), srcOffset: 0, dstOffset, bytes: 16 };
   }
 
