@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/generate/engine';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { BundledSource } from '../../src/engine/model/sources/bundled-source';
-import { GpuTrainingEngine } from '../../src/engine/train/engine';
+import { trainingEngineOver } from '../../src/engine/train/engine';
 import { bootEngine } from '../../src/host/engine-boot';
 
 const PUBLIC = fileURLToPath(new URL('../../public/', import.meta.url));
@@ -64,10 +64,7 @@ export async function startNodeHearth(options: { dbName?: string; port?: number 
     dbName: options.dbName ?? `hearth-node-${process.pid}-${Date.now()}`,
     fetch: staticFetch,
     inference: (gpu) => new Engine(gpu, { source: async (id) => new BundledSource(`models/${id.split('/')[1]}/`, { id }) }),
-    training: (inference) => {
-      const e = inference as Engine;
-      return new GpuTrainingEngine({ kernelContext: e.kernelContext, weights: (id) => e.residentWeights(id) });
-    },
+    training: (inference) => trainingEngineOver(inference),
   });
   server.on('request', (req, res) => {
     void toRequest(req, origin)

@@ -9,7 +9,7 @@
 import type { Hono } from 'hono';
 import { createApp } from '../api/app';
 import type { AppEnv } from '../api/env';
-import type { InferenceEngine } from '../engine/generate/types';
+import type { InferenceEngine, ServedModel } from '../engine/generate/types';
 import { acquireGpu, type GpuContext } from '../engine/gpu/device';
 import { MemoryFileCache, type ModelFileCache } from '../engine/model/sources/file-cache';
 import { ensureAdmin } from '../service/api-keys';
@@ -18,12 +18,23 @@ import { BaseModelCatalog, bundledModels, cachedModels } from '../service/base-m
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo, GpuState } from '../service/engine-status';
 import { UnavailableError } from '../service/errors';
+import type { ResidentWeightsProvider } from '../engine/train/engine';
 import type { TrainingEngine } from '../engine/train/types';
 import { unavailableTrainer } from '../service/training/default-trainer';
 import { LoraTrainer } from '../service/training/lora-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
 import { openHearthDb, type HearthDb } from '../store/schema';
+
+/**
+ * The generation engine the host builds (engine/generate/engine.ts `Engine`): chat completions,
+ * the resident base weights and device a training engine is built over (`trainingEngineOver`), and
+ * the models on the GPU, which the base-model list reports.
+ */
+export interface GpuInferenceEngine extends InferenceEngine, ResidentWeightsProvider {
+  /** Models on the GPU. */
+  readonly models: readonly { readonly served: ServedModel }[];
+}
 
 export interface EngineOptions {
   /** URL of models/index.json (the bundled base models). */
@@ -39,13 +50,13 @@ export interface EngineOptions {
    * Builds the generation engine once the GPU is acquired (chat completions). Without it, chat
    * completions answer 503 saying this build has no inference engine.
    */
-  inference?: (gpu: GpuContext, catalog: BaseModelCatalog) => InferenceEngine | Promise<InferenceEngine>;
+  inference?: (gpu: GpuContext, catalog: BaseModelCatalog) => GpuInferenceEngine | Promise<GpuInferenceEngine>;
   /**
    * Builds the LoRA training engine over the generation engine (same device, same resident base
    * weights). With it and `inference`, training jobs run Hearth's LoraTrainer; `trainer`
    * overrides both (tests). Without either, jobs fail saying training is unavailable.
    */
-  training?: (inference: InferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
+  training?: (inference: GpuInferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
   now?: () => number;
   maxBodyBytes?: number;
   /**
@@ -68,17 +79,11 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** The base models resident on the engine's GPU (the generation Engine lists them; other engines say nothing). */
-function residentModels(engine: InferenceEngine | undefined): { id: string; maxModelLen: number }[] {
-  const models = (engine as { models?: { served: { id: string; maxModelLen: number } }[] } | undefined)?.models;
-  return Array.isArray(models) ? models.map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen })) : [];
-}
-
 /** The generation engine for a use other than chat, with that use named in the error. */
-async function engineFor(use: string, services: ServiceContext): Promise<InferenceEngine> {
-  if (!services.inference) throw new UnavailableError(`${use} is not available in this build of Hearth: it has no inference engine.`);
+async function engineFor(use: string, inference: (() => Promise<GpuInferenceEngine>) | undefined): Promise<GpuInferenceEngine> {
+  if (!inference) throw new UnavailableError(`${use} is not available in this build of Hearth: it has no inference engine.`);
   try {
-    return await services.inference();
+    return await inference();
   } catch (err) {
     throw new UnavailableError(`${use} needs the GPU engine: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -91,15 +96,17 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
   const catalog = new BaseModelCatalog([bundledModels(opts.manifestUrl, opts.fetch ?? fetch), cachedModels(db)]);
   const modelFiles = opts.modelFiles ?? new MemoryFileCache();
   const base = { db, catalog, now, fetch: opts.fetch ?? fetch, baseUrl: opts.baseUrl, modelFiles };
-  // The trainer reaches the engines through `services`, which is complete before any job runs.
+  // The trainer reaches the engines through `generation` (the generation engine, set below once the
+  // GPU is being acquired), which is complete before any job runs.
+  let generation: (() => Promise<GpuInferenceEngine>) | undefined;
   let training: Promise<TrainingEngine> | undefined;
   const trainer =
     opts.trainer ??
     (opts.training && opts.inference
       ? new LoraTrainer({
-          inference: () => engineFor('Training', services),
+          inference: () => engineFor('Training', generation),
           training: () =>
-            (training ??= engineFor('Training', services)
+            (training ??= engineFor('Training', generation)
               .then((engine) => opts.training!(engine))
               .catch((err: unknown) => {
                 training = undefined;
@@ -128,10 +135,10 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
   if (opts.inference) {
     const build = opts.inference;
     // Built on first use, once; a missing GPU is a 503 that says why.
-    let inference: Promise<InferenceEngine> | undefined;
-    let built: InferenceEngine | undefined;
-    services.residentModels = () => residentModels(built);
-    services.inference = () =>
+    let inference: Promise<GpuInferenceEngine> | undefined;
+    let built: GpuInferenceEngine | undefined;
+    services.residentModels = () => (built?.models ?? []).map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen }));
+    generation = services.inference = () =>
       (inference ??= acquired
         .then(
           async (ctx) => (built = await build(ctx, catalog)),

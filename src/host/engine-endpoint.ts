@@ -6,9 +6,9 @@
  * Not here: booting itself (engine-boot.ts), the Service Worker side (sw/).
  */
 import * as Comlink from 'comlink';
-import { Engine as InferenceEngine } from '../engine/generate/engine';
+import { Engine as GenerationEngine } from '../engine/generate/engine';
 import { catalogSources } from '../engine/generate/model-sources';
-import { GpuTrainingEngine } from '../engine/train/engine';
+import { trainingEngineOver } from '../engine/train/engine';
 import { jsonErrorResponse } from '../service/error-envelope';
 import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, wireAbortSignal, type EngineApi, type WireRequest } from './wire';
@@ -25,12 +25,9 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
     // Chat completions: the generation engine on this worker's GPU, models from the catalogue
     // (bundled files through the IndexedDB file cache, so they load offline after the first time).
     inference: (gpu, catalog) =>
-      new InferenceEngine(gpu, { source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }) }),
+      new GenerationEngine(gpu, { source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }) }),
     // Training jobs: LoRA on the same device over the generation engine's resident weights.
-    training: (inference) => {
-      const engine = inference as InferenceEngine;
-      return new GpuTrainingEngine({ kernelContext: engine.kernelContext, weights: (id) => engine.residentWeights(id) });
-    },
+    training: (inference) => trainingEngineOver(inference),
   });
   booting.catch((err) => console.error('[hearth] engine failed to start:', err));
 

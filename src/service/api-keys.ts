@@ -60,11 +60,6 @@ export async function ensureAdmin(db: HearthDb, now: number): Promise<string> {
   }
 }
 
-/** The local owner's admin key, for the app's own pages (never served under /v1). */
-export async function adminKey(db: HearthDb): Promise<string | undefined> {
-  return (await getOwner(db))?.key;
-}
-
 /** Resolves an `Authorization` header value to its principal. */
 export async function authenticate(db: HearthDb, authorization: string | undefined): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');

@@ -13,10 +13,6 @@ export async function getArtifact(db: HearthDb, principalId: string, id: string)
   return artifact && artifact.principalId === principalId ? artifact : undefined;
 }
 
-export async function listArtifacts(db: HearthDb, modelId: string): Promise<ArtifactRecord[]> {
-  return db.getAllFromIndex('artifacts', 'by-model', modelId);
-}
-
 /** Stores an uploaded artifact, if its model still exists (checked in the same transaction). */
 export async function insertArtifact(db: HearthDb, artifact: ArtifactRecord): Promise<void> {
   await writeTx(db, ['models', 'artifacts'], async (tx) => {

@@ -245,7 +245,6 @@ export interface HearthSchema extends DBSchema {
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;
-export type StoreName = (typeof ALL_STORES)[number];
 
 export const ALL_STORES = [
   'principals',

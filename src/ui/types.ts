@@ -117,9 +117,3 @@ export interface StorageReport {
   quota: number;
   kinds: { weights: number; checkpoints: number; trajectories: number; artifacts: number; other: number };
 }
-
-export interface EngineView {
-  state: string;
-  gpu: { adapter: Record<string, unknown>; features: string[]; limits: Record<string, number> } | null;
-  gpu_error: string | null;
-}

@@ -3,13 +3,13 @@
  * it, with vLLM's types, pydantic's lax coercion (chat-coerce.ts) and its defaults left to the
  * service (an absent field stays undefined: "not given" matters for several fields). Unknown
  * fields are kept and ignored, at the top level and inside messages. The parsed value is the
- * chat service's ChatRequest.
+ * chat service's ChatRequest (routes/chat.ts hands it to createChatCompletion, so the compiler
+ * keeps the two in step).
  *
  * Not here: cross-field rules and vLLM's messages for them (service/chat/check.ts).
  * Reference: spec "Chat completion request"; vllm-chat.md §2; vLLM protocol.py ChatCompletionRequest.
  */
 import { z } from 'zod';
-import type { ChatRequest } from '../../service/chat/request';
 import { laxBigInt, laxBool, laxFloat, laxFloatItem, laxInt, laxIntItem, laxStr, optional } from './chat-coerce';
 
 const INT64_MIN = -(2n ** 63n);
@@ -184,6 +184,3 @@ export const ChatCompletionRequest = z
   });
 
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequest>;
-
-// The service takes what this schema produces: keep the two in step.
-export const assertAssignable = (r: ChatCompletionRequest): ChatRequest => r;

@@ -5,9 +5,9 @@
  * uploads its weights as they stream in and starts its scheduler; `generate(request)` queues a
  * request on the resident model's scheduler (continuous batching, prefix cache, LoRA adapters).
  *
- * For the trainer: `forTraining(id)` gives the model's resident WeightSet, its config and tokenizer,
- * and the device's GpuContext and KernelContext, so training runs on the same device over the same
- * weights (no second copy).
+ * For the trainer: `residentWeights(id)` and `kernelContext` give the model's resident WeightSet and
+ * the device's KernelContext (engine/train/engine.ts `ResidentWeightsProvider`), so training runs
+ * on the same device over the same weights (no second copy).
  *
  * Not here: request validation (the service), batching (scheduler.ts), GPU steps (model-runner.ts).
  */
@@ -36,13 +36,6 @@ export interface EngineOptions {
   fusedMaxBatch?: number;
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
-}
-
-export interface TrainingResources {
-  weights: WeightSet;
-  served: ServedModel;
-  kernelContext: KernelContext;
-  gpu: GpuContext;
 }
 
 export class Engine implements InferenceEngine {
@@ -93,17 +86,6 @@ export class Engine implements InferenceEngine {
   /** For the trainer: the base model's weights on this engine's device (loaded if needed). */
   async residentWeights(id: string): Promise<WeightSet> {
     return (await this.residentModel(id)).weights;
-  }
-
-  /**
-   * What the trainer needs of a base model, loading it if needed: its resident WeightSet (the
-   * weights inference uses, no second copy), the served model (config, tokenizer, templates) and
-   * this engine's GPU and kernel context. Training submits its own work on the same device; the
-   * scheduler yields between steps, so chat requests keep being answered.
-   */
-  async forTraining(id: string): Promise<TrainingResources> {
-    const m = await this.residentModel(id);
-    return { weights: m.weights, served: m.served, kernelContext: this.kernelContext, gpu: this.gpu };
   }
 
   generate(request: GenerationRequest): GenerationHandle {

@@ -51,13 +51,6 @@ export function writeBytes(device: GPUDevice, buffer: GPUBuffer, offset: number,
   }
 }
 
-/** A uniform buffer holding `data` (a u32/i32/f32 view); uniforms are rounded to 16 bytes. */
-export function uploadUniform(device: GPUDevice, data: ArrayBufferView, label: string): GPUBuffer {
-  const buffer = device.createBuffer({ label, size: Math.max(16, alignTo(data.byteLength, 16)), usage: STORAGE.uniform });
-  writeBytes(device, buffer, 0, data);
-  return buffer;
-}
-
 /** Copies `bytes` bytes of `src` back to the CPU. Costly (a mapAsync round trip): tests and small results only. */
 export async function readBytes(device: GPUDevice, src: GPUBuffer, bytes: number, srcOffset = 0): Promise<ArrayBuffer> {
   const size = alignTo(bytes, 4);

@@ -12,10 +12,6 @@ import type { KernelContext } from './context';
 /** A storage binding: a whole buffer, or a range of one (offset a multiple of 256 bytes). */
 export type BufferRef = GPUBuffer | GPUBufferBinding;
 
-export function bufferOf(ref: BufferRef): GPUBuffer {
-  return ref instanceof GPUBuffer ? ref : ref.buffer;
-}
-
 /** Bytes visible through a binding. */
 export function bindingSize(ref: BufferRef): number {
   if (ref instanceof GPUBuffer) return ref.size;

@@ -50,8 +50,6 @@ import finishWgsl from './sampler-finish.wgsl?raw';
 
 /** Logits per thread in the chunked passes: CHUNK = 8 * workgroup size (sampler-common.wgsl). */
 export const SAMPLER_PER_THREAD = 8;
-/** Dispatches `record` adds to the pass per step, whatever B and the parameters. */
-export const SAMPLER_DISPATCHES = 4;
 /** Entries of a row's candidate list in the select pass (CANDIDATES in sampler-select.wgsl). */
 const SAMPLER_CANDIDATES = 4096;
 /** Bytes of one row's output record: token id, raw logprob, top count, reserved. */

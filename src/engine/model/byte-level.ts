@@ -15,10 +15,3 @@ export const BYTE_TO_CHAR: readonly string[] = (() => {
 })();
 
 export const CHAR_TO_BYTE: ReadonlyMap<string, number> = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
-
-/** The byte-level string of some text: its UTF-8 bytes, each as its table character. */
-export function toByteLevel(text: string): string {
-  let s = '';
-  for (const b of new TextEncoder().encode(text)) s += BYTE_TO_CHAR[b];
-  return s;
-}

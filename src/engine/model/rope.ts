@@ -78,11 +78,6 @@ export function ropeTable(cfg: RopeParams, positions: number): Float32Array {
   return table;
 }
 
-/** Bytes of the table for `positions` positions. */
-export function ropeTableBytes(headDim: number, positions: number): number {
-  return positions * headDim * 4;
-}
-
 /** The table in a GPU storage buffer (read-only use), for positions 0 .. positions-1. */
 export function createRopeTableBuffer(device: GPUDevice, cfg: RopeParams, positions: number): GPUBuffer {
   if (!(positions > 0)) throw new Error(`RoPE table needs at least one position, got ${positions}`);

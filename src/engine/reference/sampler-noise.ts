@@ -46,9 +46,6 @@ export function noiseUniform(bits: number): number {
   return ((bits >>> 9) + 0.5) / 8388608;
 }
 
-/** The largest Gumbel value the hash can produce (u = 1 - 2^-24), rounded up: a safe pruning bound. */
-export const GUMBEL_MAX = 17;
-
 /** g = -log(-log u) in f64 (the GPU computes the same in f32 with a series near u = 1). */
 export function gumbelFromUniform(u: number): number {
   return -Math.log(-Math.log(u));

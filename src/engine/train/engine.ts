@@ -19,13 +19,13 @@ import { initLoraParameters, loraFromTensors, planLora, type LoraGroupName, type
 import { LoraState } from './lora-state';
 import { describePlan, planActivations, type ActivationMode, type ActivationPlan } from './memory-plan';
 import { GpuTrainingSession } from './session';
-import type { StartSessionOptions, TrainingEngine, TrainingSession } from './types';
+import { MAX_TRAINING_SEQUENCE_TOKENS, type StartSessionOptions, type TrainingEngine, type TrainingSession } from './types';
 
 export interface GpuTrainingEngineOptions {
   kernelContext: KernelContext;
   /** The resident weights of a base model (loaded by the inference engine). */
   weights(baseModel: string): Promise<WeightSet>;
-  /** Tokens per micro-batch, the longest sequence a session trains on (default min(2048, the model's context); at most the weights' RoPE positions). */
+  /** Tokens per micro-batch, the longest sequence a session trains on (default min(MAX_TRAINING_SEQUENCE_TOKENS, the model's context); at most the weights' RoPE positions). */
   microBatchTokens?: number;
   /** Sequences per micro-batch (default 64). */
   microBatchSequences?: number;
@@ -37,7 +37,6 @@ export interface GpuTrainingEngineOptions {
   log?: (line: string) => void;
 }
 
-const DEFAULT_TOKENS = 2048;
 const DEFAULT_SEQUENCES = 64;
 const DEFAULT_BUDGET = 2.5 * 2 ** 30;
 
@@ -68,7 +67,7 @@ export class GpuTrainingEngine implements TrainingEngine {
       lora,
       {
         // Positions beyond the RoPE table the weights carry cannot be trained.
-        tokens: Math.min(this.opts.microBatchTokens ?? Math.min(DEFAULT_TOKENS, cfg.maxPositionEmbeddings), weights.ropePositions),
+        tokens: Math.min(this.opts.microBatchTokens ?? Math.min(MAX_TRAINING_SEQUENCE_TOKENS, cfg.maxPositionEmbeddings), weights.ropePositions),
         sequences: this.opts.microBatchSequences ?? DEFAULT_SEQUENCES,
         mode: this.opts.activationMode ?? 'auto',
         budgetBytes: this.opts.activationBudgetBytes ?? DEFAULT_BUDGET,
@@ -115,7 +114,7 @@ export class GpuTrainingEngine implements TrainingEngine {
   }
 }
 
-/** What the trainer needs from the generation engine (engine/generate/engine.ts `Engine`). */
+/** What the training engine needs of the generation engine (engine/generate/engine.ts `Engine` has it). */
 export interface ResidentWeightsProvider {
   readonly kernelContext: KernelContext;
   residentWeights(id: string): Promise<WeightSet>;
@@ -124,7 +123,7 @@ export interface ResidentWeightsProvider {
 /**
  * The training engine over a generation engine: its device context and its resident base weights,
  * so one copy of the model serves chat and training. What the engine worker's `training` option
- * builds (host/engine-boot.ts).
+ * builds (host/engine-endpoint.ts, and scripts/demo/node-hearth.ts in Node).
  */
 export function trainingEngineOver(
   inference: ResidentWeightsProvider,

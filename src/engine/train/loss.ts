@@ -21,7 +21,7 @@
  * Token i of a sequence is predicted from tokens < i; index 0 is never trainable.
  * Not here: advantages, weights and their normalisation over the job (the service's), the GPU.
  */
-import type { LossSpec, TrainingSequence } from './types';
+import type { ImportanceSamplingLevel, LossSpec, TrainingSequence } from './types';
 
 export interface StepLoss {
   /** L: SFT mean cross-entropy, RL policy loss. */
@@ -69,17 +69,54 @@ function sftLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayL
 
 type RlSpec = Extract<LossSpec, { kind: 'rl' }>;
 
-function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLike<number>[], spec: RlSpec): StepLoss {
-  const eps = spec.epsilon;
-  const epsHigh = spec.epsilonHigh;
-  const lo = 1 - eps;
-  const hi = 1 + epsHigh;
-  const level = spec.importanceSamplingLevel;
-  // ART tests these with Python truthiness: 0 and null both mean "off".
-  const M = spec.maxNegativeAdvantageImportanceSamplingWeight || null;
-  const tau = spec.kimiK2Tau || null;
+/** A trainable token's importance ratio rho, with d rho / d delta_i (its token part) and d rho / d mu_g (its sequence part). */
+interface Ratio {
+  rho: number;
+  dTok: number;
+  dSeq: number;
+}
 
-  // Flatten the step: one entry per token of every sequence.
+/** rho per importance_sampling_level, from the token ratio exp(delta_i) and the group's sequence ratio exp(mu_g). */
+const IMPORTANCE_LEVELS: Record<ImportanceSamplingLevel, (tokRatio: number, seqRatio: number) => Ratio> = {
+  token: (tokRatio) => ({ rho: tokRatio, dTok: tokRatio, dSeq: 0 }),
+  sequence: (_, seqRatio) => ({ rho: seqRatio, dTok: 0, dSeq: seqRatio }),
+  average: (tokRatio, seqRatio) => ({ rho: (tokRatio + seqRatio) / 2, dTok: tokRatio / 2, dSeq: seqRatio / 2 }),
+  geometric_average: (tokRatio, seqRatio) => {
+    const rho = Math.sqrt(tokRatio) * Math.sqrt(seqRatio);
+    return { rho, dTok: rho / 2, dSeq: rho / 2 };
+  },
+};
+
+/** One token's inputs to the policy loss: rho after its limits, clip(rho, lo, hi), the advantage, new_i. */
+interface PolicyInput {
+  rho: number;
+  clipped: number;
+  adv: number;
+  newLp: number;
+  lo: number;
+  hi: number;
+}
+
+/** l_i, dl/drho and dl/dnew_i taken directly (not through rho). */
+interface PolicyTerm {
+  l: number;
+  dRho: number;
+  dNew: number;
+}
+
+/** The policy losses: PPO's clipped objective, or CISPO's (the clipped ratio as a stopped weight). */
+const POLICY_LOSSES: Record<'ppo' | 'cispo', (t: PolicyInput) => PolicyTerm> = {
+  ppo: ({ rho, clipped, adv, lo, hi }) => {
+    const a = rho * adv;
+    const c = clipped * adv;
+    const inside = rho >= lo && rho <= hi ? 1 : 0;
+    return { l: -Math.min(a, c), dRho: a < c ? -adv : a > c ? -adv * inside : -adv / 2 - (adv / 2) * inside, dNew: 0 };
+  },
+  cispo: ({ clipped, adv, newLp }) => ({ l: -clipped * adv * newLp, dRho: 0, dNew: -clipped * adv }),
+};
+
+/** delta_i = new_i - old_i on every trainable token (0 where old is unknown), and the number of trainable tokens. */
+function logRatios(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLike<number>[]): { delta: Float64Array[]; trainable: number } {
   let trainable = 0;
   const delta = seqs.map((s, b) => {
     if (!s.advantages) throw new Error(`loss: RL sequence ${b} has no advantages`);
@@ -92,104 +129,88 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
     }
     return d;
   });
-  const D = trainable + 1e-6;
+  return { delta, trainable };
+}
 
-  // Sequence-level ratio: mean of delta over the trainable tokens of each importance group.
+/** The importance groups of a step: each sequence's group, and per group the sum and count of delta over its trainable tokens. */
+function importanceGroups(seqs: readonly TrainingSequence[], delta: readonly Float64Array[]) {
   const groupOf = seqs.map((s, b) => s.importanceGroup ?? b);
-  const groupSum = new Map<number, number>();
-  const groupCount = new Map<number, number>();
+  const sum = new Map<number, number>();
+  const count = new Map<number, number>();
   seqs.forEach((s, b) => {
     const g = groupOf[b];
     for (let i = 0; i < s.tokens.length; i++) {
       if (!s.trainable[i]) continue;
-      groupSum.set(g, (groupSum.get(g) ?? 0) + delta[b][i]);
-      groupCount.set(g, (groupCount.get(g) ?? 0) + 1);
+      sum.set(g, (sum.get(g) ?? 0) + delta[b][i]);
+      count.set(g, (count.get(g) ?? 0) + 1);
     }
   });
-  const groupRatio = (g: number) => Math.exp((groupSum.get(g) ?? 0) / Math.max(groupCount.get(g) ?? 0, 1));
+  return {
+    groupOf,
+    /** Trainable tokens of group g (at least 1). */
+    size: (g: number) => Math.max(count.get(g) ?? 0, 1),
+    /** Sequence-level ratio: exp of the mean of delta over the group's trainable tokens. */
+    ratio: (g: number) => Math.exp((sum.get(g) ?? 0) / Math.max(count.get(g) ?? 0, 1)),
+  };
+}
+
+/**
+ * rho <- min(rho, M) when M is set, then rho <- 0 outside (lo, hi) with mask_prob_ratio; `pass` is
+ * the gradient factor through both (0 where the clamp or the mask cut rho off).
+ */
+function limitRatio(rho: number, M: number | null, maskProbRatio: boolean, lo: number, hi: number): { rho: number; pass: number } {
+  let pass = 1;
+  if (M !== null) {
+    if (rho > M) pass = 0;
+    rho = Math.min(rho, M);
+  }
+  if (maskProbRatio && !(rho > lo && rho < hi)) {
+    rho = 0;
+    pass = 0;
+  }
+  return { rho, pass };
+}
+
+function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLike<number>[], spec: RlSpec): StepLoss {
+  const lo = 1 - spec.epsilon;
+  const hi = 1 + spec.epsilonHigh;
+  const importance = IMPORTANCE_LEVELS[spec.importanceSamplingLevel];
+  const policy = POLICY_LOSSES[spec.ppo ? 'ppo' : 'cispo'];
+  // ART tests these with Python truthiness: 0 and null both mean "off".
+  const M = spec.maxNegativeAdvantageImportanceSamplingWeight || null;
+  const tau = spec.kimiK2Tau || null;
+
+  const { delta, trainable } = logRatios(seqs, newLogprobs);
+  const D = trainable + 1e-6;
+  const groups = importanceGroups(seqs, delta);
 
   let loss = 0;
   const coefficients = seqs.map((s) => new Float64Array(s.tokens.length));
   // dL/d(sequence ratio part) summed over each group's tokens, spread over the group afterwards.
   const groupGrad = new Map<number, number>();
   seqs.forEach((s, b) => {
-    const g = groupOf[b];
+    const g = groups.groupOf[b];
     for (let i = 0; i < s.tokens.length; i++) {
       if (!s.trainable[i]) continue;
       const w = s.weights ? s.weights[i] : 1;
       const coef = w / D; // dL/dl_i
-      const tokRatio = Math.exp(delta[b][i]);
-      const seqRatio = level === 'token' ? 1 : groupRatio(g);
-      let rho: number;
-      // d rho / d(delta_i) (token part) and d rho / d(mu_g) (sequence part).
-      let dTok: number;
-      let dSeq: number;
-      switch (level) {
-        case 'token':
-          rho = tokRatio;
-          dTok = tokRatio;
-          dSeq = 0;
-          break;
-        case 'sequence':
-          rho = seqRatio;
-          dTok = 0;
-          dSeq = seqRatio;
-          break;
-        case 'average':
-          rho = (tokRatio + seqRatio) / 2;
-          dTok = tokRatio / 2;
-          dSeq = seqRatio / 2;
-          break;
-        case 'geometric_average':
-          rho = Math.sqrt(tokRatio) * Math.sqrt(seqRatio);
-          dTok = rho / 2;
-          dSeq = rho / 2;
-          break;
-      }
-      let pass = 1; // gradient factor through the clamp and the mask
-      if (M !== null) {
-        if (rho > M) pass = 0;
-        rho = Math.min(rho, M);
-      }
-      if (spec.maskProbRatio) {
-        if (!(rho > lo && rho < hi)) {
-          rho = 0;
-          pass = 0;
-        }
-      }
+      const { rho: raw, dTok, dSeq } = importance(Math.exp(delta[b][i]), spec.importanceSamplingLevel === 'token' ? 1 : groups.ratio(g));
+      const { rho, pass } = limitRatio(raw, M, spec.maskProbRatio, lo, hi);
       const adv = s.advantages![i] - (tau !== null ? tau * delta[b][i] : 0);
-      const clipped = Math.min(Math.max(rho, lo), hi);
-      const newLp = newLogprobs[b][i];
-      let l: number;
-      let dNew: number; // dL/dnew_i directly (not through rho)
-      let dRho: number; // dl/drho
-      if (spec.ppo) {
-        const a = rho * adv;
-        const c = clipped * adv;
-        l = -Math.min(a, c);
-        const inside = rho >= lo && rho <= hi ? 1 : 0;
-        dRho = a < c ? -adv : a > c ? -adv * inside : -adv / 2 - (adv / 2) * inside;
-        dNew = 0;
-      } else {
-        l = -clipped * adv * newLp;
-        dRho = 0;
-        dNew = -clipped * adv;
-      }
+      const { l, dRho, dNew } = policy({ rho, clipped: Math.min(Math.max(rho, lo), hi), adv, newLp: newLogprobs[b][i], lo, hi });
       loss += l * coef;
       const gRho = coef * dRho * pass;
       coefficients[b][i] -= coef * dNew + gRho * dTok;
       if (gRho * dSeq !== 0) groupGrad.set(g, (groupGrad.get(g) ?? 0) + gRho * dSeq);
     }
   });
-  if (groupGrad.size) {
-    seqs.forEach((s, b) => {
-      const g = groupOf[b];
-      const gg = groupGrad.get(g);
-      if (!gg) return;
-      const n = Math.max(groupCount.get(g) ?? 0, 1);
-      for (let i = 0; i < s.tokens.length; i++) if (s.trainable[i]) coefficients[b][i] -= gg / n;
-    });
-  }
+  seqs.forEach((s, b) => {
+    const g = groups.groupOf[b];
+    const gg = groupGrad.get(g);
+    if (!gg) return;
+    const n = groups.size(g);
+    for (let i = 0; i < s.tokens.length; i++) if (s.trainable[i]) coefficients[b][i] -= gg / n;
+  });
   return { loss, policyLoss: loss, coefficients, trainableTokens: trainable };
 }
 

@@ -177,96 +177,92 @@ export class GpuTrainingSession implements TrainingSession {
     const started = performance.now();
     const mbs = this.pack(sequences);
     const total = mbs.reduce((s, mb) => s + mb.T, 0);
-    const bases = mbs.map((_, j) => mbs.slice(0, j).reduce((s, mb) => s + mb.T, 0));
-    const { state, buf } = this.graph;
-    /** Calls made for this step only (the optimizer's: its uniforms change every step). */
-    const own: KernelCall[] = [];
-    const stats = new Staging(this.ctx.device, 4 * (2 * total + 4));
-    const last = mbs.length - 1;
-    const dims = (mb: MicroBatch): MicroBatchDims => ({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount });
-    const normCopy: Copy = { src: buf.get('normStats'), srcOffset: 0, dstOffset: 4 * 2 * total, bytes: 16 };
-    const check = () => {
-      if (signal?.aborted) throw signal.reason ?? new Error('training step aborted');
-    };
-    const optimizer = () => {
-      const calls = this.optimizerCalls(learningRate);
-      own.push(...calls);
-      return calls;
-    };
-    const run = async (j: number, work: KernelCall[], copies: Copy[], label: string) => {
-      check();
-      await submitCalls(this.ctx, work, { label, clear: j === 0 && label !== 'train.backward' ? [state.grads] : [], copies, staging: stats });
+    const step: StepRun = {
+      sequences,
+      mbs,
+      total,
+      bases: mbs.map((_, j) => mbs.slice(0, j).reduce((s, mb) => s + mb.T, 0)),
+      learningRate,
+      signal,
+      stats: new Staging(this.ctx.device, 4 * (2 * total + 4)),
+      own: [],
     };
     try {
-      let coefficients: Float64Array[];
-      let newLogprobs: Float32Array[] = [];
-      let entropies: Float32Array[] = [];
-      const collect = (values: Float32Array) => {
-        newLogprobs = new Array(sequences.length);
-        entropies = new Array(sequences.length);
-        mbs.forEach((mb, j) => {
-          tokensFromRows(mb, values.subarray(bases[j], bases[j] + mb.T), newLogprobs);
-          tokensFromRows(mb, values.subarray(total + bases[j], total + bases[j] + mb.T), entropies);
-        });
-      };
-      let values: Float32Array;
-      if (loss.kind === 'sft') {
-        // The coefficients do not depend on the logprobs: one submission per micro-batch.
-        coefficients = stepLoss(sequences, sequences.map((s) => new Float32Array(s.tokens.length)), loss).coefficients;
-        for (const [j, mb] of mbs.entries()) {
-          this.upload(mb, coefficients);
-          const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(j === last ? optimizer() : [])];
-          await run(j, work, [...this.statsCopies(mb, bases[j], total), ...(j === last ? [normCopy] : [])], 'train.step');
-        }
-        values = await stats.read();
-        collect(values);
-      } else {
-        for (const [j, mb] of mbs.entries()) {
-          this.upload(mb, null);
-          await run(j, this.forwardCalls(dims(mb), false), this.statsCopies(mb, bases[j], total), 'train.forward');
-        }
-        collect(await stats.read());
-        coefficients = stepLoss(sequences, newLogprobs, loss).coefficients;
-        const back = new Staging(this.ctx.device, 16);
-        try {
-          for (const [j, mb] of mbs.entries()) {
-            check();
-            // One micro-batch: its activations are still there. Several: re-run the forward.
-            if (mbs.length > 1) this.upload(mb, coefficients);
-            else writeBytes(this.ctx.device, buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
-            const d = dims(mb);
-            const fwd = mbs.length > 1 ? this.forwardCalls(d, true) : this.headCalls(d);
-            const work = [...fwd, ...this.backwardCalls(d), ...(j === last ? optimizer() : [])];
-            await submitCalls(this.ctx, work, { label: 'train.backward', copies: j === last ? [{ ...normCopy, dstOffset: 0 }] : [], staging: back });
-          }
-          values = new Float32Array(2 * total + 4);
-          values.set((await back.read()).subarray(0, 4), 2 * total);
-        } finally {
-          back.destroy();
-        }
-      }
-      const result = stepLoss(sequences, newLogprobs, loss);
-      const entropy = stepEntropy(sequences, entropies, loss);
-      const seconds = (performance.now() - started) / 1000;
-      const numTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
-      const metrics: StepMetrics = {
-        loss: result.loss,
-        gradNorm: values[2 * total],
-        learningRate,
-        numTrainableTokens: result.trainableTokens,
-        numTokens,
-        tokensPerSecond: numTokens / Math.max(seconds, 1e-9),
-      };
-      if (result.policyLoss !== null) metrics.policyLoss = result.policyLoss;
-      if (entropy !== null) metrics.entropy = entropy;
-      return metrics;
+      const out = loss.kind === 'sft' ? await this.sftStep(step, loss) : await this.rlStep(step, loss);
+      return stepMetrics(step, loss, out, started);
     } finally {
       // The staging reads above waited for every submission of the step.
       await this.ctx.device.queue.onSubmittedWorkDone();
-      stats.destroy();
-      for (const c of own) c.dispose();
+      step.stats.destroy();
+      for (const c of step.own) c.dispose();
       this.calls.release();
     }
+  }
+
+  /**
+   * SFT: the coefficients do not depend on the logprobs (c = m w / #trainable), so one submission
+   * per micro-batch: forward, head with dlogits, backward, and after the last the optimizer.
+   */
+  private async sftStep(step: StepRun, loss: LossSpec): Promise<StepOutput> {
+    const { sequences, mbs, total, bases, stats } = step;
+    const coefficients = stepLoss(sequences, sequences.map((s) => new Float32Array(s.tokens.length)), loss).coefficients;
+    for (const [j, mb] of mbs.entries()) {
+      const last = j === mbs.length - 1;
+      this.upload(mb, coefficients);
+      const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(last ? this.optimizerStep(step) : [])];
+      await this.submitPass(step, j, 'train.step', work, [...this.statsCopies(mb, bases[j], total), ...(last ? [this.normCopy(4 * 2 * total)] : [])]);
+    }
+    const values = await stats.read();
+    return { ...tokenValues(step, values), gradNorm: values[2 * total] };
+  }
+
+  /**
+   * RL: the coefficients depend on the new logprobs. A forward submission per micro-batch, one
+   * readback, the coefficients on the CPU (loss.ts), then a backward submission per micro-batch
+   * (re-running the forward when there are several), and after the last the optimizer.
+   */
+  private async rlStep(step: StepRun, loss: LossSpec): Promise<StepOutput> {
+    const { sequences, mbs, total, bases, stats } = step;
+    for (const [j, mb] of mbs.entries()) {
+      this.upload(mb, null);
+      await this.submitPass(step, j, 'train.forward', this.forwardCalls(dims(mb), false), this.statsCopies(mb, bases[j], total));
+    }
+    const forward = tokenValues(step, await stats.read());
+    const coefficients = stepLoss(sequences, forward.newLogprobs, loss).coefficients;
+    const back = new Staging(this.ctx.device, 16);
+    try {
+      for (const [j, mb] of mbs.entries()) {
+        const last = j === mbs.length - 1;
+        checkAborted(step.signal);
+        // One micro-batch: its activations are still there. Several: re-run the forward.
+        if (mbs.length > 1) this.upload(mb, coefficients);
+        else writeBytes(this.ctx.device, this.graph.buf.get('coef'), 0, rowsFromTokens(mb, coefficients));
+        const fwd = mbs.length > 1 ? this.forwardCalls(dims(mb), true) : this.headCalls(dims(mb));
+        const work = [...fwd, ...this.backwardCalls(dims(mb)), ...(last ? this.optimizerStep(step) : [])];
+        await submitCalls(this.ctx, work, { label: 'train.backward', copies: last ? [this.normCopy(0)] : [], staging: back });
+      }
+      return { ...forward, gradNorm: (await back.read())[0] };
+    } finally {
+      back.destroy();
+    }
+  }
+
+  /** A submission of the step's first pass over the micro-batches; the first one zeroes the gradients. */
+  private async submitPass(step: StepRun, j: number, label: string, work: KernelCall[], copies: Copy[]): Promise<void> {
+    checkAborted(step.signal);
+    await submitCalls(this.ctx, work, { label, clear: j === 0 ? [this.graph.state.grads] : [], copies, staging: step.stats });
+  }
+
+  /** The optimizer's calls for this step, disposed with the step (their uniforms change every step). */
+  private optimizerStep(step: StepRun): KernelCall[] {
+    const calls = this.optimizerCalls(step.learningRate);
+    step.own.push(...calls);
+    return calls;
+  }
+
+  /** A copy of the gradient norm stats (16 bytes) into a staging buffer at `dstOffset` bytes. */
+  private normCopy(dstOffset: number): Copy {
+    return { src: this.graph.buf.get('normStats'), srcOffset: 0, dstOffset, bytes: 16 };
   }
 
   private async runLogprobs(sequences: TrainingSequence[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -278,7 +274,7 @@ export class GpuTrainingSession implements TrainingSession {
       for (const mb of mbs) {
         if (signal?.aborted) throw signal.reason ?? new Error('logprobs aborted');
         this.upload(mb, null);
-        const work = this.forwardCalls({ T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount }, false);
+        const work = this.forwardCalls(dims(mb), false);
         await submitCalls(this.ctx, work, { label: 'train.logprobs', copies: this.statsCopies(mb, base, total), staging: stats });
         base += mb.T;
       }
@@ -296,4 +292,65 @@ export class GpuTrainingSession implements TrainingSession {
       this.calls.release();
     }
   }
+}
+
+/** One optimizer step in flight: its micro-batches and what it reads back. */
+interface StepRun {
+  sequences: TrainingSequence[];
+  mbs: MicroBatch[];
+  /** Rows of all micro-batches, and the first row of each. */
+  total: number;
+  bases: number[];
+  learningRate: number;
+  signal?: AbortSignal;
+  /** Per-row logprobs [total], entropies [total] and the norm stats [4], as floats. */
+  stats: Staging;
+  /** Calls made for this step only (the optimizer's). */
+  own: KernelCall[];
+}
+
+/** What a step's submissions give back: per sequence, the new logprob and entropy of each token, and the gradient norm. */
+interface StepOutput {
+  newLogprobs: Float32Array[];
+  entropies: Float32Array[];
+  gradNorm: number;
+}
+
+function dims(mb: MicroBatch): MicroBatchDims {
+  return { T: mb.T, B: mb.sequences.length, maxCount: mb.maxCount };
+}
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason ?? new Error('training step aborted');
+}
+
+/** The staging buffer's per-row logprobs and entropies, per sequence and token. */
+function tokenValues(step: StepRun, values: Float32Array): Omit<StepOutput, 'gradNorm'> {
+  const { sequences, mbs, total, bases } = step;
+  const newLogprobs: Float32Array[] = new Array(sequences.length);
+  const entropies: Float32Array[] = new Array(sequences.length);
+  mbs.forEach((mb, j) => {
+    tokensFromRows(mb, values.subarray(bases[j], bases[j] + mb.T), newLogprobs);
+    tokensFromRows(mb, values.subarray(total + bases[j], total + bases[j] + mb.T), entropies);
+  });
+  return { newLogprobs, entropies };
+}
+
+function stepMetrics(step: StepRun, loss: LossSpec, out: StepOutput, started: number): StepMetrics {
+  const { sequences, learningRate } = step;
+  const result = stepLoss(sequences, out.newLogprobs, loss);
+  const entropy = stepEntropy(sequences, out.entropies, loss);
+  const seconds = (performance.now() - started) / 1000;
+  const numTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
+  const metrics: StepMetrics = {
+    loss: result.loss,
+    gradNorm: out.gradNorm,
+    learningRate,
+    numTrainableTokens: result.trainableTokens,
+    numTokens,
+    tokensPerSecond: numTokens / Math.max(seconds, 1e-9),
+  };
+  if (result.policyLoss !== null) metrics.policyLoss = result.policyLoss;
+  if (entropy !== null) metrics.entropy = entropy;
+  return metrics;
 }

@@ -14,6 +14,13 @@
 import type { LoraConfig } from '../generate/types';
 import type { TensorData } from '../model/tensor';
 
+/**
+ * The longest sequence a training session takes by default (GpuTrainingEngine's micro-batch
+ * tokens, further capped by the model's context and RoPE table): the trainer cuts or drops longer
+ * sequences before they reach the engine.
+ */
+export const MAX_TRAINING_SEQUENCE_TOKENS = 2048;
+
 /** One token sequence of a step: an SFT conversation, or one history of an RL trajectory. */
 export interface TrainingSequence {
   /** Token ids of the whole sequence (prompt and completions). */

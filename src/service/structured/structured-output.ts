@@ -15,11 +15,8 @@ import type { ModelTokenizer } from '../../engine/model/tokenizer';
 import { compileStructuredOutput, type CompiledConstraint, type StructuredModel } from './grammar-compiler';
 import { structuredOutputSpec, type StructuredRequestFields } from './constraint-spec';
 
-export { STRUCTURED_OUTPUT_BACKEND } from './constraint-spec';
-export type { ConstrainedOutput, Constraint, StructuredOutputSpec, StructuredRequestFields } from './constraint-spec';
+export type { StructuredRequestFields } from './constraint-spec';
 export type { CompiledConstraint, StructuredModel } from './grammar-compiler';
-export type { GrammarConstraint, GrammarConstraintOptions } from './grammar-matcher';
-export { ConstraintError } from './errors';
 
 /** The request's compiled constraint, or null when its output is free. Throws ConstraintError (400). */
 export async function prepareStructuredOutput(req: StructuredRequestFields, model: StructuredModel): Promise<CompiledConstraint | null> {

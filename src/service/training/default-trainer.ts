@@ -1,8 +1,10 @@
 /**
- * The trainer Hearth runs until the real one (the trainer issue) is plugged in: it reports that
- * training started on no sequences and fails the job with a message saying training is not
- * available yet. Jobs still go through the whole queue and state machine, so clients see the
- * real event protocol.
+ * The trainer of an engine started without GPU engines (engine-boot.ts without `inference` and
+ * `training`, as in Node tests): it reports that training started on no sequences and fails the
+ * job with a message saying training is not available. Jobs still go through the whole queue and
+ * state machine, so clients see the real event protocol.
+ *
+ * Not here: Hearth's trainer (lora-trainer.ts).
  */
 import type { Trainer, TrainerContext } from './trainer';
 

@@ -22,7 +22,7 @@ import { tensorFromF32 } from '../../engine/model/dtype';
 import { writeSafetensors } from '../../engine/model/safetensors-writer';
 import type { TensorData } from '../../engine/model/tensor';
 import { loraToTensors, planLora, loraParameterCount } from '../../engine/train/lora-plan';
-import type { LossSpec, OptimizerConfig, StepMetrics, TrainingEngine, TrainingSequence, TrainingSession } from '../../engine/train/types';
+import { MAX_TRAINING_SEQUENCE_TOKENS, type LossSpec, type OptimizerConfig, type StepMetrics, type TrainingEngine, type TrainingSequence, type TrainingSession } from '../../engine/train/types';
 import { adapterFiles, engineLoraConfig, optimizerBytes, optimizerFromBytes, readTensors } from './adapter-files';
 import type { ConversationTokenizer } from './conversation-tokens';
 import { resolveRlSettings, RL_OPTIMIZER } from './rl-config';
@@ -39,8 +39,8 @@ export interface LoraTrainerDeps {
   /** Tokens per RL optimizer step when the job does not set packed_sequence_length. */
   stepTokens?: number;
   /**
-   * The longest sequence the training engine takes (GpuTrainingEngine's micro-batch, 2048 tokens
-   * by default): longer RL sequences are cut, longer SFT examples dropped, as for the model's context.
+   * The longest sequence the training engine takes (default MAX_TRAINING_SEQUENCE_TOKENS, its
+   * micro-batch): longer RL sequences are cut, longer SFT examples dropped, as for the model's context.
    */
   maxSequenceTokens?: number;
   /** Runs between optimizer steps; the default yields to the event loop so queued chat requests run. */
@@ -60,8 +60,6 @@ interface JobPlan {
   optimizer: OptimizerConfig;
   precalculateLogprobs: boolean;
 }
-
-const MAX_SEQUENCE_TOKENS = 2048;
 
 export class LoraTrainer implements Trainer {
   readonly resumesInterruptedJobs = true;
@@ -121,7 +119,7 @@ export class LoraTrainer implements Trainer {
   /** The job's optimizer steps, the same on every host (seeded by the job id). */
   private async plan(ctx: TrainerContext, served: ServedModel): Promise<JobPlan> {
     const input = ctx.input;
-    const maxLength = Math.min(served.maxModelLen, this.deps.maxSequenceTokens ?? MAX_SEQUENCE_TOKENS);
+    const maxLength = Math.min(served.maxModelLen, this.deps.maxSequenceTokens ?? MAX_TRAINING_SEQUENCE_TOKENS);
     const hasTools =
       input.kind === 'rl'
         ? input.trajectoryGroups.some((g) => g.trajectories.some((t) => Array.isArray(t.tools) && t.tools.length > 0))

@@ -4,7 +4,7 @@
  * through the context and resolves when the new checkpoint is registered (or throws). The
  * runner then ends the job (COMPLETED + training_ended, or FAILED + training_failed).
  *
- * Not here: training itself (src/engine/train, the trainer issue), the queue (runner.ts).
+ * Not here: Hearth's trainer (lora-trainer.ts, over src/engine/train), the queue (runner.ts).
  */
 import type { BaseModelEntry } from '../base-models';
 import type { AdapterFiles } from '../checkpoints';

@@ -46,142 +46,196 @@ class CacheWriteFailure extends Error {
 
 const DEFAULT_CHUNK = 4 << 20;
 
+/** What one request came to: the file (null: the repository has none), or why to try again. */
+type Attempt = { file: Blob | null } | { retry: string };
+
 export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
-  const fetchFn = o.fetch ?? globalThis.fetch.bind(globalThis);
-  const store = o.cache ?? new MemoryFileCache();
-  const retries = o.retries ?? 4;
-  const chunkBytes = o.chunkBytes ?? DEFAULT_CHUNK;
-  const progress = new ProgressMeter(o.file, o.onProgress);
-
-  if (o.cache) {
-    const hit = await o.cache.get(o.modelId, o.file);
-    if (hit && (!o.revalidate || (await stillValid(o, fetchFn, o.cache)))) {
-      o.onProgress?.({ file: o.file, loaded: hit.size, total: hit.size, bytesPerSecond: 0, fromCache: true });
-      return hit;
-    }
-    if (hit) await o.cache.discard(o.modelId, o.file);
-    else if (!o.revalidate && (await o.cache.isMissing(o.modelId, o.file))) return null;
-  }
-
-  let failures = 0;
-  const retryAfter = async (why: string): Promise<void> => {
-    if (++failures > retries) throw new SourceError(`${o.file}: ${why}; loading the model again resumes where this stopped`);
-    await sleep((o.retryDelayMs ?? 500) * 2 ** (failures - 1), o.signal);
-  };
-
+  const download = new Download(o);
+  const cached = await download.fromCache();
+  if (cached) return cached.file;
   for (;;) {
     o.signal?.throwIfAborted();
-    const partial = await store.partial(o.modelId, o.file);
-    let offset = partial?.bytes ?? 0;
+    const attempt = await download.attempt();
+    if ('file' in attempt) return attempt.file;
+    await download.retryAfter(attempt.retry);
+  }
+}
+
+/** One call of downloadFile: the cache lookup, then requests until the file is stored or the retries run out. */
+class Download {
+  private readonly fetchFn: typeof fetch;
+  private readonly store: ModelFileCache;
+  private readonly progress: ProgressMeter;
+  private failures = 0;
+
+  constructor(private readonly o: DownloadOptions) {
+    this.fetchFn = o.fetch ?? globalThis.fetch.bind(globalThis);
+    this.store = o.cache ?? new MemoryFileCache();
+    this.progress = new ProgressMeter(o.file, o.onProgress);
+  }
+
+  /** The answer the cache alone gives: a complete copy (still valid), or a file known to be missing; null: download. */
+  async fromCache(): Promise<{ file: Blob | null } | null> {
+    const { o } = this;
+    if (!o.cache) return null;
+    const hit = await o.cache.get(o.modelId, o.file);
+    if (hit && (!o.revalidate || (await stillValid(o, this.fetchFn, o.cache)))) {
+      o.onProgress?.({ file: o.file, loaded: hit.size, total: hit.size, bytesPerSecond: 0, fromCache: true });
+      return { file: hit };
+    }
+    if (hit) await o.cache.discard(o.modelId, o.file);
+    else if (!o.revalidate && (await o.cache.isMissing(o.modelId, o.file))) return { file: null };
+    return null;
+  }
+
+  /** Waits before the next attempt (doubling each time), or gives up after `retries` failures. */
+  async retryAfter(why: string): Promise<void> {
+    const { o } = this;
+    if (++this.failures > (o.retries ?? 4)) throw new SourceError(`${o.file}: ${why}; loading the model again resumes where this stopped`);
+    await sleep((o.retryDelayMs ?? 500) * 2 ** (this.failures - 1), o.signal);
+  }
+
+  /** One request for what the store does not hold yet: ask, read the answer, store the body. */
+  async attempt(): Promise<Attempt> {
+    // Called as a plain function: a worker's own fetch throws "Illegal invocation" with another `this`.
+    const { o, fetchFn } = this;
+    const partial = await this.store.partial(o.modelId, o.file);
+    const offset = partial?.bytes ?? 0;
     const headers = new Headers(o.headers);
     if (offset > 0) {
       headers.set('Range', `bytes=${offset}-`);
       if (partial?.validator) headers.set('If-Range', partial.validator);
     }
-
     let res: Response;
     try {
       res = await fetchFn(o.url, { headers, signal: o.signal });
     } catch (e) {
       if (o.signal?.aborted) throw o.signal.reason;
-      await retryAfter(`cannot reach ${o.url} (${(e as Error).message})`);
-      continue;
+      return { retry: `cannot reach ${o.url} (${(e as Error).message})` };
     }
+    const body = await this.accept(res, offset);
+    return 'start' in body ? this.receive(res, body.start, body.total) : body;
+  }
 
+  /**
+   * What an answer means: the end of the download (404: no such file; 416: the store already holds
+   * it all), a reason to retry, or where its body starts in the file and the file's size. Throws
+   * when the server refuses.
+   */
+  private async accept(res: Response, offset: number): Promise<Attempt | { start: number; total: number | null }> {
+    const { o, store } = this;
     if (res.status === 404) {
       await res.body?.cancel();
       await store.markMissing(o.modelId, o.file);
-      return null;
+      return { file: null };
     }
     if (res.status === 401 || res.status === 403) {
       await res.body?.cancel();
       throw new SourceError(`${o.file}: ${o.url} answered ${res.status}: the repository is private, gated, or does not exist`, res.status);
     }
-    let total: number | null;
     if (res.status === 416 && offset > 0) {
       // Nothing left to send: the stored bytes may already be the whole file.
       await res.body?.cancel();
       const range = parseContentRange(res.headers.get('Content-Range'));
-      if (range?.total === offset) return store.complete(o.modelId, o.file);
+      if (range?.total === offset) return { file: await store.complete(o.modelId, o.file) };
       await store.discard(o.modelId, o.file);
-      await retryAfter('the server refused to resume the download');
-      continue;
+      return { retry: 'the server refused to resume the download' };
     }
     if (res.status === 206) {
       const range = parseContentRange(res.headers.get('Content-Range'));
       if (!range || range.start !== offset) {
         await res.body?.cancel();
         await store.discard(o.modelId, o.file);
-        await retryAfter(`the server resumed at the wrong offset (${res.headers.get('Content-Range')})`);
-        continue;
+        return { retry: `the server resumed at the wrong offset (${res.headers.get('Content-Range')})` };
       }
-      total = range.total;
-    } else if (res.ok) {
-      if (offset > 0) {
-        // The server sent the whole file: it ignores ranges, or the file changed (If-Range failed).
-        await store.discard(o.modelId, o.file);
-        offset = 0;
-      }
-      total = bodyLength(res);
-    } else {
-      await res.body?.cancel();
-      if (res.status >= 500 || res.status === 429) {
-        await retryAfter(`${o.url} answered ${res.status}`);
-        continue;
-      }
-      throw new SourceError(`${o.file}: ${o.url} answered ${res.status} ${res.statusText}`.trim(), res.status);
+      return { start: offset, total: range.total };
     }
-    if (!res.body) throw new SourceError(`${o.file}: ${o.url} sent no body`);
+    if (res.ok) {
+      // The server sent the whole file: it ignores ranges, or the file changed (If-Range failed).
+      if (offset > 0) await store.discard(o.modelId, o.file);
+      return { start: 0, total: bodyLength(res) };
+    }
+    await res.body?.cancel();
+    if (res.status >= 500 || res.status === 429) return { retry: `${o.url} answered ${res.status}` };
+    throw new SourceError(`${o.file}: ${o.url} answered ${res.status} ${res.statusText}`.trim(), res.status);
+  }
 
-    const validator = responseValidator(res);
-    let loaded = offset;
-    let pending: Uint8Array[] = [];
-    let pendingBytes = 0;
-    const flush = async () => {
-      if (pendingBytes === 0) return;
-      const data = concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
-      try {
-        await store.append(o.modelId, o.file, loaded - data.byteLength, data, { validator, total, url: o.url });
-      } catch (e) {
-        throw new CacheWriteFailure(e);
-      }
-    };
-    progress.start(loaded);
+  /** Streams the body into the store from byte `start`; what arrived before a drop is kept for the next attempt. */
+  private async receive(res: Response, start: number, total: number | null): Promise<Attempt> {
+    const { o, store } = this;
+    if (!res.body) throw new SourceError(`${o.file}: ${o.url} sent no body`);
+    const chunks = new ChunkedAppend(store, o, start, { validator: responseValidator(res), total, url: o.url });
+    this.progress.start(chunks.loaded);
     const reader = res.body.getReader();
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        pending.push(value);
-        pendingBytes += value.byteLength;
-        loaded += value.byteLength;
-        progress.update(loaded, total);
-        if (pendingBytes >= chunkBytes) await flush();
+        chunks.add(value);
+        this.progress.update(chunks.loaded, total);
+        if (chunks.full) await chunks.flush();
       }
-      await flush();
+      await chunks.flush();
     } catch (e) {
       if (e instanceof CacheWriteFailure) {
         await reader.cancel().catch(() => {});
         throw e.original;
       }
-      // Keep what arrived before the failure; the next attempt asks only for the rest.
-      await flush().catch(() => {});
+      await chunks.flush().catch(() => {});
       if (o.signal?.aborted) throw o.signal.reason;
-      await retryAfter(`download interrupted after ${loaded} of ${total ?? '?'} bytes (${(e as Error).message})`);
-      continue;
+      return { retry: `download interrupted after ${chunks.loaded} of ${total ?? '?'} bytes (${(e as Error).message})` };
     }
-    if (total != null && loaded < total) {
-      await retryAfter(`the connection closed after ${loaded} of ${total} bytes`);
-      continue;
-    }
+    const loaded = chunks.loaded;
+    if (total != null && loaded < total) return { retry: `the connection closed after ${loaded} of ${total} bytes` };
     if (total != null && loaded > total) {
       await store.discard(o.modelId, o.file);
       throw new SourceError(`${o.file}: received ${loaded} bytes but the server announced ${total}`);
     }
-    progress.update(loaded, loaded, true);
-    return store.complete(o.modelId, o.file);
+    this.progress.update(loaded, loaded, true);
+    return { file: await store.complete(o.modelId, o.file) };
+  }
+}
+
+/** A body's bytes, appended to the store `chunkBytes` at a time (so a drop loses at most one chunk). */
+class ChunkedAppend {
+  /** Bytes of the file received so far (stored or pending). */
+  loaded: number;
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private readonly chunkBytes: number;
+
+  constructor(
+    private readonly store: ModelFileCache,
+    private readonly o: DownloadOptions,
+    start: number,
+    private readonly meta: { validator: string | null; total: number | null; url: string },
+  ) {
+    this.loaded = start;
+    this.chunkBytes = o.chunkBytes ?? DEFAULT_CHUNK;
+  }
+
+  add(value: Uint8Array): void {
+    this.pending.push(value);
+    this.pendingBytes += value.byteLength;
+    this.loaded += value.byteLength;
+  }
+
+  /** A chunk's worth is pending: time to flush. */
+  get full(): boolean {
+    return this.pendingBytes >= this.chunkBytes;
+  }
+
+  /** Writes what is pending; a refused write is a CacheWriteFailure (not retried). */
+  async flush(): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const data = concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    try {
+      await this.store.append(this.o.modelId, this.o.file, this.loaded - data.byteLength, data, { ...this.meta });
+    } catch (e) {
+      throw new CacheWriteFailure(e);
+    }
   }
 }
 
