@@ -32,6 +32,12 @@ export interface StepLoss {
   coefficients: Float64Array[];
   /** Sum of the trainable masks over the step. */
   trainableTokens: number;
+  /**
+   * RL only: max over trained tokens with a known old logprob of |exp(new - old) - 1|, how far
+   * the trainer's policy is from the sampler's (0 when the step is on-policy; issue 16). Null
+   * when no token has an old logprob.
+   */
+  maxRatioDeviation: number | null;
 }
 
 function checkShapes(seqs: readonly TrainingSequence[], values: readonly ArrayLike<number>[], what: string): void {
@@ -64,7 +70,7 @@ function sftLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayL
     }
     return c;
   });
-  return { loss, policyLoss: null, coefficients, trainableTokens: trainable };
+  return { loss, policyLoss: null, coefficients, trainableTokens: trainable, maxRatioDeviation: null };
 }
 
 type RlSpec = Extract<LossSpec, { kind: 'rl' }>;
@@ -81,6 +87,7 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
 
   // Flatten the step: one entry per token of every sequence.
   let trainable = 0;
+  let maxRatioDeviation: number | null = null;
   const delta = seqs.map((s, b) => {
     if (!s.advantages) throw new Error(`loss: RL sequence ${b} has no advantages`);
     const d = new Float64Array(s.tokens.length);
@@ -89,6 +96,7 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
       trainable++;
       const old = s.oldLogprobs ? s.oldLogprobs[i] : NaN;
       d[i] = Number.isNaN(old) ? 0 : newLogprobs[b][i] - old;
+      if (!Number.isNaN(old)) maxRatioDeviation = Math.max(maxRatioDeviation ?? 0, Math.abs(Math.exp(d[i]) - 1));
     }
     return d;
   });
@@ -190,7 +198,7 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
       for (let i = 0; i < s.tokens.length; i++) if (s.trainable[i]) coefficients[b][i] -= gg / n;
     });
   }
-  return { loss, policyLoss: loss, coefficients, trainableTokens: trainable };
+  return { loss, policyLoss: loss, coefficients, trainableTokens: trainable, maxRatioDeviation };
 }
 
 /**

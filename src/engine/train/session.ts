@@ -258,6 +258,7 @@ export class GpuTrainingSession implements TrainingSession {
         tokensPerSecond: numTokens / Math.max(seconds, 1e-9),
       };
       if (result.policyLoss !== null) metrics.policyLoss = result.policyLoss;
+      if (result.maxRatioDeviation !== null) metrics.maxRatioDeviation = result.maxRatioDeviation;
       if (entropy !== null) metrics.entropy = entropy;
       return metrics;
     } finally {

@@ -207,6 +207,8 @@ function stepData(m: StepMetrics, step: PlannedStep, loss: LossSpec): Record<str
     num_trajectories: step.numTrajectories,
   };
   if (loss.kind === 'rl') data.policy_loss = m.policyLoss ?? m.loss;
+  // How far the trainer's policy is from the sampler's on the step's tokens (issue 16).
+  if (m.maxRatioDeviation !== undefined && Number.isFinite(m.maxRatioDeviation)) data.max_ratio_deviation = m.maxRatioDeviation;
   if (m.entropy !== undefined && Number.isFinite(m.entropy)) data.entropy = m.entropy;
   return data;
 }
