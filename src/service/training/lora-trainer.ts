@@ -59,6 +59,8 @@ interface JobPlan {
   loss: LossSpec;
   optimizer: OptimizerConfig;
   precalculateLogprobs: boolean;
+  /** Extra training_started data: RL's count of Choices not reproduced exactly (issue 16). */
+  started: Record<string, number>;
 }
 
 const MAX_SEQUENCE_TOKENS = 2048;
@@ -74,7 +76,7 @@ export class LoraTrainer implements Trainer {
     const served = await (await this.deps.inference()).loadModel(ctx.model.baseModel, { signal: ctx.signal });
     const plan = await this.plan(ctx, served);
     const lora = engineLoraConfig(ctx.model.lora);
-    await ctx.started(plan.steps.length);
+    await ctx.started(plan.steps.length, plan.started);
 
     if (plan.steps.length === 0) {
       const previous = await this.previousAdapter(ctx);
@@ -122,10 +124,6 @@ export class LoraTrainer implements Trainer {
   private async plan(ctx: TrainerContext, served: ServedModel): Promise<JobPlan> {
     const input = ctx.input;
     const maxLength = Math.min(served.maxModelLen, this.deps.maxSequenceTokens ?? MAX_SEQUENCE_TOKENS);
-    const hasTools =
-      input.kind === 'rl'
-        ? input.trajectoryGroups.some((g) => g.trajectories.some((t) => Array.isArray(t.tools) && t.tools.length > 0))
-        : false;
     const tokenizer = (tools: boolean): ConversationTokenizer => ({
       tokenizer: served.tokenizer,
       template: served.chatTemplates.forRequest({ hasTools: tools }),
@@ -135,12 +133,18 @@ export class LoraTrainer implements Trainer {
       const settings = resolveRlSettings(input.experimentalConfig);
       const rl = planRlSteps(input.trajectoryGroups, {
         settings,
-        tokenizer: tokenizer(hasTools),
+        model: served,
         maxLength,
         stepTokens: this.deps.stepTokens ?? RL_STEP_TOKENS,
         seed: ctx.job.id,
       });
-      return { steps: rl.steps, loss: settings.loss, optimizer: RL_OPTIMIZER, precalculateLogprobs: settings.precalculateLogprobs };
+      return {
+        steps: rl.steps,
+        loss: settings.loss,
+        optimizer: RL_OPTIMIZER,
+        precalculateLogprobs: settings.precalculateLogprobs,
+        started: { num_choices_not_reproduced: rl.numChoicesNotReproduced },
+      };
     }
     const examples = await ctx.loadSftExamples();
     const steps = planSftSteps(examples, {
@@ -155,6 +159,7 @@ export class LoraTrainer implements Trainer {
       loss: { kind: 'sft' },
       optimizer: SFT_OPTIMIZER,
       precalculateLogprobs: false,
+      started: {},
     };
   }
 
