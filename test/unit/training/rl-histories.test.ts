@@ -21,7 +21,7 @@ describe('tokenizeHistory', () => {
     expect(seq.logprobs.slice(0, prompt.length).every(Number.isNaN)).toBe(true);
   });
 
-  it('drops the template\'s duplicate end token, keeps later context, and cuts after the last trainable Choice', () => {
+  it('puts a later turn in the same sequence when its prompt extends the first, and cuts after the last trainable Choice', () => {
     const items = [
       { role: 'system', content: 'Add.' },
       { role: 'user', content: '1 + 1' },
@@ -38,7 +38,7 @@ describe('tokenizeHistory', () => {
     expect(seq.trainable).toEqual([...p1.map(() => 0), 1, 1, ...p2.map(() => 0), 1, 1]);
   });
 
-  it('keeps the template\'s end token when the Choice stopped without one (finish_reason length)', () => {
+  it('keeps the template\'s end token in the next prompt when the Choice stopped without one (finish_reason length)', () => {
     const items = [{ role: 'user', content: 'hi' }, choice(chat, 'hel', { eos: false }), { role: 'user', content: 'more' }, choice(chat, 'ok')];
     const [seq] = sequencesOf({ messages_and_choices: items }, chat, opts);
     const after = ids(chat, '<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n');
@@ -75,7 +75,7 @@ describe('tokenizeHistory', () => {
     expect(seq.tokens.slice(0, -2)).toEqual(ids(chat, text));
   });
 
-  it('starts the splice at the template\'s <think> when the sampled turn begins with one (Qwen3)', () => {
+  it('puts a Qwen3 Choice that sampled its own <think> right after the generation prompt', () => {
     const sampled = '<think>\nhmm\n</think>\n\n42';
     const c = choice(qwen3, sampled);
     const [seq] = sequencesOf({ messages_and_choices: [{ role: 'user', content: 'q' }, c] }, qwen3, opts);

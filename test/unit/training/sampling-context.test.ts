@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import type { ChatMessage, ChatTool } from '../../../src/service/chat/request';
+import { resolveRlSettings } from '../../../src/service/training/rl-config';
 import { tokenizeHistory } from '../../../src/service/training/rl-histories';
+import { planRlSteps } from '../../../src/service/training/rl-steps';
 import { bundledTokenizer, hubTokenizer, ids, type TestModel } from './fixtures';
 
 const qwen3 = hubTokenizer('tokenizer-qwen3');
@@ -129,6 +131,31 @@ describe('the training context of a Choice is its sampling context, token for to
     expect(sequences).toHaveLength(1);
     expect(sequences[0].tokens).toEqual([...prompt, ...tokens]);
     expect(sequences[0].trainable).toEqual([...prompt.map(() => 0), ...tokens.map(() => 1)]);
+  });
+
+  it('additional_histories: each Choice in its own sampling context, with the trajectory\'s tools; re-encoded Choices counted', () => {
+    const reply = { sampled: '<think>\nok\n</think>\n\nDone.', message: { role: 'assistant', content: 'Done.' } };
+    const promptOf = (content: string) => buildPrompt({ messages: [{ role: 'user', content }], tools: TOOLS }, qwen3).tokenIds;
+    const a = sample(qwen3, reply, false);
+    const b = sample(qwen3, reply, false);
+    // The second history's Choice carries decoded-text logprob tokens that are no vocabulary entries.
+    const decoded = { ...b.choice, logprobs: { content: b.tokens.map((id) => ({ token: qwen3.tokenizer.tokenText(id) + '\u2603', logprob: -1 })) } };
+    const trajectory = (reward: number, extra: unknown[]) => ({
+      messages_and_choices: [{ role: 'user', content: 'first' }, a.choice],
+      tools: TOOLS,
+      additional_histories: [{ messages_and_choices: [{ role: 'user', content: 'second' }, b.choice] }, ...extra],
+      reward,
+    });
+    const plan = planRlSteps([{ trajectories: [trajectory(1, [{ messages_and_choices: [{ role: 'user', content: 'third' }, decoded] }]), trajectory(0, [])] }], {
+      settings: resolveRlSettings({}),
+      model: qwen3,
+      maxLength: 4096,
+      seed: 'job',
+    });
+    const seqs = plan.steps.flatMap((st) => st.sequences.map((q) => [...q.tokens]));
+    expect(seqs).toContainEqual([...promptOf('first'), ...a.tokens]);
+    expect(seqs).toContainEqual([...promptOf('second'), ...b.tokens]);
+    expect(plan.numChoicesNotReproduced).toBe(1);
   });
 
   it('refuses token ids outside the vocabulary', () => {
