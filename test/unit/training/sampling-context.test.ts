@@ -101,6 +101,8 @@ describe('the training context of a Choice is its sampling context, token for to
     );
   });
 
+  // The @lenml package ships Llama-3.1's tokenizer with Meta's plain Llama-3 template (no tool-use
+  // block, so tools and tool_calls do not reach the text): this checks a tool turn's context with it.
   it('Llama-3.1 with tools: a JSON call, the tool result, the answer', () => {
     const call = '{"name": "add", "parameters": {"a": 2, "b": 3}}';
     check(
