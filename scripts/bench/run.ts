@@ -12,6 +12,8 @@
  *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
+ *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
+ *                                                  (trajectories.ts; Node on fake-indexeddb, no GPU)
  * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
  *
  * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
@@ -27,6 +29,7 @@ import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchRe
 import { generationTable, recordRun } from './report';
 import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
 import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
+import { runTrajectoryBench, trajectoryTable, type TrajectoryBenchResult } from './trajectories';
 
 function parseArgs(argv: string[]): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
@@ -43,7 +46,7 @@ function parseArgs(argv: string[]): Record<string, string | boolean> {
 
 const args = parseArgs(process.argv.slice(2));
 const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
-const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e'];
+const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e', 'trajectories'];
 const generation: GenerationBenchOptions | null = sections.includes('generation')
   ? {
       models: typeof args.models === 'string' ? args.models.split(',') : GENERATION_BENCH_MODELS,
@@ -68,7 +71,12 @@ if (args.chromium) {
   genResults = out.generation;
   trainResults = out.training;
   if (sections.includes('structured')) log('bench: the structured section runs in Node only; skipped with --chromium');
+  if (sections.includes('trajectories')) log('bench: the trajectories section runs in Node only; skipped with --chromium');
   device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
+} else if (!generation && !training && !sections.includes('structured')) {
+  // Only sections that need no GPU (trajectories, e2e).
+  runtime = 'node';
+  device = 'no GPU, IndexedDB from fake-indexeddb';
 } else {
   runtime = 'node';
   const gpu = await acquireGpu(await nodeGpu());
@@ -81,6 +89,7 @@ if (args.chromium) {
   }
   gpu.device.destroy();
 }
+const trajectoryResults: TrajectoryBenchResult[] = !args.chromium && sections.includes('trajectories') ? await runTrajectoryBench(log) : [];
 const e2e: E2eBenchResult | null = sections.includes('e2e') ? await runE2eBench(e2eOptionsFromArgs(args), log) : null;
 const E2E_TITLE = 'End to end through the Service Worker';
 
@@ -88,9 +97,10 @@ const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
 if (structuredResults.length) tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
+if (trajectoryResults.length) tables.push({ title: 'Trajectory pages (store reads, fake-indexeddb)', markdown: trajectoryTable(trajectoryResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
 if (e2e) console.log(`\n${E2E_TITLE} (chromium, ${e2e.device})\n\n${e2eTable(e2e)}\n`);
-const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults, e2e };
+const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults, trajectories: trajectoryResults, e2e };
 console.log(JSON.stringify(json, null, 2));
 if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
 if (args.record) {

@@ -14,9 +14,9 @@
  *
  * Not here: writing logs (trajectories/log.ts), computing metrics (trajectories/metrics.ts).
  */
-import { paginate, type Page } from '../store/page';
+import type { Page } from '../store/page';
 import type { JobEventRecord, RunHistoryEntry } from '../store/schema';
-import { getRun, listTrajectoryLogs } from '../store/trajectory-logs';
+import { pageTrajectoryGroups, runHistory } from '../store/trajectory-logs';
 import type { Principal } from './api-keys';
 import type { ServiceContext } from './context';
 import { requireModel } from './models';
@@ -89,8 +89,7 @@ async function trainingPoints(ctx: ServiceContext, modelId: string): Promise<Run
 
 export async function readRun(ctx: ServiceContext, caller: Principal, modelId: string): Promise<RunView> {
   const model = await requireModel(ctx, caller, modelId);
-  const run = await getRun(ctx.db, model.runId);
-  const logged = (run?.history ?? []).flatMap(pointsOf);
+  const logged = (await runHistory(ctx.db, model.runId)).flatMap(pointsOf);
   // In time order; a sort is stable, so points recorded together keep their order.
   const history = [...logged, ...(await trainingPoints(ctx, modelId))].sort((a, b) => a.loggedAt - b.loggedAt);
   return { modelId, history };
@@ -115,11 +114,6 @@ export interface TrajectoryQuery {
 /** The model's logged groups in logging order, filtered by split and step, paged. */
 export async function listLoggedGroups(ctx: ServiceContext, caller: Principal, modelId: string, q: TrajectoryQuery): Promise<Page<LoggedGroup>> {
   await requireModel(ctx, caller, modelId);
-  const logs = (await listTrajectoryLogs(ctx.db, modelId)).filter(
-    (log) => (q.split === undefined || log.split === q.split) && (q.step === undefined || log.step === q.step),
-  );
-  const groups = logs.flatMap((log) =>
-    log.groups.map((group, i) => ({ id: `${log.id}:${i}`, split: log.split, step: log.step, loggedAt: log.createdAt, group })),
-  );
-  return paginate(groups, { after: q.after, limit: q.limit, order: 'asc' }, (g) => g.id);
+  const page = await pageTrajectoryGroups(ctx.db, modelId, q);
+  return { items: page.items.map(({ id, split, step, loggedAt, group }) => ({ id, split, step, loggedAt, group })), hasMore: page.hasMore };
 }

@@ -33,7 +33,7 @@ const jsonBytes = (value: unknown) => encoder.encode(JSON.stringify(value) ?? ''
 const size = (b: ArrayBuffer | null | undefined) => b?.byteLength ?? 0;
 
 /** Sums `measure` over a store one record at a time (never loading a store of blobs at once). */
-async function sumStore<S extends 'checkpointFiles' | 'jobProgress' | 'trajectoryLogs' | 'jobInputs' | 'artifacts'>(
+async function sumStore<S extends 'checkpointFiles' | 'jobProgress' | 'trajectoryLogs' | 'trajectoryGroups' | 'jobInputs' | 'artifacts'>(
   ctx: ServiceContext,
   store: S,
   measure: (value: never) => number,
@@ -55,7 +55,9 @@ export async function storageReport(ctx: ServiceContext, caller: Principal, esti
     (await sumStore(ctx, 'jobProgress', (p: { adapter: ArrayBuffer; optimizer: ArrayBuffer; precomputed: ArrayBuffer | null }) =>
       size(p.adapter) + size(p.optimizer) + size(p.precomputed)));
   const trajectories =
-    (await sumStore(ctx, 'trajectoryLogs', (l: { groups: unknown[] }) => jsonBytes(l.groups))) +
+    // Each log's groups as one JSON array: its brackets ("[]", or "[" + "]" less a comma) and each group plus a separator.
+    (await sumStore(ctx, 'trajectoryLogs', (l: { numGroups: number }) => (l.numGroups === 0 ? 2 : 1))) +
+    (await sumStore(ctx, 'trajectoryGroups', (g: { group: unknown }) => jsonBytes(g.group) + 1)) +
     (await sumStore(ctx, 'jobInputs', (i: { input: unknown }) => jsonBytes(i.input)));
   const artifacts = await sumStore(ctx, 'artifacts', (a: { files: { bytes: ArrayBuffer }[] }) => a.files.reduce((s, f) => s + size(f.bytes), 0));
   const known = weights + checkpoints + trajectories + artifacts;

@@ -24,7 +24,7 @@ const MAX = Number.MAX_SAFE_INTEGER;
 export async function deleteModelCascade(db: HearthDb, principalId: string, modelId: string): Promise<ModelDeletion | undefined> {
   return writeTx(
     db,
-    ['models', 'checkpoints', 'checkpointFiles', 'runs', 'trajectoryLogs', 'trainingJobs', 'jobInputs', 'jobEvents', 'artifacts', 'jobProgress'],
+    ['models', 'checkpoints', 'checkpointFiles', 'runs', 'runHistory', 'trajectoryLogs', 'trajectoryGroups', 'trainingJobs', 'jobInputs', 'jobEvents', 'artifacts', 'jobProgress'],
     async (tx) => {
       const model = await tx.objectStore('models').get(modelId);
       if (!model || model.principalId !== principalId) return undefined;
@@ -40,9 +40,12 @@ export async function deleteModelCascade(db: HearthDb, principalId: string, mode
 
       const run = await tx.objectStore('runs').get(model.runId);
       if (run) await tx.objectStore('runs').delete(run.id);
+      await tx.objectStore('runHistory').delete(IDBKeyRange.bound([model.runId, 0], [model.runId, MAX]));
 
       const logIds = await tx.objectStore('trajectoryLogs').index('by-model').getAllKeys(modelId);
       for (const id of logIds) await tx.objectStore('trajectoryLogs').delete(id);
+      const groupIds = await tx.objectStore('trajectoryGroups').index('by-model-seq').getAllKeys(IDBKeyRange.bound([modelId, 0], [modelId, MAX]));
+      for (const id of groupIds) await tx.objectStore('trajectoryGroups').delete(id);
 
       const artifactIds = await tx.objectStore('artifacts').index('by-model').getAllKeys(modelId);
       for (const id of artifactIds) await tx.objectStore('artifacts').delete(id);

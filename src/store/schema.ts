@@ -9,11 +9,11 @@
  * Timestamps are epoch milliseconds; the API formats them. Every record that belongs to someone
  * carries `principalId`, and every repository function checks it.
  */
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from 'idb';
 
 export const DB_NAME = 'hearth';
 /** Bump with a new `if (oldVersion < N)` rung in `upgrade` below; never edit an old rung. */
-export const DB_VERSION = 3;
+export const DB_VERSION = 4;
 
 /** Someone who owns models and jobs; the admin principal is created on first start. */
 export interface PrincipalRecord {
@@ -93,15 +93,22 @@ export interface RunHistoryEntry {
   recordedAt: number;
 }
 
-/** Hearth's experiment-tracking run: the metrics history of a model, per step. */
+/** Hearth's experiment-tracking run of a model; its metrics history is in `runHistory`. */
 export interface RunRecord {
   id: string;
   modelId: string;
   principalId: string;
   createdAt: number;
-  history: RunHistoryEntry[];
 }
 
+/** One /log call's metrics in a run's history, appended and never rewritten (schema v4, issue 10). */
+export interface RunHistoryRecord extends RunHistoryEntry {
+  runId: string;
+  /** 1, 2, ... in the order the run's entries were recorded. */
+  seq: number;
+}
+
+/** One /log call; its groups are `trajectoryGroups` records (schema v4). */
 export interface TrajectoryLogRecord {
   id: string;
   modelId: string;
@@ -109,10 +116,28 @@ export interface TrajectoryLogRecord {
   split: string;
   /** The latest checkpoint step when the groups were logged. */
   step: number;
-  /** The TrajectoryGroups exactly as validated (unknown fields kept). */
-  groups: unknown[];
+  numGroups: number;
   metrics: Record<string, number>;
   createdAt: number;
+}
+
+/**
+ * One logged TrajectoryGroup, stored alone so that a page of them reads only what it returns
+ * through the indexes below (issue 10).
+ */
+export interface TrajectoryGroupRecord {
+  /** "{log id}:{index in that log}": the API's group id and `after` cursor. */
+  id: string;
+  modelId: string;
+  principalId: string;
+  logId: string;
+  /** 1, 2, ... in the model's logging order (logs in time order, groups in their log's order). */
+  seq: number;
+  split: string;
+  step: number;
+  loggedAt: number;
+  /** The TrajectoryGroup exactly as validated (unknown fields kept). */
+  group: unknown;
 }
 
 export type TrainingJobKind = 'rl' | 'sft';
@@ -232,6 +257,17 @@ export interface HearthSchema extends DBSchema {
   checkpointFiles: { key: [string, string]; value: CheckpointFileRecord };
   runs: { key: string; value: RunRecord; indexes: { 'by-model': string } };
   trajectoryLogs: { key: string; value: TrajectoryLogRecord; indexes: { 'by-model': string } };
+  trajectoryGroups: {
+    key: string;
+    value: TrajectoryGroupRecord;
+    indexes: {
+      'by-model-seq': [string, number];
+      'by-model-split-seq': [string, string, number];
+      'by-model-step-seq': [string, number, number];
+      'by-model-split-step-seq': [string, string, number, number];
+    };
+  };
+  runHistory: { key: [string, number]; value: RunHistoryRecord };
   trainingJobs: {
     key: string;
     value: TrainingJobRecord;
@@ -245,6 +281,7 @@ export interface HearthSchema extends DBSchema {
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;
+export type StoreName = (typeof ALL_STORES)[number];
 
 export const ALL_STORES = [
   'principals',
@@ -255,6 +292,8 @@ export const ALL_STORES = [
   'checkpointFiles',
   'runs',
   'trajectoryLogs',
+  'trajectoryGroups',
+  'runHistory',
   'trainingJobs',
   'jobInputs',
   'jobEvents',
@@ -262,6 +301,28 @@ export const ALL_STORES = [
   'jobProgress',
   'baseModels',
 ] as const;
+
+/** Version 4's migration: each log's groups and each run's history into their own records. */
+async function moveToV4(tx: IDBPTransaction<HearthSchema, StoreName[], 'versionchange'>): Promise<void> {
+  type V3Log = TrajectoryLogRecord & { groups?: unknown[] };
+  const logs = ((await tx.objectStore('trajectoryLogs').getAll()) as V3Log[]).sort((a, b) => a.createdAt - b.createdAt);
+  const seqs = new Map<string, number>();
+  for (const { groups = [], ...log } of logs) {
+    for (const [i, group] of groups.entries()) {
+      const seq = (seqs.get(log.modelId) ?? 0) + 1;
+      seqs.set(log.modelId, seq);
+      await tx.objectStore('trajectoryGroups').add({
+        id: `${log.id}:${i}`, modelId: log.modelId, principalId: log.principalId, logId: log.id, seq, split: log.split, step: log.step, loggedAt: log.createdAt, group,
+      });
+    }
+    await tx.objectStore('trajectoryLogs').put({ ...log, numGroups: groups.length });
+  }
+  type V3Run = RunRecord & { history?: RunHistoryEntry[] };
+  for (const { history = [], ...run } of (await tx.objectStore('runs').getAll()) as V3Run[]) {
+    for (const [i, entry] of history.entries()) await tx.objectStore('runHistory').add({ ...entry, runId: run.id, seq: i + 1 });
+    await tx.objectStore('runs').put(run);
+  }
+}
 
 /**
  * Opens (creating or migrating) the database. `name` is only overridden by tests.
@@ -278,7 +339,7 @@ export function closedForUpgrade(db: HearthDb | undefined): boolean {
 export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
   let opened: HearthDb | undefined = undefined;
   opened = await openDB<HearthSchema>(name, DB_VERSION, {
-    upgrade(db, oldVersion) {
+    upgrade(db, oldVersion, _newVersion, tx) {
       if (oldVersion < 1) {
         db.createObjectStore('principals', { keyPath: 'id' });
         const keys = db.createObjectStore('apiKeys', { keyPath: 'id' });
@@ -308,6 +369,17 @@ export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
       if (oldVersion < 3) {
         // Issue 7: base models downloaded or uploaded through /v1/preview/base-models.
         db.createObjectStore('baseModels', { keyPath: 'id' });
+      }
+      if (oldVersion < 4) {
+        // Issue 10: trajectory groups one record each, paged through indexes; run history appended.
+        const groups = db.createObjectStore('trajectoryGroups', { keyPath: 'id' });
+        groups.createIndex('by-model-seq', ['modelId', 'seq'], { unique: true });
+        groups.createIndex('by-model-split-seq', ['modelId', 'split', 'seq']);
+        groups.createIndex('by-model-step-seq', ['modelId', 'step', 'seq']);
+        groups.createIndex('by-model-split-step-seq', ['modelId', 'split', 'step', 'seq']);
+        db.createObjectStore('runHistory', { keyPath: ['runId', 'seq'] });
+        // The move runs inside the upgrade transaction; if it fails, the upgrade is undone (and openDB rejects).
+        if (oldVersion >= 1) void moveToV4(tx).catch(() => tx.abort());
       }
     },
     blocking() {

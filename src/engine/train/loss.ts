@@ -32,6 +32,12 @@ export interface StepLoss {
   coefficients: Float64Array[];
   /** Sum of the trainable masks over the step. */
   trainableTokens: number;
+  /**
+   * RL only: max over trained tokens with a known old logprob of |exp(new - old) - 1|, how far
+   * the trainer's policy is from the sampler's (0 when the step is on-policy; issue 16). Null
+   * when no token has an old logprob.
+   */
+  maxRatioDeviation: number | null;
 }
 
 function checkShapes(seqs: readonly TrainingSequence[], values: readonly ArrayLike<number>[], what: string): void {
@@ -64,7 +70,7 @@ function sftLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayL
     }
     return c;
   });
-  return { loss, policyLoss: null, coefficients, trainableTokens: trainable };
+  return { loss, policyLoss: null, coefficients, trainableTokens: trainable, maxRatioDeviation: null };
 }
 
 type RlSpec = Extract<LossSpec, { kind: 'rl' }>;
@@ -115,9 +121,16 @@ const POLICY_LOSSES: Record<'ppo' | 'cispo', (t: PolicyInput) => PolicyTerm> = {
   cispo: ({ clipped, adv, newLp }) => ({ l: -clipped * adv * newLp, dRho: 0, dNew: -clipped * adv }),
 };
 
-/** delta_i = new_i - old_i on every trainable token (0 where old is unknown), and the number of trainable tokens. */
-function logRatios(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLike<number>[]): { delta: Float64Array[]; trainable: number } {
+/**
+ * delta_i = new_i - old_i on every trainable token (0 where old is unknown), the number of trainable
+ * tokens, and max |exp(delta_i) - 1| over the tokens with an old logprob (null when none has one).
+ */
+function logRatios(
+  seqs: readonly TrainingSequence[],
+  newLogprobs: readonly ArrayLike<number>[],
+): { delta: Float64Array[]; trainable: number; maxRatioDeviation: number | null } {
   let trainable = 0;
+  let maxRatioDeviation: number | null = null;
   const delta = seqs.map((s, b) => {
     if (!s.advantages) throw new Error(`loss: RL sequence ${b} has no advantages`);
     const d = new Float64Array(s.tokens.length);
@@ -126,10 +139,11 @@ function logRatios(seqs: readonly TrainingSequence[], newLogprobs: readonly Arra
       trainable++;
       const old = s.oldLogprobs ? s.oldLogprobs[i] : NaN;
       d[i] = Number.isNaN(old) ? 0 : newLogprobs[b][i] - old;
+      if (!Number.isNaN(old)) maxRatioDeviation = Math.max(maxRatioDeviation ?? 0, Math.abs(Math.exp(d[i]) - 1));
     }
     return d;
   });
-  return { delta, trainable };
+  return { delta, trainable, maxRatioDeviation };
 }
 
 /** The importance groups of a step: each sequence's group, and per group the sum and count of delta over its trainable tokens. */
@@ -180,7 +194,7 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
   const M = spec.maxNegativeAdvantageImportanceSamplingWeight || null;
   const tau = spec.kimiK2Tau || null;
 
-  const { delta, trainable } = logRatios(seqs, newLogprobs);
+  const { delta, trainable, maxRatioDeviation } = logRatios(seqs, newLogprobs);
   const D = trainable + 1e-6;
   const groups = importanceGroups(seqs, delta);
 
@@ -211,7 +225,7 @@ function rlLoss(seqs: readonly TrainingSequence[], newLogprobs: readonly ArrayLi
     const n = groups.size(g);
     for (let i = 0; i < s.tokens.length; i++) if (s.trainable[i]) coefficients[b][i] -= gg / n;
   });
-  return { loss, policyLoss: loss, coefficients, trainableTokens: trainable };
+  return { loss, policyLoss: loss, coefficients, trainableTokens: trainable, maxRatioDeviation };
 }
 
 /**

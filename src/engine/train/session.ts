@@ -351,6 +351,7 @@ function stepMetrics(step: StepRun, loss: LossSpec, out: StepOutput, started: nu
     tokensPerSecond: numTokens / Math.max(seconds, 1e-9),
   };
   if (result.policyLoss !== null) metrics.policyLoss = result.policyLoss;
+  if (result.maxRatioDeviation !== null) metrics.maxRatioDeviation = result.maxRatioDeviation;
   if (entropy !== null) metrics.entropy = entropy;
   return metrics;
 }

@@ -79,6 +79,8 @@ export interface StepMetrics {
   loss: number;
   /** RL only. */
   policyLoss?: number;
+  /** RL only: max |rho - 1| over the trained tokens with a sampler logprob (loss.ts). */
+  maxRatioDeviation?: number;
   /** Global gradient norm before clipping. */
   gradNorm: number;
   /** Mean entropy of the model's distribution over the trainable tokens, when computed. */

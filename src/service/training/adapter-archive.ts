@@ -131,7 +131,7 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
     files: [ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE],
     createdAt: now,
   };
-  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now, history: [] };
+  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now };
   try {
     await insertModel(ctx.db, model, stepZero, run, {
       checkpoint: stepOne,

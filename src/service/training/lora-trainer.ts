@@ -59,6 +59,8 @@ interface JobPlan {
   loss: LossSpec;
   optimizer: OptimizerConfig;
   precalculateLogprobs: boolean;
+  /** Extra training_started data: RL's count of Choices not reproduced exactly (issue 16). */
+  started: Record<string, number>;
 }
 
 export class LoraTrainer implements Trainer {
@@ -72,7 +74,7 @@ export class LoraTrainer implements Trainer {
     const served = await (await this.deps.inference()).loadModel(ctx.model.baseModel, { signal: ctx.signal });
     const plan = await this.plan(ctx, served);
     const lora = engineLoraConfig(ctx.model.lora);
-    await ctx.started(plan.steps.length);
+    await ctx.started(plan.steps.length, plan.started);
 
     if (plan.steps.length === 0) {
       const previous = await this.previousAdapter(ctx);
@@ -120,10 +122,6 @@ export class LoraTrainer implements Trainer {
   private async plan(ctx: TrainerContext, served: ServedModel): Promise<JobPlan> {
     const input = ctx.input;
     const maxLength = Math.min(served.maxModelLen, this.deps.maxSequenceTokens ?? MAX_TRAINING_SEQUENCE_TOKENS);
-    const hasTools =
-      input.kind === 'rl'
-        ? input.trajectoryGroups.some((g) => g.trajectories.some((t) => Array.isArray(t.tools) && t.tools.length > 0))
-        : false;
     const tokenizer = (tools: boolean): ConversationTokenizer => ({
       tokenizer: served.tokenizer,
       template: served.chatTemplates.forRequest({ hasTools: tools }),
@@ -133,12 +131,18 @@ export class LoraTrainer implements Trainer {
       const settings = resolveRlSettings(input.experimentalConfig);
       const rl = planRlSteps(input.trajectoryGroups, {
         settings,
-        tokenizer: tokenizer(hasTools),
+        model: served,
         maxLength,
         stepTokens: this.deps.stepTokens ?? RL_STEP_TOKENS,
         seed: ctx.job.id,
       });
-      return { steps: rl.steps, loss: settings.loss, optimizer: RL_OPTIMIZER, precalculateLogprobs: settings.precalculateLogprobs };
+      return {
+        steps: rl.steps,
+        loss: settings.loss,
+        optimizer: RL_OPTIMIZER,
+        precalculateLogprobs: settings.precalculateLogprobs,
+        started: { num_choices_not_reproduced: rl.numChoicesNotReproduced },
+      };
     }
     const examples = await ctx.loadSftExamples();
     const steps = planSftSteps(examples, {
@@ -153,6 +157,7 @@ export class LoraTrainer implements Trainer {
       loss: { kind: 'sft' },
       optimizer: SFT_OPTIMIZER,
       precalculateLogprobs: false,
+      started: {},
     };
   }
 
@@ -205,6 +210,8 @@ function stepData(m: StepMetrics, step: PlannedStep, loss: LossSpec): Record<str
     num_trajectories: step.numTrajectories,
   };
   if (loss.kind === 'rl') data.policy_loss = m.policyLoss ?? m.loss;
+  // How far the trainer's policy is from the sampler's on the step's tokens (issue 16).
+  if (m.maxRatioDeviation !== undefined && Number.isFinite(m.maxRatioDeviation)) data.max_ratio_deviation = m.maxRatioDeviation;
   if (m.entropy !== undefined && Number.isFinite(m.entropy)) data.entropy = m.entropy;
   return data;
 }

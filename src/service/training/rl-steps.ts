@@ -17,9 +17,9 @@
  */
 import type { TrainingSequence } from '../../engine/train/types';
 import type { TrajectoryGroupInput } from './job-input';
-import type { ConversationTokenizer, TokenizedConversation } from './conversation-tokens';
+import type { TokenizedConversation } from './conversation-tokens';
 import type { RlSettings } from './rl-config';
-import { tokenizeHistory, type HistoryInput } from './rl-histories';
+import { tokenizeHistory, type HistoryInput, type SamplingModel } from './rl-histories';
 import { seededShuffle } from './seeded';
 
 /** Tokens per RL optimizer step unless packed_sequence_length says otherwise (ART's row length). */
@@ -50,6 +50,8 @@ export interface RlPlan {
   /** Trajectories left after the zero-advantage drop that had trainable tokens. */
   numTrajectoriesTrained: number;
   numTrainableTokens: number;
+  /** Trainable Choices of the trained trajectories whose sampled tokens were re-encoded from text (rl-histories.ts). */
+  numChoicesNotReproduced: number;
 }
 
 interface PlannedSequence {
@@ -61,7 +63,8 @@ interface PlannedSequence {
 
 export interface RlPlanOptions {
   settings: RlSettings;
-  tokenizer: ConversationTokenizer;
+  /** The served model the trajectories were sampled from: its prompt rendering and end tokens. */
+  model: SamplingModel;
   /** The model's longest sequence (ServedModel.maxModelLen). */
   maxLength: number;
   /** Default tokens per step when packed_sequence_length is unset. */
@@ -77,6 +80,7 @@ export function planRlSteps(groups: readonly TrajectoryGroupInput[], opts: RlPla
   let numTrajectories = 0;
   let numGroupsTrainable = 0;
   let trajectoryId = 0;
+  let numChoicesNotReproduced = 0;
   for (const group of groups) {
     const trajectories = group.trajectories;
     numTrajectories += trajectories.length;
@@ -85,15 +89,17 @@ export function planRlSteps(groups: readonly TrajectoryGroupInput[], opts: RlPla
     trajectories.forEach((trajectory, i) => {
       if (advantages[i] === 0) return;
       const histories = [trajectory as unknown as HistoryInput, ...((trajectory.additional_histories ?? []) as HistoryInput[])];
-      const seqs = histories.flatMap((h, k) =>
+      const tokenized = histories.map((h, k) =>
         // Additional histories inherit the trajectory's tools when they bring none.
-        tokenizeHistory(k > 0 && h.tools == null ? { ...h, tools: (trajectory.tools as unknown[] | null) ?? null } : h, opts.tokenizer, {
+        tokenizeHistory(k > 0 && h.tools == null ? { ...h, tools: (trajectory.tools as unknown[] | null) ?? null } : h, opts.model, {
           trainWithoutLogprobs: settings.trainWithoutLogprobs,
         }),
       );
+      const seqs = tokenized.flatMap((t) => t.sequences);
       const cut = seqs.map((s) => truncate(s, budget)).filter((s) => s.trainable.some((m) => m === 1));
       const targets = cut.reduce((n, s) => n + s.trainable.reduce((a, m) => a + m, 0), 0);
       if (targets === 0) return;
+      numChoicesNotReproduced += tokenized.reduce((n, t) => n + t.notReproduced, 0);
       const id = trajectoryId++;
       for (const seq of cut) planned.push({ trajectory: id, seq, advantage: advantages[i], weight: 1 / (targets + 1e-6) });
     });
@@ -114,6 +120,7 @@ export function planRlSteps(groups: readonly TrajectoryGroupInput[], opts: RlPla
     numTrajectories,
     numTrajectoriesTrained: trajectoryId,
     numTrainableTokens: sequences.reduce((n, s) => n + s.trainable.reduce((a, m) => a + m, 0), 0),
+    numChoicesNotReproduced,
   };
 }
 

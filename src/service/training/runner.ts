@@ -213,10 +213,10 @@ export class JobRunner implements JobQueue {
         return parseSftJsonl(new Uint8Array(dataFile(artifact).bytes));
       },
       readAdapter: (step) => readAdapter(ctx, owner, model.id, step),
-      started: async (numSequences) => {
+      started: async (numSequences, data = {}) => {
         // A resumed job's previous host already announced the plan.
         if (resumed && progress.started) return;
-        await this.emit(job, progress, 'training_started', { num_sequences: numSequences });
+        await this.emit(job, progress, 'training_started', { ...data, num_sequences: numSequences });
       },
       gradientStep: async (metrics, step) => {
         if (!step) return this.emit(job, progress, 'gradient_step', { ...metrics });

@@ -30,10 +30,10 @@ export interface TrainerContext {
   /** Reads a checkpoint's adapter; null for the step-0 identity adapter. */
   readAdapter(step: number): Promise<AdapterFiles | null>;
   /**
-   * Emits `training_started`; call once, before the first gradient step. A resumed job whose
-   * previous host already emitted it emits nothing again.
+   * Emits `training_started` with `num_sequences` and `data`'s flat numbers; call once, before the
+   * first gradient step. A resumed job whose previous host already emitted it emits nothing again.
    */
-  started(numSequences: number): Promise<void>;
+  started(numSequences: number, data?: Record<string, number>): Promise<void>;
   /**
    * Emits `gradient_step` with flat numeric metrics (loss, grad_norm, learning_rate, ...). With
    * `progress`, the step's progress is saved in the same transaction as the event.

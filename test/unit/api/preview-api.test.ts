@@ -3,7 +3,7 @@
 // principals, models, checkpoints, trajectory logs, jobs, and cascade delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCheckpoint } from '../../../src/service/checkpoints';
-import { getRun } from '../../../src/store/trajectory-logs';
+import { pageTrajectoryGroups, runHistory } from '../../../src/store/trajectory-logs';
 import { startEngine, type TestEngine } from './engine-fixture';
 
 let e: TestEngine;
@@ -202,11 +202,11 @@ describe('trajectory logs', () => {
     expect(latest.metrics['val/exception_rate']).toBeCloseTo(1 / 3, 12);
     expect(latest.metrics['val/correct']).toBe(0.5);
     expect(latest.metrics['val/reward_std_dev']).toBe(0.5);
-    const run = await getRun(e.db, model.run_id);
-    expect(run?.history).toEqual([expect.objectContaining({ step: 1, metrics: latest.metrics })]);
+    expect(await runHistory(e.db, model.run_id)).toEqual([expect.objectContaining({ step: 1, metrics: latest.metrics })]);
     const logs = await e.db.getAllFromIndex('trajectoryLogs', 'by-model', model.id);
     expect(logs).toHaveLength(1);
-    expect((logs[0].groups as any)[0].trajectories[0].new_field).toBe(1);
+    const { items } = await pageTrajectoryGroups(e.db, model.id, { limit: 10 });
+    expect((items[0].group as any).trajectories[0].new_field).toBe(1);
   });
 
   it('refuses a body model_id that differs from the path', async () => {

@@ -196,6 +196,20 @@ describe('RL loss coefficients against ART loss.py by finite differences', () =>
   });
 });
 
+describe('RL max ratio deviation (issue 16)', () => {
+  it('is max |exp(new - old) - 1| over trained tokens with a sampler logprob, null with none', () => {
+    const c = makeCase(51);
+    const f = flatten(c);
+    let want = 0;
+    for (let i = 0; i < f.lp.length; i++) if (f.mask[i] && !Number.isNaN(f.old[i])) want = Math.max(want, Math.abs(Math.exp(f.lp[i] - f.old[i]) - 1));
+    expect(want).toBeGreaterThan(0);
+    expect(stepLoss(c.seqs, c.newLp, rl({ ppo: true })).maxRatioDeviation).toBeCloseTo(want, 12);
+    for (const s of c.seqs) s.oldLogprobs!.fill(NaN);
+    expect(stepLoss(c.seqs, c.newLp, rl({ ppo: true })).maxRatioDeviation).toBeNull();
+    expect(stepLoss(c.seqs, c.newLp, { kind: 'sft' }).maxRatioDeviation).toBeNull();
+  });
+});
+
 describe('SFT loss', () => {
   it('is the token mean of the cross-entropy over the trainable tokens, with c = 1 / #trainable', () => {
     const c = makeCase(51);

@@ -62,9 +62,10 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     const n = ev[0].data.num_sequences as number;
     expect(ev.map((x) => x.type)).toEqual(['training_started', ...Array(n).fill('gradient_step'), 'training_ended']);
     expect(n).toBeGreaterThan(1); // 4 trainable trajectories packed 64 tokens per step
+    expect(ev[0].data.num_choices_not_reproduced).toBe(0);
     for (const step of ev.slice(1, -1)) {
       for (const v of Object.values(step.data)) expect(Number.isFinite(v)).toBe(true);
-      expect(Object.keys(step.data)).toEqual(expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens', 'tokens_per_second', 'entropy']));
+      expect(Object.keys(step.data)).toEqual(expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens', 'tokens_per_second', 'entropy', 'max_ratio_deviation']));
     }
     expect((await checkpoints(e, modelId)).map((c) => c.step)).toEqual([0, 1]);
     const files = await e.services.db.getAll('checkpointFiles');
@@ -105,7 +106,7 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 1]), group([0.5])] } });
     await e.runner.idle();
     expect((await events(e, job.json.id)).map((x) => [x.type, x.data])).toEqual([
-      ['training_started', { num_sequences: 0 }],
+      ['training_started', { num_sequences: 0, num_choices_not_reproduced: 0 }],
       ['training_ended', {}],
     ]);
     expect((await checkpoints(e, modelId)).map((c) => c.step)).toEqual([0, 1]);

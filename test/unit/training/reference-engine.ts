@@ -108,6 +108,7 @@ class ReferenceTrainingSession implements TrainingSession {
     return {
       loss: sl.loss,
       policyLoss: sl.policyLoss ?? undefined,
+      maxRatioDeviation: sl.maxRatioDeviation ?? undefined,
       gradNorm: norm,
       entropy: stepEntropy(sequences, entropies, loss) ?? undefined,
       learningRate,

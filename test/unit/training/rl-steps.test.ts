@@ -12,7 +12,7 @@ function trajectory(answer: string, reward: number, extra: Record<string, unknow
 }
 
 const plan = (groups: any[], config: Record<string, unknown> = {}, stepTokens?: number, seed = 'job-1') =>
-  planRlSteps(groups, { settings: resolveRlSettings(config), tokenizer: chat, maxLength: 2048, stepTokens, seed });
+  planRlSteps(groups, { settings: resolveRlSettings(config), model: chat, maxLength: 2048, stepTokens, seed });
 
 const targets = (s: { trainable: Uint8Array }) => s.trainable.reduce((a, m) => a + m, 0);
 
