@@ -10,14 +10,16 @@ const config = new TextEncoder().encode('{"r": 8, "target_modules": ["q_proj"]}'
 const weights = new Uint8Array([1, 2, 3, 4]);
 const zip = (files: Zippable) => [{ name: 'adapter.zip', bytes: zipSync(files, { level: 9 }) }];
 
+/** The 422 the upload gets (the test fails if it is accepted or fails otherwise). */
 function refusal(files: { name: string; bytes: Uint8Array }[]): InvalidInputError {
+  let caught: unknown = null;
   try {
     adapterFromUpload(files);
   } catch (e) {
-    if (e instanceof InvalidInputError) return e;
-    throw e;
+    caught = e;
   }
-  throw new Error('the upload was accepted');
+  expect(caught).toBeInstanceOf(InvalidInputError);
+  return caught as InvalidInputError;
 }
 
 /** Sets the uncompressed size of every entry in the zip's central directory (a lying directory). */
