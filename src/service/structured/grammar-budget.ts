@@ -8,7 +8,8 @@
  * grammar's matchers run on the engine thread for every decoded token, so the grammar must live in
  * the engine's own xgrammar instance; compiling in a worker would mean a second instance, a second
  * copy of the vocabulary's tokenizer info, and no way to move the compiled grammar across. The caps
- * bound exactly what makes the compile expensive (measured in the unit tests' probes, 2026-11):
+ * bound exactly what makes the compile expensive (measured on tiny-qwen3's vocabulary in Node, 2026-11:
+ * one `{0,100000}` 0.2 s, nested 100 x 100 0.1 s, nested 1000 x 1000 273 s):
  * - a repetition count ({n}, {n,m}) at most GRAMMAR_LIMITS.maxRepetition: one large count is
  *   cheap (xgrammar repeats a rule), but
  * - repetitions nested in one expression multiply, so their product is at most
