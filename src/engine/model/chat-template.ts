@@ -13,14 +13,24 @@
  * Not here: tokenizing the prompt (tokenizer.ts), request validation (the chat service).
  */
 import { Template } from '@huggingface/jinja';
+import { renderWithBudget, TemplateBudgetError } from './template-budget';
 
-/** The template could not be compiled or rendered, or the conversation does not fit it. */
+/**
+ * The template could not be compiled or rendered, or the conversation does not fit it.
+ * `overBudget`: it ran past its budget (template-budget.ts) rather than failing on this input.
+ */
 export class ChatTemplateError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly overBudget = false,
+  ) {
     super(message);
     this.name = 'ChatTemplateError';
   }
 }
+
+/** Characters of template source compiled (the largest published chat templates are under 64 KiB). */
+export const MAX_TEMPLATE_CHARS = 256 * 1024;
 
 export interface ChatContentPart {
   type: string;
@@ -74,6 +84,9 @@ export class ChatTemplate {
     readonly source: string,
     private readonly specialTokens: SpecialTokenStrings = {},
   ) {
+    if (source.length > MAX_TEMPLATE_CHARS) {
+      throw new ChatTemplateError(`chat template is ${source.length} characters long, over the limit of ${MAX_TEMPLATE_CHARS}`, true);
+    }
     try {
       this.template = new Template(source);
     } catch (e) {
@@ -101,8 +114,9 @@ export class ChatTemplate {
     });
     let text: string;
     try {
-      text = this.template.render(vars);
+      text = renderWithBudget(this.template, vars);
     } catch (e) {
+      if (e instanceof TemplateBudgetError) throw new ChatTemplateError(`chat template exceeds its budget: ${e.message}`, true);
       throw new ChatTemplateError(`chat template failed: ${(e as Error).message}`);
     }
     return continueFinal ? cutAfterFinalMessage(text, messages[messages.length - 1].content as string) : text;
@@ -167,6 +181,16 @@ function cutAfterFinalMessage(rendered: string, finalContent: string): string {
   return rendered.slice(0, at + stripped.length);
 }
 
+const SAMPLE_CONVERSATION: ChatMessage[] = [
+  { role: 'system', content: 'You are a helpful assistant.' },
+  { role: 'user', content: 'What is 3 + 4?' },
+  { role: 'assistant', content: '7' },
+  { role: 'user', content: 'And 5 + 6?' },
+];
+const SAMPLE_TOOLS = [
+  { type: 'function', function: { name: 'add', description: 'Adds two numbers.', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } },
+];
+
 /**
  * A repository's chat templates plus per-request overrides (vLLM's `chat_template` field), compiled
  * once per distinct source.
@@ -190,7 +214,29 @@ export class ChatTemplates {
       const source = selectTemplateSource(jinjaFile, configTemplate, false);
       if (source != null) this.compile(source);
     } catch (e) {
+      if (e instanceof ChatTemplateError && e.overBudget) throw new ChatTemplateError(`${this.fileField}: ${e.message}`, true);
       this.problem = (e as Error).message;
+    }
+    if (!this.problem) this.checkBudget();
+  }
+
+  /** Where the repository's template comes from, for errors: the file and field. */
+  private get fileField(): string {
+    return this.jinjaFile != null ? 'chat_template.jinja' : 'tokenizer_config.json: "chat_template"';
+  }
+
+  /**
+   * A template that runs past its budget on a plain conversation would fail every chat request:
+   * such a repository is refused when it is loaded, naming the file. Other render errors are
+   * the conversation's (a template may insist on roles the sample lacks) and are left to requests.
+   */
+  private checkBudget(): void {
+    for (const tools of [null, SAMPLE_TOOLS]) {
+      try {
+        this.forRequest({ hasTools: tools != null }).render({ messages: SAMPLE_CONVERSATION, tools, addGenerationPrompt: true });
+      } catch (e) {
+        if (e instanceof ChatTemplateError && e.overBudget) throw new ChatTemplateError(`${this.fileField}: ${e.message}`, true);
+      }
     }
   }
 

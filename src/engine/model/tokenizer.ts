@@ -18,6 +18,7 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { SpecialTokenStrings } from './chat-template';
 import { IncrementalDetokenizer, type DetokenizerOptions } from './detokenizer';
+import { regexHazard } from './regex-hazard';
 
 export interface DecodeOptions {
   skipSpecialTokens?: boolean;
@@ -41,6 +42,27 @@ export class TokenizerError extends Error {
 }
 
 type Json = Record<string, unknown>;
+
+/**
+ * Refuses a Split or Replace step whose `pattern.Regex` could backtrack catastrophically: the
+ * library runs it on every prompt (regex-hazard.ts says why the check is at load). `where` is
+ * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`.
+ */
+function checkPatterns(step: unknown, where: string, depth = 0): void {
+  if (!step || typeof step !== 'object' || depth > 16) return;
+  if (Array.isArray(step)) {
+    step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
+    return;
+  }
+  for (const [key, value] of Object.entries(step as Json)) {
+    if (key === 'pattern' && value && typeof value === 'object' && typeof (value as Json).Regex === 'string') {
+      const hazard = regexHazard((value as Json).Regex as string);
+      if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+    } else if (typeof value === 'object') {
+      checkPatterns(value, `${where}.${key}`, depth + 1);
+    }
+  }
+}
 
 /** A special token in tokenizer_config.json is a string or an AddedToken dict {content, ...}. */
 function tokenString(value: unknown): string | null {
@@ -114,6 +136,8 @@ export class ModelTokenizer {
       throw new TokenizerError('tokenizer.json: not a tokenizers file (no "model")');
     }
     const config = (tokenizerConfig && typeof tokenizerConfig === 'object' ? tokenizerConfig : {}) as Json;
+    const tj = tokenizerJson as Json;
+    for (const part of ['normalizer', 'pre_tokenizer', 'decoder']) checkPatterns(tj[part], part);
     let inner: Tokenizer;
     try {
       inner = new Tokenizer(tokenizerJson, config);

@@ -12,6 +12,8 @@
  * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
  */
 import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
+import { LORA_MAX_RANK } from '../../engine/kernels/lora';
+import { REGEX_LIMITS, regexHazard } from '../../engine/model/regex-hazard';
 import { SafetensorsFile } from '../../engine/model/safetensors';
 import type { TensorData } from '../../engine/model/tensor';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
@@ -39,10 +41,17 @@ function isEmpty(v: unknown): boolean {
   return v == null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
 }
 
+/** A `target_modules` pattern names a few projections: short, and within the safe regex subset. */
+export const TARGET_MODULES_REGEX_LIMITS = { ...REGEX_LIMITS, maxLength: 256 };
+
 /** PEFT `target_modules`: a list of (suffixes of) module names, "all-linear", or a regex matched against full names. */
 function targetModules(value: unknown, where: string): string[] {
   if (value === 'all-linear') return [...LORA_MODULES];
   if (typeof value === 'string') {
+    // The pattern comes from an uploaded file and runs on the engine thread: refuse what could
+    // backtrack catastrophically (issue 10), before V8 compiles it.
+    const hazard = regexHazard(value, TARGET_MODULES_REGEX_LIMITS);
+    if (hazard) throw new AdapterError(`${where}: target_modules pattern is refused (${hazard}); list the module names instead`);
     let re: RegExp;
     try {
       re = new RegExp(`^(?:${value})$`);
@@ -66,6 +75,7 @@ export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE): 
   const c = json as Record<string, unknown>;
   const rank = c.r;
   if (typeof rank !== 'number' || !Number.isInteger(rank) || rank < 1) throw new AdapterError(`${where}: "r" must be a positive integer`);
+  if (rank > LORA_MAX_RANK) throw new AdapterError(`${where}: "r" is ${rank}; Hearth's LoRA kernels take ranks up to ${LORA_MAX_RANK}`);
   const alpha = c.lora_alpha ?? 8; // PEFT's default
   if (typeof alpha !== 'number' || !Number.isFinite(alpha)) throw new AdapterError(`${where}: "lora_alpha" must be a number`);
   for (const [field, feature] of [

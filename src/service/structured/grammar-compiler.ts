@@ -13,6 +13,7 @@ import type { Constraint, JsonWhitespace, StructuredOutputSpec } from './constra
 import { choiceGrammar, ebnfString, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';
 import { ConstraintError } from './errors';
+import { grammarOverBudget } from './grammar-budget';
 import { GrammarConstraint, type GrammarConstraintOptions } from './grammar-matcher';
 import { extractHearthRules, unsupportedJsonSchemaFeature, withoutAdditionalProperties } from './json-schema-support';
 import { LruCache } from './lru-cache';
@@ -66,6 +67,9 @@ export const grammarCacheStats = { hits: 0, misses: 0 };
 
 /** Compiles (or finds in the cache) the grammar of `spec` for `model`. Throws ConstraintError. */
 export async function compileStructuredOutput(spec: StructuredOutputSpec, model: StructuredModel): Promise<CompiledConstraint> {
+  // The compile cannot be interrupted: what would make it run long is refused first (grammar-budget.ts).
+  const overBudget = grammarOverBudget(spec.constraint);
+  if (overBudget) throw new ConstraintError(`${spec.param}: ${overBudget}.`, spec.param.split(/[ .]/)[0]);
   const runtime = await XGrammarRuntime.load();
   try {
     return await runtime.run(async (lib, generation) => {

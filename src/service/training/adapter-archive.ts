@@ -3,14 +3,15 @@
  * - download: a checkpoint as a zip of `adapter_config.json` + `adapter_model.safetensors`
  *   (stored uncompressed), so `unzip` and `PeftModel.from_pretrained(base, dir)` use it as is.
  *   Step 0, the identity adapter, is written out too: zero A and B, exactly the base model.
- * - import: a new model registered from an uploaded adapter (the two files, or a zip of them):
+ * - import: a new model registered from an uploaded adapter (the two files, or a zip of them,
+ *   read by adapter-upload.ts within its limits):
  *   its LoRA settings come from adapter_config.json, every tensor is checked against the base
  *   model's shapes, and the adapter becomes the model's checkpoint at step 1 (step 0 stays the
  *   identity adapter), written in the same transaction as the model.
  *
  * Not here: HTTP (api/routes/adapters.ts), serving adapters (chat/lora-adapter.ts).
  */
-import { unzipSync, zipSync } from 'fflate';
+import { zipSync } from 'fflate';
 import type { ModelConfig } from '../../engine/model/config';
 import { parseModelConfig } from '../../engine/model/hf-config';
 import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
@@ -18,12 +19,13 @@ import { DuplicateModelError, findModelByName, insertModel } from '../../store/m
 import type { CheckpointRecord, ModelRecord, RunRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { ServiceContext } from '../context';
 import { ConflictError, InvalidInputError, UnavailableError } from '../errors';
 import { newId, newRunId } from '../ids';
 import { requireModel } from '../models';
 import { adapterFiles, engineLoraConfig } from './adapter-files';
+import { adapterFromUpload } from './adapter-upload';
 
 /** The base model's config.json, read from its catalogue location. */
 export async function baseModelConfig(ctx: ServiceContext, baseModel: string): Promise<ModelConfig> {
@@ -63,28 +65,6 @@ export interface ImportAdapter {
 }
 
 const FILES_LOC = ['body', 'files'];
-
-/** The two adapter files from an upload: given directly, or inside one zip. */
-function adapterFromUpload(files: ImportAdapter['files']): AdapterFiles {
-  let byName = new Map(files.map((f) => [f.name, f.bytes]));
-  if (files.length === 1 && files[0].name.endsWith('.zip')) {
-    try {
-      byName = new Map(Object.entries(unzipSync(files[0].bytes)).map(([path, bytes]) => [path.split('/').pop()!, bytes]));
-    } catch (err) {
-      throw new InvalidInputError(FILES_LOC, `${files[0].name} is not a readable zip: ${(err as Error).message}`, files[0].name);
-    }
-  }
-  const adapterConfig = byName.get(ADAPTER_CONFIG_FILE);
-  const adapterModel = byName.get(ADAPTER_MODEL_FILE);
-  if (!adapterConfig || !adapterModel) {
-    throw new InvalidInputError(
-      FILES_LOC,
-      `Upload ${ADAPTER_CONFIG_FILE} and ${ADAPTER_MODEL_FILE} (or one zip holding them), as PEFT's save_pretrained writes them; got ${[...byName.keys()].join(', ') || 'no files'}.`,
-      [...byName.keys()],
-    );
-  }
-  return { adapterConfig, adapterModel };
-}
 
 export async function importAdapterModel(ctx: ServiceContext, caller: Principal, req: ImportAdapter): Promise<ModelRecord> {
   const files = adapterFromUpload(req.files);

@@ -1,0 +1,173 @@
+/**
+ * The budget a chat template renders under: a template is a program from an untrusted source (a
+ * request's `chat_template`, a downloaded repository's chat_template.jinja or tokenizer_config.json)
+ * and it runs on the one engine thread every principal shares, so its loops, its `range()` and
+ * the values it builds are bounded here (issue 10, item 1).
+ *
+ * Why a bounded interpreter and not a worker that is terminated on overrun: every chat request
+ * renders a template, so the budget sits on the hot path. A worker would cost a structured clone
+ * of the conversation and a round trip per request, and a fresh worker (with @huggingface/jinja
+ * loaded again) after every overrun; counting steps in the library's own interpreter costs one
+ * comparison per AST node and gives the same guarantee in-thread:
+ * - steps: every node @huggingface/jinja evaluates counts one step (TEMPLATE_BUDGET.maxSteps), so
+ *   nested loops end however they are written;
+ * - time: the wall clock is checked every 1024 steps (TEMPLATE_BUDGET.maxMillis), for built-in
+ *   filters that do much work in one step (sort, join, replace on long text);
+ * - memory: `range()` refuses to build more than TEMPLATE_BUDGET.maxRangeItems numbers before
+ *   building any (the library's range builds its whole array up front), and every string or list
+ *   an operation creates is checked against a cap (values that are only looked up, such as a long
+ *   message, are not counted: the request already holds them). One built-in call can still create
+ *   one oversized string before the check refuses it; V8 bounds that by its maximum string length.
+ *
+ * Not here: what the template means (chat-template.ts).
+ * Reference: https://github.com/huggingface/huggingface.js/tree/main/packages/jinja (the
+ * interpreter extended here); transformers' `apply_chat_template` globals.
+ */
+import { Environment, Interpreter, type Template } from '@huggingface/jinja';
+
+/** The limits of one render; README.md "Budgets for untrusted files and programs" lists them. */
+export const TEMPLATE_BUDGET = {
+  /** AST nodes evaluated in one render (a 100-message conversation takes under 10,000). */
+  maxSteps: 500_000,
+  /** Wall-clock time of one render. */
+  maxMillis: 1_000,
+  /** Numbers one `range()` call may produce. */
+  maxRangeItems: 100_000,
+  /** Items of one list an operation creates. */
+  maxListItems: 1_000_000,
+  /** Characters of one string an operation creates (the prompt included), beyond the text the request brought. */
+  maxStringChars: 4 * 2 ** 20,
+};
+
+export type TemplateBudget = typeof TEMPLATE_BUDGET;
+
+/** The template ran past its budget: the render stops and nothing is generated. */
+export class TemplateBudgetError extends Error {
+  override name = 'TemplateBudgetError';
+}
+
+type Statement = Parameters<Interpreter['evaluate']>[0];
+type RuntimeValue = ReturnType<Interpreter['evaluate']>;
+
+/** Node types whose value is an existing one (a variable, an item), not something built now. */
+const LOOKUPS = new Set(['Identifier', 'MemberExpression', 'StringLiteral', 'IntegerLiteral', 'FloatLiteral']);
+
+class BudgetedInterpreter extends Interpreter {
+  private steps = 0;
+  private readonly deadline: number;
+
+  constructor(
+    env: Environment,
+    private readonly budget: TemplateBudget,
+    /** Characters a created string may have: the cap plus the text the request brought. */
+    private readonly maxChars: number,
+  ) {
+    super(env);
+    this.deadline = performance.now() + budget.maxMillis;
+    // A loop body (and an if branch, a macro body) runs through the library's private
+    // evaluateBlock without any node of its own when it is empty, so `{% for %}{% endfor %}` over a
+    // long range would cost no step: each block counts one. The method is private in the typings,
+    // hence the instance property rather than an override.
+    const self = this as unknown as { evaluateBlock: (statements: Statement[], environment: Environment) => RuntimeValue };
+    // A library version without it must fail loudly here (and in the unit tests), not run unbounded.
+    if (typeof self.evaluateBlock !== 'function') throw new Error('@huggingface/jinja has no Interpreter.evaluateBlock: update template-budget.ts');
+    const evaluateBlock = self.evaluateBlock.bind(this);
+    self.evaluateBlock = (statements, environment) => {
+      this.step();
+      return evaluateBlock(statements, environment);
+    };
+  }
+
+  override evaluate(statement: Statement, environment: Environment): RuntimeValue {
+    this.step();
+    const value = super.evaluate(statement, environment);
+    if (statement && !LOOKUPS.has(statement.type)) this.checkSize(value);
+    return value;
+  }
+
+  private step(): void {
+    if (++this.steps > this.budget.maxSteps) {
+      throw new TemplateBudgetError(`the template evaluated more than ${this.budget.maxSteps} steps`);
+    }
+    if ((this.steps & 1023) === 0 && performance.now() > this.deadline) {
+      throw new TemplateBudgetError(`the template ran longer than ${this.budget.maxMillis} ms`);
+    }
+  }
+
+  private checkSize(value: RuntimeValue): void {
+    if (value.type === 'StringValue' && (value.value as string).length > this.maxChars) {
+      throw new TemplateBudgetError(`the template built a string of more than ${this.maxChars} characters`);
+    }
+    if ((value.type === 'ArrayValue' || value.type === 'TupleValue') && (value.value as unknown[]).length > this.budget.maxListItems) {
+      throw new TemplateBudgetError(`the template built a list of more than ${this.budget.maxListItems} items`);
+    }
+  }
+}
+
+/** Python's range(), refusing (before building anything) more than `max` numbers. */
+function cappedRange(max: number) {
+  return (start: number, stop?: number, step = 1): number[] => {
+    if (stop === undefined) [start, stop] = [0, start];
+    if (![start, stop, step].every(Number.isFinite)) throw new Error('range() arguments must be finite numbers');
+    if (step === 0) throw new Error('range() step must not be zero');
+    const count = Math.max(0, Math.ceil((stop - start) / step));
+    if (count > max) throw new TemplateBudgetError(`range() of ${count} numbers is over the limit of ${max}`);
+    return Array.from({ length: count }, (_, i) => start + i * step);
+  };
+}
+
+/** transformers' `strftime_now`: the current local time formatted with Python's strftime codes (C locale names). */
+function strftimeNow(format: string): string {
+  const d = new Date();
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  const name = (opts: Intl.DateTimeFormatOptions) => new Intl.DateTimeFormat('en-US', opts).format(d);
+  const codes: Record<string, () => string> = {
+    Y: () => String(d.getFullYear()),
+    y: () => pad(d.getFullYear() % 100),
+    m: () => pad(d.getMonth() + 1),
+    d: () => pad(d.getDate()),
+    b: () => name({ month: 'short' }),
+    B: () => name({ month: 'long' }),
+    a: () => name({ weekday: 'short' }),
+    A: () => name({ weekday: 'long' }),
+    H: () => pad(d.getHours()),
+    M: () => pad(d.getMinutes()),
+    S: () => pad(d.getSeconds()),
+    '%': () => '%',
+  };
+  return format.replace(/%(.)/g, (token, code: string) => codes[code]?.() ?? token);
+}
+
+/** Characters of every string in `value` (the text a request brings into the template). */
+export function textChars(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return value.length;
+  if (value === null || typeof value !== 'object' || depth > 64) return 0;
+  let n = 0;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) n += textChars(v, depth + 1);
+  return n;
+}
+
+/**
+ * Renders a compiled template with `vars` under `budget`: @huggingface/jinja's own Template.render
+ * (the same globals: booleans, none, raise_exception, range, strftime_now) with the counting
+ * interpreter. Throws TemplateBudgetError when the budget runs out, the library's errors otherwise.
+ */
+export function renderWithBudget(template: Template, vars: Record<string, unknown>, budget: TemplateBudget = TEMPLATE_BUDGET): string {
+  const env = new Environment();
+  const globals: Record<string, unknown> = {
+    false: false,
+    true: true,
+    none: null,
+    False: false,
+    True: true,
+    None: null,
+    raise_exception: (message: unknown) => {
+      throw new Error(String(message));
+    },
+    range: cappedRange(budget.maxRangeItems),
+    strftime_now: strftimeNow,
+  };
+  for (const [k, v] of Object.entries({ ...globals, ...vars })) env.set(k, v);
+  const interpreter = new BudgetedInterpreter(env, budget, budget.maxStringChars + textChars(vars));
+  return interpreter.run(template.parsed).value as string;
+}

@@ -1,0 +1,83 @@
+// The chat-template budget (issue 10): hostile templates end with TemplateBudgetError (or a
+// ChatTemplateError flagged overBudget) instead of running for hours or exhausting memory, while
+// the bundled models' real templates render exactly as @huggingface/jinja's own Template.render
+// renders them, and a repository whose template is over budget is refused when it is loaded,
+// naming the file.
+import { readFileSync } from 'node:fs';
+import { Template } from '@huggingface/jinja';
+import { describe, expect, it } from 'vitest';
+import { ChatTemplate, ChatTemplateError, ChatTemplates } from '../../../src/engine/model/chat-template';
+import { renderWithBudget, TEMPLATE_BUDGET, TemplateBudgetError } from '../../../src/engine/model/template-budget';
+
+const models = new URL('../../../public/models/', import.meta.url);
+const qwen3Source = readFileSync(new URL('tiny-qwen3/chat_template.jinja', models), 'utf8');
+const conversation = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }));
+const render = (source: string, vars: Record<string, unknown> = {}, budget = TEMPLATE_BUDGET) => renderWithBudget(new Template(source), vars, budget);
+
+describe('renderWithBudget', () => {
+  it('renders a real template exactly as the library does', () => {
+    const vars = { messages: conversation(40), add_generation_prompt: true, tools: null, eos_token: '<|im_end|>' };
+    expect(renderWithBudget(new Template(qwen3Source), vars)).toBe(new Template(qwen3Source).render(vars));
+  });
+
+  it('stops nested loops with empty bodies by counting each iteration', () => {
+    const nested = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+    expect(() => render(nested, {}, { ...TEMPLATE_BUDGET, maxSteps: 20_000, maxMillis: 60_000 })).toThrow(/more than 20000 steps/);
+  });
+
+  it('refuses a huge range() before building it', () => {
+    expect(() => render('{{ range(1000000000) | length }}')).toThrow(TemplateBudgetError);
+    expect(() => render('{{ range(5, 1000000000, 3) | length }}')).toThrow(/range\(\) of 333333332 numbers/);
+    expect(render('{{ range(3) | join(",") }}|{{ range(10, 0, -3) | join(",") }}')).toBe('0,1,2|10,7,4,1');
+  });
+
+  it('refuses strings and lists that grow past their caps', () => {
+    const doubling = '{% set ns = namespace(s="ab") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}';
+    expect(() => render(doubling)).toThrow(/string of more than/);
+    const lists = '{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | length }}';
+    expect(() => render(lists)).toThrow(/list of more than 1000000 items/);
+  });
+
+  it('does not count the text the request brought against the string cap', () => {
+    const long = 'x'.repeat(TEMPLATE_BUDGET.maxStringChars + 10);
+    expect(render('{{ messages[0].content }}!', { messages: [{ role: 'user', content: long }] })).toHaveLength(long.length + 1);
+  });
+
+  it('stops on the clock when one step does a lot of work', () => {
+    const budget = { ...TEMPLATE_BUDGET, maxMillis: 0, maxSteps: Number.MAX_SAFE_INTEGER };
+    expect(() => render('{% for i in range(5000) %}{{ i }}{% endfor %}', {}, budget)).toThrow(/longer than 0 ms/);
+  });
+
+  it('keeps the globals transformers gives templates', () => {
+    expect(render('{{ true }}{{ none is none }}{{ strftime_now("%Y") }}')).toBe(`truetrue${new Date().getFullYear()}`);
+    expect(() => render('{{ raise_exception("no system role") }}')).toThrow('no system role');
+  });
+});
+
+describe('ChatTemplate and ChatTemplates under the budget', () => {
+  it('a request template over budget is a ChatTemplateError flagged overBudget', () => {
+    const t = new ChatTemplate('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}');
+    try {
+      t.render({ messages: [{ role: 'user', content: 'hi' }] });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ChatTemplateError);
+      expect((e as ChatTemplateError).overBudget).toBe(true);
+      expect((e as Error).message).toMatch(/exceeds its budget/);
+    }
+  });
+
+  it('a template error that is not the budget stays an ordinary ChatTemplateError', () => {
+    const t = new ChatTemplate("{{ raise_exception('roles must alternate') }}");
+    expect(() => t.render({ messages: [] })).toThrow(expect.objectContaining({ overBudget: false }));
+  });
+
+  it('refuses a repository template over budget at load, naming the file and field', () => {
+    const loop = '{% for i in range(100000) %}{% for m in messages %}{% endfor %}{% endfor %}';
+    expect(() => new ChatTemplates(loop, null, {})).toThrow(/^chat_template\.jinja: .*budget/);
+    expect(() => new ChatTemplates(null, loop, {})).toThrow(/^tokenizer_config\.json: "chat_template": .*budget/);
+    expect(() => new ChatTemplates(null, 'x'.repeat(300 * 1024), {})).toThrow(/over the limit of 262144/);
+    // A template that raises on the sample conversation is the conversation's problem, not the file's.
+    expect(new ChatTemplates(null, "{{ raise_exception('no') }}", {}).available).toBe(true);
+  });
+});
