@@ -13,6 +13,7 @@ import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
+import { limitJsonDepth } from './json-depth';
 import { adapters } from './routes/adapters';
 import { apiKeys } from './routes/api-keys';
 import { artifacts } from './routes/artifacts';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ),
   );
   app.use('/v1/*', bearerAuth());
+  app.use('/v1/*', limitJsonDepth());
 
   app.route('/v1/preview/models', models);
   app.route('/v1/preview/models', adapters);
