@@ -12,29 +12,14 @@ import { UnknownCursorError } from '../store/page';
 import { closedForUpgrade } from '../store/schema';
 import { StorageQuotaError } from '../store/tx';
 import type { AppEnv } from './env';
+import { errorEnvelope, isChatPath } from './error-envelope';
 
-/** vLLM's `type` names by status (reference/vllm-chat.md §1.1). */
-const VLLM_TYPES: Record<number, string> = {
-  400: 'BadRequestError',
-  401: 'AuthenticationError',
-  404: 'NotFoundError',
-  413: 'BadRequestError',
-  415: 'BadRequestError',
-  500: 'InternalServerError',
-  503: 'ServiceUnavailableError',
-};
-
-export function isChatPath(path: string): boolean {
-  return !path.startsWith('/v1/preview');
-}
+export { isChatPath } from './error-envelope';
 
 /** One error body in the envelope of the family `path` belongs to. */
 export function errorResponse(c: Context, status: ContentfulStatusCode, message: string, headers: Record<string, string> = {}): Response {
   for (const [k, v] of Object.entries(headers)) c.header(k, v);
-  if (isChatPath(c.req.path)) {
-    return c.json({ error: { message, type: VLLM_TYPES[status] ?? 'Error', param: null, code: status } }, status);
-  }
-  return c.json({ detail: message }, status);
+  return c.json(errorEnvelope(c.req.path, status, message), status);
 }
 
 export function onError(err: Error, c: Context<AppEnv>): Response {

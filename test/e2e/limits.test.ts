@@ -41,3 +41,39 @@ describe('deeply nested JSON (issue 10, item 5)', () => {
     expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
   });
 });
+
+describe('request bodies are cut at their route cap while read (issue 10, item 6)', () => {
+  /** POSTs a streamed body of `mib` MiB (1 MiB chunks) from the page; how many MiB the Service Worker pulled. */
+  const streamBody = (path: string, key: string, mib: number) =>
+    h.page.evaluate(
+      async ({ path, key, mib }) => {
+        let pulled = 0;
+        const chunk = new Uint8Array(1 << 20).fill(0x20);
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (pulled >= mib) return controller.close();
+            pulled++;
+            controller.enqueue(chunk.slice());
+          },
+        });
+        const init = { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body, duplex: 'half' };
+        const res = await fetch(path, init as RequestInit);
+        return { status: res.status, json: await res.json(), pulled };
+      },
+      { path, key, mib },
+    );
+
+  it('answers 413 in each family shape after reading little more than the 32 MiB cap of a 512 MiB body', async () => {
+    const chat = streamBody('/v1/chat/completions', hostile, 512);
+    const preview = streamBody('/v1/preview/models', hostile, 512);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    const [c, p] = await Promise.all([chat, preview]);
+    expect(c.status).toBe(413);
+    expect(c.json.error).toMatchObject({ code: 413, message: 'The request body is larger than 33554432 bytes.' });
+    expect(p.status).toBe(413);
+    expect(p.json).toEqual({ detail: 'The request body is larger than 33554432 bytes.' });
+    // The stream is cancelled at the cap, not read to its end (the browser may pull a few chunks ahead).
+    expect(c.pulled).toBeLessThan(64);
+    expect(p.pulled).toBeLessThan(64);
+  });
+});

@@ -5,7 +5,7 @@
  * read one; remove a model's cached weights. Ids are HF-style "org/name": send them encoded
  * (`org%2Fname`); the unencoded form matches too.
  *
- * Uploads are exempt from the app's 32 MiB body limit (app.ts) and have their own, below.
+ * Uploads are exempt from the app's 32 MiB body limit and have their own (body-limits.ts).
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -13,15 +13,12 @@ import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
+import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator, requireJsonBody } from '../validation';
 
-/** The path uploads come to (exempt from the app-wide body limit). */
-export const BASE_MODEL_FILES_PATH = '/v1/preview/base-models/files';
-/** Largest upload: the body crosses from the Service Worker to the engine as one ArrayBuffer. */
-export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024 * 1024;
 
 export const baseModels = new Hono<AppEnv>();
 
@@ -71,7 +68,7 @@ baseModels.post(
   '/files',
   bodyLimit({
     maxSize: MAX_UPLOAD_BYTES,
-    onError: (c) => errorResponse(c, 413, `The upload is larger than ${MAX_UPLOAD_BYTES} bytes: load a model this large from a URL instead.`),
+    onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(BASE_MODEL_FILES_PATH, MAX_UPLOAD_BYTES)),
   }),
   async (c) => {
     const services = c.get('deps').services;

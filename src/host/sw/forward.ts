@@ -11,7 +11,9 @@
  * Not here: finding the engine (engine-link.ts).
  */
 import * as Comlink from 'comlink';
-import { fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
+import { bodyCapFor, bodyTooLargeMessage } from '../../api/body-limits';
+import { errorEnvelopeResponse } from '../../api/error-envelope';
+import { BodyTooLargeError, fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
 
 /** How long a request waits for an engine host before it gets 503. */
@@ -54,8 +56,10 @@ export interface Requester {
 }
 
 export async function forward(links: EngineLink, request: Request, requester?: Requester): Promise<Response> {
-  const chat = !new URL(request.url).pathname.startsWith('/v1/preview');
-  const wire = await toWireRequest(request);
+  const path = new URL(request.url).pathname;
+  const chat = !path.startsWith('/v1/preview');
+  const wire = await toCappedWireRequest(request, path);
+  if (wire instanceof Response) return wire;
   const link = await links.get(HOST_WAIT_MS);
   if (!link) return unavailable(NO_HOST, chat);
 
@@ -87,6 +91,17 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     return fromWireResponse(winner);
   }
   return fromWireResponse(winner, guardStream(winner.body, watch));
+}
+
+/** The request for the engine, or a 413 in its family's shape once the body passes its route's cap. */
+async function toCappedWireRequest(request: Request, path: string): Promise<WireRequest | Response> {
+  const cap = bodyCapFor(path);
+  try {
+    return await toWireRequest(request, cap);
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return errorEnvelopeResponse(path, 413, bodyTooLargeMessage(path, cap));
+    throw err;
+  }
 }
 
 /**
