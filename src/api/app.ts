@@ -12,6 +12,7 @@ import { except } from 'hono/combine';
 import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
 import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, DEFAULT_MAX_BODY_BYTES } from './body-limits';
+import { chatConcurrency } from './chat-concurrency';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
 import { limitJsonDepth } from './json-depth';
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   app.use('/v1/*', bearerAuth());
   app.use('/v1/*', limitJsonDepth());
+  app.use('/v1/chat/*', chatConcurrency());
 
   app.route('/v1/preview/models', models);
   app.route('/v1/preview/models', adapters);

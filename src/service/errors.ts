@@ -34,6 +34,12 @@ export class ConflictError extends HearthError {
   readonly status = 409;
 }
 
+/** 429: the caller has too much in flight or queued; retry when some of it has finished. */
+export class TooManyRequestsError extends HearthError {
+  override name = 'TooManyRequestsError';
+  readonly status = 429;
+}
+
 /** 503: a part of Hearth that the request needs is not available (yet). */
 export class UnavailableError extends HearthError {
   override name = 'UnavailableError';

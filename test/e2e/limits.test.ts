@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok, ASK, MODEL } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
+import { complete } from './chat-helpers';
 
 let h: Hearth;
 /** Another principal's key: the one whose chat must keep working. */
@@ -75,5 +76,92 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
     // The stream is cancelled at the cap, not read to its end (the browser may pull a few chunks ahead).
     expect(c.pulled).toBeLessThan(64);
     expect(p.pulled).toBeLessThan(64);
+  });
+});
+
+describe('bounded chat requests (issue 10, item 7)', () => {
+  it('refuses too many stop strings, bad words or messages with vLLM 400s', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ stop: Array.from({ length: 100_000 }, (_, i) => `s${i}`) }, 'stop'],
+      [{ bad_words: Array(300).fill('x') }, 'bad_words'],
+      [{ messages: Array(3000).fill({ role: 'user', content: 'x' }) }, 'messages'],
+    ];
+    for (const [extra, param] of cases) {
+      const out = await complete(h.page, hostile, { model: MODEL, messages: ASK, max_tokens: 4, ...extra });
+      expect(out, param).toMatchObject({ ok: false, status: 400, name: 'BadRequestError', param });
+      expect((out as { message: string }).message).toMatch(new RegExp(`'too_long', 'loc': \\('body', '${param}'\\), 'msg': 'List should have at most \\d+ items'`));
+    }
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+  });
+
+  it('answers 429 past 32 chat requests in flight for one key, frees the slots when streams close, and serves others meanwhile', async () => {
+    const opened = await h.page.evaluate(async (key) => {
+      const body = JSON.stringify({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 3 + 4?' }], max_tokens: 1000, ignore_eos: true, stream: true });
+      const init = { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body };
+      const held = await Promise.all(Array.from({ length: 32 }, () => fetch('/v1/chat/completions', init)));
+      (globalThis as any).__held = held;
+      const extra = await fetch('/v1/chat/completions', init);
+      return { statuses: held.map((r) => r.status), extra: { status: extra.status, retryAfter: extra.headers.get('Retry-After'), json: await extra.json() } };
+    }, hostile);
+    try {
+      expect(opened.statuses).toEqual(Array(32).fill(200));
+      expect(opened.extra).toMatchObject({ status: 429, retryAfter: '1', json: { error: { message: 'Concurrency limit reached for requests', code: 429 } } });
+      expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    } finally {
+      await h.page.evaluate(async () => {
+        for (const r of (globalThis as any).__held as Response[]) await r.body?.cancel();
+      });
+    }
+    // Cancelled streams give their slots back: the key is served again.
+    let again = await complete(h.page, hostile, { model: MODEL, messages: ASK, max_tokens: 2 });
+    for (let i = 0; i < 50 && !again.ok; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again = await complete(h.page, hostile, { model: MODEL, messages: ASK, max_tokens: 2 });
+    }
+    expect(again.ok).toBe(true);
+  });
+});
+
+describe('fair training queue (issue 10, item 7)', () => {
+  const sftData = (n: number) =>
+    'data:application/jsonl,' +
+    encodeURIComponent(Array.from({ length: n }, (_, i) => JSON.stringify({ messages: [{ role: 'user', content: `What is ${i % 10} + 1?` }, { role: 'assistant', content: String((i % 10) + 1) }] })).join('\n'));
+  const register = async (key: string, name: string) =>
+    (await api(h.page, 'POST', '/v1/preview/models', { key, body: { entity: null, project: 'e2e', name, base_model: MODEL } })).json.id as string;
+  const job = async (id: string, key: string) => (await api(h.page, 'GET', `/v1/preview/training-jobs/${id}`, { key })).json;
+  const rl = (key: string, modelId: string) => api(h.page, 'POST', '/v1/preview/training-jobs', { key, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } });
+
+  it('caps pending jobs per key (429) and serves keys round-robin, not first-come-first-served', { timeout: 600_000 }, async () => {
+    const mine = await register(hostile, 'queue-hog');
+    const theirs = await register(bystander, 'queue-fair');
+    const long = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: hostile, body: { model_id: mine, training_data_url: sftData(16), config: { batch_size: 2, learning_rate: 1e-4 } } });
+    expect(long.status, long.text).toBe(200);
+    for (let i = 0; i < 200 && (await job(long.json.id, hostile)).status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 100));
+    const queued: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await rl(hostile, mine);
+      expect(r.status, r.text).toBe(200);
+      queued.push(r.json.id);
+    }
+    const refused = await rl(hostile, mine);
+    expect(refused.status).toBe(429);
+    expect(refused.json.detail).toMatch(/already has 8 training jobs pending/);
+    const fair = await rl(bystander, theirs);
+    expect(fair.status, fair.text).toBe(200);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+
+    const ended = async (id: string, key: string) => {
+      for (let i = 0; i < 3000; i++) {
+        const j = await job(id, key);
+        if (j.status === 'COMPLETED' || j.status === 'FAILED') return j;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`job ${id} did not end`);
+    };
+    const fairJob = await ended(fair.json.id, bystander);
+    const hogJobs = [];
+    for (const id of queued) hogJobs.push(await ended(id, hostile));
+    // The bystander's one job ran before every job the hostile key queued ahead of it.
+    for (const j of hogJobs) expect(fairJob.training_start < j.training_start, `${fairJob.training_start} < ${j.training_start}`).toBe(true);
   });
 });
