@@ -165,3 +165,26 @@ describe('fair training queue (issue 10, item 7)', () => {
     for (const j of hogJobs) expect(fairJob.training_start < j.training_start, `${fairJob.training_start} < ${j.training_start}`).toBe(true);
   });
 });
+
+describe('progress timeout in the Service Worker (issue 10)', () => {
+  it('answers 504 for a request the engine leaves without progress, aborts it in the engine, and serves others meanwhile', async () => {
+    const model = (await api(h.page, 'POST', '/v1/preview/models', { key: hostile, body: { entity: null, project: 'e2e', name: 'stall', base_model: MODEL } })).json;
+    // SFT data from a server that never answers: the engine waits on it with no progress.
+    const stall = h.server.stall('/e2e-limits/never.jsonl');
+    const stuck = api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
+      key: hostile,
+      body: { model_id: model.id, training_data_url: '/e2e-limits/never.jsonl' },
+      headers: { 'X-Hearth-Progress-Timeout': '5' },
+    });
+    await stall.requested;
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    const answer = await stuck;
+    expect(answer.status).toBe(504);
+    expect(answer.json.detail).toMatch(/no progress on this request for 5 s/);
+    // The engine gave up its fetch (the connection closed), and created no job.
+    await stall.closed;
+    const jobs = await api(h.page, 'GET', `/v1/preview/training-jobs?model_id=${model.id}`, { key: hostile });
+    expect(jobs.status).toBe(200);
+    expect(jobs.json.data).toEqual([]);
+  });
+});

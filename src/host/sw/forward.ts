@@ -8,6 +8,8 @@
  * FetchEvent's `request.signal` (the specification's Handle Fetch; Firefox does, Chromium 156
  * does not, so there an aborted non-streaming fetch in a tab that stays open still runs to its end).
  *
+ * A request the engine leaves without progress is answered too (progress-timeout.ts).
+ *
  * Not here: finding the engine (engine-link.ts).
  */
 import * as Comlink from 'comlink';
@@ -15,6 +17,7 @@ import { bodyCapFor, bodyTooLargeMessage } from '../../api/body-limits';
 import { errorEnvelopeResponse } from '../../api/error-envelope';
 import { BodyTooLargeError, fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
+import { progressTimeoutFor, progressTimer, timedOut, withChunkTimeout } from './progress-timeout';
 
 /** How long a request waits for an engine host before it gets 503. */
 export const HOST_WAIT_MS = 6_000;
@@ -65,7 +68,9 @@ export async function forward(links: EngineLink, request: Request, requester?: R
 
   const watch = watchHost(links, link);
   const clientGone = abortWhenGone(request.signal, requester);
-  const abort = withAbortPort(wire, clientGone.signal);
+  const timeoutMs = progressTimeoutFor(request);
+  const stalled = new AbortController();
+  const abort = withAbortPort(wire, AbortSignal.any([clientGone.signal, stalled.signal]));
   const handled = link.api.handle(abort.wire).then((r) => r as WireResponse);
   // Once the response exists, a client that leaves cancels its body instead; the port is closed
   // so that neither end (each with a listener) outlives the request.
@@ -74,12 +79,23 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     abort.close();
   };
   handled.then(settled, settled);
-  let winner: WireResponse | undefined;
+  let winner: WireResponse | undefined | 'stalled';
+  const timer = progressTimer(timeoutMs);
   try {
-    winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
+    winner = await Promise.race([handled, watch.gone.then(() => undefined), timer.expired.then(() => 'stalled' as const)]);
   } catch (err) {
     watch.stop();
     return unavailable(`The Hearth engine could not handle the request: ${err instanceof Error ? err.message : String(err)}`, chat);
+  } finally {
+    timer.stop();
+  }
+  if (winner === 'stalled') {
+    // No progress: the engine aborts the request, and a response that still comes is dropped.
+    watch.stop();
+    clientGone.stop();
+    stalled.abort();
+    handled.then((r) => r.body?.cancel(), () => undefined);
+    return timedOut(path, timeoutMs);
   }
   if (!winner) {
     watch.stop();
@@ -90,7 +106,8 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     watch.stop();
     return fromWireResponse(winner);
   }
-  return fromWireResponse(winner, guardStream(winner.body, watch));
+  const sse = (new Headers(winner.headers).get('Content-Type') ?? '').startsWith('text/event-stream');
+  return fromWireResponse(winner, guardStream(withChunkTimeout(winner.body, timeoutMs, path, sse), watch));
 }
 
 /** The request for the engine, or a 413 in its family's shape once the body passes its route's cap. */

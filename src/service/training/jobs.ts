@@ -91,7 +91,8 @@ export interface CreateSftJob {
   experimental_config?: Record<string, unknown> | null;
 }
 
-export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob): Promise<TrainingJobRecord> {
+/** `signal`: the request's; aborting it stops fetching the training data (the client left, or the Service Worker gave up). */
+export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob, signal?: AbortSignal): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
   const url = (req.training_data_url ?? req.training_folder_url)!;
   // An uploaded artifact (POST /v1/preview/artifacts) is read from the store; any other URL is
@@ -100,7 +101,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
   const uploaded = uploadedId ? await artifactForJob(ctx, caller, uploadedId, req.model_id) : null;
   const data = uploaded
     ? { fileName: dataFile(uploaded).name, bytes: new Uint8Array(dataFile(uploaded).bytes) }
-    : await resolveTrainingData(url, ctx.baseUrl, ctx.fetch);
+    : await resolveTrainingData(url, ctx.baseUrl, ctx.fetch, signal);
   const examples = parseSftJsonl(data.bytes);
   const batchSize = req.config?.batch_size ?? SFT_DEFAULT_BATCH_SIZE;
   const numBatches = Math.ceil(examples.length / batchSize);

@@ -30,8 +30,8 @@ function fileNameOf(url: URL): string {
   return decodeURIComponent(url.pathname.split('/').pop() || 'train.jsonl');
 }
 
-/** Fetches the data behind `rawUrl`; every failure is a 422 naming the field. */
-export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetchFn: typeof fetch): Promise<ResolvedData> {
+/** Fetches the data behind `rawUrl` (until `signal` aborts); every failure is a 422 naming the field. */
+export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetchFn: typeof fetch, signal?: AbortSignal): Promise<ResolvedData> {
   let url: URL;
   try {
     url = new URL(rawUrl, baseUrl);
@@ -50,7 +50,7 @@ export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetch
   }
   let res: Response;
   try {
-    res = await fetchFn(url.href);
+    res = await fetchFn(url.href, { signal });
   } catch (err) {
     throw new InvalidInputError(LOC, `The training data could not be fetched: ${(err as Error).message}`, rawUrl);
   }
