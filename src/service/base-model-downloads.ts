@@ -126,8 +126,9 @@ export class BaseModelDownloads {
       const source = this.source({ source: 'huggingface', location: req.repo, revision, hfBase });
       return { id: source.id, location: req.repo, revision, hfBase, source };
     }
+    // The id (shown to every key) leaves credentials out; the location, fetched, keeps them.
     const source = this.source({ source: 'url', location: req.url, revision: null, hfBase: null });
-    return { id: source.id, location: source.id, revision: null, hfBase: null, source };
+    return { id: source.id, location: source.baseUrl, revision: null, hfBase: null, source };
   }
 
   private source(r: Pick<BaseModelRecord, 'source' | 'location' | 'revision' | 'hfBase'>): UrlSource {

@@ -137,6 +137,20 @@ describe('fair training queue (issue 10, item 7)', () => {
     const long = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: hostile, body: { model_id: mine, training_data_url: sftData(16), config: { batch_size: 2, learning_rate: 1e-4 } } });
     expect(long.status, long.text).toBe(200);
     for (let i = 0; i < 200 && (await job(long.json.id, hostile)).status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 100));
+    // Engine status shows a running job's id to its owner only (item 12); others see that one runs.
+    const seenByOwner = (await api(h.page, 'GET', '/v1/preview/engine', { key: hostile })).json.jobs;
+    const seenByOther = (await api(h.page, 'GET', '/v1/preview/engine', { key: bystander })).json.jobs;
+    expect(seenByOwner).toMatchObject({ running: long.json.id, training: true });
+    expect(seenByOther).toMatchObject({ running: null, training: true });
+    const feed = await h.page.evaluate(async (key) => {
+      const res = await fetch('/v1/preview/engine/events', { headers: { Authorization: `Bearer ${key}` } });
+      const reader = res.body!.getReader();
+      const { value } = await reader.read();
+      await reader.cancel();
+      return new TextDecoder().decode(value);
+    }, bystander);
+    expect(feed).toContain('"training":true');
+    expect(feed).not.toContain(long.json.id);
     const queued: string[] = [];
     for (let i = 0; i < 8; i++) {
       const r = await rl(hostile, mine);
@@ -186,5 +200,38 @@ describe('progress timeout in the Service Worker (issue 10)', () => {
     const jobs = await api(h.page, 'GET', `/v1/preview/training-jobs?model_id=${model.id}`, { key: hostile });
     expect(jobs.status).toBe(200);
     expect(jobs.json.data).toEqual([]);
+  });
+});
+
+describe('base models are the owner\'s (issue 10, items 4 and 12)', () => {
+  it('refuses adding, uploading, re-pointing and removing to other keys with 403; everyone lists and uses them', async () => {
+    const encoded = encodeURIComponent(MODEL);
+    const attempts = [
+      await api(h.page, 'POST', '/v1/preview/base-models', { key: hostile, body: { source: { type: 'huggingface', repo: 'org/tiny-chat', base_url: 'http://127.0.0.1:9' } } }),
+      await api(h.page, 'POST', '/v1/preview/base-models', { key: hostile, body: { source: { type: 'url', url: 'http://127.0.0.1:9/x' } } }),
+      await api(h.page, 'POST', '/v1/preview/base-models/files', { key: hostile, rawBody: '--b\r\n', headers: { 'Content-Type': 'multipart/form-data; boundary=b' } }),
+      await api(h.page, 'DELETE', `/v1/preview/base-models/${encoded}`, { key: hostile }),
+    ];
+    for (const r of attempts) {
+      expect(r.status, r.text).toBe(403);
+      expect(r.json.detail).toMatch(/needs the admin key/);
+    }
+    const listed = await api(h.page, 'GET', '/v1/preview/base-models', { key: hostile });
+    expect(listed.status).toBe(200);
+    expect(listed.json.data.find((m: { id: string }) => m.id === MODEL)).toMatchObject({ origin: { type: 'bundled' } });
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+  });
+
+  it('shows a URL download without its credentials to every key', async () => {
+    const added = await api(h.page, 'POST', '/v1/preview/base-models', { key: h.key, body: { source: { type: 'url', url: 'http://user:s3cret@127.0.0.1:9/models/x?token=s3cret' } } });
+    expect(added.status, added.text).toBe(202);
+    expect(added.json.id).toBe('http://127.0.0.1:9/models/x/');
+    expect(added.json.origin).toEqual({ type: 'url', url: 'http://127.0.0.1:9/models/x/' });
+    const listed = await api(h.page, 'GET', '/v1/preview/base-models', { key: hostile });
+    const status = await api(h.page, 'GET', '/v1/preview/engine', { key: hostile });
+    expect(listed.text).toContain('http://127.0.0.1:9/models/x/');
+    expect(listed.text).not.toContain('s3cret');
+    expect(status.text).not.toContain('s3cret');
+    expect((await api(h.page, 'DELETE', `/v1/preview/base-models/${encodeURIComponent(added.json.id)}`, { key: h.key })).status).toBe(200);
   });
 });
