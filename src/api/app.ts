@@ -16,6 +16,7 @@ import { chatConcurrency } from './chat-concurrency';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
 import { limitJsonDepth } from './json-depth';
+import { trackOpenRequests } from './open-requests';
 import { adapters } from './routes/adapters';
 import { apiKeys } from './routes/api-keys';
 import { artifacts } from './routes/artifacts';
@@ -51,6 +52,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ),
   );
   app.use('/v1/*', bearerAuth());
+  // Before anything reads the body: it re-creates the request with a signal of its own.
+  app.use('/v1/*', trackOpenRequests());
   app.use('/v1/*', limitJsonDepth());
   app.use('/v1/chat/*', chatConcurrency());
 

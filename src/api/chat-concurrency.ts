@@ -14,6 +14,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { errorResponse } from './errors';
+import { isEventStream, untilEnd } from './stream-end';
 
 /** Chat requests one (non-admin) principal may have in flight: half the engine's 64 batch rows. */
 export const MAX_CHATS_PER_PRINCIPAL = 32;
@@ -47,36 +48,7 @@ export function chatConcurrency(): MiddlewareHandler<AppEnv> {
       release();
       throw err;
     }
-    const body = c.res.body;
-    if (!body || !(c.res.headers.get('Content-Type') ?? '').startsWith('text/event-stream')) {
-      release();
-      return;
-    }
-    c.res = new Response(releasingStream(body, release), c.res);
+    if (!isEventStream(c.res)) return release();
+    c.res = new Response(untilEnd(c.res.body!, release), c.res);
   };
-}
-
-/** `source` passed through; `release` runs once when it ends, errors or is cancelled. */
-function releasingStream(source: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          release();
-          controller.close();
-        } else {
-          controller.enqueue(value);
-        }
-      } catch (err) {
-        release();
-        controller.error(err);
-      }
-    },
-    cancel(reason) {
-      release();
-      return reader.cancel(reason);
-    },
-  });
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok, ASK, MODEL } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
 import { complete } from './chat-helpers';
+import { dumpHearthDb } from './idb';
 
 let h: Hearth;
 /** Another principal's key: the one whose chat must keep working. */
@@ -233,5 +234,71 @@ describe('base models are the owner\'s (issue 10, items 4 and 12)', () => {
     expect(listed.text).not.toContain('s3cret');
     expect(status.text).not.toContain('s3cret');
     expect((await api(h.page, 'DELETE', `/v1/preview/base-models/${encodeURIComponent(added.json.id)}`, { key: h.key })).status).toBe(200);
+  });
+});
+
+describe('revoking a principal\'s last key, and deleting the principal (issue 10, item 8)', () => {
+  it('fails its queued and running jobs saying why, closes its open streams, and the admin deletes all it owns', { timeout: 600_000 }, async () => {
+    const created = (await api(h.page, 'POST', '/v1/preview/api-keys', { key: h.key, body: { name: 'doomed' } })).json;
+    const doomed = created.key as string;
+    const modelId = (await api(h.page, 'POST', '/v1/preview/models', { key: doomed, body: { entity: null, project: 'e2e', name: 'doomed', base_model: MODEL } })).json.id;
+    const lines = Array.from({ length: 16 }, (_, i) => JSON.stringify({ messages: [{ role: 'user', content: `What is ${i % 10} + 2?` }, { role: 'assistant', content: String((i % 10) + 2) }] }));
+    const running = (await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: doomed, body: { model_id: modelId, training_data_url: `data:application/jsonl,${encodeURIComponent(lines.join('\n'))}` } })).json.id;
+    for (let i = 0; i < 600 && (await api(h.page, 'GET', `/v1/preview/training-jobs/${running}`, { key: doomed })).json.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 100));
+    const queued = (await api(h.page, 'POST', '/v1/preview/training-jobs', { key: doomed, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } })).json.id;
+    // Two open streams: a long chat and the engine feed (which never ends by itself).
+    await h.page.evaluate(async (key) => {
+      const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+      const body = JSON.stringify({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 3 + 4?' }], max_tokens: 1000, ignore_eos: true, stream: true });
+      const read = async (res: Response) => {
+        const reader = res.body!.getReader();
+        let text = '';
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) return { ended: 'closed', text };
+            text += new TextDecoder().decode(value);
+          }
+        } catch (err) {
+          return { ended: `error: ${String(err)}`, text };
+        }
+      };
+      const chat = await fetch('/v1/chat/completions', { method: 'POST', headers, body });
+      const feed = await fetch('/v1/preview/engine/events', { headers });
+      (globalThis as any).__doomed = { chat: read(chat), feed: read(feed) };
+    }, doomed);
+
+    expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/${created.id}`, { key: h.key })).status).toBe(200);
+    const streams = await h.page.evaluate(async () => {
+      const d = (globalThis as any).__doomed;
+      return { chat: await d.chat, feed: await d.feed };
+    });
+    // Both streams ended; the chat before its 1000 tokens (no finish_reason "length").
+    expect(streams.feed.ended).toBeTruthy();
+    expect(streams.chat.text).not.toContain('"finish_reason":"length"');
+    expect((await api(h.page, 'GET', '/v1/preview/models', { key: doomed })).status).toBe(401);
+
+    const events = async () => (await dumpHearthDb(h.page)).jobEvents.filter((e) => e.jobId === running || e.jobId === queued);
+    let failed: any[] = [];
+    for (let i = 0; i < 600 && failed.length < 2; i++) {
+      failed = (await events()).filter((e) => e.type === 'training_failed');
+      if (failed.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(failed.map((e) => e.jobId).sort()).toEqual([running, queued].sort());
+    for (const e of failed) expect(e.data.error_message).toMatch(/"doomed" was revoked/);
+    const jobs = (await dumpHearthDb(h.page)).trainingJobs.filter((j) => j.id === running || j.id === queued);
+    expect(jobs.map((j) => j.status)).toEqual(['FAILED', 'FAILED']);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+
+    // The admin deletes the principal with everything it owns, in one cascade.
+    const gone = await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: h.key });
+    expect(gone.status, gone.text).toBe(200);
+    expect(gone.json).toMatchObject({ object: 'principal', deleted: true, deleted_models: 1 });
+    const db = await dumpHearthDb(h.page);
+    for (const [store, records] of Object.entries(db)) {
+      expect(records.filter((r) => r.principalId === created.principal_id || r.id === created.principal_id), store).toEqual([]);
+    }
+    expect(db.checkpointFiles.filter((f) => !db.checkpoints.some((c) => c.id === f.checkpointId))).toEqual([]);
+    expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: hostile })).status).toBe(403);
   });
 });
