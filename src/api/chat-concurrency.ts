@@ -14,7 +14,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env';
 import { errorResponse } from './errors';
-import { isEventStream, untilEnd } from './stream-end';
+import { holdUntilAnswered } from './stream-end';
 
 /** Chat requests one (non-admin) principal may have in flight: half the engine's 64 batch rows. */
 export const MAX_CHATS_PER_PRINCIPAL = 32;
@@ -42,13 +42,6 @@ export function chatConcurrency(): MiddlewareHandler<AppEnv> {
       if (left > 0) perPrincipal.set(principal.id, left);
       else perPrincipal.delete(principal.id);
     };
-    try {
-      await next();
-    } catch (err) {
-      release();
-      throw err;
-    }
-    if (!isEventStream(c.res)) return release();
-    c.res = new Response(untilEnd(c.res.body!, release), c.res);
+    await holdUntilAnswered(c, next, release);
   };
 }

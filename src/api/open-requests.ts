@@ -9,7 +9,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { openRequests } from '../service/principal-activity';
 import type { AppEnv } from './env';
-import { isEventStream, untilEnd } from './stream-end';
+import { holdUntilAnswered } from './stream-end';
 
 export function trackOpenRequests(): MiddlewareHandler<AppEnv> {
   return async function trackOpenRequests(c, next) {
@@ -18,13 +18,6 @@ export function trackOpenRequests(): MiddlewareHandler<AppEnv> {
     // Handlers listen to the request's signal: it now also aborts when the principal loses access.
     const raw = c.req.raw;
     c.req.raw = new Request(raw, { signal: AbortSignal.any([raw.signal, controller.signal]) });
-    try {
-      await next();
-    } catch (err) {
-      close();
-      throw err;
-    }
-    if (!isEventStream(c.res)) return close();
-    c.res = new Response(untilEnd(c.res.body!, close, controller.signal), c.res);
+    await holdUntilAnswered(c, next, close, controller.signal);
   };
 }

@@ -7,11 +7,28 @@
  * Not here: what is held (chat-concurrency.ts, open-requests.ts).
  */
 
-export function isEventStream(res: Response): boolean {
+import type { Context, Next } from 'hono';
+
+function isEventStream(res: Response): boolean {
   return res.body !== null && (res.headers.get('Content-Type') ?? '').startsWith('text/event-stream');
 }
 
-export function untilEnd(source: ReadableStream<Uint8Array>, onEnd: () => void, stop?: AbortSignal): ReadableStream<Uint8Array> {
+/**
+ * Runs the rest of the chain and calls `release` when the answer is complete: at once for a
+ * plain body or an error, when the stream ends for SSE (ended early when `stop` aborts).
+ */
+export async function holdUntilAnswered(c: Context, next: Next, release: () => void, stop?: AbortSignal): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    release();
+    throw err;
+  }
+  if (!isEventStream(c.res)) return release();
+  c.res = new Response(untilEnd(c.res.body!, release, stop), c.res);
+}
+
+function untilEnd(source: ReadableStream<Uint8Array>, onEnd: () => void, stop?: AbortSignal): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let ended = false;
   const end = () => {
