@@ -8,9 +8,11 @@
  * config, tokenizer and safetensors headers, and only then does the model join the catalogue
  * (status "cached"). Its record in the database says it is downloading, so after a reload the
  * next engine calls `resumeAll()` and the cache's partial files make it continue from the last
- * stored chunk. A network failure (after the downloader's own retries) pauses it ("paused":
- * POSTing the same source again resumes); a repository that is wrong (missing files, unsupported
- * architecture, refused access) ends in "error" with the loader's message.
+ * stored chunk. A network failure (after the downloader's own retries) or a full storage quota
+ * pauses it ("paused": POSTing the same source again resumes, from the stored chunks); a
+ * repository that is wrong (missing files, unsupported architecture, refused access) ends in
+ * "error" with the loader's message. An upload that does not fit the quota is a 507 that keeps
+ * none of its files.
  *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
@@ -21,10 +23,11 @@ import type { PickedFile } from '../engine/model/sources/files-source';
 import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
 import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
+import { ModelFilesQuotaError } from '../store/model-files';
 import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
 import type { BaseModelCatalog } from './base-models';
-import { ConflictError, InvalidInputError, NotFoundError } from './errors';
+import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
 
 export type DownloadRequest =
   | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null }
@@ -158,8 +161,9 @@ export class BaseModelDownloads {
         this.deps.catalog.invalidate();
       } catch (err) {
         if (abort.signal.aborted) return; // deleted, or the engine stopped: the record says what is next
-        // Unreachable servers pause (resumable); a wrong or refused repository is an error.
-        const paused = err instanceof SourceError && err.status !== 401 && err.status !== 403;
+        // Unreachable servers and a full storage quota pause (resumable, the stored chunks kept:
+        // issue 10, item 9); a wrong or refused repository is an error.
+        const paused = err instanceof ModelFilesQuotaError || (err instanceof SourceError && err.status !== 401 && err.status !== 403);
         await updateBaseModel(this.deps.db, record.id, { status: paused ? 'paused' : 'error', error: message(err), updatedAt: this.deps.now() }).catch(
           (stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored),
         );
@@ -203,6 +207,8 @@ export class BaseModelDownloads {
       loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
     } catch (err) {
       await cache.removeModel(cacheKey);
+      // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
+      if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
       if (err instanceof SourceError || err instanceof ConflictError) throw err;
       throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [...byName.keys()]);
     }

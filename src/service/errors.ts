@@ -40,6 +40,12 @@ export class TooManyRequestsError extends HearthError {
   readonly status = 429;
 }
 
+/** 507: the browser's storage quota ran out; nothing of the request was kept. */
+export class InsufficientStorageError extends HearthError {
+  override name = 'InsufficientStorageError';
+  readonly status = 507;
+}
+
 /** 503: a part of Hearth that the request needs is not available (yet). */
 export class UnavailableError extends HearthError {
   override name = 'UnavailableError';

@@ -14,13 +14,12 @@ import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
-import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import { adminOnly } from '../auth';
+import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator, requireJsonBody } from '../validation';
-
 
 export const baseModels = new Hono<AppEnv>();
 
