@@ -73,14 +73,36 @@ export class BaseModelDownloads {
     return this.live.get(id);
   }
 
-  /** Resumes every download a previous engine left running (after a reload or a host change). */
+  /**
+   * At engine start: removes cached files no record owns (an engine that died between the two
+   * writes of an upload or a removal left them), then resumes every download a previous engine
+   * left running (after a reload or a host change).
+   */
   resumeAll(): Promise<void> {
     this.resuming = (async () => {
-      for (const record of await listBaseModels(this.deps.db)) {
+      const records = await listBaseModels(this.deps.db);
+      await this.sweepOrphanedFiles(records);
+      for (const record of records) {
         if (record.status === 'downloading' && !this.live.has(record.id)) this.run(record);
       }
     })();
     return this.resuming;
+  }
+
+  /**
+   * The two databases (records in "hearth", bytes in the model-file cache) are written in an
+   * order that a crash can only leave bytes without a record, never a record without its bytes
+   * (issue 10, item 11): an upload stores its files before its record, a removal deletes the
+   * record before the files. This sweep deletes such bytes. Bundled models' files are keyed
+   * "bundled:<id>" and belong to the catalogue, not to a record.
+   */
+  private async sweepOrphanedFiles(records: BaseModelRecord[]): Promise<void> {
+    const cache = this.deps.cache;
+    if (!cache) return;
+    const owned = new Set(records.map((r) => r.cacheKey));
+    for (const m of await cache.listModels()) {
+      if (!owned.has(m.modelId) && !m.modelId.startsWith(BUNDLED_PREFIX)) await cache.removeModel(m.modelId);
+    }
   }
 
   /** Resolves once no download runs in this engine (tests, shutdown), resumed ones included. */
@@ -181,6 +203,8 @@ export class BaseModelDownloads {
   async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
+    // The start-up sweep would take this upload's files, written before its record, for orphans.
+    await this.resuming.catch(() => undefined);
     const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
     const config = byName.get('config.json');
     if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
@@ -245,9 +269,11 @@ export class BaseModelDownloads {
     }
     const cache = this.deps.cache;
     const freedBytes = cache ? ((await cache.listModels()).find((m) => m.modelId === key)?.bytes ?? 0) : 0;
-    await cache?.removeModel(key);
+    // Record first, then files: a crash between leaves bytes that the next start sweeps away,
+    // never a "cached" record whose files are gone.
     if (record) await deleteBaseModel(this.deps.db, id);
     this.deps.catalog.invalidate();
+    await cache?.removeModel(key);
     return { freedBytes };
   }
 
@@ -256,9 +282,11 @@ export class BaseModelDownloads {
   }
 }
 
+const BUNDLED_PREFIX = 'bundled:';
+
 /** Bundled models are cached under this key (BundledSource), apart from same-named downloads. */
 export function bundledCacheKey(id: string): string {
-  return `bundled:${id}`;
+  return `${BUNDLED_PREFIX}${id}`;
 }
 
 async function defaultUploadId(config: Blob): Promise<string> {
