@@ -2,8 +2,8 @@
 // IndexedDB (issue 10): deeply nested JSON, bodies past their cap, oversized chat lists, too many
 // chat requests or pending jobs from one key, a request that makes no progress, another key
 // touching the shared base models or reading another's job ids, a revoked key's jobs and streams.
-// Each is refused or ended in its route family's error shape
-// (never a 500, never no answer), and a bystander principal's chat completes beside it.
+// Each is refused or ended in its route family's error shape (never a 500, never no answer), and
+// a bystander principal's chat completes beside it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
