@@ -11,12 +11,16 @@ import { bodyLimit } from 'hono/body-limit';
 import { except } from 'hono/combine';
 import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
+import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, DEFAULT_MAX_BODY_BYTES } from './body-limits';
+import { chatConcurrency } from './chat-concurrency';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
+import { limitJsonDepth } from './json-depth';
+import { trackOpenRequests } from './open-requests';
 import { adapters } from './routes/adapters';
 import { apiKeys } from './routes/api-keys';
 import { artifacts } from './routes/artifacts';
-import { BASE_MODEL_FILES_PATH, baseModels } from './routes/base-models';
+import { baseModels } from './routes/base-models';
 import { chat } from './routes/chat';
 import { engine } from './routes/engine';
 import { jobList } from './routes/job-list';
@@ -25,8 +29,6 @@ import { openaiModels } from './routes/openai-models';
 import { runs } from './routes/runs';
 import { storage } from './routes/storage';
 import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
-
-export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   // strict: false makes `/v1/chat/completions/` (a form clients send) match its route.
@@ -45,11 +47,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       BASE_MODEL_FILES_PATH,
       bodyLimit({
         maxSize,
-        onError: (c) => errorResponse(c, 413, `The request body is larger than ${maxSize} bytes.`),
+        onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(c.req.path, maxSize)),
       }),
     ),
   );
   app.use('/v1/*', bearerAuth());
+  // Before anything reads the body: it re-creates the request with a signal of its own.
+  app.use('/v1/*', trackOpenRequests());
+  app.use('/v1/*', limitJsonDepth());
+  app.use('/v1/chat/*', chatConcurrency());
 
   app.route('/v1/preview/models', models);
   app.route('/v1/preview/models', adapters);

@@ -6,6 +6,7 @@
  *
  * Not here: the ports themselves (sw/engine-link.ts, engine-host.ts).
  */
+import { readCapped } from '../service/capped-read';
 
 export interface WireRequest {
   method: string;
@@ -51,10 +52,28 @@ export const MSG = {
 export type ControlOp = 'ping' | 'admin-key';
 export type ControlReply = { ok: true; value: unknown } | { ok: false; error: string };
 
-export async function toWireRequest(req: Request): Promise<WireRequest> {
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  const body = hasBody ? await req.arrayBuffer() : null;
-  return { method: req.method, url: req.url, headers: [...req.headers], body: body && body.byteLength > 0 ? body : null };
+/** A request body over its route's cap (`toWireRequest` stopped reading at the cap). */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+  constructor(readonly cap: number) {
+    super(`The request body is larger than ${cap} bytes.`);
+  }
+}
+
+/**
+ * The request as it crosses to the engine. Its body is read with a byte counter and cut at `cap`
+ * (issue 10, item 6): a declared Content-Length over the cap fails before reading, and a longer
+ * stream is cancelled at the cap instead of being buffered whole.
+ */
+export async function toWireRequest(req: Request, cap = Infinity): Promise<WireRequest> {
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== null;
+  const declared = req.headers.get('Content-Length');
+  if (hasBody && declared !== null && Number(declared) > cap) throw new BodyTooLargeError(cap);
+  const bytes = hasBody ? await readCapped(req.body!, cap, declared === null ? undefined : Number(declared)) : null;
+  if (bytes === undefined) throw new BodyTooLargeError(cap);
+  // readCapped's array owns its whole buffer, so the buffer is transferred without a copy.
+  const body = bytes && bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : null;
+  return { method: req.method, url: req.url, headers: [...req.headers], body };
 }
 
 export function fromWireRequest(w: WireRequest, signal?: AbortSignal): Request {

@@ -9,9 +9,11 @@
  * Not here: the HTTP middleware (src/api/auth.ts).
  */
 import type { ApiKeyRecord, HearthDb, PrincipalRecord } from '../store/schema';
-import { deleteKey, findKeyByHash, getKey, getOwner, getPrincipal, insertPrincipalWithKey, listKeys } from '../store/principals';
+import { countKeys, deleteKey, findKeyByHash, getKey, getOwner, getPrincipal, insertPrincipalWithKey, listKeys } from '../store/principals';
+import type { ServiceContext } from './context';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { base64url, newId } from './ids';
+import { endPrincipalActivity } from './principal-activity';
 
 export const KEY_PREFIX = 'hth_';
 const SHOWN_PREFIX_LENGTH = KEY_PREFIX.length + 6;
@@ -126,7 +128,12 @@ export async function listApiKeys(db: HearthDb, caller: Principal): Promise<ApiK
   return Promise.all((await listKeys(db)).map((k) => view(db, k)));
 }
 
-export async function revokeApiKey(db: HearthDb, caller: Principal, id: string): Promise<{ id: string; object: 'api_key'; deleted: true }> {
+/**
+ * Revokes a key. When it was its principal's last, everything the principal has going ends
+ * (principal-activity.ts): its jobs fail saying why, its open streams close.
+ */
+export async function revokeApiKey(ctx: ServiceContext, caller: Principal, id: string): Promise<{ id: string; object: 'api_key'; deleted: true }> {
+  const db = ctx.db;
   requireAdmin(caller);
   const record = await getKey(db, id);
   if (!record) throw new NotFoundError(`API key ${id} not found.`);
@@ -135,5 +142,8 @@ export async function revokeApiKey(db: HearthDb, caller: Principal, id: string):
     throw new ConflictError("The owner's admin key cannot be revoked: it is how this browser's user manages Hearth.");
   }
   await deleteKey(db, id);
+  if ((await countKeys(db, record.principalId)) === 0) {
+    await endPrincipalActivity(ctx, record.principalId, `The API key "${record.name}" was revoked, and it was its principal's last key.`);
+  }
   return { id, object: 'api_key', deleted: true };
 }

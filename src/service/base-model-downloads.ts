@@ -8,9 +8,11 @@
  * config, tokenizer and safetensors headers, and only then does the model join the catalogue
  * (status "cached"). Its record in the database says it is downloading, so after a reload the
  * next engine calls `resumeAll()` and the cache's partial files make it continue from the last
- * stored chunk. A network failure (after the downloader's own retries) pauses it ("paused":
- * POSTing the same source again resumes); a repository that is wrong (missing files, unsupported
- * architecture, refused access) ends in "error" with the loader's message.
+ * stored chunk. A network failure (after the downloader's own retries) or a full storage quota
+ * pauses it ("paused": POSTing the same source again resumes, from the stored chunks); a
+ * repository that is wrong (missing files, unsupported architecture, refused access) ends in
+ * "error" with the loader's message. An upload that does not fit the quota is a 507 that keeps
+ * none of its files.
  *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
@@ -21,10 +23,11 @@ import type { PickedFile } from '../engine/model/sources/files-source';
 import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
 import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
+import { ModelFilesQuotaError } from '../store/model-files';
 import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
 import type { BaseModelCatalog } from './base-models';
-import { ConflictError, InvalidInputError, NotFoundError } from './errors';
+import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
 
 export type DownloadRequest =
   | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null }
@@ -70,14 +73,36 @@ export class BaseModelDownloads {
     return this.live.get(id);
   }
 
-  /** Resumes every download a previous engine left running (after a reload or a host change). */
+  /**
+   * At engine start: removes cached files no record owns (an engine that died between the two
+   * writes of an upload or a removal left them), then resumes every download a previous engine
+   * left running (after a reload or a host change).
+   */
   resumeAll(): Promise<void> {
     this.resuming = (async () => {
-      for (const record of await listBaseModels(this.deps.db)) {
+      const records = await listBaseModels(this.deps.db);
+      await this.sweepOrphanedFiles(records);
+      for (const record of records) {
         if (record.status === 'downloading' && !this.live.has(record.id)) this.run(record);
       }
     })();
     return this.resuming;
+  }
+
+  /**
+   * The two databases (records in "hearth", bytes in the model-file cache) are written in an
+   * order that a crash can only leave bytes without a record, never a record without its bytes
+   * (issue 10, item 11): an upload stores its files before its record, a removal deletes the
+   * record before the files. This sweep deletes such bytes. Bundled models' files are keyed
+   * "bundled:<id>" and belong to the catalogue, not to a record.
+   */
+  private async sweepOrphanedFiles(records: BaseModelRecord[]): Promise<void> {
+    const cache = this.deps.cache;
+    if (!cache) return;
+    const owned = new Set(records.map((r) => r.cacheKey));
+    for (const m of await cache.listModels()) {
+      if (!owned.has(m.modelId) && !m.modelId.startsWith(BUNDLED_PREFIX)) await cache.removeModel(m.modelId);
+    }
   }
 
   /** Resolves once no download runs in this engine (tests, shutdown), resumed ones included. */
@@ -126,8 +151,9 @@ export class BaseModelDownloads {
       const source = this.source({ source: 'huggingface', location: req.repo, revision, hfBase });
       return { id: source.id, location: req.repo, revision, hfBase, source };
     }
+    // The id (shown to every key) leaves credentials out; the location, fetched, keeps them.
     const source = this.source({ source: 'url', location: req.url, revision: null, hfBase: null });
-    return { id: source.id, location: source.id, revision: null, hfBase: null, source };
+    return { id: source.id, location: source.baseUrl, revision: null, hfBase: null, source };
   }
 
   private source(r: Pick<BaseModelRecord, 'source' | 'location' | 'revision' | 'hfBase'>): UrlSource {
@@ -157,8 +183,9 @@ export class BaseModelDownloads {
         this.deps.catalog.invalidate();
       } catch (err) {
         if (abort.signal.aborted) return; // deleted, or the engine stopped: the record says what is next
-        // Unreachable servers pause (resumable); a wrong or refused repository is an error.
-        const paused = err instanceof SourceError && err.status !== 401 && err.status !== 403;
+        // Unreachable servers and a full storage quota pause (resumable, the stored chunks kept:
+        // issue 10, item 9); a wrong or refused repository is an error.
+        const paused = err instanceof ModelFilesQuotaError || (err instanceof SourceError && err.status !== 401 && err.status !== 403);
         await updateBaseModel(this.deps.db, record.id, { status: paused ? 'paused' : 'error', error: message(err), updatedAt: this.deps.now() }).catch(
           (stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored),
         );
@@ -176,6 +203,8 @@ export class BaseModelDownloads {
   async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
+    // The start-up sweep would take this upload's files, written before its record, for orphans.
+    await this.resuming.catch(() => undefined);
     const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
     const config = byName.get('config.json');
     if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
@@ -202,6 +231,8 @@ export class BaseModelDownloads {
       loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
     } catch (err) {
       await cache.removeModel(cacheKey);
+      // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
+      if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
       if (err instanceof SourceError || err instanceof ConflictError) throw err;
       throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [...byName.keys()]);
     }
@@ -238,9 +269,11 @@ export class BaseModelDownloads {
     }
     const cache = this.deps.cache;
     const freedBytes = cache ? ((await cache.listModels()).find((m) => m.modelId === key)?.bytes ?? 0) : 0;
-    await cache?.removeModel(key);
+    // Record first, then files: a crash between leaves bytes that the next start sweeps away,
+    // never a "cached" record whose files are gone.
     if (record) await deleteBaseModel(this.deps.db, id);
     this.deps.catalog.invalidate();
+    await cache?.removeModel(key);
     return { freedBytes };
   }
 
@@ -249,9 +282,11 @@ export class BaseModelDownloads {
   }
 }
 
+const BUNDLED_PREFIX = 'bundled:';
+
 /** Bundled models are cached under this key (BundledSource), apart from same-named downloads. */
 export function bundledCacheKey(id: string): string {
-  return `bundled:${id}`;
+  return `${BUNDLED_PREFIX}${id}`;
 }
 
 async function defaultUploadId(config: Blob): Promise<string> {

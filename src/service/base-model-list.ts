@@ -8,6 +8,7 @@
  * Not here: starting or removing downloads (base-model-downloads.ts).
  */
 import type { CachedModelInfo } from '../engine/model/sources/file-cache';
+import { redactCredentials, withoutCredentials } from '../engine/model/sources/url-source';
 import { listBaseModels } from '../store/base-models';
 import type { BaseModelRecord } from '../store/schema';
 import { bundledCacheKey, type LiveDownload } from './base-model-downloads';
@@ -29,6 +30,20 @@ export interface BaseModelInfo {
   default: boolean;
   loaded: boolean;
   maxModelLen: number | null;
+  /** Where it came from, without credentials (issue 10, item 4). */
+  origin: BaseModelOrigin;
+}
+
+export type BaseModelOrigin =
+  | { type: 'bundled' }
+  | { type: 'huggingface'; repo: string; revision: string | null; mirror: string | null }
+  | { type: 'url'; url: string }
+  | { type: 'upload' };
+
+function originOf(r: BaseModelRecord): BaseModelOrigin {
+  if (r.source === 'huggingface') return { type: 'huggingface', repo: r.location, revision: r.revision, mirror: r.hfBase && withoutCredentials(r.hfBase) };
+  if (r.source === 'url') return { type: 'url', url: r.id }; // the id is the URL without credentials
+  return { type: 'upload' };
 }
 
 /**
@@ -69,6 +84,7 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
     default: entry.default,
     loaded: resident.has(entry.id),
     maxModelLen: resident.get(entry.id) ?? null,
+    origin: { type: 'bundled' },
   };
 }
 
@@ -92,10 +108,11 @@ function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelI
     download:
       r.status === 'cached'
         ? null
-        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live ? currentRate(live) : 0, startedAt: r.startedAt, error: r.error },
+        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live ? currentRate(live) : 0, startedAt: r.startedAt, error: r.error && redactCredentials(r.error) },
     default: false,
     loaded: resident.has(r.id),
     maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,
+    origin: originOf(r),
   };
 }
 

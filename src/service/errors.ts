@@ -34,6 +34,18 @@ export class ConflictError extends HearthError {
   readonly status = 409;
 }
 
+/** 429: the caller has too much in flight or queued; retry when some of it has finished. */
+export class TooManyRequestsError extends HearthError {
+  override name = 'TooManyRequestsError';
+  readonly status = 429;
+}
+
+/** 507: the browser's storage quota ran out; nothing of the request was kept. */
+export class InsufficientStorageError extends HearthError {
+  override name = 'InsufficientStorageError';
+  readonly status = 507;
+}
+
 /** 503: a part of Hearth that the request needs is not available (yet). */
 export class UnavailableError extends HearthError {
   override name = 'UnavailableError';

@@ -2,7 +2,8 @@
  * Repository of principals, their API keys (hashed) and the local owner's admin key.
  *
  * Not here: key generation and hashing (src/service/auth/keys.ts); who may call what (the
- * service). A principal is never deleted: revoking its keys ends its access, its data stays.
+ * service). Revoking its keys ends its access, its data stays until the admin deletes the principal
+ * (cascade.ts).
  */
 import type { ApiKeyRecord, HearthDb, OwnerRecord, PrincipalRecord } from './schema';
 import { writeTx } from './tx';
@@ -52,4 +53,9 @@ export async function deleteKey(db: HearthDb, id: string): Promise<boolean> {
     await store.delete(id);
     return true;
   });
+}
+
+/** How many keys `principalId` still has. */
+export async function countKeys(db: HearthDb, principalId: string): Promise<number> {
+  return db.countFromIndex('apiKeys', 'by-principal', principalId);
 }

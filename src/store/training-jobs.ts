@@ -19,15 +19,32 @@ import { writeTx } from './tx';
 
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
-/** Persists a new job, its input and (for SFT) the artifact holding its data, all or nothing. */
+/** Thrown by insertJob when the principal already has `maxPending` jobs waiting. */
+export class PendingLimitError extends Error {
+  override name = 'PendingLimitError';
+  constructor(readonly maxPending: number) {
+    super(`${maxPending} training jobs are already pending for this key.`);
+  }
+}
+
+/**
+ * Persists a new job, its input and (for SFT) the artifact holding its data, all or nothing;
+ * refused with PendingLimitError when the job's principal has `maxPending` PENDING jobs already
+ * (counted in the same transaction, so two concurrent creates cannot both pass).
+ */
 export async function insertJob(
   db: HearthDb,
   job: TrainingJobRecord,
   input: unknown,
   artifact?: ArtifactRecord,
+  maxPending = Infinity,
 ): Promise<void> {
   await writeTx(db, ['models', 'trainingJobs', 'jobInputs', 'artifacts'], async (tx) => {
     await requireModelInTx(tx.objectStore('models'), job.modelId);
+    if (maxPending !== Infinity) {
+      const pending = await tx.objectStore('trainingJobs').index('by-status-queue').getAll(IDBKeyRange.bound(['PENDING', -Infinity], ['PENDING', Infinity]));
+      if (pending.filter((j) => j.principalId === job.principalId).length >= maxPending) throw new PendingLimitError(maxPending);
+    }
     await tx.objectStore('trainingJobs').add(job);
     await tx.objectStore('jobInputs').add({ jobId: job.id, input });
     if (artifact) await tx.objectStore('artifacts').add(artifact);

@@ -73,7 +73,7 @@ export class HearthEngineStatus extends LitElement {
           <dt>Started</dt>
           <dd>${new Date(s.started_at).toLocaleString()}</dd>
           <dt>Jobs</dt>
-          <dd data-field="jobs">${s.jobs.running ? `running ${s.jobs.running}, ` : ''}${s.jobs.pending} queued</dd>
+          <dd data-field="jobs">${s.jobs.running ? `running ${s.jobs.running}, ` : s.jobs.training ? 'training another key\'s job, ' : ''}${s.jobs.pending} queued</dd>
         </dl>
       </section>
       <section aria-label="GPU">

@@ -55,6 +55,11 @@ export interface AppServer {
   close(): Promise<void>;
   /** Serve extra files (path -> body) from the same origin, e.g. SFT training data. */
   files: Map<string, { body: string | Buffer; type: string }>;
+  /**
+   * Make `path` a response that never comes (headers included): `requested` resolves when a
+   * request for it arrives, `closed` when the requester gives up and closes the connection.
+   */
+  stall(path: string): { requested: Promise<void>; closed: Promise<void> };
 }
 
 /** Serves dist/ like `vite preview` (without SPA fallback), plus the harness's own files. */
@@ -64,8 +69,15 @@ export async function serveDist(): Promise<AppServer> {
   }
   const files = new Map<string, { body: string | Buffer; type: string }>();
   files.set(BLANK_PATH, { body: '<!doctype html><title>blank</title><p>e2e blank page</p>', type: MIME['.html'] });
+  const stalls = new Map<string, { requested(): void; closed(): void }>();
   const server: Server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const stall = stalls.get(path);
+    if (stall) {
+      stall.requested();
+      res.on('close', () => stall.closed());
+      return;
+    }
     if (path === OPENAI_PATH) {
       void openaiBundle().then(
         (js) => {
@@ -99,6 +111,13 @@ export async function serveDist(): Promise<AppServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     files,
+    stall(path) {
+      let requested!: () => void;
+      let closed!: () => void;
+      const out = { requested: new Promise<void>((r) => (requested = r)), closed: new Promise<void>((r) => (closed = r)) };
+      stalls.set(path, { requested, closed });
+      return out;
+    },
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

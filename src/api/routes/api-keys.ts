@@ -1,10 +1,13 @@
 /**
  * /v1/preview/api-keys (Hearth's own, admin only): create a key for a new principal (the secret
- * is in this response and nowhere else), list keys without secrets, revoke a key.
+ * is in this response and nowhere else), list keys without secrets, revoke a key (the last key of
+ * a principal ends its jobs and streams); and DELETE /v1/preview/api-keys/principals/{id}, which
+ * deletes a principal with its keys and everything it owns.
  */
 import { Hono } from 'hono';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../service/api-keys';
 import { requireJsonBody } from '../body-type';
+import { deletePrincipal } from '../../service/principal-activity';
 import type { AppEnv } from '../env';
 import { CreateApiKeyRequest } from '../schemas/api-keys';
 import { IdParam } from '../schemas/common';
@@ -25,5 +28,11 @@ apiKeys.get('/', async (c) => {
 });
 
 apiKeys.delete('/:id', previewValidator('param', IdParam), async (c) => {
-  return c.json(await revokeApiKey(c.get('deps').services.db, c.get('principal'), c.req.valid('param').id));
+  return c.json(await revokeApiKey(c.get('deps').services, c.get('principal'), c.req.valid('param').id));
+});
+
+apiKeys.delete('/principals/:id', previewValidator('param', IdParam), async (c) => {
+  const id = c.req.valid('param').id;
+  const deletion = await deletePrincipal(c.get('deps').services, c.get('principal'), id);
+  return c.json({ id, object: 'principal', deleted: true, deleted_keys: deletion.deletedKeys, deleted_models: deletion.models.length });
 });

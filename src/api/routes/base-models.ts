@@ -2,10 +2,11 @@
  * /v1/preview/base-models (Hearth extension, the Models view): list the base models Hearth
  * knows with their cache and download status; download one from a Hugging Face repository (or
  * mirror) or a URL in the background (202); upload picked files as one (multipart/form-data);
- * read one; remove a model's cached weights. Ids are HF-style "org/name": send them encoded
- * (`org%2Fname`); the unencoded form matches too.
+ * read one; remove a model's cached weights. Adding, uploading, re-pointing and removing are the
+ * admin key's (403 for others): every principal lists and uses the same models. Ids are HF-style
+ * "org/name": send them encoded (`org%2Fname`); the unencoded form matches too.
  *
- * Uploads are exempt from the app's 32 MiB body limit (app.ts) and have their own, below.
+ * Uploads are exempt from the app's 32 MiB body limit and have their own (body-limits.ts).
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -14,17 +15,14 @@ import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
 import { requireJsonBody } from '../body-type';
+import { adminOnly } from '../auth';
+import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import type { AppEnv } from '../env';
 import { errorResponse } from '../errors';
 import { readForm } from '../multipart';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator } from '../validation';
 import { iso } from '../views';
-
-/** The path uploads come to (exempt from the app-wide body limit). */
-export const BASE_MODEL_FILES_PATH = '/v1/preview/base-models/files';
-/** Largest upload: the body crosses from the Service Worker to the engine as one ArrayBuffer. */
-export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024 * 1024;
 
 export const baseModels = new Hono<AppEnv>();
 
@@ -42,6 +40,7 @@ export function baseModelView(m: BaseModelInfo) {
     parameters: m.parameters,
     bytes: m.bytes,
     source: m.source,
+    origin: m.origin,
     status: m.status,
     cached_bytes: m.cachedBytes,
     download: m.download && {
@@ -62,7 +61,7 @@ baseModels.get('/', async (c) => {
   return c.json({ object: 'list', data, has_more: false, first_id: data[0]?.id ?? '', last_id: data.at(-1)?.id ?? '' });
 });
 
-baseModels.post('/', requireJsonBody(), previewValidator('json', DownloadBaseModelRequest), async (c) => {
+baseModels.post('/', adminOnly('Adding or re-pointing a base model'), requireJsonBody(), previewValidator('json', DownloadBaseModelRequest), async (c) => {
   const services = c.get('deps').services;
   const { record, started } = await downloads(services).start(c.req.valid('json').source);
   const entry = await requireBaseModelInfo(services, record.id);
@@ -71,9 +70,10 @@ baseModels.post('/', requireJsonBody(), previewValidator('json', DownloadBaseMod
 
 baseModels.post(
   '/files',
+  adminOnly('Uploading a base model'),
   bodyLimit({
     maxSize: MAX_UPLOAD_BYTES,
-    onError: (c) => errorResponse(c, 413, `The upload is larger than ${MAX_UPLOAD_BYTES} bytes: load a model this large from a URL instead.`),
+    onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(BASE_MODEL_FILES_PATH, MAX_UPLOAD_BYTES)),
   }),
   async (c) => {
     const services = c.get('deps').services;
@@ -97,7 +97,7 @@ baseModels.get('/:id{.+}', previewValidator('param', BaseModelIdParam), async (c
   return c.json(baseModelView(await requireBaseModelInfo(c.get('deps').services, c.req.valid('param').id)));
 });
 
-baseModels.delete('/:id{.+}', previewValidator('param', BaseModelIdParam), async (c) => {
+baseModels.delete('/:id{.+}', adminOnly('Removing a base model'), previewValidator('param', BaseModelIdParam), async (c) => {
   const id = c.req.valid('param').id;
   const { freedBytes } = await downloads(c.get('deps').services).remove(id);
   return c.json({ id, object: 'base_model', deleted: true, freed_bytes: freedBytes });

@@ -15,7 +15,7 @@ const KEEPALIVE_MS = 15_000;
 
 engine.get('/', async (c) => {
   const deps = c.get('deps');
-  return c.json(await engineStatus(deps.services, deps.engine));
+  return c.json(await engineStatus(deps.services, deps.engine, c.get('principal')));
 });
 
 engine.get('/events', (c) => {
@@ -35,7 +35,7 @@ engine.get('/events', (c) => {
     while (!stream.aborted) {
       if (changed) {
         changed = false;
-        await stream.writeSSE({ event: 'status', id: String(id++), data: JSON.stringify(await engineStatus(deps.services, deps.engine)) });
+        await stream.writeSSE({ event: 'status', id: String(id++), data: JSON.stringify(await engineStatus(deps.services, deps.engine, c.get('principal'))) });
       }
       await new Promise<void>((resolve) => {
         wakeUp = resolve;

@@ -33,6 +33,6 @@ trainingJobs.get('/:id/events', previewValidator('param', IdParam), previewValid
 export const sftTrainingJobs = new Hono<AppEnv>();
 
 sftTrainingJobs.post('/', requireJsonBody(), previewValidator('json', CreateSftJobRequest), async (c) => {
-  const job = await createSftJob(c.get('deps').services, c.get('principal'), c.req.valid('json'));
+  const job = await createSftJob(c.get('deps').services, c.get('principal'), c.req.valid('json'), c.req.raw.signal);
   return c.json(jobView(job));
 });

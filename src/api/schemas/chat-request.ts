@@ -17,6 +17,16 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+// Caps on list fields that cost engine time per entry (issue 10, item 7): stop strings are
+// matched on every decoded piece and bad words become token masks, so without a cap a 32 MiB
+// body of them stalls every other caller. Over a cap: vLLM's 400 with pydantic's `too_long`.
+/** Most messages in one request. */
+export const MAX_MESSAGES = 2048;
+/** Most stop strings in one request. */
+export const MAX_STOP_STRINGS = 64;
+/** Most bad words in one request. */
+export const MAX_BAD_WORDS = 256;
+
 /** A content part; non-text parts reach the template step, which refuses them for text models. */
 const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -65,7 +75,7 @@ const ExtraArgs = z.record(z.string(), z.union([z.string(), z.number(), z.array(
 export const ChatCompletionRequest = z
   .looseObject({
     /** The conversation, oldest first; the only required field. */
-    messages: z.array(Message),
+    messages: z.array(Message).max(MAX_MESSAGES),
     /** Base model id, registered model or checkpoint name; omitted or "" means the default model. */
     model: laxStr(),
     /** Subtracted per occurrence of a token in the output, in [-2, 2]; default 0. */
@@ -89,7 +99,14 @@ export const ChatCompletionRequest = z
     /** 64-bit seed of the sampler; choice i samples with seed + i. */
     seed: laxBigInt(true, { ge: INT64_MIN, le: INT64_MAX }),
     /** Stop string(s): the output ends before (or, with include_stop_str_in_output, after) the first match. */
-    stop: optional(z.union([z.string(), z.array(z.string())])),
+    stop: optional(
+      // The cap is checked after the union so that a long list is reported as too_long, not as "no shape matched".
+      z.union([z.string(), z.array(z.string())]).superRefine((v, ctx) => {
+        if (Array.isArray(v) && v.length > MAX_STOP_STRINGS) {
+          ctx.addIssue({ code: 'too_big', origin: 'array', maximum: MAX_STOP_STRINGS, inclusive: true, input: v, message: `List should have at most ${MAX_STOP_STRINGS} items` });
+        }
+      }),
+    ),
     /** Stream the reply as Server-Sent Events. */
     stream: laxBool(),
     /** include_usage (default true once given), continuous_usage_stats (default false). */
@@ -139,7 +156,7 @@ export const ChatCompletionRequest = z
     /** Only these token ids can be generated. */
     allowed_token_ids: optional(z.array(laxIntItem())),
     /** Words whose tokens are never generated (with and without a leading space). */
-    bad_words: z.array(z.string()).optional(),
+    bad_words: z.array(z.string()).max(MAX_BAD_WORDS).optional(),
     /** Prepend the last message to the reply when it has the reply's role. */
     echo: laxBool(false),
     /** Add the template's assistant header; default true (false when continue_final_message). */

@@ -8,12 +8,16 @@
  * FetchEvent's `request.signal` (the specification's Handle Fetch; Firefox does, Chromium 156
  * does not, so there an aborted non-streaming fetch in a tab that stays open still runs to its end).
  *
+ * A request the engine leaves without progress is answered too (progress-timeout.ts).
+ *
  * Not here: finding the engine (engine-link.ts).
  */
 import * as Comlink from 'comlink';
+import { bodyCapFor, bodyTooLargeMessage } from '../../api/body-limits';
 import { jsonErrorResponse } from '../../service/error-envelope';
-import { fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
+import { BodyTooLargeError, fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
+import { progressTimeoutFor, progressTimer, timedOut, withChunkTimeout } from './progress-timeout';
 
 /** How long a request waits for an engine host before it gets 503. */
 export const HOST_WAIT_MS = 6_000;
@@ -51,13 +55,16 @@ export interface Requester {
 
 export async function forward(links: EngineLink, request: Request, requester?: Requester): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const wire = await toWireRequest(request);
+  const wire = await toCappedWireRequest(request, path);
+  if (wire instanceof Response) return wire;
   const link = await links.get(HOST_WAIT_MS);
   if (!link) return unavailable(path, NO_HOST);
 
   const watch = watchHost(links, link);
   const clientGone = abortWhenGone(request.signal, requester);
-  const abort = withAbortPort(wire, clientGone.signal);
+  const timeoutMs = progressTimeoutFor(request);
+  const stalled = new AbortController();
+  const abort = withAbortPort(wire, AbortSignal.any([clientGone.signal, stalled.signal]));
   const handled = link.api.handle(abort.wire).then((r) => r as WireResponse);
   // Once the response exists, a client that leaves cancels its body instead; the port is closed
   // so that neither end (each with a listener) outlives the request.
@@ -66,12 +73,23 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     abort.close();
   };
   handled.then(settled, settled);
-  let winner: WireResponse | undefined;
+  let winner: WireResponse | undefined | 'stalled';
+  const timer = progressTimer(timeoutMs);
   try {
-    winner = await Promise.race([handled, watch.gone.then(() => undefined)]);
+    winner = await Promise.race([handled, watch.gone.then(() => undefined), timer.expired.then(() => 'stalled' as const)]);
   } catch (err) {
     watch.stop();
     return unavailable(path, `The Hearth engine could not handle the request: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    timer.stop();
+  }
+  if (winner === 'stalled') {
+    // No progress: the engine aborts the request, and a response that still comes is dropped.
+    watch.stop();
+    clientGone.stop();
+    stalled.abort();
+    handled.then((r) => r.body?.cancel(), () => undefined);
+    return timedOut(path, timeoutMs);
   }
   if (!winner) {
     watch.stop();
@@ -82,7 +100,19 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     watch.stop();
     return fromWireResponse(winner);
   }
-  return fromWireResponse(winner, guardStream(winner.body, watch));
+  const sse = (new Headers(winner.headers).get('Content-Type') ?? '').startsWith('text/event-stream');
+  return fromWireResponse(winner, guardStream(withChunkTimeout(winner.body, timeoutMs, path, sse), watch));
+}
+
+/** The request for the engine, or a 413 in its family's shape once the body passes its route's cap. */
+async function toCappedWireRequest(request: Request, path: string): Promise<WireRequest | Response> {
+  const cap = bodyCapFor(path);
+  try {
+    return await toWireRequest(request, cap);
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return jsonErrorResponse(path, 413, bodyTooLargeMessage(path, cap));
+    throw err;
+  }
 }
 
 /**

@@ -4,12 +4,12 @@
  *
  * Reference: specification endpoints 2, 3, 5, 6; art-compat.md §1.7-§1.10, §4.
  */
-import { listJobEvents, getJob, insertJob } from '../../store/training-jobs';
+import { listJobEvents, getJob, insertJob, PendingLimitError } from '../../store/training-jobs';
 import type { Page } from '../../store/page';
 import type { ArtifactRecord, JobEventRecord, TrainingJobRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
-import { InvalidInputError, NotFoundError } from '../errors';
+import { InvalidInputError, NotFoundError, TooManyRequestsError } from '../errors';
 import { newId } from '../ids';
 import { artifactForJob, artifactIdOf, dataFile } from '../artifacts';
 import { requireModel } from '../models';
@@ -20,6 +20,23 @@ import { parseSftJsonl, resolveTrainingData } from './sft-data';
 /** ART's SFT defaults (art-compat.md §4): batch size 2 ("auto"), learning rate 5e-5. */
 export const SFT_DEFAULT_BATCH_SIZE = 2;
 export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
+/**
+ * Training jobs one principal may have waiting (issue 10, item 7): the queue is shared by every
+ * principal (the runner serves them round-robin), so one key cannot bury the others' jobs. ART
+ * creates one job per step and waits for it.
+ */
+export const MAX_PENDING_JOBS_PER_PRINCIPAL = 8;
+
+/** Inserts the job unless its principal already has MAX_PENDING_JOBS_PER_PRINCIPAL waiting (429). */
+async function queueJob(ctx: ServiceContext, job: TrainingJobRecord, input: unknown, artifact?: ArtifactRecord): Promise<void> {
+  try {
+    await insertJob(ctx.db, job, input, artifact, MAX_PENDING_JOBS_PER_PRINCIPAL);
+  } catch (err) {
+    if (!(err instanceof PendingLimitError)) throw err;
+    throw new TooManyRequestsError(`This key already has ${err.maxPending} training jobs pending: wait for one to start, then create the next.`);
+  }
+  ctx.jobs.wake();
+}
 
 let lastQueuedAt = 0;
 /** Strictly increasing within this engine, so jobs created in the same millisecond keep their order. */
@@ -58,8 +75,7 @@ export async function createRlJob(ctx: ServiceContext, caller: Principal, req: C
   resolveRlSettings(experimentalConfig);
   const job = newJob(ctx, caller, req.model_id, 'rl');
   const input: RlJobInput = { kind: 'rl', trajectoryGroups: req.trajectory_groups, experimentalConfig };
-  await insertJob(ctx.db, job, input);
-  ctx.jobs.wake();
+  await queueJob(ctx, job, input);
   return job;
 }
 
@@ -75,7 +91,8 @@ export interface CreateSftJob {
   experimental_config?: Record<string, unknown> | null;
 }
 
-export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob): Promise<TrainingJobRecord> {
+/** `signal`: the request's; aborting it stops fetching the training data (the client left, or the Service Worker gave up). */
+export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob, signal?: AbortSignal): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
   const url = (req.training_data_url ?? req.training_folder_url)!;
   // An uploaded artifact (POST /v1/preview/artifacts) is read from the store; any other URL is
@@ -84,7 +101,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
   const uploaded = uploadedId ? await artifactForJob(ctx, caller, uploadedId, req.model_id) : null;
   const data = uploaded
     ? { fileName: dataFile(uploaded).name, bytes: new Uint8Array(dataFile(uploaded).bytes) }
-    : await resolveTrainingData(url, ctx.baseUrl, ctx.fetch);
+    : await resolveTrainingData(url, ctx.baseUrl, ctx.fetch, signal);
   const examples = parseSftJsonl(data.bytes);
   const batchSize = req.config?.batch_size ?? SFT_DEFAULT_BATCH_SIZE;
   const numBatches = Math.ceil(examples.length / batchSize);
@@ -119,8 +136,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
     numBatches,
     experimentalConfig: withoutNulls(req.experimental_config),
   };
-  await insertJob(ctx.db, job, input, uploaded ? undefined : artifact);
-  ctx.jobs.wake();
+  await queueJob(ctx, job, input, uploaded ? undefined : artifact);
   return job;
 }
 

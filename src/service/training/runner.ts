@@ -1,8 +1,9 @@
 /**
- * The job runner: a queue over IndexedDB that runs an engine's training jobs one at a time in
- * queue order, drives each through the state machine, and hands it to the Trainer. Because the
- * queue is the database, it survives reloads: a new engine host picks up PENDING jobs, and a job
- * it finds RUNNING (its old host died) is resumed by the trainer or failed, never left RUNNING.
+ * The job runner: a queue over IndexedDB that runs an engine's training jobs one at a time,
+ * round-robin across principals and in queue order within one, drives each through the state
+ * machine, and hands it to the Trainer. Because the queue is the database, it survives reloads:
+ * a new engine host picks up PENDING jobs, and a job it finds RUNNING (its old host died) is
+ * resumed by the trainer or failed, never left RUNNING.
  *
  * Not here: training (the Trainer), request handling (jobs.ts).
  */
@@ -32,6 +33,9 @@ export class JobRunner implements JobQueue {
   private stopped = false;
   private running: { jobId: string; abort: AbortController } | undefined;
   private resumable = new Set<string>();
+  /** When each principal's last job started (a turn counter): the round-robin order. */
+  private readonly served = new Map<string, number>();
+  private turns = 0;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -112,7 +116,8 @@ export class JobRunner implements JobQueue {
       const job = await getJobForRunner(this.ctx.db, id);
       if (job?.status === 'RUNNING') return { job, resumed: true };
     }
-    const [job] = await jobsWithStatus(this.ctx.db, 'PENDING');
+    const job = nextRoundRobin(await jobsWithStatus(this.ctx.db, 'PENDING'), this.served);
+    if (job) this.served.set(job.principalId, ++this.turns);
     return job && { job, resumed: false };
   }
 
@@ -253,6 +258,20 @@ export class JobRunner implements JobQueue {
       resumed,
     };
   }
+}
+
+/**
+ * The next job, round-robin across principals (issue 10, item 7): the oldest pending job of the
+ * principal whose last job started longest ago (never is longest), so a principal that queued
+ * many jobs takes turns with the others instead of running them all first. Within a principal,
+ * queue order. `pending` is in queue order.
+ */
+export function nextRoundRobin(pending: TrainingJobRecord[], served: ReadonlyMap<string, number>): TrainingJobRecord | undefined {
+  let best: TrainingJobRecord | undefined;
+  for (const job of pending) {
+    if (!best || (served.get(job.principalId) ?? 0) < (served.get(best.principalId) ?? 0)) best = job;
+  }
+  return best;
 }
 
 const EMPTY_PROGRESS: StepProgress = { stepsDone: 0, adapter: new ArrayBuffer(0), optimizer: new ArrayBuffer(0), optimizerStep: 0, precomputed: null };

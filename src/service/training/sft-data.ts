@@ -7,6 +7,7 @@
  * line: `{"messages": [...], "tools"?: [...]}` with a non-empty `messages` whose last message is
  * the assistant's (ART's `train.jsonl`; art-compat.md §4).
  */
+import { readCapped } from '../capped-read';
 import { InvalidInputError } from '../errors';
 
 export const MAX_TRAINING_DATA_BYTES = 64 * 1024 * 1024;
@@ -29,8 +30,8 @@ function fileNameOf(url: URL): string {
   return decodeURIComponent(url.pathname.split('/').pop() || 'train.jsonl');
 }
 
-/** Fetches the data behind `rawUrl`; every failure is a 422 naming the field. */
-export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetchFn: typeof fetch): Promise<ResolvedData> {
+/** Fetches the data behind `rawUrl` (until `signal` aborts); every failure is a 422 naming the field. */
+export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetchFn: typeof fetch, signal?: AbortSignal): Promise<ResolvedData> {
   let url: URL;
   try {
     url = new URL(rawUrl, baseUrl);
@@ -49,15 +50,16 @@ export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetch
   }
   let res: Response;
   try {
-    res = await fetchFn(url.href);
+    res = await fetchFn(url.href, { signal });
   } catch (err) {
     throw new InvalidInputError(LOC, `The training data could not be fetched: ${(err as Error).message}`, rawUrl);
   }
   if (!res.ok) throw new InvalidInputError(LOC, `The training data could not be fetched: HTTP ${res.status}.`, rawUrl);
-  const declared = Number(res.headers.get('Content-Length') ?? '0');
-  if (declared > MAX_TRAINING_DATA_BYTES) throw tooLarge(rawUrl);
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (bytes.byteLength > MAX_TRAINING_DATA_BYTES) throw tooLarge(rawUrl);
+  const declared = res.headers.get('Content-Length');
+  if (Number(declared ?? '0') > MAX_TRAINING_DATA_BYTES) throw tooLarge(rawUrl);
+  // Without Content-Length (or with a false one) the cap holds while reading, not after.
+  const bytes = res.body ? await readCapped(res.body, MAX_TRAINING_DATA_BYTES, declared === null ? undefined : Number(declared)) : new Uint8Array(0);
+  if (!bytes) throw tooLarge(rawUrl);
   return { fileName: fileNameOf(url), bytes };
 }
 

@@ -2,6 +2,7 @@
 // 4xx answers for bodies that are not JSON, have the wrong content type, or are too large.
 // Every failing request must leave the database untouched.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../../src/api/json-depth';
 import { startEngine, type TestEngine } from './engine-fixture';
 
 let e: TestEngine;
@@ -164,6 +165,29 @@ describe('bodies that are not valid JSON requests', () => {
     expect(res.status).toBe(413);
     expect(res.json.detail).toMatch(/larger than/);
     expect(await counts()).toEqual(before);
+  });
+
+  it('refuses JSON nested deeper than MAX_JSON_DEPTH on every family, and writes nothing (issue 10)', async () => {
+    const before = await counts();
+    const nested = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const headers = { 'Content-Type': 'application/json' };
+    for (const path of ['/v1/preview/training-jobs', `/v1/preview/models/${modelId}/log`, '/v1/preview/models']) {
+      const res = await e.call('POST', path, { rawBody: nested, headers });
+      expect(res.status, path).toBe(422);
+      expect(res.json.detail).toEqual([{ type: 'json_invalid', loc: ['body'], msg: expect.stringMatching(/nested deeper than 64/), input: null, ctx: { max_depth: MAX_JSON_DEPTH } }]);
+    }
+    const chat = await e.call('POST', '/v1/chat/completions', { rawBody: nested, headers });
+    expect(chat.status).toBe(400);
+    expect(chat.json.error).toMatchObject({ type: 'BadRequestError', code: 400, message: expect.stringMatching(/nested deeper/) });
+    expect(await counts()).toEqual(before);
+  });
+
+  it('measures depth outside strings only', () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    expect(jsonDeeperThan(deep(64), 64)).toBe(false);
+    expect(jsonDeeperThan(deep(65), 64)).toBe(true);
+    expect(jsonDeeperThan(JSON.stringify({ s: '[[[[{{{{\\"' }), 2)).toBe(false);
+    expect(jsonDeeperThan(JSON.stringify({ a: [{ b: [1] }] }), 3)).toBe(true);
   });
 
   it('answers 404 in the preview envelope for unknown paths', async () => {

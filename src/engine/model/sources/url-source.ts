@@ -31,6 +31,28 @@ export function isHfRepoId(value: string): boolean {
   return /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(value) && !value.includes('..');
 }
 
+/**
+ * `url` without user name, password, query or fragment: what may be shown to others or used as a
+ * key (ids, labels, cache keys). Credentials stay in the URL that is fetched only (issue 10, item 12).
+ */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    u.hash = '';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
+/** `text` with the user-info part of every URL in it removed (error messages that quote a URL). */
+export function redactCredentials(text: string): string {
+  return text.replace(/(\b[a-z][\w+.-]*:\/\/)[^/\s@]*@/gi, '$1');
+}
+
 export class UrlSource implements ModelSource {
   readonly id: string;
   readonly label: string;
@@ -43,14 +65,15 @@ export class UrlSource implements ModelSource {
   ) {
     if (/^https?:\/\//i.test(repoOrUrl)) {
       this.baseUrl = repoOrUrl.endsWith('/') ? repoOrUrl : repoOrUrl + '/';
-      this.id = this.baseUrl;
-      this.label = this.baseUrl;
+      const shown = withoutCredentials(repoOrUrl);
+      this.id = shown.endsWith('/') ? shown : shown + '/';
+      this.label = this.id;
     } else if (isHfRepoId(repoOrUrl)) {
       const hfBase = (options.hfBase ?? DEFAULT_HF_BASE).replace(/\/+$/, '');
       const revision = options.revision ?? 'main';
       this.baseUrl = `${hfBase}/${repoOrUrl}/resolve/${encodeURIComponent(revision)}/`;
       this.id = revision === 'main' ? repoOrUrl : `${repoOrUrl}@${revision}`;
-      this.label = `${hfBase}/${repoOrUrl}`;
+      this.label = `${withoutCredentials(hfBase).replace(/\/+$/, '')}/${repoOrUrl}`;
     } else {
       throw new Error(`"${repoOrUrl}" is neither a Hugging Face repo id (org/name) nor an http(s) URL`);
     }
