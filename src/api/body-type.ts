@@ -21,6 +21,11 @@ export function mediaType(c: Context): string {
   return (c.req.header('Content-Type') ?? '').split(';')[0].trim().toLowerCase();
 }
 
+/** Whether the request's body is declared JSON (`application/json` or any `+json` type). */
+export function isJsonBody(c: Context): boolean {
+  return JSON_TYPE.test(mediaType(c));
+}
+
 /** Throws the 415 refusal unless the body's media type is `expected` (any `+json` type for JSON). */
 export function requireMediaType(c: Context, expected: 'application/json' | 'multipart/form-data'): void {
   const got = mediaType(c);

@@ -10,12 +10,11 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { InvalidInputError } from '../service/errors';
+import { isJsonBody } from './body-type';
 import type { AppEnv } from './env';
 
 /** Deepest nesting of arrays and objects accepted in a JSON body (a chat request with a JSON schema needs ~10). */
 export const MAX_JSON_DEPTH = 64;
-
-const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 /** Whether `text` nests arrays/objects deeper than `max` (strings skipped; linear, no recursion). */
 export function jsonDeeperThan(text: string, max: number): boolean {
@@ -40,8 +39,7 @@ export function jsonDeeperThan(text: string, max: number): boolean {
  */
 export function limitJsonDepth(): MiddlewareHandler<AppEnv> {
   return async function limitJsonDepth(c, next) {
-    const mediaType = (c.req.header('Content-Type') ?? '').split(';')[0].trim();
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && JSON_TYPE.test(mediaType)) {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && isJsonBody(c)) {
       if (jsonDeeperThan(await c.req.text(), MAX_JSON_DEPTH)) {
         const message = `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`;
         throw new InvalidInputError(['body'], message, null, 'json_invalid', { max_depth: MAX_JSON_DEPTH });

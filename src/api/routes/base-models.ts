@@ -14,7 +14,7 @@ import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
 import { InvalidInputError, UnavailableError } from '../../service/errors';
-import { requireJsonBody } from '../body-type';
+import { requireJsonBody, requireMediaType } from '../body-type';
 import { adminOnly } from '../auth';
 import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import type { AppEnv } from '../env';
@@ -71,6 +71,12 @@ baseModels.post('/', adminOnly('Adding or re-pointing a base model'), requireJso
 baseModels.post(
   '/files',
   adminOnly('Uploading a base model'),
+  // The media type first: bodyLimit re-wraps the body stream, which a JSON body read by the
+  // depth check (json-depth.ts) has already consumed.
+  async (c, next) => {
+    requireMediaType(c, 'multipart/form-data');
+    await next();
+  },
   bodyLimit({
     maxSize: MAX_UPLOAD_BYTES,
     onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(BASE_MODEL_FILES_PATH, MAX_UPLOAD_BYTES)),

@@ -178,7 +178,7 @@ describe('bodies that are not valid JSON requests', () => {
     }
     const chat = await e.call('POST', '/v1/chat/completions', { rawBody: nested, headers });
     expect(chat.status).toBe(400);
-    expect(chat.json.error).toMatchObject({ type: 'BadRequestError', code: 400, message: expect.stringMatching(/nested deeper/) });
+    expect(chat.json.error).toMatchObject({ type: 'Bad Request', code: 400, message: expect.stringMatching(/nested deeper/) });
     expect(await counts()).toEqual(before);
   });
 
