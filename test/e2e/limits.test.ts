@@ -35,7 +35,7 @@ describe('deeply nested JSON (issue 10, item 5)', () => {
     const model = (await api(h.page, 'POST', '/v1/preview/models', { key: hostile, body: { entity: null, project: 'e2e', name: 'nest', base_model: MODEL } })).json;
     const chat = await api(h.page, 'POST', '/v1/chat/completions', { key: hostile, rawBody: nested, headers: { 'Content-Type': 'application/json' } });
     expect(chat.status).toBe(400);
-    expect(chat.json.error).toMatchObject({ type: 'BadRequestError', code: 400 });
+    expect(chat.json.error).toMatchObject({ type: 'Bad Request', code: 400 });
     expect(chat.json.error.message).toMatch(/nested deeper than 64/);
     for (const path of ['/v1/preview/training-jobs', `/v1/preview/models/${model.id}/log`, '/v1/preview/models', '/v1/preview/sft-training-jobs']) {
       const r = await api(h.page, 'POST', path, { key: hostile, rawBody: nested, headers: { 'Content-Type': 'application/json' } });
