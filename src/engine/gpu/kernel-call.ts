@@ -53,10 +53,10 @@ export interface CallSpec {
   label: string;
   pipeline: GPUComputePipeline;
   layout: GPUBindGroupLayout;
-  /** Storage bindings 0..n-1 in the layout's order. */
-  buffers: BufferRef[];
-  /** Uniform block bound after the storage buffers (binding n), when the kernel has one. */
-  uniforms?: ArrayBuffer;
+  /** Storage bindings: [binding number, buffer] (kernels/common.ts `specCall` derives them from a spec). */
+  buffers: Array<[number, BufferRef]>;
+  /** The packed uniform block and its binding number, when the kernel has one. */
+  uniforms?: { binding: number; data: ArrayBuffer };
   workgroups: [number, number, number];
 }
 
@@ -68,15 +68,16 @@ export function makeCall(ctx: KernelContext, spec: CallSpec): KernelCall {
     }
   }
   let uniformBuffer: GPUBuffer | null = null;
-  const entries: GPUBindGroupEntry[] = spec.buffers.map((b, binding) => ({ binding, resource: asBinding(b) }));
+  const entries: GPUBindGroupEntry[] = spec.buffers.map(([binding, b]) => ({ binding, resource: asBinding(b) }));
   if (spec.uniforms) {
+    const data = spec.uniforms.data;
     uniformBuffer = ctx.device.createBuffer({
       label: `${spec.label}.uniforms`,
-      size: Math.max(16, alignTo(spec.uniforms.byteLength, 16)),
+      size: Math.max(16, alignTo(data.byteLength, 16)),
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
-    ctx.device.queue.writeBuffer(uniformBuffer, 0, spec.uniforms);
-    entries.push({ binding: spec.buffers.length, resource: { buffer: uniformBuffer } });
+    ctx.device.queue.writeBuffer(uniformBuffer, 0, data);
+    entries.push({ binding: spec.uniforms.binding, resource: { buffer: uniformBuffer } });
   }
   const bindGroup = ctx.device.createBindGroup({ label: spec.label, layout: spec.layout, entries });
   return new KernelCall(spec.label, spec.pipeline, bindGroup, spec.workgroups, uniformBuffer);
