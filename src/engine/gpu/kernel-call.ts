@@ -83,20 +83,6 @@ export function makeCall(ctx: KernelContext, spec: CallSpec): KernelCall {
   return new KernelCall(spec.label, spec.pipeline, bindGroup, spec.workgroups, uniformBuffer);
 }
 
-/** Packs u32 / f32 uniform fields in declaration order (every field 4 bytes; WGSL struct of scalars). */
-export function packUniforms(fields: Array<number | { f32: number }>): ArrayBuffer {
-  const buf = new ArrayBuffer(alignTo(Math.max(fields.length, 1) * 4, 16));
-  const u = new Uint32Array(buf);
-  const f = new Float32Array(buf);
-  fields.forEach((v, i) => {
-    if (typeof v === 'number') {
-      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`uniform field ${i}: ${v} is not a u32`);
-      u[i] = v;
-    } else f[i] = v.f32;
-  });
-  return buf;
-}
-
 /**
  * Records the calls into one compute pass of a new encoder, submits once, waits, disposes. Tests and
  * tools: a validation error (an invalid pipeline, a bad binding) is thrown, not just logged.

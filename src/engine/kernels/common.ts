@@ -53,13 +53,8 @@ export interface SpecCallArgs {
  * point does not use are ignored (one set of buffers can serve every entry point of a family).
  */
 export function specCall(ctx: KernelContext, spec: KernelSpec, a: SpecCallArgs): KernelCall {
-  const { storage, uniform } = bindingNumbers(spec);
-  for (const k of Object.keys(a.buffers)) if (!(k in storage)) throw new Error(`${spec.name}: unknown binding ${k}`);
-  const buffers = entryBindings(spec, a.layout.entry).map((n): [number, BufferRef] => {
-    const ref = a.buffers[n];
-    if (ref === undefined) throw new Error(`${spec.name}: binding ${n} is missing`);
-    return [storage[n], ref];
-  });
+  const { uniform } = bindingNumbers(spec);
+  const buffers = storageEntries(spec, a.layout, a.buffers);
   if ((uniform === null) !== (a.uniforms === undefined)) {
     throw new Error(`${spec.name}: ${uniform === null ? 'the kernel has no uniform block' : 'the uniform block is missing'}`);
   }
@@ -71,6 +66,32 @@ export function specCall(ctx: KernelContext, spec: KernelSpec, a: SpecCallArgs):
     uniforms: uniform === null ? undefined : { binding: uniform, data: packUniformValues(spec, a.uniforms!) },
     workgroups: a.workgroups,
   });
+}
+
+/** [binding number, buffer] of each storage binding the layout uses, from buffers by name (checked). */
+function storageEntries(spec: KernelSpec, layout: KernelLayout, named: Record<string, BufferRef>): Array<[number, BufferRef]> {
+  const { storage } = bindingNumbers(spec);
+  for (const k of Object.keys(named)) if (!(k in storage)) throw new Error(`${spec.name}: unknown binding ${k}`);
+  return entryBindings(spec, layout.entry).map((n): [number, BufferRef] => {
+    const ref = named[n];
+    if (ref === undefined) throw new Error(`${spec.name}: binding ${n} is missing`);
+    return [storage[n], ref];
+  });
+}
+
+/**
+ * A bind group by name over a uniform buffer the caller owns and rewrites (the sampler's per-step
+ * sizes), for kernels that bind once and dispatch many times without a KernelCall.
+ */
+export function specBindGroup(ctx: KernelContext, spec: KernelSpec, layout: KernelLayout, buffers: Record<string, BufferRef>, uniforms: GPUBuffer): GPUBindGroup {
+  const { uniform } = bindingNumbers(spec);
+  if (uniform === null) throw new Error(`${spec.name}: the kernel has no uniform block`);
+  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({
+    binding,
+    resource: ref instanceof GPUBuffer ? { buffer: ref } : ref,
+  }));
+  entries.push({ binding: uniform, resource: { buffer: uniforms } });
+  return ctx.device.createBindGroup({ label: spec.name, layout: layout.bindGroup, entries });
 }
 
 /** The subgroup option of composeShader for this context. */

@@ -25,8 +25,8 @@ export const DECODE_MLP_SPEC: KernelSpec = {
   name: 'decode.mlp',
   bindings: {
     stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (read), partials (written)' },
-    gateUp: { var: 'W', type: 'vec4<u32>', access: 'read', doc: '[gate; up] packed [2F, C], row stride w_stride' },
-    down: { var: 'WD', type: 'vec4<u32>', access: 'read', doc: 'down packed [C, F], row stride d_stride' },
+    gateUp: { var: 'W', type: 'vec4<u32>', access: 'read', doc: '[gate; up] packed [2F, C], row stride w_stride', packed: true },
+    down: { var: 'WD', type: 'vec4<u32>', access: 'read', doc: 'down packed [C, F], row stride d_stride', packed: true },
     vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight at norm_off, biases at gu_bias_off, d_bias_off' },
   },
   uniforms: {

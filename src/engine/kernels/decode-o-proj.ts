@@ -25,7 +25,7 @@ export const DECODE_O_PROJ_SPEC: KernelSpec = {
   name: 'decode.o_proj',
   bindings: {
     partials: { var: 'AP', type: 'f32', access: 'read', doc: 'attention partials [B, NH, S, HS + 2]' },
-    o: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wo packed [C, NH HS], row stride w_stride' },
+    o: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wo packed [C, NH HS], row stride w_stride', packed: true },
     vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'o_proj bias at bias_off' },
     stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (updated), MLP partials' },
   },

@@ -26,7 +26,7 @@ export const DECODE_QKV_SPEC: KernelSpec = {
   name: 'decode.qkv',
   bindings: {
     stream: { var: 'STREAM', type: 'f32', access: 'read', doc: '[1 + P, bcap, C]: residual, MLP partials' },
-    qkv: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride' },
+    qkv: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride', packed: true },
     vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'RoPE table at 0, norm weights, biases' },
     rows: { var: 'ROWS', type: 'BatchRow', access: 'read', doc: '[B]' },
     blockTable: { var: 'BT', type: 'u32', access: 'read', doc: 'block table [maxSeqs, max_blocks]' },

@@ -29,7 +29,7 @@ export const GEMM_SPEC: KernelSpec = {
   name: 'gemm',
   bindings: {
     a: { var: 'A', type: 'f32', access: 'read', doc: 'A(m, k) = A[a_off + m * a_sm + k * a_sk]' },
-    b: { var: 'B', type: 'vec4<u32>', access: 'read', doc: 'packed, B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)' },
+    b: { var: 'B', type: 'vec4<u32>', access: 'read', doc: 'packed, B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)', packed: true },
     out: { var: 'C', type: 'f32', access: 'read_write', doc: 'C[m, n] = C[c_off + m * c_sm + n]' },
     vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'bias[n] = VEC[bias_off + n] (HAS_BIAS)' },
   },

@@ -17,6 +17,7 @@ import code from './qkv-prep.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
+import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
 import { shaderText, type KernelSpec } from './spec';
@@ -145,4 +146,15 @@ export class QkvPrep {
       specCall(this.ctx, QKV_PREP_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups: grid2d(this.ctx, workgroups) });
     return [call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)), call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG))];
   }
+}
+
+/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3) and the RoPE table. */
+export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable'> {
+  const w = weights.layers[layer];
+  const HS = weights.config.headDim;
+  return {
+    qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
+    kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
+    ropeTable: weights.ropeTable,
+  };
 }

@@ -21,6 +21,11 @@ export interface BindingSpec {
   access: 'read' | 'read_write';
   /** What the buffer holds (shape, layout); emitted as a comment beside the declaration. */
   doc: string;
+  /**
+   * Weights packed in u32 words (`type` vec4<u32>), read through the `VAR_load1` / `VAR_load8`
+   * accessors composeShader generates for the dtype the wrapper gives it.
+   */
+  packed?: true;
 }
 
 /** A uniform field: a scalar, or a fixed-length array of a struct of scalars (a problem table). */
