@@ -1,7 +1,8 @@
 /**
  * Assembling WGSL modules from the .wgsl files of a kernel family: constants baked in as `const`
- * declarations, packed-weight accessors generated per binding and dtype, the subgroup or
- * shared-memory reduction helpers, and the kernel's own text.
+ * declarations, the family's binding and uniform declarations generated from its spec (spec.ts),
+ * packed-weight accessors generated per binding and dtype, the subgroup or shared-memory reduction
+ * helpers, and the kernel's own text.
  *
  * Why `const` and not `override`: WGSL sizes function-scope arrays (a thread's accumulators) only
  * with creation-time constants, so tile and batch sizes are baked into the text; the PipelineCache
