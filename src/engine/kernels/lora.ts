@@ -236,7 +236,7 @@ function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: numb
   return { T: a.T, K, x_off, x_stride, layer_units: a.layout.layerUnits, layer: a.layer, M, units0: units[0], units1: units[1], units2: units[2] };
 }
 
-/** The shared text plus one entry point's section of lora.wgsl (the two declare different bindings). */
+/** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */
 function section(text: string, entry: 'shrink' | 'expand'): string {
   const other = entry === 'shrink' ? 'expand' : 'shrink';
   return text
