@@ -22,7 +22,8 @@ export function bindingSize(ref: BufferRef): number {
   return ref.size ?? ref.buffer.size - (ref.offset ?? 0);
 }
 
-function asBinding(ref: BufferRef): GPUBufferBinding {
+/** The bind-group resource of a binding. */
+export function asBinding(ref: BufferRef): GPUBufferBinding {
   return ref instanceof GPUBuffer ? { buffer: ref } : ref;
 }
 

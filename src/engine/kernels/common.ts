@@ -6,7 +6,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { bindingSize, makeCall } from '../gpu/kernel-call';
+import { asBinding, bindingSize, makeCall } from '../gpu/kernel-call';
 import { bindingNumbers, entryBindings, packUniformValues, type KernelSpec, type UniformValues } from './spec';
 
 export interface KernelLayout {
@@ -86,10 +86,7 @@ function storageEntries(spec: KernelSpec, layout: KernelLayout, named: Record<st
 export function specBindGroup(ctx: KernelContext, spec: KernelSpec, layout: KernelLayout, buffers: Record<string, BufferRef>, uniforms: GPUBuffer): GPUBindGroup {
   const { uniform } = bindingNumbers(spec);
   if (uniform === null) throw new Error(`${spec.name}: the kernel has no uniform block`);
-  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({
-    binding,
-    resource: ref instanceof GPUBuffer ? { buffer: ref } : ref,
-  }));
+  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({ binding, resource: asBinding(ref) }));
   entries.push({ binding: uniform, resource: { buffer: uniforms } });
   return ctx.device.createBindGroup({ label: spec.name, layout: layout.bindGroup, entries });
 }
