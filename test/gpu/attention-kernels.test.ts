@@ -5,7 +5,8 @@
  * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/rope.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createAttentionKernels, qkvPrepWeights } from '../../src/engine/kernels/attention-kernels';
+import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
+import { createAttentionKernels } from '../../src/engine/kernels/registry';
 import { tensorToF32 } from '../../src/engine/model/dtype';
 import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import { ropeInvFreq } from '../../src/engine/model/rope';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { mlpSlices } from '../../src/engine/kernels/decode-mlp';
-import { createDenseKernels } from '../../src/engine/kernels/kernels';
+import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
 import { packBatchRows } from '../../src/engine/model/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';

@@ -6,7 +6,7 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { ModelRunner } from '../../src/engine/generate/model-runner';
-import { createDenseKernels } from '../../src/engine/kernels/kernels';
+import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { KV_BLOCK, KvCache } from '../../src/engine/model/kv-cache';
 import { WeightSet } from '../../src/engine/model/weights';

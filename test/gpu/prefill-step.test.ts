@@ -1,7 +1,7 @@
 import { afterAll, describe, it } from 'vitest';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import { createDenseKernels } from '../../src/engine/kernels/kernels';
+import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { Architecture, DType } from '../../src/engine/model/config';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';

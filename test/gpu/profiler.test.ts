@@ -4,7 +4,7 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { AddInto } from '../../src/engine/kernels/add';
-import { createDenseKernels } from '../../src/engine/kernels/kernels';
+import { createDenseKernels } from '../../src/engine/kernels/registry';
 import { destroyContexts, upload } from './dense-helpers';
 
 afterAll(destroyContexts);

@@ -19,9 +19,8 @@
  */
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
-import type { AttentionKernels } from '../kernels/attention-kernels';
+import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
-import type { DenseKernels } from '../kernels/kernels';
 import type { KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';

@@ -13,7 +13,7 @@
  */
 import type { GpuContext } from '../gpu/device';
 import { createKernelContext, type KernelContext } from '../gpu/context';
-import { createDenseKernels, type DenseKernels } from '../kernels/kernels';
+import { createDenseKernels, type DenseKernels } from '../kernels/registry';
 import { loadModelFiles, type LoadedModelFiles } from '../model/repo';
 import type { ModelSource } from '../model/sources/source';
 import type { WeightSet } from '../model/weights';

@@ -18,10 +18,9 @@
  * Not here: buffers (step-buffers.ts), sampling and submission (model-runner.ts).
  */
 import type { KernelCall } from '../gpu/kernel-call';
-import type { AttentionKernels } from '../kernels/attention-kernels';
-import { qkvPrepWeights } from '../kernels/attention-kernels';
+import type { AttentionKernels, DenseKernels } from '../kernels/registry';
+import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
-import type { DenseKernels } from '../kernels/kernels';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { KvCache } from '../model/kv-cache';

@@ -18,12 +18,11 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
-import { createAttentionKernels, type AttentionKernels } from '../kernels/attention-kernels';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
-import type { DenseKernels } from '../kernels/kernels';
-import { decodePromptLogprobs, PromptLogprobs, promptLogprobsStride } from '../kernels/logprobs';
-import { LoraKernels, loraLayout, type LoraLayout } from '../kernels/lora';
-import { Sampler, SAMPLER_RECORD_BYTES, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
+import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
+import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
+import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
+import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import { disposeDecodeGraph, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
@@ -131,9 +130,10 @@ export class ModelRunner {
       partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxContext),
     };
     this.step = new StepBuffers(ctx.device, cfg, limits);
-    this.sampler = new Sampler(ctx, { maxSeqs: kv.maxSeqs, maxBatch, vocabSize: cfg.vocabSize, workgroupSize: opts.samplerWorkgroupSize });
-    this.promptLogprobs = new PromptLogprobs(ctx, opts.samplerWorkgroupSize);
-    this.loraKernels = new LoraKernels(ctx);
+    const generation = createGenerationKernels(ctx, { maxSeqs: kv.maxSeqs, maxBatch, vocabSize: cfg.vocabSize, workgroupSize: opts.samplerWorkgroupSize });
+    this.sampler = generation.sampler;
+    this.promptLogprobs = generation.promptLogprobs;
+    this.loraKernels = generation.lora;
     this.loraLayout = loraLayout(cfg);
     this.fusedMaxBatch = opts.fusedMaxBatch ?? 4;
   }

@@ -8,7 +8,7 @@
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
 import type { KernelContext } from '../gpu/context';
-import type { DenseKernels } from '../kernels/kernels';
+import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
 import type { LoadedModelFiles } from '../model/repo';
 import { KV_BLOCK, KvCache, kvBlocksThatFit, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';

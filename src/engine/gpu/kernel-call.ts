@@ -18,7 +18,8 @@ export function bindingSize(ref: BufferRef): number {
   return ref.size ?? ref.buffer.size - (ref.offset ?? 0);
 }
 
-function asBinding(ref: BufferRef): GPUBufferBinding {
+/** The bind-group resource of a binding. */
+export function asBinding(ref: BufferRef): GPUBufferBinding {
   return ref instanceof GPUBuffer ? { buffer: ref } : ref;
 }
 
@@ -49,10 +50,10 @@ export interface CallSpec {
   label: string;
   pipeline: GPUComputePipeline;
   layout: GPUBindGroupLayout;
-  /** Storage bindings 0..n-1 in the layout's order. */
-  buffers: BufferRef[];
-  /** Uniform block bound after the storage buffers (binding n), when the kernel has one. */
-  uniforms?: ArrayBuffer;
+  /** Storage bindings: [binding number, buffer] (kernels/common.ts `specCall` derives them from a spec). */
+  buffers: Array<[number, BufferRef]>;
+  /** The packed uniform block and its binding number, when the kernel has one. */
+  uniforms?: { binding: number; data: ArrayBuffer };
   workgroups: [number, number, number];
 }
 
@@ -64,32 +65,19 @@ export function makeCall(ctx: KernelContext, spec: CallSpec): KernelCall {
     }
   }
   let uniformBuffer: GPUBuffer | null = null;
-  const entries: GPUBindGroupEntry[] = spec.buffers.map((b, binding) => ({ binding, resource: asBinding(b) }));
+  const entries: GPUBindGroupEntry[] = spec.buffers.map(([binding, b]) => ({ binding, resource: asBinding(b) }));
   if (spec.uniforms) {
+    const data = spec.uniforms.data;
     uniformBuffer = ctx.device.createBuffer({
       label: `${spec.label}.uniforms`,
-      size: Math.max(16, alignTo(spec.uniforms.byteLength, 16)),
+      size: Math.max(16, alignTo(data.byteLength, 16)),
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
-    ctx.device.queue.writeBuffer(uniformBuffer, 0, spec.uniforms);
-    entries.push({ binding: spec.buffers.length, resource: { buffer: uniformBuffer } });
+    ctx.device.queue.writeBuffer(uniformBuffer, 0, data);
+    entries.push({ binding: spec.uniforms.binding, resource: { buffer: uniformBuffer } });
   }
   const bindGroup = ctx.device.createBindGroup({ label: spec.label, layout: spec.layout, entries });
   return new KernelCall(spec.label, spec.pipeline, bindGroup, spec.workgroups, uniformBuffer);
-}
-
-/** Packs u32 / f32 uniform fields in declaration order (every field 4 bytes; WGSL struct of scalars). */
-export function packUniforms(fields: Array<number | { f32: number }>): ArrayBuffer {
-  const buf = new ArrayBuffer(alignTo(Math.max(fields.length, 1) * 4, 16));
-  const u = new Uint32Array(buf);
-  const f = new Float32Array(buf);
-  fields.forEach((v, i) => {
-    if (typeof v === 'number') {
-      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`uniform field ${i}: ${v} is not a u32`);
-      u[i] = v;
-    } else f[i] = v.f32;
-  });
-  return buf;
 }
 
 /**

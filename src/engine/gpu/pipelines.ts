@@ -72,13 +72,3 @@ export class PipelineCache {
     return module;
   }
 }
-
-/** Storage-buffer binding entries for a compute bind-group layout, in binding order. */
-export type BindingKind = 'storage' | 'read-only-storage' | 'uniform';
-
-export function bindGroupLayout(device: GPUDevice, label: string, kinds: BindingKind[]): GPUBindGroupLayout {
-  return device.createBindGroupLayout({
-    label,
-    entries: kinds.map((type, binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
-  });
-}

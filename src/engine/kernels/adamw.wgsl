@@ -6,24 +6,6 @@
 //   p = p - (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps),  bc_k = 1 - b_k^step (1-based step)
 // The bias corrections are computed once per step on the CPU in f64 and passed in.
 
-struct Params {
-  n: u32,
-  lr: f32,
-  wd: f32,
-  b1: f32,
-  b2: f32,
-  eps: f32,
-  step_size: f32,   // lr / bc1
-  bc2_sqrt: f32,    // sqrt(bc2)
-}
-
-@group(0) @binding(0) var<storage, read_write> PARAM: array<f32>;
-@group(0) @binding(1) var<storage, read> GRAD: array<f32>;
-@group(0) @binding(2) var<storage, read_write> M1: array<f32>;
-@group(0) @binding(3) var<storage, read_write> M2: array<f32>;
-@group(0) @binding(4) var<storage, read> STATS: array<f32>;
-@group(0) @binding(5) var<uniform> P: Params;
-
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 256u;

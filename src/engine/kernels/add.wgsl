@@ -2,16 +2,6 @@
 // (The prefill GEMMs add o_proj and down_proj into the residual in their epilogue; this is for the
 // other cases, e.g. LoRA terms computed apart.)
 
-struct Params {
-  n: u32,
-  out_off: u32,
-  in_off: u32,
-}
-
-@group(0) @binding(0) var<storage, read> IN: array<f32>;
-@group(0) @binding(1) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
-
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 256u;

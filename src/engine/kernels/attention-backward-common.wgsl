@@ -10,27 +10,9 @@
 // Gradients land in the layout of the QKV projection, dqkv [T, (NH + 2 NKV) * HS], so the next
 // steps (RoPE / q-k norm backward in place, then one dX GEMM through the fused weight) need no copy.
 
-struct Params {
-  B: u32,
-  T: u32,
-  maxBlocksPerSeq: u32,
-  scale: f32, // 1 / sqrt(HS)
-}
-
 const NH: u32 = NKV * G;
 const HS4: u32 = HS / 4u;
 const QKV4: u32 = (NH + 2u * NKV) * HS4; // vec4s per token row of dqkv
-
-@group(0) @binding(0) var<storage, read_write> dqkv: array<vec4<f32>>;  // [T, (NH + 2 NKV) * HS] (dq, dk, dv entries)
-@group(0) @binding(1) var<storage, read_write> stats: array<f32>;       // [2, T, NH]: lse (the forward's), D (written by `delta`)
-@group(0) @binding(2) var<storage, read> dout: array<vec4<f32>>;        // [T, NH * HS]
-@group(0) @binding(3) var<storage, read> o_fwd: array<vec4<f32>>;       // [T, NH * HS] the forward's output (delta entry)
-@group(0) @binding(4) var<storage, read> q: array<vec4<f32>>;           // [T, NH, HS] after RoPE
-@group(0) @binding(5) var<storage, read> kCache: array<vec4<f32>>;      // [numBlocks, NKV, 16, HS]
-@group(0) @binding(6) var<storage, read> vCache: array<vec4<f32>>;      // [numBlocks, NKV, 16, HS]
-@group(0) @binding(7) var<storage, read> blockTable: array<u32>;        // [maxSeqs, maxBlocksPerSeq]
-@group(0) @binding(8) var<storage, read> rows: array<BatchRow>;         // [B]
-@group(0) @binding(9) var<uniform> params: Params;
 
 // Batch row of token t and the index of its first token (rows are few: a scan, as in qkv-prep).
 fn find_row(t: u32) -> vec2<u32> {

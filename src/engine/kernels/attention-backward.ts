@@ -30,11 +30,12 @@ import commonWgsl from './attention-backward-common.wgsl?raw';
 import naiveCode from './attention-backward-naive.wgsl?raw';
 import tiledCode from './attention-backward.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { KernelCall, packUniforms, type BufferRef } from '../gpu/kernel-call';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements } from './common';
-import { grid2d, withCommon, workgroupStorageBudget } from './attention-shared';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
 import { composeShader } from './shader';
+import type { KernelSpec, UniformValues } from './spec';
 
 export interface AttentionBackwardOptions {
   variant?: 'tiled' | 'naive';
@@ -107,31 +108,30 @@ export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile
   return { workgroupSize, lanes, rowsPerTile: workgroupSize / lanes, keysPerTile, queriesPerTile };
 }
 
-type Name = keyof AttentionBackwardIO | 'params';
-type Binding = [number, GPUBufferBindingType, Name];
+const BACKWARD_BINDINGS = {
+  dqkv: { var: 'dqkv', type: 'vec4<f32>', access: 'read_write', doc: '[T, (NH + 2 NKV) * HS] (dq, dk, dv entries)' },
+  stats: { var: 'stats', type: 'f32', access: 'read_write', doc: "[2, T, NH]: lse (the forward's), D (written by `delta`)" },
+  dout: { var: 'dout', type: 'vec4<f32>', access: 'read', doc: '[T, NH * HS]' },
+  out: { var: 'o_fwd', type: 'vec4<f32>', access: 'read', doc: "[T, NH * HS] the forward's output (delta entry)" },
+  q: { var: 'q', type: 'vec4<f32>', access: 'read', doc: '[T, NH, HS] after RoPE' },
+  k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
+  v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
+  blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
+  rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+} as const;
+const GRADS = ['dqkv', 'stats', 'dout', 'q', 'k', 'v', 'blockTable', 'rows'] as const;
 
-// Binding numbers of attention-backward-common.wgsl; each entry point's layout lists what it reads.
-const DELTA: Binding[] = [
-  [1, 'storage', 'stats'], // [2, T, NH]: writes D
-  [2, 'read-only-storage', 'dout'], // [T, NH * HS]
-  [3, 'read-only-storage', 'out'], // [T, NH * HS]
-  [9, 'uniform', 'params'], // B, T, maxBlocksPerSeq, scale
-];
-const GRADS: Binding[] = [
-  [0, 'storage', 'dqkv'], // [T, (NH + 2 NKV) * HS]
-  [1, 'storage', 'stats'], // lse, D
-  [2, 'read-only-storage', 'dout'],
-  [4, 'read-only-storage', 'q'], // [T, NH, HS]
-  [5, 'read-only-storage', 'k'], // k cache (this layer)
-  [6, 'read-only-storage', 'v'], // v cache (this layer)
-  [7, 'read-only-storage', 'blockTable'],
-  [8, 'read-only-storage', 'rows'],
-  [9, 'uniform', 'params'],
-];
+/** Both variants declare the same interface; each entry point's layout lists what it reads. */
+export const ATTENTION_BACKWARD_SPEC: KernelSpec<keyof typeof BACKWARD_BINDINGS> = {
+  name: 'attention-backward',
+  bindings: BACKWARD_BINDINGS,
+  uniforms: { var: 'params', struct: 'Params', fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32' } },
+  entryPoints: { delta: ['stats', 'dout', 'out'], dq: GRADS, dkv: GRADS },
+  shaders: { tiled: [ATTENTION_COMMON_WGSL, commonWgsl, tiledCode], naive: [ATTENTION_COMMON_WGSL, commonWgsl, naiveCode] },
+};
 
 interface Entry {
-  bindings: Binding[];
-  layout: GPUBindGroupLayout;
+  layout: KernelLayout;
   pipeline: GPUComputePipeline;
 }
 
@@ -165,17 +165,14 @@ export class AttentionBackward {
             PART_Q: lanes > 1 ? BQ * WG : 1,
           }
         : base;
-    const code = composeShader({ consts, body: [withCommon(commonWgsl), this.variant === 'tiled' ? tiledCode : naiveCode] });
-    const entry = (name: string, entryPoint: string, bindings: Binding[]): Entry => {
-      const label = `attention-backward.${this.variant}.${name}`;
-      const layout = ctx.device.createBindGroupLayout({
-        label,
-        entries: bindings.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
-      });
-      const pipeline = ctx.pipelines.get({ label, code, entryPoint, layout: ctx.device.createPipelineLayout({ label, bindGroupLayouts: [layout] }) });
-      return { bindings, layout, pipeline };
+    const spec = ATTENTION_BACKWARD_SPEC;
+    const code = composeShader({ spec, consts, body: spec.shaders[this.variant] });
+    const entry = (entryPoint: 'delta' | 'dq' | 'dkv'): Entry => {
+      const label = `attention-backward.${this.variant}.${entryPoint}`;
+      const layout = specLayout(ctx, spec, entryPoint);
+      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline }) };
     };
-    this.entries = { delta: entry('delta', 'delta', DELTA), dq: entry('dq', 'dq', GRADS), dkv: entry('dkv', 'dkv', GRADS) };
+    this.entries = { delta: entry('delta'), dq: entry('dq'), dkv: entry('dkv') };
   }
 
   /** The three dispatches (delta, dq, dk/dv), to record in this order after the forward's. */
@@ -191,7 +188,7 @@ export class AttentionBackward {
     checkElements(label, 'out', io.out, T * NH * HS);
     checkElements(label, 'q', io.q, T * NH * HS);
     checkElements(label, 'rows', io.rows, B * 4);
-    const uniforms = packUniforms([B, T, dims.maxBlocksPerSeq, { f32: 1 / Math.sqrt(HS) }]);
+    const uniforms = { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS) };
     const G = NH / NKV;
     const R = this.tiling.rowsPerTile;
     const tiled = this.variant === 'tiled';
@@ -202,21 +199,9 @@ export class AttentionBackward {
     ];
   }
 
-  private call(label: string, e: Entry, io: AttentionBackwardIO, uniforms: ArrayBuffer, workgroups: [number, number, number]): KernelCall {
-    for (const w of workgroups) {
-      if (w > this.ctx.maxWorkgroupsPerDimension) throw new Error(`${label}: ${w} workgroups in one dimension exceeds the device limit`);
-    }
-    const params = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: uniforms.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.ctx.device.queue.writeBuffer(params, 0, uniforms);
-    const refs: Record<Name, BufferRef> = { ...io, params };
-    const bindGroup = this.ctx.device.createBindGroup({
-      label,
-      layout: e.layout,
-      entries: e.bindings.map(([binding, , name]) => {
-        const ref = refs[name];
-        return { binding, resource: ref instanceof GPUBuffer ? { buffer: ref } : ref };
-      }),
-    });
-    return new KernelCall(label, e.pipeline, bindGroup, workgroups, params);
+  private call(label: string, e: Entry, io: AttentionBackwardIO, uniforms: UniformValues, workgroups: [number, number, number]): KernelCall {
+    const { dqkv, stats, dout, out, q, k, v, blockTable, rows } = io;
+    const buffers = { dqkv, stats, dout, out, q, k, v, blockTable, rows };
+    return specCall(this.ctx, ATTENTION_BACKWARD_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups });
   }
 }

@@ -31,10 +31,30 @@
  */
 import code from './attention-decode.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { makeCall, packUniforms, type BufferRef, type KernelCall } from '../gpu/kernel-call';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
-import { checkDim, checkElements, kernelLayout, type KernelLayout } from './common';
-import { largestDivisorAtMost, withCommon, workgroupStorageBudget } from './attention-shared';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { ATTENTION_COMMON_WGSL, largestDivisorAtMost, workgroupStorageBudget } from './attention-shared';
+import { shaderText, type KernelSpec } from './spec';
+
+export const DECODE_ATTENTION_SPEC: KernelSpec = {
+  name: 'attention-decode',
+  bindings: {
+    partials: { var: 'partials', type: 'f32', access: 'read_write', doc: '[B, NH, numSplits, HS + 2]' },
+    q: { var: 'q', type: 'vec4<f32>', access: 'read', doc: '[B, NH, HS]' },
+    k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
+    v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
+    blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
+    rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+  },
+  uniforms: {
+    var: 'params',
+    struct: 'Params',
+    // splitLen: keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT; scale = 1 / sqrt(HS)
+    fields: { maxBlocksPerSeq: 'u32', splitLen: 'u32', numSplits: 'u32', scale: 'f32' },
+  },
+  shaders: { main: [ATTENTION_COMMON_WGSL, code] },
+};
 
 export interface AttentionShape {
   NH: number;
@@ -166,15 +186,7 @@ export class DecodeAttention {
       minSplitLen: Math.max(KV_BLOCK, opts.minSplitLen ?? 64),
       targetWorkgroups: opts.targetWorkgroups ?? 256,
     };
-    this.layout = kernelLayout(ctx, 'attention-decode', [
-      'storage', // 0 partials [B, NH, numSplits, HS + 2]
-      'read-only-storage', // 1 q [B, NH, HS]
-      'read-only-storage', // 2 k cache (this layer)
-      'read-only-storage', // 3 v cache (this layer)
-      'read-only-storage', // 4 block table
-      'read-only-storage', // 5 batch rows
-      'uniform', // 6 params: maxBlocksPerSeq, splitLen, numSplits, scale
-    ]);
+    this.layout = specLayout(ctx, DECODE_ATTENTION_SPEC);
     this.capacities = [64, 128, 256, 512].filter((c) => c < this.maxSplitLen).concat(this.maxSplitLen);
   }
 
@@ -196,7 +208,7 @@ export class DecodeAttention {
     const G = NH / NKV;
     p = this.ctx.pipelines.get({
       label: 'attention-decode',
-      code: withCommon(code),
+      code: shaderText(DECODE_ATTENTION_SPEC),
       entryPoint: 'main',
       layout: this.layout.pipeline,
       constants: {
@@ -242,12 +254,11 @@ export class DecodeAttention {
     checkElements(label, 'partials', io.partials, B * NH * plan.numSplits * (HS + 2));
     checkElements(label, 'q', io.q, B * NH * HS);
     checkElements(label, 'rows', io.rows, B * 4);
-    return makeCall(this.ctx, {
-      label,
+    return specCall(this.ctx, DECODE_ATTENTION_SPEC, {
       pipeline: this.pipelineFor(plan.splitLen),
-      layout: this.layout.bindGroup,
-      buffers: [io.partials, io.q, io.k, io.v, io.blockTable, io.rows],
-      uniforms: packUniforms([dims.maxBlocksPerSeq, plan.splitLen, plan.numSplits, { f32: 1 / Math.sqrt(HS) }]),
+      layout: this.layout,
+      buffers: { partials: io.partials, q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
+      uniforms: { maxBlocksPerSeq: dims.maxBlocksPerSeq, splitLen: plan.splitLen, numSplits: plan.numSplits, scale: 1 / Math.sqrt(HS) },
       workgroups: [plan.numSplits, NKV, B],
     });
   }

@@ -13,13 +13,6 @@
 //   3. p . V: thread (column c of HS/4, key group kg) walks keys kg, kg + KG, ... reading V rows
 //      coalesced and accumulating all G heads; the KG groups are summed through workgroup memory.
 
-struct Params {
-  maxBlocksPerSeq: u32,
-  splitLen: u32,   // keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT
-  numSplits: u32,
-  scale: f32,      // 1 / sqrt(HS)
-}
-
 override WG: u32 = 64u;          // threads per workgroup (a power of two)
 override HS: u32 = 64u;          // head dim, a multiple of 4
 override NKV: u32 = 1u;
@@ -31,14 +24,6 @@ override S_LEN: u32 = 256u;      // G * MAX_SPLIT
 override SCRATCH_LEN: u32 = 512u;
 const MAX_G: u32 = 16u;
 const MAX_PER: u32 = 16u;       // vec4s of a key per thread in phase 1 (HS / 4 / LANES)
-
-@group(0) @binding(0) var<storage, read_write> partials: array<f32>;  // [B, NH, numSplits, HS + 2]
-@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;          // [B, NH, HS]
-@group(0) @binding(2) var<storage, read> kCache: array<vec4<f32>>;     // [numBlocks, NKV, 16, HS]
-@group(0) @binding(3) var<storage, read> vCache: array<vec4<f32>>;     // [numBlocks, NKV, 16, HS]
-@group(0) @binding(4) var<storage, read> blockTable: array<u32>;       // [maxSeqs, maxBlocksPerSeq]
-@group(0) @binding(5) var<storage, read> rows: array<BatchRow>;        // [B]
-@group(0) @binding(6) var<uniform> params: Params;
 
 var<workgroup> q_s: array<vec4<f32>, Q_LEN>;       // the G query vectors, pre-scaled
 var<workgroup> s_s: array<f32, S_LEN>;             // [G][MAX_SPLIT] scores, then probabilities

@@ -8,8 +8,19 @@
  */
 import code from './attention-merge.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { makeCall, packUniforms, type BufferRef, type KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, kernelLayout, type KernelLayout } from './common';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { withDeclarations, type KernelSpec } from './spec';
+
+export const ATTENTION_MERGE_SPEC: KernelSpec = {
+  name: 'attention-merge',
+  bindings: {
+    out: { var: 'out', type: 'f32', access: 'read_write', doc: '[B, NH * HS]' },
+    partials: { var: 'partials', type: 'f32', access: 'read', doc: '[B, NH, numSplits, HS + 2]' },
+  },
+  uniforms: { var: 'params', struct: 'Params', fields: { NH: 'u32', HS: 'u32', numSplits: 'u32' } },
+  shaders: { main: [code] },
+};
 
 export interface AttentionMergeIO {
   /** f32 [B, NH * HS], written. */
@@ -32,14 +43,10 @@ export class AttentionMerge {
   private readonly pipeline: GPUComputePipeline;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'attention-merge', [
-      'storage', // 0 out [B, NH * HS]
-      'read-only-storage', // 1 partials [B, NH, numSplits, HS + 2]
-      'uniform', // 2 params: NH, HS, numSplits
-    ]);
+    this.layout = specLayout(ctx, ATTENTION_MERGE_SPEC);
     this.pipeline = ctx.pipelines.get({
       label: 'attention-merge',
-      code,
+      code: withDeclarations(ATTENTION_MERGE_SPEC, code),
       entryPoint: 'main',
       layout: this.layout.pipeline,
       constants: { WG },
@@ -52,12 +59,11 @@ export class AttentionMerge {
     for (const [name, v] of Object.entries(dims)) checkDim(label, name, v);
     checkElements(label, 'partials', io.partials, B * NH * numSplits * (HS + 2));
     checkElements(label, 'out', io.out, B * NH * HS);
-    return makeCall(this.ctx, {
-      label,
+    return specCall(this.ctx, ATTENTION_MERGE_SPEC, {
       pipeline: this.pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [io.out, io.partials],
-      uniforms: packUniforms([NH, HS, numSplits, 0]),
+      layout: this.layout,
+      buffers: { out: io.out, partials: io.partials },
+      uniforms: { NH, HS, numSplits },
       workgroups: [NH, B, 1],
     });
   }

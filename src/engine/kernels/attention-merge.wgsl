@@ -4,18 +4,7 @@
 // owns output dims d, d + WG, ...; the split weights are recomputed per thread (numSplits exps):
 // this kernel is a fallback for when the o_proj prologue fusion is off, and tiny either way.
 
-struct Params {
-  NH: u32,
-  HS: u32,
-  numSplits: u32,
-  _pad: u32,
-}
-
 override WG: u32 = 64u;
-
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;     // [B, NH * HS]
-@group(0) @binding(1) var<storage, read> partials: array<f32>;      // [B, NH, numSplits, HS + 2]
-@group(0) @binding(2) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {

@@ -3,28 +3,11 @@
 // invocation per (token, query head) walks keys 0 .. its position one at a time with an online
 // softmax (running max m, denominator l, accumulator rescaled by exp(m_old - m_new)).
 
-struct Params {
-  B: u32,
-  T: u32,
-  maxBlocksPerSeq: u32,
-  scale: f32,
-  writeLse: u32,
-}
-
 override WG: u32 = 64u;
 override HS: u32 = 64u;
 override NKV: u32 = 1u;
 override G: u32 = 1u;
 const MAX_HS: u32 = 256u;
-
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;   // [T, NH * HS]
-@group(0) @binding(1) var<storage, read_write> lse: array<f32>;   // [T, NH] (when writeLse)
-@group(0) @binding(2) var<storage, read> q: array<f32>;           // [T, NH, HS]
-@group(0) @binding(3) var<storage, read> kCache: array<f32>;      // [numBlocks, NKV, 16, HS]
-@group(0) @binding(4) var<storage, read> vCache: array<f32>;      // [numBlocks, NKV, 16, HS]
-@group(0) @binding(5) var<storage, read> blockTable: array<u32>;
-@group(0) @binding(6) var<storage, read> rows: array<BatchRow>;
-@group(0) @binding(7) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)
 fn main(

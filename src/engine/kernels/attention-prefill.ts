@@ -28,10 +28,36 @@
 import tiledCode from './attention-prefill.wgsl?raw';
 import naiveCode from './attention-prefill-naive.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { makeCall, packUniforms, type BufferRef, type KernelCall } from '../gpu/kernel-call';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements, kernelLayout, placeholder, type KernelLayout } from './common';
-import { grid2d, withCommon, workgroupStorageBudget } from './attention-shared';
+import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
+import { shaderText, type KernelSpec } from './spec';
+
+/** The tiled variant reads and writes vec4 rows, the naive one scalars; the interface is the same. */
+function prefillSpec(variant: 'tiled' | 'naive', vec: string, code: string): KernelSpec {
+  return {
+    name: `attention-prefill.${variant}`,
+    bindings: {
+      out: { var: 'out', type: vec, access: 'read_write', doc: '[T, NH * HS]' },
+      lse: { var: 'lse', type: 'f32', access: 'read_write', doc: '[T, NH] (when writeLse; a 16-byte placeholder otherwise)' },
+      q: { var: 'q', type: vec, access: 'read', doc: '[T, NH, HS]' },
+      k: { var: 'kCache', type: vec, access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
+      v: { var: 'vCache', type: vec, access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
+      blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
+      rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+    },
+    uniforms: {
+      var: 'params',
+      struct: 'Params',
+      // scale = 1 / sqrt(HS); writeLse = 1 writes lse (a uniform, not an override: one pipeline serves both)
+      fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', writeLse: 'u32' },
+    },
+    shaders: { main: [ATTENTION_COMMON_WGSL, code] },
+  };
+}
+
+export const PREFILL_ATTENTION_SPECS = { tiled: prefillSpec('tiled', 'vec4<f32>', tiledCode), naive: prefillSpec('naive', 'f32', naiveCode) };
 
 export interface PrefillAttentionOptions {
   variant?: 'tiled' | 'naive';
@@ -90,6 +116,7 @@ export function prefillTiling(HS: number, budgetBytes: number): PrefillTiling {
 export class PrefillAttention {
   readonly variant: 'tiled' | 'naive';
   readonly tiling: PrefillTiling;
+  private readonly spec: KernelSpec;
   private readonly layout: KernelLayout;
   private readonly pipeline: GPUComputePipeline;
 
@@ -103,16 +130,8 @@ export class PrefillAttention {
     if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`PrefillAttention: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
     this.variant = opts.variant ?? 'tiled';
     this.tiling = prefillTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes));
-    this.layout = kernelLayout(ctx, 'attention-prefill', [
-      'storage', // 0 out [T, NH * HS]
-      'storage', // 1 lse [T, NH] (optional output; a 16-byte placeholder otherwise)
-      'read-only-storage', // 2 q [T, NH, HS]
-      'read-only-storage', // 3 k cache (this layer)
-      'read-only-storage', // 4 v cache (this layer)
-      'read-only-storage', // 5 block table
-      'read-only-storage', // 6 batch rows
-      'uniform', // 7 params: B, T, maxBlocksPerSeq, scale, writeLse
-    ]);
+    this.spec = PREFILL_ATTENTION_SPECS[this.variant];
+    this.layout = specLayout(ctx, this.spec);
     const G = NH / NKV;
     const { workgroupSize: WG, lanes, keysPerTile: BK } = this.tiling;
     const constants: Record<string, number> =
@@ -130,7 +149,7 @@ export class PrefillAttention {
         : { WG: 64, HS, NKV, G };
     this.pipeline = ctx.pipelines.get({
       label: `attention-prefill.${this.variant}`,
-      code: withCommon(this.variant === 'tiled' ? tiledCode : naiveCode),
+      code: shaderText(this.spec),
       entryPoint: 'main',
       layout: this.layout.pipeline,
       constants,
@@ -149,12 +168,11 @@ export class PrefillAttention {
     if (io.lse) checkElements(label, 'lse', io.lse, T * NH);
     checkElements(label, 'rows', io.rows, B * 4);
     const G = NH / NKV;
-    return makeCall(this.ctx, {
-      label,
+    return specCall(this.ctx, this.spec, {
       pipeline: this.pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [io.out, io.lse ?? placeholder(this.ctx), io.q, io.k, io.v, io.blockTable, io.rows],
-      uniforms: packUniforms([B, T, dims.maxBlocksPerSeq, { f32: 1 / Math.sqrt(HS) }, io.lse ? 1 : 0]),
+      layout: this.layout,
+      buffers: { out: io.out, lse: io.lse ?? placeholder(this.ctx), q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
+      uniforms: { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), writeLse: io.lse ? 1 : 0 },
       workgroups:
         this.variant === 'tiled' ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
     });

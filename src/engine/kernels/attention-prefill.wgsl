@@ -13,14 +13,6 @@
 // (running max m, denominator l, rescale o by exp(m_old - m_new)), o += p v.
 // Optional output: lse = m + log(l) per (token, head), what a FlashAttention-2 backward needs.
 
-struct Params {
-  B: u32,
-  T: u32,
-  maxBlocksPerSeq: u32,
-  scale: f32,      // 1 / sqrt(HS)
-  writeLse: u32,   // 1: write lse (a uniform, not an override: one pipeline serves both)
-}
-
 override WG: u32 = 64u;         // threads = BR query rows * LANES
 override HS: u32 = 64u;         // head dim, a multiple of 4
 override NKV: u32 = 1u;
@@ -31,15 +23,6 @@ override KV_LEN: u32 = 256u;    // BK * HS / 4 (vec4)
 override PART_LEN: u32 = 1024u; // BK * WG
 const MAX_DPT4: u32 = 8u;
 const MAX_BK: u32 = 16u;
-
-@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;  // [T, NH * HS]
-@group(0) @binding(1) var<storage, read_write> lse: array<f32>;        // [T, NH] (when writeLse)
-@group(0) @binding(2) var<storage, read> q: array<vec4<f32>>;          // [T, NH, HS]
-@group(0) @binding(3) var<storage, read> kCache: array<vec4<f32>>;     // [numBlocks, NKV, 16, HS]
-@group(0) @binding(4) var<storage, read> vCache: array<vec4<f32>>;     // [numBlocks, NKV, 16, HS]
-@group(0) @binding(5) var<storage, read> blockTable: array<u32>;       // [maxSeqs, maxBlocksPerSeq]
-@group(0) @binding(6) var<storage, read> rows: array<BatchRow>;        // [B]
-@group(0) @binding(7) var<uniform> params: Params;
 
 var<workgroup> k_s: array<vec4<f32>, KV_LEN>;   // [BK][HS/4]
 var<workgroup> v_s: array<vec4<f32>, KV_LEN>;   // [BK][HS/4]

@@ -8,10 +8,8 @@
 import type { KernelContext } from '../gpu/context';
 import commonWgsl from './attention-common.wgsl?raw';
 
-/** The paged-cache WGSL helpers (BatchRow, KV_BLOCK, kv_index) followed by a kernel's own code. */
-export function withCommon(code: string): string {
-  return `${commonWgsl}\n${code}`;
-}
+/** The paged-cache WGSL helpers (BatchRow, KV_BLOCK, kv_index), put before a kernel's own code. */
+export const ATTENTION_COMMON_WGSL = commonWgsl;
 
 /** Workgroup-storage bytes a kernel may plan for: the device limit unless a smaller one is forced (tests). */
 export function workgroupStorageBudget(ctx: KernelContext, forced?: number): number {

@@ -1,27 +1,94 @@
 /**
- * Small helpers every kernel wrapper shares: a labelled layout pair (bind group + pipeline), the
- * subgroup setting to compose shaders with, a placeholder buffer for bindings a variant does not read,
- * and the shape checks wrappers run before encoding.
+ * Small helpers every kernel wrapper shares: the layout pair (bind group + pipeline) and the calls
+ * derived from a kernel spec (spec.ts), the subgroup setting to compose shaders with, a placeholder
+ * buffer for bindings a variant does not read, and the shape checks wrappers run before encoding.
  * Not here: any kernel's math.
  */
 import type { KernelContext } from '../gpu/context';
-import type { BufferRef } from '../gpu/kernel-call';
-import { bindingSize } from '../gpu/kernel-call';
-import type { BindingKind } from '../gpu/pipelines';
-import { bindGroupLayout } from '../gpu/pipelines';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { asBinding, bindingSize, makeCall } from '../gpu/kernel-call';
+import { bindingNumbers, entryBindings, packUniformValues, type KernelSpec, type UniformValues } from './spec';
 
 export interface KernelLayout {
   bindGroup: GPUBindGroupLayout;
   pipeline: GPUPipelineLayout;
+  /** The entry point this layout serves (a spec's `entryPoints`), or all bindings. */
+  entry?: string;
 }
 
-export function kernelLayout(ctx: KernelContext, label: string, kinds: BindingKind[]): KernelLayout {
-  const storage = kinds.filter((k) => k !== 'uniform').length;
-  if (storage > ctx.maxStorageBuffersPerStage) {
-    throw new Error(`${label}: needs ${storage} storage bindings, the device allows ${ctx.maxStorageBuffersPerStage}`);
+/** The bind-group and pipeline layout of a spec (of one entry point's bindings when given). */
+export function specLayout(ctx: KernelContext, spec: KernelSpec, entry?: string): KernelLayout {
+  const names = entryBindings(spec, entry);
+  if (names.length > ctx.maxStorageBuffersPerStage) {
+    throw new Error(`${spec.name}: needs ${names.length} storage bindings, the device allows ${ctx.maxStorageBuffersPerStage}`);
   }
-  const bindGroup = bindGroupLayout(ctx.device, label, kinds);
-  return { bindGroup, pipeline: ctx.device.createPipelineLayout({ label, bindGroupLayouts: [bindGroup] }) };
+  const { storage, uniform } = bindingNumbers(spec);
+  const entries: GPUBindGroupLayoutEntry[] = names.map((n) => ({
+    binding: storage[n],
+    visibility: GPUShaderStage.COMPUTE,
+    buffer: { type: spec.bindings[n].access === 'read' ? 'read-only-storage' : 'storage' },
+  }));
+  if (uniform !== null) entries.push({ binding: uniform, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } });
+  entries.sort((a, b) => a.binding - b.binding);
+  const label = entry ? `${spec.name}.${entry}` : spec.name;
+  const bindGroup = ctx.device.createBindGroupLayout({ label, entries });
+  return { bindGroup, pipeline: ctx.device.createPipelineLayout({ label, bindGroupLayouts: [bindGroup] }), entry };
+}
+
+export interface SpecCallArgs {
+  /** Defaults to the spec's name. */
+  label?: string;
+  pipeline: GPUComputePipeline;
+  layout: KernelLayout;
+  /** One buffer per binding the layout's entry point uses, by the spec's binding names. */
+  buffers: Record<string, BufferRef>;
+  /** The uniform block's fields by name (spec.ts `packUniformValues`). */
+  uniforms?: UniformValues;
+  workgroups: [number, number, number];
+}
+
+/**
+ * A KernelCall bound by name: a missing buffer, a name the spec does not have, or a bad uniform
+ * field throws, naming the kernel and the binding or field. Buffers of bindings the layout's entry
+ * point does not use are ignored (one set of buffers can serve every entry point of a family).
+ */
+export function specCall(ctx: KernelContext, spec: KernelSpec, a: SpecCallArgs): KernelCall {
+  const { uniform } = bindingNumbers(spec);
+  const buffers = storageEntries(spec, a.layout, a.buffers);
+  if ((uniform === null) !== (a.uniforms === undefined)) {
+    throw new Error(`${spec.name}: ${uniform === null ? 'the kernel has no uniform block' : 'the uniform block is missing'}`);
+  }
+  return makeCall(ctx, {
+    label: a.label ?? spec.name,
+    pipeline: a.pipeline,
+    layout: a.layout.bindGroup,
+    buffers,
+    uniforms: uniform === null ? undefined : { binding: uniform, data: packUniformValues(spec, a.uniforms!) },
+    workgroups: a.workgroups,
+  });
+}
+
+/** [binding number, buffer] of each storage binding the layout uses, from buffers by name (checked). */
+function storageEntries(spec: KernelSpec, layout: KernelLayout, named: Record<string, BufferRef>): Array<[number, BufferRef]> {
+  const { storage } = bindingNumbers(spec);
+  for (const k of Object.keys(named)) if (!(k in storage)) throw new Error(`${spec.name}: unknown binding ${k}`);
+  return entryBindings(spec, layout.entry).map((n): [number, BufferRef] => {
+    const ref = named[n];
+    if (ref === undefined) throw new Error(`${spec.name}: binding ${n} is missing`);
+    return [storage[n], ref];
+  });
+}
+
+/**
+ * A bind group by name over a uniform buffer the caller owns and rewrites (the sampler's per-step
+ * sizes), for kernels that bind once and dispatch many times without a KernelCall.
+ */
+export function specBindGroup(ctx: KernelContext, spec: KernelSpec, layout: KernelLayout, buffers: Record<string, BufferRef>, uniforms: GPUBuffer): GPUBindGroup {
+  const { uniform } = bindingNumbers(spec);
+  if (uniform === null) throw new Error(`${spec.name}: the kernel has no uniform block`);
+  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({ binding, resource: asBinding(ref) }));
+  entries.push({ binding: uniform, resource: { buffer: uniforms } });
+  return ctx.device.createBindGroup({ label: spec.name, layout: layout.bindGroup, entries });
 }
 
 /** The subgroup option of composeShader for this context. */

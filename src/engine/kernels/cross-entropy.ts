@@ -14,10 +14,28 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, kernelLayout, placeholder } from './common';
+import { checkDim, checkElements, grid, placeholder, specCall, specLayout } from './common';
 import code from './cross-entropy.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const CROSS_ENTROPY_SPEC: KernelSpec = {
+  name: 'cross-entropy',
+  bindings: {
+    logits: { var: 'LOGITS', type: 'f32', access: 'read_write', doc: '[R, ld]; dlogits written in place with GRAD' },
+    targets: { var: 'TARGETS', type: 'u32', access: 'read', doc: '[rows]' },
+    coef: { var: 'COEF', type: 'f32', access: 'read', doc: '[rows] loss coefficients (GRAD)' },
+    stats: { var: 'STATS', type: 'f32', access: 'read_write', doc: 'logprobs at lp_off, entropies at ent_off' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // R rows in this chunk; ld the logits row stride; row0 the chunk's first row in TARGETS, COEF and
+    // the outputs; row i's logprob at STATS[lp_off + row0 + i], its entropy at STATS[ent_off + row0 + i].
+    fields: { R: 'u32', V: 'u32', ld: 'u32', row0: 'u32', lp_off: 'u32', ent_off: 'u32' },
+  },
+  shaders: { main: [code] },
+};
 
 /** Target id of a row that predicts nothing (the last position of a sequence). */
 export const NO_TARGET = 0xffffffff;
@@ -47,13 +65,7 @@ export class CrossEntropy {
 
   constructor(private readonly ctx: KernelContext) {
     this.serial = ctx.softwareAdapter;
-    this.layout = kernelLayout(ctx, 'cross-entropy', [
-      'storage', // 0 logits [R, ld], dlogits written in place with GRAD
-      'read-only-storage', // 1 targets u32 [rows]
-      'read-only-storage', // 2 coefficients f32 [rows] (GRAD)
-      'storage', // 3 stats: logprobs and entropies
-      'uniform', // 4 R, V, ld, row0, lpOffset, entOffset
-    ]);
+    this.layout = specLayout(ctx, CROSS_ENTROPY_SPEC);
   }
 
   encode(a: CrossEntropyArgs): KernelCall {
@@ -70,14 +82,14 @@ export class CrossEntropy {
       label,
       layout: this.layout.pipeline,
       entryPoint: this.serial ? 'serial' : 'main',
-      code: composeShader({ consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef }, body: [code] }),
+      code: composeShader({ spec: CROSS_ENTROPY_SPEC, consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef }, body: CROSS_ENTROPY_SPEC.shaders.main }),
     });
-    return makeCall(this.ctx, {
+    return specCall(this.ctx, CROSS_ENTROPY_SPEC, {
       label,
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.logits, a.targets, a.coef ?? placeholder(this.ctx), a.stats],
-      uniforms: packUniforms([a.R, a.V, ld, a.row0, a.lpOffset, a.entOffset]),
+      layout: this.layout,
+      buffers: { logits: a.logits, targets: a.targets, coef: a.coef ?? placeholder(this.ctx), stats: a.stats },
+      uniforms: { R: a.R, V: a.V, ld, row0: a.row0, lp_off: a.lpOffset, ent_off: a.entOffset },
       workgroups: grid(this.ctx, this.serial ? Math.ceil(a.R / 64) : a.R),
     });
   }

@@ -11,23 +11,8 @@
 // SERIAL (software adapters): one invocation per row, WG rows per workgroup, no workgroup memory
 // and no barrier, which is what such adapters charge for; the same online softmax, so the same math.
 
-struct Params {
-  R: u32,        // rows in this chunk
-  V: u32,
-  ld: u32,       // logits row stride
-  row0: u32,     // index of the chunk's first row in TARGETS, COEF and the outputs
-  lp_off: u32,   // logprob of row i at STATS[lp_off + row0 + i]
-  ent_off: u32,  // entropy of row i at STATS[ent_off + row0 + i]
-}
-
 const NO_TARGET: u32 = 0xffffffffu;
 const NEG_BIG: f32 = -3.0e38;
-
-@group(0) @binding(0) var<storage, read_write> LOGITS: array<f32>; // [R, ld]
-@group(0) @binding(1) var<storage, read> TARGETS: array<u32>;      // [rows]
-@group(0) @binding(2) var<storage, read> COEF: array<f32>;         // [rows] (GRAD)
-@group(0) @binding(3) var<storage, read_write> STATS: array<f32>;  // logprobs, entropies
-@group(0) @binding(4) var<uniform> P: Params;
 
 var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_l: array<f32, WG>;

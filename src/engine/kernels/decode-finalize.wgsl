@@ -2,16 +2,6 @@
 // order as every other consumer of the partials. One invocation per element. The final norm is folded
 // into the lm_head GEMV that follows (gemv.ts, NORM).
 
-struct Params {
-  n: u32,       // B * C
-  C: u32,
-  bcap: u32,
-  pending: u32,
-}
-
-@group(0) @binding(0) var<storage, read_write> STREAM: array<f32>; // [1 + P, bcap, C]
-@group(0) @binding(1) var<uniform> P: Params;
-
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let r = gid.x;

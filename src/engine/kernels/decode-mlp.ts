@@ -12,14 +12,42 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, kernelLayout, subgroupsOf } from './common';
+import { checkDim, specCall, specLayout, subgroupsOf } from './common';
 import code from './decode-mlp.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const DECODE_MLP_SPEC: KernelSpec = {
+  name: 'decode.mlp',
+  bindings: {
+    stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (read), partials (written)' },
+    gateUp: { var: 'W', type: 'vec4<u32>', access: 'read', doc: '[gate; up] packed [2F, C], row stride w_stride', packed: true },
+    down: { var: 'WD', type: 'vec4<u32>', access: 'read', doc: 'down packed [C, F], row stride d_stride', packed: true },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight at norm_off, biases at gu_bias_off, d_bias_off' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // bcap: rows of each block of the stream buffer
+    fields: {
+      B: 'u32',
+      C: 'u32',
+      F: 'u32',
+      bcap: 'u32',
+      w_stride: 'u32',
+      d_stride: 'u32',
+      norm_off: 'u32',
+      gu_bias_off: 'u32',
+      d_bias_off: 'u32',
+      eps: 'f32',
+    },
+  },
+  shaders: { main: [core, code] },
+};
 
 export const DEFAULT_MLP_SLICE = 128;
 
@@ -43,13 +71,7 @@ export class DecodeMlp {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'decode.mlp', [
-      'storage', // stream: residual (read), partials (written)
-      'read-only-storage', // [gate; up] packed
-      'read-only-storage', // down packed
-      'read-only-storage', // vectors: norm weight, biases
-      'uniform',
-    ]);
+    this.layout = specLayout(ctx, DECODE_MLP_SPEC);
   }
 
   encode(a: DecodeMlpArgs): KernelCall {
@@ -69,31 +91,31 @@ export class DecodeMlp {
       layout: this.layout.pipeline,
       entryPoint: 'main',
       code: composeShader({
+        spec: DECODE_MLP_SPEC,
         subgroups: subgroupsOf(this.ctx),
         reductions: true,
         consts,
         weights: { W: w.gateUp.dtype, WD: w.down.dtype },
-        body: [core, code],
+        body: DECODE_MLP_SPEC.shaders.main,
       }),
     });
-    const uniforms = packUniforms([
-      a.B,
-      C,
-      F,
-      a.stream.rows,
-      w.gateUp.rowStride,
-      w.down.rowStride,
-      w.postNorm,
-      w.gateUpBias ?? 0,
-      w.downBias ?? 0,
-      { f32: cfg.rmsNormEps },
-    ]);
-    return makeCall(this.ctx, {
+    return specCall(this.ctx, DECODE_MLP_SPEC, {
       label,
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.stream.buffer, w.gateUp.single('decode.mlp'), w.down.single('decode.mlp'), a.weights.vectors],
-      uniforms,
+      layout: this.layout,
+      buffers: { stream: a.stream.buffer, gateUp: w.gateUp.single('decode.mlp'), down: w.down.single('decode.mlp'), vectors: a.weights.vectors },
+      uniforms: {
+        B: a.B,
+        C,
+        F,
+        bcap: a.stream.rows,
+        w_stride: w.gateUp.rowStride,
+        d_stride: w.down.rowStride,
+        norm_off: w.postNorm,
+        gu_bias_off: w.gateUpBias ?? 0,
+        d_bias_off: w.downBias ?? 0,
+        eps: cfg.rmsNormEps,
+      },
       workgroups: [P, Math.ceil(a.B / tile.BB), 1],
     });
   }

@@ -9,25 +9,6 @@
 // gives each invocation whole output rows: FS contiguous weights of a down_proj row against h.
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, FS (multiple of 8), HAS_BIAS.
 
-struct Params {
-  B: u32,
-  C: u32,
-  F: u32,
-  bcap: u32,      // rows of each block of the stream buffer
-  w_stride: u32,  // row stride of Wgate_up
-  d_stride: u32,  // row stride of Wdown
-  norm_off: u32,
-  gu_bias_off: u32,
-  d_bias_off: u32,
-  eps: f32,
-}
-
-@group(0) @binding(0) var<storage, read_write> STREAM: array<f32>; // [1 + P, bcap, C]: residual, partials
-@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // [gate; up] packed [2F, C]
-@group(0) @binding(2) var<storage, read> WD: array<vec4<u32>>;     // down packed [C, F]
-@group(0) @binding(3) var<storage, read> VEC: array<f32>;          // norm weight, biases
-@group(0) @binding(4) var<uniform> P: Params;
-
 var<workgroup> gu: array<f32, 2u * FS * BB>;       // gate then up projections of the slice, [q][b]
 var<workgroup> hs: array<vec4<f32>, BB * FS / 4u>; // h [b][f]
 

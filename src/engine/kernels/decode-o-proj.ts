@@ -11,15 +11,32 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, kernelLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, specCall, specLayout, subgroupsOf } from './common';
 import code from './decode-o-proj.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import type { GemvTile } from './gemv-config';
 import { fitTile, tileConsts } from './gemv-config';
 import { composeShader, pow2floor } from './shader';
+import type { KernelSpec } from './spec';
+
+export const DECODE_O_PROJ_SPEC: KernelSpec = {
+  name: 'decode.o_proj',
+  bindings: {
+    partials: { var: 'AP', type: 'f32', access: 'read', doc: 'attention partials [B, NH, S, HS + 2]' },
+    o: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wo packed [C, NH HS], row stride w_stride', packed: true },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'o_proj bias at bias_off' },
+    stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (updated), MLP partials' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial sums
+    fields: { B: 'u32', C: 'u32', K: 'u32', NH: 'u32', HS: 'u32', S: 'u32', bcap: 'u32', pending: 'u32', w_stride: 'u32', bias_off: 'u32' },
+  },
+  shaders: { main: [core, code] },
+};
 
 export interface DecodeOProjArgs {
   weights: WeightSet;
@@ -38,13 +55,7 @@ export class DecodeOProj {
   private readonly coefCap: number;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'decode.o_proj', [
-      'read-only-storage', // attention partials
-      'read-only-storage', // Wo packed
-      'read-only-storage', // vectors: o_proj bias
-      'storage', // stream: residual (updated) + MLP partials
-      'uniform',
-    ]);
+    this.layout = specLayout(ctx, DECODE_O_PROJ_SPEC);
     this.coefCap = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
   }
 
@@ -85,15 +96,32 @@ export class DecodeOProj {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, weights: { W: w.o.dtype }, body: [core, code] }),
+      code: composeShader({
+        spec: DECODE_O_PROJ_SPEC,
+        subgroups: subgroupsOf(this.ctx),
+        reductions: true,
+        consts,
+        weights: { W: w.o.dtype },
+        body: DECODE_O_PROJ_SPEC.shaders.main,
+      }),
     });
-    const uniforms = packUniforms([a.B, C, NH * HS, NH, HS, a.numSplits, a.stream.rows, a.pending, w.o.rowStride, w.oBias ?? 0]);
-    return makeCall(this.ctx, {
+    return specCall(this.ctx, DECODE_O_PROJ_SPEC, {
       label,
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.partials, w.o.single('decode.o_proj'), a.weights.vectors, a.stream.buffer],
-      uniforms,
+      layout: this.layout,
+      buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.weights.vectors, stream: a.stream.buffer },
+      uniforms: {
+        B: a.B,
+        C,
+        K: NH * HS,
+        NH,
+        HS,
+        S: a.numSplits,
+        bcap: a.stream.rows,
+        pending: a.pending,
+        w_stride: w.o.rowStride,
+        bias_off: w.oBias ?? 0,
+      },
       workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
     });
   }

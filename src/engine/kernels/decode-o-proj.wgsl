@@ -6,25 +6,6 @@
 // o unnormalised: out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M), M = max_s m_s.
 // Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S).
 
-struct Params {
-  B: u32,
-  C: u32,       // outputs (hidden size)
-  K: u32,       // NH * HS
-  NH: u32,
-  HS: u32,
-  S: u32,       // splits
-  bcap: u32,    // rows of each block of the stream buffer
-  pending: u32, // pending MLP partial sums
-  w_stride: u32,
-  bias_off: u32,
-}
-
-@group(0) @binding(0) var<storage, read> AP: array<f32>;           // attention partials [B, NH, S, HS + 2]
-@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // Wo packed [C, NH HS]
-@group(0) @binding(2) var<storage, read> VEC: array<f32>;          // o_proj bias
-@group(0) @binding(3) var<storage, read_write> STREAM: array<f32>; // [1 + P, bcap, C]: residual, MLP partials
-@group(0) @binding(4) var<uniform> P: Params;
-
 var<workgroup> coef: array<f32, COEF_CAP>; // [b][h][s] = exp(m_s - M) / L
 
 var<private> n0: u32;

@@ -12,15 +12,53 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, kernelLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, specCall, specLayout, subgroupsOf } from './common';
 import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const DECODE_QKV_SPEC: KernelSpec = {
+  name: 'decode.qkv',
+  bindings: {
+    stream: { var: 'STREAM', type: 'f32', access: 'read', doc: '[1 + P, bcap, C]: residual, MLP partials' },
+    qkv: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride', packed: true },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'RoPE table at 0, norm weights, biases' },
+    rows: { var: 'ROWS', type: 'BatchRow', access: 'read', doc: '[B]' },
+    blockTable: { var: 'BT', type: 'u32', access: 'read', doc: 'block table [maxSeqs, max_blocks]' },
+    k: { var: 'KC', type: 'f32', access: 'read_write', doc: "this layer's K cache" },
+    v: { var: 'VC', type: 'f32', access: 'read_write', doc: "this layer's V cache" },
+    q: { var: 'Q', type: 'f32', access: 'read_write', doc: '[B, NH, HS]' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
+    // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
+    // rope_positions: positions of the RoPE table at VEC[0]
+    fields: {
+      B: 'u32',
+      C: 'u32',
+      NH: 'u32',
+      NKV: 'u32',
+      bcap: 'u32',
+      pending: 'u32',
+      w_stride: 'u32',
+      norm_off: 'u32',
+      bias_off: 'u32',
+      qnorm_off: 'u32',
+      knorm_off: 'u32',
+      max_blocks: 'u32',
+      rope_positions: 'u32',
+      eps: 'f32',
+    },
+  },
+  shaders: { main: [core, code] },
+};
 
 export interface DecodeQkvArgs {
   weights: WeightSet;
@@ -52,17 +90,7 @@ export class DecodeQkv {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'decode.qkv', [
-      'read-only-storage', // stream: residual + MLP partials
-      'read-only-storage', // Wqkv packed
-      'read-only-storage', // vectors: RoPE table, norms, biases
-      'read-only-storage', // batch rows
-      'read-only-storage', // block table
-      'storage', // K cache
-      'storage', // V cache
-      'storage', // q
-      'uniform',
-    ]);
+    this.layout = specLayout(ctx, DECODE_QKV_SPEC);
   }
 
   encode(a: DecodeQkvArgs): KernelCall {
@@ -85,30 +113,45 @@ export class DecodeQkv {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, weights: { W: w.qkv.dtype }, body: [core, code] }),
+      code: composeShader({
+        spec: DECODE_QKV_SPEC,
+        subgroups: subgroupsOf(this.ctx),
+        reductions: true,
+        consts,
+        weights: { W: w.qkv.dtype },
+        body: DECODE_QKV_SPEC.shaders.main,
+      }),
     });
-    const uniforms = packUniforms([
-      a.B,
-      C,
-      NH,
-      NKV,
-      a.stream.rows,
-      a.pending,
-      w.qkv.rowStride,
-      w.inputNorm,
-      w.qkvBias ?? 0,
-      w.qNorm ?? 0,
-      w.kNorm ?? 0,
-      a.maxBlocksPerSeq,
-      a.weights.ropePositions,
-      { f32: cfg.rmsNormEps },
-    ]);
-    return makeCall(this.ctx, {
+    return specCall(this.ctx, DECODE_QKV_SPEC, {
       label,
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.stream.buffer, w.qkv.single('decode.qkv'), a.weights.vectors, a.rows, a.blockTable, a.k, a.v, a.q],
-      uniforms,
+      layout: this.layout,
+      buffers: {
+        stream: a.stream.buffer,
+        qkv: w.qkv.single('decode.qkv'),
+        vectors: a.weights.vectors,
+        rows: a.rows,
+        blockTable: a.blockTable,
+        k: a.k,
+        v: a.v,
+        q: a.q,
+      },
+      uniforms: {
+        B: a.B,
+        C,
+        NH,
+        NKV,
+        bcap: a.stream.rows,
+        pending: a.pending,
+        w_stride: w.qkv.rowStride,
+        norm_off: w.inputNorm,
+        bias_off: w.qkvBias ?? 0,
+        qnorm_off: w.qNorm ?? 0,
+        knorm_off: w.kNorm ?? 0,
+        max_blocks: a.maxBlocksPerSeq,
+        rope_positions: a.weights.ropePositions,
+        eps: cfg.rmsNormEps,
+      },
       workgroups: [(NH + 2 * NKV) * (HS / U), Math.ceil(a.B / tile.BB), 1],
     });
   }

@@ -15,33 +15,6 @@ struct BatchRow {
   count: u32,
 }
 
-struct Params {
-  B: u32,              // batch rows
-  C: u32,              // hidden size
-  NH: u32,
-  NKV: u32,
-  bcap: u32,           // rows of each block of the stream buffer
-  pending: u32,        // pending MLP partial sums (0 at the first layer)
-  w_stride: u32,       // row stride of Wqkv
-  norm_off: u32,       // input_layernorm weight in VEC
-  bias_off: u32,       // q|k|v bias in VEC
-  qnorm_off: u32,
-  knorm_off: u32,
-  max_blocks: u32,     // block-table row length
-  rope_positions: u32, // positions of the RoPE table at VEC[0]
-  eps: f32,
-}
-
-@group(0) @binding(0) var<storage, read> STREAM: array<f32>;       // [1 + P, bcap, C]: residual, MLP partials
-@group(0) @binding(1) var<storage, read> W: array<vec4<u32>>;      // Wqkv packed [(NH + 2 NKV) HS, C]
-@group(0) @binding(2) var<storage, read> VEC: array<f32>;          // RoPE table at 0, norm weights, biases
-@group(0) @binding(3) var<storage, read> ROWS: array<BatchRow>;    // [B]
-@group(0) @binding(4) var<storage, read> BT: array<u32>;           // block table [maxSeqs, max_blocks]
-@group(0) @binding(5) var<storage, read_write> KC: array<f32>;     // this layer's K cache
-@group(0) @binding(6) var<storage, read_write> VC: array<f32>;     // this layer's V cache
-@group(0) @binding(7) var<storage, read_write> Q: array<f32>;      // [B, NH, HS]
-@group(0) @binding(8) var<uniform> P: Params;
-
 var<workgroup> hv: array<f32, U * BB>; // the unit's projections, [u][b]
 var<workgroup> hn: array<f32, BB>;     // q/k-norm rstd per batch row
 

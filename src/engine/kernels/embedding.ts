@@ -6,11 +6,26 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, grid, kernelLayout } from './common';
+import { checkDim, checkElements, grid, specCall, specLayout } from './common';
 import code from './embedding.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const EMBEDDING_SPEC: KernelSpec = {
+  name: 'embedding',
+  bindings: {
+    table: { var: 'E', type: 'vec4<u32>', access: 'read', doc: 'one row chunk of the embedding, packed (rows row_start.., row stride w_stride)', packed: true },
+    tokens: { var: 'TOK', type: 'u32', access: 'read', doc: 'token ids [T] from tok_off' },
+    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'row t at out_off + t * out_stride' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    fields: { T: 'u32', C: 'u32', row_start: 'u32', rows: 'u32', w_stride: 'u32', out_off: 'u32', out_stride: 'u32', tok_off: 'u32' },
+  },
+  shaders: { main: [code] },
+};
 
 export interface EmbeddingArgs {
   /** f32: row t at outOffset + t * outStride. */
@@ -28,7 +43,7 @@ export class Embedding {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'embedding', ['read-only-storage', 'read-only-storage', 'storage', 'uniform']);
+    this.layout = specLayout(ctx, EMBEDDING_SPEC);
   }
 
   encode(a: EmbeddingArgs): KernelCall[] {
@@ -43,15 +58,24 @@ export class Embedding {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ weights: { E: E.dtype }, body: [code] }),
+      code: composeShader({ spec: EMBEDDING_SPEC, weights: { E: E.dtype }, body: EMBEDDING_SPEC.shaders.main }),
     });
     return E.chunks.map((chunk) =>
-      makeCall(this.ctx, {
+      specCall(this.ctx, EMBEDDING_SPEC, {
         label,
         pipeline,
-        layout: this.layout.bindGroup,
-        buffers: [chunk.buffer, a.tokens, a.out],
-        uniforms: packUniforms([a.T, C, chunk.rowStart, chunk.rows, E.rowStride, a.outOffset ?? 0, outStride, a.tokenOffset ?? 0]),
+        layout: this.layout,
+        buffers: { table: chunk.buffer, tokens: a.tokens, out: a.out },
+        uniforms: {
+          T: a.T,
+          C,
+          row_start: chunk.rowStart,
+          rows: chunk.rows,
+          w_stride: E.rowStride,
+          out_off: a.outOffset ?? 0,
+          out_stride: outStride,
+          tok_off: a.tokenOffset ?? 0,
+        },
         workgroups: grid(this.ctx, a.T),
       }),
     );

@@ -3,22 +3,6 @@
 // each chunk checks them itself); tokens of other chunks are skipped, ids >= V by all of them.
 // One workgroup per token, 8 elements per load.
 
-struct Params {
-  T: u32,
-  C: u32,
-  row_start: u32, // first vocabulary row of this chunk
-  rows: u32,
-  w_stride: u32,
-  out_off: u32,
-  out_stride: u32,
-  tok_off: u32,
-}
-
-@group(0) @binding(0) var<storage, read> E: array<vec4<u32>>;  // chunk of the embedding, packed
-@group(0) @binding(1) var<storage, read> TOK: array<u32>;      // token ids [T]
-@group(0) @binding(2) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
-
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let t = wid.x + wid.y * nwg.x;

@@ -3,29 +3,8 @@
 // Strides make one kernel serve every layout the prefill and the trainer need: Y = X W^T
 // (B(k, n) = W[n, k]), dX = dY W (B(k, n) = W[k, n]), dA = dH^T X (A(m, k) = dH[k, m]).
 // A: f32 activations. B: packed weights of any dtype, or f32 activations bound the same way
-// (`B: array<vec4<u32>>` read through B_load1 of the packed-f32 accessors).
-
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-  a_off: u32, // A(m, k) = A[a_off + m * a_sm + k * a_sk]
-  a_sm: u32,
-  a_sk: u32,
-  b_off: u32, // B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)
-  b_sn: u32,
-  b_sk: u32,
-  c_off: u32, // C[m, n] = C[c_off + m * c_sm + n]
-  c_sm: u32,
-  bias_off: u32, // bias[n] = VEC[bias_off + n]
-  alpha: f32,
-}
-
-@group(0) @binding(0) var<storage, read> A: array<f32>;
-@group(0) @binding(1) var<storage, read> B: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<storage, read> VEC: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
+// (`B: array<vec4<u32>>` read through B_load1 of the packed-f32 accessors). The bindings and
+// Params are declared by GEMM_SPEC (gemm.ts); these are the addressing helpers both kernels share.
 
 fn a_at(m: u32, k: u32) -> f32 {
   return A[P.a_off + m * P.a_sm + k * P.a_sk];

@@ -16,14 +16,44 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../model/config';
-import { checkDim, kernelLayout, placeholder } from './common';
+import { checkDim, placeholder, specCall, specLayout } from './common';
 import naive from './gemm-naive.wgsl?raw';
 import params from './gemm-params.wgsl?raw';
 import tiled from './gemm.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const GEMM_SPEC: KernelSpec = {
+  name: 'gemm',
+  bindings: {
+    a: { var: 'A', type: 'f32', access: 'read', doc: 'A(m, k) = A[a_off + m * a_sm + k * a_sk]' },
+    b: { var: 'B', type: 'vec4<u32>', access: 'read', doc: 'packed, B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)', packed: true },
+    out: { var: 'C', type: 'f32', access: 'read_write', doc: 'C[m, n] = C[c_off + m * c_sm + n]' },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'bias[n] = VEC[bias_off + n] (HAS_BIAS)' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    fields: {
+      M: 'u32',
+      N: 'u32',
+      K: 'u32',
+      a_off: 'u32',
+      a_sm: 'u32',
+      a_sk: 'u32',
+      b_off: 'u32',
+      b_sn: 'u32',
+      b_sk: 'u32',
+      c_off: 'u32',
+      c_sm: 'u32',
+      bias_off: 'u32',
+      alpha: 'f32',
+    },
+  },
+  shaders: { tiled: [params, tiled], naive: [params, naive] },
+};
 
 export type GemmB =
   | { weight: PackedMatrix; layout: 'rows-are-n' | 'rows-are-k' }
@@ -73,7 +103,7 @@ export class Gemm {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'gemm', ['read-only-storage', 'read-only-storage', 'storage', 'read-only-storage', 'uniform']);
+    this.layout = specLayout(ctx, GEMM_SPEC);
   }
 
   encode(g: GemmArgs): KernelCall[] {
@@ -141,33 +171,32 @@ export class Gemm {
         label,
         layout: this.layout.pipeline,
         entryPoint: 'main',
-        code: composeShader({ consts, weights: { B: dtype }, body: [params, g.naive ? naive : tiled] }),
+        code: composeShader({ spec: GEMM_SPEC, consts, weights: { B: dtype }, body: GEMM_SPEC.shaders[g.naive ? 'naive' : 'tiled'] }),
       });
-      const uniforms = packUniforms([
-        g.M,
-        p.n,
-        p.k,
-        (g.aOffset ?? 0) + p.k0 * aSk,
-        aSm,
-        aSk,
-        p.bOffset,
-        p.sn,
-        p.sk,
-        (g.cOffset ?? 0) + p.n0,
-        ldc,
-        (g.bias ?? 0) + p.n0,
-        { f32: g.alpha ?? 1 },
-      ]);
       const workgroups: [number, number, number] = g.naive
         ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
         : [Math.ceil(p.n / BN), Math.ceil(g.M / BM), 1];
       calls.push(
-        makeCall(this.ctx, {
+        specCall(this.ctx, GEMM_SPEC, {
           label,
           pipeline,
-          layout: this.layout.bindGroup,
-          buffers: [g.a, p.buffer, g.out, g.vectors ?? placeholder(this.ctx)],
-          uniforms,
+          layout: this.layout,
+          buffers: { a: g.a, b: p.buffer, out: g.out, vectors: g.vectors ?? placeholder(this.ctx) },
+          uniforms: {
+            M: g.M,
+            N: p.n,
+            K: p.k,
+            a_off: (g.aOffset ?? 0) + p.k0 * aSk,
+            a_sm: aSm,
+            a_sk: aSk,
+            b_off: p.bOffset,
+            b_sn: p.sn,
+            b_sk: p.sk,
+            c_off: (g.cOffset ?? 0) + p.n0,
+            c_sm: ldc,
+            bias_off: (g.bias ?? 0) + p.n0,
+            alpha: g.alpha ?? 1,
+          },
           workgroups,
         }),
       );

@@ -10,13 +10,45 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, kernelLayout, placeholder, subgroupsOf } from './common';
+import { checkDim, checkElements, placeholder, specCall, specLayout, subgroupsOf } from './common';
 import core from './gemv-core.wgsl?raw';
 import { gemvTile, tileConsts } from './gemv-config';
 import code from './gemv.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const GEMV_SPEC: KernelSpec = {
+  name: 'gemv',
+  bindings: {
+    weight: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'packed weights (file dtype), row 0 at w_off, row stride w_stride', packed: true },
+    x: { var: 'X', type: 'f32', access: 'read', doc: 'activations: X[b, k] = X[x_off + b * x_stride + k]' },
+    out: { var: 'Y', type: 'f32', access: 'read_write', doc: 'outputs: Y[b, n] = Y[y_off + b * y_stride + n]' },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'f32 vectors: bias at bias_off, norm weight at norm_off' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // N outputs (rows of W; with SWIGLU the number of gate/up pairs), K inputs (columns of W), B
+    // activation rows in use; up_row: with SWIGLU the row of up_proj's row 0
+    fields: {
+      N: 'u32',
+      K: 'u32',
+      B: 'u32',
+      x_off: 'u32',
+      x_stride: 'u32',
+      y_off: 'u32',
+      y_stride: 'u32',
+      w_off: 'u32',
+      w_stride: 'u32',
+      bias_off: 'u32',
+      norm_off: 'u32',
+      up_row: 'u32',
+      eps: 'f32',
+    },
+  },
+  shaders: { main: [core, code] },
+};
 
 export interface GemvArgs {
   /** Y, f32: element (b, n) at yOffset + b * yStride + n. */
@@ -47,7 +79,7 @@ export class Gemv {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'gemv', ['read-only-storage', 'read-only-storage', 'storage', 'read-only-storage', 'uniform']);
+    this.layout = specLayout(ctx, GEMV_SPEC);
   }
 
   /** One call per chunk of the weight (usually one). */
@@ -76,38 +108,38 @@ export class Gemv {
       layout: this.layout.pipeline,
       entryPoint: 'main',
       code: composeShader({
+        spec: GEMV_SPEC,
         subgroups: subgroupsOf(this.ctx),
         reductions: true,
         consts: { ...tileConsts(tile), ...flags },
         weights: { W: w.dtype },
-        body: [core, code],
+        body: GEMV_SPEC.shaders.main,
       }),
     });
     const G = tile.TR * tile.RPT;
     const outsPerGroup = swiglu ? G / 2 : G;
     return w.chunks.map((chunk) => {
       // Chunk c of W holds output rows [rowStart, rowStart + rows): it writes that column range of Y.
-      const uniforms = packUniforms([
-        swiglu ? N : chunk.rows,
-        K,
-        a.B,
-        xOffset,
-        xStride,
-        yOffset + chunk.rowStart,
-        yStride,
-        0,
-        w.rowStride,
-        (a.bias ?? 0) + chunk.rowStart,
-        a.norm?.offset ?? 0,
-        swiglu ? N : 0,
-        { f32: a.norm?.eps ?? 0 },
-      ]);
-      return makeCall(this.ctx, {
+      return specCall(this.ctx, GEMV_SPEC, {
         label,
         pipeline,
-        layout: this.layout.bindGroup,
-        buffers: [chunk.buffer, a.x, a.out, a.vectors ?? placeholder(this.ctx)],
-        uniforms,
+        layout: this.layout,
+        buffers: { weight: chunk.buffer, x: a.x, out: a.out, vectors: a.vectors ?? placeholder(this.ctx) },
+        uniforms: {
+          N: swiglu ? N : chunk.rows,
+          K,
+          B: a.B,
+          x_off: xOffset,
+          x_stride: xStride,
+          y_off: yOffset + chunk.rowStart,
+          y_stride: yStride,
+          w_off: 0,
+          w_stride: w.rowStride,
+          bias_off: (a.bias ?? 0) + chunk.rowStart,
+          norm_off: a.norm?.offset ?? 0,
+          up_row: swiglu ? N : 0,
+          eps: a.norm?.eps ?? 0,
+        },
         workgroups: [Math.ceil((swiglu ? N : chunk.rows) / outsPerGroup), Math.ceil(a.B / tile.BB), 1],
       });
     });

@@ -6,28 +6,6 @@
 //   SWIGLU   W is a fused [gate; up] matrix: output n = silu(gate_n . x) * (up_n . x), the up row of
 //            output n being up_row + n; a workgroup owns G / 2 outputs (gate and up rows side by side).
 
-struct Params {
-  N: u32,        // outputs (rows of W; with SWIGLU the number of gate/up pairs)
-  K: u32,        // inputs (columns of W)
-  B: u32,        // activation rows in use
-  x_off: u32,    // X[b, k] = X[x_off + b * x_stride + k]
-  x_stride: u32,
-  y_off: u32,    // Y[b, n] = Y[y_off + b * y_stride + n]
-  y_stride: u32,
-  w_off: u32,    // element offset of W's row 0 in its buffer
-  w_stride: u32, // elements between W's rows (16-byte aligned)
-  bias_off: u32,
-  norm_off: u32,
-  up_row: u32,   // SWIGLU: row of up_proj's row 0
-  eps: f32,
-}
-
-@group(0) @binding(0) var<storage, read> W: array<vec4<u32>>;      // packed weights (file dtype)
-@group(0) @binding(1) var<storage, read> X: array<f32>;            // activations
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;      // outputs
-@group(0) @binding(3) var<storage, read> VEC: array<f32>;          // f32 vectors: bias, norm weight
-@group(0) @binding(4) var<uniform> P: Params;
-
 const OUTS: u32 = select(G, G / 2u, SWIGLU); // outputs per workgroup
 
 var<private> n0: u32; // first output of this workgroup

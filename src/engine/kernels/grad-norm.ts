@@ -7,9 +7,20 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, kernelLayout } from './common';
+import { checkDim, checkElements, specCall, specLayout } from './common';
 import code from './grad-norm.wgsl?raw';
+import { withDeclarations, type KernelSpec } from './spec';
+
+export const GRAD_NORM_SPEC: KernelSpec = {
+  name: 'grad-norm',
+  bindings: {
+    grads: { var: 'GRAD', type: 'f32', access: 'read', doc: 'gradients [n]' },
+    part: { var: 'PART', type: 'f32', access: 'read_write', doc: 'partial sums of squares [parts]' },
+    stats: { var: 'STATS', type: 'f32', access: 'read_write', doc: '[2]: norm, clip factor' },
+  },
+  uniforms: { var: 'P', struct: 'Params', fields: { n: 'u32', chunk: 'u32', parts: 'u32', max_norm: 'f32' } },
+  shaders: { main: [code] },
+};
 
 /** Slices of the partial pass: enough workgroups to spread a few million gradients, few enough for one finishing workgroup. */
 const MAX_PARTS = 1024;
@@ -30,12 +41,7 @@ export class GradNorm {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'grad-norm', [
-      'read-only-storage', // 0 gradients
-      'storage', // 1 partial sums of squares
-      'storage', // 2 stats: norm, clip
-      'uniform', // 3 n, chunk, parts, maxNorm
-    ]);
+    this.layout = specLayout(ctx, GRAD_NORM_SPEC);
   }
 
   static partsFor(n: number): number {
@@ -49,14 +55,14 @@ export class GradNorm {
     const chunk = Math.ceil(a.n / parts);
     checkElements('grad-norm', 'part', a.part, parts);
     checkElements('grad-norm', 'stats', a.stats, 2);
-    const uniforms = packUniforms([a.n, chunk, parts, { f32: a.maxNorm }]);
+    const text = withDeclarations(GRAD_NORM_SPEC, code);
     const call = (entryPoint: string, workgroups: number) =>
-      makeCall(this.ctx, {
+      specCall(this.ctx, GRAD_NORM_SPEC, {
         label: `grad-norm.${entryPoint}`,
-        pipeline: this.ctx.pipelines.get({ label: `grad-norm.${entryPoint}`, layout: this.layout.pipeline, entryPoint, code }),
-        layout: this.layout.bindGroup,
-        buffers: [a.grads, a.part, a.stats],
-        uniforms,
+        pipeline: this.ctx.pipelines.get({ label: `grad-norm.${entryPoint}`, layout: this.layout.pipeline, entryPoint, code: text }),
+        layout: this.layout,
+        buffers: { grads: a.grads, part: a.part, stats: a.stats },
+        uniforms: { n: a.n, chunk, parts, max_norm: a.maxNorm },
         workgroups: [workgroups, 1, 1],
       });
     return [call('partial', parts), call('finish', 1)];

@@ -5,19 +5,7 @@
 // STATS[1] = clip, which AdamW reads on the GPU (no CPU round trip between backward and update).
 // Both sums are fixed trees in workgroup memory: the same bits on every run and every adapter.
 
-struct Params {
-  n: u32,
-  chunk: u32,
-  parts: u32,
-  max_norm: f32,
-}
-
 const WG: u32 = 256u;
-
-@group(0) @binding(0) var<storage, read> GRAD: array<f32>;
-@group(0) @binding(1) var<storage, read_write> PART: array<f32>;
-@group(0) @binding(2) var<storage, read_write> STATS: array<f32>;
-@group(0) @binding(3) var<uniform> P: Params;
 
 var<workgroup> red: array<f32, WG>;
 

@@ -12,12 +12,11 @@
  * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
  */
 import type { KernelContext } from '../gpu/context';
-import { bindGroupLayout } from '../gpu/pipelines';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../generate/sampling-params';
+import { specBindGroup, specLayout, type KernelLayout } from './common';
 import type { SamplerWorkgroupSize } from './sampler';
-import commonWgsl from './sampler-common.wgsl?raw';
-import radixWgsl from './sampler-radix.wgsl?raw';
-import logprobsWgsl from './logprobs.wgsl?raw';
+import { PROMPT_LOGPROBS_SPEC } from './sampler-specs';
+import { packUniformValues, shaderText } from './spec';
 
 const MAX_GRID_X = 65535;
 
@@ -27,7 +26,7 @@ export function promptLogprobsStride(k: number): number {
 }
 
 export class PromptLogprobs {
-  private readonly layout: GPUBindGroupLayout;
+  private readonly layout: KernelLayout;
   private readonly pipeline: GPUComputePipeline;
   /** Uniforms by "V,k" (a handful per model): records with different shapes may share a submission. */
   private readonly uniforms = new Map<string, GPUBuffer>();
@@ -41,13 +40,12 @@ export class PromptLogprobs {
   ) {
     const device = ctx.device;
     this.device = device;
-    // dims | logits, targets | out
-    this.layout = bindGroupLayout(device, 'logprobs.prompt', ['uniform', 'read-only-storage', 'read-only-storage', 'storage']);
+    this.layout = specLayout(ctx, PROMPT_LOGPROBS_SPEC);
     this.pipeline = ctx.pipelines.get({
       label: 'logprobs.prompt',
-      code: [commonWgsl, radixWgsl, logprobsWgsl].join('\n'),
+      code: shaderText(PROMPT_LOGPROBS_SPEC),
       entryPoint: 'prompt_logprobs',
-      layout: device.createPipelineLayout({ label: 'logprobs.prompt', bindGroupLayouts: [this.layout] }),
+      layout: this.layout.pipeline,
       constants: { WG: workgroupSize },
     });
   }
@@ -64,12 +62,7 @@ export class PromptLogprobs {
     if (out.size < outBytes) throw new Error(`PromptLogprobs: out holds ${out.size} bytes, needs ${outBytes}.`);
     const gridX = Math.min(T, MAX_GRID_X);
     // targets is bound with exactly T words: the kernel reads T from its length.
-    const resources: GPUBufferBinding[] = [{ buffer: this.dims(V, k) }, { buffer: logits }, { buffer: targets, size: T * 4 }, { buffer: out }];
-    const group = this.device.createBindGroup({
-      label: 'logprobs.prompt',
-      layout: this.layout,
-      entries: resources.map((resource, binding) => ({ binding, resource })),
-    });
+    const group = specBindGroup(this.ctx, PROMPT_LOGPROBS_SPEC, this.layout, { logits, targets: { buffer: targets, size: T * 4 }, out }, this.dims(V, k));
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, group);
     this.ctx.profiler.dispatch(pass, 'logprobs.prompt', gridX, Math.ceil(T / gridX));
@@ -85,7 +78,7 @@ export class PromptLogprobs {
     let u = this.uniforms.get(key);
     if (!u) {
       u = this.device.createBuffer({ label: `logprobs.dims ${key}`, size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-      this.device.queue.writeBuffer(u, 0, new Uint32Array([V, k, 0, 0]));
+      this.device.queue.writeBuffer(u, 0, packUniformValues(PROMPT_LOGPROBS_SPEC, { V, k }));
       this.uniforms.set(key, u);
     }
     return u;

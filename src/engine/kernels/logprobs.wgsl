@@ -5,16 +5,6 @@
 // Output row r: out[r * (2 + 2k) ..] = logprob bits, rank, then k (id, logprob bits) pairs.
 // Prepended: sampler-common.wgsl, sampler-radix.wgsl. Not here: the sampler (sampler-*.wgsl).
 
-struct PromptDims {
-  V: u32,
-  k: u32,             // top entries per row, 0..MAX_TOP
-}
-
-@group(0) @binding(0) var<uniform> pdims: PromptDims;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;          // (T, V)
-@group(0) @binding(2) var<storage, read> targets: array<u32>;         // (T): bound with exactly T words
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;       // (T, 2 + 2k)
-
 var<private> sel_base: u32;
 
 fn sel_value(i: u32) -> f32 {

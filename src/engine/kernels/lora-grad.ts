@@ -12,11 +12,12 @@
  * Reference: reference/linear.ts `matmulForward` with transA (dB = s g^T u, dA = s (g B)^T x).
  */
 import type { KernelContext } from '../gpu/context';
-import { KernelCall, type BufferRef } from '../gpu/kernel-call';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { alignTo } from '../gpu/buffers';
-import { checkDim, checkElements, grid, kernelLayout } from './common';
+import { checkDim, checkElements, grid, specCall, specLayout } from './common';
 import code from './lora-grad.wgsl?raw';
-import { constDecls } from './shader';
+import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
 
 export interface LoraGradProblem {
   /** OUT is M x N (before an optional transposed store); K tokens. */
@@ -53,7 +54,55 @@ const BK = 32;
 const MAXP = 8;
 /** Workgroups a problem aims for: a few per SM on large GPUs (so K is split), one split on tiny K. */
 const TARGET_WORKGROUPS = 256;
-const PROBLEM_WORDS = 16;
+
+export const LORA_GRAD_SPEC: KernelSpec = {
+  name: 'lora-grad',
+  bindings: {
+    x: { var: 'X', type: 'f32', access: 'read', doc: '[K, ldx]: u (for dB^T) or s g B (for dA)' },
+    y: { var: 'Y', type: 'f32', access: 'read', doc: '[K, ldy]: g (for dB^T) or the module input x (for dA)' },
+    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'the gradient buffer, accumulated' },
+    part: { var: 'PART', type: 'f32', access: 'read_write', doc: 'split partials: PART[part_off + (split M + m) N + n]' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    // total: workgroups (partial) or elements (reduce) in all. A problem's transposed = 1 stores
+    // OUT[out_off + n ldo + m], else OUT[out_off + m ldo + n]; kps: tokens per split; first: its first
+    // workgroup (partial) or element (reduce).
+    fields: {
+      count: 'u32',
+      total: 'u32',
+      _pad0: 'u32',
+      _pad1: 'u32',
+      problems: {
+        length: MAXP,
+        lengthConst: 'MAXP',
+        array: {
+          name: 'Problem',
+          fields: {
+            M: 'u32',
+            N: 'u32',
+            K: 'u32',
+            x_off: 'u32',
+            ldx: 'u32',
+            y_off: 'u32',
+            ldy: 'u32',
+            out_off: 'u32',
+            ldo: 'u32',
+            transposed: 'u32',
+            kps: 'u32',
+            splits: 'u32',
+            part_off: 'u32',
+            first: 'u32',
+            alpha: 'f32',
+            _pad: 'u32',
+          },
+        },
+      },
+    },
+  },
+  shaders: { main: [code] },
+};
 
 interface Planned extends LoraGradProblem {
   splits: number;
@@ -74,13 +123,7 @@ export class LoraGrad {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'lora-grad', [
-      'read-only-storage', // 0 X [K, ldx]: u (for dB^T) or s g B (for dA)
-      'read-only-storage', // 1 Y [K, ldy]: g (for dB^T) or the module input x (for dA)
-      'storage', // 2 OUT: the gradient buffer, accumulated
-      'storage', // 3 PART: split partials
-      'uniform', // 4 problem table
-    ]);
+    this.layout = specLayout(ctx, LORA_GRAD_SPEC);
   }
 
   /** Scratch floats the split partials of these problems need. */
@@ -145,26 +188,35 @@ export class LoraGrad {
       label,
       layout: this.layout.pipeline,
       entryPoint,
-      code: `${constDecls({ MAXP })}\n${code}`,
+      code: composeShader({ spec: LORA_GRAD_SPEC, consts: { MAXP }, body: LORA_GRAD_SPEC.shaders.main }),
     });
-    const words = new ArrayBuffer(16 + MAXP * PROBLEM_WORDS * 4);
-    const u = new Uint32Array(words);
-    const f = new Float32Array(words);
-    u[0] = problems.length;
-    u[1] = total;
-    problems.forEach((p, i) => {
-      const o = 4 + i * PROBLEM_WORDS;
-      u.set([p.M, p.N, p.K, p.xOffset, p.ldx, p.yOffset, p.ldy, p.outOffset, p.ldo, p.transposed ? 1 : 0, p.kps, p.splits, p.partOffset, firsts[i]], o);
-      f[o + 14] = p.alpha;
-    });
-    const uniforms = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: words.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.ctx.device.queue.writeBuffer(uniforms, 0, words);
-    const res = (r: BufferRef): GPUBufferBinding => (r instanceof GPUBuffer ? { buffer: r } : r);
-    const bindGroup = this.ctx.device.createBindGroup({
+    return specCall(this.ctx, LORA_GRAD_SPEC, {
       label,
-      layout: this.layout.bindGroup,
-      entries: [a.x, a.y, a.out, a.part, uniforms].map((b, binding) => ({ binding, resource: res(b) })),
+      pipeline,
+      layout: this.layout,
+      buffers: { x: a.x, y: a.y, out: a.out, part: a.part },
+      uniforms: {
+        count: problems.length,
+        total,
+        problems: problems.map((p, i) => ({
+          M: p.M,
+          N: p.N,
+          K: p.K,
+          x_off: p.xOffset,
+          ldx: p.ldx,
+          y_off: p.yOffset,
+          ldy: p.ldy,
+          out_off: p.outOffset,
+          ldo: p.ldo,
+          transposed: p.transposed ? 1 : 0,
+          kps: p.kps,
+          splits: p.splits,
+          part_off: p.partOffset,
+          first: firsts[i],
+          alpha: p.alpha,
+        })),
+      },
+      workgroups,
     });
-    return new KernelCall(label, pipeline, bindGroup, workgroups, uniforms);
   }
 }

@@ -11,43 +11,10 @@
 // Workgroups are listed problem by problem: problem p owns workgroups [first, first + tilesM
 // tilesN splits), ordered (split, tile m, tile n).
 
-struct Problem {
-  M: u32,
-  N: u32,
-  K: u32,
-  x_off: u32,
-  ldx: u32,
-  y_off: u32,
-  ldy: u32,
-  out_off: u32,
-  ldo: u32,
-  transposed: u32, // 1: OUT[out_off + n ldo + m], else OUT[out_off + m ldo + n]
-  kps: u32,        // tokens per split
-  splits: u32,
-  part_off: u32,   // PART[part_off + (split M + m) N + n]
-  first: u32,      // first workgroup (partial) / first element (reduce) of this problem
-  alpha: f32,
-  pad: u32,
-}
-
-struct Params {
-  count: u32,
-  total: u32, // workgroups (partial) or elements (reduce) in all
-  pad0: u32,
-  pad1: u32,
-  problems: array<Problem, MAXP>,
-}
-
 const BM: u32 = 16u;
 const BN: u32 = 64u;
 const BK: u32 = 32u;
 const WG: u32 = 64u;
-
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> Y: array<f32>;
-@group(0) @binding(2) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(3) var<storage, read_write> PART: array<f32>;
-@group(0) @binding(4) var<uniform> P: Params;
 
 var<workgroup> Xs: array<vec4<f32>, BK * BM / 4u>; // Xs[k][m]
 var<workgroup> Ys: array<vec4<f32>, BK * BN / 4u>; // Ys[k][n]

@@ -13,12 +13,12 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
 import { LORA_MODULES, loraModuleDims, type LoraModule } from '../reference/lora';
-import { checkDim, checkElements, kernelLayout } from './common';
+import { checkDim, checkElements, specCall, specLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
+import { shaderText, type KernelSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
@@ -109,18 +109,75 @@ const WG = 256;
 const TK = 16;
 const KT = 2048;
 
+/** The two entry points share slots, pool and per-token slots; shrink reads X and writes U, expand reads U and adds into Y. */
+const LORA_SHARED = {
+  pool: { var: 'POOL', type: 'f32', access: 'read', doc: "every slot's A and B matrices (element offsets from SLOTS[s].base)" },
+  slots: { var: 'SLOTS', type: 'Slot', access: 'read', doc: 'base, rank, scale of each adapter slot' },
+  tokenSlots: { var: 'TOK', type: 'u32', access: 'read', doc: "[T] each row's slot, 0xffffffff = none" },
+} as const;
+
+const LORA_UNIFORMS = {
+  var: 'P',
+  struct: 'Params',
+  // T token rows; K: shrink the input width, expand the group's output columns; x_off, x_stride: the
+  // rows of X (shrink) or Y (expand); M modules in the group (1..3); units0..2: a_units (shrink) or
+  // b_units (expand) of module 0..2; width0..2: expand's output columns of module 0..2
+  fields: {
+    T: 'u32',
+    K: 'u32',
+    x_off: 'u32',
+    x_stride: 'u32',
+    layer_units: 'u32',
+    layer: 'u32',
+    M: 'u32',
+    _pad0: 'u32',
+    units0: 'u32',
+    units1: 'u32',
+    units2: 'u32',
+    _pad1: 'u32',
+    width0: 'u32',
+    width1: 'u32',
+    width2: 'u32',
+    _pad2: 'u32',
+  },
+} as const;
+
+export const LORA_SHRINK_SPEC: KernelSpec = {
+  name: 'lora.shrink',
+  bindings: {
+    x: { var: 'X', type: 'f32', access: 'read', doc: 'X[t, k] at x_off + t * x_stride + k' },
+    ...LORA_SHARED,
+    u: { var: 'U', type: 'f32', access: 'read_write', doc: '[T, 3, RMAX]' },
+  },
+  uniforms: LORA_UNIFORMS,
+  shaders: { main: [section(code, 'shrink')] },
+};
+
+export const LORA_EXPAND_SPEC: KernelSpec = {
+  name: 'lora.expand',
+  bindings: {
+    u: { var: 'U', type: 'f32', access: 'read', doc: '[T, 3, RMAX]' },
+    ...LORA_SHARED,
+    y: { var: 'Y', type: 'f32', access: 'read_write', doc: 'Y[t, c] at x_off + t * x_stride + c, accumulated into' },
+  },
+  uniforms: LORA_UNIFORMS,
+  shaders: { main: [section(code, 'expand')] },
+};
+
 export class LoraKernels {
-  private readonly layout;
+  private readonly shrinkLayout;
+  private readonly expandLayout;
   private readonly shrinkPipeline: GPUComputePipeline;
   private readonly expandPipeline: GPUComputePipeline;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'lora', ['read-only-storage', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage', 'uniform']);
+    this.shrinkLayout = specLayout(ctx, LORA_SHRINK_SPEC);
+    this.expandLayout = specLayout(ctx, LORA_EXPAND_SPEC);
     const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
-    const pipeline = (entry: 'shrink' | 'expand') =>
-      ctx.pipelines.get({ label: `lora.${entry}`, layout: this.layout.pipeline, entryPoint: entry, code: `${consts}\n${section(code, entry)}` });
-    this.shrinkPipeline = pipeline('shrink');
-    this.expandPipeline = pipeline('expand');
+    const pipeline = (spec: KernelSpec, layout: GPUPipelineLayout, entryPoint: string) =>
+      ctx.pipelines.get({ label: spec.name, layout, entryPoint, code: `${consts}\n${shaderText(spec)}` });
+    this.shrinkPipeline = pipeline(LORA_SHRINK_SPEC, this.shrinkLayout.pipeline, 'shrink');
+    this.expandPipeline = pipeline(LORA_EXPAND_SPEC, this.expandLayout.pipeline, 'expand');
   }
 
   /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
@@ -134,12 +191,16 @@ export class LoraKernels {
     checkElements('lora.shrink', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
     checkElements('lora.shrink', 'tokenSlots', a.tokenSlots, a.T);
     const units = [0, 1, 2].map((i) => mods[i]?.aUnits ?? 0);
-    return makeCall(this.ctx, {
-      label: 'lora.shrink',
+    return specCall(this.ctx, LORA_SHRINK_SPEC, {
       pipeline: this.shrinkPipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.x, a.pool, a.slots, a.tokenSlots, a.u],
-      uniforms: packUniforms([a.T, K, a.xOffset ?? 0, xStride, a.layout.layerUnits, a.layer, mods.length, 0, ...units, 0, 0, 0, 0, 0]),
+      layout: this.shrinkLayout,
+      buffers: { x: a.x, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, u: a.u },
+      uniforms: {
+        ...loraUniforms(a, K, a.xOffset ?? 0, xStride, units),
+        width0: 0,
+        width1: 0,
+        width2: 0,
+      },
       workgroups: [mods.length, a.T, 1],
     });
   }
@@ -155,18 +216,28 @@ export class LoraKernels {
     checkElements('lora.expand', 'tokenSlots', a.tokenSlots, a.T);
     const units = [0, 1, 2].map((i) => mods[i]?.bUnits ?? 0);
     const widths = [0, 1, 2].map((i) => mods[i]?.out ?? 0);
-    return makeCall(this.ctx, {
-      label: 'lora.expand',
+    return specCall(this.ctx, LORA_EXPAND_SPEC, {
       pipeline: this.expandPipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.u, a.pool, a.slots, a.tokenSlots, a.y],
-      uniforms: packUniforms([a.T, N, a.yOffset ?? 0, yStride, a.layout.layerUnits, a.layer, mods.length, 0, ...units, 0, ...widths, 0]),
+      layout: this.expandLayout,
+      buffers: { u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, y: a.y },
+      uniforms: {
+        ...loraUniforms(a, N, a.yOffset ?? 0, yStride, units),
+        width0: widths[0],
+        width1: widths[1],
+        width2: widths[2],
+      },
       workgroups: [Math.ceil(N / WG), a.T, 1],
     });
   }
 }
 
-/** The shared text plus one entry point's section of lora.wgsl (the two declare different bindings). */
+/** The uniform fields shrink and expand fill alike: rows, the group's width, the X (or Y) rows, the layer, the module units. */
+function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: number, x_stride: number, units: number[]) {
+  const M = LORA_GROUPS[a.group].length;
+  return { T: a.T, K, x_off, x_stride, layer_units: a.layout.layerUnits, layer: a.layer, M, units0: units[0], units1: units[1], units2: units[2] };
+}
+
+/** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */
 function section(text: string, entry: 'shrink' | 'expand'): string {
   const other = entry === 'shrink' ? 'expand' : 'shrink';
   return text

@@ -17,25 +17,6 @@ struct Slot {
   pad: u32,
 }
 
-struct Params {
-  T: u32,           // token rows
-  K: u32,           // shrink: input width; expand: total output columns of the group
-  x_off: u32,       // shrink: X[t, k] at x_off + t * x_stride + k; expand: Y likewise
-  x_stride: u32,
-  layer_units: u32,
-  layer: u32,
-  M: u32,           // modules in the group (1..3)
-  pad0: u32,
-  units0: u32,      // shrink: a_units of module 0..2; expand: b_units
-  units1: u32,
-  units2: u32,
-  pad1: u32,
-  width0: u32,      // shrink: unused; expand: output columns of module 0..2
-  width1: u32,
-  width2: u32,
-  pad2: u32,
-}
-
 const NONE: u32 = 0xffffffffu;
 const TEAMS: u32 = WG / TK;
 
@@ -44,12 +25,6 @@ fn units_of(m: u32) -> u32 {
 }
 
 #ifdef_shrink
-@group(0) @binding(0) var<storage, read> X: array<f32>;
-@group(0) @binding(1) var<storage, read> POOL: array<f32>;
-@group(0) @binding(2) var<storage, read> SLOTS: array<Slot>;
-@group(0) @binding(3) var<storage, read> TOK: array<u32>;
-@group(0) @binding(4) var<storage, read_write> U: array<f32>;     // [T, 3, RMAX]
-@group(0) @binding(5) var<uniform> P: Params;
 
 var<workgroup> xs: array<f32, KT>;
 var<workgroup> red: array<f32, WG>;
@@ -113,12 +88,6 @@ fn shrink(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
 #endif_shrink
 
 #ifdef_expand
-@group(0) @binding(0) var<storage, read> U: array<f32>;           // [T, 3, RMAX]
-@group(0) @binding(1) var<storage, read> POOL: array<f32>;
-@group(0) @binding(2) var<storage, read> SLOTS: array<Slot>;
-@group(0) @binding(3) var<storage, read> TOK: array<u32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(5) var<uniform> P: Params;
 
 // One invocation per output column of one token row: a rank-r dot of B_m's row (r contiguous
 // floats: consecutive invocations read consecutive memory) with the row's U.

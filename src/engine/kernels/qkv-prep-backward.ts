@@ -10,13 +10,12 @@
  * next to the GEMM that follows. Positions come from the batch rows exactly as in the forward.
  * Reference: reference/qkv-prep-backward.ts `qkvPrepBackward`.
  */
-import code from './qkv-prep.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { KernelCall, packUniforms, type BufferRef } from '../gpu/kernel-call';
-import type { DType } from '../model/config';
-import { checkDim, checkElements, placeholder } from './common';
-import { grid2d, withCommon } from './attention-shared';
-import type { QkvPrepShape } from './qkv-prep';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { grid2d } from './attention-shared';
+import { QKV_PREP_SPEC, QKV_PREP_WG, qkvPrepConstants, type QkvPrepShape } from './qkv-prep';
+import { shaderText } from './spec';
 
 export interface QkvPrepBackwardIO {
   /** f32 [T, (NH + 2 NKV) * HS], read and written in place (q and k columns). */
@@ -37,22 +36,8 @@ export interface QkvPrepBackwardDims {
   B: number;
 }
 
-const WG = 64;
-const DTYPE_CODE: Record<DType, number> = { f32: 0, f16: 1, bf16: 2 };
-
-// Binding numbers of qkv-prep.wgsl that `prep_backward` uses.
-const BINDINGS: Array<[number, GPUBufferBindingType, keyof QkvPrepBackwardIO | 'params']> = [
-  [3, 'read-only-storage', 'qkv'], // saved projection [T, (NH + 2 NKV) * HS]
-  [4, 'read-only-storage', 'qNorm'], // [HS] packed
-  [5, 'read-only-storage', 'kNorm'], // [HS] packed
-  [6, 'read-only-storage', 'ropeTable'], // [positions, HS/2] (cos, sin)
-  [8, 'read-only-storage', 'rows'], // [B] BatchRow
-  [9, 'uniform', 'params'], // T, B, maxBlocksPerSeq (unused), eps
-  [10, 'storage', 'dqkv'], // gradient of the projection, in place
-];
-
 export class QkvPrepBackward {
-  private readonly layout: GPUBindGroupLayout;
+  private readonly layout: KernelLayout;
   private readonly pipeline: GPUComputePipeline;
 
   constructor(
@@ -63,16 +48,13 @@ export class QkvPrepBackward {
     if (HS % 2 !== 0) throw new Error(`QkvPrepBackward: head dim ${HS} must be even`);
     if (NH % NKV !== 0) throw new Error(`QkvPrepBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
     const label = 'qkv-prep.backward';
-    this.layout = ctx.device.createBindGroupLayout({
-      label,
-      entries: BINDINGS.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
-    });
+    this.layout = specLayout(ctx, QKV_PREP_SPEC, 'prep_backward');
     this.pipeline = ctx.pipelines.get({
       label,
-      code: withCommon(code),
+      code: shaderText(QKV_PREP_SPEC),
       entryPoint: 'prep_backward',
-      layout: ctx.device.createPipelineLayout({ label, bindGroupLayouts: [this.layout] }),
-      constants: { WG, HS, NH, NKV, QK_NORM: shape.qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[shape.qkNorm?.dtype ?? 'f32'] },
+      layout: this.layout.pipeline,
+      constants: qkvPrepConstants(shape),
     });
   }
 
@@ -87,24 +69,21 @@ export class QkvPrepBackward {
     if (qkNorm) checkElements(label, 'qkv', io.qkv!, dims.T * (NH + 2 * NKV) * HS);
     checkElements(label, 'rows', io.rows, dims.B * 4);
     checkElements(label, 'ropeTable', io.ropeTable, HS);
-    const uniforms = packUniforms([dims.T, dims.B, 0, { f32: qkNorm?.eps ?? 0 }]);
-    const params = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: uniforms.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.ctx.device.queue.writeBuffer(params, 0, uniforms);
-    const refs: Record<string, BufferRef> = {
-      ...io,
-      qkv: io.qkv ?? placeholder(this.ctx),
-      qNorm: io.qNorm ?? placeholder(this.ctx),
-      kNorm: io.kNorm ?? placeholder(this.ctx),
-      params,
-    };
-    const bindGroup = this.ctx.device.createBindGroup({
+    return specCall(this.ctx, QKV_PREP_SPEC, {
       label,
+      pipeline: this.pipeline,
       layout: this.layout,
-      entries: BINDINGS.map(([binding, , name]) => {
-        const ref = refs[name];
-        return { binding, resource: ref instanceof GPUBuffer ? { buffer: ref } : ref };
-      }),
+      buffers: {
+        dqkv: io.dqkv,
+        qkv: io.qkv ?? placeholder(this.ctx),
+        qNorm: io.qNorm ?? placeholder(this.ctx),
+        kNorm: io.kNorm ?? placeholder(this.ctx),
+        ropeTable: io.ropeTable,
+        rows: io.rows,
+      },
+      // maxBlocksPerSeq is unused by the backward entry.
+      uniforms: { T: dims.T, B: dims.B, maxBlocksPerSeq: 0, eps: qkNorm?.eps ?? 0 },
+      workgroups: grid2d(this.ctx, Math.ceil((dims.T * (NH + NKV)) / QKV_PREP_WG)),
     });
-    return new KernelCall(label, this.pipeline, bindGroup, grid2d(this.ctx, Math.ceil((dims.T * (NH + NKV)) / WG)), params);
   }
 }

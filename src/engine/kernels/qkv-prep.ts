@@ -15,10 +15,12 @@
  */
 import code from './qkv-prep.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
-import { KernelCall, packUniforms, type BufferRef } from '../gpu/kernel-call';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
-import { checkDim, checkElements, placeholder } from './common';
-import { grid2d, withCommon } from './attention-shared';
+import type { WeightSet } from '../model/weights';
+import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
+import { shaderText, type KernelSpec } from './spec';
 
 export interface QkvPrepShape {
   NH: number;
@@ -55,35 +57,43 @@ export interface QkvPrepDims {
   maxBlocksPerSeq: number;
 }
 
-const WG = 64;
+/** Invocations per workgroup (one per token and head). */
+export const QKV_PREP_WG = 64;
+
 const DTYPE_CODE: Record<DType, number> = { f32: 0, f16: 1, bf16: 2 };
 
-type IoName = keyof QkvPrepIO | 'params';
-type Binding = [number, GPUBufferBindingType, IoName];
+/** One interface for the three entry points (prep_q, prep_kv, prep_backward); each layout lists what its entry reads. */
+export const QKV_PREP_SPEC: KernelSpec = {
+  name: 'qkv-prep',
+  bindings: {
+    q: { var: 'qOut', type: 'f32', access: 'read_write', doc: '[T, NH, HS] (q entry)' },
+    k: { var: 'kCache', type: 'f32', access: 'read_write', doc: '[numBlocks, NKV, 16, HS] (kv entry)' },
+    v: { var: 'vCache', type: 'f32', access: 'read_write', doc: '[numBlocks, NKV, 16, HS] (kv entry)' },
+    qkv: { var: 'qkv', type: 'f32', access: 'read', doc: '[T, (NH + 2 NKV) * HS]' },
+    qNorm: { var: 'qNorm', type: 'u32', access: 'read', doc: '[HS] packed (q and backward entries)' },
+    kNorm: { var: 'kNorm', type: 'u32', access: 'read', doc: '[HS] packed (kv and backward entries)' },
+    ropeTable: { var: 'ropeTable', type: 'vec2<f32>', access: 'read', doc: '[positions, HS/2] (cos, sin)' },
+    blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq] (kv entry)' },
+    rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+    dqkv: { var: 'dqkv', type: 'f32', access: 'read_write', doc: '[T, (NH + 2 NKV) * HS] (backward entry)' },
+  },
+  uniforms: { var: 'params', struct: 'Params', fields: { T: 'u32', B: 'u32', maxBlocksPerSeq: 'u32', eps: 'f32' } },
+  entryPoints: {
+    prep_q: ['q', 'qkv', 'qNorm', 'ropeTable', 'rows'],
+    prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
+    prep_backward: ['qkv', 'qNorm', 'kNorm', 'ropeTable', 'rows', 'dqkv'],
+  },
+  shaders: { main: [ATTENTION_COMMON_WGSL, code] },
+};
 
-// Binding numbers of qkv-prep.wgsl; each entry point's layout lists the ones it reads.
-const Q_BINDINGS: Binding[] = [
-  [0, 'storage', 'q'], // q out [T, NH, HS]
-  [3, 'read-only-storage', 'qkv'], // [T, (NH + 2 NKV) * HS]
-  [4, 'read-only-storage', 'qNorm'], // [HS] packed
-  [6, 'read-only-storage', 'ropeTable'], // [positions, HS/2] (cos, sin)
-  [8, 'read-only-storage', 'rows'], // [B] BatchRow
-  [9, 'uniform', 'params'], // T, B, maxBlocksPerSeq, eps
-];
-const KV_BINDINGS: Binding[] = [
-  [1, 'storage', 'k'], // k cache (this layer)
-  [2, 'storage', 'v'], // v cache (this layer)
-  [3, 'read-only-storage', 'qkv'],
-  [5, 'read-only-storage', 'kNorm'], // [HS] packed
-  [6, 'read-only-storage', 'ropeTable'],
-  [7, 'read-only-storage', 'blockTable'], // [maxSeqs, maxBlocksPerSeq]
-  [8, 'read-only-storage', 'rows'],
-  [9, 'uniform', 'params'],
-];
+/** The override constants of a shape (both directions). */
+export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
+  const { NH, NKV, HS, qkNorm } = shape;
+  return { WG: QKV_PREP_WG, HS, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
+}
 
 interface Entry {
-  bindings: Binding[];
-  layout: GPUBindGroupLayout;
+  layout: KernelLayout;
   pipeline: GPUComputePipeline;
 }
 
@@ -98,24 +108,13 @@ export class QkvPrep {
     const { NH, NKV, HS } = shape;
     if (HS % 2 !== 0) throw new Error(`QkvPrep: head dim ${HS} must be even`);
     if (NH % NKV !== 0) throw new Error(`QkvPrep: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    const constants = { WG, HS, NH, NKV, QK_NORM: shape.qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[shape.qkNorm?.dtype ?? 'f32'] };
-    const full = withCommon(code);
-    const entry = (name: string, entryPoint: string, bindings: Binding[]): Entry => {
-      const layout = ctx.device.createBindGroupLayout({
-        label: name,
-        entries: bindings.map(([binding, type]) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
-      });
-      const pipeline = ctx.pipelines.get({
-        label: name,
-        code: full,
-        entryPoint,
-        layout: ctx.device.createPipelineLayout({ label: name, bindGroupLayouts: [layout] }),
-        constants,
-      });
-      return { bindings, layout, pipeline };
+    const entry = (label: string, entryPoint: string): Entry => {
+      const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
+      const code = shaderText(QKV_PREP_SPEC);
+      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
     };
-    this.q = entry('qkv-prep.q', 'prep_q', Q_BINDINGS);
-    this.kv = entry('qkv-prep.kv', 'prep_kv', KV_BINDINGS);
+    this.q = entry('qkv-prep.q', 'prep_q');
+    this.kv = entry('qkv-prep.kv', 'prep_kv');
   }
 
   /** The two dispatches (q heads, then k/v heads), to record in this order. */
@@ -130,29 +129,32 @@ export class QkvPrep {
     checkElements(label, 'q', io.q, dims.T * NH * HS);
     checkElements(label, 'rows', io.rows, dims.B * 4);
     checkElements(label, 'ropeTable', io.ropeTable, HS);
-    const uniforms = packUniforms([dims.T, dims.B, dims.maxBlocksPerSeq, { f32: qkNorm?.eps ?? 0 }]);
-    const refs: Record<string, BufferRef> = {
-      ...io,
+    const uniforms = { T: dims.T, B: dims.B, maxBlocksPerSeq: dims.maxBlocksPerSeq, eps: qkNorm?.eps ?? 0 };
+    const { q, k, v, qkv, ropeTable, blockTable, rows } = io;
+    const buffers: Record<string, BufferRef> = {
+      q,
+      k,
+      v,
+      qkv,
+      ropeTable,
+      blockTable,
+      rows,
       qNorm: io.qNorm ?? placeholder(this.ctx),
       kNorm: io.kNorm ?? placeholder(this.ctx),
     };
-    return [
-      this.call(`${label}.q`, this.q, refs, uniforms, Math.ceil((dims.T * NH) / WG)),
-      this.call(`${label}.kv`, this.kv, refs, uniforms, Math.ceil((dims.T * 2 * NKV) / WG)),
-    ];
+    const call = (label: string, e: Entry, workgroups: number) =>
+      specCall(this.ctx, QKV_PREP_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups: grid2d(this.ctx, workgroups) });
+    return [call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)), call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG))];
   }
+}
 
-  private call(label: string, e: Entry, refs: Record<string, BufferRef>, uniforms: ArrayBuffer, workgroups: number): KernelCall {
-    const params = this.ctx.device.createBuffer({ label: `${label}.uniforms`, size: uniforms.byteLength, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.ctx.device.queue.writeBuffer(params, 0, uniforms);
-    const bindGroup = this.ctx.device.createBindGroup({
-      label,
-      layout: e.layout,
-      entries: e.bindings.map(([binding, , name]) => {
-        const ref = name === 'params' ? params : refs[name];
-        return { binding, resource: ref instanceof GPUBuffer ? { buffer: ref } : ref };
-      }),
-    });
-    return new KernelCall(label, e.pipeline, bindGroup, grid2d(this.ctx, workgroups), params);
-  }
+/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3) and the RoPE table. */
+export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable'> {
+  const w = weights.layers[layer];
+  const HS = weights.config.headDim;
+  return {
+    qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
+    kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
+    ropeTable: weights.ropeTable,
+  };
 }

@@ -9,13 +9,6 @@
 // needs all of them, and the work is tiny next to the GEMM that produced it, so no workgroup
 // cooperation (and no barrier) is worth it. The decode-side twin is fused in the dense `qkv` kernel.
 
-struct Params {
-  T: u32,
-  B: u32,
-  maxBlocksPerSeq: u32,
-  eps: f32,
-}
-
 override WG: u32 = 64u;
 override HS: u32 = 64u;
 override NH: u32 = 1u;
@@ -23,17 +16,6 @@ override NKV: u32 = 1u;
 override QK_NORM: bool = false;
 // File dtype of q_norm / k_norm, packed in u32 (docs/engine.md "Tensors on the GPU"): 0 f32, 1 f16, 2 bf16.
 override NORM_DTYPE: u32 = 0u;
-
-@group(0) @binding(0) var<storage, read_write> qOut: array<f32>;        // [T, NH, HS]            (q entry)
-@group(0) @binding(1) var<storage, read_write> kCache: array<f32>;      // [numBlocks, NKV, 16, HS] (kv entry)
-@group(0) @binding(2) var<storage, read_write> vCache: array<f32>;      // [numBlocks, NKV, 16, HS] (kv entry)
-@group(0) @binding(3) var<storage, read> qkv: array<f32>;               // [T, (NH + 2 NKV) * HS]
-@group(0) @binding(4) var<storage, read> qNorm: array<u32>;             // [HS] packed             (q entry)
-@group(0) @binding(5) var<storage, read> kNorm: array<u32>;             // [HS] packed             (kv entry)
-@group(0) @binding(6) var<storage, read> ropeTable: array<vec2<f32>>;   // [positions, HS/2] (cos, sin)
-@group(0) @binding(7) var<storage, read> blockTable: array<u32>;        // [maxSeqs, maxBlocksPerSeq] (kv entry)
-@group(0) @binding(8) var<storage, read> rows: array<BatchRow>;         // [B]
-@group(0) @binding(9) var<uniform> params: Params;
 
 fn unpack_weight(word: u32, i: u32) -> f32 {
   if (NORM_DTYPE == 0u) {
@@ -166,8 +148,6 @@ fn prep_kv(
 // v heads are untouched: their gradient passes straight to the projection. One invocation per
 // (token, q or k head); a head's two passes (mean, then write) read its HS gradients twice, and
 // each pair (i, i + HS/2) is read before it is written, so working in place is safe.
-
-@group(0) @binding(10) var<storage, read_write> dqkv: array<f32>;      // [T, (NH + 2 NKV) * HS] (backward entry)
 
 fn norm_weight(isK: bool, i: u32) -> f32 {
   if (isK) {

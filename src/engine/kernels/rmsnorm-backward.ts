@@ -9,10 +9,38 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, kernelLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, grid, specCall, specLayout, subgroupsOf } from './common';
 import code from './rmsnorm-backward.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const RMSNORM_BACKWARD_SPEC: KernelSpec = {
+  name: 'rmsnorm-backward',
+  bindings: {
+    dout: { var: 'DOUT', type: 'f32', access: 'read', doc: 'dout[n, c] at dout_off + n * dout_stride + c' },
+    inp: { var: 'IN', type: 'f32', access: 'read', doc: "the forward's input x[n, c] at in_off + n * in_stride + c" },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight w[c] at w_off + c' },
+    rstd: { var: 'RS', type: 'f32', access: 'read', doc: 'rstd[n] at rstd_off + n (saved by the forward)' },
+    dinp: { var: 'DINP', type: 'f32', access: 'read_write', doc: 'dinp[n, c] at dinp_off + n * dinp_stride + c' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    fields: {
+      N: 'u32',
+      C: 'u32',
+      in_off: 'u32',
+      in_stride: 'u32',
+      dout_off: 'u32',
+      dout_stride: 'u32',
+      dinp_off: 'u32',
+      dinp_stride: 'u32',
+      w_off: 'u32',
+      rstd_off: 'u32',
+    },
+  },
+  shaders: { main: [code] },
+};
 
 export interface RmsNormBackwardArgs {
   /** f32 gradient of the input rows (element (n, c) at dinpOffset + n * dinpStride + c), written or accumulated. */
@@ -43,14 +71,7 @@ export class RmsNormBackward {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'rmsnorm-backward', [
-      'read-only-storage', // 0 dout
-      'read-only-storage', // 1 x (the forward's input)
-      'read-only-storage', // 2 vectors (norm weight)
-      'read-only-storage', // 3 rstd
-      'storage', // 4 dinp
-      'uniform', // 5 params
-    ]);
+    this.layout = specLayout(ctx, RMSNORM_BACKWARD_SPEC);
   }
 
   encode(a: RmsNormBackwardArgs): KernelCall {
@@ -71,26 +92,24 @@ export class RmsNormBackward {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, body: [code] }),
+      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, spec: RMSNORM_BACKWARD_SPEC, body: RMSNORM_BACKWARD_SPEC.shaders.main }),
     });
-    const uniforms = packUniforms([
-      a.N,
-      a.C,
-      a.inOffset ?? 0,
-      inStride,
-      a.doutOffset ?? 0,
-      doutStride,
-      a.dinpOffset ?? 0,
-      dinpStride,
-      a.weightOffset,
-      a.rstdOffset ?? 0,
-    ]);
-    return makeCall(this.ctx, {
-      label,
+    return specCall(this.ctx, RMSNORM_BACKWARD_SPEC, {
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.dout, a.inp, a.vectors, a.rstd, a.dinp],
-      uniforms,
+      layout: this.layout,
+      buffers: { dout: a.dout, inp: a.inp, vectors: a.vectors, rstd: a.rstd, dinp: a.dinp },
+      uniforms: {
+        N: a.N,
+        C: a.C,
+        in_off: a.inOffset ?? 0,
+        in_stride: inStride,
+        dout_off: a.doutOffset ?? 0,
+        dout_stride: doutStride,
+        dinp_off: a.dinpOffset ?? 0,
+        dinp_stride: dinpStride,
+        w_off: a.weightOffset,
+        rstd_off: a.rstdOffset ?? 0,
+      },
       workgroups: grid(this.ctx, a.N),
     });
   }

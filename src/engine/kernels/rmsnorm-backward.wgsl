@@ -7,26 +7,6 @@
 // stream's gradient, which also receives the skip connection's.
 // Consts: WG, BB = 1 (reduction helpers), ACCUM.
 
-struct Params {
-  N: u32,
-  C: u32,
-  in_off: u32,      // x[n, c] = IN[in_off + n * in_stride + c]
-  in_stride: u32,
-  dout_off: u32,    // dout[n, c] = DOUT[dout_off + n * dout_stride + c]
-  dout_stride: u32,
-  dinp_off: u32,    // dinp[n, c] = DINP[dinp_off + n * dinp_stride + c]
-  dinp_stride: u32,
-  w_off: u32,       // w[c] = VEC[w_off + c]
-  rstd_off: u32,    // rstd[n] = RS[rstd_off + n]
-}
-
-@group(0) @binding(0) var<storage, read> DOUT: array<f32>;
-@group(0) @binding(1) var<storage, read> IN: array<f32>;        // the forward's input x
-@group(0) @binding(2) var<storage, read> VEC: array<f32>;       // norm weight at w_off
-@group(0) @binding(3) var<storage, read> RS: array<f32>;        // rstd per row (saved by the forward)
-@group(0) @binding(4) var<storage, read_write> DINP: array<f32>;
-@group(0) @binding(5) var<uniform> P: Params;
-
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/) {
   /*@subgroup-init*/

@@ -7,10 +7,27 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, kernelLayout, placeholder, subgroupsOf } from './common';
+import { checkDim, checkElements, grid, placeholder, specCall, specLayout, subgroupsOf } from './common';
 import code from './rmsnorm.wgsl?raw';
 import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
+
+export const RMSNORM_SPEC: KernelSpec = {
+  name: 'rmsnorm',
+  bindings: {
+    inp: { var: 'IN', type: 'f32', access: 'read', doc: 'row n at in_off + n * in_stride' },
+    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'row n at out_off + n * out_stride' },
+    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight at w_off' },
+    rows: { var: 'IDX', type: 'u32', access: 'read', doc: 'rows to read (GATHER)' },
+    rstd: { var: 'RS', type: 'f32', access: 'read_write', doc: 'rstd per row (RSTD)' },
+  },
+  uniforms: {
+    var: 'P',
+    struct: 'Params',
+    fields: { N: 'u32', C: 'u32', in_off: 'u32', in_stride: 'u32', out_off: 'u32', out_stride: 'u32', w_off: 'u32', eps: 'f32' },
+  },
+  shaders: { main: [code] },
+};
 
 export interface RmsNormArgs {
   out: BufferRef;
@@ -36,7 +53,7 @@ export class RmsNorm {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'rmsnorm', ['read-only-storage', 'storage', 'read-only-storage', 'read-only-storage', 'storage', 'uniform']);
+    this.layout = specLayout(ctx, RMSNORM_SPEC);
   }
 
   encode(a: RmsNormArgs): KernelCall {
@@ -49,20 +66,18 @@ export class RmsNorm {
     checkElements('rmsnorm', 'weight', a.vectors, a.weightOffset + a.C);
     const WG = a.C <= 256 ? 64 : 256;
     const consts = { WG, BB: 1, GATHER: !!a.rows, RSTD: !!a.rstd };
-    const label = 'rmsnorm';
     const pipeline = this.ctx.pipelines.get({
-      label,
+      label: RMSNORM_SPEC.name,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, body: [code] }),
+      code: composeShader({ spec: RMSNORM_SPEC, subgroups: subgroupsOf(this.ctx), reductions: true, consts, body: RMSNORM_SPEC.shaders.main }),
     });
-    const uniforms = packUniforms([a.N, a.C, a.inOffset ?? 0, inStride, a.outOffset ?? 0, outStride, a.weightOffset, { f32: a.eps }]);
-    return makeCall(this.ctx, {
-      label,
+    const { N, C, eps } = a;
+    return specCall(this.ctx, RMSNORM_SPEC, {
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.inp, a.out, a.vectors, a.rows ?? placeholder(this.ctx), a.rstd ?? placeholder(this.ctx, 'write')],
-      uniforms,
+      layout: this.layout,
+      buffers: { inp: a.inp, out: a.out, vectors: a.vectors, rows: a.rows ?? placeholder(this.ctx), rstd: a.rstd ?? placeholder(this.ctx, 'write') },
+      uniforms: { N, C, in_off: a.inOffset ?? 0, in_stride: inStride, out_off: a.outOffset ?? 0, out_stride: outStride, w_off: a.weightOffset, eps },
       workgroups: grid(this.ctx, a.N),
     });
   }

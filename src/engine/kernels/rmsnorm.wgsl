@@ -4,24 +4,6 @@
 // 1/rms is saved for a backward pass. One workgroup per row; WG invocations stride the C elements.
 // Consts: WG, BB = 1 (reduction helpers), GATHER, RSTD.
 
-struct Params {
-  N: u32,
-  C: u32,
-  in_off: u32,
-  in_stride: u32,
-  out_off: u32,
-  out_stride: u32,
-  w_off: u32,
-  eps: f32,
-}
-
-@group(0) @binding(0) var<storage, read> IN: array<f32>;
-@group(0) @binding(1) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(2) var<storage, read> VEC: array<f32>;        // norm weight at w_off
-@group(0) @binding(3) var<storage, read> IDX: array<u32>;        // rows to read (GATHER)
-@group(0) @binding(4) var<storage, read_write> RS: array<f32>;   // rstd per row (RSTD)
-@group(0) @binding(5) var<uniform> P: Params;
-
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/) {
   /*@subgroup-init*/

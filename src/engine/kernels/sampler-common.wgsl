@@ -51,14 +51,6 @@ struct SampleRow {
   ban_count: u32,     // banned ids after the pairs
 }
 
-// Sizes of the current sampler step.
-struct SamplerDims {
-  V: u32,             // vocabulary size (row length of logits)
-  B: u32,             // rows this step
-  num_chunks: u32,    // ceil(V / CHUNK): workgroups per row in the chunked passes
-  W: u32,             // ceil(V / 32): words per bitmask row
-}
-
 // Per-row results of the select pass.
 struct RowInfo {
   raw_max: f32,       // max of the raw (grammar-masked) logits

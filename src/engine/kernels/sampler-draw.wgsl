@@ -5,12 +5,6 @@
 // best so far cannot win, so their hash is skipped (exact: g <= 16.7).
 // Prepended: sampler-common.wgsl. Not here: the merge across chunks (finish pass).
 
-@group(0) @binding(0) var<uniform> dims: SamplerDims;
-@group(0) @binding(1) var<storage, read> rows: array<SampleRow>;               // (B)
-@group(0) @binding(2) var<storage, read> processed: array<f32>;                // (B, V)
-@group(0) @binding(3) var<storage, read> row_info: array<RowInfo>;             // (B)
-@group(0) @binding(4) var<storage, read_write> draw_best: array<vec2<u32>>;    // (B, num_chunks): score bits, id
-
 var<workgroup> red_s: array<f32, WG>;
 var<workgroup> red_i: array<u32, WG>;
 

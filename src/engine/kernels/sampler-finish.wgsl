@@ -9,16 +9,6 @@
 
 const FINISH_WG: u32 = 64u;
 
-@group(0) @binding(0) var<uniform> dims: SamplerDims;
-@group(0) @binding(1) var<storage, read> rows: array<SampleRow>;              // (B)
-@group(0) @binding(2) var<storage, read> logits: array<f32>;                  // (B, V) raw
-@group(0) @binding(3) var<storage, read> grammar: array<u32>;                 // (B, W)
-@group(0) @binding(4) var<storage, read> row_info: array<RowInfo>;            // (B)
-@group(0) @binding(5) var<storage, read> row_top: array<vec2<u32>>;           // (B, MAX_TOP)
-@group(0) @binding(6) var<storage, read> draw_best: array<vec2<u32>>;         // (B, num_chunks)
-@group(0) @binding(7) var<storage, read_write> counts: array<u32>;            // (maxSeqs, V)
-@group(0) @binding(8) var<storage, read_write> output: array<u32>;            // (B, 4) then (B, MAX_TOP, 2)
-
 var<workgroup> red_s: array<f32, FINISH_WG>;
 var<workgroup> red_i: array<u32, FINISH_WG>;
 

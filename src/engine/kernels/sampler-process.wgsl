@@ -5,16 +5,6 @@
 // per-chunk partials: online max / sum-exp of the raw logits, max of the processed ones.
 // Prepended: sampler-common.wgsl. Not here: thresholds (select), the draw, outputs.
 
-@group(0) @binding(0) var<uniform> dims: SamplerDims;
-@group(0) @binding(1) var<storage, read> rows: array<SampleRow>;        // (B)
-@group(0) @binding(2) var<storage, read> edits: array<u32>;             // bias pairs and banned ids
-@group(0) @binding(3) var<storage, read> grammar: array<u32>;           // (B, W) this step's bitmasks
-@group(0) @binding(4) var<storage, read> logits: array<f32>;            // (B, V) raw
-@group(0) @binding(5) var<storage, read> counts: array<u32>;            // (maxSeqs, V) output token counts
-@group(0) @binding(6) var<storage, read> masks: array<u32>;             // (maxSeqs, 2, W) prompt bits, allowed bits
-@group(0) @binding(7) var<storage, read_write> processed: array<f32>;   // (B, V)
-@group(0) @binding(8) var<storage, read_write> chunk_stats: array<vec4<f32>>; // (B, num_chunks): raw max, raw sum, proc max, 0
-
 var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_s: array<f32, WG>;
 var<workgroup> red_p: array<f32, WG>;

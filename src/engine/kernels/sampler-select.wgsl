@@ -10,16 +10,6 @@
 // instead of the row (a row read by one workgroup is the slow part of this pass on a GPU).
 // Prepended: sampler-common.wgsl, sampler-radix.wgsl. Not here: the draw, outputs.
 
-@group(0) @binding(0) var<uniform> dims: SamplerDims;
-@group(0) @binding(1) var<storage, read> rows: array<SampleRow>;            // (B)
-@group(0) @binding(2) var<storage, read> logits: array<f32>;                // (B, V) raw
-@group(0) @binding(3) var<storage, read> grammar: array<u32>;               // (B, W)
-@group(0) @binding(4) var<storage, read> processed: array<f32>;             // (B, V)
-@group(0) @binding(5) var<storage, read> chunk_stats: array<vec4<f32>>;     // (B, num_chunks)
-@group(0) @binding(6) var<storage, read_write> row_info: array<RowInfo>;    // (B)
-@group(0) @binding(7) var<storage, read_write> row_top: array<vec2<u32>>;   // (B, MAX_TOP): id, raw value bits
-@group(0) @binding(8) var<storage, read_write> candidates: array<vec2<u32>>; // (B, CANDIDATES): id, value bits
-
 // Capacity of a row's candidate list; a larger candidate set is selected from the row itself.
 const CANDIDATES: u32 = 4096u;
 

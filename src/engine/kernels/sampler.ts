@@ -25,7 +25,6 @@
  * choosing which ids a bad word bans (the caller), stop handling (the generation core).
  */
 import type { KernelContext } from '../gpu/context';
-import { bindGroupLayout, type BindingKind } from '../gpu/pipelines';
 import { createStorage, writeBytes } from '../gpu/buffers';
 import {
   MAX_TOP_LOGPROBS,
@@ -41,12 +40,9 @@ import {
   type SamplingParams,
   type TokenLogprob,
 } from '../generate/sampling-params';
-import commonWgsl from './sampler-common.wgsl?raw';
-import radixWgsl from './sampler-radix.wgsl?raw';
-import processWgsl from './sampler-process.wgsl?raw';
-import selectWgsl from './sampler-select.wgsl?raw';
-import drawWgsl from './sampler-draw.wgsl?raw';
-import finishWgsl from './sampler-finish.wgsl?raw';
+import { specBindGroup, specLayout, type KernelLayout } from './common';
+import { SAMPLER_DRAW_SPEC, SAMPLER_FINISH_SPEC, SAMPLER_PROCESS_SPEC, SAMPLER_SELECT_SPEC } from './sampler-specs';
+import { packUniformValues, shaderText } from './spec';
 
 /** Logits per thread in the chunked passes: CHUNK = 8 * workgroup size (sampler-common.wgsl). */
 export const SAMPLER_PER_THREAD = 8;
@@ -96,6 +92,8 @@ interface PassGroups {
   finish: GPUBindGroup;
 }
 
+const PASS_SPECS = { process: SAMPLER_PROCESS_SPEC, select: SAMPLER_SELECT_SPEC, draw: SAMPLER_DRAW_SPEC, finish: SAMPLER_FINISH_SPEC };
+
 const BIND_CACHE_LIMIT = 8;
 
 export class Sampler {
@@ -131,7 +129,7 @@ export class Sampler {
   private readonly candidates: GPUBuffer;
   private readonly zeros: Uint32Array;
 
-  private readonly layouts: Record<keyof PassGroups, GPUBindGroupLayout>;
+  private readonly layouts: Record<keyof PassGroups, KernelLayout>;
   private readonly pipelines: Record<keyof PassGroups, GPUComputePipeline>;
   private readonly groups = new Map<GPUBuffer, PassGroups>();
 
@@ -181,31 +179,25 @@ export class Sampler {
     this.zeros = new Uint32Array(V);
     this.slots = new Array(maxSeqs).fill(undefined);
 
-    const ro: BindingKind = 'read-only-storage';
-    const rw: BindingKind = 'storage';
     this.layouts = {
-      // dims, rows, edits, grammar, logits, counts, masks | processed, chunkStats
-      process: bindGroupLayout(device, 'sampler.process', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
-      // dims, rows, logits, grammar, processed, chunkStats | rowInfo, rowTop, candidates
-      select: bindGroupLayout(device, 'sampler.select', ['uniform', ro, ro, ro, ro, ro, rw, rw, rw]),
-      // dims, rows, processed, rowInfo | drawBest
-      draw: bindGroupLayout(device, 'sampler.draw', ['uniform', ro, ro, ro, rw]),
-      // dims, rows, logits, grammar, rowInfo, rowTop, drawBest | counts, output
-      finish: bindGroupLayout(device, 'sampler.finish', ['uniform', ro, ro, ro, ro, ro, ro, rw, rw]),
+      process: specLayout(ctx, SAMPLER_PROCESS_SPEC),
+      select: specLayout(ctx, SAMPLER_SELECT_SPEC),
+      draw: specLayout(ctx, SAMPLER_DRAW_SPEC),
+      finish: specLayout(ctx, SAMPLER_FINISH_SPEC),
     };
-    const pipeline = (pass: keyof PassGroups, entryPoint: string, parts: string[]) =>
+    const pipeline = (pass: keyof PassGroups, entryPoint: string) =>
       ctx.pipelines.get({
         label: `sampler.${pass}`,
-        code: parts.join('\n'),
+        code: shaderText(PASS_SPECS[pass]),
         entryPoint,
-        layout: device.createPipelineLayout({ label: `sampler.${pass}`, bindGroupLayouts: [this.layouts[pass]] }),
+        layout: this.layouts[pass].pipeline,
         constants: { WG: this.workgroupSize },
       });
     this.pipelines = {
-      process: pipeline('process', 'process', [commonWgsl, processWgsl]),
-      select: pipeline('select', 'select_row', [commonWgsl, radixWgsl, selectWgsl]),
-      draw: pipeline('draw', 'draw', [commonWgsl, drawWgsl]),
-      finish: pipeline('finish', 'finish', [commonWgsl, finishWgsl]),
+      process: pipeline('process', 'process'),
+      select: pipeline('select', 'select_row'),
+      draw: pipeline('draw', 'draw'),
+      finish: pipeline('finish', 'finish'),
     };
   }
 
@@ -283,7 +275,7 @@ export class Sampler {
     }
     writeBytes(this.device, this.rows, 0, packed);
     writeBytes(this.device, this.edits, 0, edits);
-    writeBytes(this.device, this.dims, 0, new Uint32Array([this.V, B, this.numChunks, this.W]));
+    this.device.queue.writeBuffer(this.dims, 0, packUniformValues(SAMPLER_PROCESS_SPEC, { V: this.V, B, num_chunks: this.numChunks, W: this.W }));
     this.batch = B;
     this.batchWantsTop = resolved.some((r) => r.topLogprobs > 0);
   }
@@ -357,17 +349,13 @@ export class Sampler {
   private bindGroups(logits: GPUBuffer): PassGroups {
     let g = this.groups.get(logits);
     if (g) return g;
-    const group = (pass: keyof PassGroups, buffers: GPUBuffer[]) =>
-      this.device.createBindGroup({
-        label: `sampler.${pass}`,
-        layout: this.layouts[pass],
-        entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-      });
+    const { rows, edits, grammar, counts, masks, processed, chunkStats, rowInfo, rowTop, candidates, drawBest, output } = this;
+    const group = (pass: keyof PassGroups, buffers: Record<string, GPUBuffer>) => specBindGroup(this.ctx, PASS_SPECS[pass], this.layouts[pass], buffers, this.dims);
     g = {
-      process: group('process', [this.dims, this.rows, this.edits, this.grammar, logits, this.counts, this.masks, this.processed, this.chunkStats]),
-      select: group('select', [this.dims, this.rows, logits, this.grammar, this.processed, this.chunkStats, this.rowInfo, this.rowTop, this.candidates]),
-      draw: group('draw', [this.dims, this.rows, this.processed, this.rowInfo, this.drawBest]),
-      finish: group('finish', [this.dims, this.rows, logits, this.grammar, this.rowInfo, this.rowTop, this.drawBest, this.counts, this.output]),
+      process: group('process', { rows, edits, grammar, logits, counts, masks, processed, chunkStats }),
+      select: group('select', { rows, logits, grammar, processed, chunkStats, rowInfo, rowTop, candidates }),
+      draw: group('draw', { rows, processed, rowInfo, drawBest }),
+      finish: group('finish', { rows, logits, grammar, rowInfo, rowTop, drawBest, counts, output }),
     };
     if (this.groups.size >= BIND_CACHE_LIMIT) this.groups.delete(this.groups.keys().next().value as GPUBuffer);
     this.groups.set(logits, g);

@@ -1,7 +1,8 @@
 /**
  * Assembling WGSL modules from the .wgsl files of a kernel family: constants baked in as `const`
- * declarations, packed-weight accessors generated per binding and dtype, the subgroup or
- * shared-memory reduction helpers, and the kernel's own text.
+ * declarations, the family's binding and uniform declarations generated from its spec (spec.ts),
+ * packed-weight accessors generated per binding and dtype, the subgroup or shared-memory reduction
+ * helpers, and the kernel's own text.
  *
  * Why `const` and not `override`: WGSL sizes function-scope arrays (a thread's accumulators) only
  * with creation-time constants, so tile and batch sizes are baked into the text; the PipelineCache
@@ -11,6 +12,7 @@
  * `/*@subgroup-init*\/` at the top of its body; they become the subgroup builtins (or nothing).
  */
 import type { DType } from '../model/config';
+import { wgslDeclarations, type KernelSpec } from './spec';
 import packedBf16 from './packed-bf16.wgsl?raw';
 import packedF16 from './packed-f16.wgsl?raw';
 import packedF32 from './packed-f32.wgsl?raw';
@@ -42,6 +44,8 @@ export function constDecls(consts: Record<string, ShaderConst>): string {
 }
 
 export interface ShaderParts {
+  /** The family's spec: its uniform struct and binding declarations come first (spec.ts). */
+  spec?: KernelSpec;
   /** Use subgroup operations, with the adapter's subgroup size bounds; absent: none. */
   subgroups?: { min: number; max: number } | null;
   /** Include the reduction helpers (reduce-*.wgsl); they need the consts WG and BB. */
@@ -50,7 +54,7 @@ export interface ShaderParts {
   /** Packed weight bindings: name -> dtype. */
   weights?: Record<string, DType>;
   /** Kernel text, in order (core snippets, then the entry file). */
-  body: string[];
+  body: readonly string[];
 }
 
 export function composeShader(parts: ShaderParts): string {
@@ -58,6 +62,7 @@ export function composeShader(parts: ShaderParts): string {
   const out: string[] = [];
   if (sg) out.push('enable subgroups;', 'diagnostic(off, subgroup_uniformity);');
   if (parts.consts) out.push(constDecls(parts.consts));
+  if (parts.spec) out.push(wgslDeclarations(parts.spec));
   if (parts.reductions) {
     if (sg) out.push(constDecls({ SGMIN: sg.min, SGMAX: sg.max }));
     out.push(reduceTree, sg ? reduceSubgroup : reduceShared);

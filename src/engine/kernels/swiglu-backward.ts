@@ -6,9 +6,20 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, kernelLayout } from './common';
+import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { withDeclarations, type KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
+
+export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
+  name: 'swiglu-backward',
+  bindings: {
+    dact: { var: 'DACT', type: 'f32', access: 'read', doc: '[T, F] gradient of silu(g) * u, row stride d_stride' },
+    gateUp: { var: 'GU', type: 'f32', access: 'read', doc: '[T, 2F] saved gate | up, row stride gu_stride' },
+    dgateUp: { var: 'DGU', type: 'f32', access: 'read_write', doc: '[T, 2F] d gate | d up, row stride dgu_stride' },
+  },
+  uniforms: { var: 'P', struct: 'Params', fields: { T: 'u32', F: 'u32', gu_stride: 'u32', d_stride: 'u32', dgu_stride: 'u32' } },
+  shaders: { main: [code] },
+};
 
 export interface SwiGluBackwardArgs {
   /** f32 [T, 2F] (row stride dgateUpStride), written: d gate in columns 0..F-1, d up in F..2F-1. */
@@ -28,12 +39,7 @@ export class SwiGluBackward {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'swiglu-backward', [
-      'read-only-storage', // 0 dact [T, F]
-      'read-only-storage', // 1 gate | up [T, 2F] (saved)
-      'storage', // 2 d gate | d up [T, 2F]
-      'uniform', // 3 params
-    ]);
+    this.layout = specLayout(ctx, SWIGLU_BACKWARD_SPEC);
   }
 
   encode(a: SwiGluBackwardArgs): KernelCall {
@@ -46,13 +52,12 @@ export class SwiGluBackward {
     checkElements(label, 'gateUp', a.gateUp, (a.T - 1) * guStride + 2 * a.F);
     checkElements(label, 'dact', a.dact, (a.T - 1) * dStride + a.F);
     checkElements(label, 'dgateUp', a.dgateUp, (a.T - 1) * dguStride + 2 * a.F);
-    const pipeline = this.ctx.pipelines.get({ label, layout: this.layout.pipeline, entryPoint: 'main', code });
-    return makeCall(this.ctx, {
-      label,
+    const pipeline = this.ctx.pipelines.get({ label, layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(SWIGLU_BACKWARD_SPEC, code) });
+    return specCall(this.ctx, SWIGLU_BACKWARD_SPEC, {
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [a.dact, a.gateUp, a.dgateUp],
-      uniforms: packUniforms([a.T, a.F, guStride, dStride, dguStride]),
+      layout: this.layout,
+      buffers: { dact: a.dact, gateUp: a.gateUp, dgateUp: a.dgateUp },
+      uniforms: { T: a.T, F: a.F, gu_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
       workgroups: grid(this.ctx, Math.ceil((a.T * a.F) / 256)),
     });
   }

@@ -6,19 +6,6 @@
 // written into the fused layout, so dX = dGU [Wg; Wu] is one GEMM through the fused weight.
 // One invocation per (t, f). The only producer of dGU, so it writes (no accumulation).
 
-struct Params {
-  T: u32,
-  F: u32,
-  gu_stride: u32,   // row stride of GU (the forward's gate|up output), usually 2F
-  d_stride: u32,    // row stride of DACT
-  dgu_stride: u32,  // row stride of DGU
-}
-
-@group(0) @binding(0) var<storage, read> DACT: array<f32>;       // [T, F] gradient of silu(g) * u
-@group(0) @binding(1) var<storage, read> GU: array<f32>;         // [T, 2F] saved gate | up
-@group(0) @binding(2) var<storage, read_write> DGU: array<f32>;  // [T, 2F] d gate | d up
-@group(0) @binding(3) var<uniform> P: Params;
-
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 256u;

@@ -5,15 +5,25 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { makeCall, packUniforms } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, kernelLayout } from './common';
+import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { withDeclarations, type KernelSpec } from './spec';
 import code from './swiglu.wgsl?raw';
+
+export const SWIGLU_SPEC: KernelSpec = {
+  name: 'swiglu',
+  bindings: {
+    gateUp: { var: 'GU', type: 'f32', access: 'read', doc: '[T, 2F] gate | up, row stride in_stride' },
+    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: '[T, F], row stride out_stride' },
+  },
+  uniforms: { var: 'P', struct: 'Params', fields: { T: 'u32', F: 'u32', in_stride: 'u32', out_stride: 'u32' } },
+  shaders: { main: [code] },
+};
 
 export class SwiGlu {
   private readonly layout;
 
   constructor(private readonly ctx: KernelContext) {
-    this.layout = kernelLayout(ctx, 'swiglu', ['read-only-storage', 'storage', 'uniform']);
+    this.layout = specLayout(ctx, SWIGLU_SPEC);
   }
 
   /** out [T, F] (row stride outStride) from gateUp [T, 2F] (row stride inStride). */
@@ -22,13 +32,12 @@ export class SwiGlu {
     checkDim('swiglu', 'F', F);
     checkElements('swiglu', 'gateUp', gateUp, (T - 1) * inStride + 2 * F);
     checkElements('swiglu', 'out', out, (T - 1) * outStride + F);
-    const pipeline = this.ctx.pipelines.get({ label: 'swiglu', layout: this.layout.pipeline, entryPoint: 'main', code });
-    return makeCall(this.ctx, {
-      label: 'swiglu',
+    const pipeline = this.ctx.pipelines.get({ label: 'swiglu', layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(SWIGLU_SPEC, code) });
+    return specCall(this.ctx, SWIGLU_SPEC, {
       pipeline,
-      layout: this.layout.bindGroup,
-      buffers: [gateUp, out],
-      uniforms: packUniforms([T, F, inStride, outStride]),
+      layout: this.layout,
+      buffers: { gateUp, out },
+      uniforms: { T, F, in_stride: inStride, out_stride: outStride },
       workgroups: grid(this.ctx, Math.ceil((T * F) / 256)),
     });
   }

@@ -1,17 +1,6 @@
 // SwiGLU activation of the prefill MLP: out[t, f] = silu(gu[t, f]) * gu[t, F + f], reading the fused
 // [gate | up] GEMM output (row stride in_stride, usually 2F). One invocation per output element.
 
-struct Params {
-  T: u32,
-  F: u32,
-  in_stride: u32,
-  out_stride: u32,
-}
-
-@group(0) @binding(0) var<storage, read> GU: array<f32>;
-@group(0) @binding(1) var<storage, read_write> OUT: array<f32>;
-@group(0) @binding(2) var<uniform> P: Params;
-
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * 256u;

@@ -14,7 +14,7 @@ import type { WeightSet } from '../model/weights';
 import { LoraGrad } from '../kernels/lora-grad';
 import { TrainingBuffers } from './activations';
 import { loraBackwardProblems } from './graph-backward';
-import { createTrainKernels, type TrainKernels } from './kernels';
+import { createTrainKernels, type TrainKernels } from '../kernels/registry';
 import { initLoraParameters, loraFromTensors, planLora, type LoraGroupName, type LoraPlan } from './lora-plan';
 import { LoraState } from './lora-state';
 import { describePlan, planActivations, type ActivationMode, type ActivationPlan } from './memory-plan';

@@ -23,7 +23,7 @@
  * Not here: the head and dh's first value (graph-head.ts), clipping and AdamW (session.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { qkvPrepWeights } from '../kernels/attention-kernels';
+import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import type { LoraGroupPlan } from './lora-plan';
 

@@ -20,10 +20,10 @@
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { qkvPrepWeights } from '../kernels/attention-kernels';
+import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { WeightSet } from '../model/weights';
 import type { TrainingBuffers } from './activations';
-import type { TrainKernels } from './kernels';
+import type { TrainKernels } from '../kernels/registry';
 import type { LoraGroupPlan, LoraPlan } from './lora-plan';
 import type { LoraState } from './lora-state';
 
