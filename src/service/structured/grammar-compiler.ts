@@ -9,7 +9,7 @@
  */
 import type { CompiledGrammar, GrammarCompiler, TokenizerInfo } from '@mlc-ai/web-xgrammar';
 import type { ModelTokenizer } from '../../engine/model/tokenizer';
-import type { Constraint, JsonWhitespace, StructuredOutputSpec } from './constraint-spec';
+import { JSON_WHITESPACE_LIMIT, type Constraint, type JsonWhitespace, type StructuredOutputSpec } from './constraint-spec';
 import { choiceGrammar, ebnfString, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';
 import { ConstraintError } from './errors';
@@ -117,7 +117,8 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
     case 'grammar':
       return compiler.compileGrammar(c.ebnf);
     case 'structural_tag': {
-      const tag = await mapJsonSchemas(c.tag, async (schema) => ({ type: 'grammar', grammar: await jsonSchemaEbnf(lib, schema, { type: 'any' }, false) }));
+      // A structural tag's JSON is compact, like every JSON grammar by default (constraint-spec.ts).
+      const tag = await mapJsonSchemas(c.tag, async (schema) => ({ type: 'grammar', grammar: await jsonSchemaEbnf(lib, schema, { type: 'none' }, false) }));
       return compiler.compileStructuralTag(JSON.stringify(tag));
     }
   }
@@ -141,6 +142,9 @@ async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: Jso
     ebnf = `${ebnf.split(literal).join(rule.rule)}\n${rule.rule} ::= ${rule.ebnf}\n`;
   }
   if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, whitespaceExpression(whitespace.pattern));
+  // Bounded here, not with the converter's maxWhitespaceCnt: 0.1.27 leaves `[ \n\t]*` in its
+  // basic_array and basic_object rules whatever the count.
+  if (whitespace.type === 'any') ebnf = withWhitespace(ebnf, `[ \\n\\t]{0,${JSON_WHITESPACE_LIMIT}}`);
   return ebnf;
 }
 
