@@ -43,9 +43,11 @@ export interface RunnerRow {
   adapterSlot: number;
 }
 
-/** One sampler row: the logits of `row`'s last token, sampled for `slot`. */
+/** One sampler row: the logits of `row`'s token `at` (default its last), sampled for `slot`. */
 export interface SampleRequest extends SamplerStepRow {
   row: number;
+  /** Index of the token in the row whose logits are sampled (jump-forward drafts sample every position). */
+  at?: number;
 }
 
 /** Prompt logprobs of positions [first, first + count) of one row's tokens (targets: the next tokens). */
@@ -243,7 +245,7 @@ export class ModelRunner {
     const { rows, samples } = spec;
     const { B, T, decode, hasLora, lastToken } = batch;
     const device = this.ctx.device;
-    const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i);
+    const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i && (s.at ?? 0) === 0);
     if (decode && fusedOrder && !spec.promptLogprobs) {
       const plan = this.planFor(rows);
       if (hasLora) {
@@ -254,7 +256,15 @@ export class ModelRunner {
       const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
       return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', replay: g.calls, fresh: [] };
     }
-    if (samples.length > 0) device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from(samples.map((s) => lastToken[s.row])));
+    if (samples.length > 0) {
+      const gather = samples.map((s) => {
+        const count = rows[s.row].tokens.length;
+        const at = s.at ?? count - 1;
+        if (!Number.isInteger(at) || at < 0 || at >= count) throw new Error(`ModelRunner: sample at token ${at} of a ${count}-token row`);
+        return lastToken[s.row] - (count - 1) + at;
+      });
+      device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from(gather));
+    }
     const attention =
       decode && !spec.promptLogprobs
         ? { kind: 'decode' as const, plan: this.planFor(rows) }
