@@ -26,7 +26,7 @@ import { LoraKernels, loraLayout, type LoraLayout } from '../kernels/lora';
 import { Sampler, SAMPLER_RECORD_BYTES, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { disposeDecodeGraph, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
+import { DecodeGraphCache, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
 import { encodeForward, encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
@@ -129,7 +129,7 @@ export class ModelRunner {
   readonly fusedMaxBatch: number;
   readonly maxContext: number;
   private readonly dense: DenseKernels;
-  private readonly graphs = new Map<string, DecodeGraph>();
+  private readonly graphs = new DecodeGraphCache(GRAPH_CACHE);
   private readonly staging: GPUBuffer[] = [];
   private lora: LoraPool | null = null;
   /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
@@ -359,34 +359,17 @@ export class ModelRunner {
 
   private decodeGraph(B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
     const key = `${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.cached(key, () =>
+    return this.graphs.get(key, () =>
       encodeDecode({ weights: this.weights, kv: this.kv, dense: this.dense, attention: this.attention, step: this.step }, B, plan, mlp),
     );
   }
 
   private loraDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
     const key = `lora|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.cached(key, () => {
+    return this.graphs.get(key, () => {
       const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora: true });
       return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: 0, dispatchesOutsideLayers: 0 };
     });
-  }
-
-  private cached(key: string, make: () => DecodeGraph): DecodeGraph {
-    let g = this.graphs.get(key);
-    if (g) {
-      this.graphs.delete(key);
-      this.graphs.set(key, g);
-      return g;
-    }
-    g = make();
-    this.graphs.set(key, g);
-    if (this.graphs.size > GRAPH_CACHE) {
-      const [oldKey, old] = this.graphs.entries().next().value as [string, DecodeGraph];
-      this.graphs.delete(oldKey);
-      disposeDecodeGraph(old);
-    }
-    return g;
   }
 
   /** The decode graph a batch of B rows at these positions would use (bench figures). */
@@ -403,7 +386,6 @@ export class ModelRunner {
   }
 
   destroy(): void {
-    for (const g of this.graphs.values()) disposeDecodeGraph(g);
     this.graphs.clear();
     for (const b of this.staging) b.destroy();
     this.staging.length = 0;
