@@ -344,6 +344,7 @@ async function jumpForwardFigures(engine: Engine, served: ServedModel, name: str
     t.ms += times[times.length - 1] - times[0];
   };
   await runOnce(7, true); // warm-up: the multi-token graph's pipelines
+  total.on = { tokens: 0, steps: 0, ms: 0 };
   for (let r = 0; r < rounds; r++) {
     await runOnce(3000 + r, false);
     await runOnce(3000 + r, true);

@@ -65,7 +65,7 @@ export interface TokenConstraint {
   isTerminated(): boolean;
   /**
    * Tokens the grammar forces next (jump-forward decoding); empty when none. The engine uses them
-   * as a draft it verifies (step-planner.ts), so a wrong or non-canonical draft costs speed, never
+   * as a draft it verifies (jump-forward.ts), so a wrong or non-canonical draft costs speed, never
    * correctness. With `rollback`, both or neither.
    */
   forcedTokens?(): number[];

@@ -10,7 +10,7 @@
 import type { CompiledGrammar, GrammarCompiler, TokenizerInfo } from '@mlc-ai/web-xgrammar';
 import type { ModelTokenizer } from '../../engine/model/tokenizer';
 import { JSON_WHITESPACE_LIMIT, type Constraint, type JsonWhitespace, type StructuredOutputSpec } from './constraint-spec';
-import { choiceGrammar, ebnfString, withWhitespace } from './ebnf';
+import { choiceGrammar, ebnfString, withBoundedNumbers, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';
 import { ConstraintError } from './errors';
 import { GrammarConstraint, type GrammarConstraintOptions } from './grammar-matcher';
@@ -125,8 +125,8 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
 }
 
 /**
- * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (its own rules for bounded
- * numbers and constrained strings, the whitespace pattern).
+ * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (digits bounded, its own
+ * rules for bounded numbers and constrained strings, the whitespace pattern).
  */
 async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: JsonWhitespace, disableAdditionalProperties: boolean): Promise<string> {
   const unsupported = unsupportedJsonSchemaFeature(schema);
@@ -134,7 +134,7 @@ async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: Jso
   const base = disableAdditionalProperties ? withoutAdditionalProperties(schema) : schema;
   const extracted = extractHearthRules(base, Math.random().toString(36).slice(2, 10));
   // indent -1 is Python's indent=None: one line, with ", " and ": " when whitespace is fixed.
-  let ebnf = await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true);
+  let ebnf = withBoundedNumbers(await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true));
   for (const rule of extracted.rules) {
     // The converter writes a string constant as this literal (the JSON text, quoted for EBNF).
     const literal = ebnfString(JSON.stringify(rule.placeholder));

@@ -12,9 +12,9 @@
  *   (`"name": "` after `{` in a schema with one required key), xgrammar names the string; its
  *   canonical tokens (the tokenizer's own encoding, so a later turn's prompt tokenizes the same
  *   way), checked against the matcher, are offered to the engine as a draft that it verifies
- *   against the model's own choice at each position (step-planner.ts). The last token of that
- *   string is left out, so the model may still merge it with what follows (the retokenisation
- *   problem of jump-forward decoding).
+ *   against the model's own choice at each position (engine/generate/jump-forward.ts). The last
+ *   token of that string is left out, so the model may still merge it with what follows (the
+ *   retokenisation problem of jump-forward decoding).
  * - rollback(n): undoes the last n accepted tokens (the engine fills the masks of a draft's
  *   positions by accepting it, then puts the matcher back).
  *

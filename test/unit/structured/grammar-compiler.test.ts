@@ -132,6 +132,19 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
     expect(accepts(object, '{"a": [1,  {"b": null}]}')).toBe(false);
   });
 
+  it('integers and numbers have at most 16 digits before the point, 16 after it and 3 in the exponent (issue 13)', async () => {
+    const c = await compiled({ structured_outputs: { json: { type: 'object', properties: { i: { type: 'integer' }, x: { type: 'number' } }, required: ['i', 'x'] } } });
+    const sixteen = '9'.repeat(16);
+    expect(accepts(c, `{"i": -${sixteen}, "x": ${sixteen}.${sixteen}e-308}`)).toBe(true);
+    expect(accepts(c, `{"i": ${sixteen}9, "x": 1}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": ${sixteen}9}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": 0.${sixteen}1}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": 1E+1000}`)).toBe(false);
+    const any = await compiled({ structured_outputs: { json_object: true } });
+    expect(accepts(any, `{"a": [${sixteen}, -0.5e10]}`)).toBe(true);
+    expect(accepts(any, `{"a": [${sixteen}0]}`)).toBe(false);
+  });
+
   it('disable_any_whitespace false allows any whitespace, at most JSON_WHITESPACE_LIMIT characters per run', async () => {
     const c = await compiled({ structured_outputs: { json: person, disable_any_whitespace: false } });
     expect(accepts(c, '{\n  "name":"Ada",\n\t"age" : 36,\n  "role": "admin"\n}')).toBe(true);
