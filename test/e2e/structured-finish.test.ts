@@ -97,7 +97,12 @@ describe('structured outputs finish with the bundled model at temperature 1', ()
     }
   }, 1_800_000);
 
-  it('the JSON schema of a person', async () => {
+  // Known failure (issue 13's closing note): 0 of 20 finish. The bundled model, trained only on
+  // one-digit sums, writes random tokens inside the free strings (`{"name": "]9049 +3 cameras18...`)
+  // and rarely the closing quote, so the name never ends before the limit. Whitespace and numbers
+  // are bounded; a free string is not (bounding it would cut real answers), so this fails until
+  // the default model writes JSON strings. `it.fails` turns into a failure the day it passes.
+  it.fails('the JSON schema of a person', async () => {
     const runs = await runSeeds({ ...base, messages: [{ role: 'user', content: 'Describe a person as JSON.' }], response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON } } });
     const finished = (r: Run) => r.finish === 'stop';
     report('person schema', runs, finished);
