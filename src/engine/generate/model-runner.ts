@@ -10,7 +10,8 @@
  *   - otherwise (prefill chunks): the general graph with prefill attention, encoded per step.
  * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
  * and the sampler over the logits of each sampled row's last token (a row can be sampled several
- * times: the `n` choices of a prompt fork from its last logits). Block copies (copy-on-write of a
+ * times: the `n` choices of a prompt fork from its last logits; a jump-forward draft samples every
+ * position of its row, `SampleRequest.at`). Block copies (copy-on-write of a
  * shared partial block) are recorded before or after the pass. The output bytes of the sampler
  * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
  *
