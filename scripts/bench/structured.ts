@@ -11,7 +11,10 @@
  *     each matcher), which unlike wall-clock differences holds up on a loaded machine;
  *   - the matcher alone, on the CPU: microseconds per token to fill the bitmask and accept a token,
  *     walking the grammar with seeded random allowed tokens (no GPU);
- *   - compile time of the schema for the model's vocabulary (cold), and a cache hit.
+ *   - compile time of the schema for the model's vocabulary (cold), and a cache hit;
+ *   - jump-forward decoding (src/engine/generate/jump-forward.ts) on a schema with long fixed
+ *     keys: tokens per second and model steps per output token, with and without it, on the same
+ *     seeds (so the same tokens: each position's noise is that of its output index).
  * The constrained runs sample (seeded) under the grammar until max_tokens; a run the grammar ends
  * early still gives its step times. The random-shape models borrow the bundled tokenizer (4096
  * tokens), so the matcher figures are those of a small vocabulary: xgrammar's mask work grows with
@@ -61,7 +64,31 @@ export interface StructuredBenchResult {
   /** CPU: fillNextTokenBitmask + acceptToken per token, µs. */
   matcherUsPerToken: number;
   decode: ConstraintDecodeFigures[];
+  jumpForward: JumpForwardFigures;
 }
+
+export interface JumpForwardFigures {
+  /** Output tokens per run (the same with and without: the same seeds). */
+  tokens: number;
+  /** Decode steps per output token (prefill's first token excluded from neither). */
+  stepsPerTokenOn: number;
+  stepsPerTokenOff: number;
+  tokensPerSecondOn: number;
+  tokensPerSecondOff: number;
+}
+
+/** A schema whose keys are long and fixed (each key and its `": ` are forced): jump-forward's case. */
+export const FIXED_KEYS_SCHEMA = {
+  type: 'object',
+  properties: {
+    customer_account_identifier: { type: 'integer', minimum: 0, maximum: 99 },
+    preferred_delivery_weekday: { enum: ['monday', 'wednesday', 'friday'] },
+    requires_signature_on_delivery: { type: 'boolean' },
+    number_of_parcels_in_shipment: { type: 'integer', minimum: 1, maximum: 9 },
+  },
+  required: ['customer_account_identifier', 'preferred_delivery_weekday', 'requires_signature_on_delivery', 'number_of_parcels_in_shipment'],
+  additionalProperties: false,
+};
 
 /** A typical tool-argument / extraction schema: nested objects, arrays, enums, numbers and strings. */
 export const BENCH_SCHEMA = {
@@ -272,7 +299,12 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
           `  batch ${B}: ${f.toFixed(2)} ms per step free, ${u.toFixed(2)} unpipelined, ${c.toFixed(2)} with the schema, of which ${matcherMsPerStep.toFixed(2)} in the matchers (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`,
         );
       }
+      const jumpForward = await jumpForwardFigures(engine, served, name, rounds);
+      log(
+        `  jump-forward: ${jumpForward.tokens} tokens per run; ${jumpForward.stepsPerTokenOn.toFixed(2)} steps per token with it, ${jumpForward.stepsPerTokenOff.toFixed(2)} without; ${jumpForward.tokensPerSecondOn.toFixed(1)} vs ${jumpForward.tokensPerSecondOff.toFixed(1)} tokens/s`,
+      );
       results.push({
+        jumpForward,
         model: name,
         layers: cfg.numLayers,
         totalLayers: bm.totalLayers,
@@ -289,6 +321,45 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
     }
   }
   return results;
+}
+
+/**
+ * One constrained sequence on FIXED_KEYS_SCHEMA, `rounds` seeds, with jump-forward on and off
+ * (alternating, so load on a shared machine falls on both): output tokens, decode steps (the
+ * scheduler's count) and wall time from the first token to the last.
+ */
+async function jumpForwardFigures(engine: Engine, served: ServedModel, name: string, rounds: number): Promise<JumpForwardFigures> {
+  const compiled = await prepareStructuredOutput({ structured_outputs: { json: FIXED_KEYS_SCHEMA } }, structuredModel(served));
+  const scheduler = engine.models[0].scheduler;
+  const V = served.config.vocabSize;
+  const total = { on: { tokens: 0, steps: 0, ms: 0 }, off: { tokens: 0, steps: 0, ms: 0 } };
+  const runOnce = async (seed: number, on: boolean) => {
+    scheduler.jumpForward = on;
+    const steps = scheduler.stats.decodeSteps;
+    const [c] = choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false });
+    const times = await tokenTimes(engine.generate(request(name, prompt(16, V, seed), 96, seed, c)));
+    const t = total[on ? 'on' : 'off'];
+    t.tokens += times.length;
+    t.steps += scheduler.stats.decodeSteps - steps;
+    t.ms += times[times.length - 1] - times[0];
+  };
+  await runOnce(7, true); // warm-up: the multi-token graph's pipelines
+  total.on = { tokens: 0, steps: 0, ms: 0 };
+  for (let r = 0; r < rounds; r++) {
+    await runOnce(3000 + r, false);
+    await runOnce(3000 + r, true);
+  }
+  scheduler.jumpForward = true;
+  // The first token comes from the prefill step: steps and time count from it.
+  const perToken = (t: typeof total.on) => t.steps / Math.max(1, t.tokens - rounds);
+  const perSecond = (t: typeof total.on) => (1000 * (t.tokens - rounds)) / t.ms;
+  return {
+    tokens: Math.round(total.on.tokens / rounds),
+    stepsPerTokenOn: perToken(total.on),
+    stepsPerTokenOff: perToken(total.off),
+    tokensPerSecondOn: perSecond(total.on),
+    tokensPerSecondOff: perSecond(total.off),
+  };
 }
 
 export function structuredTable(results: StructuredBenchResult[]): string {
@@ -322,5 +393,15 @@ export function structuredTable(results: StructuredBenchResult[]): string {
       `${r.compileMs.toFixed(0)} (${r.cacheHitMs.toFixed(2)})`,
     ]),
   );
-  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const jumpHead = ['model', 'tokens per run', 'steps / token, jump-forward', 'steps / token, token by token', 'tokens/s, jump-forward', 'tokens/s, token by token'];
+  const jumpRows = results.map((r) => [
+    r.model,
+    `${r.jumpForward.tokens}`,
+    r.jumpForward.stepsPerTokenOn.toFixed(2),
+    r.jumpForward.stepsPerTokenOff.toFixed(2),
+    r.jumpForward.tokensPerSecondOn.toFixed(1),
+    r.jumpForward.tokensPerSecondOff.toFixed(1),
+  ]);
+  const table = (h: string[], rs: string[][]) => [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return `${table(head, rows)}\n\nJump-forward decoding on a schema with long fixed keys (one sequence, seeded, the same tokens both ways):\n\n${table(jumpHead, jumpRows)}`;
 }

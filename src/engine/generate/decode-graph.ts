@@ -14,7 +14,8 @@
  * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
- * (kernel-call.ts); the runner caches them. Batches with LoRA rows use forward-graph.ts instead.
+ * (kernel-call.ts); the runner keeps the last few in a DecodeGraphCache (LRU, disposing what it
+ * drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
 import type { KernelCall } from '../gpu/kernel-call';
@@ -128,4 +129,33 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
 /** Frees the calls' uniform buffers (safe once their last use was submitted). */
 export function disposeDecodeGraph(graph: DecodeGraph): void {
   for (const c of graph.calls) c.dispose();
+}
+
+/** The last `size` decode graphs used, by key; the least recently used one is disposed when a new one does not fit. */
+export class DecodeGraphCache {
+  private readonly graphs = new Map<string, DecodeGraph>();
+
+  constructor(private readonly size: number) {}
+
+  get(key: string, make: () => DecodeGraph): DecodeGraph {
+    let g = this.graphs.get(key);
+    if (g) {
+      this.graphs.delete(key);
+      this.graphs.set(key, g);
+      return g;
+    }
+    g = make();
+    this.graphs.set(key, g);
+    if (this.graphs.size > this.size) {
+      const [oldKey, old] = this.graphs.entries().next().value as [string, DecodeGraph];
+      this.graphs.delete(oldKey);
+      disposeDecodeGraph(old);
+    }
+    return g;
+  }
+
+  clear(): void {
+    for (const g of this.graphs.values()) disposeDecodeGraph(g);
+    this.graphs.clear();
+  }
 }

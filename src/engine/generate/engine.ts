@@ -36,6 +36,8 @@ export interface EngineOptions {
   fusedMaxBatch?: number;
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
+  /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts). Default true; tests compare with false. */
+  jumpForward?: boolean;
 }
 
 export class Engine implements InferenceEngine {
@@ -122,6 +124,7 @@ export class Engine implements InferenceEngine {
       loraPoolBytes: this.opts.loraPoolBytes,
       softwareAdapter: this.gpu.description.adapter.isSoftware,
     });
+    model.scheduler.jumpForward = this.opts.jumpForward ?? true;
     this.resident.set(id, model);
     return model;
   }

@@ -10,7 +10,8 @@
  *   - otherwise (prefill chunks): the general graph with prefill attention, encoded per step.
  * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
  * and the sampler over the logits of each sampled row's last token (a row can be sampled several
- * times: the `n` choices of a prompt fork from its last logits). Block copies (copy-on-write of a
+ * times: the `n` choices of a prompt fork from its last logits; a jump-forward draft samples every
+ * position of its row, `SampleRequest.at`). Block copies (copy-on-write of a
  * shared partial block) are recorded before or after the pass. The output bytes of the sampler
  * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
  *
@@ -25,7 +26,7 @@ import { createAttentionKernels, createGenerationKernels, type AttentionKernels,
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { disposeDecodeGraph, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
+import { DecodeGraphCache, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
 import { encodeForward, encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
@@ -42,9 +43,11 @@ export interface RunnerRow {
   adapterSlot: number;
 }
 
-/** One sampler row: the logits of `row`'s last token, sampled for `slot`. */
+/** One sampler row: the logits of `row`'s token `at` (default its last), sampled for `slot`. */
 export interface SampleRequest extends SamplerStepRow {
   row: number;
+  /** Index of the token in the row whose logits are sampled (jump-forward drafts sample every position). */
+  at?: number;
 }
 
 /** Prompt logprobs of positions [first, first + count) of one row's tokens (targets: the next tokens). */
@@ -96,6 +99,26 @@ export interface RunnerOptions {
 
 const GRAPH_CACHE = 8;
 
+/** The uploaded rows of a step: batch size, token count, and each row's last token index. */
+interface StepBatch {
+  B: number;
+  T: number;
+  /** Every row one token. */
+  decode: boolean;
+  hasLora: boolean;
+  lastToken: number[];
+}
+
+/** A submitted step awaiting its readback. */
+interface SubmittedStep {
+  graph: StepResult['graph'];
+  staging: GPUBuffer | null;
+  sampleBytes: number;
+  promptBytes: number;
+  readbackBytes: number;
+  dispatches: number;
+}
+
 export class ModelRunner {
   readonly attention: AttentionKernels;
   readonly sampler: Sampler;
@@ -106,7 +129,7 @@ export class ModelRunner {
   readonly fusedMaxBatch: number;
   readonly maxContext: number;
   private readonly dense: DenseKernels;
-  private readonly graphs = new Map<string, DecodeGraph>();
+  private readonly graphs = new DecodeGraphCache(GRAPH_CACHE);
   private readonly staging: GPUBuffer[] = [];
   private lora: LoraPool | null = null;
   /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
@@ -155,12 +178,27 @@ export class ModelRunner {
   /**
    * Records, submits and reads back one step. Everything up to the submission runs synchronously
    * in the call, so a caller may start the next step before awaiting this one (pipelining).
+   * The phases, in order: upload the rows, choose the graph, add prompt logprobs, prepare the
+   * sampler, record and submit one encoder, then read the outputs back.
    */
   async run(spec: StepSpec): Promise<StepResult> {
+    const batch = this.uploadRows(spec);
+    const forward = this.forwardContext();
+    const { graph, replay, fresh } = this.chooseGraph(spec, batch, forward);
+    const promptRows = this.preparePromptLogprobs(spec, batch, forward, fresh);
+    if (spec.samples.length > 0) this.sampler.prepare(spec.samples);
+    const submitted = this.recordAndSubmit(spec, batch, graph, replay, fresh, promptRows);
+    for (const c of fresh) c.dispose();
+    const { sampled, promptLogprobs } = await this.readBack(submitted, spec, promptRows);
+    const { dispatches, readbackBytes } = submitted;
+    this.lastStep = { graph, dispatches, rows: batch.B, readbackBytes };
+    return { sampled, promptLogprobs, graph, dispatches, readbackBytes };
+  }
+
+  /** Checks the step against the limits and writes its token ids, row table and token slots. */
+  private uploadRows(spec: StepSpec): StepBatch {
     const { rows, samples } = spec;
-    const ctx = this.ctx;
-    const device = ctx.device;
-    const V = this.weights.config.vocabSize;
+    const device = this.ctx.device;
     const B = rows.length;
     if (B === 0) throw new Error('ModelRunner: a step needs at least one row');
     if (B > this.limits.maxBatch) throw new Error(`ModelRunner: ${B} rows exceed the batch limit ${this.limits.maxBatch}`);
@@ -178,14 +216,16 @@ export class ModelRunner {
       lastToken.push(tokens.length - 1);
     }
     const T = tokens.length;
-    const decode = T === B;
     const hasLora = rows.some((r) => r.adapterSlot !== NO_ADAPTER);
     if (hasLora && !this.lora) throw new Error('ModelRunner: LoRA rows but no adapter pool attached');
     device.queue.writeBuffer(this.step.tokens, 0, Uint32Array.from(tokens));
     device.queue.writeBuffer(this.step.rows, 0, packBatchRows(rows.map((r) => ({ seq: r.seq, pos: r.pos, adapter: r.adapterSlot, count: r.tokens.length }))));
     if (hasLora) device.queue.writeBuffer(this.step.tokenSlots, 0, Uint32Array.from(tokenSlots));
+    return { B, T, decode: T === B, hasLora, lastToken };
+  }
 
-    const forward: ForwardContext = {
+  private forwardContext(): ForwardContext {
+    return {
       weights: this.weights,
       kv: this.kv,
       dense: this.dense,
@@ -195,94 +235,117 @@ export class ModelRunner {
       loraTables: this.lora ? { pool: this.lora.pool, slots: this.lora.slots } : null,
       step: this.step,
     };
-    // replay: cached decode graphs; fresh: encoded for this step, disposed once submitted.
-    let replay: KernelCall[] = [];
-    const fresh: KernelCall[] = [];
-    let graph: StepResult['graph'];
-    const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i);
+  }
+
+  /**
+   * The forward pass of the step: a cached decode graph to replay (every row one token, sampled
+   * in row order, no prompt logprobs), or the general graph encoded for this step (`fresh`,
+   * disposed once submitted) with its sampled rows' last-token logits gathered in sampler order.
+   */
+  private chooseGraph(spec: StepSpec, batch: StepBatch, forward: ForwardContext): { graph: StepResult['graph']; replay: KernelCall[]; fresh: KernelCall[] } {
+    const { rows, samples } = spec;
+    const { B, T, decode, hasLora, lastToken } = batch;
+    const device = this.ctx.device;
+    const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i && (s.at ?? 0) === 0);
     if (decode && fusedOrder && !spec.promptLogprobs) {
       const plan = this.planFor(rows);
       if (hasLora) {
         // Sampled rows are the batch rows in order (prefill steps overwrite the gather list).
         device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from({ length: B }, (_, i) => i));
-        replay = this.loraDecodeGraph(forward, B, plan).calls;
-        graph = 'decode-lora';
-      } else {
-        const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
-        replay = g.calls;
-        graph = g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused';
+        return { graph: 'decode-lora', replay: this.loraDecodeGraph(forward, B, plan).calls, fresh: [] };
       }
-    } else {
-      // Sampled rows read the logits of their row's last token, gathered in sampler order.
-      if (samples.length > 0) device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from(samples.map((s) => lastToken[s.row])));
-      const attention =
-        decode && !spec.promptLogprobs
-          ? { kind: 'decode' as const, plan: this.planFor(rows) }
-          : { kind: 'prefill' as const, maxCount: Math.max(...rows.map((r) => r.tokens.length)) };
-      fresh.push(...encodeForward(forward, { T, B, attention, R: samples.length, lora: hasLora }));
-      graph = decode && hasLora ? 'decode-lora' : 'prefill';
+      const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
+      return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', replay: g.calls, fresh: [] };
     }
+    if (samples.length > 0) {
+      const gather = samples.map((s) => {
+        const count = rows[s.row].tokens.length;
+        const at = s.at ?? count - 1;
+        if (!Number.isInteger(at) || at < 0 || at >= count) throw new Error(`ModelRunner: sample at token ${at} of a ${count}-token row`);
+        return lastToken[s.row] - (count - 1) + at;
+      });
+      device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from(gather));
+    }
+    const attention =
+      decode && !spec.promptLogprobs
+        ? { kind: 'decode' as const, plan: this.planFor(rows) }
+        : { kind: 'prefill' as const, maxCount: Math.max(...rows.map((r) => r.tokens.length)) };
+    const fresh = encodeForward(forward, { T, B, attention, R: samples.length, lora: hasLora });
+    return { graph: decode && hasLora ? 'decode-lora' : 'prefill', replay: [], fresh };
+  }
 
-    let promptRows = 0;
+  /** Gathers the asked prompt positions' hidden states and encodes their lm_head; returns the row count (0: none asked). */
+  private preparePromptLogprobs(spec: StepSpec, batch: StepBatch, forward: ForwardContext, fresh: KernelCall[]): number {
+    const pl = spec.promptLogprobs;
+    if (!pl) return 0;
+    const device = this.ctx.device;
+    const promptRows = pl.targets.length;
+    if (promptRows < 1 || promptRows > this.limits.promptLogitRows) throw new Error(`ModelRunner: ${promptRows} prompt-logprob rows, expected 1..${this.limits.promptLogitRows}`);
+    if (pl.k < 0 || pl.k > MAX_TOP_LOGPROBS) throw new Error(`ModelRunner: prompt logprobs k ${pl.k}`);
+    const start = batch.lastToken[pl.row] - spec.rows[pl.row].tokens.length + 1 + pl.first;
+    device.queue.writeBuffer(this.step.promptGather, 0, Uint32Array.from({ length: promptRows }, (_, i) => start + i));
+    device.queue.writeBuffer(this.step.promptTargets, 0, Uint32Array.from(pl.targets));
+    fresh.push(...encodePromptLogits(forward, promptRows));
+    return promptRows;
+  }
+
+  /**
+   * One encoder: block copies before, the sampled-token feed of a pipelined decode step, one
+   * compute pass (forward, prompt logprobs, sampler), copies after, and the outputs copied into
+   * one staging buffer; submitted once.
+   */
+  private recordAndSubmit(spec: StepSpec, batch: StepBatch, graph: StepResult['graph'], replay: readonly KernelCall[], fresh: readonly KernelCall[], promptRows: number): SubmittedStep {
+    const ctx = this.ctx;
+    const device = ctx.device;
     const pl = spec.promptLogprobs ?? null;
-    if (pl) {
-      promptRows = pl.targets.length;
-      if (promptRows < 1 || promptRows > this.limits.promptLogitRows) throw new Error(`ModelRunner: ${promptRows} prompt-logprob rows, expected 1..${this.limits.promptLogitRows}`);
-      if (pl.k < 0 || pl.k > MAX_TOP_LOGPROBS) throw new Error(`ModelRunner: prompt logprobs k ${pl.k}`);
-      const start = lastToken[pl.row] - rows[pl.row].tokens.length + 1 + pl.first;
-      device.queue.writeBuffer(this.step.promptGather, 0, Uint32Array.from({ length: promptRows }, (_, i) => start + i));
-      device.queue.writeBuffer(this.step.promptTargets, 0, Uint32Array.from(pl.targets));
-      fresh.push(...encodePromptLogits(forward, promptRows));
-    }
-    if (samples.length > 0) this.sampler.prepare(samples);
-
+    const sampling = spec.samples.length > 0;
     const before = ctx.profiler.dispatches;
     device.pushErrorScope('validation');
     const encoder = device.createCommandEncoder({ label: `step.${graph}` });
     if (spec.copiesBefore?.length) this.kv.recordCopyBlocks(encoder, spec.copiesBefore);
     if (spec.tokensFromLastSample) {
-      if (!decode) throw new Error('ModelRunner: tokensFromLastSample needs a decode step');
+      if (!batch.decode) throw new Error('ModelRunner: tokensFromLastSample needs a decode step');
       // Record b of the sampler's output starts with the token id (SAMPLER_RECORD_BYTES apart).
-      for (let b = 0; b < B; b++) encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
+      for (let b = 0; b < batch.B; b++) encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
     }
     const pass = ctx.profiler.beginComputePass(encoder, `step.${graph}`);
     for (const c of replay) c.record(pass, ctx);
     for (const c of fresh) c.record(pass, ctx);
-    if (pl) this.promptLogprobs.record(pass, this.step.promptOut, this.step.promptLogits, this.step.promptTargets, promptRows, V, pl.k);
-    if (samples.length > 0) this.sampler.record(pass, this.step.logits);
+    if (pl) this.promptLogprobs.record(pass, this.step.promptOut, this.step.promptLogits, this.step.promptTargets, promptRows, this.weights.config.vocabSize, pl.k);
+    if (sampling) this.sampler.record(pass, this.step.logits);
     pass.end();
     if (spec.copiesAfter?.length) this.kv.recordCopyBlocks(encoder, spec.copiesAfter);
-    const sampleBytes = samples.length > 0 ? this.sampler.outputBytes() : 0;
+    const sampleBytes = sampling ? this.sampler.outputBytes() : 0;
     const promptBytes = pl ? promptRows * promptLogprobsStride(pl.k) * 4 : 0;
     const readbackBytes = sampleBytes + promptBytes;
     const staging = readbackBytes > 0 ? this.takeStaging(readbackBytes) : null;
     if (staging && sampleBytes > 0) this.sampler.copyOutput(encoder, staging, 0);
     if (staging && promptBytes > 0) encoder.copyBufferToBuffer(this.step.promptOut, 0, staging, sampleBytes, promptBytes);
     ctx.profiler.submit(device.queue, [encoder.finish()]);
-    const dispatches = ctx.profiler.dispatches - before;
-    for (const c of fresh) c.dispose();
-    // The readback and the error scope resolve concurrently: one GPU round trip per step, not two.
-    const size = alignTo4(readbackBytes);
+    return { graph, staging, sampleBytes, promptBytes, readbackBytes, dispatches: ctx.profiler.dispatches - before };
+  }
+
+  /** Awaits the step's error scope and its readback together (one GPU round trip) and decodes the outputs. */
+  private async readBack(s: SubmittedStep, spec: StepSpec, promptRows: number): Promise<Pick<StepResult, 'sampled' | 'promptLogprobs'>> {
+    const { staging, sampleBytes, promptBytes } = s;
+    const size = alignTo4(s.readbackBytes);
     const mapped = staging ? staging.mapAsync(GPUMapMode.READ, 0, size).then(() => null, (e: unknown) => e) : Promise.resolve(null);
-    const [error, mapError] = await Promise.all([device.popErrorScope(), mapped]);
+    const [error, mapError] = await Promise.all([this.ctx.device.popErrorScope(), mapped]);
     if (error || mapError) {
       if (staging) {
         if (!mapError) staging.unmap();
         this.staging.push(staging);
       }
-      throw new Error(`ModelRunner: the ${graph} step failed: ${error ? `GPU validation: ${error.message}` : String(mapError)}`);
+      throw new Error(`ModelRunner: the ${s.graph} step failed: ${error ? `GPU validation: ${error.message}` : String(mapError)}`);
     }
-    let sampled: SamplerRowOutput[] = [];
-    let promptLogprobs: PositionLogprobs[] | null = null;
-    if (staging) {
-      const bytes = staging.getMappedRange(0, size).slice(0);
-      staging.unmap();
-      this.staging.push(staging);
-      if (sampleBytes > 0) sampled = this.sampler.decodeOutput(bytes.slice(0, sampleBytes));
-      if (pl) promptLogprobs = decodePromptLogprobs(bytes.slice(sampleBytes, sampleBytes + promptBytes), promptRows, pl.k);
-    }
-    this.lastStep = { graph, dispatches, rows: B, readbackBytes };
-    return { sampled, promptLogprobs, graph, dispatches, readbackBytes };
+    if (!staging) return { sampled: [], promptLogprobs: null };
+    const bytes = staging.getMappedRange(0, size).slice(0);
+    staging.unmap();
+    this.staging.push(staging);
+    const sampled = sampleBytes > 0 ? this.sampler.decodeOutput(bytes.slice(0, sampleBytes)) : [];
+    const pl = spec.promptLogprobs;
+    const promptLogprobs = pl ? decodePromptLogprobs(bytes.slice(sampleBytes, sampleBytes + promptBytes), promptRows, pl.k) : null;
+    return { sampled, promptLogprobs };
   }
 
   /**
@@ -297,34 +360,17 @@ export class ModelRunner {
 
   private decodeGraph(B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
     const key = `${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.cached(key, () =>
+    return this.graphs.get(key, () =>
       encodeDecode({ weights: this.weights, kv: this.kv, dense: this.dense, attention: this.attention, step: this.step }, B, plan, mlp),
     );
   }
 
   private loraDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
     const key = `lora|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.cached(key, () => {
+    return this.graphs.get(key, () => {
       const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora: true });
       return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: 0, dispatchesOutsideLayers: 0 };
     });
-  }
-
-  private cached(key: string, make: () => DecodeGraph): DecodeGraph {
-    let g = this.graphs.get(key);
-    if (g) {
-      this.graphs.delete(key);
-      this.graphs.set(key, g);
-      return g;
-    }
-    g = make();
-    this.graphs.set(key, g);
-    if (this.graphs.size > GRAPH_CACHE) {
-      const [oldKey, old] = this.graphs.entries().next().value as [string, DecodeGraph];
-      this.graphs.delete(oldKey);
-      disposeDecodeGraph(old);
-    }
-    return g;
   }
 
   /** The decode graph a batch of B rows at these positions would use (bench figures). */
@@ -341,7 +387,6 @@ export class ModelRunner {
   }
 
   destroy(): void {
-    for (const g of this.graphs.values()) disposeDecodeGraph(g);
     this.graphs.clear();
     for (const b of this.staging) b.destroy();
     this.staging.length = 0;

@@ -6,7 +6,9 @@
  *   A prompt's last chunk samples its first token once per choice, the `n` choices forking from it
  *   here (shared full blocks, the partial block copied after the step's pass).
  * - Decode: every running sequence one token; a sequence that needs a block and finds none
- *   preempts the newest preemptable sequence (`preemptOne`), possibly itself.
+ *   preempts the newest preemptable sequence (`preemptOne`), possibly itself. A constrained choice
+ *   whose grammar forces the next tokens carries them as a draft (jump-forward.ts) when the step
+ *   has sampler rows to spare.
  * Sequences are advanced (and their full blocks registered in the prefix cache) when planned: the
  * step is submitted before anything else can read those blocks.
  *
@@ -16,6 +18,7 @@ import type { KvCache } from '../model/kv-cache';
 import { KV_BLOCK } from '../model/kv-cache';
 import type { KvBlockManager } from './block-manager';
 import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
+import { canJumpForward, planDraft } from './jump-forward';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { Sequence } from './sequence';
 
@@ -23,7 +26,8 @@ import type { Sequence } from './sequence';
 export type RowOwner =
   | { kind: 'prompt'; req: RequestState; finishing: boolean; children: Sequence[] }
   | { kind: 'recompute'; req: RequestState; choice: ChoiceState; finishing: boolean }
-  | { kind: 'decode'; req: RequestState; choice: ChoiceState }
+  /** `draft`: the forced tokens after the row's own (jump-forward.ts); its samples follow the row's in order. */
+  | { kind: 'decode'; req: RequestState; choice: ChoiceState; draft?: number[] }
   | { kind: 'beam'; req: RequestState; beam: number };
 
 export interface PlannedStep {
@@ -56,6 +60,8 @@ export interface BatchState {
   readonly beamSeqs: Map<RequestState, Sequence[]>;
   /** Block copies for the next step (beam forks). */
   pendingCopies: Array<[number, number]>;
+  /** Decode grammar-forced tokens as drafts (jump-forward.ts). */
+  readonly jumpForward: boolean;
   readonly stats: SchedulerStats;
   fail(s: RequestState, error: unknown): void;
 }
@@ -165,12 +171,25 @@ export function planDecode(b: BatchState): PlannedStep | null {
       }
     }
   }
+  // Sampler rows (and tokens) left for drafts once every entry has its own.
+  let spare = Math.min(b.runner.limits.maxBatch, b.runner.limits.maxTokens) - entries.length;
   for (const e of entries) {
     if (e.s.phase !== 'decode' || (e.choice && (e.choice.preempted || e.choice.finished)) || e.seq.blocks.length * KV_BLOCK <= e.seq.computed) continue;
     const at = step.rows.length;
-    step.rows.push({ seq: e.seq.row, pos: e.seq.computed, tokens: [e.seq.tokens[e.seq.length - 1]], adapterSlot: e.s.adapterSlot });
-    step.owners.push(e.owner);
-    step.samples.push(e.choice ? sampleRow(b, e.s, e.choice, at) : { slot: e.seq.row, outputLen: e.s.beam!.steps, row: at, updateCounts: false });
+    const last = e.seq.tokens[e.seq.length - 1];
+    const sample = e.choice ? sampleRow(b, e.s, e.choice, at) : { slot: e.seq.row, outputLen: e.s.beam!.steps, row: at, updateCounts: false };
+    const draft = e.choice && b.jumpForward && spare > 0 && canJumpForward(e.choice) ? planDraft(e.s, e.choice, sample, { rows: spare, maxModelLen: b.maxModelLen, words: b.runner.sampler.W, mgr: b.mgr }) : null;
+    if (draft && e.owner.kind === 'decode') {
+      spare -= draft.tokens.length;
+      step.rows.push({ seq: e.seq.row, pos: e.seq.computed, tokens: [last, ...draft.tokens], adapterSlot: e.s.adapterSlot });
+      step.owners.push({ ...e.owner, draft: draft.tokens });
+      step.samples.push(...draft.samples);
+    } else {
+      step.rows.push({ seq: e.seq.row, pos: e.seq.computed, tokens: [last], adapterSlot: e.s.adapterSlot });
+      step.owners.push(e.owner);
+      step.samples.push(sample);
+    }
+    // The draft's positions advance as its tokens are taken (jump-forward.ts applyDraft).
     e.seq.advance(b.mgr, 1);
   }
   return step.rows.length > 0 ? step : null;

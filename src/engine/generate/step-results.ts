@@ -7,6 +7,7 @@
  * Not here: planning (step-planner.ts), per-token rules (request-state.ts).
  */
 import type { SamplerRowOutput } from '../kernels/sampler';
+import { applyDraft } from './jump-forward';
 import type { StepResult } from './model-runner';
 import type { ChoiceState, RequestState } from './request-state';
 import type { Sequence } from './sequence';
@@ -29,6 +30,7 @@ export function applyStepResults(b: BatchState, step: PlannedStep, result: StepR
     offsets.push(k);
     if (o.kind === 'prompt') k += o.finishing ? (o.req.beam ? 1 : o.req.req.n) : 0;
     else if (o.kind === 'recompute') k += o.finishing ? 1 : 0;
+    else if (o.kind === 'decode') k += 1 + (o.draft?.length ?? 0);
     else k++;
   }
   const beamCandidates = new Map<RequestState, SamplerRowOutput[]>();
@@ -51,7 +53,8 @@ export function applyStepResults(b: BatchState, step: PlannedStep, result: StepR
         o.choice.preempted = false;
         onToken(b, s, o.choice, result.sampled[at]);
       } else if (o.kind === 'decode') {
-        onToken(b, s, o.choice, result.sampled[at]);
+        if (o.draft) applyDraft(s, o.choice, o.draft, result.sampled.slice(at, at + 1 + o.draft.length), b.mgr, (out) => onToken(b, s, o.choice, out));
+        else onToken(b, s, o.choice, result.sampled[at]);
       } else {
         const list = beamCandidates.get(s) ?? [];
         list[o.beam] = result.sampled[at];

@@ -63,8 +63,14 @@ export interface TokenConstraint {
   acceptToken(tokenId: number): boolean;
   /** The grammar reached its end: the sequence finishes with reason "stop". */
   isTerminated(): boolean;
-  /** Tokens the grammar forces next (jump-forward decoding); empty when none. Optional (the engine does not call it yet). */
+  /**
+   * Tokens the grammar forces next (jump-forward decoding); empty when none. The engine uses them
+   * as a draft it verifies (jump-forward.ts), so a wrong or non-canonical draft costs speed, never
+   * correctness. With `rollback`, both or neither.
+   */
   forcedTokens?(): number[];
+  /** Undoes the last `count` accepted tokens (the engine fills a draft's masks, then puts the matcher back). */
+  rollback?(count: number): void;
   /** The engine calls it once the choice has ended (finished, stopped, aborted or failed); must be idempotent. */
   dispose(): void;
 }

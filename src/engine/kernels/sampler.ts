@@ -233,6 +233,8 @@ export class Sampler {
   prepare(rows: readonly SamplerStepRow[]): void {
     const B = rows.length;
     if (B < 1 || B > this.maxBatch) throw new Error(`Sampler.prepare: ${B} rows, expected 1..${this.maxBatch}.`);
+    // Slots whose output counts a row updates: two such rows would race on the counts. Rows that
+    // leave the counts alone may share a slot (a jump-forward draft samples each of its positions).
     const seen = new Set<number>();
     const resolved: ResolvedSampling[] = [];
     const banned: Uint32Array[] = [];
@@ -241,8 +243,10 @@ export class Sampler {
       this.checkSlot(row.slot);
       const r = this.slots[row.slot];
       if (!r) throw new Error(`Sampler.prepare: slot ${row.slot} was not admitted.`);
-      if (seen.has(row.slot)) throw new Error(`Sampler.prepare: slot ${row.slot} appears twice in one step.`);
-      seen.add(row.slot);
+      if (row.updateCounts ?? true) {
+        if (seen.has(row.slot)) throw new Error(`Sampler.prepare: slot ${row.slot} has two rows that update its counts in one step.`);
+        seen.add(row.slot);
+      }
       if (!(Number.isInteger(row.outputLen) && row.outputLen >= 0)) throw new Error(`Sampler.prepare: outputLen must be a non-negative integer, got ${row.outputLen}.`);
       if (row.grammarBitmask && row.grammarBitmask.length !== this.W) {
         throw new Error(`Sampler.prepare: a grammar bitmask row has ${row.grammarBitmask.length} words, expected ceil(V/32) = ${this.W}.`);

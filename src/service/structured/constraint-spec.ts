@@ -6,6 +6,11 @@
  *   (EBNF), json_object, structural_tag, and the options disable_any_whitespace,
  *   disable_additional_properties, whitespace_pattern; `_backend` may only name "xgrammar";
  *   disable_fallback is accepted (xgrammar never falls back).
+ * - JSON whitespace (issue 13): unlike vLLM, whose default lets JSON hold any amount of it (a
+ *   small model then writes spaces and newlines until its length limit), every JSON grammar is
+ *   compact by default: the layout vLLM's disable_any_whitespace gives (", " and ": ", nothing
+ *   else). An explicit `disable_any_whitespace: false` allows any whitespace again, at most
+ *   JSON_WHITESPACE_LIMIT characters per run; whitespace_pattern is the client's own rule.
  * - `response_format`: json_object -> a JSON object; json_schema -> its schema (`strict` maps to
  *   disable_additional_properties, OpenAI's meaning of strict); structural_tag -> the tag.
  * - `tool_choice`: a named function or "required" -> the schemas of tool-choice-schemas.ts.
@@ -20,10 +25,18 @@ import { ConstraintError, ensureConstraint } from './errors';
 import { structuralTagOf } from './structural-tag';
 import { namedToolSchema, requiredToolsSchema } from './tool-choice-schemas';
 
+/**
+ * Most whitespace characters between two JSON tokens when a request allows any whitespace
+ * (`disable_any_whitespace: false`): a newline and the indentation of 9 levels of 2 spaces, so
+ * pretty-printed JSON fits and a run of whitespace still cannot fill the length limit.
+ */
+export const JSON_WHITESPACE_LIMIT = 20;
+
 /** How JSON whitespace between tokens is constrained. */
 export type JsonWhitespace =
+  /** Spaces, newlines and tabs, at most JSON_WHITESPACE_LIMIT per run (`disable_any_whitespace: false`). */
   | { type: 'any' }
-  /** Python json.dumps layout: ", " and ": ", no newlines (disable_any_whitespace). */
+  /** Python json.dumps layout: ", " and ": ", no newlines (disable_any_whitespace; the default). */
   | { type: 'none' }
   /** Every whitespace run matches this regex (whitespace_pattern). */
   | { type: 'pattern'; pattern: string };
@@ -56,7 +69,8 @@ export const STRUCTURED_OUTPUT_BACKEND = 'xgrammar';
 const CONSTRAINT_FIELDS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
 
 interface Options {
-  disableAnyWhitespace: boolean;
+  /** null: not sent. */
+  disableAnyWhitespace: boolean | null;
   disableAdditionalProperties: boolean;
   whitespacePattern: string | null;
 }
@@ -140,12 +154,12 @@ function readOptions(so: Record<string, unknown>): Options {
   laxBool(so.disable_fallback, 'disable_fallback');
   const whitespacePattern = optionalString(so.whitespace_pattern, 'structured_outputs.whitespace_pattern');
   const options = {
-    disableAnyWhitespace: laxBool(so.disable_any_whitespace, 'disable_any_whitespace') ?? false,
+    disableAnyWhitespace: laxBool(so.disable_any_whitespace, 'disable_any_whitespace'),
     disableAdditionalProperties: laxBool(so.disable_additional_properties, 'disable_additional_properties') ?? false,
     whitespacePattern,
   };
   ensureConstraint(
-    !(options.disableAnyWhitespace && whitespacePattern !== null),
+    !(options.disableAnyWhitespace === true && whitespacePattern !== null),
     'structured_outputs: whitespace_pattern and disable_any_whitespace contradict each other; send one of them.',
     'structured_outputs',
   );
@@ -154,7 +168,8 @@ function readOptions(so: Record<string, unknown>): Options {
 
 function jsonWhitespace(options: Options): JsonWhitespace {
   if (options.whitespacePattern !== null) return { type: 'pattern', pattern: options.whitespacePattern };
-  return options.disableAnyWhitespace ? { type: 'none' } : { type: 'any' };
+  // Compact unless the request asks for whitespace by name (see the header).
+  return options.disableAnyWhitespace === false ? { type: 'any' } : { type: 'none' };
 }
 
 function jsonConstraint(schema: unknown, options: Options, strict = false): Constraint {
@@ -278,9 +293,9 @@ function parseJsonSchemaField(value: unknown): unknown {
   return value;
 }
 
-/** The JSON layout options mean nothing to a structural tag, whose JSON parts xgrammar lays out itself: refuse them. */
+/** A structural tag's JSON parts are always compact: the JSON layout options would not be honoured, so refuse them. */
 function checkOptionsApply(c: Constraint, o: Options): void {
   if (c.kind !== 'structural_tag') return;
-  const set = [o.disableAnyWhitespace && 'disable_any_whitespace', o.whitespacePattern !== null && 'whitespace_pattern', o.disableAdditionalProperties && 'disable_additional_properties'].filter(Boolean);
+  const set = [o.disableAnyWhitespace !== null && 'disable_any_whitespace', o.whitespacePattern !== null && 'whitespace_pattern', o.disableAdditionalProperties && 'disable_additional_properties'].filter(Boolean);
   ensureConstraint(set.length === 0, `structured_outputs.${set[0]} cannot be applied to a structural_tag; send it without.`, 'structured_outputs');
 }

@@ -9,8 +9,8 @@
  */
 import type { CompiledGrammar, GrammarCompiler, TokenizerInfo } from '@mlc-ai/web-xgrammar';
 import type { ModelTokenizer } from '../../engine/model/tokenizer';
-import type { Constraint, JsonWhitespace, StructuredOutputSpec } from './constraint-spec';
-import { choiceGrammar, ebnfString, withWhitespace } from './ebnf';
+import { JSON_WHITESPACE_LIMIT, type Constraint, type JsonWhitespace, type StructuredOutputSpec } from './constraint-spec';
+import { choiceGrammar, ebnfString, withBoundedNumbers, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';
 import { ConstraintError } from './errors';
 import { grammarOverBudget } from './grammar-budget';
@@ -121,15 +121,16 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
     case 'grammar':
       return compiler.compileGrammar(c.ebnf);
     case 'structural_tag': {
-      const tag = await mapJsonSchemas(c.tag, async (schema) => ({ type: 'grammar', grammar: await jsonSchemaEbnf(lib, schema, { type: 'any' }, false) }));
+      // A structural tag's JSON is compact, like every JSON grammar by default (constraint-spec.ts).
+      const tag = await mapJsonSchemas(c.tag, async (schema) => ({ type: 'grammar', grammar: await jsonSchemaEbnf(lib, schema, { type: 'none' }, false) }));
       return compiler.compileStructuralTag(JSON.stringify(tag));
     }
   }
 }
 
 /**
- * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (its own rules for bounded
- * numbers and constrained strings, the whitespace pattern).
+ * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (digits bounded, its own
+ * rules for bounded numbers and constrained strings, the whitespace pattern).
  */
 async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: JsonWhitespace, disableAdditionalProperties: boolean): Promise<string> {
   const unsupported = unsupportedJsonSchemaFeature(schema);
@@ -137,7 +138,7 @@ async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: Jso
   const base = disableAdditionalProperties ? withoutAdditionalProperties(schema) : schema;
   const extracted = extractHearthRules(base, Math.random().toString(36).slice(2, 10));
   // indent -1 is Python's indent=None: one line, with ", " and ": " when whitespace is fixed.
-  let ebnf = await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true);
+  let ebnf = withBoundedNumbers(await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true));
   for (const rule of extracted.rules) {
     // The converter writes a string constant as this literal (the JSON text, quoted for EBNF).
     const literal = ebnfString(JSON.stringify(rule.placeholder));
@@ -145,6 +146,9 @@ async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: Jso
     ebnf = `${ebnf.split(literal).join(rule.rule)}\n${rule.rule} ::= ${rule.ebnf}\n`;
   }
   if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, whitespaceExpression(whitespace.pattern));
+  // Bounded here, not with the converter's maxWhitespaceCnt: 0.1.27 leaves `[ \n\t]*` in its
+  // basic_array and basic_object rules whatever the count.
+  if (whitespace.type === 'any') ebnf = withWhitespace(ebnf, `[ \\n\\t]{0,${JSON_WHITESPACE_LIMIT}}`);
   return ebnf;
 }
 

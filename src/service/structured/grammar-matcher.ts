@@ -10,9 +10,13 @@
  *   the current position inside a multi-byte character.
  * - forcedTokens(): jump-forward decoding. When the grammar allows exactly one continuation
  *   (`"name": "` after `{` in a schema with one required key), xgrammar names the string; its
- *   tokens, checked against the matcher, are offered to the engine to append without sampling.
- *   The last token of that string is left to the sampler, so the model may still merge it with
- *   what follows (the retokenisation problem of jump-forward decoding).
+ *   canonical tokens (the tokenizer's own encoding, so a later turn's prompt tokenizes the same
+ *   way), checked against the matcher, are offered to the engine as a draft that it verifies
+ *   against the model's own choice at each position (engine/generate/jump-forward.ts). The last
+ *   token of that string is left out, so the model may still merge it with what follows (the
+ *   retokenisation problem of jump-forward decoding).
+ * - rollback(n): undoes the last n accepted tokens (the engine fills the masks of a draft's
+ *   positions by accepting it, then puts the matcher back).
  *
  * Not here: compiling (grammar-compiler.ts), the GPU side of the mask (engine/kernels/sampler).
  */
@@ -34,6 +38,8 @@ export class GrammarConstraint implements TokenConstraint {
   /** Position inside a UTF-8 sequence (Utf8Guard state) of the constrained output. */
   private utf8State: number;
   private disposed = false;
+  /** Per accepted token, the state before it (for rollback). */
+  private readonly history: Array<{ active: boolean; terminated: boolean; utf8State: number; matched: boolean }> = [];
   private readonly words: number;
   private readonly scratch: Int32Array;
 
@@ -71,8 +77,10 @@ export class GrammarConstraint implements TokenConstraint {
 
   acceptToken(tokenId: number): boolean {
     this.assertLive();
+    const before = { active: this.active, terminated: this.terminated, utf8State: this.utf8State, matched: false };
     if (!this.active) {
       if (tokenId === this.options.startAfterTokenId) this.active = true;
+      this.history.push(before);
       return true;
     }
     if (this.terminated || !Number.isInteger(tokenId) || tokenId < 0 || tokenId >= this.vocabSize) return false;
@@ -82,8 +90,23 @@ export class GrammarConstraint implements TokenConstraint {
     if (accepted) {
       this.terminated = this.handle.IsTerminated();
       this.utf8State = utf8;
+      this.history.push({ ...before, matched: true });
     }
     return accepted;
+  }
+
+  rollback(count: number): void {
+    this.assertLive();
+    if (!Number.isInteger(count) || count < 0 || count > this.history.length) throw new Error(`GrammarConstraint: cannot roll back ${count} of ${this.history.length} tokens`);
+    let matched = 0;
+    for (let i = 0; i < count; i++) {
+      const h = this.history.pop()!;
+      if (h.matched) matched++;
+      this.active = h.active;
+      this.terminated = h.terminated;
+      this.utf8State = h.utf8State;
+    }
+    if (matched > 0) this.handle.Rollback(matched);
   }
 
   isTerminated(): boolean {

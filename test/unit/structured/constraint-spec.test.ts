@@ -40,7 +40,7 @@ describe('which field asks for a constraint', () => {
   it('structured_outputs fields', () => {
     const schema = { type: 'object', properties: { b: { type: 'integer' }, a: { type: 'string' } } };
     expect(structuredOutputSpec({ structured_outputs: { json: schema } })).toMatchObject({
-      constraint: { kind: 'json', schema, whitespace: { type: 'any' }, disableAdditionalProperties: false },
+      constraint: { kind: 'json', schema, whitespace: { type: 'none' }, disableAdditionalProperties: false },
       output: { type: 'content' },
       param: 'structured_outputs.json',
     });
@@ -58,6 +58,10 @@ describe('which field asks for a constraint', () => {
   it('the JSON options', () => {
     const json = (so: Record<string, unknown>) => structuredOutputSpec({ structured_outputs: { json: {}, ...so } })!.constraint;
     expect(json({ disable_any_whitespace: true })).toMatchObject({ whitespace: { type: 'none' } });
+    // Compact unless whitespace is asked for by name (issue 13).
+    expect(json({})).toMatchObject({ whitespace: { type: 'none' } });
+    expect(json({ disable_any_whitespace: 'false' })).toMatchObject({ whitespace: { type: 'any' } });
+    expect(json({ disable_any_whitespace: false, whitespace_pattern: ' ?' })).toMatchObject({ whitespace: { type: 'pattern', pattern: ' ?' } });
     expect(json({ whitespace_pattern: '[ ]?' })).toMatchObject({ whitespace: { type: 'pattern', pattern: '[ ]?' } });
     expect(json({ disable_additional_properties: 'yes' })).toMatchObject({ disableAdditionalProperties: true });
     // Options meaningless for a regex are accepted (nothing to loosen).
@@ -159,7 +163,7 @@ describe('the cache key', () => {
     const schema = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } } };
     expect(key({ structured_outputs: { json: schema } })).toBe(key({ structured_outputs: { json: JSON.stringify(schema) } }));
     expect(key({ structured_outputs: { json: schema } })).toBe(key({ response_format: { type: 'json_schema', json_schema: { name: 'n', schema } } }));
-    expect(key({ structured_outputs: { json: schema } })).not.toBe(key({ structured_outputs: { json: schema, disable_any_whitespace: true } }));
+    expect(key({ structured_outputs: { json: schema } })).not.toBe(key({ structured_outputs: { json: schema, disable_any_whitespace: false } }));
     expect(key({ structured_outputs: { json: schema } })).not.toBe(key({ response_format: { type: 'json_schema', json_schema: { name: 'n', schema, strict: true } } }));
     // Property order orders the output, so it is part of the key.
     expect(key({ structured_outputs: { json: schema } })).not.toBe(key({ structured_outputs: { json: { type: 'object', properties: { b: { type: 'integer' }, a: { type: 'string' } } } } }));

@@ -2,7 +2,7 @@
 // walking the grammars with token sequences: valid documents are accepted, invalid ones refused,
 // bitmasks hold exactly what the grammar allows, refused constraints say why.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
+import { JSON_WHITESPACE_LIMIT, structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
 import { ConstraintError } from '../../../src/service/structured/errors';
 import { compileStructuredOutput, grammarCacheStats, type CompiledConstraint, type StructuredModel } from '../../../src/service/structured/grammar-compiler';
 import { acceptsDocument, feedText, nextAllowed, structuredModel } from './decode-helpers';
@@ -58,7 +58,7 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
     const c = await compiled({ structured_outputs: { json: person } });
     expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
     expect(accepts(c, '{"name": "Bo", "age": 7, "role": "guest", "address": {"city": "Oslo", "zip": "01234"}, "tags": ["a", "b"]}')).toBe(true);
-    expect(accepts(c, '{ "name" : "x",\n  "age": 150, "role": "user" }')).toBe(true);
+    expect(accepts(c, '{"name": "x", "age": 150, "role": "user"}')).toBe(true);
     // a required field missing, an enum value outside the list, a bound broken, an extra field,
     // a pattern broken, too many items, the wrong type, a document cut short.
     expect(accepts(c, '{"name": "Ada", "role": "admin"}')).toBe(false);
@@ -113,6 +113,46 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
     expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
     expect(accepts(c, '{"name":"Ada","age":36,"role":"admin"}')).toBe(false);
     expect(accepts(c, '{\n  "name": "Ada", "age": 36, "role": "admin"}')).toBe(false);
+  });
+
+  it('by default the same compact layout, in every JSON grammar (issue 13)', async () => {
+    const c = await compiled({ structured_outputs: { json: person } });
+    expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
+    expect(accepts(c, '{"name": "Ada",  "age": 36, "role": "admin"}')).toBe(false);
+    expect(accepts(c, '{ "name": "Ada", "age": 36, "role": "admin"}')).toBe(false);
+    const tools = [{ type: 'function' as const, function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] } } }];
+    const named = await compiled({ tools, tool_choice: { type: 'function', function: { name: 'add' } } });
+    expect(accepts(named, '{"a": 1, "b": 2}')).toBe(true);
+    expect(accepts(named, '{"a": 1,\n "b": 2}')).toBe(false);
+    const required = await compiled({ tools, tool_choice: 'required' });
+    expect(accepts(required, '[{"name": "add", "parameters": {"a": 1, "b": 2}}]')).toBe(true);
+    expect(accepts(required, '[ {"name": "add", "parameters": {"a": 1, "b": 2}}]')).toBe(false);
+    const object = await compiled({ response_format: { type: 'json_object' } });
+    expect(accepts(object, '{"a": [1, {"b": null}]}')).toBe(true);
+    expect(accepts(object, '{"a": [1,  {"b": null}]}')).toBe(false);
+  });
+
+  it('integers and numbers have at most 16 digits before the point, 16 after it and 3 in the exponent (issue 13)', async () => {
+    const c = await compiled({ structured_outputs: { json: { type: 'object', properties: { i: { type: 'integer' }, x: { type: 'number' } }, required: ['i', 'x'] } } });
+    const sixteen = '9'.repeat(16);
+    expect(accepts(c, `{"i": -${sixteen}, "x": ${sixteen}.${sixteen}e-308}`)).toBe(true);
+    expect(accepts(c, `{"i": ${sixteen}9, "x": 1}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": ${sixteen}9}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": 0.${sixteen}1}`)).toBe(false);
+    expect(accepts(c, `{"i": 1, "x": 1E+1000}`)).toBe(false);
+    const any = await compiled({ structured_outputs: { json_object: true } });
+    expect(accepts(any, `{"a": [${sixteen}, -0.5e10]}`)).toBe(true);
+    expect(accepts(any, `{"a": [${sixteen}0]}`)).toBe(false);
+  });
+
+  it('disable_any_whitespace false allows any whitespace, at most JSON_WHITESPACE_LIMIT characters per run', async () => {
+    const c = await compiled({ structured_outputs: { json: person, disable_any_whitespace: false } });
+    expect(accepts(c, '{\n  "name":"Ada",\n\t"age" : 36,\n  "role": "admin"\n}')).toBe(true);
+    expect(accepts(c, `{"name": "Ada",${' '.repeat(JSON_WHITESPACE_LIMIT)}"age": 36, "role": "admin"}`)).toBe(true);
+    expect(accepts(c, `{"name": "Ada",${' '.repeat(JSON_WHITESPACE_LIMIT + 1)}"age": 36, "role": "admin"}`)).toBe(false);
+    const object = await compiled({ structured_outputs: { json_object: true, disable_any_whitespace: false } });
+    expect(accepts(object, `{"a": [1,${'\n'.repeat(JSON_WHITESPACE_LIMIT)}2]}`)).toBe(true);
+    expect(accepts(object, `{"a": [1,${'\n'.repeat(JSON_WHITESPACE_LIMIT + 1)}2]}`)).toBe(false);
   });
 
   it('whitespace_pattern decides every whitespace run', async () => {
@@ -304,7 +344,7 @@ describe('the compiled-grammar cache', () => {
     const second = await compiled({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
     expect(grammarCacheStats.misses - before.misses).toBe(1);
     expect(grammarCacheStats.hits - before.hits).toBe(1);
-    await compiled({ structured_outputs: { json: schema, disable_any_whitespace: true } });
+    await compiled({ structured_outputs: { json: schema, disable_any_whitespace: false } });
     await compiled({ structured_outputs: { json: schema } }, await structuredModel('tiny-chat'));
     expect(grammarCacheStats.misses - before.misses).toBe(3);
     // Both compiled constraints make independent matchers.

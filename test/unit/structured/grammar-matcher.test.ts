@@ -1,5 +1,5 @@
 // GrammarConstraint as the engine drives it: the grammar starting after </think>, jump-forward
-// tokens, UTF-8 kept valid inside multi-byte characters, refused tokens leaving the matcher where
+// tokens and rollback, UTF-8 kept valid inside multi-byte characters, refused tokens leaving the matcher where
 // it was, and the lifecycle errors the engine would hit on misuse.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
@@ -72,6 +72,38 @@ describe('jump-forward decoding', () => {
     expect(feedText(matcher, model, '"count": 3}')).toBe(-1);
     expect(matcher.forcedTokens()).toEqual([]);
     matcher.dispose();
+  });
+
+  it('rollback puts the matcher back where it was: masks, termination, UTF-8 state and the start token', async () => {
+    const c = await compiled({ structured_outputs: { json: schema } });
+    const matcher = c.createConstraint({ tokenizer: model.tokenizer });
+    expect(feedText(matcher, model, '{"name": "')).toBe(-1);
+    const before = nextAllowed(matcher, model.vocabSize);
+    const forcedBefore = matcher.forcedTokens();
+    // A two-byte character, the rest of the document and EOS: the grammar terminates.
+    const ids = [byteToken(0xc3), byteToken(0xa9), ...model.tokenizer.encode('", "count": 3}', { addSpecialTokens: false }), model.eosTokenIds[0]];
+    for (const id of ids) expect(matcher.acceptToken(id)).toBe(true);
+    expect(matcher.isTerminated()).toBe(true);
+    matcher.rollback(ids.length);
+    expect(matcher.isTerminated()).toBe(false);
+    expect(nextAllowed(matcher, model.vocabSize)).toEqual(before);
+    expect(matcher.forcedTokens()).toEqual(forcedBefore);
+    // One byte in: mid-character, so only continuation bytes are allowed; back out of it again.
+    expect(matcher.acceptToken(byteToken(0xc3))).toBe(true);
+    expect(nextAllowed(matcher, model.vocabSize)).not.toEqual(before);
+    matcher.rollback(1);
+    expect(nextAllowed(matcher, model.vocabSize)).toEqual(before);
+    expect(() => matcher.rollback(100)).toThrow(/cannot roll back/);
+    matcher.dispose();
+
+    // Before the grammar starts (reasoning), tokens are free; rolling back the start token stops it again.
+    const endThink = model.tokenizer.tokenToId('</think>')!;
+    const [late] = choiceConstraints(await prepareStructuredOutput({ structured_outputs: { json: schema } }, model), 1, { tokenizer: model.tokenizer, reasoning: true });
+    expect(late!.acceptToken(endThink)).toBe(true);
+    expect(late!.fillNextTokenBitmask(new Int32Array(bitmaskWords(model.vocabSize)))).toBe(true);
+    late!.rollback!(1);
+    expect(late!.fillNextTokenBitmask(new Int32Array(bitmaskWords(model.vocabSize)))).toBe(false);
+    late!.dispose();
   });
 
   it('nothing is forced where the grammar leaves a choice, or without a tokenizer', async () => {

@@ -6,7 +6,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChatTool } from '../../../src/service/chat/request';
-import { structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
+import { JSON_WHITESPACE_LIMIT, structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
 import { compileStructuredOutput, type CompiledConstraint, type StructuredModel } from '../../../src/service/structured/grammar-compiler';
 import { requiredToolsSchema } from '../../../src/service/structured/tool-choice-schemas';
 import { feedText, randomDecode, structuredModel, type BundledModel } from './decode-helpers';
@@ -157,7 +157,8 @@ const shapes: Shape[] = [
 for (const s of shapes) if (Object.keys(s.schema).length === 0) s.schema = (s.fields.structured_outputs as { json: object }).json;
 
 const layouts: [string, StructuredRequestFields['structured_outputs']][] = [
-  ['any whitespace', {}],
+  ['default (compact)', {}],
+  ['any whitespace (bounded)', { disable_any_whitespace: false }],
   ['disable_any_whitespace', { disable_any_whitespace: true }],
   ['whitespace_pattern', { whitespace_pattern: '(\\n {0,4}| )?' }],
 ];
@@ -174,7 +175,8 @@ describe('JSON schemas: every finished walk parses and validates (ajv)', () => {
           const value = JSON.parse(text);
           expect(validate(value), `${text}\n${ajv.errorsText(validate.errors)}`).toBe(true);
           for (const { before, run } of gaps(text)) {
-            if (layout === 'disable_any_whitespace') expect([before, run], text).toSatisfy(([b, r]: string[]) => r === ' ' && (b === ',' || b === ':'));
+            if (layout === 'any whitespace (bounded)') expect(run.length, text).toBeLessThanOrEqual(JSON_WHITESPACE_LIMIT);
+            if (layout !== 'any whitespace (bounded)' && layout !== 'whitespace_pattern') expect([before, run], text).toSatisfy(([b, r]: string[]) => r === ' ' && (b === ',' || b === ':'));
             if (layout === 'whitespace_pattern') expect(run, text).toMatch(/^(?:\n {0,4}| )$/);
           }
           // xgrammar's date format is its syntax (no calendar check): that much is guaranteed.
