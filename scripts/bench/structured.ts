@@ -333,6 +333,7 @@ async function jumpForwardFigures(engine: Engine, served: ServedModel, name: str
   const scheduler = engine.models[0].scheduler;
   const V = served.config.vocabSize;
   const total = { on: { tokens: 0, steps: 0, ms: 0 }, off: { tokens: 0, steps: 0, ms: 0 } };
+  const wasOn = scheduler.jumpForward;
   const runOnce = async (seed: number, on: boolean) => {
     scheduler.jumpForward = on;
     const steps = scheduler.stats.decodeSteps;
@@ -349,7 +350,7 @@ async function jumpForwardFigures(engine: Engine, served: ServedModel, name: str
     await runOnce(3000 + r, false);
     await runOnce(3000 + r, true);
   }
-  scheduler.jumpForward = true;
+  scheduler.jumpForward = wasOn;
   // The first token comes from the prefill step: steps and time count from it.
   const perToken = (t: typeof total.on) => t.steps / Math.max(1, t.tokens - rounds);
   const perSecond = (t: typeof total.on) => (1000 * (t.tokens - rounds)) / t.ms;

@@ -47,8 +47,8 @@ export class Scheduler implements BatchState {
   private readonly adapters: AdapterResidency;
   readonly beamSeqs = new Map<RequestState, Sequence[]>();
   pendingCopies: Array<[number, number]> = [];
-  /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts); the bench turns it off to compare. */
-  jumpForward = true;
+  /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts); off by default (engine.ts says why). */
+  jumpForward = false;
   private wake: (() => void) | null = null;
   private looping = false;
   private admitted = 0;
