@@ -50,9 +50,9 @@ export interface E2eBenchResult {
 }
 
 export function e2eOptionsFromArgs(args: Record<string, string | boolean>): E2eOptions {
-  const list = (k: string) => (typeof args[k] === 'string' ? (args[k] as string).split(',').map(Number) : undefined);
+  const list = (k: string) => (typeof args[k] === 'string' ? (args[k]).split(',').map(Number) : undefined);
   return {
-    model: typeof args['e2e-model'] === 'string' ? (args['e2e-model'] as string) : 'hearth/tiny-chat',
+    model: typeof args['e2e-model'] === 'string' ? (args['e2e-model']) : 'hearth/tiny-chat',
     streams: list('e2e-streams') ?? [1, 8, 32],
     tokens: typeof args['e2e-tokens'] === 'string' ? Number(args['e2e-tokens']) : args.full === true ? 128 : args.quick === true ? 16 : undefined,
     temperature: typeof args['e2e-temperature'] === 'string' ? Number(args['e2e-temperature']) : undefined,

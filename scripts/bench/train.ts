@@ -186,7 +186,7 @@ export function trainingTable(results: TrainBenchResult[]): string {
 export function trainOptionsFromArgs(args: Record<string, string | boolean | undefined>): TrainBenchOptions {
   const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
   return {
-    models: typeof args['train-models'] === 'string' ? (args['train-models'] as string).split(',') : TRAIN_BENCH_MODELS,
+    models: typeof args['train-models'] === 'string' ? (args['train-models']).split(',') : TRAIN_BENCH_MODELS,
     tokens: num('train-tokens'),
     layers: num('train-layers'),
     steps: num('train-steps'),

@@ -35,7 +35,7 @@ export function trainBpe(words: ReadonlyMap<string, number>, options: BpeOptions
   // Sorted word list so iteration order (and thus tie-free bookkeeping) never depends on Map order.
   const entries = [...words.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const symbols: number[][] = entries.map(([w]) =>
-    [...w].map((c) => {
+    Array.from(w).map((c) => {
       const id = byteId.get(c);
       if (id === undefined) throw new Error(`pre-token ${JSON.stringify(w)} is not byte-level`);
       return id;

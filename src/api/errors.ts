@@ -51,7 +51,7 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
   }
   if (err instanceof StoreNotFoundError) return errorResponse(c, 404, err.message);
   if (err instanceof StorageQuotaError) return errorResponse(c, 507, err.message);
-  if (err instanceof HTTPException) return errorResponse(c, err.status as ContentfulStatusCode, err.message);
+  if (err instanceof HTTPException) return errorResponse(c, err.status, err.message);
   if (closedForUpgrade(c.get('deps')?.services.db)) {
     return errorResponse(c, 503, 'A newer version of Hearth upgraded its database in another tab: reload this tab.');
   }

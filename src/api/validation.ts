@@ -45,7 +45,7 @@ function describe(v: unknown): string {
 function locate(data: unknown, path: PropertyKey[]): { value: unknown; missing: boolean } {
   let node: unknown = data;
   for (const key of path) {
-    if (node === null || typeof node !== 'object' || !(String(key) in (node as object))) {
+    if (node === null || typeof node !== 'object' || !(String(key) in (node))) {
       return { value: node, missing: true };
     }
     node = (node as Record<string, unknown>)[key as string];

@@ -69,7 +69,7 @@ export async function toWireRequest(req: Request, cap = Infinity): Promise<WireR
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== null;
   const declared = req.headers.get('Content-Length');
   if (hasBody && declared !== null && Number(declared) > cap) throw new BodyTooLargeError(cap);
-  const bytes = hasBody ? await readCapped(req.body!, cap, declared === null ? undefined : Number(declared)) : null;
+  const bytes = hasBody ? await readCapped(req.body, cap, declared === null ? undefined : Number(declared)) : null;
   if (bytes === undefined) throw new BodyTooLargeError(cap);
   // readCapped's array owns its whole buffer, so the buffer is transferred without a copy.
   const body = bytes && bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : null;

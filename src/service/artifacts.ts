@@ -94,7 +94,7 @@ export async function uploadArtifact(ctx: ServiceContext, caller: Principal, req
     kind: 'sft-data',
     name: req.name ?? data[0].name,
     sourceUrl: 'upload',
-    files: req.files.map((f) => ({ name: f.name, bytes: f.bytes.slice().buffer as ArrayBuffer })),
+    files: req.files.map((f) => ({ name: f.name, bytes: f.bytes.slice().buffer })),
     createdAt: ctx.now(),
   };
   await insertArtifact(ctx.db, artifact);

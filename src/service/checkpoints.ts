@@ -58,7 +58,7 @@ export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_MODEL_FILE = 'adapter_model.safetensors';
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.slice().buffer as ArrayBuffer;
+  return bytes.slice().buffer;
 }
 
 /**

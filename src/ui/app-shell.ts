@@ -165,7 +165,7 @@ export class HearthApp extends LitElement {
   private _connection() {
     const s = this._engine.status;
     const ok = !!s && !this._engine.error;
-    const text = ok ? `Engine ${s!.state}` : this._engine.error ? 'Reconnecting to the engine…' : 'Connecting…';
+    const text = ok ? `Engine ${s.state}` : this._engine.error ? 'Reconnecting to the engine…' : 'Connecting…';
     return html`<div class="conn" role="status" data-field="connection" data-state=${ok ? 'connected' : 'reconnecting'}><span class=${ok ? 'dot ok' : 'dot'}></span>${text}</div>`;
   }
 

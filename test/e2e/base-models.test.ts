@@ -36,12 +36,12 @@ async function startMirror(): Promise<Mirror> {
       return void res.writeHead(404).end('Entry not found');
     }
     const range = req.headers.range ?? null;
-    mirror.requests.push({ path: m![1], range });
+    mirror.requests.push({ path: m[1], range });
     const start = /^bytes=(\d+)-$/.exec(range ?? '') && (req.headers['if-range'] ?? '"v1"') === '"v1"' ? Number(/\d+/.exec(range!)![0]) : 0;
     const headers: Record<string, string> = { ETag: '"v1"', 'Content-Length': String(bytes.length - start), 'Content-Type': 'application/octet-stream' };
     if (start > 0) headers['Content-Range'] = `bytes ${start}-${bytes.length - 1}/${bytes.length}`;
     res.writeHead(start > 0 ? 206 : 200, headers);
-    if (mirror.stall && m![1] === 'model.safetensors') res.write(bytes.subarray(start, STALL_AT)); // ...and never ends
+    if (mirror.stall && m[1] === 'model.safetensors') res.write(bytes.subarray(start, STALL_AT)); // ...and never ends
     else res.end(bytes.subarray(start));
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));

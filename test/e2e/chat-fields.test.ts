@@ -263,7 +263,7 @@ describe('logprobs shapes', () => {
       expect(entry.logprob).toBeLessThanOrEqual(0);
       expect(typeof entry.decoded_token).toBe('string');
       expect(Object.keys(pl[i]).length).toBeLessThanOrEqual(3);
-      for (const v of Object.values(pl[i]) as any[]) if (v.rank <= 2) expect(v.logprob).toBeGreaterThanOrEqual(entry.logprob - 1e-4);
+      for (const v of Object.values<any>(pl[i])) if (v.rank <= 2) expect(v.logprob).toBeGreaterThanOrEqual(entry.logprob - 1e-4);
     }
     expect(top.prompt_logprobs).toBeNull();
   }, 120_000);

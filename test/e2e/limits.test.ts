@@ -61,7 +61,7 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
           },
         });
         const init = { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body, duplex: 'half' };
-        const res = await fetch(path, init as RequestInit);
+        const res = await fetch(path, init);
         return { status: res.status, json: await res.json(), pulled };
       },
       { path, key, mib },
@@ -286,7 +286,7 @@ describe('revoking a principal\'s last key, and deleting the principal (issue 10
       failed = (await events()).filter((e) => e.type === 'training_failed');
       if (failed.length < 2) await new Promise((r) => setTimeout(r, 100));
     }
-    expect(failed.map((e) => e.jobId).sort()).toEqual([running, queued].sort());
+    expect(failed.map((e) => String(e.jobId)).sort()).toEqual([String(running), String(queued)].sort());
     for (const e of failed) expect(e.data.error_message).toMatch(/"doomed" was revoked/);
     const jobs = (await dumpHearthDb(h.page)).trainingJobs.filter((j) => j.id === running || j.id === queued);
     expect(jobs.map((j) => j.status)).toEqual(['FAILED', 'FAILED']);

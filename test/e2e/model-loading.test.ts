@@ -58,7 +58,9 @@ afterAll(async () => {
 
 // The page API, typed loosely: page.evaluate sends plain data both ways.
 type E2E = Record<string, (...args: any[]) => Promise<any>> & { MODEL_FILES_DB: string };
+// The function's source is rebuilt in the page (it cannot be sent as a function).
 const inPage = <T>(fn: (api: E2E, arg: any) => Promise<T>, arg?: unknown): Promise<T> =>
+  // oxlint-disable-next-line typescript/no-implied-eval
   h.page.evaluate(({ body, arg }) => new Function('api', 'arg', `return (${body})(api, arg)`)((globalThis as any).HearthModelE2E, arg), {
     body: fn.toString(),
     arg,

@@ -112,7 +112,7 @@ describe('models and checkpoints', () => {
     expect(del.json).toEqual({ deleted_count: 2, not_found_steps: [99] });
     const db = await dumpHearthDb(h.page);
     const ids = new Set(db.checkpoints.filter((c) => c.modelId === model.id).map((c) => c.id));
-    expect(db.checkpoints.filter((c) => c.modelId === model.id).map((c) => c.step).sort()).toEqual([0, 2, 4]);
+    expect(db.checkpoints.filter((c) => c.modelId === model.id).map((c) => c.step).sort((a, b) => a - b)).toEqual([0, 2, 4]);
     // Every stored file belongs to a checkpoint that exists.
     const live = new Set(db.checkpoints.map((c) => c.id));
     expect(db.checkpointFiles.every((f) => live.has(f.checkpointId))).toBe(true);

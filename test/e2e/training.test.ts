@@ -123,7 +123,7 @@ describe('training through the Service Worker', () => {
       async ({ key, modelId }) => {
         const res = await fetch(`/v1/preview/models/${modelId}/checkpoints/1/adapter`, { headers: { Authorization: `Bearer ${key}` } });
         const bytes = new Uint8Array(await res.arrayBuffer());
-        return { status: res.status, type: res.headers.get('content-type'), head: [...bytes.slice(0, 4)], text: new TextDecoder('latin1').decode(bytes) };
+        return { status: res.status, type: res.headers.get('content-type'), head: bytes.slice(0, 4), text: new TextDecoder('latin1').decode(bytes) };
       },
       { key: h.key, modelId: sftModel.id },
     );

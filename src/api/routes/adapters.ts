@@ -28,7 +28,7 @@ const StepParam = z.object({ id: z.string().min(1), step: queryInt(0, Number.MAX
 adapters.get('/:id/checkpoints/:step/adapter', previewValidator('param', StepParam), async (c) => {
   const { id, step } = c.req.valid('param');
   const zip = await checkpointAdapterZip(c.get('deps').services, c.get('principal'), id, step);
-  return c.body(zip.bytes.slice().buffer as ArrayBuffer, 200, {
+  return c.body(zip.bytes.slice().buffer, 200, {
     'Content-Type': 'application/zip',
     'Content-Disposition': `attachment; filename="${zip.fileName.replace(/"/g, '')}"`,
   });

@@ -156,13 +156,14 @@ export class Scheduler implements BatchState {
   // ---- 1. reap -------------------------------------------------------------------------------
 
   private reap(): void {
-    for (const s of [...this.waiting]) {
+    // A copy: cancelled requests are spliced out while iterating.
+    for (const s of this.waiting.slice()) {
       if (s.cancelled) {
         this.waiting.splice(this.waiting.indexOf(s), 1);
         this.close(s);
       }
     }
-    for (const s of [...this.active]) {
+    for (const s of this.active.slice()) {
       if (!s.beam) for (const c of s.choices) if (c.finished && c.seq) this.releaseChoice(s, c);
       if (s.settled) {
         this.active.splice(this.active.indexOf(s), 1);
@@ -219,7 +220,7 @@ export class Scheduler implements BatchState {
   // ---- 2. admit ------------------------------------------------------------------------------
 
   private admit(): void {
-    for (const s of [...this.waiting]) {
+    for (const s of this.waiting.slice()) {
       const req = s.req;
       if (req.adapter) {
         const state = this.adapters.ensure(req.adapter);

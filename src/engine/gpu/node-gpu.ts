@@ -73,6 +73,6 @@ export async function nodeGpu(): Promise<GPU> {
   if (process.platform === 'linux') chooseVulkan(process.env.HEARTH_GPU ?? 'auto');
   const webgpu = await import('webgpu');
   Object.assign(globalThis, webgpu.globals);
-  cached = webgpu.create([]) as unknown as GPU;
+  cached = webgpu.create([]);
   return cached;
 }

@@ -63,7 +63,7 @@ export class PipelineCache {
       module = this.device.createShaderModule({ label, code });
       this.modules.set(code, module);
       // WGSL errors surface asynchronously; say which kernel they belong to.
-      module.getCompilationInfo?.().then((info) => {
+      void module.getCompilationInfo?.().then((info) => {
         for (const m of info.messages) {
           if (m.type === 'error') console.error(`WGSL error in ${label} at ${m.lineNum}:${m.linePos}: ${m.message}`);
         }

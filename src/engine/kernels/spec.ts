@@ -98,7 +98,7 @@ export function wgslDeclarations(spec: KernelSpec): string {
     for (const f of Object.values(u.fields)) if (typeof f !== 'string') out.push(structText(f.array));
     out.push(structText({ name: u.struct, fields: u.fields }));
   }
-  const lines: Array<[number, string]> = Object.entries(spec.bindings as Record<string, BindingSpec>).map(([name, b]) => {
+  const lines: Array<[number, string]> = Object.entries(spec.bindings).map(([name, b]) => {
     // The doc becomes a line comment: a line break would end it and put the rest in the WGSL.
     if (/[\r\n]/.test(b.doc)) throw new Error(`${spec.name}: the doc of binding ${name} spans lines`);
     return [storage[name], `@group(0) @binding(${storage[name]}) var<storage, ${b.access}> ${b.var}: array<${b.type}>; // ${name}: ${b.doc}`];

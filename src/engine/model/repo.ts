@@ -61,9 +61,9 @@ export interface LoadedModelFiles {
   /** The parsed JSON files as found, for storing or exporting the model. */
   files: {
     config: unknown;
-    generationConfig: unknown | null;
+    generationConfig: unknown;
     tokenizer: unknown;
-    tokenizerConfig: unknown | null;
+    tokenizerConfig: unknown;
     chatTemplate: string | null;
   };
 }
@@ -87,7 +87,7 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
     }
     return blob.text();
   };
-  const readJson = async (file: string, required: boolean): Promise<unknown | null> => {
+  const readJson = async (file: string, required: boolean): Promise<unknown> => {
     const text = await readText(file, required);
     if (text == null) return null;
     try {

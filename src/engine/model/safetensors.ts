@@ -151,13 +151,13 @@ function parseEntry(name: string, info: unknown, dataStart: number, corrupt: (wh
   }
   const dims = shape as number[];
   const [begin, end] = offsets as number[];
-  const bits = dims.reduce((a, d) => a * d, 1) * SAFETENSORS_DTYPE_BITS[dtype as string];
+  const bits = dims.reduce((a, d) => a * d, 1) * SAFETENSORS_DTYPE_BITS[dtype];
   if (!Number.isSafeInteger(bits)) corrupt(`tensor "${name}" is too large`);
   if (bits % 8 !== 0) corrupt(`tensor "${name}" does not fill whole bytes (${bits} bits of ${dtype})`);
   if (end - begin !== bits / 8) {
     corrupt(`tensor "${name}" of dtype ${dtype} and shape [${dims.join(', ')}] needs ${bits / 8} bytes but data_offsets span ${end - begin}`);
   }
-  return { name, dtype: dtype as string, shape: dims, begin: dataStart + begin, end: dataStart + end };
+  return { name, dtype: dtype, shape: dims, begin: dataStart + begin, end: dataStart + end };
 }
 
 /** An opened safetensors file: the validated header, and tensors read on demand. */

@@ -144,7 +144,7 @@ export class ModelTokenizer {
     } catch (e) {
       throw new TokenizerError(`tokenizer.json: ${(e as Error).message}`);
     }
-    return new ModelTokenizer(inner, tokenizerJson as Json, config);
+    return new ModelTokenizer(inner, tokenizerJson, config);
   }
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {

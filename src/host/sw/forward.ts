@@ -37,11 +37,12 @@ const HOST_DIED = 'The tab hosting the Hearth engine closed while this request w
 function watchHost(links: EngineLink, link: Link): { gone: Promise<void>; stop(): void } {
   let timer: ReturnType<typeof setInterval> | undefined;
   const gone = new Promise<void>((resolve) => {
-    timer = setInterval(async () => {
-      if (!(await links.isAlive(link))) {
+    timer = setInterval(() => {
+      void links.isAlive(link).then((alive) => {
+        if (alive) return;
         links.drop(link);
         resolve();
-      }
+      });
     }, LIVENESS_MS);
   });
   return { gone, stop: () => clearInterval(timer) };
@@ -65,7 +66,7 @@ export async function forward(links: EngineLink, request: Request, requester?: R
   const timeoutMs = progressTimeoutFor(request);
   const stalled = new AbortController();
   const abort = withAbortPort(wire, AbortSignal.any([clientGone.signal, stalled.signal]));
-  const handled = link.api.handle(abort.wire).then((r) => r as WireResponse);
+  const handled = link.api.handle(abort.wire).then((r) => r);
   // Once the response exists, a client that leaves cancels its body instead; the port is closed
   // so that neither end (each with a listener) outlives the request.
   const settled = () => {
@@ -122,11 +123,12 @@ async function toCappedWireRequest(request: Request, path: string): Promise<Wire
 function abortWhenGone(requestSignal: AbortSignal, requester: Requester | undefined): { signal: AbortSignal; stop(): void } {
   if (!requester?.clientId) return { signal: requestSignal, stop: () => undefined };
   const controller = new AbortController();
-  const timer = setInterval(async () => {
-    if (!(await requester.exists(requester.clientId))) {
+  const timer = setInterval(() => {
+    void requester.exists(requester.clientId).then((exists) => {
+      if (exists) return;
       clearInterval(timer);
       controller.abort(new DOMException('The tab that made the request closed.', 'AbortError'));
-    }
+    });
   }, LIVENESS_MS);
   return { signal: AbortSignal.any([requestSignal, controller.signal]), stop: () => clearInterval(timer) };
 }

@@ -160,7 +160,7 @@ function checkToolUsage(req: ChatRequest): void {
     'tool_choice',
   );
   // vLLM v0.11: "required" with an empty tool list behaves as "none".
-  if (tc === 'required' && req.tools!.length === 0) return;
+  if (tc === 'required' && req.tools.length === 0) return;
   if (isObject) {
     const fn = (tc as Record<string, unknown>).function;
     ensure(
@@ -176,7 +176,7 @@ function checkToolUsage(req: ChatRequest): void {
       'tool_choice',
     );
     ensure(
-      req.tools!.some((t) => t.function.name === f.name),
+      req.tools.some((t) => t.function.name === f.name),
       'The tool specified in `tool_choice` does not match any of the specified `tools`',
       'tool_choice',
     );

@@ -38,7 +38,7 @@ export class AdapterError extends Error {
 }
 
 function isEmpty(v: unknown): boolean {
-  return v == null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+  return v == null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v).length === 0);
 }
 
 /** A `target_modules` pattern names a few projections: short, and within the safe regex subset. */

@@ -90,6 +90,8 @@ export class RequiredToolCallsStream {
     private readonly parallelToolCalls: boolean,
     private readonly newId: () => string = makeToolCallId,
   ) {
+    // The reader calls its handler's methods with the handler as `this`; they reach the parser as `self`.
+    // oxlint-disable-next-line typescript/no-this-alias
     const self = this;
     const notCalls = () => new JsonSyntaxError('the output is not an array of call objects');
     // depth 0: before the array; 1: inside it (items must be objects); 2+: inside a call.

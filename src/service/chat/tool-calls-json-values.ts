@@ -55,7 +55,7 @@ export class CanonicalWriter implements JsonEvents {
   }
 
   key(name: string): void {
-    const top = this.stack[this.stack.length - 1] as Container;
+    const top = this.stack[this.stack.length - 1];
     if (!top.first) this.out += ', ';
     top.first = false;
     this.out += canonicalString(name) + ': ';

@@ -121,7 +121,7 @@ class ChatOutputStream implements StreamingOutputParser {
   }
 
   private combine(reasoning: string | undefined, rest: OutputDelta | null): OutputDelta | null {
-    const out: OutputDelta = { ...(rest ?? {}) };
+    const out: OutputDelta = { ...rest };
     if (reasoning && this.options.includeReasoning) out.reasoning = reasoning;
     return out.reasoning !== undefined || out.content !== undefined || out.toolCalls !== undefined ? out : null;
   }

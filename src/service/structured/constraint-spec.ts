@@ -197,7 +197,7 @@ function structuredOutputsCandidates(so: Record<string, unknown>): Candidate[] {
       }
       case 'choice': {
         ensureConstraint(Array.isArray(value) && value.every((c) => typeof c === 'string'), `${param}: Input should be a valid list of strings`, 'structured_outputs');
-        const choices = value as string[];
+        const choices = value;
         ensureConstraint(choices.length > 0, "Choice '[]' cannot be an empty list", 'structured_outputs');
         out.push({ param, build: () => ({ constraint: { kind: 'choice', choices: [...choices] }, output: content }) });
         break;

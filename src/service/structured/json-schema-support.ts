@@ -93,6 +93,7 @@ export function unsupportedJsonSchemaFeature(schema: unknown): string | null {
     else if (node.type === 'string' && typeof node.format === 'string' && !SUPPORTED_STRING_FORMATS.has(node.format)) found = `format "${node.format}" at ${pointer(path)}`;
     else if (isObject(node.properties)) {
       // xgrammar writes property names into its grammar unescaped.
+      // oxlint-disable-next-line no-control-regex -- the control characters JSON strings must escape
       const name = Object.keys(node.properties).find((k) => /["\\\u0000-\u001f]/.test(k));
       if (name !== undefined) found = `a property name with a quote, backslash or control character (${JSON.stringify(name)}) at ${pointer(path)}`;
     }
@@ -166,7 +167,7 @@ function numericRule(node: Json, where: string, fail: (why: string) => never): s
     // Draft 4 wrote exclusive bounds as booleans beside minimum / maximum.
     if (typeof value === 'boolean') continue;
     if (typeof value !== 'number' || !Number.isFinite(value)) fail(`${key} that is not a number`);
-    b[key] = value as number;
+    b[key] = value;
   }
   if (node.exclusiveMinimum === true && b.minimum !== undefined) b.exclusiveMinimum = b.minimum;
   if (node.exclusiveMaximum === true && b.maximum !== undefined) b.exclusiveMaximum = b.maximum;
@@ -191,7 +192,7 @@ function stringRule(node: Json, where: string, fail: (why: string) => never): st
   if ('pattern' in node) {
     if (typeof node.pattern !== 'string') fail('a pattern that is not a string');
     if ('minLength' in node || 'maxLength' in node) fail('pattern together with minLength or maxLength');
-    return jsonStringEbnf(node.pattern as string, fail);
+    return jsonStringEbnf(node.pattern, fail);
   }
   const min = node.minLength ?? 0;
   const max = node.maxLength;

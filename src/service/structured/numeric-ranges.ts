@@ -202,7 +202,7 @@ function magnitudes(lower: Bound, upper: Bound | null, integersOnly: boolean): s
   // above its own; the interval must end inside the upper bound.
   if (lower.frac !== '' || lower.exclusive) {
     const i0 = lower.int;
-    const endsInside = lastInt === null || i0 + 1n <= lastInt || (upperIsOpenInteger && upper!.int === i0 + 1n);
+    const endsInside = lastInt === null || i0 + 1n <= lastInt || (upperIsOpenInteger && upper.int === i0 + 1n);
     const room = SAFE_DIGITS - i0.toString().length;
     if (endsInside && room >= 1 && lower.digits <= SAFE_DIGITS) {
       const alts = fractionsAbove(lower.frac, !lower.exclusive, room);

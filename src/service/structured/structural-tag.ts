@@ -74,7 +74,7 @@ function checkFormat(f: unknown, path: string, fail: (why: string) => never): vo
     case 'qwen_xml_parameter':
       return need(typeof f.json_schema === 'boolean' || isObject(f.json_schema), 'a "json_schema" object');
     case 'grammar':
-      return need(isString(f.grammar) && (f.grammar as string).trim() !== '', 'a non-empty "grammar"');
+      return need(isString(f.grammar) && (f.grammar).trim() !== '', 'a non-empty "grammar"');
     case 'regex':
       return need(isString(f.pattern) && f.pattern !== '', 'a non-empty "pattern"');
     case 'sequence':

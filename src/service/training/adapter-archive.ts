@@ -116,8 +116,8 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
     await insertModel(ctx.db, model, stepZero, run, {
       checkpoint: stepOne,
       files: [
-        { checkpointId: stepOne.id, name: ADAPTER_CONFIG_FILE, bytes: files.adapterConfig.slice().buffer as ArrayBuffer },
-        { checkpointId: stepOne.id, name: ADAPTER_MODEL_FILE, bytes: files.adapterModel.slice().buffer as ArrayBuffer },
+        { checkpointId: stepOne.id, name: ADAPTER_CONFIG_FILE, bytes: files.adapterConfig.slice().buffer },
+        { checkpointId: stepOne.id, name: ADAPTER_MODEL_FILE, bytes: files.adapterModel.slice().buffer },
       ],
     });
   } catch (err) {

@@ -122,7 +122,7 @@ export async function createSftJob(ctx: ServiceContext, caller: Principal, req: 
     kind: 'sft-data',
     name: `sft-data-${job.id.slice(0, 8)}`,
     sourceUrl: url.startsWith('data:') ? `${url.slice(0, 64)}…` : url,
-    files: [{ name: data.fileName, bytes: data.bytes.slice().buffer as ArrayBuffer }],
+    files: [{ name: data.fileName, bytes: data.bytes.slice().buffer }],
     createdAt: job.createdAt,
   };
   const input: SftJobInput = {

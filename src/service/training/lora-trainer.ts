@@ -195,7 +195,7 @@ export class LoraTrainer implements Trainer {
 }
 
 function bufferOf(bytes: Uint8Array): ArrayBuffer {
-  return bytes.slice().buffer as ArrayBuffer;
+  return bytes.slice().buffer;
 }
 
 /** gradient_step data: flat finite numbers only (ART does float(v) on each). */

@@ -246,8 +246,8 @@ export class JobRunner implements JobQueue {
           this.ctx.db,
           checkpoint,
           [
-            { checkpointId: checkpoint.id, name: ADAPTER_CONFIG_FILE, bytes: adapter.adapterConfig.slice().buffer as ArrayBuffer },
-            { checkpointId: checkpoint.id, name: ADAPTER_MODEL_FILE, bytes: adapter.adapterModel.slice().buffer as ArrayBuffer },
+            { checkpointId: checkpoint.id, name: ADAPTER_CONFIG_FILE, bytes: adapter.adapterConfig.slice().buffer },
+            { checkpointId: checkpoint.id, name: ADAPTER_MODEL_FILE, bytes: adapter.adapterModel.slice().buffer },
           ],
           { ...saved, updatedAt: this.ctx.now() },
         );

@@ -22,30 +22,30 @@ const tools = [{ type: 'function', function: { name: 'get_weather', description:
 function optionsFor(model: ServedModel, req: Partial<ChatRequest>): ChatOutputOptions {
   const template = model.chatTemplates.forRequest({ hasTools: !!req.tools });
   const promptText = template.render({ messages: req.messages ?? [{ role: 'user', content: 'Weather in Oslo?' }], tools: req.tools ?? null, addGenerationPrompt: true, kwargs: req.chat_template_kwargs ?? {} });
-  return chatOutputOptions(req as ChatRequest, { templateSource: template.source, promptText, turnEnd: model.tokenizer.specialTokens.eos_token ?? null });
+  return chatOutputOptions(req, { templateSource: template.source, promptText, turnEnd: model.tokenizer.specialTokens.eos_token ?? null });
 }
 
 describe('chatOutputOptions on the bundled templates', () => {
   it('tiny-qwen3 thinks unless enable_thinking is false; tools "auto" unless a choice says otherwise', () => {
-    expect(optionsFor(qwen3, { tools: tools as ChatRequest['tools'] })).toEqual({ reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
+    expect(optionsFor(qwen3, { tools: tools })).toEqual({ reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
     expect(optionsFor(qwen3, { chat_template_kwargs: { enable_thinking: false } })).toEqual({ reasoning: false, includeReasoning: true, tools: { kind: 'none' } });
-    expect(optionsFor(qwen3, { include_reasoning: false, tools: tools as ChatRequest['tools'], tool_choice: 'required', parallel_tool_calls: false })).toEqual({
+    expect(optionsFor(qwen3, { include_reasoning: false, tools: tools, tool_choice: 'required', parallel_tool_calls: false })).toEqual({
       reasoning: true,
       includeReasoning: false,
       tools: { kind: 'required', parallel: false },
     });
-    expect(optionsFor(qwen3, { tools: tools as ChatRequest['tools'], tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tools).toEqual({ kind: 'named', name: 'get_weather' });
-    expect(optionsFor(qwen3, { tools: tools as ChatRequest['tools'], tool_choice: 'none' }).tools).toEqual({ kind: 'none' });
+    expect(optionsFor(qwen3, { tools: tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tools).toEqual({ kind: 'named', name: 'get_weather' });
+    expect(optionsFor(qwen3, { tools: tools, tool_choice: 'none' }).tools).toEqual({ kind: 'none' });
   });
 
   it('tiny-qwen2 has no reasoning; multi-turn tool conversations keep reasoning on for the new turn', () => {
-    expect(optionsFor(qwen2, { tools: tools as ChatRequest['tools'] })).toEqual({ reasoning: false, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
+    expect(optionsFor(qwen2, { tools: tools })).toEqual({ reasoning: false, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
     const messages = [
       { role: 'user', content: 'Weather in Oslo?' },
       { role: 'assistant', content: '', reasoning_content: 'I need the tool.', tool_calls: [{ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
       { role: 'tool', tool_call_id: 'chatcmpl-tool-1', content: '{"temp": 3}' },
     ];
-    expect(optionsFor(qwen3, { messages, tools: tools as ChatRequest['tools'] }).reasoning).toBe(true);
+    expect(optionsFor(qwen3, { messages, tools: tools }).reasoning).toBe(true);
   });
 });
 

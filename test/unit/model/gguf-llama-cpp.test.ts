@@ -61,7 +61,7 @@ async function llamaCppLogits(llama: Llama, path: string, V: number): Promise<Fl
   const out = await seq.controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
   const theirs = new Float32Array(PROMPT.length * V);
   out.forEach((o, i) => {
-    for (const [token, logit] of o!.next!.logits!) theirs[i * V + (token as number)] = logit;
+    for (const [token, logit] of o!.next.logits!) theirs[i * V + (token as number)] = logit;
   });
   await ctx.dispose();
   await model.dispose();

@@ -36,7 +36,7 @@ describe('vocabulary and special tokens', () => {
     expect(tok.padTokenId).toBe(0);
     expect(tok.bosTokenId).toBeNull();
     // Only the ChatML control tokens are special; tool and thinking tags survive skip_special_tokens.
-    expect([...tok.specialTokenIds].sort()).toEqual([0, 1, 2]);
+    expect([...tok.specialTokenIds].sort((a, b) => a - b)).toEqual([0, 1, 2]);
     expect(tok.specialTokens).toMatchObject({ eos_token: '<|im_end|>', pad_token: '<|endoftext|>', bos_token: null });
   });
 });

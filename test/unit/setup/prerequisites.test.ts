@@ -12,7 +12,7 @@ const CHROMIUM_FILES = ['/usr/bin/chromium', '/usr/lib/chromium/libvulkan.so.1',
 
 /** A Linux machine with Node 20.20, `npm ci` done and Debian's chromium, minus what a test removes. */
 function machine(over: { nodeVersion?: string; files?: string[]; without?: string[]; env?: Record<string, string>; systemLoader?: boolean } = {}) {
-  const files = new Set([...(over.files ?? [...BINS, ...CHROMIUM_FILES])]);
+  const files = new Set((over.files ?? [...BINS, ...CHROMIUM_FILES]));
   for (const f of over.without ?? []) files.delete(f);
   return {
     nodeVersion: over.nodeVersion ?? '20.20.2',

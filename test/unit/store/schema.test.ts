@@ -30,7 +30,7 @@ describe('openHearthDb', () => {
       req.onblocked = () => reject(new Error('the upgrade was blocked by the open connection'));
     });
     expect(upgraded).toBe(DB_VERSION + 1);
-    expect(() => db.transaction('principals')).toThrow();
+    expect(() => db.transaction('principals')).toThrow(/clos/i);
     expect(closedForUpgrade(db)).toBe(true);
   });
 });

@@ -42,7 +42,7 @@ const ids = (text: string) => m.tokenizer.encode(text, { addSpecialTokens: false
 
 /** The non-streamed choice and the stream folded as a client folds it. */
 async function both(extra: Partial<ChatRequest>, text: string, finish: { reason: 'stop' | 'length'; eos: boolean }) {
-  const req: ChatRequest = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: TOOLS, ...extra } as ChatRequest;
+  const req: ChatRequest = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: TOOLS, ...extra };
   const tokens = sampled([...ids(text), ...(finish.eos ? [m.tokenizer.eosTokenId!] : [])]);
   const events = () => eventsFor([{ tokens, finish: finish.eos ? undefined : { reason: finish.reason } }]);
   const response = await collectResponse(plan(req), handleOf(events()));

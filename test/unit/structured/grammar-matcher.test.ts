@@ -45,7 +45,7 @@ describe('choiceConstraints', () => {
     expect(a!.fillNextTokenBitmask(bitmaskWords(model.vocabSize))).toBe(false);
     expect(feedText(a!, model, 'hmm</think>yes')).toBe(-1);
     expect(feedText(b!, model, '</think>no')).toBe(-1);
-    expect(nextAllowed(a!, model.vocabSize).sort()).toEqual([...model.eosTokenIds].sort());
+    expect(nextAllowed(a!, model.vocabSize).sort((x, y) => x - y)).toEqual([...model.eosTokenIds].sort((x, y) => x - y));
     const [c] = choiceConstraints(so, 1, { tokenizer: model.tokenizer, reasoning: false });
     expect(feedText(c!, model, 'hmm')).toBe(0);
     expect(choiceConstraints(await prepareStructuredOutput({}, model), 3, { tokenizer: model.tokenizer, reasoning: true })).toEqual([null, null, null]);

@@ -52,6 +52,7 @@ const patterns: [string, string[]][] = [
   ['[à-ÿ]+', ['àé', 'ÿ', 'é😀', 'a']],
 ];
 
+// oxlint-disable-next-line no-control-regex -- ASCII includes the control characters
 const isAscii = (s: string) => /^[\x00-\x7f]*$/.test(s);
 
 describe('raw mode (whitespace_pattern)', () => {

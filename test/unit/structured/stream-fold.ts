@@ -16,7 +16,7 @@ export interface Folded {
 export function pieces(text: string, seed: number, maxPiece = 7): string[] {
   if (seed === 0) return [text];
   const random = rng(seed);
-  const chars = [...text];
+  const chars = Array.from(text); // code points
   const out: string[] = [];
   for (let i = 0; i < chars.length; ) {
     const n = 1 + Math.floor(random() * maxPiece);

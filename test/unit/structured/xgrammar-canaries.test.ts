@@ -75,6 +75,7 @@ describe('json-schema-support.ts', () => {
     ['multipleOf', { type: 'integer', multipleOf: 3 }, '4', '"4"'],
     ['uniqueItems', { type: 'array', items: { type: 'integer' }, uniqueItems: true }, '[1, 1]', '["a"]'],
     ['not', { type: 'integer', not: { minimum: 5 } }, '7', '"7"'],
+    // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then keywords, not a promise
     ['if / then', { type: 'integer', if: { minimum: 0 }, then: { minimum: 5 } }, '1', '"1"'],
     ['dependentRequired', { type: 'object', properties: { a: { type: 'integer' } }, dependentRequired: { a: ['b'] } }, '{"a": 1}', '{"a": "x"}'],
     // (xgrammar reads the node as any JSON value: the object around it shows the grammar in force)
