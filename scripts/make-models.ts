@@ -20,7 +20,9 @@ for (const [path, bytes] of files) {
   if (check) {
     // Trained tiny-chat weights (scripts/train-demo.ts --bake) keep the layout, hence the size.
     const trained = allowTrained && path === 'tiny-chat/model.safetensors';
-    const same = existsSync(target) && (trained ? readFileSync(target).byteLength === bytes.byteLength : Buffer.compare(readFileSync(target), Buffer.from(bytes)) === 0);
+    const same =
+      existsSync(target) &&
+      (trained ? readFileSync(target).byteLength === bytes.byteLength : Buffer.compare(readFileSync(target), Buffer.from(bytes)) === 0);
     if (!same) {
       differing++;
       console.log(`differs: ${path}`);

@@ -50,7 +50,10 @@ export function missingPrerequisites(command, machine) {
   }
   const absent = needs.bins.filter((bin) => !machine.exists(join(machine.root, 'node_modules', '.bin', bin)));
   if (absent.length > 0) {
-    missing.push({ what: `The npm dependencies are not installed (no ${absent.join(', ')} in node_modules/.bin).`, install: 'Run: npm ci' });
+    missing.push({
+      what: `The npm dependencies are not installed (no ${absent.join(', ')} in node_modules/.bin).`,
+      install: 'Run: npm ci',
+    });
   }
   if (needs.chromium) missing.push(...missingChromium(machine));
   if (needs.vulkan && machine.platform === 'linux') missing.push(...missingVulkan(machine));
@@ -60,10 +63,12 @@ export function missingPrerequisites(command, machine) {
 function missingChromium(machine) {
   const chromium = machine.env.HEARTH_CHROMIUM || '/usr/bin/chromium';
   if (machine.exists(chromium)) return [];
-  return [{
-    what: `No Chromium at ${chromium} (the end-to-end tests and the browser bench drive it headless).`,
-    install: `Install it: ${APT_CHROMIUM} (Debian), or set HEARTH_CHROMIUM to a Chromium 121+ binary.`,
-  }];
+  return [
+    {
+      what: `No Chromium at ${chromium} (the end-to-end tests and the browser bench drive it headless).`,
+      install: `Install it: ${APT_CHROMIUM} (Debian), or set HEARTH_CHROMIUM to a Chromium 121+ binary.`,
+    },
+  ];
 }
 
 /** WebGPU in Node (Dawn) on Linux: a Vulkan loader and a Vulkan driver, as node-gpu.ts finds them. */
@@ -116,7 +121,9 @@ export function thisMachine() {
 /** The one message for `npm <command>`, or '' when nothing is missing. */
 export function prerequisitesMessage(command, missing) {
   if (missing.length === 0) return '';
-  const lines = [`\`npm ${command === 'start' || command === 'test' ? command : `run ${command}`}\` cannot run on this machine yet. Missing:`];
+  const lines = [
+    `\`npm ${command === 'start' || command === 'test' ? command : `run ${command}`}\` cannot run on this machine yet. Missing:`,
+  ];
   for (const m of missing) lines.push(`  - ${m.what}`, `    ${m.install}`);
   lines.push('Nothing was run. See README.md, "Prerequisites".');
   return lines.join('\n');

@@ -80,7 +80,9 @@ function sequence(p: AdditionProblem): TrainSequence {
 function evaluateHeldOut(cpu: CpuLlama, held: AdditionProblem[]) {
   const model = new ReferenceModel(config, cpu.tensors('f32'));
   const items = held.map((problem) => {
-    const prompt = tokenizer.encode(template.render({ messages: messages(problem), addGenerationPrompt: true }), { addSpecialTokens: false });
+    const prompt = tokenizer.encode(template.render({ messages: messages(problem), addGenerationPrompt: true }), {
+      addSpecialTokens: false,
+    });
     const out = greedyDecode(model, prompt, 6);
     const end = out.findIndex((id) => id === 2 || id === 0);
     return { problem, completion: tokenizer.decode(end >= 0 ? out.slice(0, end) : out, { skipSpecialTokens: true }) };
@@ -91,7 +93,16 @@ function evaluateHeldOut(cpu: CpuLlama, held: AdditionProblem[]) {
 const cpu = new CpuLlama(config, await startWeights());
 // Distinct held-out problems (with one-digit operands there are only a dozen).
 const held = [...new Map(problems('heldout', 400, 999, opts).map((p) => [`${p.a}+${p.b}`, p])).values()].slice(0, 200);
-type Point = { step: number; examples: number; loss: number; seconds: number; accuracy?: number; meanReward?: number; trainAccuracy?: number; lr?: number };
+type Point = {
+  step: number;
+  examples: number;
+  loss: number;
+  seconds: number;
+  accuracy?: number;
+  meanReward?: number;
+  trainAccuracy?: number;
+  lr?: number;
+};
 // A resumed run continues the curves (and the step count) of the run it resumes.
 const previous = args.resume && existsSync(CURVES) ? (JSON.parse(readFileSync(CURVES, 'utf8')) as { curves: Point[] }).curves : [];
 const curves: Point[] = previous;
@@ -117,9 +128,20 @@ for (;;) {
     const t = evaluateHeldOut(cpu, trainSample);
     const at = stepOffset + step;
     if (!(previous.length && step === 0)) {
-      curves.push({ step: at, examples: at * batchSize, loss: running, seconds: secondsOffset + Math.round(elapsed / 1000), accuracy: e.accuracy, meanReward: e.meanReward, trainAccuracy: t.accuracy, lr });
+      curves.push({
+        step: at,
+        examples: at * batchSize,
+        loss: running,
+        seconds: secondsOffset + Math.round(elapsed / 1000),
+        accuracy: e.accuracy,
+        meanReward: e.meanReward,
+        trainAccuracy: t.accuracy,
+        lr,
+      });
     }
-    console.log(`step ${at} (${Math.round(elapsed / 1000)} s, lr ${lr.toExponential(2)}): loss ${running.toFixed(3)}, held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, reward ${e.meanReward.toFixed(3)}, train accuracy ${(100 * t.accuracy).toFixed(1)}%; ${e.sample.join('  ')}`);
+    console.log(
+      `step ${at} (${Math.round(elapsed / 1000)} s, lr ${lr.toExponential(2)}): loss ${running.toFixed(3)}, held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, reward ${e.meanReward.toFixed(3)}, train accuracy ${(100 * t.accuracy).toFixed(1)}%; ${e.sample.join('  ')}`,
+    );
     writeFileSync(OUT, writeSafetensors(cpu.tensors('bf16'), { format: 'pt' }));
     writeFileSync(CURVES, JSON.stringify({ stage: 'pretrain', batchSize, peakLr, maxDigits: opts.maxDigits, curves }, null, 1) + '\n');
   }

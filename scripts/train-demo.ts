@@ -75,13 +75,24 @@ const api = new HearthClient(hearth.url, hearth.adminKey);
 const started = Date.now();
 const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${s}`);
 try {
-  const model = await api.call('POST', '/v1/preview/models', { entity: null, project: 'demo', name: `addition-${Date.now()}`, base_model: 'hearth/tiny-chat', return_existing: true });
+  const model = await api.call('POST', '/v1/preview/models', {
+    entity: null,
+    project: 'demo',
+    name: `addition-${Date.now()}`,
+    base_model: 'hearth/tiny-chat',
+    return_existing: true,
+  });
   const modelName = (step: number) => `${model.entity}/${model.project}/${model.name}:step${step}`;
   const held = distinct(problems('heldout', 4 * num('heldout'), 999, opts)).slice(0, num('heldout'));
   const evaluateAt = async (step: number) => {
     const completions = await api.answers(modelName(step), held);
     const e = evaluate(held.map((problem, i) => ({ problem, completion: completions[i] })));
-    log(`step ${step}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, mean reward ${e.meanReward.toFixed(3)} (${held.slice(0, 3).map((p, i) => `${p.a}+${p.b}=${completions[i]}`).join(', ')})`);
+    log(
+      `step ${step}: held-out accuracy ${(100 * e.accuracy).toFixed(1)}%, mean reward ${e.meanReward.toFixed(3)} (${held
+        .slice(0, 3)
+        .map((p, i) => `${p.a}+${p.b}=${completions[i]}`)
+        .join(', ')})`,
+    );
     return e;
   };
   const curves = {
@@ -95,7 +106,11 @@ try {
 
   // Stage 2: SFT from an uploaded artifact, ART's train.jsonl format.
   const sftProblems = problems('train', num('sft-examples'), num('seed'), opts);
-  const artifact = await api.upload('/v1/preview/artifacts', { model_id: model.id }, { 'train.jsonl': sftProblems.map(sftLine).join('\n') + '\n' });
+  const artifact = await api.upload(
+    '/v1/preview/artifacts',
+    { model_id: model.id },
+    { 'train.jsonl': sftProblems.map(sftLine).join('\n') + '\n' },
+  );
   const sft = await api.call('POST', '/v1/preview/sft-training-jobs', {
     model_id: model.id,
     training_data_url: artifact.url,
@@ -103,7 +118,8 @@ try {
   });
   await api.waitForJob(sft.id, (m) => {
     curves.sftLoss.push({ batch: curves.sftLoss.length + 1, loss: m.loss, tokensPerSecond: m.tokens_per_second });
-    if (curves.sftLoss.length % 8 === 0) log(`SFT batch ${curves.sftLoss.length}: loss ${m.loss.toFixed(3)}, ${m.tokens_per_second.toFixed(0)} tokens/s`);
+    if (curves.sftLoss.length % 8 === 0)
+      log(`SFT batch ${curves.sftLoss.length}: loss ${m.loss.toFixed(3)}, ${m.tokens_per_second.toFixed(0)} tokens/s`);
   });
   let step = (await api.call('GET', `/v1/preview/models/${model.id}/checkpoints?limit=1&order=desc`)).data[0].step;
   const e1 = await evaluateAt(step);
@@ -120,13 +136,34 @@ try {
     const job = await api.call('POST', '/v1/preview/training-jobs', {
       model_id: model.id,
       trajectory_groups: groups,
-      experimental_config: { learning_rate: num('rl-lr'), advantage_balance: 0, importance_sampling_level: 'token', epsilon: null, epsilon_high: null, kimi_k2_tau: null, ppo: false, precalculate_logprobs: false, scale_rewards: true, mask_prob_ratio: false, max_negative_advantage_importance_sampling_weight: null },
+      experimental_config: {
+        learning_rate: num('rl-lr'),
+        advantage_balance: 0,
+        importance_sampling_level: 'token',
+        epsilon: null,
+        epsilon_high: null,
+        kimi_k2_tau: null,
+        ppo: false,
+        precalculate_logprobs: false,
+        scale_rewards: true,
+        mask_prob_ratio: false,
+        max_negative_advantage_importance_sampling_weight: null,
+      },
     });
     const metrics = await api.waitForJob(job.id);
     step = (await api.call('GET', `/v1/preview/models/${model.id}/checkpoints?limit=1&order=desc`)).data[0].step;
     const mean = (k: string) => (metrics.length ? metrics.reduce((a, m) => a + (m[k] ?? 0), 0) / metrics.length : 0);
-    curves.rl.push({ step, trainReward, trainAccuracy, loss: mean('loss'), gradNorm: mean('grad_norm'), tokensPerSecond: mean('tokens_per_second') });
-    log(`RL round ${round + 1}: rollout reward ${trainReward.toFixed(3)} (exact ${(100 * trainAccuracy).toFixed(0)}%), ${metrics.length} steps`);
+    curves.rl.push({
+      step,
+      trainReward,
+      trainAccuracy,
+      loss: mean('loss'),
+      gradNorm: mean('grad_norm'),
+      tokensPerSecond: mean('tokens_per_second'),
+    });
+    log(
+      `RL round ${round + 1}: rollout reward ${trainReward.toFixed(3)} (exact ${(100 * trainAccuracy).toFixed(0)}%), ${metrics.length} steps`,
+    );
     const e = await evaluateAt(step);
     curves.evaluations.push({ step, stage: 'rl', ...e });
   }

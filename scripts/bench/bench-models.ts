@@ -120,7 +120,13 @@ export async function benchModel(name: string, opts: { baseUrl?: string; layers?
     sourceId: `random/${name}`,
     config,
     eosTokenIds: [],
-    weights: plan.map((p) => ({ name: p.name, dtype: 'bf16', shape: p.shape, file: 'random', bytes: 2 * p.shape.reduce((a, b) => a * b, 1) })),
+    weights: plan.map((p) => ({
+      name: p.name,
+      dtype: 'bf16',
+      shape: p.shape,
+      file: 'random',
+      bytes: 2 * p.shape.reduce((a, b) => a * b, 1),
+    })),
     weightBytes: 2 * parameters,
     async *tensors() {
       yield* randomBf16Tensors(config, 7);

@@ -28,12 +28,16 @@ await build({
       setup(b) {
         b.onResolve({ filter: /\?raw$/ }, (a) => {
           const spec = a.path.slice(0, -4);
-          return { path: spec.startsWith('.') ? path.resolve(a.resolveDir, spec) : path.join(root, 'node_modules', spec), namespace: 'raw' };
+          return {
+            path: spec.startsWith('.') ? path.resolve(a.resolveDir, spec) : path.join(root, 'node_modules', spec),
+            namespace: 'raw',
+          };
         });
         b.onLoad({ filter: /.*/, namespace: 'raw' }, async (a) => ({ contents: await readFile(a.path, 'utf8'), loader: 'text' }));
         b.onResolve({ filter: /^(vite|playwright-core)$/ }, (a) => ({ path: a.path, namespace: 'stub' }));
         b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
-          contents: "module.exports = new Proxy({}, { get: () => () => { throw new Error('not in the bundled bench: run the Chromium sections from the repository'); } });",
+          contents:
+            "module.exports = new Proxy({}, { get: () => () => { throw new Error('not in the bundled bench: run the Chromium sections from the repository'); } });",
           loader: 'js',
         }));
       },

@@ -15,7 +15,12 @@ const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--enable-unsafe-webgpu', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export async function runInChromium(options: PageBenchOptions, log: (line: string) => void) {
-  const server = await createServer({ root: ROOT, configFile: false, logLevel: 'error', server: { host: '127.0.0.1', port: 0, strictPort: false } });
+  const server = await createServer({
+    root: ROOT,
+    configFile: false,
+    logLevel: 'error',
+    server: { host: '127.0.0.1', port: 0, strictPort: false },
+  });
   await server.listen();
   const base = server.resolvedUrls?.local[0];
   if (!base) throw new Error('bench: the Vite server has no local URL');

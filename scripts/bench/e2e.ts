@@ -50,11 +50,12 @@ export interface E2eBenchResult {
 }
 
 export function e2eOptionsFromArgs(args: Record<string, string | boolean>): E2eOptions {
-  const list = (k: string) => (typeof args[k] === 'string' ? (args[k]).split(',').map(Number) : undefined);
+  const list = (k: string) => (typeof args[k] === 'string' ? args[k].split(',').map(Number) : undefined);
   return {
-    model: typeof args['e2e-model'] === 'string' ? (args['e2e-model']) : 'hearth/tiny-chat',
+    model: typeof args['e2e-model'] === 'string' ? args['e2e-model'] : 'hearth/tiny-chat',
     streams: list('e2e-streams') ?? [1, 8, 32],
-    tokens: typeof args['e2e-tokens'] === 'string' ? Number(args['e2e-tokens']) : args.full === true ? 128 : args.quick === true ? 16 : undefined,
+    tokens:
+      typeof args['e2e-tokens'] === 'string' ? Number(args['e2e-tokens']) : args.full === true ? 128 : args.quick === true ? 16 : undefined,
     temperature: typeof args['e2e-temperature'] === 'string' ? Number(args['e2e-temperature']) : undefined,
     logprobs: args['e2e-logprobs'] === 'false' ? false : args['e2e-logprobs'] === 'true' ? true : undefined,
   };
@@ -78,9 +79,13 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
   await build({ logLevel: 'silent' });
   const h = await startHearth();
   try {
-    const status = await h.page.evaluate(async (key) => (await fetch('/v1/preview/engine', { headers: { Authorization: `Bearer ${key}` } })).json(), h.key);
+    const status = await h.page.evaluate(
+      async (key) => (await fetch('/v1/preview/engine', { headers: { Authorization: `Bearer ${key}` } })).json(),
+      h.key,
+    );
     const a = status?.gpu?.adapter ?? {};
-    const device = [a.vendor, a.architecture, a.device, a.description].filter((x: string | undefined) => x).join(' / ') || 'unknown adapter';
+    const device =
+      [a.vendor, a.architecture, a.device, a.description].filter((x: string | undefined) => x).join(' / ') || 'unknown adapter';
     const software = /swiftshader/i.test(device);
     const tokens = opts.tokens ?? (software ? 16 : 128);
     const round = (streams: number, maxTokens: number) =>
@@ -88,46 +93,49 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
         // No named functions in here: tsx (esbuild keepNames) would wrap them in a `__name`
         // helper that does not exist in the page.
         async ({ key, model, streams, maxTokens, logprobs, temperature }) =>
-          Promise.all(Array.from({ length: streams }, async (_, i) => {
-            const start = performance.now();
-            const res = await fetch('/v1/chat/completions', {
-              method: 'POST',
-              headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-              body: JSON.stringify({
-                model,
-                messages: [{ role: 'user', content: `What is ${i % 10} + ${(i * 7 + 3) % 10}?` }],
-                max_tokens: maxTokens,
-                ignore_eos: true,
-                temperature,
-                ...(temperature > 0 ? { seed: i } : {}),
-                stream: true,
-                stream_options: { include_usage: true },
-                ...(logprobs === undefined ? {} : { logprobs }),
-              }),
-            });
-            if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-            const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-            let buffer = '';
-            let first = -1;
-            let count = 0;
-            for (;;) {
-              const { done, value } = await reader.read();
-              if (done) break;
-              buffer += value;
-              for (let k = buffer.indexOf('\n\n'); k >= 0; k = buffer.indexOf('\n\n')) {
-                const event = buffer.slice(0, k);
-                buffer = buffer.slice(k + 2);
-                if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
-                const chunk = JSON.parse(event.slice(6));
-                if (chunk.error) throw new Error(chunk.error.message);
-                // A token's chunk carries its logprob (unless logprobs: false) or its text; a
-                // special token's text is empty, so the logprob is the surer sign.
-                if (first < 0 && chunk.choices?.some((c: any) => c.logprobs?.content?.length || c.delta?.content)) first = performance.now();
-                if (chunk.usage) count = chunk.usage.completion_tokens;
+          Promise.all(
+            Array.from({ length: streams }, async (_, i) => {
+              const start = performance.now();
+              const res = await fetch('/v1/chat/completions', {
+                method: 'POST',
+                headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({
+                  model,
+                  messages: [{ role: 'user', content: `What is ${i % 10} + ${(i * 7 + 3) % 10}?` }],
+                  max_tokens: maxTokens,
+                  ignore_eos: true,
+                  temperature,
+                  ...(temperature > 0 ? { seed: i } : {}),
+                  stream: true,
+                  stream_options: { include_usage: true },
+                  ...(logprobs === undefined ? {} : { logprobs }),
+                }),
+              });
+              if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+              const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+              let buffer = '';
+              let first = -1;
+              let count = 0;
+              for (;;) {
+                const { done, value } = await reader.read();
+                if (done) break;
+                buffer += value;
+                for (let k = buffer.indexOf('\n\n'); k >= 0; k = buffer.indexOf('\n\n')) {
+                  const event = buffer.slice(0, k);
+                  buffer = buffer.slice(k + 2);
+                  if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
+                  const chunk = JSON.parse(event.slice(6));
+                  if (chunk.error) throw new Error(chunk.error.message);
+                  // A token's chunk carries its logprob (unless logprobs: false) or its text; a
+                  // special token's text is empty, so the logprob is the surer sign.
+                  if (first < 0 && chunk.choices?.some((c: any) => c.logprobs?.content?.length || c.delta?.content))
+                    first = performance.now();
+                  if (chunk.usage) count = chunk.usage.completion_tokens;
+                }
               }
-            }
-            return { start, first, end: performance.now(), tokens: count };
-          })),
+              return { start, first, end: performance.now(), tokens: count };
+            }),
+          ),
         { key: h.key, model: opts.model, streams, maxTokens, logprobs: opts.logprobs, temperature: opts.temperature ?? 0.7 },
       ) as Promise<StreamTiming[]>;
 
@@ -163,7 +171,15 @@ export async function runE2eBench(opts: E2eOptions, log: (line: string) => void)
 }
 
 export function e2eTable(result: E2eBenchResult): string {
-  const head = ['model', 'streams', 'tokens / stream', 'TTFT ms p50 / p95', 'latency ms p50 / p95', 'tok/s per stream (p50)', 'tok/s aggregate'];
+  const head = [
+    'model',
+    'streams',
+    'tokens / stream',
+    'TTFT ms p50 / p95',
+    'latency ms p50 / p95',
+    'tok/s per stream (p50)',
+    'tok/s aggregate',
+  ];
   const rows = result.levels.map((l) => [
     result.model,
     `${l.streams}`,

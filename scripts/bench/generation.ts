@@ -110,7 +110,11 @@ function prompt(n: number, V: number, seed: number): number[] {
   return Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + seed * 104729) % (V - 1)));
 }
 
-export async function runGenerationBench(gpu: GpuContext, options: GenerationBenchOptions, log: (line: string) => void = () => {}): Promise<GenerationBenchResult[]> {
+export async function runGenerationBench(
+  gpu: GpuContext,
+  options: GenerationBenchOptions,
+  log: (line: string) => void = () => {},
+): Promise<GenerationBenchResult[]> {
   const quick = options.quick ?? gpu.description.adapter.isSoftware;
   const P = options.promptTokens ?? (quick ? 128 : 512);
   const steps = options.decodeSteps ?? (quick ? 6 : 32);
@@ -118,7 +122,10 @@ export async function runGenerationBench(gpu: GpuContext, options: GenerationBen
   const device = adapterName(gpu);
   const results: GenerationBenchResult[] = [];
   for (const name of options.models) {
-    const bm = await benchModel(name, { baseUrl: options.baseUrl, layers: options.layers ?? (quick && name !== 'tiny-chat' ? 4 : undefined) });
+    const bm = await benchModel(name, {
+      baseUrl: options.baseUrl,
+      layers: options.layers ?? (quick && name !== 'tiny-chat' ? 4 : undefined),
+    });
     const cfg = bm.files.config;
     log(`generation bench: ${name} (${cfg.numLayers} layers, ${(bm.parameters / 1e6).toFixed(1)}M parameters) on ${device}`);
     const engine = new Engine(gpu, {
@@ -143,7 +150,8 @@ export async function runGenerationBench(gpu: GpuContext, options: GenerationBen
       log(`  prefill ${P} tokens: ${ttftMs.toFixed(0)} ms to the first token`);
       const decode: DecodeFigures[] = [];
       for (const B of batches) {
-        const run = (seed: number, n: number) => Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
+        const run = (seed: number, n: number) =>
+          Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
         await run(100 * B, 3); // warm-up: compiles this batch size's graph
         const stepsBefore = model.scheduler.stats.steps;
         const subsBefore = ctx.profiler.submissions;
@@ -170,7 +178,9 @@ export async function runGenerationBench(gpu: GpuContext, options: GenerationBen
           readbackBytesPerSequence: last.readbackBytes / last.rows,
           bandwidthRatio: B === 1 && bandwidth ? bm.weightBytes / bandwidth / (stepMs / 1000) : null,
         });
-        log(`  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`);
+        log(
+          `  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`,
+        );
       }
       results.push({
         model: name,

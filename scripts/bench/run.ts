@@ -46,7 +46,8 @@ function parseArgs(argv: string[]): Record<string, string | boolean> {
 
 const args = parseArgs(process.argv.slice(2));
 const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
-const sections = typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e', 'trajectories'];
+const sections =
+  typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e', 'trajectories'];
 const generation: GenerationBenchOptions | null = sections.includes('generation')
   ? {
       models: typeof args.models === 'string' ? args.models.split(',') : GENERATION_BENCH_MODELS,
@@ -85,7 +86,16 @@ if (args.chromium) {
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
   if (sections.includes('structured')) {
-    structuredResults = await runStructuredBench(gpu, { models: typeof args.models === 'string' ? args.models.split(',') : ['tiny-chat', 'smollm2-135m'], decodeSteps: num('steps'), layers: num('layers'), quick: generation?.quick }, log);
+    structuredResults = await runStructuredBench(
+      gpu,
+      {
+        models: typeof args.models === 'string' ? args.models.split(',') : ['tiny-chat', 'smollm2-135m'],
+        decodeSteps: num('steps'),
+        layers: num('layers'),
+        quick: generation?.quick,
+      },
+      log,
+    );
   }
   gpu.device.destroy();
 }
@@ -96,11 +106,22 @@ const E2E_TITLE = 'End to end through the Service Worker';
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
-if (structuredResults.length) tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
-if (trajectoryResults.length) tables.push({ title: 'Trajectory pages (store reads, fake-indexeddb)', markdown: trajectoryTable(trajectoryResults) });
+if (structuredResults.length)
+  tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
+if (trajectoryResults.length)
+  tables.push({ title: 'Trajectory pages (store reads, fake-indexeddb)', markdown: trajectoryTable(trajectoryResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
 if (e2e) console.log(`\n${E2E_TITLE} (chromium, ${e2e.device})\n\n${e2eTable(e2e)}\n`);
-const json = { runtime, device, date: new Date().toISOString(), generation: genResults, training: trainResults, structured: structuredResults, trajectories: trajectoryResults, e2e };
+const json = {
+  runtime,
+  device,
+  date: new Date().toISOString(),
+  generation: genResults,
+  training: trainResults,
+  structured: structuredResults,
+  trajectories: trajectoryResults,
+  e2e,
+};
 console.log(JSON.stringify(json, null, 2));
 if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
 if (args.record) {

@@ -86,7 +86,12 @@ export const FIXED_KEYS_SCHEMA = {
     requires_signature_on_delivery: { type: 'boolean' },
     number_of_parcels_in_shipment: { type: 'integer', minimum: 1, maximum: 9 },
   },
-  required: ['customer_account_identifier', 'preferred_delivery_weekday', 'requires_signature_on_delivery', 'number_of_parcels_in_shipment'],
+  required: [
+    'customer_account_identifier',
+    'preferred_delivery_weekday',
+    'requires_signature_on_delivery',
+    'number_of_parcels_in_shipment',
+  ],
   additionalProperties: false,
 };
 
@@ -232,7 +237,11 @@ async function matcherCost(served: ServedModel, tokens: number): Promise<number>
   return (1000 * spent) / tokens;
 }
 
-export async function runStructuredBench(gpu: GpuContext, options: StructuredBenchOptions, log: (line: string) => void = () => {}): Promise<StructuredBenchResult[]> {
+export async function runStructuredBench(
+  gpu: GpuContext,
+  options: StructuredBenchOptions,
+  log: (line: string) => void = () => {},
+): Promise<StructuredBenchResult[]> {
   const quick = options.quick ?? gpu.description.adapter.isSoftware;
   const steps = options.decodeSteps ?? (quick ? 12 : 32);
   const batches = options.batches ?? (quick ? [1] : [1, 8]);
@@ -260,7 +269,9 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
       await prepareStructuredOutput(REQUEST, structuredModel(served));
       const cacheHitMs = performance.now() - t1;
       const matcherUsPerToken = await matcherCost(served, quick ? 400 : 2000);
-      log(`  compile ${compileMs.toFixed(0)} ms (cache hit ${cacheHitMs.toFixed(2)} ms), matcher ${matcherUsPerToken.toFixed(1)} µs per token`);
+      log(
+        `  compile ${compileMs.toFixed(0)} ms (cache hit ${cacheHitMs.toFixed(2)} ms), matcher ${matcherUsPerToken.toFixed(1)} µs per token`,
+      );
 
       const decode: ConstraintDecodeFigures[] = [];
       for (const B of batches) {
@@ -268,7 +279,12 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
         const run = (seed: number, kind: 'free' | 'unpipelined' | 'schema') =>
           Promise.all(
             Array.from({ length: B }, (_, i) => {
-              const c = kind === 'schema' ? new Timed(choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0]!, spent) : kind === 'unpipelined' ? new AllowAll() : null;
+              const c =
+                kind === 'schema'
+                  ? new Timed(choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false })[0]!, spent)
+                  : kind === 'unpipelined'
+                    ? new AllowAll()
+                    : null;
               return tokenTimes(engine.generate(request(name, prompt(16, cfg.vocabSize, seed + i), steps + 1, seed + i, c)));
             }),
           );
@@ -294,7 +310,15 @@ export async function runStructuredBench(gpu: GpuContext, options: StructuredBen
         const u = median(unpipelined);
         const c = median(constrained);
         const matcherMsPerStep = (spent.ms / Math.max(1, spent.calls)) * B;
-        decode.push({ batch: B, freeStepMs: f, unpipelinedStepMs: u, constrainedStepMs: c, matcherMsPerStep, overheadMsPerToken: c - f, constrainedTokens: Math.round(tokens) });
+        decode.push({
+          batch: B,
+          freeStepMs: f,
+          unpipelinedStepMs: u,
+          constrainedStepMs: c,
+          matcherMsPerStep,
+          overheadMsPerToken: c - f,
+          constrainedTokens: Math.round(tokens),
+        });
         log(
           `  batch ${B}: ${f.toFixed(2)} ms per step free, ${u.toFixed(2)} unpipelined, ${c.toFixed(2)} with the schema, of which ${matcherMsPerStep.toFixed(2)} in the matchers (medians of ${rounds} rounds; ${Math.round(tokens)} tokens per sequence)`,
         );
@@ -394,7 +418,14 @@ export function structuredTable(results: StructuredBenchResult[]): string {
       `${r.compileMs.toFixed(0)} (${r.cacheHitMs.toFixed(2)})`,
     ]),
   );
-  const jumpHead = ['model', 'tokens per run', 'steps / token, jump-forward', 'steps / token, token by token', 'tokens/s, jump-forward', 'tokens/s, token by token'];
+  const jumpHead = [
+    'model',
+    'tokens per run',
+    'steps / token, jump-forward',
+    'steps / token, token by token',
+    'tokens/s, jump-forward',
+    'tokens/s, token by token',
+  ];
   const jumpRows = results.map((r) => [
     r.model,
     `${r.jumpForward.tokens}`,
@@ -403,6 +434,7 @@ export function structuredTable(results: StructuredBenchResult[]): string {
     r.jumpForward.tokensPerSecondOn.toFixed(1),
     r.jumpForward.tokensPerSecondOff.toFixed(1),
   ]);
-  const table = (h: string[], rs: string[][]) => [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const table = (h: string[], rs: string[][]) =>
+    [`| ${h.join(' | ')} |`, `|${h.map(() => '---').join('|')}|`, ...rs.map((r) => `| ${r.join(' | ')} |`)].join('\n');
   return `${table(head, rows)}\n\nJump-forward decoding on a schema with long fixed keys (one sequence, seeded, the same tokens both ways):\n\n${table(jumpHead, jumpRows)}`;
 }

@@ -93,7 +93,11 @@ function devicePeak(gpu: GpuContext): { peak: number | null; name: string } {
   return { peak: null, name: a.description || a.architecture || a.vendor || 'unknown adapter' };
 }
 
-export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptions, log: (line: string) => void = () => {}): Promise<TrainBenchResult[]> {
+export async function runTrainingBench(
+  gpu: GpuContext,
+  options: TrainBenchOptions,
+  log: (line: string) => void = () => {},
+): Promise<TrainBenchResult[]> {
   const quick = options.quick ?? gpu.description.adapter.isSoftware;
   const tokens = options.tokens ?? (quick ? 32 : 2048);
   const steps = options.steps ?? (quick ? 1 : 3);
@@ -116,7 +120,12 @@ export async function runTrainingBench(gpu: GpuContext, options: TrainBenchOptio
       activationMode: options.mode ?? 'auto',
       log,
     });
-    const lora = { rank, alpha: 2 * rank, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], useRslora: false };
+    const lora = {
+      rank,
+      alpha: 2 * rank,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      useRslora: false,
+    };
     const session = engine.sessionFor(weights, {
       lora,
       initialAdapter: null,
@@ -186,7 +195,7 @@ export function trainingTable(results: TrainBenchResult[]): string {
 export function trainOptionsFromArgs(args: Record<string, string | boolean | undefined>): TrainBenchOptions {
   const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
   return {
-    models: typeof args['train-models'] === 'string' ? (args['train-models']).split(',') : TRAIN_BENCH_MODELS,
+    models: typeof args['train-models'] === 'string' ? args['train-models'].split(',') : TRAIN_BENCH_MODELS,
     tokens: num('train-tokens'),
     layers: num('train-layers'),
     steps: num('train-steps'),

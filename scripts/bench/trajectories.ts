@@ -58,7 +58,17 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
 
 async function seed(db: HearthDb, trajectories: number): Promise<number> {
   // The records /log needs: a model and its run (fields the repositories read).
-  await db.put('models', { id: 'm', principalId: 'p', entity: 'e', project: 'bench', name: 'm', baseModel: 'hearth/tiny-chat', runId: 'r', lora: { r: 8, alpha: 16, targetModules: [] }, createdAt: 0 });
+  await db.put('models', {
+    id: 'm',
+    principalId: 'p',
+    entity: 'e',
+    project: 'bench',
+    name: 'm',
+    baseModel: 'hearth/tiny-chat',
+    runId: 'r',
+    lora: { r: 8, alpha: 16, targetModules: [] },
+    createdAt: 0,
+  });
   await db.put('runs', { id: 'r', modelId: 'm', principalId: 'p', createdAt: 0 });
   const perLog = GROUPS_PER_LOG * TRAJECTORIES_PER_GROUP;
   const logs = Math.ceil(trajectories / perLog);
@@ -67,7 +77,12 @@ async function seed(db: HearthDb, trajectories: number): Promise<number> {
       trajectories: Array.from({ length: TRAJECTORIES_PER_GROUP }, (_, t) => trajectory(l * perLog + g * TRAJECTORIES_PER_GROUP + t)),
     }));
     const split = l % 2 ? 'val' : 'train';
-    await recordTrajectoryLog(db, { id: `log${l}`, modelId: 'm', principalId: 'p', split, metrics: {}, createdAt: l, groups }, { [`${split}/reward`]: 0.5 }, 'r');
+    await recordTrajectoryLog(
+      db,
+      { id: `log${l}`, modelId: 'm', principalId: 'p', split, metrics: {}, createdAt: l, groups },
+      { [`${split}/reward`]: 0.5 },
+      'r',
+    );
     // Ten checkpoints' worth of steps, so a split+step filter selects a tenth of a split.
     if ((l + 1) % Math.max(1, Math.floor(logs / 10)) === 0) {
       const step = (await db.count('checkpoints')) + 1;
@@ -105,7 +120,14 @@ export async function runTrajectoryBench(log: (line: string) => void, sizes = TR
 }
 
 export function trajectoryTable(results: TrajectoryBenchResult[]): string {
-  const head = ['trajectories', '/log calls', `first page ms (${PAGE} groups)`, 'page after a middle cursor ms', 'page by split + step ms', 'run history ms (entries)'];
+  const head = [
+    'trajectories',
+    '/log calls',
+    `first page ms (${PAGE} groups)`,
+    'page after a middle cursor ms',
+    'page by split + step ms',
+    'run history ms (entries)',
+  ];
   const rows = results.map((r) => [
     `${r.trajectories}`,
     `${r.logs}`,

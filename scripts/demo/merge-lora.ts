@@ -19,7 +19,11 @@ const MODULE_PATH: Record<string, string> = {
   down_proj: 'mlp.down_proj',
 };
 
-export function mergeLora(base: readonly TensorData[], adapter: readonly TensorData[], lora: { rank: number; alpha: number; useRslora: boolean }): TensorData[] {
+export function mergeLora(
+  base: readonly TensorData[],
+  adapter: readonly TensorData[],
+  lora: { rank: number; alpha: number; useRslora: boolean },
+): TensorData[] {
   const s = loraScale(lora.alpha, lora.rank, lora.useRslora);
   const pairs = new Map<string, { A?: TensorData; B?: TensorData }>();
   for (const t of adapter) {

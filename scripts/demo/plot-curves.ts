@@ -26,12 +26,20 @@ export function plotCurves(dir = OUT): string {
       yMax: 1,
       series: [
         { label: 'held-out accuracy', color: '#1b7837', points: pre.curves.map((c: any) => [c.step, c.accuracy] as Pt) },
-        { label: 'train accuracy', color: '#762a83', points: pre.curves.filter((c: any) => c.trainAccuracy !== undefined).map((c: any) => [c.step, c.trainAccuracy] as Pt) },
+        {
+          label: 'train accuracy',
+          color: '#762a83',
+          points: pre.curves.filter((c: any) => c.trainAccuracy !== undefined).map((c: any) => [c.step, c.trainAccuracy] as Pt),
+        },
       ],
     });
   }
   if (demo) {
-    panels.push({ title: 'Stage 2: SFT loss per batch (API)', yMin: 0, series: [{ label: 'loss', color: '#b2182b', points: demo.sftLoss.map((c: any) => [c.batch, c.loss] as Pt) }] });
+    panels.push({
+      title: 'Stage 2: SFT loss per batch (API)',
+      yMin: 0,
+      series: [{ label: 'loss', color: '#b2182b', points: demo.sftLoss.map((c: any) => [c.batch, c.loss] as Pt) }],
+    });
     panels.push({
       title: 'Stages 2-3: per checkpoint (API)',
       yMin: 0,

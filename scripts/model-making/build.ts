@@ -56,7 +56,10 @@ export function makeModels(): Map<string, Uint8Array> {
     files.set(dir + 'tokenizer_config.json', json(tokenizerConfig));
     const weights = randomWeights(config, spec.dtype, spec.seed, spec.config.initializer_range as number);
     files.set(dir + 'model.safetensors', writeSafetensors(weights, { format: 'pt' }));
-    const names = [...files.keys()].filter((p) => p.startsWith(dir)).map((p) => p.slice(dir.length)).sort();
+    const names = [...files.keys()]
+      .filter((p) => p.startsWith(dir))
+      .map((p) => p.slice(dir.length))
+      .sort();
     index.push({
       id: spec.id,
       path: `models/${dir}`,

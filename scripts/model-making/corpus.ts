@@ -30,12 +30,17 @@ const SENTENCES: Array<(r: Prng) => string> = [
   (r) => `We ${r.pick(ADVS)} ${r.pick(VERBS)} a ${r.pick(ADJS)} ${r.pick(NOUNS)} when the ${r.pick(NOUNS)} ${r.pick(PAST)}.`,
   (r) => `${cap(r.pick(ADJS))} ${r.pick(NOUNS)}s can ${r.pick(VERBS)} ${r.pick(FUNC)} ${r.pick(FUNC)} ${r.pick(NOUNS)}.`,
   (r) => `If you ${r.pick(VERBS)} the ${r.pick(NOUNS)}, it will ${r.pick(VERBS)} ${r.pick(ADVS)}.`,
-  (r) => `${r.pick(NAMES)} and ${r.pick(NAMES)} ${r.pick(PAST)} to ${r.pick(PLACES)} last ${r.pick(['week', 'month', 'year', 'summer', 'winter'])}.`,
+  (r) =>
+    `${r.pick(NAMES)} and ${r.pick(NAMES)} ${r.pick(PAST)} to ${r.pick(PLACES)} last ${r.pick(['week', 'month', 'year', 'summer', 'winter'])}.`,
   (r) => `"${cap(r.pick(FUNC))} ${r.pick(FUNC)} ${r.pick(NOUNS)}," ${r.pick(['said', 'asked', 'replied'])} ${r.pick(NAMES)}.`,
   (r) => `There are ${r.range(2, 999)} ${r.pick(NOUNS)}s in the ${r.pick(ADJS)} ${r.pick(NOUNS)}.`,
   (r) => `It's ${r.pick(ADJS)}, isn't it? I'd say they're ${r.pick(ADJS)} and we've ${r.pick(PAST)} it.`,
-  (r) => Array.from({ length: r.range(5, 14) }, () => r.pick(FUNC)).join(' ').replace(/^./, (c) => c.toUpperCase()) + '.',
-  (r) => `In ${r.range(1900, 2030)}, ${r.pick(NAMES)} ${r.pick(PAST)} ${r.range(2, 99)} ${r.pick(NOUNS)}s for $${r.range(1, 999)}.${r.range(10, 99)}.`,
+  (r) =>
+    Array.from({ length: r.range(5, 14) }, () => r.pick(FUNC))
+      .join(' ')
+      .replace(/^./, (c) => c.toUpperCase()) + '.',
+  (r) =>
+    `In ${r.range(1900, 2030)}, ${r.pick(NAMES)} ${r.pick(PAST)} ${r.range(2, 99)} ${r.pick(NOUNS)}s for $${r.range(1, 999)}.${r.range(10, 99)}.`,
 ];
 
 function paragraph(r: Prng): string {
@@ -62,7 +67,11 @@ const TOOLS = [
   { name: 'calculate', description: 'Evaluate an arithmetic expression', params: { expression: 'string' } },
   { name: 'send_email', description: 'Send an email to a person', params: { to: 'string', subject: 'string', body: 'string' } },
   { name: 'get_time', description: 'Get the current time in a time zone', params: { timezone: 'string' } },
-  { name: 'convert_currency', description: 'Convert an amount between currencies', params: { amount: 'number', from: 'string', to: 'string' } },
+  {
+    name: 'convert_currency',
+    description: 'Convert an amount between currencies',
+    params: { amount: 'number', from: 'string', to: 'string' },
+  },
 ];
 
 function toolSchema(r: Prng): string {
@@ -70,7 +79,11 @@ function toolSchema(r: Prng): string {
   const properties = Object.fromEntries(
     Object.entries(t.params).map(([k, type]) => [k, { type, description: `The ${k.replace('_', ' ')}` }]),
   );
-  const fn = { name: t.name, description: t.description, parameters: { type: 'object', properties, required: Object.keys(t.params).slice(0, 1) } };
+  const fn = {
+    name: t.name,
+    description: t.description,
+    parameters: { type: 'object', properties, required: Object.keys(t.params).slice(0, 1) },
+  };
   return JSON.stringify({ type: 'function', function: fn }).replace(/,"/g, ', "').replace(/":/g, '": ');
 }
 

@@ -25,7 +25,8 @@ export function bearerAuth(): MiddlewareHandler<AppEnv> {
  */
 export function adminOnly(what: string): MiddlewareHandler<AppEnv> {
   return async function adminOnly(c, next) {
-    if (!c.get('principal').admin) throw new ForbiddenError(`${what} needs the admin key: base models are shared by every key of this Hearth.`);
+    if (!c.get('principal').admin)
+      throw new ForbiddenError(`${what} needs the admin key: base models are shared by every key of this Hearth.`);
     await next();
   };
 }

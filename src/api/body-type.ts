@@ -44,7 +44,9 @@ export function requireJsonBody(): MiddlewareHandler<AppEnv> {
     try {
       JSON.parse(await c.req.text());
     } catch (err) {
-      return validationResponse(c, [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: (err as Error).message } }]);
+      return validationResponse(c, [
+        { type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: (err as Error).message } },
+      ]);
     }
     await next();
   };

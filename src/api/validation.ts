@@ -45,7 +45,7 @@ function describe(v: unknown): string {
 function locate(data: unknown, path: PropertyKey[]): { value: unknown; missing: boolean } {
   let node: unknown = data;
   for (const key of path) {
-    if (node === null || typeof node !== 'object' || !(String(key) in (node))) {
+    if (node === null || typeof node !== 'object' || !(String(key) in node)) {
       return { value: node, missing: true };
     }
     node = (node as Record<string, unknown>)[key as string];
@@ -66,31 +66,63 @@ export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Targ
       return { type: typeName(issue.expected), loc, msg: `Input should be a valid ${issue.expected}`, input, ctx: {} };
     case 'too_small': {
       const min = Number(issue.minimum);
-      if (issue.origin === 'string') return { type: 'string_too_short', loc, msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } };
-      if (issue.origin === 'array') return { type: 'too_short', loc, msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } };
+      if (issue.origin === 'string')
+        return {
+          type: 'string_too_short',
+          loc,
+          msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`,
+          input,
+          ctx: { min_length: min },
+        };
+      if (issue.origin === 'array')
+        return {
+          type: 'too_short',
+          loc,
+          msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`,
+          input,
+          ctx: { min_length: min },
+        };
       return issue.inclusive
         ? { type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${min}`, input, ctx: { ge: min } }
         : { type: 'greater_than', loc, msg: `Input should be greater than ${min}`, input, ctx: { gt: min } };
     }
     case 'too_big': {
       const max = Number(issue.maximum);
-      if (issue.origin === 'string') return { type: 'string_too_long', loc, msg: `String should have at most ${max} characters`, input, ctx: { max_length: max } };
-      if (issue.origin === 'array') return { type: 'too_long', loc, msg: `List should have at most ${max} items`, input, ctx: { max_length: max } };
+      if (issue.origin === 'string')
+        return { type: 'string_too_long', loc, msg: `String should have at most ${max} characters`, input, ctx: { max_length: max } };
+      if (issue.origin === 'array')
+        return { type: 'too_long', loc, msg: `List should have at most ${max} items`, input, ctx: { max_length: max } };
       return issue.inclusive
         ? { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${max}`, input, ctx: { le: max } }
         : { type: 'less_than', loc, msg: `Input should be less than ${max}`, input, ctx: { lt: max } };
     }
     case 'invalid_value': {
-      const expected = issue.values.map(describe).join(', ').replace(/, ([^,]*)$/, ' or $1');
+      const expected = issue.values
+        .map(describe)
+        .join(', ')
+        .replace(/, ([^,]*)$/, ' or $1');
       return { type: 'literal_error', loc, msg: `Input should be ${expected}`, input, ctx: { expected } };
     }
     case 'invalid_format':
       if (issue.format === 'uuid') return { type: 'uuid_parsing', loc, msg: 'Input should be a valid UUID', input, ctx: {} };
-      if (issue.format === 'regex') return { type: 'string_pattern_mismatch', loc, msg: `String should match pattern '${issue.pattern}'`, input, ctx: { pattern: issue.pattern } };
+      if (issue.format === 'regex')
+        return {
+          type: 'string_pattern_mismatch',
+          loc,
+          msg: `String should match pattern '${issue.pattern}'`,
+          input,
+          ctx: { pattern: issue.pattern },
+        };
       return { type: 'value_error', loc, msg: `Input should be a valid ${issue.format}`, input, ctx: { format: issue.format } };
     case 'unrecognized_keys':
       // FastAPI reports one extra_forbidden item per unknown key, located at the key itself.
-      return { type: 'extra_forbidden', loc: [...loc, issue.keys[0]], msg: 'Extra inputs are not permitted', input: (input as Record<string, unknown>)?.[issue.keys[0]], ctx: {} };
+      return {
+        type: 'extra_forbidden',
+        loc: [...loc, issue.keys[0]],
+        msg: 'Extra inputs are not permitted',
+        input: (input as Record<string, unknown>)?.[issue.keys[0]],
+        ctx: {},
+      };
     case 'invalid_union':
       return { type: 'union_error', loc, msg: 'Input does not match any of the allowed shapes', input, ctx: {} };
     default:

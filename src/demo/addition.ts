@@ -42,7 +42,12 @@ function operand(rand: () => number, maxDigits: number): number {
 }
 
 /** `count` problems of one split, deterministic in `seed`. */
-export function problems(split: 'train' | 'heldout', count: number, seed: number, opts: ProblemOptions = DEFAULT_PROBLEMS): AdditionProblem[] {
+export function problems(
+  split: 'train' | 'heldout',
+  count: number,
+  seed: number,
+  opts: ProblemOptions = DEFAULT_PROBLEMS,
+): AdditionProblem[] {
   const rand = mulberry32(seed);
   const out: AdditionProblem[] = [];
   for (let tries = 0; out.length < count; tries++) {
@@ -91,7 +96,11 @@ export interface RolloutChoice {
  * The TrajectoryGroup ART logs for one problem's rollouts: each choice after the problem's
  * messages, rewarded; `metrics` adds per-trajectory metrics from the reward.
  */
-export function rolloutGroup<C extends RolloutChoice>(p: AdditionProblem, choices: readonly C[], metrics: (reward: number) => Record<string, number> = () => ({})) {
+export function rolloutGroup<C extends RolloutChoice>(
+  p: AdditionProblem,
+  choices: readonly C[],
+  metrics: (reward: number) => Record<string, number> = () => ({}),
+) {
   return {
     trajectories: choices.map((choice) => {
       const r = reward(p, String(choice.message.content ?? ''));

@@ -25,7 +25,9 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
     // Chat completions: the generation engine on this worker's GPU, models from the catalogue
     // (bundled files through the IndexedDB file cache, so they load offline after the first time).
     inference: (gpu, catalog) =>
-      new GenerationEngine(gpu, { source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }) }),
+      new GenerationEngine(gpu, {
+        source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }),
+      }),
     // Training jobs: LoRA on the same device over the generation engine's resident weights.
     training: (inference) => trainingEngineOver(inference),
   });

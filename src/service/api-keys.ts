@@ -67,7 +67,9 @@ export async function authenticate(db: HearthDb, authorization: string | undefin
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (!match) {
     throw new UnauthorizedError(
-      authorization ? 'The Authorization header must be "Bearer <api key>".' : 'Missing Authorization header: send "Authorization: Bearer <api key>".',
+      authorization
+        ? 'The Authorization header must be "Bearer <api key>".'
+        : 'Missing Authorization header: send "Authorization: Bearer <api key>".',
     );
   }
   const record = await findKeyByHash(db, await hashKey(match[1]));
@@ -132,7 +134,11 @@ export async function listApiKeys(db: HearthDb, caller: Principal): Promise<ApiK
  * Revokes a key. When it was its principal's last, everything the principal has going ends
  * (principal-activity.ts): its jobs fail saying why, its open streams close.
  */
-export async function revokeApiKey(ctx: ServiceContext, caller: Principal, id: string): Promise<{ id: string; object: 'api_key'; deleted: true }> {
+export async function revokeApiKey(
+  ctx: ServiceContext,
+  caller: Principal,
+  id: string,
+): Promise<{ id: string; object: 'api_key'; deleted: true }> {
   const db = ctx.db;
   requireAdmin(caller);
   const record = await getKey(db, id);

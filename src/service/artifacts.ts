@@ -131,7 +131,11 @@ export async function artifactForJob(ctx: ServiceContext, caller: Principal, id:
   const loc = ['body', 'training_data_url'];
   if (!artifact) throw new InvalidInputError(loc, `training_data_url names artifact ${id}, which does not exist (or is not yours).`, id);
   if (artifact.modelId !== modelId) {
-    throw new InvalidInputError(loc, `Artifact ${id} was uploaded for model ${artifact.modelId}, not ${modelId}; upload the data for this model.`, id);
+    throw new InvalidInputError(
+      loc,
+      `Artifact ${id} was uploaded for model ${artifact.modelId}, not ${modelId}; upload the data for this model.`,
+      id,
+    );
   }
   return artifact;
 }

@@ -57,7 +57,12 @@ const CHUNK = 4 << 20;
 /** What the loader learnt of a repository, as stored in the record. */
 function summary(files: LoadedModelFiles): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'maxPositionEmbeddings'> {
   const parameters = files.weights.reduce((s, w) => s + w.shape.reduce((p, d) => p * d, 1), 0);
-  return { architecture: files.config.arch, parameters, bytes: files.weightBytes, maxPositionEmbeddings: files.config.maxPositionEmbeddings };
+  return {
+    architecture: files.config.arch,
+    parameters,
+    bytes: files.weightBytes,
+    maxPositionEmbeddings: files.config.maxPositionEmbeddings,
+  };
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -132,8 +137,20 @@ export class BaseModelDownloads {
     const record: BaseModelRecord = existing
       ? { ...existing, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
       : {
-          id, source: req.type, location, revision, hfBase, cacheKey: source.id, status: 'downloading', error: null,
-          architecture: null, parameters: null, bytes: null, maxPositionEmbeddings: null, startedAt: now, updatedAt: now,
+          id,
+          source: req.type,
+          location,
+          revision,
+          hfBase,
+          cacheKey: source.id,
+          status: 'downloading',
+          error: null,
+          architecture: null,
+          parameters: null,
+          bytes: null,
+          maxPositionEmbeddings: null,
+          startedAt: now,
+          updatedAt: now,
         };
     await putBaseModel(this.deps.db, record);
     this.run(record);
@@ -144,7 +161,11 @@ export class BaseModelDownloads {
   private describe(req: DownloadRequest) {
     if (req.type === 'huggingface') {
       if (!isHfRepoId(req.repo)) {
-        throw new InvalidInputError(['body', 'source', 'repo'], `"${req.repo}" is not a Hugging Face repo id: expected "org/name".`, req.repo);
+        throw new InvalidInputError(
+          ['body', 'source', 'repo'],
+          `"${req.repo}" is not a Hugging Face repo id: expected "org/name".`,
+          req.repo,
+        );
       }
       const revision = req.revision ?? null;
       const hfBase = req.base_url ?? null;
@@ -186,9 +207,11 @@ export class BaseModelDownloads {
         // Unreachable servers and a full storage quota pause (resumable, the stored chunks kept:
         // issue 10, item 9); a wrong or refused repository is an error.
         const paused = err instanceof ModelFilesQuotaError || (err instanceof SourceError && err.status !== 401 && err.status !== 403);
-        await updateBaseModel(this.deps.db, record.id, { status: paused ? 'paused' : 'error', error: message(err), updatedAt: this.deps.now() }).catch(
-          (stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored),
-        );
+        await updateBaseModel(this.deps.db, record.id, {
+          status: paused ? 'paused' : 'error',
+          error: message(err),
+          updatedAt: this.deps.now(),
+        }).catch((stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored));
       } finally {
         this.live.delete(record.id);
       }
@@ -208,7 +231,8 @@ export class BaseModelDownloads {
     const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
     const config = byName.get('config.json');
     if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
-    const taken = async (candidate: string) => (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
+    const taken = async (candidate: string) =>
+      (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
     let id = requestedId ?? (await defaultUploadId(config));
     if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
     if (requestedId !== undefined && (await taken(id))) {
@@ -234,12 +258,23 @@ export class BaseModelDownloads {
       // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
       if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
       if (err instanceof SourceError || err instanceof ConflictError) throw err;
-      throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [...byName.keys()]);
+      throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [
+        ...byName.keys(),
+      ]);
     }
     const now = this.deps.now();
     const record: BaseModelRecord = {
-      id, source: 'files', location: 'picked files', revision: null, hfBase: null, cacheKey, status: 'cached', error: null,
-      ...summary(loaded), startedAt: now, updatedAt: now,
+      id,
+      source: 'files',
+      location: 'picked files',
+      revision: null,
+      hfBase: null,
+      cacheKey,
+      status: 'cached',
+      error: null,
+      ...summary(loaded),
+      startedAt: now,
+      updatedAt: now,
     };
     await putBaseModel(this.deps.db, record);
     this.deps.catalog.invalidate();
@@ -258,7 +293,9 @@ export class BaseModelDownloads {
     for (const job of busy) {
       const model = await this.deps.db.get('models', job.modelId);
       if (model?.baseModel === id) {
-        throw new ConflictError(`Training job ${job.id} (${job.status}) trains on ${id}: wait for it to end before removing the model's weights.`);
+        throw new ConflictError(
+          `Training job ${job.id} (${job.status}) trains on ${id}: wait for it to end before removing the model's weights.`,
+        );
       }
     }
     const key = record ? record.cacheKey : bundledCacheKey(id);
@@ -294,10 +331,15 @@ async function defaultUploadId(config: Blob): Promise<string> {
   try {
     const json = JSON.parse(await config.text()) as { _name_or_path?: unknown; model_type?: unknown };
     const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
-    name = path.replace(/\/+$/, '').split('/').pop()?.replace(/[^\w.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '') || name;
+    name =
+      path
+        .replace(/\/+$/, '')
+        .split('/')
+        .pop()
+        ?.replace(/[^\w.-]/g, '-')
+        .replace(/^[^A-Za-z0-9]+/, '') || name;
   } catch {
     // The loader reports the broken config.json with its own message.
   }
   return `local/${name}`;
 }
-

@@ -41,7 +41,8 @@ export type BaseModelOrigin =
   | { type: 'upload' };
 
 function originOf(r: BaseModelRecord): BaseModelOrigin {
-  if (r.source === 'huggingface') return { type: 'huggingface', repo: r.location, revision: r.revision, mirror: r.hfBase && withoutCredentials(r.hfBase) };
+  if (r.source === 'huggingface')
+    return { type: 'huggingface', repo: r.location, revision: r.revision, mirror: r.hfBase && withoutCredentials(r.hfBase) };
   if (r.source === 'url') return { type: 'url', url: r.id }; // the id is the URL without credentials
   return { type: 'upload' };
 }
@@ -88,7 +89,12 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
   };
 }
 
-function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelInfo | undefined, resident: Map<string, number>): BaseModelInfo {
+function addedInfo(
+  ctx: ServiceContext,
+  r: BaseModelRecord,
+  cached: CachedModelInfo | undefined,
+  resident: Map<string, number>,
+): BaseModelInfo {
   const live = ctx.baseModels?.progress(r.id);
   // A record left "downloading" with nothing running here is waiting for an engine to resume it.
   const status: BaseModelStatus = r.status === 'downloading' && !live ? 'paused' : r.status;
@@ -108,7 +114,13 @@ function addedInfo(ctx: ServiceContext, r: BaseModelRecord, cached: CachedModelI
     download:
       r.status === 'cached'
         ? null
-        : { loaded: progress.loaded, total: progress.total, bytesPerSecond: live ? currentRate(live) : 0, startedAt: r.startedAt, error: r.error && redactCredentials(r.error) },
+        : {
+            loaded: progress.loaded,
+            total: progress.total,
+            bytesPerSecond: live ? currentRate(live) : 0,
+            startedAt: r.startedAt,
+            error: r.error && redactCredentials(r.error),
+          },
     default: false,
     loaded: resident.has(r.id),
     maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,

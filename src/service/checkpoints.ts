@@ -90,12 +90,7 @@ export async function addCheckpoint(
 }
 
 /** A checkpoint's adapter files; null for step 0, the identity adapter (no LoRA weights). */
-export async function readAdapter(
-  ctx: ServiceContext,
-  caller: Principal,
-  modelId: string,
-  step: number,
-): Promise<AdapterFiles | null> {
+export async function readAdapter(ctx: ServiceContext, caller: Principal, modelId: string, step: number): Promise<AdapterFiles | null> {
   await requireModel(ctx, caller, modelId);
   const checkpoint = await getCheckpointByStep(ctx.db, modelId, step);
   if (!checkpoint) throw new NotFoundError(`Model ${modelId} has no checkpoint at step ${step}.`);

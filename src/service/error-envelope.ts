@@ -66,7 +66,12 @@ const OPENAI_TYPES: Record<number, string> = {
 };
 
 /** vLLM's envelope; `param` names the request field at fault when there is one. */
-export function openaiError(status: number, message: string, param: string | null = null, type = OPENAI_TYPES[status] ?? 'Error'): OpenAIErrorBody {
+export function openaiError(
+  status: number,
+  message: string,
+  param: string | null = null,
+  type = OPENAI_TYPES[status] ?? 'Error',
+): OpenAIErrorBody {
   return { error: { message, type, param, code: status } };
 }
 

@@ -58,7 +58,15 @@ export async function registerModel(ctx: ServiceContext, caller: Principal, req:
     createdAt: now,
   };
   // ART reads the latest step right after registering: the untrained identity adapter is step 0.
-  const stepZero: CheckpointRecord = { id: newId(), modelId: model.id, principalId: caller.id, step: 0, metrics: {}, files: [], createdAt: now };
+  const stepZero: CheckpointRecord = {
+    id: newId(),
+    modelId: model.id,
+    principalId: caller.id,
+    step: 0,
+    metrics: {},
+    files: [],
+    createdAt: now,
+  };
   const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now };
   try {
     await insertModel(ctx.db, model, stepZero, run);

@@ -73,16 +73,29 @@ async function trainingPoints(ctx: ServiceContext, modelId: string): Promise<Run
     (j) => j.status === 'COMPLETED' && j.trainingStart !== null && j.trainingEnd !== null,
   );
   if (jobs.length === 0) return [];
-  const checkpoints = await ctx.db.getAllFromIndex('checkpoints', 'by-model-step', IDBKeyRange.bound([modelId, -1], [modelId, Number.MAX_SAFE_INTEGER]));
+  const checkpoints = await ctx.db.getAllFromIndex(
+    'checkpoints',
+    'by-model-step',
+    IDBKeyRange.bound([modelId, -1], [modelId, Number.MAX_SAFE_INTEGER]),
+  );
   const points: RunPoint[] = [];
   for (const job of jobs) {
     // The checkpoint a job registers is created while it runs (jobs of a model run one at a time).
     const made = checkpoints.filter((c) => c.createdAt >= job.trainingStart! && c.createdAt <= job.trainingEnd!);
     if (made.length === 0) continue;
-    const events = await ctx.db.getAllFromIndex('jobEvents', 'by-job-seq', IDBKeyRange.bound([job.id, 0], [job.id, Number.MAX_SAFE_INTEGER]));
+    const events = await ctx.db.getAllFromIndex(
+      'jobEvents',
+      'by-job-seq',
+      IDBKeyRange.bound([job.id, 0], [job.id, Number.MAX_SAFE_INTEGER]),
+    );
     const steps = events.filter((e) => e.type === 'gradient_step');
     if (steps.length === 0) continue;
-    points.push({ step: Math.max(...made.map((c) => c.step)), split: TRAINING_SPLIT, metrics: meanMetrics(steps), loggedAt: job.trainingEnd! });
+    points.push({
+      step: Math.max(...made.map((c) => c.step)),
+      split: TRAINING_SPLIT,
+      metrics: meanMetrics(steps),
+      loggedAt: job.trainingEnd!,
+    });
   }
   return points;
 }
@@ -112,7 +125,12 @@ export interface TrajectoryQuery {
 }
 
 /** The model's logged groups in logging order, filtered by split and step, paged. */
-export async function listLoggedGroups(ctx: ServiceContext, caller: Principal, modelId: string, q: TrajectoryQuery): Promise<Page<LoggedGroup>> {
+export async function listLoggedGroups(
+  ctx: ServiceContext,
+  caller: Principal,
+  modelId: string,
+  q: TrajectoryQuery,
+): Promise<Page<LoggedGroup>> {
   await requireModel(ctx, caller, modelId);
   const page = await pageTrajectoryGroups(ctx.db, modelId, q);
   return { items: page.items.map(({ id, split, step, loggedAt, group }) => ({ id, split, step, loggedAt, group })), hasMore: page.hasMore };

@@ -52,14 +52,20 @@ export async function storageReport(ctx: ServiceContext, caller: Principal, esti
   const weights = ctx.modelFiles ? (await ctx.modelFiles.listModels()).reduce((s, m) => s + m.bytes, 0) : 0;
   const checkpoints =
     (await sumStore(ctx, 'checkpointFiles', (f: { bytes: ArrayBuffer }) => size(f.bytes))) +
-    (await sumStore(ctx, 'jobProgress', (p: { adapter: ArrayBuffer; optimizer: ArrayBuffer; precomputed: ArrayBuffer | null }) =>
-      size(p.adapter) + size(p.optimizer) + size(p.precomputed)));
+    (await sumStore(
+      ctx,
+      'jobProgress',
+      (p: { adapter: ArrayBuffer; optimizer: ArrayBuffer; precomputed: ArrayBuffer | null }) =>
+        size(p.adapter) + size(p.optimizer) + size(p.precomputed),
+    ));
   const trajectories =
     // Each log's groups as one JSON array: its brackets ("[]", or "[" + "]" less a comma) and each group plus a separator.
     (await sumStore(ctx, 'trajectoryLogs', (l: { numGroups: number }) => (l.numGroups === 0 ? 2 : 1))) +
     (await sumStore(ctx, 'trajectoryGroups', (g: { group: unknown }) => jsonBytes(g.group) + 1)) +
     (await sumStore(ctx, 'jobInputs', (i: { input: unknown }) => jsonBytes(i.input)));
-  const artifacts = await sumStore(ctx, 'artifacts', (a: { files: { bytes: ArrayBuffer }[] }) => a.files.reduce((s, f) => s + size(f.bytes), 0));
+  const artifacts = await sumStore(ctx, 'artifacts', (a: { files: { bytes: ArrayBuffer }[] }) =>
+    a.files.reduce((s, f) => s + size(f.bytes), 0),
+  );
   const known = weights + checkpoints + trajectories + artifacts;
   let usage = known;
   let quota: number | null = null;

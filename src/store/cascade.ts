@@ -22,8 +22,20 @@ const MAX = Number.MAX_SAFE_INTEGER;
 
 // One store list for both cascades, so that they share deleteModelIn (the principal's adds two stores).
 const CASCADE_STORES = [
-  'models', 'checkpoints', 'checkpointFiles', 'runs', 'runHistory', 'trajectoryLogs', 'trajectoryGroups', 'trainingJobs', 'jobInputs', 'jobEvents',
-  'artifacts', 'jobProgress', 'principals', 'apiKeys',
+  'models',
+  'checkpoints',
+  'checkpointFiles',
+  'runs',
+  'runHistory',
+  'trajectoryLogs',
+  'trajectoryGroups',
+  'trainingJobs',
+  'jobInputs',
+  'jobEvents',
+  'artifacts',
+  'jobProgress',
+  'principals',
+  'apiKeys',
 ] as const;
 type CascadeStores = (typeof CASCADE_STORES)[number];
 
@@ -75,7 +87,10 @@ async function deleteModelIn(tx: WriteTx<CascadeStores[]>, model: ModelRecord): 
 
   const logIds = await tx.objectStore('trajectoryLogs').index('by-model').getAllKeys(modelId);
   for (const id of logIds) await tx.objectStore('trajectoryLogs').delete(id);
-  const groupIds = await tx.objectStore('trajectoryGroups').index('by-model-seq').getAllKeys(IDBKeyRange.bound([modelId, 0], [modelId, MAX]));
+  const groupIds = await tx
+    .objectStore('trajectoryGroups')
+    .index('by-model-seq')
+    .getAllKeys(IDBKeyRange.bound([modelId, 0], [modelId, MAX]));
   for (const id of groupIds) await tx.objectStore('trajectoryGroups').delete(id);
 
   const artifactIds = await tx.objectStore('artifacts').index('by-model').getAllKeys(modelId);
@@ -85,12 +100,16 @@ async function deleteModelIn(tx: WriteTx<CascadeStores[]>, model: ModelRecord): 
   for (const id of jobIds) {
     await tx.objectStore('trainingJobs').delete(id);
     await tx.objectStore('jobInputs').delete(id);
-    const eventIds = await tx.objectStore('jobEvents').index('by-job-seq').getAllKeys(IDBKeyRange.bound([id, 0], [id, MAX]));
+    const eventIds = await tx
+      .objectStore('jobEvents')
+      .index('by-job-seq')
+      .getAllKeys(IDBKeyRange.bound([id, 0], [id, MAX]));
     for (const eventId of eventIds) await tx.objectStore('jobEvents').delete(eventId);
   }
 
   // A running job's saved progress (issue 6) goes with the model.
-  for (const id of await tx.objectStore('jobProgress').index('by-model').getAllKeys(modelId)) await tx.objectStore('jobProgress').delete(id);
+  for (const id of await tx.objectStore('jobProgress').index('by-model').getAllKeys(modelId))
+    await tx.objectStore('jobProgress').delete(id);
 
   await tx.objectStore('models').delete(modelId);
   return {

@@ -60,7 +60,9 @@ export interface StoredModelInfo {
 /** Storage ran out while caching a file; nothing of the failed chunk was written. */
 export class ModelFilesQuotaError extends Error {
   constructor(modelId: string, file: string) {
-    super(`Not enough browser storage to cache ${modelId}/${file}; free space or remove cached models and load again (the download resumes).`);
+    super(
+      `Not enough browser storage to cache ${modelId}/${file}; free space or remove cached models and load again (the download resumes).`,
+    );
     this.name = 'ModelFilesQuotaError';
   }
 }
@@ -122,7 +124,16 @@ export class IdbModelFileCache {
     const db = await this.open();
     const tx = db.transaction(['files', 'chunks'], 'readwrite');
     const record: FileRecord = {
-      modelId, file, url: '', bytes: 0, total: null, validator: null, complete: false, missing: true, chunkCount: 0, updatedAt: Date.now(),
+      modelId,
+      file,
+      url: '',
+      bytes: 0,
+      total: null,
+      validator: null,
+      complete: false,
+      missing: true,
+      chunkCount: 0,
+      updatedAt: Date.now(),
     };
     await Promise.all([tx.objectStore('chunks').delete(chunkRange(modelId, file)), tx.objectStore('files').put(record), tx.done]);
   }
@@ -141,9 +152,20 @@ export class IdbModelFileCache {
     const files = tx.objectStore('files');
     try {
       const stored = await files.get([modelId, file]);
-      const record: FileRecord = stored && !stored.missing ? stored : {
-        modelId, file, url: meta.url, bytes: 0, total: null, validator: null, complete: false, chunkCount: 0, updatedAt: 0,
-      };
+      const record: FileRecord =
+        stored && !stored.missing
+          ? stored
+          : {
+              modelId,
+              file,
+              url: meta.url,
+              bytes: 0,
+              total: null,
+              validator: null,
+              complete: false,
+              chunkCount: 0,
+              updatedAt: 0,
+            };
       if (record.complete) throw new Error(`${modelId}/${file} is already complete in the cache`);
       if (record.bytes !== offset) throw new Error(`${modelId}/${file}: append at ${offset} but ${record.bytes} bytes are cached`);
       await Promise.all([
@@ -181,7 +203,11 @@ export class IdbModelFileCache {
   async discard(modelId: string, file: string): Promise<void> {
     const db = await this.open();
     const tx = db.transaction(['files', 'chunks'], 'readwrite');
-    await Promise.all([tx.objectStore('files').delete([modelId, file]), tx.objectStore('chunks').delete(chunkRange(modelId, file)), tx.done]);
+    await Promise.all([
+      tx.objectStore('files').delete([modelId, file]),
+      tx.objectStore('chunks').delete(chunkRange(modelId, file)),
+      tx.done,
+    ]);
   }
 
   /** Removes every file of a model, complete or partial, in one transaction. */

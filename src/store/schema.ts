@@ -312,7 +312,15 @@ async function moveToV4(tx: IDBPTransaction<HearthSchema, StoreName[], 'versionc
       const seq = (seqs.get(log.modelId) ?? 0) + 1;
       seqs.set(log.modelId, seq);
       await tx.objectStore('trajectoryGroups').add({
-        id: `${log.id}:${i}`, modelId: log.modelId, principalId: log.principalId, logId: log.id, seq, split: log.split, step: log.step, loggedAt: log.createdAt, group,
+        id: `${log.id}:${i}`,
+        modelId: log.modelId,
+        principalId: log.principalId,
+        logId: log.id,
+        seq,
+        split: log.split,
+        step: log.step,
+        loggedAt: log.createdAt,
+        group,
       });
     }
     await tx.objectStore('trajectoryLogs').put({ ...log, numGroups: groups.length });

@@ -7,13 +7,7 @@
  * (src/service/training/runner.ts).
  */
 import { requireModelInTx } from './errors';
-import type {
-  ArtifactRecord,
-  HearthDb,
-  JobEventRecord,
-  TrainingJobRecord,
-  TrainingJobStatus,
-} from './schema';
+import type { ArtifactRecord, HearthDb, JobEventRecord, TrainingJobRecord, TrainingJobStatus } from './schema';
 import { pageFromOverfetch, UnknownCursorError, type Page } from './page';
 import { writeTx } from './tx';
 
@@ -42,7 +36,10 @@ export async function insertJob(
   await writeTx(db, ['models', 'trainingJobs', 'jobInputs', 'artifacts'], async (tx) => {
     await requireModelInTx(tx.objectStore('models'), job.modelId);
     if (maxPending !== Infinity) {
-      const pending = await tx.objectStore('trainingJobs').index('by-status-queue').getAll(IDBKeyRange.bound(['PENDING', -Infinity], ['PENDING', Infinity]));
+      const pending = await tx
+        .objectStore('trainingJobs')
+        .index('by-status-queue')
+        .getAll(IDBKeyRange.bound(['PENDING', -Infinity], ['PENDING', Infinity]));
       if (pending.filter((j) => j.principalId === job.principalId).length >= maxPending) throw new PendingLimitError(maxPending);
     }
     await tx.objectStore('trainingJobs').add(job);
@@ -110,11 +107,7 @@ export async function updateJob(
 }
 
 /** Events of a job in creation order, strictly after the event `after` (an event id). */
-export async function listJobEvents(
-  db: HearthDb,
-  jobId: string,
-  req: { after?: string; limit: number },
-): Promise<Page<JobEventRecord>> {
+export async function listJobEvents(db: HearthDb, jobId: string, req: { after?: string; limit: number }): Promise<Page<JobEventRecord>> {
   let fromSeq = 0;
   if (req.after !== undefined) {
     const cursorEvent = await db.get('jobEvents', req.after);

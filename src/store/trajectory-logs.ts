@@ -22,7 +22,12 @@ export type NewTrajectoryLog = Omit<TrajectoryLogRecord, 'step' | 'numGroups'> &
  * latest checkpoint (found inside the transaction, so a concurrent training step cannot slip
  * between) and run. Returns the step the metrics landed on (0 when the model has no checkpoint left).
  */
-export async function recordTrajectoryLog(db: HearthDb, log: NewTrajectoryLog, prefixedMetrics: Record<string, number>, runId: string): Promise<number> {
+export async function recordTrajectoryLog(
+  db: HearthDb,
+  log: NewTrajectoryLog,
+  prefixedMetrics: Record<string, number>,
+  runId: string,
+): Promise<number> {
   return writeTx(db, ['models', 'checkpoints', 'runs', 'runHistory', 'trajectoryLogs', 'trajectoryGroups'], async (tx) => {
     await requireModelInTx(tx.objectStore('models'), log.modelId);
     const range = IDBKeyRange.bound([log.modelId, -1], [log.modelId, MAX_STEP]);
@@ -39,11 +44,22 @@ export async function recordTrajectoryLog(db: HearthDb, log: NewTrajectoryLog, p
     }
     const { groups, ...record } = log;
     await tx.objectStore('trajectoryLogs').add({ ...record, step, numGroups: groups.length });
-    const lastGroup = await tx.objectStore('trajectoryGroups').index('by-model-seq').openCursor(IDBKeyRange.bound([log.modelId, 0], [log.modelId, MAX_STEP]), 'prev');
+    const lastGroup = await tx
+      .objectStore('trajectoryGroups')
+      .index('by-model-seq')
+      .openCursor(IDBKeyRange.bound([log.modelId, 0], [log.modelId, MAX_STEP]), 'prev');
     let seq = lastGroup?.value.seq ?? 0;
     for (const [i, group] of groups.entries()) {
       await tx.objectStore('trajectoryGroups').add({
-        id: `${log.id}:${i}`, modelId: log.modelId, principalId: log.principalId, logId: log.id, seq: ++seq, split: log.split, step, loggedAt: log.createdAt, group,
+        id: `${log.id}:${i}`,
+        modelId: log.modelId,
+        principalId: log.principalId,
+        logId: log.id,
+        seq: ++seq,
+        split: log.split,
+        step,
+        loggedAt: log.createdAt,
+        group,
       });
     }
     return step;
@@ -64,13 +80,20 @@ export async function pageTrajectoryGroups(db: HearthDb, modelId: string, q: Gro
   let from = 0;
   if (q.after !== undefined) {
     const at = await tx.store.get(q.after);
-    const inList = at && at.modelId === modelId && (q.split === undefined || at.split === q.split) && (q.step === undefined || at.step === q.step);
+    const inList =
+      at && at.modelId === modelId && (q.split === undefined || at.split === q.split) && (q.step === undefined || at.step === q.step);
     if (!inList) throw new UnknownCursorError(q.after);
     from = at.seq;
   }
   const prefix: (string | number)[] = [modelId, ...(q.split !== undefined ? [q.split] : []), ...(q.step !== undefined ? [q.step] : [])];
   const index =
-    q.split !== undefined && q.step !== undefined ? 'by-model-split-step-seq' : q.split !== undefined ? 'by-model-split-seq' : q.step !== undefined ? 'by-model-step-seq' : 'by-model-seq';
+    q.split !== undefined && q.step !== undefined
+      ? 'by-model-split-step-seq'
+      : q.split !== undefined
+        ? 'by-model-split-seq'
+        : q.step !== undefined
+          ? 'by-model-step-seq'
+          : 'by-model-seq';
   const range = IDBKeyRange.bound([...prefix, from], [...prefix, MAX_STEP], true, false);
   const rows = await tx.store.index(index).getAll(range, q.limit + 1);
   return pageFromOverfetch(rows, q.limit);

@@ -29,7 +29,8 @@ export interface ListPage<T> {
 function messageOf(body: unknown, status: number): string {
   const b = body as { detail?: unknown; error?: { message?: string } } | null;
   if (typeof b?.detail === 'string') return b.detail;
-  if (Array.isArray(b?.detail)) return b.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg}`).join('; ');
+  if (Array.isArray(b?.detail))
+    return b.detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join('.')}: ${d.msg}`).join('; ');
   if (b?.error?.message) return b.error.message;
   return `HTTP ${status}`;
 }

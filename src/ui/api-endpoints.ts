@@ -28,8 +28,19 @@ export const ENDPOINTS: EndpointDoc[] = [
     body: { model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 2 + 3?' }], max_tokens: 16 },
     openai: `await client.chat.completions.create({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 2 + 3?' }], max_tokens: 16 })`,
   },
-  { group: 'Chat', method: 'GET', path: '/v1/models', summary: 'Models chat completions can serve: base models and every checkpoint.', openai: 'await client.models.list()' },
-  { group: 'Base models', method: 'GET', path: '/v1/preview/base-models', summary: 'Base models Hearth knows, with download status and progress.' },
+  {
+    group: 'Chat',
+    method: 'GET',
+    path: '/v1/models',
+    summary: 'Models chat completions can serve: base models and every checkpoint.',
+    openai: 'await client.models.list()',
+  },
+  {
+    group: 'Base models',
+    method: 'GET',
+    path: '/v1/preview/base-models',
+    summary: 'Base models Hearth knows, with download status and progress.',
+  },
   {
     group: 'Base models',
     method: 'POST',
@@ -37,9 +48,25 @@ export const ENDPOINTS: EndpointDoc[] = [
     summary: 'Download a base model from a Hugging Face repo (or a mirror) or a URL, in the background (admin).',
     body: { source: { type: 'huggingface', repo: 'HuggingFaceTB/SmolLM2-135M-Instruct' } },
   },
-  { group: 'Base models', method: 'GET', path: '/v1/preview/base-models/{id}', summary: 'One base model (the id URL-encoded, e.g. org%2Fname).' },
-  { group: 'Base models', method: 'POST', path: '/v1/preview/base-models/files', summary: 'Add a base model from files (config.json, tokenizer, safetensors), multipart (admin).', form: { file: '<files>' } },
-  { group: 'Base models', method: 'DELETE', path: '/v1/preview/base-models/{id}', summary: "Remove a base model's cached weights (the id URL-encoded; admin)." },
+  {
+    group: 'Base models',
+    method: 'GET',
+    path: '/v1/preview/base-models/{id}',
+    summary: 'One base model (the id URL-encoded, e.g. org%2Fname).',
+  },
+  {
+    group: 'Base models',
+    method: 'POST',
+    path: '/v1/preview/base-models/files',
+    summary: 'Add a base model from files (config.json, tokenizer, safetensors), multipart (admin).',
+    form: { file: '<files>' },
+  },
+  {
+    group: 'Base models',
+    method: 'DELETE',
+    path: '/v1/preview/base-models/{id}',
+    summary: "Remove a base model's cached weights (the id URL-encoded; admin).",
+  },
   {
     group: 'Models',
     method: 'POST',
@@ -49,11 +76,33 @@ export const ENDPOINTS: EndpointDoc[] = [
   },
   { group: 'Models', method: 'GET', path: '/v1/preview/models', summary: 'List registered models (after, limit, order).' },
   { group: 'Models', method: 'GET', path: `/v1/preview/models/${MODEL}`, summary: 'Read one model.' },
-  { group: 'Models', method: 'DELETE', path: `/v1/preview/models/${MODEL}`, summary: 'Delete a model with its checkpoints, logs, jobs and run.' },
+  {
+    group: 'Models',
+    method: 'DELETE',
+    path: `/v1/preview/models/${MODEL}`,
+    summary: 'Delete a model with its checkpoints, logs, jobs and run.',
+  },
   { group: 'Models', method: 'GET', path: `/v1/preview/models/${MODEL}/checkpoints`, summary: 'Checkpoints with their metrics.' },
-  { group: 'Models', method: 'DELETE', path: `/v1/preview/models/${MODEL}/checkpoints`, summary: 'Delete checkpoints by step.', body: { steps: [1] } },
-  { group: 'Models', method: 'GET', path: `/v1/preview/models/${MODEL}/checkpoints/{step}/adapter`, summary: 'Download a checkpoint as a PEFT LoRA adapter (zip).' },
-  { group: 'Models', method: 'POST', path: '/v1/preview/models/import', summary: 'Import a PEFT adapter as a new model (multipart: project, name, base_model, files).', form: { project: 'demo', name: 'imported', base_model: 'hearth/tiny-chat', file: '<adapter files>' } },
+  {
+    group: 'Models',
+    method: 'DELETE',
+    path: `/v1/preview/models/${MODEL}/checkpoints`,
+    summary: 'Delete checkpoints by step.',
+    body: { steps: [1] },
+  },
+  {
+    group: 'Models',
+    method: 'GET',
+    path: `/v1/preview/models/${MODEL}/checkpoints/{step}/adapter`,
+    summary: 'Download a checkpoint as a PEFT LoRA adapter (zip).',
+  },
+  {
+    group: 'Models',
+    method: 'POST',
+    path: '/v1/preview/models/import',
+    summary: 'Import a PEFT adapter as a new model (multipart: project, name, base_model, files).',
+    form: { project: 'demo', name: 'imported', base_model: 'hearth/tiny-chat', file: '<adapter files>' },
+  },
   {
     group: 'Runs',
     method: 'POST',
@@ -62,7 +111,12 @@ export const ENDPOINTS: EndpointDoc[] = [
     body: { split: 'val', trajectory_groups: [{ trajectories: [{ messages_and_choices: [{ role: 'user', content: 'hi' }], reward: 1 }] }] },
   },
   { group: 'Runs', method: 'GET', path: `/v1/preview/models/${MODEL}/run`, summary: 'Metrics history by step and split.' },
-  { group: 'Runs', method: 'GET', path: `/v1/preview/models/${MODEL}/trajectories`, summary: 'Logged trajectory groups (split, step, after, limit).' },
+  {
+    group: 'Runs',
+    method: 'GET',
+    path: `/v1/preview/models/${MODEL}/trajectories`,
+    summary: 'Logged trajectory groups (split, step, after, limit).',
+  },
   {
     group: 'Training',
     method: 'POST',
@@ -77,15 +131,37 @@ export const ENDPOINTS: EndpointDoc[] = [
     summary: 'Start an SFT job on JSONL chat data (an artifact URL or data: URL).',
     body: { model_id: MODEL, training_data_url: '/v1/preview/artifacts/<artifact id>', config: { batch_size: 2, learning_rate: 1e-4 } },
   },
-  { group: 'Training', method: 'GET', path: '/v1/preview/training-jobs', summary: 'Training jobs, newest first (model_id, limit, after, order).' },
+  {
+    group: 'Training',
+    method: 'GET',
+    path: '/v1/preview/training-jobs',
+    summary: 'Training jobs, newest first (model_id, limit, after, order).',
+  },
   { group: 'Training', method: 'GET', path: '/v1/preview/training-jobs/{job id}', summary: 'One job: status and times.' },
   { group: 'Training', method: 'GET', path: '/v1/preview/training-jobs/{job id}/events', summary: 'Job events in order (after, limit).' },
-  { group: 'Training', method: 'POST', path: '/v1/preview/artifacts', summary: 'Upload SFT data (multipart: model_id, file).', form: { model_id: MODEL, file: '<train.jsonl>' } },
+  {
+    group: 'Training',
+    method: 'POST',
+    path: '/v1/preview/artifacts',
+    summary: 'Upload SFT data (multipart: model_id, file).',
+    form: { model_id: MODEL, file: '<train.jsonl>' },
+  },
   { group: 'Training', method: 'GET', path: '/v1/preview/artifacts/{artifact id}', summary: 'Read an artifact.' },
-  { group: 'Hearth', method: 'POST', path: '/v1/preview/api-keys', summary: 'Create a key for a new principal (admin); the secret is returned once.', body: { name: 'my-agent' } },
+  {
+    group: 'Hearth',
+    method: 'POST',
+    path: '/v1/preview/api-keys',
+    summary: 'Create a key for a new principal (admin); the secret is returned once.',
+    body: { name: 'my-agent' },
+  },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/api-keys', summary: 'List keys without secrets (admin).' },
   { group: 'Hearth', method: 'DELETE', path: '/v1/preview/api-keys/{key id}', summary: 'Revoke a key (admin).' },
-  { group: 'Hearth', method: 'DELETE', path: '/v1/preview/api-keys/principals/{principal id}', summary: 'Delete a principal with its keys and everything it owns (admin).' },
+  {
+    group: 'Hearth',
+    method: 'DELETE',
+    path: '/v1/preview/api-keys/principals/{principal id}',
+    summary: 'Delete a principal with its keys and everything it owns (admin).',
+  },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/engine', summary: 'The engine: state, GPU adapter, features, limits, jobs.' },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/engine/events', summary: 'The engine status as Server-Sent Events.' },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/storage', summary: 'Storage used per kind and the browser quota.' },
@@ -96,7 +172,16 @@ export function fetchExample(e: EndpointDoc, origin: string): string {
   const url = `${origin}${e.path}`;
   if (e.form) {
     const lines = Object.entries(e.form).map(([k, v]) => `form.append('${k}', ${v.startsWith('<') ? `/* ${v} */ file` : `'${v}'`});`);
-    return [`const form = new FormData();`, ...lines, `const res = await fetch('${url}', {`, `  method: 'POST',`, `  headers: { Authorization: \`Bearer \${key}\` },`, `  body: form,`, `});`, `console.log(await res.json());`].join('\n');
+    return [
+      `const form = new FormData();`,
+      ...lines,
+      `const res = await fetch('${url}', {`,
+      `  method: 'POST',`,
+      `  headers: { Authorization: \`Bearer \${key}\` },`,
+      `  body: form,`,
+      `});`,
+      `console.log(await res.json());`,
+    ].join('\n');
   }
   const body = e.body === undefined ? '' : `\n  body: JSON.stringify(${JSON.stringify(e.body)}),`;
   const type = e.body === undefined ? '' : `, 'Content-Type': 'application/json'`;

@@ -78,7 +78,10 @@ export class DemoRun extends EventTarget {
       this.model = await apiSend<Model>('POST', '/v1/preview/models', {
         entity: null,
         project: 'demo',
-        name: `addition-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}`,
+        name: `addition-${new Date()
+          .toISOString()
+          .replace(/[^0-9]/g, '')
+          .slice(0, 14)}`,
         base_model: 'hearth/tiny-chat',
         return_existing: false,
       });
@@ -87,7 +90,10 @@ export class DemoRun extends EventTarget {
       for (let r = 0; r < settings.rounds; r++) {
         if (signal.aborted) return this.set('stopped', 'Stopped.');
         this.round = r + 1;
-        this.set('rollouts', `Round ${r + 1} of ${settings.rounds}: sampling ${settings.groups} × ${settings.groupSize} answers from step ${step}…`);
+        this.set(
+          'rollouts',
+          `Round ${r + 1} of ${settings.rounds}: sampling ${settings.groups} × ${settings.groupSize} answers from step ${step}…`,
+        );
         const batch = problems('train', settings.groups, 1000 * (r + 1) + (Date.now() % 997), DEMO_PROBLEMS);
         const groups = await Promise.all(batch.map((p) => this.rollout(step, p, settings.groupSize, signal)));
         const rewards = groups.flatMap((g) => g.trajectories.map((t) => t.reward));
@@ -102,10 +108,14 @@ export class DemoRun extends EventTarget {
         });
         const trained = await this.follow(job.id, signal);
         step = await this.latestStep();
-        if (trained === 0) this.set('training', `Round ${r + 1}: every answer of each problem got the same reward, so this step had nothing to learn from.`);
+        if (trained === 0)
+          this.set('training', `Round ${r + 1}: every answer of each problem got the same reward, so this step had nothing to learn from.`);
         this.finalStep = step;
       }
-      this.set('done', `Done: ${settings.rounds} RL round${settings.rounds === 1 ? '' : 's'}, from step ${this.baseStep} to step ${this.finalStep}.`);
+      this.set(
+        'done',
+        `Done: ${settings.rounds} RL round${settings.rounds === 1 ? '' : 's'}, from step ${this.baseStep} to step ${this.finalStep}.`,
+      );
     } catch (err) {
       if (signal.aborted) return this.set('stopped', 'Stopped.');
       this.set('failed', (err as Error).message);
@@ -121,7 +131,15 @@ export class DemoRun extends EventTarget {
     const r = await apiSend<{ choices: { message: { content: string | null } }[] }>(
       'POST',
       '/v1/chat/completions',
-      { model: this.modelName(step), messages: messages(p), n, temperature: 1, max_tokens: MAX_TOKENS, logprobs: true, return_tokens_as_token_ids: true },
+      {
+        model: this.modelName(step),
+        messages: messages(p),
+        n,
+        temperature: 1,
+        max_tokens: MAX_TOKENS,
+        logprobs: true,
+        return_tokens_as_token_ids: true,
+      },
       signal,
     );
     return rolloutGroup(p, r.choices, (value) => ({ exact: value === 1 ? 1 : 0 }));
@@ -133,7 +151,10 @@ export class DemoRun extends EventTarget {
     let steps = 0;
     for (;;) {
       if (signal.aborted) throw new Error('Stopped.');
-      const page = await apiGet<ListPage<JobEvent>>(`/v1/preview/training-jobs/${jobId}/events?limit=100${after ? `&after=${after}` : ''}`, signal);
+      const page = await apiGet<ListPage<JobEvent>>(
+        `/v1/preview/training-jobs/${jobId}/events?limit=100${after ? `&after=${after}` : ''}`,
+        signal,
+      );
       for (const e of page.data) {
         after = e.id;
         if (e.type === 'gradient_step') steps++;

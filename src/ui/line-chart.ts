@@ -111,14 +111,21 @@ export class HearthLineChart extends LitElement {
     this._plotKey = key;
     const style = getComputedStyle(this);
     const color = (v: string) => style.getPropertyValue(v).trim() || '#888';
-    const axis = { stroke: color('--hearth-muted'), grid: { stroke: color('--hearth-border'), width: 1 }, ticks: { stroke: color('--hearth-border') } };
+    const axis = {
+      stroke: color('--hearth-muted'),
+      grid: { stroke: color('--hearth-border'), width: 1 },
+      ticks: { stroke: color('--hearth-border') },
+    };
     this._plot = new uPlot(
       {
         width: Math.max(200, box.clientWidth),
         height: 180,
         scales: { x: { time: false } },
         // Steps are whole numbers: no 1.2, 1.4 ticks between two points.
-        axes: [{ ...axis, label: this.xLabel, incrs: STEP_INCREMENTS }, { ...axis, size: 56 }],
+        axes: [
+          { ...axis, label: this.xLabel, incrs: STEP_INCREMENTS },
+          { ...axis, size: 56 },
+        ],
         series: [
           { label: this.xLabel },
           ...this.series.map((s, i) => ({

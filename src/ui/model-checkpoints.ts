@@ -55,7 +55,12 @@ export class HearthModelCheckpoints extends LitElement {
 
   private async _delete(): Promise<void> {
     const steps = [...this._selected].sort((a, b) => a - b);
-    if (!confirm(`Delete ${steps.length === 1 ? 'checkpoint' : 'checkpoints'} ${steps.map((s) => `step ${s}`).join(', ')} of ${this.model.name}? Their LoRA adapters are deleted; the model and its other checkpoints stay.`)) return;
+    if (
+      !confirm(
+        `Delete ${steps.length === 1 ? 'checkpoint' : 'checkpoints'} ${steps.map((s) => `step ${s}`).join(', ')} of ${this.model.name}? Their LoRA adapters are deleted; the model and its other checkpoints stay.`,
+      )
+    )
+      return;
     try {
       await apiSend('DELETE', `/v1/preview/models/${encodeURIComponent(this.model.id)}/checkpoints`, { steps });
       this._selected = new Set();
@@ -77,31 +82,57 @@ export class HearthModelCheckpoints extends LitElement {
     // While re-reading (after a deletion) the previous list stays up.
     const cps = this._checkpoints.value;
     return html`
-      ${this._checkpoints.status === TaskStatus.ERROR
-        ? html`<p class="error" role="alert">Cannot list checkpoints: ${(this._checkpoints.error as Error).message}</p>`
-        : !cps
-          ? html`<p role="status">Loading checkpoints…</p>`
-          : html`
-          <div class="table-wrap">
-            <table aria-label=${`Checkpoints of ${this.model.name}`}>
-              <thead><tr><th><span class="visually-hidden">Select</span></th><th>Step</th><th>Metrics</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
-              <tbody>
-                ${cps.map(
-                  (c) => html`<tr data-step=${c.step}>
-                    <td><input type="checkbox" aria-label=${`Select step ${c.step}`} .checked=${this._selected.has(c.step)} @change=${(e: Event) => this._toggle(c.step, (e.target as HTMLInputElement).checked)} /></td>
-                    <td>${c.step}</td>
-                    <td><div class="metrics">${Object.entries(c.metrics).length ? Object.entries(c.metrics).map(([k, v]) => html`<span><span class="muted">${k}</span> ${formatMetric(v)}</span>`) : html`<span class="muted">none</span>`}</div></td>
-                    <td>${formatTime(c.created_at)}</td>
-                    <td><button @click=${() => this._download(c.step)} aria-label=${`Download step ${c.step} as a PEFT adapter`}>Adapter zip</button></td>
-                  </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>
-          <div class="row" style="margin-top:0.5rem">
-            <button class="danger" ?disabled=${this._selected.size === 0} @click=${this._delete}>Delete selected checkpoints</button>
-          </div>
-        `}
+      ${
+        this._checkpoints.status === TaskStatus.ERROR
+          ? html`<p class="error" role="alert">Cannot list checkpoints: ${(this._checkpoints.error as Error).message}</p>`
+          : !cps
+            ? html`<p role="status">Loading checkpoints…</p>`
+            : html`
+                <div class="table-wrap">
+                  <table aria-label=${`Checkpoints of ${this.model.name}`}>
+                    <thead>
+                      <tr>
+                        <th><span class="visually-hidden">Select</span></th>
+                        <th>Step</th>
+                        <th>Metrics</th>
+                        <th>Created</th>
+                        <th><span class="visually-hidden">Actions</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${cps.map(
+                        (c) =>
+                          html`<tr data-step=${c.step}>
+                            <td>
+                              <input
+                                type="checkbox"
+                                aria-label=${`Select step ${c.step}`}
+                                .checked=${this._selected.has(c.step)}
+                                @change=${(e: Event) => this._toggle(c.step, (e.target as HTMLInputElement).checked)}
+                              />
+                            </td>
+                            <td>${c.step}</td>
+                            <td>
+                              <div class="metrics">
+                                ${Object.entries(c.metrics).length ? Object.entries(c.metrics).map(([k, v]) => html`<span><span class="muted">${k}</span> ${formatMetric(v)}</span>`) : html`<span class="muted">none</span>`}
+                              </div>
+                            </td>
+                            <td>${formatTime(c.created_at)}</td>
+                            <td>
+                              <button @click=${() => this._download(c.step)} aria-label=${`Download step ${c.step} as a PEFT adapter`}>
+                                Adapter zip
+                              </button>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+                <div class="row" style="margin-top:0.5rem">
+                  <button class="danger" ?disabled=${this._selected.size === 0} @click=${this._delete}>Delete selected checkpoints</button>
+                </div>
+              `
+      }
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
     `;
   }

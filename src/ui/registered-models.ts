@@ -40,7 +40,13 @@ export class HearthRegisteredModels extends LitElement {
     const form = e.target as HTMLFormElement;
     const d = new FormData(form);
     await this._do(async () => {
-      await apiSend('POST', '/v1/preview/models', { entity: null, project: String(d.get('project')).trim(), name: String(d.get('name')).trim(), base_model: String(d.get('base_model')), return_existing: false });
+      await apiSend('POST', '/v1/preview/models', {
+        entity: null,
+        project: String(d.get('project')).trim(),
+        name: String(d.get('name')).trim(),
+        base_model: String(d.get('base_model')),
+        return_existing: false,
+      });
       form.reset();
     });
   }
@@ -52,7 +58,11 @@ export class HearthRegisteredModels extends LitElement {
     const files = d.getAll('file').filter((f): f is File => f instanceof File && f.size > 0);
     await this._do(async () => {
       if (!files.length) throw new Error('Pick the adapter: its zip, or adapter_config.json and adapter_model.safetensors.');
-      await apiUpload('/v1/preview/models/import', { project: String(d.get('project')).trim(), name: String(d.get('name')).trim(), base_model: String(d.get('base_model')) }, files);
+      await apiUpload(
+        '/v1/preview/models/import',
+        { project: String(d.get('project')).trim(), name: String(d.get('name')).trim(), base_model: String(d.get('base_model')) },
+        files,
+      );
       form.reset();
     });
   }
@@ -65,7 +75,12 @@ export class HearthRegisteredModels extends LitElement {
     } catch {
       count = 'its checkpoints';
     }
-    if (!confirm(`Delete the model ${m.entity}/${m.project}/${m.name}? This deletes ${count} (LoRA adapters), its uploaded artifacts, trajectory logs, training jobs and run history. The base model ${m.base_model} stays.`)) return;
+    if (
+      !confirm(
+        `Delete the model ${m.entity}/${m.project}/${m.name}? This deletes ${count} (LoRA adapters), its uploaded artifacts, trajectory logs, training jobs and run history. The base model ${m.base_model} stays.`,
+      )
+    )
+      return;
     await this._do(() => apiSend('DELETE', `/v1/preview/models/${encodeURIComponent(m.id)}`));
   }
 
@@ -91,13 +106,19 @@ export class HearthRegisteredModels extends LitElement {
   }
 
   private _baseSelect(bases: { id: string; default?: boolean }[]) {
-    return html`<label>Base model <select name="base_model" required>${bases.map((b) => html`<option value=${b.id} ?selected=${b.default}>${b.id}</option>`)}</select></label>`;
+    return html`<label
+      >Base model
+      <select name="base_model" required>
+        ${bases.map((b) => html`<option value=${b.id} ?selected=${b.default}>${b.id}</option>`)}
+      </select></label
+    >`;
   }
 
   override render() {
     // While re-reading (after a change) the previous list stays up.
     return this._models.render({
-      pending: () => (this._models.value ? this._content(this._models.value) : html`<section class="card"><p role="status">Loading models…</p></section>`),
+      pending: () =>
+        this._models.value ? this._content(this._models.value) : html`<section class="card"><p role="status">Loading models…</p></section>`,
       error: (e) => html`<section class="card"><p class="error" role="alert">Cannot list models: ${(e as Error).message}</p></section>`,
       complete: (value) => this._content(value),
     });
@@ -105,14 +126,25 @@ export class HearthRegisteredModels extends LitElement {
 
   private _content({ models, bases }: { models: Model[]; bases: { id: string; default?: boolean }[] }) {
     return html`
-        <section class="card" aria-labelledby="registered">
-          <div class="spread"><h3 id="registered">Your models</h3><button @click=${() => this._models.run()}>Refresh</button></div>
-          ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
-          ${repeat(
-            models,
-            (m) => m.id,
-            (m) => html`<details data-model=${m.name} ?open=${this._open.has(m.id)} @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}>
-              <summary><strong>${m.entity}/${m.project}/${m.name}</strong> <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span></summary>
+      <section class="card" aria-labelledby="registered">
+        <div class="spread">
+          <h3 id="registered">Your models</h3>
+          <button @click=${() => this._models.run()}>Refresh</button>
+        </div>
+        ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
+        ${repeat(
+          models,
+          (m) => m.id,
+          (m) =>
+            html`<details
+              data-model=${m.name}
+              ?open=${this._open.has(m.id)}
+              @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}
+            >
+              <summary>
+                <strong>${m.entity}/${m.project}/${m.name}</strong>
+                <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span>
+              </summary>
               <p class="row">
                 <a class="button" href=${`#/runs/${m.id}`}>Run history</a>
                 <a class="button" href=${`#/training?model=${m.id}`}>Train</a>
@@ -120,28 +152,28 @@ export class HearthRegisteredModels extends LitElement {
               </p>
               ${this._open.has(m.id) ? html`<hearth-model-checkpoints .model=${m}></hearth-model-checkpoints>` : nothing}
             </details>`,
-          )}
-          ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
-        </section>
-        <section class="card" aria-labelledby="register">
-          <h3 id="register">Register a model</h3>
-          <form class="grid" @submit=${this._register} aria-labelledby="register">
-            <label>Project <input name="project" required value="playground" /></label>
-            <label>Name <input name="name" required placeholder="my-model" /></label>
-            ${this._baseSelect(bases)}
-            <div><button class="primary" type="submit" ?disabled=${this._busy}>Register</button></div>
-          </form>
-        </section>
-        <section class="card" aria-labelledby="import">
-          <h3 id="import">Import a PEFT adapter</h3>
-          <form class="grid" @submit=${this._import} aria-labelledby="import">
-            <label>Project <input name="project" required value="imported" /></label>
-            <label>Name <input name="name" required /></label>
-            ${this._baseSelect(bases)}
-            <label>Adapter files <input name="file" type="file" multiple accept=".zip,.json,.safetensors" /></label>
-            <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
-          </form>
-        </section>
+        )}
+        ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
+      </section>
+      <section class="card" aria-labelledby="register">
+        <h3 id="register">Register a model</h3>
+        <form class="grid" @submit=${this._register} aria-labelledby="register">
+          <label>Project <input name="project" required value="playground" /></label>
+          <label>Name <input name="name" required placeholder="my-model" /></label>
+          ${this._baseSelect(bases)}
+          <div><button class="primary" type="submit" ?disabled=${this._busy}>Register</button></div>
+        </form>
+      </section>
+      <section class="card" aria-labelledby="import">
+        <h3 id="import">Import a PEFT adapter</h3>
+        <form class="grid" @submit=${this._import} aria-labelledby="import">
+          <label>Project <input name="project" required value="imported" /></label>
+          <label>Name <input name="name" required /></label>
+          ${this._baseSelect(bases)}
+          <label>Adapter files <input name="file" type="file" multiple accept=".zip,.json,.safetensors" /></label>
+          <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
+        </form>
+      </section>
     `;
   }
 }

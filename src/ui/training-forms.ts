@@ -39,7 +39,8 @@ export class HearthTrainingForms extends LitElement {
   });
 
   private readonly _logged = new Task(this, {
-    task: async ([id], { signal }) => (id ? apiGetAll<LoggedGroup>(`/v1/preview/models/${encodeURIComponent(id)}/trajectories`, signal) : ([] as LoggedGroup[])),
+    task: async ([id], { signal }) =>
+      id ? apiGetAll<LoggedGroup>(`/v1/preview/models/${encodeURIComponent(id)}/trajectories`, signal) : ([] as LoggedGroup[]),
     args: () => [this._rlModel] as const,
   });
 
@@ -77,7 +78,9 @@ export class HearthTrainingForms extends LitElement {
       const config: Record<string, number> = {};
       if (batch) config.batch_size = Number(batch);
       if (lr) config.learning_rate = Number(lr);
-      this._started(await apiSend<TrainingJob>('POST', '/v1/preview/sft-training-jobs', { model_id: modelId, training_data_url: dataUrl, config }));
+      this._started(
+        await apiSend<TrainingJob>('POST', '/v1/preview/sft-training-jobs', { model_id: modelId, training_data_url: dataUrl, config }),
+      );
     });
   }
 
@@ -100,10 +103,12 @@ export class HearthTrainingForms extends LitElement {
   }
 
   private _modelSelect(models: Model[], selected: string, onChange?: (id: string) => void) {
-    return html`<label>Model
+    return html`<label
+      >Model
       <select name="model_id" required @change=${(e: Event) => onChange?.((e.target as HTMLSelectElement).value)}>
         ${models.map((m) => html`<option value=${m.id} ?selected=${m.id === selected}>${m.entity}/${m.project}/${m.name}</option>`)}
-      </select></label>`;
+      </select></label
+    >`;
   }
 
   protected override willUpdate(): void {
@@ -119,17 +124,22 @@ export class HearthTrainingForms extends LitElement {
     };
     return html`<form class="grid" aria-labelledby="rl" @submit=${(e: SubmitEvent) => this._rl(e, this._logged.value ?? [])}>
       ${this._modelSelect(models, this._rlModel, (id) => (this._rlModel = id))}
-      <label>Trajectory groups
+      <label
+        >Trajectory groups
         <select name="batch" required>
           ${this._logged.render({
             pending: () => html`<option value="">Loading…</option>`,
             error: (e) => html`<option value="">Cannot read logs: ${(e as Error).message}</option>`,
             complete: (logged) =>
               logged.length
-                ? batches(logged).map(([k, n]) => { const [split, step] = k.split('@'); return html`<option value=${k}>${split}, step ${step}: ${n} group${n === 1 ? '' : 's'}</option>`; })
+                ? batches(logged).map(([k, n]) => {
+                    const [split, step] = k.split('@');
+                    return html`<option value=${k}>${split}, step ${step}: ${n} group${n === 1 ? '' : 's'}</option>`;
+                  })
                 : html`<option value="">Nothing logged yet</option>`,
           })}
-        </select></label>
+        </select></label
+      >
       <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
       <div><button class="primary" type="submit" ?disabled=${this._busy}>Start RL job</button></div>
     </form>`;

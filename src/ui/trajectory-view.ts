@@ -15,7 +15,9 @@ import type { MessageLike, ToolCall, Trajectory } from './types';
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : JSON.stringify(p))).join('\n');
+    return content
+      .map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : JSON.stringify(p)))
+      .join('\n');
   }
   return content === null || content === undefined ? '' : JSON.stringify(content);
 }
@@ -31,9 +33,21 @@ interface Turn {
 
 function turnOf(m: MessageLike): Turn {
   if (m.message) {
-    return { role: 'assistant', text: contentText(m.message.content ?? m.message.refusal ?? ''), toolCalls: m.message.tool_calls ?? [], sampled: true, finish: m.finish_reason };
+    return {
+      role: 'assistant',
+      text: contentText(m.message.content ?? m.message.refusal ?? ''),
+      toolCalls: m.message.tool_calls ?? [],
+      sampled: true,
+      finish: m.finish_reason,
+    };
   }
-  return { role: m.role ?? 'unknown', text: contentText(m.content), toolCalls: m.tool_calls ?? [], toolCallId: m.tool_call_id, sampled: false };
+  return {
+    role: m.role ?? 'unknown',
+    text: contentText(m.content),
+    toolCalls: m.tool_calls ?? [],
+    toolCallId: m.tool_call_id,
+    sampled: false,
+  };
 }
 
 @customElement('hearth-trajectory')
@@ -90,11 +104,14 @@ export class HearthTrajectory extends LitElement {
     const t = this.trajectory;
     return html`
       ${t.messages_and_choices.map(turnOf).map(
-        (turn) => html`<div class="turn ${turn.role}" data-role=${turn.role}>
-          <div class="role">${turn.role}${turn.sampled ? ' (sampled)' : ''}${turn.toolCallId ? ` · result of ${turn.toolCallId}` : ''}${turn.finish ? ` · ${turn.finish}` : ''}</div>
-          ${turn.text ? html`<div class="text">${turn.text}</div>` : nothing}
-          ${turn.toolCalls.map((c) => html`<div class="call" data-field="tool-call">→ ${c.function.name}(${c.function.arguments}) <span class="muted">${c.id}</span></div>`)}
-        </div>`,
+        (turn) =>
+          html`<div class="turn ${turn.role}" data-role=${turn.role}>
+            <div class="role">
+              ${turn.role}${turn.sampled ? ' (sampled)' : ''}${turn.toolCallId ? ` · result of ${turn.toolCallId}` : ''}${turn.finish ? ` · ${turn.finish}` : ''}
+            </div>
+            ${turn.text ? html`<div class="text">${turn.text}</div>` : nothing}
+            ${turn.toolCalls.map((c) => html`<div class="call" data-field="tool-call">→ ${c.function.name}(${c.function.arguments}) <span class="muted">${c.id}</span></div>`)}
+          </div>`,
       )}
       <div class="foot">
         <span data-field="reward"><strong>reward</strong> ${formatMetric(t.reward)}</span>

@@ -37,5 +37,8 @@ export const VIEWS: ViewEntry[] = [
 
 /** The route a location hash names; an unknown view is the first one. */
 export function routeOf(hash: string): Route {
-  return parseRoute(hash, VIEWS.map((v) => v.id));
+  return parseRoute(
+    hash,
+    VIEWS.map((v) => v.id),
+  );
 }

@@ -38,7 +38,11 @@ async function startMirror(): Promise<Mirror> {
     const range = req.headers.range ?? null;
     mirror.requests.push({ path: m[1], range });
     const start = /^bytes=(\d+)-$/.exec(range ?? '') && (req.headers['if-range'] ?? '"v1"') === '"v1"' ? Number(/\d+/.exec(range!)![0]) : 0;
-    const headers: Record<string, string> = { ETag: '"v1"', 'Content-Length': String(bytes.length - start), 'Content-Type': 'application/octet-stream' };
+    const headers: Record<string, string> = {
+      ETag: '"v1"',
+      'Content-Length': String(bytes.length - start),
+      'Content-Type': 'application/octet-stream',
+    };
     if (start > 0) headers['Content-Range'] = `bytes ${start}-${bytes.length - 1}/${bytes.length}`;
     res.writeHead(start > 0 ? 206 : 200, headers);
     if (mirror.stall && m[1] === 'model.safetensors') res.write(bytes.subarray(start, STALL_AT)); // ...and never ends
@@ -65,14 +69,16 @@ afterAll(async () => {
 });
 
 const ID = 'org/tiny-chat';
-const entry = async () => ((await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as any[]).find((m) => m.id === ID);
+const entry = async () =>
+  ((await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as any[]).find((m) => m.id === ID);
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(await entry())}, mirror saw ${JSON.stringify(mirror.requests)}`);
+    if (Date.now() > end)
+      throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(await entry())}, mirror saw ${JSON.stringify(mirror.requests)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -82,7 +88,10 @@ describe('a base model downloaded in the background', () => {
     const before = (await api(h.page, 'GET', '/v1/preview/storage', { key: h.key })).json;
     expect(before.quota).toBeGreaterThan(0);
 
-    const started = await api(h.page, 'POST', '/v1/preview/base-models', { key: h.key, body: { source: { type: 'huggingface', repo: ID, base_url: mirror.url } } });
+    const started = await api(h.page, 'POST', '/v1/preview/base-models', {
+      key: h.key,
+      body: { source: { type: 'huggingface', repo: ID, base_url: mirror.url } },
+    });
     expect(started.status, started.text).toBe(202);
     expect(started.json).toMatchObject({ id: ID, source: 'huggingface', status: 'downloading' });
 
@@ -136,7 +145,11 @@ describe('a base model downloaded in the background', () => {
       async ({ key, files }) => {
         const form = new FormData();
         for (const f of files) form.append('file', new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
-        const res = await fetch('/v1/preview/base-models/files', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+        const res = await fetch('/v1/preview/base-models/files', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}` },
+          body: form,
+        });
         return { status: res.status, json: await res.json() };
       },
       { key: h.key, files },

@@ -29,7 +29,10 @@ afterAll(async () => {
 
 /** Runs `hostile` and the bystander's short chat at the same time; both must answer. */
 async function beside<T>(hostile: () => Promise<T>): Promise<T> {
-  const [result, chat] = await Promise.all([hostile(), complete(h.page, bystander, { model: MODEL, messages: ASK, max_tokens: 2, temperature: 0 })]);
+  const [result, chat] = await Promise.all([
+    hostile(),
+    complete(h.page, bystander, { model: MODEL, messages: ASK, max_tokens: 2, temperature: 0 }),
+  ]);
   expect(chat.ok, JSON.stringify(chat)).toBe(true);
   return result;
 }
@@ -53,12 +56,23 @@ describe('programs in chat requests', () => {
   });
 
   it('a structured-output constraint whose compile would run for minutes is a 400 naming the field', async () => {
-    const regex = refused(await beside(() => complete(h.page, h.key, { model: MODEL, messages: ASK, max_tokens: 2, structured_outputs: { regex: '((ab|cd){0,1000}){0,1000}' } })));
+    const regex = refused(
+      await beside(() =>
+        complete(h.page, h.key, { model: MODEL, messages: ASK, max_tokens: 2, structured_outputs: { regex: '((ab|cd){0,1000}){0,1000}' } }),
+      ),
+    );
     expect(regex).toMatchObject({ status: 400, param: 'structured_outputs' });
     expect(regex.message).toMatch(/counts multiply to 1000000 .* over Hearth's limit of 10000/);
     const schema = { type: 'object', properties: { note: { type: 'string', maxLength: 100_000_000 } } };
     const json = refused(
-      await beside(() => complete(h.page, h.key, { model: MODEL, messages: ASK, max_tokens: 2, response_format: { type: 'json_schema', json_schema: { name: 'n', schema } } })),
+      await beside(() =>
+        complete(h.page, h.key, {
+          model: MODEL,
+          messages: ASK,
+          max_tokens: 2,
+          response_format: { type: 'json_schema', json_schema: { name: 'n', schema } },
+        }),
+      ),
     );
     expect(json).toMatchObject({ status: 400, param: 'response_format' });
     expect(json.message).toMatch(/maxLength 100000000 at \$\.properties\.note/);
@@ -79,7 +93,11 @@ describe('files of an uploaded model', () => {
         const form = new FormData();
         for (const name of names) form.append('file', new File([await (await fetch(`/__e2e/upload/${name}`)).blob()], name));
         form.append('id', 'local/hostile');
-        const res = await fetch('/v1/preview/base-models/files', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+        const res = await fetch('/v1/preview/base-models/files', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}` },
+          body: form,
+        });
         return { status: res.status, json: await res.json() };
       },
       { key: h.key, names: readdirSync(dir) },
@@ -126,18 +144,25 @@ describe('adapter import', () => {
 
   it('a target_modules regex bomb in adapter_config.json is a 422 naming the file and field', async () => {
     const config = text(JSON.stringify({ peft_type: 'LORA', r: 8, lora_alpha: 16, target_modules: '(.|.|.|.)*X', bias: 'none' }));
-    const res = await beside(() => importAdapter('bomb', { 'adapter_config.json': config, 'adapter_model.safetensors': new Uint8Array(8) }));
+    const res = await beside(() =>
+      importAdapter('bomb', { 'adapter_config.json': config, 'adapter_model.safetensors': new Uint8Array(8) }),
+    );
     expect(res.status, JSON.stringify(res.json)).toBe(422);
     expect(JSON.stringify(res.json.detail)).toMatch(/adapter_config\.json: target_modules pattern is refused \(a repeated group holds a/);
   });
 
   it('a zip whose adapter_config.json inflates past its limit is refused from the directory, before inflating', async () => {
     // 64 MiB of spaces deflate to about 64 KiB: the directory's size is checked before inflating.
-    const bomb = zipSync({ 'adapter_config.json': new Uint8Array(64 * 2 ** 20).fill(32), 'adapter_model.safetensors': new Uint8Array(8) }, { level: 9 });
+    const bomb = zipSync(
+      { 'adapter_config.json': new Uint8Array(64 * 2 ** 20).fill(32), 'adapter_model.safetensors': new Uint8Array(8) },
+      { level: 9 },
+    );
     expect(bomb.length).toBeLessThan(2 ** 20);
     const res = await beside(() => importAdapter('zip-bomb', { 'adapter.zip': bomb }));
     expect(res.status, JSON.stringify(res.json)).toBe(422);
-    expect(JSON.stringify(res.json.detail)).toMatch(/adapter\.zip is refused: adapter_config\.json is 67108864 bytes uncompressed, over the limit of 1048576/);
+    expect(JSON.stringify(res.json.detail)).toMatch(
+      /adapter\.zip is refused: adapter_config\.json is 67108864 bytes uncompressed, over the limit of 1048576/,
+    );
   });
 
   it('a zip holding adapter_model.bin says to save safetensors', async () => {

@@ -24,7 +24,15 @@ afterAll(async () => {
 const EOS = 2;
 const NO_SPECIALS = { '0': -100, '1': -100, '2': -100 };
 /** Greedy, visible tokens only, a fixed length. */
-const GREEDY = { model: MODEL, messages: ASK, temperature: 0, max_tokens: 6, ignore_eos: true, logit_bias: NO_SPECIALS, return_token_ids: true };
+const GREEDY = {
+  model: MODEL,
+  messages: ASK,
+  temperature: 0,
+  max_tokens: 6,
+  ignore_eos: true,
+  logit_bias: NO_SPECIALS,
+  return_token_ids: true,
+};
 const run = (body: Record<string, unknown>) => ok(h.page, h.key, body);
 const ids = (c: any, i = 0): number[] => c.choices[i].token_ids;
 const text = (c: any, i = 0): string => c.choices[i].message.content;
@@ -32,7 +40,10 @@ const text = (c: any, i = 0): string => c.choices[i].message.content;
 describe('decoding: streaming, seeds, stops, lengths', () => {
   it('streams exactly the non-streaming completion at temperature 0 (text, token ids, logprobs, usage)', async () => {
     const body = { ...GREEDY, logprobs: true, top_logprobs: 2 };
-    const [full, streamed] = await Promise.all([run(body), stream(h.page, h.key, { ...body, stream_options: { include_usage: true, continuous_usage_stats: true } })]);
+    const [full, streamed] = await Promise.all([
+      run(body),
+      stream(h.page, h.key, { ...body, stream_options: { include_usage: true, continuous_usage_stats: true } }),
+    ]);
     expect(streamed.ok).toBe(true);
     expect(ids(full)).toHaveLength(6);
     expect(streamed.texts[0]).toBe(text(full));
@@ -50,7 +61,9 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     expect(chunks.at(-1).choices).toEqual([]);
     expect(usage).toMatchObject({ prompt_tokens: full.usage.prompt_tokens, completion_tokens: 6, total_tokens: full.usage.total_tokens });
     // continuous_usage_stats: every content chunk counts the tokens so far.
-    const counts = chunks.filter((c) => c.choices.some((x: any) => x.delta?.content !== undefined) && c.usage).map((c) => c.usage.completion_tokens);
+    const counts = chunks
+      .filter((c) => c.choices.some((x: any) => x.delta?.content !== undefined) && c.usage)
+      .map((c) => c.usage.completion_tokens);
     expect(counts.length).toBeGreaterThan(0);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
   }, 120_000);
@@ -95,7 +108,15 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     // the penalised choice can be checked from them: raw logprob - presence * seen - frequency * count.
     const presence = 1.5;
     const frequency = 1;
-    const out = await run({ ...GREEDY, max_tokens: 8, presence_penalty: presence, frequency_penalty: frequency, logprobs: true, top_logprobs: 20, return_tokens_as_token_ids: true });
+    const out = await run({
+      ...GREEDY,
+      max_tokens: 8,
+      presence_penalty: presence,
+      frequency_penalty: frequency,
+      logprobs: true,
+      top_logprobs: 20,
+      return_tokens_as_token_ids: true,
+    });
     const counts = new Map<number, number>();
     let changed = 0;
     out.choices[0].logprobs.content.forEach((step: any, t: number) => {
@@ -118,7 +139,10 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
   }, 120_000);
 
   it('stop strings, stop_token_ids, include_stop_str_in_output, min_tokens, ignore_eos, EOS', async () => {
-    const [g, first] = await Promise.all([run(GREEDY), run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 5, return_token_ids: true })]);
+    const [g, first] = await Promise.all([
+      run(GREEDY),
+      run({ model: MODEL, messages: ASK, temperature: 0, max_tokens: 5, return_token_ids: true }),
+    ]);
     const full = text(g);
     expect(full.length).toBeGreaterThan(1);
     const stop = full[1];
@@ -136,8 +160,14 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
     ]);
     expect(byString.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stop, message: { content: full.slice(0, cut) } });
     expect(streamed.texts[0]).toBe(full.slice(0, cut));
-    expect(streamed.chunks.flatMap((ch) => ch.choices.filter((x: any) => x.finish_reason))).toMatchObject([{ finish_reason: 'stop', stop_reason: stop }]);
-    expect(withStr.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stop, message: { content: full.slice(0, cut + stop.length) } });
+    expect(streamed.chunks.flatMap((ch) => ch.choices.filter((x: any) => x.finish_reason))).toMatchObject([
+      { finish_reason: 'stop', stop_reason: stop },
+    ]);
+    expect(withStr.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      stop_reason: stop,
+      message: { content: full.slice(0, cut + stop.length) },
+    });
     expect(byId.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stopId });
     expect(ids(byId)).toEqual(ids(g).slice(0, stopAt + 1));
     expect(byId.usage.completion_tokens).toBe(stopAt + 1);
@@ -184,7 +214,16 @@ describe('decoding: streaming, seeds, stops, lengths', () => {
 });
 
 /** Beam search refuses logit_bias (it ranks raw logprobs), so the beams may end in EOS. */
-const BEAMS = { model: MODEL, messages: ASK, temperature: 0, max_tokens: 3, ignore_eos: true, return_token_ids: true, n: 2, use_beam_search: true };
+const BEAMS = {
+  model: MODEL,
+  messages: ASK,
+  temperature: 0,
+  max_tokens: 3,
+  ignore_eos: true,
+  return_token_ids: true,
+  n: 2,
+  use_beam_search: true,
+};
 
 /**
  * One greedy token out of "3" and "4" (ids 60 and 61: the digits of the question's prompt).
@@ -206,10 +245,7 @@ describe('logits: logit_bias, allowed_token_ids, bad_words, beam search', () => 
     expect(ids(forced)).toEqual([70, 70, 70]);
     for (const id of ids(allowed)) expect([60, 61, 70]).toContain(id);
     const word = text(plain);
-    const [banned, beamsAgain] = await Promise.all([
-      run({ ...DIGITS, bad_words: [word] }),
-      run({ ...BEAMS, length_penalty: 1 }),
-    ]);
+    const [banned, beamsAgain] = await Promise.all([run({ ...DIGITS, bad_words: [word] }), run({ ...BEAMS, length_penalty: 1 })]);
     // The other digit: the greedy one is a bad word now.
     expect(ids(banned)).toEqual([60 + 61 - ids(plain)[0]]);
     expect(text(banned)).not.toBe(word);
@@ -249,7 +285,9 @@ describe('logprobs shapes', () => {
     expect(idTokens.map((e: any) => e.token)).toEqual(ids(asIds).map((i) => `token_id:${i}`));
     for (const e of idTokens) for (const t of e.top_logprobs) expect(t.token).toMatch(/^token_id:\d+$/);
     // Hearth's choice (README): omitted logprobs still carry the chosen tokens, for ART.
-    expect(omitted.choices[0].logprobs.content.map((e: any) => [e.token, e.top_logprobs])).toEqual(ids(omitted).map((i) => [`token_id:${i}`, []]));
+    expect(omitted.choices[0].logprobs.content.map((e: any) => [e.token, e.top_logprobs])).toEqual(
+      ids(omitted).map((i) => [`token_id:${i}`, []]),
+    );
     expect(off.choices[0].logprobs).toBeNull();
     // prompt_logprobs: one entry per prompt token, the first null; each holds the prompt's own
     // token (with its rank) and at most 2 others.
@@ -305,7 +343,15 @@ describe('the prompt: templates, generation prompt, echo, truncation, documents'
   }, 120_000);
 
   it('special tokens in the output: skip_special_tokens and spaces_between_special_tokens', async () => {
-    const body = { model: MODEL, messages: ASK, temperature: 0, max_tokens: 3, ignore_eos: true, allowed_token_ids: [EOS], return_token_ids: true };
+    const body = {
+      model: MODEL,
+      messages: ASK,
+      temperature: 0,
+      max_tokens: 3,
+      ignore_eos: true,
+      allowed_token_ids: [EOS],
+      return_token_ids: true,
+    };
     const [skipped, kept, spaced] = await Promise.all([
       run(body),
       run({ ...body, skip_special_tokens: false }),
@@ -329,7 +375,11 @@ describe('identity, caching and accepted pass-through fields', () => {
     const [same, other, header] = await Promise.all([
       run({ ...cached, cache_salt: 'tenant-a' }),
       run({ ...cached, cache_salt: 'tenant-b' }),
-      api(h.page, 'POST', '/v1/chat/completions', { key: h.key, body: { ...cached, cache_salt: 'tenant-c', request_id: 'body-id' }, headers: { 'X-Request-Id': 'header-id' } }),
+      api(h.page, 'POST', '/v1/chat/completions', {
+        key: h.key,
+        body: { ...cached, cache_salt: 'tenant-c', request_id: 'body-id' },
+        headers: { 'X-Request-Id': 'header-id' },
+      }),
     ]);
     expect(same.usage.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(16);
     expect(other.usage.prompt_tokens_details.cached_tokens).toBe(0);

@@ -36,11 +36,23 @@ export async function complete(page: Page, key: string, body: Record<string, unk
   return page.evaluate(
     async ({ key, body }) => {
       const OpenAI = (globalThis as any).OpenAI;
-      const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 600_000 });
+      const client = new OpenAI({
+        baseURL: `${location.origin}/v1`,
+        apiKey: key,
+        dangerouslyAllowBrowser: true,
+        maxRetries: 0,
+        timeout: 600_000,
+      });
       try {
         return { ok: true as const, completion: await client.chat.completions.create(body) };
       } catch (err: any) {
-        return { ok: false as const, status: err.status, name: err.constructor.name, message: err.error?.message ?? err.message, param: err.error?.param };
+        return {
+          ok: false as const,
+          status: err.status,
+          name: err.constructor.name,
+          message: err.error?.message ?? err.message,
+          param: err.error?.param,
+        };
       }
     },
     { key, body },
@@ -52,7 +64,13 @@ export async function stream(page: Page, key: string, body: Record<string, unkno
   return page.evaluate(
     async ({ key, body }) => {
       const OpenAI = (globalThis as any).OpenAI;
-      const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 600_000 });
+      const client = new OpenAI({
+        baseURL: `${location.origin}/v1`,
+        apiKey: key,
+        dangerouslyAllowBrowser: true,
+        maxRetries: 0,
+        timeout: 600_000,
+      });
       const chunks: any[] = [];
       const texts: string[] = [];
       try {

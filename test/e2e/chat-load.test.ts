@@ -65,7 +65,11 @@ describe('aborted requests free their batch slots', () => {
     await tab.waitForFunction(() => navigator.serviceWorker.controller !== null);
     await tab.evaluate(
       ({ key, hog }) => {
-        void fetch('/v1/chat/completions', { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(hog) });
+        void fetch('/v1/chat/completions', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(hog),
+        });
       },
       { key: h.key, hog: HOG },
     );
@@ -81,7 +85,13 @@ describe('aborted requests free their batch slots', () => {
 describe('concurrency', () => {
   it('54 requests from three tabs all complete as they would alone; failing ones fail alone', async () => {
     const prompts = ['What is 1 + 2?', 'What is 5 + 4?', 'What is 8 + 0?'];
-    const body = (p: string) => ({ model: MODEL, messages: [{ role: 'user', content: p }], max_tokens: 4, temperature: 0, ignore_eos: true });
+    const body = (p: string) => ({
+      model: MODEL,
+      messages: [{ role: 'user', content: p }],
+      max_tokens: 4,
+      temperature: 0,
+      ignore_eos: true,
+    });
     const alone: string[] = [];
     for (const p of prompts) alone.push((await ok(h.page, h.key, body(p))).choices[0].message.content);
 
@@ -90,7 +100,13 @@ describe('concurrency', () => {
         tab.evaluate(
           async ({ key, bodies, t, model }) => {
             const OpenAI = (globalThis as any).OpenAI;
-            const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 600_000 });
+            const client = new OpenAI({
+              baseURL: `${location.origin}/v1`,
+              apiKey: key,
+              dangerouslyAllowBrowser: true,
+              maxRetries: 0,
+              timeout: 600_000,
+            });
             const one = async (body: any, i: number) => {
               if (i % 2 === 0) {
                 const c = await client.chat.completions.create(body);
@@ -116,7 +132,10 @@ describe('concurrency', () => {
                 else if (t === 1) await client.chat.completions.create({ ...bodies[0], model: `${model}-missing` });
                 else {
                   const controller = new AbortController();
-                  const s = await client.chat.completions.create({ ...bodies[0], max_tokens: 400, stream: true }, { signal: controller.signal });
+                  const s = await client.chat.completions.create(
+                    { ...bodies[0], max_tokens: 400, stream: true },
+                    { signal: controller.signal },
+                  );
                   for await (const chunk of s) if (chunk.choices.length) controller.abort();
                   return controller.signal.aborted ? 'aborted' : 'finished';
                 }

@@ -36,7 +36,16 @@ function makeAdapter(): { config: string; weights: Buffer } {
       tensors.push(tensorFromF32(loraTensorName(layer, m, 'B'), [d.out, RANK], uniform(d.out * RANK, 0.3), 'f32'));
     }
   }
-  const config = { peft_type: 'LORA', r: RANK, lora_alpha: 16, target_modules: MODULES, lora_dropout: 0, bias: 'none', task_type: 'CAUSAL_LM', base_model_name_or_path: MODEL };
+  const config = {
+    peft_type: 'LORA',
+    r: RANK,
+    lora_alpha: 16,
+    target_modules: MODULES,
+    lora_dropout: 0,
+    bias: 'none',
+    task_type: 'CAUSAL_LM',
+    base_model_name_or_path: MODEL,
+  };
   return { config: JSON.stringify(config), weights: Buffer.from(writeSafetensors(tensors)) };
 }
 
@@ -88,7 +97,16 @@ describe('models and checkpoints', () => {
     expect(firstLogprob(adapted)).not.toBeCloseTo(firstLogprob(base), 3);
 
     const asBase = [MODEL, undefined, '', `${model.id}:step0`, `${model.name}@0`, `wandb-artifact:///${full}:step0`];
-    const asAdapter = [model.id, `${model.id}@1`, `wandb-artifact:///${full}:step1`, `wandb-artifact:///${full}`, full, `${full}:step1`, `${model.name}@1`, model.name];
+    const asAdapter = [
+      model.id,
+      `${model.id}@1`,
+      `wandb-artifact:///${full}:step1`,
+      `wandb-artifact:///${full}`,
+      full,
+      `${full}:step1`,
+      `${model.name}@1`,
+      model.name,
+    ];
     const names = [...asBase, ...asAdapter];
     const answers = await Promise.all(names.map((name) => ok(h.page, h.key, probe(name))));
     names.forEach((name, i) => {
@@ -96,10 +114,14 @@ describe('models and checkpoints', () => {
       const got = answers[i];
       expect(got.model, `model for ${JSON.stringify(name)}`).toBe(name ? name : MODEL);
       expect(got.choices[0].token_ids, `tokens for ${JSON.stringify(name)}`).toEqual(want.choices[0].token_ids);
-      got.choices[0].logprobs.content.forEach((e: any, t: number) => expect(e.logprob, `${name} token ${t}`).toBeCloseTo(want.choices[0].logprobs.content[t].logprob, 3));
+      got.choices[0].logprobs.content.forEach((e: any, t: number) =>
+        expect(e.logprob, `${name} token ${t}`).toBeCloseTo(want.choices[0].logprobs.content[t].logprob, 3),
+      );
     });
 
-    const unknown = await Promise.all([`${model.name}@7`, 'nobody/nothing/here', `${model.id}:step9`].map((name) => complete(h.page, h.key, probe(name))));
+    const unknown = await Promise.all(
+      [`${model.name}@7`, 'nobody/nothing/here', `${model.id}:step9`].map((name) => complete(h.page, h.key, probe(name))),
+    );
     for (const u of unknown) expect(u).toMatchObject({ ok: false, status: 404, name: 'NotFoundError' });
     expect((unknown[0] as any).message).toContain('does not exist');
   }, 180_000);
@@ -111,7 +133,11 @@ describe('models and checkpoints', () => {
     const cards = list.json.data;
     expect(cards.find((c: any) => c.id === MODEL)).toMatchObject({ object: 'model', root: MODEL, parent: null, max_model_len: 2048 });
     for (const step of [0, 1]) {
-      expect(cards.find((c: any) => c.id === `wandb-artifact:///${full}:step${step}`)).toMatchObject({ parent: MODEL, max_model_len: 2048, owned_by: model.entity });
+      expect(cards.find((c: any) => c.id === `wandb-artifact:///${full}:step${step}`)).toMatchObject({
+        parent: MODEL,
+        max_model_len: 2048,
+        owned_by: model.entity,
+      });
     }
   });
 });
@@ -128,7 +154,14 @@ describe('the chat playground', () => {
     await playground.getByRole('button', { name: 'Send' }).click();
     const finish = playground.locator('[data-role="assistant"] [data-field="finish"]');
     await finish.waitFor({ timeout: 120_000 });
-    const expected = await ok(h.page, h.key, { model: MODEL, messages: ASK, temperature: 0, max_completion_tokens: 3, logprobs: true, top_logprobs: 5 });
+    const expected = await ok(h.page, h.key, {
+      model: MODEL,
+      messages: ASK,
+      temperature: 0,
+      max_completion_tokens: 3,
+      logprobs: true,
+      top_logprobs: 5,
+    });
     const tokens = playground.locator('[data-role="assistant"] [data-token]');
     const shown = await tokens.allInnerTexts();
     const content = expected.choices[0].logprobs.content;

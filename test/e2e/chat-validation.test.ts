@@ -34,7 +34,13 @@ async function create(body: Record<string, unknown>, key: string | null = h.key)
         if (body.stream) for await (const _ of res) void _;
         return { ok: true };
       } catch (err: any) {
-        return { ok: false, status: err.status, name: err.constructor.name, message: err.error?.message ?? err.message, param: err.error?.param };
+        return {
+          ok: false,
+          status: err.status,
+          name: err.constructor.name,
+          message: err.error?.message ?? err.message,
+          param: err.error?.param,
+        };
       }
     },
     { body, key },
@@ -49,7 +55,10 @@ describe('validation through the Service Worker, as vLLM answers', () => {
       [{ stream_options: { include_usage: true } }, 'Stream options can only be defined when `stream=True`.'],
       [{ top_logprobs: 3 }, 'when using `top_logprobs`, `logprobs` must be set to true.'],
       [{ stream: true, prompt_logprobs: 2 }, '`prompt_logprobs` are not available when `stream=True`.'],
-      [{ continue_final_message: true, add_generation_prompt: true }, 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'],
+      [
+        { continue_final_message: true, add_generation_prompt: true },
+        'Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
+      ],
       [{ n: 0, stream: true }, 'n must be at least 1, got 0.'],
       [{ priority: 1 }, 'Got priority 1 but Priority scheduling is not enabled.'],
       [{ cache_salt: '' }, "Parameter 'cache_salt' must be a non-empty string if provided."],
@@ -75,7 +84,11 @@ describe('validation through the Service Worker, as vLLM answers', () => {
     expect(raw.json.error.message).toContain('greater_than_equal');
     const n = await create({ model: 'hearth/tiny-chat', messages, n: 1.5 });
     expect(n.message).toContain("'type': 'int_from_float'");
-    const wrongType = await api(h.page, 'POST', '/v1/chat/completions', { key: h.key, rawBody: 'x', headers: { 'Content-Type': 'text/plain' } });
+    const wrongType = await api(h.page, 'POST', '/v1/chat/completions', {
+      key: h.key,
+      rawBody: 'x',
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(wrongType.status).toBe(415);
   });
 
@@ -85,7 +98,10 @@ describe('validation through the Service Worker, as vLLM answers', () => {
       name: 'NotFoundError',
       message: 'The model `someone/some-project/missing` does not exist.',
     });
-    const reg = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, body: { entity: null, project: 'e2e', name: 'agent', base_model: 'hearth/tiny-chat', return_existing: true } });
+    const reg = await api(h.page, 'POST', '/v1/preview/models', {
+      key: h.key,
+      body: { entity: null, project: 'e2e', name: 'agent', base_model: 'hearth/tiny-chat', return_existing: true },
+    });
     expect(reg.status).toBe(200);
     const missingStep = await create({ model: 'wandb-artifact:///local/e2e/agent:step7', messages });
     expect(missingStep).toMatchObject({ status: 404, name: 'NotFoundError' });

@@ -44,7 +44,10 @@ describe('engine host election', () => {
     const second = await openApp(context, server);
     const key = await first.evaluate(() => globalThis.hearth.adminKey());
     expect([await isHost(first), await isHost(second)]).toEqual([true, false]);
-    const model = await api(second, 'POST', '/v1/preview/models', { key, body: { project: 'p', name: 'survivor', base_model: 'hearth/tiny-chat' } });
+    const model = await api(second, 'POST', '/v1/preview/models', {
+      key,
+      body: { project: 'p', name: 'survivor', base_model: 'hearth/tiny-chat' },
+    });
     expect(model.status).toBe(200);
 
     await first.close();
@@ -90,7 +93,10 @@ describe('Service Worker restarts', () => {
     const app = await openApp(context, server);
     const key = await app.evaluate(() => globalThis.hearth.adminKey());
     const blank = await openBlank(context);
-    const created = await api(blank, 'POST', '/v1/preview/models', { key, body: { project: 'p', name: 'before-restart', base_model: 'hearth/tiny-chat' } });
+    const created = await api(blank, 'POST', '/v1/preview/models', {
+      key,
+      body: { project: 'p', name: 'before-restart', base_model: 'hearth/tiny-chat' },
+    });
     expect(created.status).toBe(200);
 
     // Browsers stop idle Service Workers (losing their port to the engine); do it now.
@@ -116,7 +122,9 @@ describe('streaming through the Service Worker', () => {
     const app = await openApp(context, server);
     const key = await app.evaluate(() => globalThis.hearth.adminKey());
     const blank = await openBlank(context);
-    const modelId = (await api(app, 'POST', '/v1/preview/models', { key, body: { project: 'p', name: 'streamed', base_model: 'hearth/tiny-chat' } })).json.id;
+    const modelId = (
+      await api(app, 'POST', '/v1/preview/models', { key, body: { project: 'p', name: 'streamed', base_model: 'hearth/tiny-chat' } })
+    ).json.id;
 
     // Open the engine status feed from the blank page and read its first event.
     const first = await blank.evaluate(async (key) => {
@@ -131,7 +139,10 @@ describe('streaming through the Service Worker', () => {
     expect(first.value).toMatch(/^event: status\n/);
 
     // While the stream stays open, a change (a job runs) arrives as a later chunk.
-    const job = await api(app, 'POST', '/v1/preview/training-jobs', { key, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } });
+    const job = await api(app, 'POST', '/v1/preview/training-jobs', {
+      key,
+      body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] },
+    });
     expect(job.status).toBe(200);
     const next = await blank.evaluate(async () => (await (globalThis as any).feed.read()).value as string);
     expect(next).toMatch(/event: status/);

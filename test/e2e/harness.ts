@@ -209,7 +209,12 @@ export function openaiBundle(): Promise<string> {
           outDir,
           emptyOutDir: false,
           minify: false,
-          lib: { entry: resolve(ROOT, 'test/e2e/openai-entry.ts'), formats: ['iife'], name: 'HearthOpenAIBundle', fileName: () => 'openai.iife.js' },
+          lib: {
+            entry: resolve(ROOT, 'test/e2e/openai-entry.ts'),
+            formats: ['iife'],
+            name: 'HearthOpenAIBundle',
+            fileName: () => 'openai.iife.js',
+          },
         },
       });
     }

@@ -15,7 +15,8 @@ export async function dumpHearthDb(page: Page): Promise<Record<string, any[]>> {
     for (const name of Array.from(db.objectStoreNames)) {
       out[name] = await new Promise<unknown[]>((ok, fail) => {
         const req = db.transaction(name).objectStore(name).getAll();
-        req.onsuccess = () => ok(req.result.map((r: Record<string, unknown>) => ({ ...r, bytes: r.bytes ? (r.bytes as ArrayBuffer).byteLength : undefined })));
+        req.onsuccess = () =>
+          ok(req.result.map((r: Record<string, unknown>) => ({ ...r, bytes: r.bytes ? (r.bytes as ArrayBuffer).byteLength : undefined })));
         req.onerror = () => fail(req.error);
       });
     }

@@ -32,12 +32,26 @@ describe('deeply nested JSON (issue 10, item 5)', () => {
   const nested = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
 
   it('is refused in each family shape on every JSON route, and the engine keeps serving', async () => {
-    const model = (await api(h.page, 'POST', '/v1/preview/models', { key: hostile, body: { entity: null, project: 'e2e', name: 'nest', base_model: MODEL } })).json;
-    const chat = await api(h.page, 'POST', '/v1/chat/completions', { key: hostile, rawBody: nested, headers: { 'Content-Type': 'application/json' } });
+    const model = (
+      await api(h.page, 'POST', '/v1/preview/models', {
+        key: hostile,
+        body: { entity: null, project: 'e2e', name: 'nest', base_model: MODEL },
+      })
+    ).json;
+    const chat = await api(h.page, 'POST', '/v1/chat/completions', {
+      key: hostile,
+      rawBody: nested,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(chat.status).toBe(400);
     expect(chat.json.error).toMatchObject({ type: 'Bad Request', code: 400 });
     expect(chat.json.error.message).toMatch(/nested deeper than 64/);
-    for (const path of ['/v1/preview/training-jobs', `/v1/preview/models/${model.id}/log`, '/v1/preview/models', '/v1/preview/sft-training-jobs']) {
+    for (const path of [
+      '/v1/preview/training-jobs',
+      `/v1/preview/models/${model.id}/log`,
+      '/v1/preview/models',
+      '/v1/preview/sft-training-jobs',
+    ]) {
       const r = await api(h.page, 'POST', path, { key: hostile, rawBody: nested, headers: { 'Content-Type': 'application/json' } });
       expect(r.status, path).toBe(422);
       expect(r.json.detail[0], path).toMatchObject({ loc: ['body'], type: 'json_invalid', ctx: { max_depth: 64 } });
@@ -60,7 +74,12 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
             controller.enqueue(chunk.slice());
           },
         });
-        const init = { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body, duplex: 'half' };
+        const init = {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body,
+          duplex: 'half',
+        };
         const res = await fetch(path, init);
         return { status: res.status, json: await res.json(), pulled };
       },
@@ -92,23 +111,38 @@ describe('bounded chat requests (issue 10, item 7)', () => {
     for (const [extra, param] of cases) {
       const out = await complete(h.page, hostile, { model: MODEL, messages: ASK, max_tokens: 4, ...extra });
       expect(out, param).toMatchObject({ ok: false, status: 400, name: 'BadRequestError', param });
-      expect((out as { message: string }).message).toMatch(new RegExp(`'too_long', 'loc': \\('body', '${param}'\\), 'msg': 'List should have at most \\d+ items'`));
+      expect((out as { message: string }).message).toMatch(
+        new RegExp(`'too_long', 'loc': \\('body', '${param}'\\), 'msg': 'List should have at most \\d+ items'`),
+      );
     }
     expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
   });
 
   it('answers 429 past 32 chat requests in flight for one key, frees the slots when streams close, and serves others meanwhile', async () => {
     const opened = await h.page.evaluate(async (key) => {
-      const body = JSON.stringify({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 3 + 4?' }], max_tokens: 1000, ignore_eos: true, stream: true });
+      const body = JSON.stringify({
+        model: 'hearth/tiny-chat',
+        messages: [{ role: 'user', content: 'What is 3 + 4?' }],
+        max_tokens: 1000,
+        ignore_eos: true,
+        stream: true,
+      });
       const init = { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body };
       const held = await Promise.all(Array.from({ length: 32 }, () => fetch('/v1/chat/completions', init)));
       (globalThis as any).__held = held;
       const extra = await fetch('/v1/chat/completions', init);
-      return { statuses: held.map((r) => r.status), extra: { status: extra.status, retryAfter: extra.headers.get('Retry-After'), json: await extra.json() } };
+      return {
+        statuses: held.map((r) => r.status),
+        extra: { status: extra.status, retryAfter: extra.headers.get('Retry-After'), json: await extra.json() },
+      };
     }, hostile);
     try {
       expect(opened.statuses).toEqual(Array(32).fill(200));
-      expect(opened.extra).toMatchObject({ status: 429, retryAfter: '1', json: { error: { message: 'Concurrency limit reached for requests', code: 429 } } });
+      expect(opened.extra).toMatchObject({
+        status: 429,
+        retryAfter: '1',
+        json: { error: { message: 'Concurrency limit reached for requests', code: 429 } },
+      });
       expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
     } finally {
       await h.page.evaluate(async () => {
@@ -128,16 +162,30 @@ describe('bounded chat requests (issue 10, item 7)', () => {
 describe('fair training queue (issue 10, item 7)', () => {
   const sftData = (n: number) =>
     'data:application/jsonl,' +
-    encodeURIComponent(Array.from({ length: n }, (_, i) => JSON.stringify({ messages: [{ role: 'user', content: `What is ${i % 10} + 1?` }, { role: 'assistant', content: String((i % 10) + 1) }] })).join('\n'));
+    encodeURIComponent(
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: `What is ${i % 10} + 1?` },
+            { role: 'assistant', content: String((i % 10) + 1) },
+          ],
+        }),
+      ).join('\n'),
+    );
   const register = async (key: string, name: string) =>
-    (await api(h.page, 'POST', '/v1/preview/models', { key, body: { entity: null, project: 'e2e', name, base_model: MODEL } })).json.id as string;
+    (await api(h.page, 'POST', '/v1/preview/models', { key, body: { entity: null, project: 'e2e', name, base_model: MODEL } })).json
+      .id as string;
   const job = async (id: string, key: string) => (await api(h.page, 'GET', `/v1/preview/training-jobs/${id}`, { key })).json;
-  const rl = (key: string, modelId: string) => api(h.page, 'POST', '/v1/preview/training-jobs', { key, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } });
+  const rl = (key: string, modelId: string) =>
+    api(h.page, 'POST', '/v1/preview/training-jobs', { key, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } });
 
   it('caps pending jobs per key (429) and serves keys round-robin, not first-come-first-served', { timeout: 600_000 }, async () => {
     const mine = await register(hostile, 'queue-hog');
     const theirs = await register(bystander, 'queue-fair');
-    const long = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: hostile, body: { model_id: mine, training_data_url: sftData(16), config: { batch_size: 2, learning_rate: 1e-4 } } });
+    const long = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
+      key: hostile,
+      body: { model_id: mine, training_data_url: sftData(16), config: { batch_size: 2, learning_rate: 1e-4 } },
+    });
     expect(long.status, long.text).toBe(200);
     for (let i = 0; i < 200 && (await job(long.json.id, hostile)).status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 100));
     // Engine status shows a running job's id to its owner only (item 12); others see that one runs.
@@ -179,13 +227,19 @@ describe('fair training queue (issue 10, item 7)', () => {
     const hogJobs = [];
     for (const id of queued) hogJobs.push(await ended(id, hostile));
     // The bystander's one job ran before every job the hostile key queued ahead of it.
-    for (const j of hogJobs) expect(fairJob.training_start < j.training_start, `${fairJob.training_start} < ${j.training_start}`).toBe(true);
+    for (const j of hogJobs)
+      expect(fairJob.training_start < j.training_start, `${fairJob.training_start} < ${j.training_start}`).toBe(true);
   });
 });
 
 describe('progress timeout in the Service Worker (issue 10)', () => {
   it('answers 504 for a request the engine leaves without progress, aborts it in the engine, and serves others meanwhile', async () => {
-    const model = (await api(h.page, 'POST', '/v1/preview/models', { key: hostile, body: { entity: null, project: 'e2e', name: 'stall', base_model: MODEL } })).json;
+    const model = (
+      await api(h.page, 'POST', '/v1/preview/models', {
+        key: hostile,
+        body: { entity: null, project: 'e2e', name: 'stall', base_model: MODEL },
+      })
+    ).json;
     // SFT data from a server that never answers: the engine waits on it with no progress.
     const stall = h.server.stall('/e2e-limits/never.jsonl');
     const stuck = api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
@@ -206,13 +260,23 @@ describe('progress timeout in the Service Worker (issue 10)', () => {
   });
 });
 
-describe('base models are the owner\'s (issue 10, items 4 and 12)', () => {
+describe("base models are the owner's (issue 10, items 4 and 12)", () => {
   it('refuses adding, uploading, re-pointing and removing to other keys with 403; everyone lists and uses them', async () => {
     const encoded = encodeURIComponent(MODEL);
     const attempts = [
-      await api(h.page, 'POST', '/v1/preview/base-models', { key: hostile, body: { source: { type: 'huggingface', repo: 'org/tiny-chat', base_url: 'http://127.0.0.1:9' } } }),
-      await api(h.page, 'POST', '/v1/preview/base-models', { key: hostile, body: { source: { type: 'url', url: 'http://127.0.0.1:9/x' } } }),
-      await api(h.page, 'POST', '/v1/preview/base-models/files', { key: hostile, rawBody: '--b\r\n', headers: { 'Content-Type': 'multipart/form-data; boundary=b' } }),
+      await api(h.page, 'POST', '/v1/preview/base-models', {
+        key: hostile,
+        body: { source: { type: 'huggingface', repo: 'org/tiny-chat', base_url: 'http://127.0.0.1:9' } },
+      }),
+      await api(h.page, 'POST', '/v1/preview/base-models', {
+        key: hostile,
+        body: { source: { type: 'url', url: 'http://127.0.0.1:9/x' } },
+      }),
+      await api(h.page, 'POST', '/v1/preview/base-models/files', {
+        key: hostile,
+        rawBody: '--b\r\n',
+        headers: { 'Content-Type': 'multipart/form-data; boundary=b' },
+      }),
       await api(h.page, 'DELETE', `/v1/preview/base-models/${encoded}`, { key: hostile }),
     ];
     for (const r of attempts) {
@@ -226,7 +290,10 @@ describe('base models are the owner\'s (issue 10, items 4 and 12)', () => {
   });
 
   it('shows a URL download without its credentials to every key', async () => {
-    const added = await api(h.page, 'POST', '/v1/preview/base-models', { key: h.key, body: { source: { type: 'url', url: 'http://user:s3cret@127.0.0.1:9/models/x?token=s3cret' } } });
+    const added = await api(h.page, 'POST', '/v1/preview/base-models', {
+      key: h.key,
+      body: { source: { type: 'url', url: 'http://user:s3cret@127.0.0.1:9/models/x?token=s3cret' } },
+    });
     expect(added.status, added.text).toBe(202);
     expect(added.json.id).toBe('http://127.0.0.1:9/models/x/');
     expect(added.json.origin).toEqual({ type: 'url', url: 'http://127.0.0.1:9/models/x/' });
@@ -239,68 +306,108 @@ describe('base models are the owner\'s (issue 10, items 4 and 12)', () => {
   });
 });
 
-describe('revoking a principal\'s last key, and deleting the principal (issue 10, item 8)', () => {
-  it('fails its queued and running jobs saying why, closes its open streams, and the admin deletes all it owns', { timeout: 600_000 }, async () => {
-    const created = (await api(h.page, 'POST', '/v1/preview/api-keys', { key: h.key, body: { name: 'doomed' } })).json;
-    const doomed = created.key as string;
-    const modelId = (await api(h.page, 'POST', '/v1/preview/models', { key: doomed, body: { entity: null, project: 'e2e', name: 'doomed', base_model: MODEL } })).json.id;
-    const lines = Array.from({ length: 16 }, (_, i) => JSON.stringify({ messages: [{ role: 'user', content: `What is ${i % 10} + 2?` }, { role: 'assistant', content: String((i % 10) + 2) }] }));
-    const running = (await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: doomed, body: { model_id: modelId, training_data_url: `data:application/jsonl,${encodeURIComponent(lines.join('\n'))}` } })).json.id;
-    for (let i = 0; i < 600 && (await api(h.page, 'GET', `/v1/preview/training-jobs/${running}`, { key: doomed })).json.status === 'PENDING'; i++) await new Promise((r) => setTimeout(r, 100));
-    const queued = (await api(h.page, 'POST', '/v1/preview/training-jobs', { key: doomed, body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } })).json.id;
-    // Two open streams: a long chat and the engine feed (which never ends by itself).
-    await h.page.evaluate(async (key) => {
-      const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
-      const body = JSON.stringify({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'What is 3 + 4?' }], max_tokens: 1000, ignore_eos: true, stream: true });
-      const read = async (res: Response) => {
-        const reader = res.body!.getReader();
-        let text = '';
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) return { ended: 'closed', text };
-            text += new TextDecoder().decode(value);
+describe("revoking a principal's last key, and deleting the principal (issue 10, item 8)", () => {
+  it(
+    'fails its queued and running jobs saying why, closes its open streams, and the admin deletes all it owns',
+    { timeout: 600_000 },
+    async () => {
+      const created = (await api(h.page, 'POST', '/v1/preview/api-keys', { key: h.key, body: { name: 'doomed' } })).json;
+      const doomed = created.key as string;
+      const modelId = (
+        await api(h.page, 'POST', '/v1/preview/models', {
+          key: doomed,
+          body: { entity: null, project: 'e2e', name: 'doomed', base_model: MODEL },
+        })
+      ).json.id;
+      const lines = Array.from({ length: 16 }, (_, i) =>
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: `What is ${i % 10} + 2?` },
+            { role: 'assistant', content: String((i % 10) + 2) },
+          ],
+        }),
+      );
+      const running = (
+        await api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
+          key: doomed,
+          body: { model_id: modelId, training_data_url: `data:application/jsonl,${encodeURIComponent(lines.join('\n'))}` },
+        })
+      ).json.id;
+      for (
+        let i = 0;
+        i < 600 && (await api(h.page, 'GET', `/v1/preview/training-jobs/${running}`, { key: doomed })).json.status === 'PENDING';
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 100));
+      const queued = (
+        await api(h.page, 'POST', '/v1/preview/training-jobs', {
+          key: doomed,
+          body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] },
+        })
+      ).json.id;
+      // Two open streams: a long chat and the engine feed (which never ends by itself).
+      await h.page.evaluate(async (key) => {
+        const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+        const body = JSON.stringify({
+          model: 'hearth/tiny-chat',
+          messages: [{ role: 'user', content: 'What is 3 + 4?' }],
+          max_tokens: 1000,
+          ignore_eos: true,
+          stream: true,
+        });
+        const read = async (res: Response) => {
+          const reader = res.body!.getReader();
+          let text = '';
+          try {
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done) return { ended: 'closed', text };
+              text += new TextDecoder().decode(value);
+            }
+          } catch (err) {
+            return { ended: `error: ${String(err)}`, text };
           }
-        } catch (err) {
-          return { ended: `error: ${String(err)}`, text };
-        }
-      };
-      const chat = await fetch('/v1/chat/completions', { method: 'POST', headers, body });
-      const feed = await fetch('/v1/preview/engine/events', { headers });
-      (globalThis as any).__doomed = { chat: read(chat), feed: read(feed) };
-    }, doomed);
+        };
+        const chat = await fetch('/v1/chat/completions', { method: 'POST', headers, body });
+        const feed = await fetch('/v1/preview/engine/events', { headers });
+        (globalThis as any).__doomed = { chat: read(chat), feed: read(feed) };
+      }, doomed);
 
-    expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/${created.id}`, { key: h.key })).status).toBe(200);
-    const streams = await h.page.evaluate(async () => {
-      const d = (globalThis as any).__doomed;
-      return { chat: await d.chat, feed: await d.feed };
-    });
-    // Both streams ended; the chat before its 1000 tokens (no finish_reason "length").
-    expect(streams.feed.ended).toBeTruthy();
-    expect(streams.chat.text).not.toContain('"finish_reason":"length"');
-    expect((await api(h.page, 'GET', '/v1/preview/models', { key: doomed })).status).toBe(401);
+      expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/${created.id}`, { key: h.key })).status).toBe(200);
+      const streams = await h.page.evaluate(async () => {
+        const d = (globalThis as any).__doomed;
+        return { chat: await d.chat, feed: await d.feed };
+      });
+      // Both streams ended; the chat before its 1000 tokens (no finish_reason "length").
+      expect(streams.feed.ended).toBeTruthy();
+      expect(streams.chat.text).not.toContain('"finish_reason":"length"');
+      expect((await api(h.page, 'GET', '/v1/preview/models', { key: doomed })).status).toBe(401);
 
-    const events = async () => (await dumpHearthDb(h.page)).jobEvents.filter((e) => e.jobId === running || e.jobId === queued);
-    let failed: any[] = [];
-    for (let i = 0; i < 600 && failed.length < 2; i++) {
-      failed = (await events()).filter((e) => e.type === 'training_failed');
-      if (failed.length < 2) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(failed.map((e) => String(e.jobId)).sort()).toEqual([String(running), String(queued)].sort());
-    for (const e of failed) expect(e.data.error_message).toMatch(/"doomed" was revoked/);
-    const jobs = (await dumpHearthDb(h.page)).trainingJobs.filter((j) => j.id === running || j.id === queued);
-    expect(jobs.map((j) => j.status)).toEqual(['FAILED', 'FAILED']);
-    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+      const events = async () => (await dumpHearthDb(h.page)).jobEvents.filter((e) => e.jobId === running || e.jobId === queued);
+      let failed: any[] = [];
+      for (let i = 0; i < 600 && failed.length < 2; i++) {
+        failed = (await events()).filter((e) => e.type === 'training_failed');
+        if (failed.length < 2) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(failed.map((e) => String(e.jobId)).sort()).toEqual([String(running), String(queued)].sort());
+      for (const e of failed) expect(e.data.error_message).toMatch(/"doomed" was revoked/);
+      const jobs = (await dumpHearthDb(h.page)).trainingJobs.filter((j) => j.id === running || j.id === queued);
+      expect(jobs.map((j) => j.status)).toEqual(['FAILED', 'FAILED']);
+      expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
 
-    // The admin deletes the principal with everything it owns, in one cascade.
-    const gone = await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: h.key });
-    expect(gone.status, gone.text).toBe(200);
-    expect(gone.json).toMatchObject({ object: 'principal', deleted: true, deleted_models: 1 });
-    const db = await dumpHearthDb(h.page);
-    for (const [store, records] of Object.entries(db)) {
-      expect(records.filter((r) => r.principalId === created.principal_id || r.id === created.principal_id), store).toEqual([]);
-    }
-    expect(db.checkpointFiles.filter((f) => !db.checkpoints.some((c) => c.id === f.checkpointId))).toEqual([]);
-    expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: hostile })).status).toBe(403);
-  });
+      // The admin deletes the principal with everything it owns, in one cascade.
+      const gone = await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: h.key });
+      expect(gone.status, gone.text).toBe(200);
+      expect(gone.json).toMatchObject({ object: 'principal', deleted: true, deleted_models: 1 });
+      const db = await dumpHearthDb(h.page);
+      for (const [store, records] of Object.entries(db)) {
+        expect(
+          records.filter((r) => r.principalId === created.principal_id || r.id === created.principal_id),
+          store,
+        ).toEqual([]);
+      }
+      expect(db.checkpointFiles.filter((f) => !db.checkpoints.some((c) => c.id === f.checkpointId))).toEqual([]);
+      expect((await api(h.page, 'DELETE', `/v1/preview/api-keys/principals/${created.principal_id}`, { key: hostile })).status).toBe(403);
+    },
+  );
 });

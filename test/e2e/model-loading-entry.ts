@@ -52,7 +52,14 @@ async function generate(id: string, messages: ChatMessage[], steps: number) {
   const detok = files.tokenizer.detokenizer({ skipSpecialTokens: true });
   const deltas = generated.map((t) => detok.push(t));
   deltas.push(detok.finish());
-  return { prompt, promptIds, generated, deltas, text: detok.text, decoded: files.tokenizer.decode(generated, { skipSpecialTokens: true }) };
+  return {
+    prompt,
+    promptIds,
+    generated,
+    deltas,
+    text: detok.text,
+    decoded: files.tokenizer.decode(generated, { skipSpecialTokens: true }),
+  };
 }
 
 async function uploadToGpu(id: string) {

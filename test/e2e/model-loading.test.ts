@@ -35,7 +35,12 @@ async function buildBundle(): Promise<string> {
       outDir,
       emptyOutDir: true,
       minify: false,
-      lib: { entry: join(ROOT, 'test/e2e/model-loading-entry.ts'), formats: ['iife'], name: 'HearthModelE2EBundle', fileName: () => 'bundle.js' },
+      lib: {
+        entry: join(ROOT, 'test/e2e/model-loading-entry.ts'),
+        formats: ['iife'],
+        name: 'HearthModelE2EBundle',
+        fileName: () => 'bundle.js',
+      },
     },
   });
   return readFileSync(join(outDir, 'bundle.js'), 'utf8');
@@ -71,7 +76,9 @@ it('fetches the bundled model into IndexedDB ("hearth-model-files"), then loads 
   expect(first.config).toMatchObject({ arch: 'llama', hiddenSize: 256, numLayers: 4, vocabSize: 4096, tieWordEmbeddings: true });
   expect(first.eosTokenIds).toEqual([2, 0]);
   const fetched = new Set(first.progress.filter((p: any) => !p.fromCache).map((p: any) => p.file));
-  expect(fetched).toEqual(new Set(['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']));
+  expect(fetched).toEqual(
+    new Set(['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors']),
+  );
 
   expect(await inPage((api) => api.databases())).toContain('hearth-model-files');
   const cached = await inPage((api) => api.listCached());
@@ -134,7 +141,14 @@ it('a download cut off in one load keeps its bytes in IndexedDB and the next loa
   files.dropPath = '/model.safetensors';
   files.dropAfter = 600_000;
   files.dropCount = 1;
-  const failed = await inPage((api, base) => api.loadFromUrl('hearth/tiny-qwen2', base, 0).then(() => 'loaded', (e: Error) => e.message), files.base);
+  const failed = await inPage(
+    (api, base) =>
+      api.loadFromUrl('hearth/tiny-qwen2', base, 0).then(
+        () => 'loaded',
+        (e: Error) => e.message,
+      ),
+    files.base,
+  );
   expect(failed).toMatch(/model\.safetensors: download interrupted after .*loading the model again resumes/);
   const partial = (await inPage((api) => api.listCached())).find((m: any) => m.modelId === 'hearth/tiny-qwen2');
   const weights = partial.files.find((f: any) => f.file === 'model.safetensors');
@@ -152,6 +166,11 @@ it('removes a cached model: an offline load then fails with a clear error', asyn
   await inPage((api) => api.removeCached('bundled:hearth/tiny-chat'));
   const cached = await inPage((api) => api.listCached());
   expect(cached.map((m: any) => m.modelId)).not.toContain('bundled:hearth/tiny-chat');
-  const error = await inPage((api) => api.loadBundled('hearth/tiny-chat', { offline: true }).then(() => 'loaded', (e: Error) => e.message));
+  const error = await inPage((api) =>
+    api.loadBundled('hearth/tiny-chat', { offline: true }).then(
+      () => 'loaded',
+      (e: Error) => e.message,
+    ),
+  );
   expect(error).toMatch(/config\.json: cannot reach .*models\/tiny-chat\/config\.json/);
 });

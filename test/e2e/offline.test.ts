@@ -23,16 +23,23 @@ describe('offline after the first load', () => {
     expect(linked).toBe('/manifest.webmanifest');
 
     // A registered model: data the engine must find again after the offline reload.
-    const model = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, body: { project: 'offline', name: 'm', base_model: 'hearth/tiny-chat' } });
+    const model = await api(h.page, 'POST', '/v1/preview/models', {
+      key: h.key,
+      body: { project: 'offline', name: 'm', base_model: 'hearth/tiny-chat' },
+    });
     expect(model.status).toBe(200);
 
     // The install has filled the shell cache: index.html ("/") and every script of the build.
-    const cached = await h.page.waitForFunction(async () => {
-      const names = (await caches.keys()).filter((n) => n.startsWith('hearth-shell-'));
-      if (names.length !== 1) return null;
-      const keys = (await (await caches.open(names[0])).keys()).map((r) => new URL(r.url).pathname);
-      return keys.includes('/') && keys.some((k) => k.startsWith('/assets/')) ? keys : null;
-    }, undefined, { timeout: 30_000 });
+    const cached = await h.page.waitForFunction(
+      async () => {
+        const names = (await caches.keys()).filter((n) => n.startsWith('hearth-shell-'));
+        if (names.length !== 1) return null;
+        const keys = (await (await caches.open(names[0])).keys()).map((r) => new URL(r.url).pathname);
+        return keys.includes('/') && keys.some((k) => k.startsWith('/assets/')) ? keys : null;
+      },
+      undefined,
+      { timeout: 30_000 },
+    );
     const keys = (await cached.jsonValue()) as string[];
     expect(keys).toContain('/models/index.json');
     expect(keys.some((k) => k.startsWith('/v1'))).toBe(false);
@@ -51,7 +58,12 @@ describe('offline after the first load', () => {
     expect(bases.status).toBe(200);
     expect(bases.json.data.map((m: { id: string }) => m.id)).toContain('hearth/tiny-chat');
     // Really offline: a file outside the shell cannot be fetched.
-    const outside = await h.page.evaluate(() => fetch('/models/tiny-chat/config.json').then((r) => r.status, () => 'network error'));
+    const outside = await h.page.evaluate(() =>
+      fetch('/models/tiny-chat/config.json').then(
+        (r) => r.status,
+        () => 'network error',
+      ),
+    );
     expect(outside).toBe('network error');
   });
 });

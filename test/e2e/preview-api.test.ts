@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 const register = (name: string, key = h.key, extra: Record<string, unknown> = {}) =>
-  api(h.page, 'POST', '/v1/preview/models', { key, body: { entity: null, project: 'e2e', name, base_model: 'hearth/tiny-chat', return_existing: true, ...extra } });
+  api(h.page, 'POST', '/v1/preview/models', {
+    key,
+    body: { entity: null, project: 'e2e', name, base_model: 'hearth/tiny-chat', return_existing: true, ...extra },
+  });
 
 async function waitForJob(id: string, key = h.key, polls = 100): Promise<any> {
   for (let i = 0; i < polls; i++) {
@@ -49,7 +52,12 @@ describe('auth', () => {
   it('isolates principals: 404 for what another principal owns, exactly as for unknown ids', async () => {
     const other = (await api(h.page, 'POST', '/v1/preview/api-keys', { key: h.key, body: { name: 'intruder' } })).json.key;
     const model = (await register('isolated')).json;
-    const job = (await api(h.page, 'POST', '/v1/preview/training-jobs', { key: h.key, body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] } })).json;
+    const job = (
+      await api(h.page, 'POST', '/v1/preview/training-jobs', {
+        key: h.key,
+        body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] },
+      })
+    ).json;
     const missing = crypto.randomUUID();
     for (const [method, path, body] of [
       ['GET', `/v1/preview/models/${model.id}`],
@@ -93,7 +101,18 @@ describe('models and checkpoints', () => {
     const seeds = [];
     for (let step = 1; step <= 4; step++) {
       const id = crypto.randomUUID();
-      seeds.push({ store: 'checkpoints', value: { id, modelId: model.id, principalId, step, metrics: {}, files: ['adapter_config.json', 'adapter_model.safetensors'], createdAt: Date.now() } });
+      seeds.push({
+        store: 'checkpoints',
+        value: {
+          id,
+          modelId: model.id,
+          principalId,
+          step,
+          metrics: {},
+          files: ['adapter_config.json', 'adapter_model.safetensors'],
+          createdAt: Date.now(),
+        },
+      });
       seeds.push({ store: 'checkpointFiles', value: { checkpointId: id, name: 'adapter_config.json' }, bytes: 16 });
       seeds.push({ store: 'checkpointFiles', value: { checkpointId: id, name: 'adapter_model.safetensors' }, bytes: 4096 });
     }
@@ -102,17 +121,26 @@ describe('models and checkpoints', () => {
     const page1 = await api(h.page, 'GET', `/v1/preview/models/${model.id}/checkpoints?limit=2&order=desc`, { key: h.key });
     expect(page1.json.data.map((c: { step: number }) => c.step)).toEqual([4, 3]);
     expect(page1.json).toMatchObject({ has_more: true, first_id: page1.json.data[0].id, last_id: page1.json.data[1].id });
-    const page2 = await api(h.page, 'GET', `/v1/preview/models/${model.id}/checkpoints?limit=2&order=desc&after=${page1.json.last_id}`, { key: h.key });
+    const page2 = await api(h.page, 'GET', `/v1/preview/models/${model.id}/checkpoints?limit=2&order=desc&after=${page1.json.last_id}`, {
+      key: h.key,
+    });
     expect(page2.json.data.map((c: { step: number }) => c.step)).toEqual([2, 1]);
     expect(page2.json.has_more).toBe(true);
-    const page3 = await api(h.page, 'GET', `/v1/preview/models/${model.id}/checkpoints?limit=2&order=desc&after=${page2.json.last_id}`, { key: h.key });
+    const page3 = await api(h.page, 'GET', `/v1/preview/models/${model.id}/checkpoints?limit=2&order=desc&after=${page2.json.last_id}`, {
+      key: h.key,
+    });
     expect(page3.json).toMatchObject({ has_more: false, data: [{ step: 0 }] });
 
     const del = await api(h.page, 'DELETE', `/v1/preview/models/${model.id}/checkpoints`, { key: h.key, body: { steps: [1, 3, 99] } });
     expect(del.json).toEqual({ deleted_count: 2, not_found_steps: [99] });
     const db = await dumpHearthDb(h.page);
     const ids = new Set(db.checkpoints.filter((c) => c.modelId === model.id).map((c) => c.id));
-    expect(db.checkpoints.filter((c) => c.modelId === model.id).map((c) => c.step).sort((a, b) => a - b)).toEqual([0, 2, 4]);
+    expect(
+      db.checkpoints
+        .filter((c) => c.modelId === model.id)
+        .map((c) => c.step)
+        .sort((a, b) => a - b),
+    ).toEqual([0, 2, 4]);
     // Every stored file belongs to a checkpoint that exists.
     const live = new Set(db.checkpoints.map((c) => c.id));
     expect(db.checkpointFiles.every((f) => live.has(f.checkpointId))).toBe(true);
@@ -126,7 +154,15 @@ describe('models and checkpoints', () => {
       body: {
         model_id: model.id,
         split: 'val',
-        trajectory_groups: [{ trajectories: [{ messages_and_choices: [{ role: 'user', content: 'x' }], reward: 1 }, { messages_and_choices: [], reward: 0.5 }], exceptions: [] }],
+        trajectory_groups: [
+          {
+            trajectories: [
+              { messages_and_choices: [{ role: 'user', content: 'x' }], reward: 1 },
+              { messages_and_choices: [], reward: 0.5 },
+            ],
+            exceptions: [],
+          },
+        ],
       },
     });
     expect(res.status).toBe(200);
@@ -140,7 +176,10 @@ describe('models and checkpoints', () => {
     const before = await dumpHearthDb(h.page);
     const res = await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, {
       key: h.key,
-      body: { split: 'val', trajectory_groups: [{ trajectories: [{ messages_and_choices: [{ finish_reason: 'stop', index: 0 }], reward: 'high' }] }] },
+      body: {
+        split: 'val',
+        trajectory_groups: [{ trajectories: [{ messages_and_choices: [{ finish_reason: 'stop', index: 0 }], reward: 'high' }] }],
+      },
     });
     expect(res.status).toBe(422);
     expect(res.json.detail.map((d: { loc: unknown[] }) => d.loc.join('.'))).toEqual([
@@ -152,10 +191,18 @@ describe('models and checkpoints', () => {
   });
 
   it('answers 422 json_invalid for malformed JSON and 415 for a non-JSON body', async () => {
-    const bad = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, rawBody: '{oops', headers: { 'Content-Type': 'application/json' } });
+    const bad = await api(h.page, 'POST', '/v1/preview/models', {
+      key: h.key,
+      rawBody: '{oops',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].type).toBe('json_invalid');
-    const text = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, rawBody: 'hello', headers: { 'Content-Type': 'text/plain' } });
+    const text = await api(h.page, 'POST', '/v1/preview/models', {
+      key: h.key,
+      rawBody: 'hello',
+      headers: { 'Content-Type': 'text/plain' },
+    });
     expect(text.status).toBe(415);
     // Uploads refuse JSON the same way: 415 on every multipart route.
     for (const path of ['/v1/preview/artifacts', '/v1/preview/base-models/files']) {
@@ -173,13 +220,26 @@ describe('training jobs', () => {
     const model = (await register('trainee')).json;
     const rl = await api(h.page, 'POST', '/v1/preview/training-jobs', {
       key: h.key,
-      body: { model_id: model.id, trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }], experimental_config: { learning_rate: 1e-5, epsilon: null } },
+      body: {
+        model_id: model.id,
+        trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }],
+        experimental_config: { learning_rate: 1e-5, epsilon: null },
+      },
     });
     expect(rl.status).toBe(200);
     expect(rl.json).toMatchObject({ model_id: model.id, kind: 'rl' });
     h.server.files.set('/data/train.jsonl', {
       type: 'application/jsonl',
-      body: [1, 2, 3].map((i) => JSON.stringify({ messages: [{ role: 'user', content: `${i}+${i}?` }, { role: 'assistant', content: `${2 * i}` }] })).join('\n'),
+      body: [1, 2, 3]
+        .map((i) =>
+          JSON.stringify({
+            messages: [
+              { role: 'user', content: `${i}+${i}?` },
+              { role: 'assistant', content: `${2 * i}` },
+            ],
+          }),
+        )
+        .join('\n'),
     });
     const sft = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
       key: h.key,
@@ -187,7 +247,10 @@ describe('training jobs', () => {
     });
     expect(sft.status, sft.text).toBe(200);
 
-    for (const [id, steps] of [[rl.json.id, 0], [sft.json.id, 2]] as const) {
+    for (const [id, steps] of [
+      [rl.json.id, 0],
+      [sft.json.id, 2],
+    ] as const) {
       const job = await waitForJob(id, h.key, 8000);
       expect(job.status, job.error_message).toBe('COMPLETED');
       const events = await api(h.page, 'GET', `/v1/preview/training-jobs/${id}/events?limit=1`, { key: h.key });
@@ -207,7 +270,10 @@ describe('training jobs', () => {
 
   it('answers 422 for an SFT data URL that does not resolve', async () => {
     const model = (await register('no-data')).json;
-    const res = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', { key: h.key, body: { model_id: model.id, training_data_url: '/data/missing.jsonl' } });
+    const res = await api(h.page, 'POST', '/v1/preview/sft-training-jobs', {
+      key: h.key,
+      body: { model_id: model.id, training_data_url: '/data/missing.jsonl' },
+    });
     expect(res.status).toBe(422);
     expect(res.json.detail[0].msg).toMatch(/HTTP 404/);
   });
@@ -216,8 +282,16 @@ describe('training jobs', () => {
 describe('deleting a model', () => {
   it('removes everything it owns and leaves no orphaned record', { timeout: 600_000 }, async () => {
     const model = (await register('cascade')).json;
-    await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split: 'train', trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] } });
-    const job = (await api(h.page, 'POST', '/v1/preview/training-jobs', { key: h.key, body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] } })).json;
+    await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, {
+      key: h.key,
+      body: { split: 'train', trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] },
+    });
+    const job = (
+      await api(h.page, 'POST', '/v1/preview/training-jobs', {
+        key: h.key,
+        body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] },
+      })
+    ).json;
     await waitForJob(job.id, h.key, 8000);
     const del = await api(h.page, 'DELETE', `/v1/preview/models/${model.id}`, { key: h.key });
     // Step 0 and the step the job advanced to with nothing trainable (issue 6).
@@ -228,7 +302,10 @@ describe('deleting a model', () => {
     const checkpoints = new Set(db.checkpoints.map((c) => c.id));
     const jobs = new Set(db.trainingJobs.map((j) => j.id));
     for (const store of ['checkpoints', 'runs', 'trajectoryLogs', 'trainingJobs', 'artifacts']) {
-      expect(db[store].every((r) => models.has(r.modelId)), store).toBe(true);
+      expect(
+        db[store].every((r) => models.has(r.modelId)),
+        store,
+      ).toBe(true);
     }
     expect(db.checkpointFiles.every((f) => checkpoints.has(f.checkpointId))).toBe(true);
     expect(db.jobInputs.every((i) => jobs.has(i.jobId))).toBe(true);
@@ -243,19 +320,28 @@ describe('the openai SDK in the page', () => {
     const result = await h.page.evaluate(async (key) => {
       const OpenAI = (globalThis as any).OpenAI;
       const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0 });
-      const model = await client.post('/preview/models', { body: { entity: null, project: 'sdk', name: 'sdk-model', base_model: 'hearth/tiny-chat', return_existing: true } });
+      const model = await client.post('/preview/models', {
+        body: { entity: null, project: 'sdk', name: 'sdk-model', base_model: 'hearth/tiny-chat', return_existing: true },
+      });
       const page = await client.get(`/preview/models/${model.id}/checkpoints`, { query: { limit: 1, order: 'desc' } });
       let chatError: { status?: number; message?: string; name?: string } = {};
       let chatTokens = 0;
       try {
-        const chat = await client.chat.completions.create({ model: 'hearth/tiny-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+        const chat = await client.chat.completions.create({
+          model: 'hearth/tiny-chat',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 2,
+        });
         chatTokens = chat.usage.completion_tokens;
       } catch (err: any) {
         chatError = { status: err.status, message: err.message, name: err.constructor.name };
       }
       let authError: { status?: number; name?: string } = {};
       try {
-        await new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: 'hth_wrong', dangerouslyAllowBrowser: true, maxRetries: 0 }).post('/preview/models', { body: {} });
+        await new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: 'hth_wrong', dangerouslyAllowBrowser: true, maxRetries: 0 }).post(
+          '/preview/models',
+          { body: {} },
+        );
       } catch (err: any) {
         authError = { status: err.status, name: err.constructor.name };
       }

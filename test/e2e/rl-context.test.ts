@@ -20,7 +20,13 @@ afterAll(async () => {
 const call = (method: string, path: string, body?: unknown) => api(h.page, method, path, { key: h.key, body });
 
 async function register(base: string, name: string): Promise<{ id: string; entity: string; project: string; name: string }> {
-  const r = await call('POST', '/v1/preview/models', { entity: null, project: 'e2e-rl-context', name, base_model: base, return_existing: true });
+  const r = await call('POST', '/v1/preview/models', {
+    entity: null,
+    project: 'e2e-rl-context',
+    name,
+    base_model: base,
+    return_existing: true,
+  });
   expect(r.status, r.text).toBe(200);
   return r.json;
 }
@@ -32,7 +38,10 @@ async function runJob(jobId: string): Promise<{ started: Record<string, number>;
     const failed = events.find((e) => e.type === 'training_failed');
     if (failed) throw new Error(`training_failed: ${failed.data.error_message}`);
     if (events.some((e) => e.type === 'training_ended')) {
-      return { started: events.find((e) => e.type === 'training_started')!.data, steps: events.filter((e) => e.type === 'gradient_step').map((e) => e.data) };
+      return {
+        started: events.find((e) => e.type === 'training_started')!.data,
+        steps: events.filter((e) => e.type === 'gradient_step').map((e) => e.data),
+      };
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -51,8 +60,15 @@ async function rollouts(model: string): Promise<{ content: string; choices: Choi
   return Promise.all(
     PROMPTS.map(async (content, i) => {
       const r = await call('POST', '/v1/chat/completions', {
-        model, messages: [{ role: 'user', content }], n: 4, temperature: 1, max_tokens: 8, seed: 7 + i,
-        logprobs: true, return_tokens_as_token_ids: true, return_token_ids: true,
+        model,
+        messages: [{ role: 'user', content }],
+        n: 4,
+        temperature: 1,
+        max_tokens: 8,
+        seed: 7 + i,
+        logprobs: true,
+        return_tokens_as_token_ids: true,
+        return_token_ids: true,
       });
       expect(r.status, r.text).toBe(200);
       return { content, choices: r.json.choices, promptIds: r.json.prompt_token_ids };
@@ -94,7 +110,13 @@ describe.each([
     const job = await call('POST', '/v1/preview/training-jobs', {
       model_id: model.id,
       trajectory_groups: trajectoryGroups,
-      experimental_config: { learning_rate: 1e-3, ppo: true, scale_rewards: true, advantage_balance: BALANCE, precalculate_logprobs: false },
+      experimental_config: {
+        learning_rate: 1e-3,
+        ppo: true,
+        scale_rewards: true,
+        advantage_balance: BALANCE,
+        precalculate_logprobs: false,
+      },
     });
     expect(job.status, job.text).toBe(200);
     const run = await runJob(job.json.id);

@@ -31,7 +31,13 @@ async function complete(requests: Record<string, unknown>[]): Promise<any[]> {
   return h.page.evaluate(
     async ({ key, requests }) => {
       const OpenAI = (globalThis as any).OpenAI;
-      const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 170_000 });
+      const client = new OpenAI({
+        baseURL: `${location.origin}/v1`,
+        apiKey: key,
+        dangerouslyAllowBrowser: true,
+        maxRetries: 0,
+        timeout: 170_000,
+      });
       return Promise.all(
         requests.map(async (body) => {
           try {
@@ -79,7 +85,11 @@ const READINGS = {
   type: 'array',
   items: {
     type: 'object',
-    properties: { id: { type: 'integer', minimum: 0, maximum: 9 }, level: { enum: ['low', 'high'] }, note: { type: 'string', maxLength: 3 } },
+    properties: {
+      id: { type: 'integer', minimum: 0, maximum: 9 },
+      level: { enum: ['low', 'high'] },
+      note: { type: 'string', maxLength: 3 },
+    },
     required: ['id', 'level'],
     additionalProperties: false,
   },
@@ -97,10 +107,29 @@ const TAGS = {
 describe('structured outputs through /v1/chat/completions', () => {
   it('JSON schemas of several shapes give documents that validate, streamed and not, in every choice', async () => {
     const [person, readings, tags, streamedPerson] = await complete([
-      { ...base, ...noWhitespace, max_tokens: 60, response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON, strict: true } } },
+      {
+        ...base,
+        ...noWhitespace,
+        max_tokens: 60,
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON, strict: true } },
+      },
       { ...base, max_tokens: 60, structured_outputs: { json: READINGS, disable_any_whitespace: true, _backend: 'xgrammar' } },
-      { ...base, ...noWhitespace, max_tokens: 40, n: 2, temperature: 1, seed: 11, response_format: { type: 'json_schema', json_schema: { name: 'tags', schema: TAGS } } },
-      { ...base, ...noWhitespace, max_tokens: 60, stream: true, response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON, strict: true } } },
+      {
+        ...base,
+        ...noWhitespace,
+        max_tokens: 40,
+        n: 2,
+        temperature: 1,
+        seed: 11,
+        response_format: { type: 'json_schema', json_schema: { name: 'tags', schema: TAGS } },
+      },
+      {
+        ...base,
+        ...noWhitespace,
+        max_tokens: 60,
+        stream: true,
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON, strict: true } },
+      },
     ]);
     for (const r of [person, readings, tags]) expect(r.error).toBeUndefined();
     const valid = (schema: object, text: string) => {
@@ -145,7 +174,14 @@ describe('structured outputs through /v1/chat/completions', () => {
     const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }];
     const results = await complete([
       { ...base, max_tokens: 4, structured_outputs: { regex: '(unclosed' } },
-      { ...base, max_tokens: 4, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'nonsense' } } } } } },
+      {
+        ...base,
+        max_tokens: 4,
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'nonsense' } } } },
+        },
+      },
       { ...base, max_tokens: 4, structured_outputs: { grammar: 'root ::= "a" |' } },
       { ...base, max_tokens: 4, structured_outputs: { choice: ['a'], _backend: 'outlines' } },
       { ...base, max_tokens: 4, structured_outputs: { json: { type: 'object' }, regex: 'a+' } },

@@ -19,7 +19,11 @@ const ajv = new Ajv2020({ strict: false });
 
 const ADD = { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] };
 const TOOLS = [{ type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: ADD } }];
-const PERSON = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } }, required: ['name', 'age', 'tags'] };
+const PERSON = {
+  type: 'object',
+  properties: { name: { type: 'string' }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+  required: ['name', 'age', 'tags'],
+};
 
 interface Run {
   finish: string | null;
@@ -38,11 +42,27 @@ async function runSeeds(body: Record<string, unknown>): Promise<Run[]> {
   return h.page.evaluate(
     async ({ key, body, seeds }) => {
       const OpenAI = (globalThis as any).OpenAI;
-      const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 1_800_000 });
+      const client = new OpenAI({
+        baseURL: `${location.origin}/v1`,
+        apiKey: key,
+        dangerouslyAllowBrowser: true,
+        maxRetries: 0,
+        timeout: 1_800_000,
+      });
       return Promise.all(
         seeds.map(async (seed: number) => {
-          const run = { finish: null as string | null, content: null as string | null, calls: [] as Array<{ name: string; arguments: string }>, tokens: 0 };
-          for await (const chunk of await client.chat.completions.create({ ...body, seed, stream: true, stream_options: { include_usage: true } })) {
+          const run = {
+            finish: null as string | null,
+            content: null as string | null,
+            calls: [] as Array<{ name: string; arguments: string }>,
+            tokens: 0,
+          };
+          for await (const chunk of await client.chat.completions.create({
+            ...body,
+            seed,
+            stream: true,
+            stream_options: { include_usage: true },
+          })) {
             if (chunk.usage) run.tokens = chunk.usage.completion_tokens;
             const c = chunk.choices[0];
             if (!c) continue;
@@ -67,12 +87,18 @@ const base = { model: MODEL, temperature: 1, max_tokens: 200 };
 function report(kind: string, runs: Run[], finished: (r: Run) => boolean): void {
   const left = runs.filter((r) => !finished(r));
   console.log(`${kind}: ${runs.length - left.length} of ${runs.length} finished; tokens ${runs.map((r) => r.tokens).join(' ')}`);
-  for (const r of left) console.log(`  unfinished (${r.finish}, ${r.tokens} tokens): ${JSON.stringify(r.calls.length ? r.calls : r.content)}`);
+  for (const r of left)
+    console.log(`  unfinished (${r.finish}, ${r.tokens} tokens): ${JSON.stringify(r.calls.length ? r.calls : r.content)}`);
 }
 
 describe('structured outputs finish with the bundled model at temperature 1', () => {
   it('a named tool call with integer arguments', async () => {
-    const runs = await runSeeds({ ...base, messages: [{ role: 'user', content: 'What is 3 + 4?' }], tools: TOOLS, tool_choice: { type: 'function', function: { name: 'add' } } });
+    const runs = await runSeeds({
+      ...base,
+      messages: [{ role: 'user', content: 'What is 3 + 4?' }],
+      tools: TOOLS,
+      tool_choice: { type: 'function', function: { name: 'add' } },
+    });
     const finished = (r: Run) => r.finish !== 'length';
     report('named tool call', runs, finished);
     expect(runs.filter(finished).length).toBeGreaterThanOrEqual(19);
@@ -84,7 +110,12 @@ describe('structured outputs finish with the bundled model at temperature 1', ()
   }, 1_800_000);
 
   it('tool_choice "required"', async () => {
-    const runs = await runSeeds({ ...base, messages: [{ role: 'user', content: 'What is 5 + 2?' }], tools: TOOLS, tool_choice: 'required' });
+    const runs = await runSeeds({
+      ...base,
+      messages: [{ role: 'user', content: 'What is 5 + 2?' }],
+      tools: TOOLS,
+      tool_choice: 'required',
+    });
     const finished = (r: Run) => r.finish !== 'length';
     report('tool_choice required', runs, finished);
     expect(runs.filter(finished).length).toBeGreaterThanOrEqual(19);
@@ -103,7 +134,11 @@ describe('structured outputs finish with the bundled model at temperature 1', ()
   // are bounded; a free string is not (bounding it would cut real answers), so this fails until
   // the default model writes JSON strings. `it.fails` turns into a failure the day it passes.
   it.fails('the JSON schema of a person', async () => {
-    const runs = await runSeeds({ ...base, messages: [{ role: 'user', content: 'Describe a person as JSON.' }], response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON } } });
+    const runs = await runSeeds({
+      ...base,
+      messages: [{ role: 'user', content: 'Describe a person as JSON.' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON } },
+    });
     const finished = (r: Run) => r.finish === 'stop';
     report('person schema', runs, finished);
     expect(runs.filter(finished).length).toBeGreaterThanOrEqual(19);

@@ -161,7 +161,10 @@ it('compiles and matches in a Vite-built module worker, offline, and recovers fr
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url + '/');
   await page.waitForFunction(() => typeof (globalThis as { runStructured?: unknown }).runStructured === 'function');
-  const result = await page.evaluate((schema) => (globalThis as unknown as { runStructured: (s: unknown) => Promise<any> }).runStructured(schema), SCHEMA);
+  const result = await page.evaluate(
+    (schema) => (globalThis as unknown as { runStructured: (s: unknown) => Promise<any> }).runStructured(schema),
+    SCHEMA,
+  );
   expect(result.error).toBeUndefined();
   expect(result.ok).toBe(true);
 
@@ -172,7 +175,11 @@ it('compiles and matches in a Vite-built module worker, offline, and recovers fr
   }
   // Jump-forward decoding forced some tokens (the required keys).
   expect(result.walks.some((w: { forced: number }) => w.forced > 0)).toBe(true);
-  expect(result.refused).toEqual({ name: 'ConstraintError', status: 400, message: 'Failed to transform json schema into a grammar: Type should be a string' });
+  expect(result.refused).toEqual({
+    name: 'ConstraintError',
+    status: 400,
+    message: 'Failed to transform json schema into a grammar: Type should be a string',
+  });
   for (const w of result.regexWalks) expect(w.text).toMatch(/^[a-c]{3}!$/);
   expect(result.leakedGlobal).toBe(false);
 

@@ -33,7 +33,9 @@ afterAll(async () => {
 const MODEL = 'hearth/tiny-qwen3';
 const ajv = new Ajv2020({ strict: false });
 
-const tokenizer = JSON.parse(readFileSync(fileURLToPath(new URL('../../public/models/tiny-qwen3/tokenizer.json', import.meta.url)), 'utf8'));
+const tokenizer = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../public/models/tiny-qwen3/tokenizer.json', import.meta.url)), 'utf8'),
+);
 const added = (content: string): number => tokenizer.added_tokens.find((t: { content: string }) => t.content === content).id;
 const X = tokenizer.model.vocab.x as number;
 const THINK_END = added('</think>');
@@ -88,12 +90,25 @@ async function complete(requests: Record<string, unknown>[]): Promise<any[]> {
   return h.page.evaluate(
     async ({ key, requests }) => {
       const OpenAI = (globalThis as any).OpenAI;
-      const client = new OpenAI({ baseURL: `${location.origin}/v1`, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, timeout: 170_000 });
+      const client = new OpenAI({
+        baseURL: `${location.origin}/v1`,
+        apiKey: key,
+        dangerouslyAllowBrowser: true,
+        maxRetries: 0,
+        timeout: 170_000,
+      });
       return Promise.all(
         requests.map(async (body) => {
           try {
             if (!body.stream) return { response: await client.chat.completions.create(body) };
-            const folded = { content: null as string | null, reasoning: null as string | null, toolCalls: [] as any[], finish: null as string | null, toolCallChunks: 0, reasoningAfterContent: false };
+            const folded = {
+              content: null as string | null,
+              reasoning: null as string | null,
+              toolCalls: [] as any[],
+              finish: null as string | null,
+              toolCallChunks: 0,
+              reasoningAfterContent: false,
+            };
             for await (const chunk of await client.chat.completions.create(body)) {
               const c = chunk.choices[0];
               if (!c) continue;
@@ -208,10 +223,16 @@ describe('tool calls through /v1/chat/completions', () => {
   });
 
   it('a multi-turn tool conversation renders the call and its result through the template', async () => {
-    const [first] = await complete([{ ...base, ...noThinking, tools: TOOLS, max_tokens: 100, structured_outputs: { grammar: AUTO_GRAMMAR } }]);
+    const [first] = await complete([
+      { ...base, ...noThinking, tools: TOOLS, max_tokens: 100, structured_outputs: { grammar: AUTO_GRAMMAR } },
+    ]);
     const assistant = first.response.choices[0].message;
     const call = assistant.tool_calls[0];
-    const messages = [...ask, { role: 'assistant', content: assistant.content, tool_calls: assistant.tool_calls }, { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' }];
+    const messages = [
+      ...ask,
+      { role: 'assistant', content: assistant.content, tool_calls: assistant.tool_calls },
+      { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' },
+    ];
     const [second, withoutResult] = await complete([
       { ...base, ...noThinking, messages, tools: TOOLS, max_tokens: 3, return_token_ids: true },
       { ...base, ...noThinking, messages: [...ask], tools: TOOLS, max_tokens: 3, return_token_ids: true },
@@ -228,7 +249,15 @@ describe('tool calls through /v1/chat/completions', () => {
 
 describe('reasoning through /v1/chat/completions', () => {
   it('splits <think> reasoning from the content, streamed and not, and structured outputs start after </think>', async () => {
-    const thinking = { ...base, temperature: 1, seed: 3, max_tokens: 30, logit_bias: { [X]: 22, [THINK_END]: 15 }, bad_words: ['xxxx'], return_token_ids: true };
+    const thinking = {
+      ...base,
+      temperature: 1,
+      seed: 3,
+      max_tokens: 30,
+      logit_bias: { [X]: 22, [THINK_END]: 15 },
+      bad_words: ['xxxx'],
+      return_token_ids: true,
+    };
     const choice = { structured_outputs: { choice: ['yes', 'no'] } };
     const [full, streamed, hidden, off, tool] = await complete([
       { ...thinking, ...choice },

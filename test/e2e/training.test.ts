@@ -18,7 +18,13 @@ afterAll(async () => {
 const call = (method: string, path: string, body?: unknown, page = h.page) => api(page, method, path, { key: h.key, body });
 
 async function register(name: string): Promise<{ id: string; entity: string; project: string; name: string }> {
-  const r = await call('POST', '/v1/preview/models', { entity: null, project: 'e2e-train', name, base_model: 'hearth/tiny-chat', return_existing: true });
+  const r = await call('POST', '/v1/preview/models', {
+    entity: null,
+    project: 'e2e-train',
+    name,
+    base_model: 'hearth/tiny-chat',
+    return_existing: true,
+  });
   expect(r.status, r.text).toBe(200);
   return r.json;
 }
@@ -48,10 +54,17 @@ async function pollJob(jobId: string, page = h.page): Promise<{ types: string[];
   throw new Error(`job ${jobId} did not end`);
 }
 
-const latestStep = async (modelId: string) => (await call('GET', `/v1/preview/models/${modelId}/checkpoints?limit=1&order=desc`)).json.data[0].step as number;
+const latestStep = async (modelId: string) =>
+  (await call('GET', `/v1/preview/models/${modelId}/checkpoints?limit=1&order=desc`)).json.data[0].step as number;
 
 async function chat(model: string, content: string, extra: Record<string, unknown> = {}) {
-  const r = await call('POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content }], temperature: 0, max_tokens: 6, ...extra });
+  const r = await call('POST', '/v1/chat/completions', {
+    model,
+    messages: [{ role: 'user', content }],
+    temperature: 0,
+    max_tokens: 6,
+    ...extra,
+  });
   expect(r.status, r.text).toBe(200);
   return r.json;
 }
@@ -70,60 +83,84 @@ const REPLY = '42';
 // One learning rate per batch (ART's list form): 1e-2 for two thirds of the steps, then down to
 // 2e-3 so the last updates settle instead of bouncing around the fitted reply.
 const SFT_SCHEDULE = Array.from({ length: 24 }, (_, i) => (i < 16 ? 1e-2 : 1e-2 * (1 - 0.1 * (i - 15))));
-const sftLines = (tickets: number[]) => tickets.map((n) => JSON.stringify({ messages: [{ role: 'user', content: ticket(n) }, { role: 'assistant', content: REPLY }] })).join('\n');
+const sftLines = (tickets: number[]) =>
+  tickets
+    .map((n) =>
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: ticket(n) },
+          { role: 'assistant', content: REPLY },
+        ],
+      }),
+    )
+    .join('\n');
 
 describe('training through the Service Worker', () => {
   let sftModel: { id: string; entity: string; project: string; name: string };
 
   // Limits are long: SwiftShader compiles each training and decode pipeline on first use.
-  it('SFT from an uploaded artifact: ART event order, lower loss on its data, higher held-out accuracy, served at once', { timeout: 1_200_000 }, async () => {
-    sftModel = await register('sft');
-    const name = (step: number) => `${sftModel.entity}/${sftModel.project}/${sftModel.name}:step${step}`;
-    const replies = async (model: string) => Promise.all(HELD_TICKETS.map(async (n) => (await chat(model, ticket(n))).choices[0].message.content.trim()));
-    const accuracy = (texts: string[]) => texts.filter((t) => t === REPLY).length / texts.length;
-    const before = accuracy(await replies(name(0)));
+  it(
+    'SFT from an uploaded artifact: ART event order, lower loss on its data, higher held-out accuracy, served at once',
+    { timeout: 1_200_000 },
+    async () => {
+      sftModel = await register('sft');
+      const name = (step: number) => `${sftModel.entity}/${sftModel.project}/${sftModel.name}:step${step}`;
+      const replies = async (model: string) =>
+        Promise.all(HELD_TICKETS.map(async (n) => (await chat(model, ticket(n))).choices[0].message.content.trim()));
+      const accuracy = (texts: string[]) => texts.filter((t) => t === REPLY).length / texts.length;
+      const before = accuracy(await replies(name(0)));
 
-    const lines = sftLines(TRAIN_TICKETS);
-    const upload = await h.page.evaluate(
-      async ({ key, modelId, lines }) => {
-        const form = new FormData();
-        form.append('model_id', modelId);
-        form.append('file', new File([lines], 'train.jsonl'));
-        const res = await fetch('/v1/preview/artifacts', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
-        return { status: res.status, json: await res.json() };
-      },
-      { key: h.key, modelId: sftModel.id, lines },
-    );
-    expect(upload.status).toBe(200);
-    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: sftModel.id, training_data_url: upload.json.url, config: { batch_size: 2, learning_rate: SFT_SCHEDULE } });
-    expect(job.status, job.text).toBe(200);
-    const run = await pollJob(job.json.id);
-    expect(run.started).toBe(24);
-    expect(run.steps.map((s) => s.learning_rate)).toEqual(SFT_SCHEDULE);
-    expect(run.types).toEqual(['training_started', ...Array(24).fill('gradient_step'), 'training_ended']);
-    // Each step's loss is measured before its update, on examples of one kind: the last four
-    // steps' loss is far below the first four's (a job that does not learn stays near its first
-    // loss, since the model never gives this reply).
-    const losses = run.steps.map((s) => s.loss);
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    expect(mean(losses.slice(20)), `losses ${losses.map((l) => l.toFixed(3)).join(', ')}`).toBeLessThan(0.3 * mean(losses.slice(0, 4)));
-    expect(await latestStep(sftModel.id)).toBe(1);
+      const lines = sftLines(TRAIN_TICKETS);
+      const upload = await h.page.evaluate(
+        async ({ key, modelId, lines }) => {
+          const form = new FormData();
+          form.append('model_id', modelId);
+          form.append('file', new File([lines], 'train.jsonl'));
+          const res = await fetch('/v1/preview/artifacts', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
+          return { status: res.status, json: await res.json() };
+        },
+        { key: h.key, modelId: sftModel.id, lines },
+      );
+      expect(upload.status).toBe(200);
+      const job = await call('POST', '/v1/preview/sft-training-jobs', {
+        model_id: sftModel.id,
+        training_data_url: upload.json.url,
+        config: { batch_size: 2, learning_rate: SFT_SCHEDULE },
+      });
+      expect(job.status, job.text).toBe(200);
+      const run = await pollJob(job.json.id);
+      expect(run.started).toBe(24);
+      expect(run.steps.map((s) => s.learning_rate)).toEqual(SFT_SCHEDULE);
+      expect(run.types).toEqual(['training_started', ...Array(24).fill('gradient_step'), 'training_ended']);
+      // Each step's loss is measured before its update, on examples of one kind: the last four
+      // steps' loss is far below the first four's (a job that does not learn stays near its first
+      // loss, since the model never gives this reply).
+      const losses = run.steps.map((s) => s.loss);
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      expect(mean(losses.slice(20)), `losses ${losses.map((l) => l.toFixed(3)).join(', ')}`).toBeLessThan(0.3 * mean(losses.slice(0, 4)));
+      expect(await latestStep(sftModel.id)).toBe(1);
 
-    // Served right after training_ended, by the unsuffixed (latest) name too: the same replies as
-    // :step1, which differ from step 0's (that never gives this reply).
-    const trained = await replies(name(1));
-    const after = accuracy(trained);
-    expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThan(before);
-    expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThanOrEqual(0.5);
-    expect(await replies(`${sftModel.entity}/${sftModel.project}/${sftModel.name}`)).toEqual(trained);
-  });
+      // Served right after training_ended, by the unsuffixed (latest) name too: the same replies as
+      // :step1, which differ from step 0's (that never gives this reply).
+      const trained = await replies(name(1));
+      const after = accuracy(trained);
+      expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThan(before);
+      expect(after, `replies ${trained.join(' | ')}`).toBeGreaterThanOrEqual(0.5);
+      expect(await replies(`${sftModel.entity}/${sftModel.project}/${sftModel.name}`)).toEqual(trained);
+    },
+  );
 
   it('downloads the checkpoint as a PEFT zip', async () => {
     const zip = await h.page.evaluate(
       async ({ key, modelId }) => {
         const res = await fetch(`/v1/preview/models/${modelId}/checkpoints/1/adapter`, { headers: { Authorization: `Bearer ${key}` } });
         const bytes = new Uint8Array(await res.arrayBuffer());
-        return { status: res.status, type: res.headers.get('content-type'), head: bytes.slice(0, 4), text: new TextDecoder('latin1').decode(bytes) };
+        return {
+          status: res.status,
+          type: res.headers.get('content-type'),
+          head: bytes.slice(0, 4),
+          text: new TextDecoder('latin1').decode(bytes),
+        };
       },
       { key: h.key, modelId: sftModel.id },
     );
@@ -147,10 +184,22 @@ describe('training through the Service Worker', () => {
       Promise.all(
         batch.map(async (p: AdditionProblem, i) => {
           const r = await call('POST', '/v1/chat/completions', {
-            model: name(step), messages: messages(p), n: 6, temperature: 1.5, max_tokens: 4, seed: seed + i, logprobs: true, return_tokens_as_token_ids: true,
+            model: name(step),
+            messages: messages(p),
+            n: 6,
+            temperature: 1.5,
+            max_tokens: 4,
+            seed: seed + i,
+            logprobs: true,
+            return_tokens_as_token_ids: true,
           });
           expect(r.status, r.text).toBe(200);
-          return { trajectories: r.json.choices.map((c: any) => ({ messages_and_choices: [...messages(p), c], reward: reward(p, c.message.content ?? '') })) };
+          return {
+            trajectories: r.json.choices.map((c: any) => ({
+              messages_and_choices: [...messages(p), c],
+              reward: reward(p, c.message.content ?? ''),
+            })),
+          };
         }),
       );
     const meanReward = (groups: { trajectories: { reward: number }[] }[]) => {
@@ -170,7 +219,10 @@ describe('training through the Service Worker', () => {
       const run = await pollJob(job.json.id);
       expect(run.types[0]).toBe('training_started');
       expect(run.steps.length).toBe(run.started);
-      for (const s of run.steps) expect(Object.keys(s)).toEqual(expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens']));
+      for (const s of run.steps)
+        expect(Object.keys(s)).toEqual(
+          expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens']),
+        );
       groups = await rollouts(round + 1, 2000 + 100 * round);
     }
     expect(await latestStep(model.id)).toBe(RL_ROUNDS);
@@ -184,7 +236,11 @@ describe('training through the Service Worker', () => {
     const model = await register('resume');
     h.server.files.set('/e2e-train/resume.jsonl', { type: 'application/jsonl', body: sftLines(TRAIN_TICKETS.slice(0, 32)) });
     const other = await openApp(h.context, h.server);
-    const job = await call('POST', '/v1/preview/sft-training-jobs', { model_id: model.id, training_data_url: '/e2e-train/resume.jsonl', config: { batch_size: 2, learning_rate: 1e-3 } });
+    const job = await call('POST', '/v1/preview/sft-training-jobs', {
+      model_id: model.id,
+      training_data_url: '/e2e-train/resume.jsonl',
+      config: { batch_size: 2, learning_rate: 1e-3 },
+    });
     expect(job.status, job.text).toBe(200);
     // Close the host once the job has made progress; the other tab takes the engine over.
     for (let i = 0; i < 400; i++) {

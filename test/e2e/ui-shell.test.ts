@@ -52,7 +52,16 @@ it('shows the chat view and works in a 360 px wide window', async () => {
   await screenshot(h.page, 'chat');
   await h.page.setViewportSize({ width: 360, height: 740 });
   // Every view fits: nothing overflows the window sideways (wide tables scroll in their card).
-  for (const [title, tag] of [['Models', 'hearth-base-models tr'], ['Training', 'hearth-training h2'], ['Runs', 'hearth-runs h2'], ['Demo', 'hearth-demo h2'], ['Keys', 'hearth-keys tr'], ['Settings', 'hearth-engine-status [data-field="limits"]'], ['API', 'hearth-api-reference details'], ['Chat', 'hearth-chat-playground']]) {
+  for (const [title, tag] of [
+    ['Models', 'hearth-base-models tr'],
+    ['Training', 'hearth-training h2'],
+    ['Runs', 'hearth-runs h2'],
+    ['Demo', 'hearth-demo h2'],
+    ['Keys', 'hearth-keys tr'],
+    ['Settings', 'hearth-engine-status [data-field="limits"]'],
+    ['API', 'hearth-api-reference details'],
+    ['Chat', 'hearth-chat-playground'],
+  ]) {
     await goTo(h.page, title);
     await h.page.locator(tag).first().waitFor();
     expect([title, await h.page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([title, 360]);
@@ -63,7 +72,11 @@ it('shows the chat view and works in a 360 px wide window', async () => {
 
 it('explains what is needed when the browser has no WebGPU', async () => {
   // Chromium on Linux without --enable-unsafe-webgpu, and navigator.gpu taken away from pages.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu') });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'),
+  });
   try {
     const context = await browser.newContext();
     await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true }));

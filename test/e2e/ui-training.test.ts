@@ -17,17 +17,25 @@ afterAll(async () => {
 });
 
 const points = (chart: string) =>
-  h.page.locator(`hearth-line-chart[data-metric="${chart}"]`).first().evaluate((el) => Number((el as HTMLElement).dataset.points ?? 0));
+  h.page
+    .locator(`hearth-line-chart[data-metric="${chart}"]`)
+    .first()
+    .evaluate((el) => Number((el as HTMLElement).dataset.points ?? 0));
 
 it('runs an SFT job from an uploaded JSONL file and follows it to its checkpoint', { timeout: 600_000 }, async () => {
-  const model = await api(h.page, 'POST', '/v1/preview/models', { key: h.key, body: { entity: null, project: 'ui', name: 'sft-ui', base_model: 'hearth/tiny-chat' } });
+  const model = await api(h.page, 'POST', '/v1/preview/models', {
+    key: h.key,
+    body: { entity: null, project: 'ui', name: 'sft-ui', base_model: 'hearth/tiny-chat' },
+  });
   expect(model.status).toBe(200);
   await goTo(h.page, 'Training');
   const forms = h.page.locator('hearth-training-forms');
   const sft = forms.locator('form[aria-labelledby="sft"]');
   await sft.getByLabel('Model').selectOption({ label: 'local/ui/sft-ui' });
   const lines = problems('train', 4, 11, { maxDigits: 1 }).map(sftLine).join('\n') + '\n';
-  await sft.getByLabel('Training data (JSONL)').setInputFiles({ name: 'train.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(lines) });
+  await sft
+    .getByLabel('Training data (JSONL)')
+    .setInputFiles({ name: 'train.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(lines) });
   await sft.getByLabel('Batch size').fill('2');
   await sft.getByLabel('Learning rate').fill('0.001');
   await sft.getByRole('button', { name: 'Start SFT job' }).click();
@@ -60,16 +68,25 @@ it('runs the demo: rollouts, rewards and an RL step with the reward curve, then 
   await demo.getByLabel('Answers per problem').fill('2');
   await demo.getByRole('button', { name: 'Run the demo' }).click();
   // The reward point arrives with the rollouts, before the RL job ends.
-  await h.page.waitForFunction(() => {
-    const el = document.querySelector('hearth-app')?.shadowRoot?.querySelector('hearth-demo')?.shadowRoot?.querySelector('hearth-line-chart[data-metric="reward"]') as HTMLElement | null;
-    return Number(el?.dataset.points ?? 0) >= 2;
-  }, undefined, { timeout: 300_000 });
+  await h.page.waitForFunction(
+    () => {
+      const el = document
+        .querySelector('hearth-app')
+        ?.shadowRoot?.querySelector('hearth-demo')
+        ?.shadowRoot?.querySelector('hearth-line-chart[data-metric="reward"]') as HTMLElement | null;
+      return Number(el?.dataset.points ?? 0) >= 2;
+    },
+    undefined,
+    { timeout: 300_000 },
+  );
   await demo.locator('[data-field="demo-status"]', { hasText: /^Done/ }).waitFor({ timeout: 540_000 });
   const jobs = (await api(h.page, 'GET', '/v1/preview/training-jobs', { key: h.key })).json.data;
   expect(jobs[0]).toMatchObject({ kind: 'rl', status: 'COMPLETED' });
   // The loss chart has one point per gradient step of the RL job (none when every answer of a
   // problem got the same reward: no advantage, nothing to learn).
-  const steps = (await api(h.page, 'GET', `/v1/preview/training-jobs/${jobs[0].id}/events`, { key: h.key })).json.data.filter((e: { type: string }) => e.type === 'gradient_step');
+  const steps = (await api(h.page, 'GET', `/v1/preview/training-jobs/${jobs[0].id}/events`, { key: h.key })).json.data.filter(
+    (e: { type: string }) => e.type === 'gradient_step',
+  );
   expect(await points('loss')).toBe(steps.length);
   await demo.getByRole('button', { name: 'Ask both' }).click();
   const before = demo.locator('[data-side="before"] .answer');
@@ -88,7 +105,12 @@ it('runs the demo: rollouts, rewards and an RL step with the reward curve, then 
   const models = (await api(h.page, 'GET', '/v1/preview/models?order=desc', { key: h.key })).json.data;
   const demoModel = models.find((m: { project: string }) => m.project === 'demo');
   const run = (await api(h.page, 'GET', `/v1/preview/models/${demoModel.id}/run`, { key: h.key })).json;
-  expect(run.history.some((e: { split: string; metrics: Record<string, number> }) => e.split === 'train' && Object.keys(e.metrics).some((k) => k.endsWith('reward')))).toBe(true);
+  expect(
+    run.history.some(
+      (e: { split: string; metrics: Record<string, number> }) =>
+        e.split === 'train' && Object.keys(e.metrics).some((k) => k.endsWith('reward')),
+    ),
+  ).toBe(true);
 });
 
 it('starts an RL job from logged trajectory groups and follows it to the end', { timeout: 300_000 }, async () => {

@@ -93,7 +93,13 @@ it('shows the engine (adapter, features, limits) and storage per kind', async ()
 it('lists every endpoint with a fetch example that runs against this origin', async () => {
   await goTo(h.page, 'API');
   const view = h.page.locator('hearth-api-reference');
-  for (const path of ['/v1/chat/completions', '/v1/preview/models', '/v1/preview/training-jobs', '/v1/preview/api-keys', '/v1/preview/storage']) {
+  for (const path of [
+    '/v1/chat/completions',
+    '/v1/preview/models',
+    '/v1/preview/training-jobs',
+    '/v1/preview/api-keys',
+    '/v1/preview/storage',
+  ]) {
     expect(await view.locator(`details[data-endpoint$=" ${path}"]`).count()).toBeGreaterThan(0);
   }
   const models = view.locator('details[data-endpoint="GET /v1/models"]');
@@ -163,7 +169,9 @@ it('registers a model, downloads a checkpoint as an adapter, imports it, deletes
   const dialog = acceptNextDialog(h.page);
   await imported.getByRole('button', { name: 'Delete model ui-imported' }).click();
   const message = await dialog;
-  expect(message).toMatch(new RegExp(`ui-imported\\? This deletes ${steps.length - 1} checkpoints? .*trajectory logs, training jobs and run history`));
+  expect(message).toMatch(
+    new RegExp(`ui-imported\\? This deletes ${steps.length - 1} checkpoints? .*trajectory logs, training jobs and run history`),
+  );
   await imported.waitFor({ state: 'detached' });
   const list = (await api(h.page, 'GET', '/v1/preview/models', { key: h.key })).json.data.map((m: { name: string }) => m.name);
   expect(list).toContain('ui-model');
@@ -178,7 +186,15 @@ it('charts a run after /log and shows its trajectories as conversations, as text
       {
         messages_and_choices: [
           { role: 'user', content: 'Say <b>bold</b> & <img src=x onerror=alert(1)>' },
-          { finish_reason: 'tool_calls', index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] } },
+          {
+            finish_reason: 'tool_calls',
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }],
+            },
+          },
           { role: 'tool', tool_call_id: 'call_1', content: '42' },
         ],
         reward,
@@ -187,8 +203,14 @@ it('charts a run after /log and shows its trajectories as conversations, as text
       { messages_and_choices: [{ role: 'user', content: 'hi' }], reward: reward / 2 },
     ],
   });
-  for (const [split, reward] of [['train', 0.4], ['val', 0.5]] as const) {
-    expect((await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split, trajectory_groups: [group(reward)] } })).status).toBe(200);
+  for (const [split, reward] of [
+    ['train', 0.4],
+    ['val', 0.5],
+  ] as const) {
+    expect(
+      (await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split, trajectory_groups: [group(reward)] } }))
+        .status,
+    ).toBe(200);
   }
   await h.page.evaluate((id) => (location.hash = `#/runs/${id}`), model.id);
   const view = h.page.locator('hearth-runs');
@@ -202,7 +224,14 @@ it('charts a run after /log and shows its trajectories as conversations, as text
   expect(await trajectory.locator('b, img').count()).toBe(0);
   expect(await trajectory.locator('[data-field="tool-call"]').innerText()).toContain('lookup({"q":"x"})');
   // Logged while the view is open: the chart gains the new split's point with no click.
-  expect((await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, { key: h.key, body: { split: 'test', trajectory_groups: [group(0.8)] } })).status).toBe(200);
+  expect(
+    (
+      await api(h.page, 'POST', `/v1/preview/models/${model.id}/log`, {
+        key: h.key,
+        body: { split: 'test', trajectory_groups: [group(0.8)] },
+      })
+    ).status,
+  ).toBe(200);
   await h.page.waitForFunction((el) => Number(el?.dataset.points) >= 3, await reward.elementHandle(), { timeout: 20_000 });
   await view.getByLabel('Split').selectOption('val');
   await view.locator('.group strong', { hasText: 'val, step 0' }).first().waitFor();
@@ -268,7 +297,10 @@ async function slowMirror(): Promise<{ url: string; rangeStarts: number[]; close
     res.setHeader('Access-Control-Allow-Headers', 'Range, If-Range');
     res.setHeader('Access-Control-Expose-Headers', 'Content-Range, ETag, Content-Length, Accept-Ranges');
     if (req.method === 'OPTIONS') return res.writeHead(204).end();
-    const name = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname).split('/').pop() ?? '';
+    const name =
+      decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)
+        .split('/')
+        .pop() ?? '';
     let body: Buffer;
     try {
       body = readFileSync(join(dir, name));
@@ -303,7 +335,11 @@ async function slowMirror(): Promise<{ url: string; rangeStarts: number[]; close
   return {
     url: `http://127.0.0.1:${port}/tiny-qwen2/`,
     rangeStarts,
-    close: () => new Promise<void>((ok) => { server.closeAllConnections(); server.close(() => ok()); }),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
 
@@ -319,7 +355,10 @@ it('shows download progress that survives a reload, and the download resumes whe
     const progress = row.locator('[data-field="progress"]');
     // Bytes, speed and time left while the weights arrive.
     await h.page.waitForFunction(
-      (el) => /^[1-9][\d.]* (KiB|MiB) of [\d.]+ (KiB|MiB) · [\d.]+ (KiB|MiB)\/s · \d+ s left/.test(el?.querySelector('.muted')?.textContent ?? ''),
+      (el) =>
+        /^[1-9][\d.]* (KiB|MiB) of [\d.]+ (KiB|MiB) · [\d.]+ (KiB|MiB)\/s · \d+ s left/.test(
+          el?.querySelector('.muted')?.textContent ?? '',
+        ),
       await progress.elementHandle({ timeout: 30_000 }),
       { timeout: 30_000 },
     );
@@ -330,7 +369,8 @@ it('shows download progress that survives a reload, and the download resumes whe
     await row.waitFor({ timeout: 30_000 });
     // Still listed with its progress after the reload; the new engine host carries on (or it waits paused until asked again).
     expect(['downloading', 'paused', 'cached']).toContain(await row.locator('[data-field="status"]').innerText());
-    if ((await row.locator('[data-field="status"]').innerText()) === 'paused') await row.getByRole('button', { name: /^Resume download/ }).click();
+    if ((await row.locator('[data-field="status"]').innerText()) === 'paused')
+      await row.getByRole('button', { name: /^Resume download/ }).click();
     await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
     expect(mirror.rangeStarts.some((s) => s > 0)).toBe(true);
   } finally {

@@ -13,7 +13,19 @@ import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { attentionBackward } from '../../src/engine/reference/attention';
 import { attentionPrefillPaged, kvGatherPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  batchRows,
+  checked,
+  makeLayout,
+  openGpu,
+  readF32,
+  Rng,
+  runCalls,
+  uploadKv,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -32,7 +44,14 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'MHA, HS 64, one sequence of 17, lse from the GPU forward', NH: 4, NKV: 4, HS: 64, rows: [{ pos: 0, count: 17 }], gpuForward: true },
+  {
+    name: 'MHA, HS 64, one sequence of 17, lse from the GPU forward',
+    NH: 4,
+    NKV: 4,
+    HS: 64,
+    rows: [{ pos: 0, count: 17 }],
+    gpuForward: true,
+  },
   {
     name: 'GQA 3, HS 128, sequences of 1, 11 and 40, and one with a 16-token cached prefix',
     NH: 6,
@@ -45,11 +64,38 @@ const CASES: Case[] = [
       { pos: 0, count: 40 },
     ],
   },
-  { name: 'GQA 7, HS 48, sequences of 37 and 5', NH: 7, NKV: 1, HS: 48, rows: [{ pos: 0, count: 37 }, { pos: 0, count: 5 }] },
-  { name: 'GQA 2, HS 80, sequences of 33 and 1', NH: 4, NKV: 2, HS: 80, rows: [{ pos: 0, count: 33 }, { pos: 0, count: 1 }] },
+  {
+    name: 'GQA 7, HS 48, sequences of 37 and 5',
+    NH: 7,
+    NKV: 1,
+    HS: 48,
+    rows: [
+      { pos: 0, count: 37 },
+      { pos: 0, count: 5 },
+    ],
+  },
+  {
+    name: 'GQA 2, HS 80, sequences of 33 and 1',
+    NH: 4,
+    NKV: 2,
+    HS: 80,
+    rows: [
+      { pos: 0, count: 33 },
+      { pos: 0, count: 1 },
+    ],
+  },
   // The test models' shapes (reference/random-model.ts): one lane per row (HS 16), three (HS 24 -> 2).
   { name: 'GQA 3, HS 16 (the Llama test model), 13 tokens', NH: 6, NKV: 2, HS: 16, rows: [{ pos: 0, count: 13 }] },
-  { name: 'GQA 3, HS 24 (the Qwen3 test model), 18 and 7 tokens', NH: 6, NKV: 2, HS: 24, rows: [{ pos: 0, count: 18 }, { pos: 0, count: 7 }] },
+  {
+    name: 'GQA 3, HS 24 (the Qwen3 test model), 18 and 7 tokens',
+    NH: 6,
+    NKV: 2,
+    HS: 24,
+    rows: [
+      { pos: 0, count: 18 },
+      { pos: 0, count: 7 },
+    ],
+  },
 ];
 
 const TOL = { atol: 5e-5, rtol: 5e-4 };
@@ -126,7 +172,20 @@ describe('attention backward', () => {
         outBuf = uploadStorage(device, new Float32Array(T * NH * HS), 'out');
         device.queue.writeBuffer(stats, 0, new Float32Array(T * NH));
         const fwd = await checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }));
-        await runCalls(gpu, [fwd.encode({ out: outBuf, lse: { buffer: stats, offset: 0, size: T * NH * 4 }, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, dims)]);
+        await runCalls(gpu, [
+          fwd.encode(
+            {
+              out: outBuf,
+              lse: { buffer: stats, offset: 0, size: T * NH * 4 },
+              q: qBuf,
+              k: gkv.k,
+              v: gkv.v,
+              blockTable: gkv.blockTable,
+              rows: rowsBuf,
+            },
+            dims,
+          ),
+        ]);
       }
       for (const [label, opts] of variants(HS)) {
         const kernel = await checked(device, () => new AttentionBackward(gpu, { NH, NKV, HS }, opts));

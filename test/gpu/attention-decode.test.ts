@@ -7,12 +7,30 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
-import { DecodeAttention, decodeMaxSplitLen, decodePartialsFloats, planDecodeSplits, type DecodeSplitPlan } from '../../src/engine/kernels/attention-decode';
+import {
+  DecodeAttention,
+  decodeMaxSplitLen,
+  decodePartialsFloats,
+  planDecodeSplits,
+  type DecodeSplitPlan,
+} from '../../src/engine/kernels/attention-decode';
 import { KV_BLOCK } from '../../src/engine/model/kv-cache';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  batchRows,
+  checked,
+  makeLayout,
+  openGpu,
+  readF32,
+  Rng,
+  runCalls,
+  uploadKv,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -75,7 +93,18 @@ describe('decode attention', () => {
         const k = new Float32Array(S * NKV * HS);
         const v = new Float32Array(S * NKV * HS);
         kvGatherPaged(k, v, layout.kv, row.seq, S);
-        attentionForward(wantOut.subarray(b * NH * HS, (b + 1) * NH * HS), q.subarray(b * NH * HS, (b + 1) * NH * HS), k, v, 1, S, NH, NKV, HS, row.pos);
+        attentionForward(
+          wantOut.subarray(b * NH * HS, (b + 1) * NH * HS),
+          q.subarray(b * NH * HS, (b + 1) * NH * HS),
+          k,
+          v,
+          1,
+          S,
+          NH,
+          NKV,
+          HS,
+          row.pos,
+        );
       });
 
       // SwiftShader runs many-split plans slowly (a fixed cost per workgroup), so the 16-token
@@ -90,7 +119,10 @@ describe('decode attention', () => {
         const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
         const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
         await runCalls(gpu, [
-          decode.encode({ partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan }),
+          decode.encode(
+            { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf },
+            { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan },
+          ),
           merge.encode({ out, partials }, { B, NH, HS, numSplits: plan.numSplits }),
         ]);
 
@@ -145,7 +177,8 @@ describe('decode attention', () => {
     // The partials sizing covers every plan it promises to.
     const floats = decodePartialsFloats(shape, policy, 8, 4096);
     for (let B = 1; B <= 8; B++) {
-      for (const ctx of [1, 100, 1000, 4096]) expect(B * 14 * planDecodeSplits(ctx, B, 2, policy).numSplits * 66).toBeLessThanOrEqual(floats);
+      for (const ctx of [1, 100, 1000, 4096])
+        expect(B * 14 * planDecodeSplits(ctx, B, 2, policy).numSplits * 66).toBeLessThanOrEqual(floats);
     }
   });
 });

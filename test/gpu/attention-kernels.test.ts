@@ -12,7 +12,13 @@ import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/eng
 import { ropeInvFreq } from '../../src/engine/model/rope';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
 import type { Architecture } from '../../src/engine/model/config';
-import { attentionDecodePartials, attentionMergePartials, attentionPrefillPaged, qkvPrepForward, type PagedKv } from '../../src/engine/reference/attention-paged';
+import {
+  attentionDecodePartials,
+  attentionMergePartials,
+  attentionPrefillPaged,
+  qkvPrepForward,
+  type PagedKv,
+} from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { openGpu, readF32, Rng, runCalls, shuffled, uploadStorage, type Gpu } from './attention-fixtures';
@@ -42,10 +48,17 @@ describe('attention kernels of a model', () => {
       tables.forEach((t, i) => cache.writeBlockTable(i, t));
 
       // The CPU mirror of layer `layer`'s cache, with the same block tables.
-      const floats = cache.numBlocks * cache.blockBytes / 4;
+      const floats = (cache.numBlocks * cache.blockBytes) / 4;
       const bt = new Uint32Array(cache.maxSeqs * cache.maxBlocksPerSeq);
       tables.forEach((t, i) => bt.set(t, i * cache.maxBlocksPerSeq));
-      const mirror: PagedKv = { k: new Float32Array(floats), v: new Float32Array(floats), blockTable: bt, maxBlocksPerSeq: cache.maxBlocksPerSeq, NKV, HS };
+      const mirror: PagedKv = {
+        k: new Float32Array(floats),
+        v: new Float32Array(floats),
+        blockTable: bt,
+        maxBlocksPerSeq: cache.maxBlocksPerSeq,
+        NKV,
+        HS,
+      };
       const byName = new Map(tensors.map((t) => [t.name, t]));
       const n = layerNames(layer);
       const norm = cfg.qkNorm ? { q: tensorToF32(byName.get(n.qNorm)!), k: tensorToF32(byName.get(n.kNorm)!), eps: cfg.rmsNormEps } : null;

@@ -128,7 +128,10 @@ describe('attention pipeline', () => {
       const plan = decode.plan(Math.max(...rows.map((r) => r.pos + 1)), B);
       const partials = uploadStorage(device, new Float32Array(B * NH * plan.numSplits * (HS + 2)), 'partials');
       const kv = { k: cache.k[0], v: cache.v[0], blockTable: cache.blockTable, rows: rowsBuf };
-      const calls = prep.encode({ ...kv, q: qBuf, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table }, { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq });
+      const calls = prep.encode(
+        { ...kv, q: qBuf, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table },
+        { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq },
+      );
       if (kind === 'prefill') {
         const maxCount = Math.max(...rows.map((r) => r.count));
         calls.push(prefill.encode({ ...kv, q: qBuf, out: outBuf }, { B, T, maxCount, maxBlocksPerSeq: cache.maxBlocksPerSeq }));

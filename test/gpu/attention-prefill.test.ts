@@ -9,7 +9,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PrefillAttention, prefillTiling, type PrefillAttentionOptions } from '../../src/engine/kernels/attention-prefill';
 import { attentionPrefillPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  batchRows,
+  checked,
+  makeLayout,
+  openGpu,
+  readF32,
+  Rng,
+  runCalls,
+  uploadKv,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -61,7 +73,16 @@ const CASES: Case[] = [
     ],
   },
   // The test models' shapes (reference/random-model.ts): one thread per query row, no lane reduction.
-  { name: 'GQA 3, HS 16, prefix 20 + 13', NH: 6, NKV: 2, HS: 16, rows: [{ pos: 20, count: 13 }, { pos: 0, count: 2 }] },
+  {
+    name: 'GQA 3, HS 16, prefix 20 + 13',
+    NH: 6,
+    NKV: 2,
+    HS: 16,
+    rows: [
+      { pos: 20, count: 13 },
+      { pos: 0, count: 2 },
+    ],
+  },
   { name: 'GQA 3, HS 24, 18 tokens', NH: 6, NKV: 2, HS: 24, rows: [{ pos: 0, count: 18 }] },
 ];
 

@@ -18,7 +18,13 @@ export interface TestModel {
   ref: ReferenceModel;
 }
 
-export async function testModel(ctx: KernelContext, arch: Architecture, dtype: DType, seed: number, overrides: Partial<ModelConfig> = {}): Promise<TestModel> {
+export async function testModel(
+  ctx: KernelContext,
+  arch: Architecture,
+  dtype: DType,
+  seed: number,
+  overrides: Partial<ModelConfig> = {},
+): Promise<TestModel> {
   const cfg = testConfig(arch, overrides);
   const tensors = randomModelTensors(cfg, dtype, seed);
   const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 512 });
@@ -69,7 +75,17 @@ export function cacheOffset(blocks: number[], pos: number, h: number, NKV: numbe
  * [L, NKV, HS] for one batch row: split s covers keys s * splitLen .. ; empty splits are m = -3e38,
  * l = 0, o = 0. Returns [NH, S, HS + 2].
  */
-export function attentionPartials(q: Float32Array, k: Float32Array, v: Float32Array, L: number, NH: number, NKV: number, HS: number, S: number, splitLen: number): Float32Array {
+export function attentionPartials(
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  L: number,
+  NH: number,
+  NKV: number,
+  HS: number,
+  S: number,
+  splitLen: number,
+): Float32Array {
   const out = new Float32Array(NH * S * (HS + 2));
   const scale = 1 / Math.sqrt(HS);
   for (let h = 0; h < NH; h++) {

@@ -74,7 +74,8 @@ describe('decode finalize', () => {
   it('adds the pending partials into the residual in order', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(61);
-    const B = 5, C = 40;
+    const B = 5,
+      C = 40;
     const { stream, h } = filledStream(ctx, rng, B, C, 4, 4);
     await runCalls(ctx, [new DecodeFinalize(ctx).encode(stream, B, 4)]);
     expectClose(await read(ctx, stream.buffer, B * C), h, { atol: 1e-6, rtol: 1e-6 }, 'residual');

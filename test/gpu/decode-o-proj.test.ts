@@ -42,7 +42,9 @@ describe('fused decode o_proj', () => {
         att.set(one, b * NH * HS);
       });
       const l = 0;
-      await runCalls(ctx, [new DecodeOProj(ctx).encode({ weights, layer: l, stream, pending: 2, partials: upload(ctx, partials), numSplits: S, B })]);
+      await runCalls(ctx, [
+        new DecodeOProj(ctx).encode({ weights, layer: l, stream, pending: 2, partials: upload(ctx, partials), numSplits: S, B }),
+      ]);
       const want = new Float32Array(B * C);
       linearForward(want, att, ref.layers[l].o, ref.layers[l].oBias, B, NH * HS, C);
       for (let i = 0; i < B * C; i++) want[i] += h[i];
@@ -60,4 +62,3 @@ describe('fused decode o_proj', () => {
     weights.destroy();
   });
 });
-

@@ -42,7 +42,19 @@ describe('fused decode qkv', () => {
       const q = zeros(ctx, B * NH * HS);
       const l = 1;
       await runCalls(ctx, [
-        new DecodeQkv(ctx).encode({ weights, layer: l, stream, pending: 3, rows: rowsBuffer, blockTable: cache.blockTable, maxBlocksPerSeq: cache.maxBlocksPerSeq, k: cache.k[l], v: cache.v[l], q, B }),
+        new DecodeQkv(ctx).encode({
+          weights,
+          layer: l,
+          stream,
+          pending: 3,
+          rows: rowsBuffer,
+          blockTable: cache.blockTable,
+          maxBlocksPerSeq: cache.maxBlocksPerSeq,
+          k: cache.k[l],
+          v: cache.v[l],
+          q,
+          B,
+        }),
       ]);
       // Reference: x = rmsnorm(h); q, k, v; q/k-norm; RoPE at each row's position.
       const w = ref.layers[l];
@@ -84,4 +96,3 @@ describe('fused decode qkv', () => {
     });
   }
 });
-

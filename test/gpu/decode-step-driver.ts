@@ -53,13 +53,25 @@ export async function runDecode(
   const steps = Math.max(...prompts.map((p, b) => starts[b] + p.length)) + generate - 1;
   const { P } = mlpSlices(cfg.intermediateSize, slice);
   const stream = new DecodeStream(ctx.device, B, C, P);
-  const { cache, tables, rows } = batchWithCache(ctx, rng, cfg, prompts.map((p) => p.length + generate));
+  const { cache, tables, rows } = batchWithCache(
+    ctx,
+    rng,
+    cfg,
+    prompts.map((p) => p.length + generate),
+  );
   // Block-table rows are shuffled relative to batch rows (batchWithCache), and the batch order below
   // changes as rows join and leave.
   const q = zeros(ctx, B * NH * HS);
   const logits = zeros(ctx, B * V);
   const tokensBuf = zeros(ctx, B);
-  const kernels = { emb: new Embedding(ctx), qkv: new DecodeQkv(ctx), o: new DecodeOProj(ctx), mlp: new DecodeMlp(ctx), fin: new DecodeFinalize(ctx), head: new LmHead(ctx) };
+  const kernels = {
+    emb: new Embedding(ctx),
+    qkv: new DecodeQkv(ctx),
+    o: new DecodeOProj(ctx),
+    mlp: new DecodeMlp(ctx),
+    fin: new DecodeFinalize(ctx),
+    head: new LmHead(ctx),
+  };
   const sessions: ReferenceSession[] = prompts.map(() => ref.session());
   const out: DecodeRun = { gpu: prompts.map(() => []), ref: prompts.map(() => []), maxAbs: 0, perLayer: 0, perStep: 0 };
   const next = prompts.map((p) => p[0]);
@@ -78,7 +90,19 @@ export async function runDecode(
       const pending = l === 0 ? 0 : P;
       const layerStart = ctx.profiler.dispatches;
       await runCalls(ctx, [
-        kernels.qkv.encode({ weights, layer: l, stream, pending, rows: rowsBuf, blockTable: cache.blockTable, maxBlocksPerSeq: cache.maxBlocksPerSeq, k: cache.k[l], v: cache.v[l], q, B: Bs }),
+        kernels.qkv.encode({
+          weights,
+          layer: l,
+          stream,
+          pending,
+          rows: rowsBuf,
+          blockTable: cache.blockTable,
+          maxBlocksPerSeq: cache.maxBlocksPerSeq,
+          k: cache.k[l],
+          v: cache.v[l],
+          q,
+          B: Bs,
+        }),
       ]);
       const qv = await read(ctx, q, Bs * NH * HS);
       const kc = await readF32(ctx.device, cache.k[l], cache.k[l].size / 4);

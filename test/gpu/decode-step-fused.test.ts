@@ -56,8 +56,23 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
       for (let l = 0; l < L; l++) {
         const pending = l === 0 ? 0 : P;
         calls.push(
-          k.decodeQkv.encode({ weights, layer: l, stream, pending, rows: rowsBuf, blockTable: cache.blockTable, maxBlocksPerSeq: cache.maxBlocksPerSeq, k: cache.k[l], v: cache.v[l], q, B: Bs }),
-          attention.encode({ partials, q, k: cache.k[l], v: cache.v[l], blockTable: cache.blockTable, rows: rowsBuf }, { B: Bs, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }),
+          k.decodeQkv.encode({
+            weights,
+            layer: l,
+            stream,
+            pending,
+            rows: rowsBuf,
+            blockTable: cache.blockTable,
+            maxBlocksPerSeq: cache.maxBlocksPerSeq,
+            k: cache.k[l],
+            v: cache.v[l],
+            q,
+            B: Bs,
+          }),
+          attention.encode(
+            { partials, q, k: cache.k[l], v: cache.v[l], blockTable: cache.blockTable, rows: rowsBuf },
+            { B: Bs, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan },
+          ),
           k.decodeOProj.encode({ weights, layer: l, stream, pending, partials, numSplits: plan.numSplits, B: Bs }),
           k.decodeMlp.encode({ weights, layer: l, stream, B: Bs }),
         );

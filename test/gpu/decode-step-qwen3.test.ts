@@ -9,7 +9,18 @@ const OVERRIDES = { numHeads: 7, numKvHeads: 1 };
 
 describe('whole decode steps of the dense kernels against the reference model (qwen3)', () => {
   it('f32: two sequences joining at different steps, prompts token by token, then greedy', async () => {
-    const run = await runDecode('qwen3', 'f32', [[3, 1, 4, 1, 5, 9, 2, 6], [27, 18]], [0, 3], 5, 128, OVERRIDES);
+    const run = await runDecode(
+      'qwen3',
+      'f32',
+      [
+        [3, 1, 4, 1, 5, 9, 2, 6],
+        [27, 18],
+      ],
+      [0, 3],
+      5,
+      128,
+      OVERRIDES,
+    );
     expect(run.gpu).toEqual(run.ref);
     expect(run.gpu.map((g) => g.length)).toEqual([5, 5]);
     expect(run.perLayer).toBe(3);

@@ -55,7 +55,13 @@ describe('RMSNorm backward', () => {
   it('rows at offsets and strides (Qwen-style 3 rows inside wider buffers), overwriting', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(77);
-    const N = 3, C = 40, stride = 53, inOffset = 7, doutOffset = 2, dinpOffset = 11, rstdOffset = 5;
+    const N = 3,
+      C = 40,
+      stride = 53,
+      inOffset = 7,
+      doutOffset = 2,
+      dinpOffset = 11,
+      rstdOffset = 5;
     const x = rng.normals(inOffset + N * stride);
     const dout = rng.normals(doutOffset + N * stride);
     const w = rng.uniforms(C, 0.5, 1.5);
@@ -98,11 +104,15 @@ describe('SwiGLU backward', () => {
   it('d[gate | up] of 13 rows of F 77 from strided inputs', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(6);
-    const T = 13, F = 77, dStride = 80;
+    const T = 13,
+      F = 77,
+      dStride = 80;
     const gu = rng.normals(T * 2 * F, 3);
     const dact = rng.normals(T * dStride);
     const dgu = zeros(ctx, T * 2 * F);
-    await runCalls(ctx, [new SwiGluBackward(ctx).encode({ dgateUp: dgu, dact: upload(ctx, dact), gateUp: upload(ctx, gu), T, F, dactStride: dStride })]);
+    await runCalls(ctx, [
+      new SwiGluBackward(ctx).encode({ dgateUp: dgu, dact: upload(ctx, dact), gateUp: upload(ctx, gu), T, F, dactStride: dStride }),
+    ]);
     const want = new Float32Array(T * 2 * F);
     for (let t = 0; t < T; t++) {
       const row = (a: Float32Array, off: number, stride: number) => a.subarray(t * stride + off, t * stride + off + F);
@@ -122,7 +132,15 @@ describe('GEMM dX = dY W through frozen packed weights [out, in]', () => {
     { name: 'f16, gate_up (out 2 * 136), 65 tokens', dtype: 'f16', T: 65, out: 272, inF: 96, accumulate: false },
     { name: 'bf16, down_proj (in 136 -> out 96), odd T', dtype: 'bf16', T: 19, out: 96, inF: 136, accumulate: true },
     { name: 'bf16, in not a multiple of 8 (100), out 129', dtype: 'bf16', T: 5, out: 129, inF: 100, accumulate: false },
-    { name: 'f16 lm_head-like weight in row chunks (pieces along K accumulate)', dtype: 'f16', T: 7, out: 90, inF: 24, chunkBytes: 500, accumulate: true },
+    {
+      name: 'f16 lm_head-like weight in row chunks (pieces along K accumulate)',
+      dtype: 'f16',
+      T: 7,
+      out: 90,
+      inF: 24,
+      chunkBytes: 500,
+      accumulate: true,
+    },
   ];
   for (const c of cases) {
     it(c.name, async () => {
@@ -136,7 +154,18 @@ describe('GEMM dX = dY W through frozen packed weights [out, in]', () => {
       // dX [T, in] = dY [T, out] W [out, in]: B stored [K, N] = [out, in], rows along K (the tiled
       // kernel's B_VEC8_N staging; gemm.test.ts compares it with the naive kernel too).
       const dx = upload(ctx, dx0);
-      await runCalls(ctx, new Gemm(ctx).encode({ out: dx, a: upload(ctx, dy), b: { weight: matrix, layout: 'rows-are-k' }, M: c.T, N: c.inF, K: c.out, accumulate: c.accumulate }));
+      await runCalls(
+        ctx,
+        new Gemm(ctx).encode({
+          out: dx,
+          a: upload(ctx, dy),
+          b: { weight: matrix, layout: 'rows-are-k' },
+          M: c.T,
+          N: c.inF,
+          K: c.out,
+          accumulate: c.accumulate,
+        }),
+      );
       expectClose(await read(ctx, dx, c.T * c.inF), want, TOL, 'dx');
     });
   }

@@ -44,7 +44,9 @@ function referenceBeamSearch(prompt: number[], width: number, maxTokens: number,
     const extended: RefBeam[] = [];
     for (const beam of live) {
       const lp = nextLogprobs([...prompt, ...beam.tokens]);
-      const order = Array.from(lp.keys()).sort((a, b) => lp[b] - lp[a] || a - b).slice(0, 2 * width);
+      const order = Array.from(lp.keys())
+        .sort((a, b) => lp[b] - lp[a] || a - b)
+        .slice(0, 2 * width);
       for (const id of order) {
         const next = { tokens: [...beam.tokens, id], cum: beam.cum + lp[id], done: eos.has(id) };
         (next.done ? completed : extended).push(next);

@@ -41,10 +41,20 @@ export interface Outcome {
 }
 
 /** Reads a handle to the end. `onEvent` sees each event first (to abort, stop choices, submit more). */
-export async function collect(handle: GenerationHandle, n: number, onEvent?: (ev: unknown, out: Outcome) => void | Promise<void>): Promise<Outcome> {
-  const out: Outcome = { prefilled: null, tokens: Array.from({ length: n }, () => []), sampled: Array.from({ length: n }, () => []), finish: new Array(n).fill(undefined) };
+export async function collect(
+  handle: GenerationHandle,
+  n: number,
+  onEvent?: (ev: unknown, out: Outcome) => void | Promise<void>,
+): Promise<Outcome> {
+  const out: Outcome = {
+    prefilled: null,
+    tokens: Array.from({ length: n }, () => []),
+    sampled: Array.from({ length: n }, () => []),
+    finish: new Array(n).fill(undefined),
+  };
   for await (const ev of handle) {
-    if (ev.type === 'prefilled') out.prefilled = { promptTokens: ev.promptTokens, cachedTokens: ev.cachedTokens, promptLogprobs: ev.promptLogprobs };
+    if (ev.type === 'prefilled')
+      out.prefilled = { promptTokens: ev.promptTokens, cachedTokens: ev.cachedTokens, promptLogprobs: ev.promptLogprobs };
     else if (ev.type === 'tokens') {
       out.tokens[ev.choice].push(...ev.tokens.map((t) => t.id));
       out.sampled[ev.choice].push(...ev.tokens);
@@ -55,7 +65,11 @@ export async function collect(handle: GenerationHandle, n: number, onEvent?: (ev
 }
 
 /** A request with vLLM's defaults for what the test does not set. */
-export function request(model: string, prompt: number[], over: Partial<GenerationRequest> & { temperature?: number; seed?: number; ignoreEos?: boolean } = {}): GenerationRequest {
+export function request(
+  model: string,
+  prompt: number[],
+  over: Partial<GenerationRequest> & { temperature?: number; seed?: number; ignoreEos?: boolean } = {},
+): GenerationRequest {
   const n = over.n ?? 1;
   const { temperature, seed, ignoreEos, ...rest } = over;
   return {
@@ -63,7 +77,12 @@ export function request(model: string, prompt: number[], over: Partial<Generatio
     adapter: null,
     promptTokenIds: prompt,
     n,
-    sampling: Array.from({ length: n }, (_, i) => ({ temperature: temperature ?? 0, seed: seed === undefined ? undefined : seed + i, ignoreEos, eosTokenIds: [] })),
+    sampling: Array.from({ length: n }, (_, i) => ({
+      temperature: temperature ?? 0,
+      seed: seed === undefined ? undefined : seed + i,
+      ignoreEos,
+      eosTokenIds: [],
+    })),
     maxTokens: 8,
     promptLogprobs: null,
     badWords: [],

@@ -28,21 +28,59 @@ const blocksInUse = () => model().blocks.numBlocks - model().blocks.available;
 const add = { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] };
 const tools = [{ type: 'function' as const, function: { name: 'add', parameters: add } }];
 const cases: Array<[string, StructuredRequestFields]> = [
-  ['a person {name, age, tags}', { response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } }, required: ['name', 'age', 'tags'] } } } }],
+  [
+    'a person {name, age, tags}',
+    {
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'p',
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string' }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+            required: ['name', 'age', 'tags'],
+          },
+        },
+      },
+    },
+  ],
   ['a named tool call', { tools, tool_choice: { type: 'function', function: { name: 'add' } } }],
   ['tool_choice "required"', { tools, tool_choice: 'required' }],
-  ['long fixed keys and an enum', { structured_outputs: { json: { type: 'object', properties: { first_operand_of_the_sum: { type: 'integer' }, operation_to_apply: { enum: ['addition', 'subtraction'] } }, required: ['first_operand_of_the_sum', 'operation_to_apply'] } } }],
+  [
+    'long fixed keys and an enum',
+    {
+      structured_outputs: {
+        json: {
+          type: 'object',
+          properties: { first_operand_of_the_sum: { type: 'integer' }, operation_to_apply: { enum: ['addition', 'subtraction'] } },
+          required: ['first_operand_of_the_sum', 'operation_to_apply'],
+        },
+      },
+    },
+  ],
 ];
 
 function prompt(text: string): number[] {
   return served.tokenizer.encode(`<|im_start|>user\n${text}<|im_end|>\n<|im_start|>assistant\n`, { addSpecialTokens: false });
 }
 
-async function constrained(fields: StructuredRequestFields, jumpForward: boolean, over: { temperature?: number; seed?: number } = {}): Promise<{ out: Outcome; steps: number }> {
-  const compiled = await prepareStructuredOutput(fields, { tokenizer: served.tokenizer, vocabSize: served.config.vocabSize, eosTokenIds: served.eosTokenIds });
+async function constrained(
+  fields: StructuredRequestFields,
+  jumpForward: boolean,
+  over: { temperature?: number; seed?: number } = {},
+): Promise<{ out: Outcome; steps: number }> {
+  const compiled = await prepareStructuredOutput(fields, {
+    tokenizer: served.tokenizer,
+    vocabSize: served.config.vocabSize,
+    eosTokenIds: served.eosTokenIds,
+  });
   model().scheduler.jumpForward = jumpForward;
   const before = model().scheduler.stats.decodeSteps;
-  const req = request(MODEL, prompt('What is 3 + 4? Answer as JSON.'), { maxTokens: 48, constraints: choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false }), ...over });
+  const req = request(MODEL, prompt('What is 3 + 4? Answer as JSON.'), {
+    maxTokens: 48,
+    constraints: choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false }),
+    ...over,
+  });
   req.sampling = req.sampling.map((p) => ({ ...p, topLogprobs: 3, eosTokenIds: served.eosTokenIds }));
   const out = await collect(engine.generate(req), 1);
   return { out, steps: model().scheduler.stats.decodeSteps - before };
@@ -52,7 +90,11 @@ describe('jump-forward decoding', () => {
   it('an aborted constrained request frees its matcher, rows and blocks', async () => {
     model().scheduler.jumpForward = true;
     const rows = model().blocks.rowsAvailable;
-    const compiled = await prepareStructuredOutput(cases[3][1], { tokenizer: served.tokenizer, vocabSize: served.config.vocabSize, eosTokenIds: served.eosTokenIds });
+    const compiled = await prepareStructuredOutput(cases[3][1], {
+      tokenizer: served.tokenizer,
+      vocabSize: served.config.vocabSize,
+      eosTokenIds: served.eosTokenIds,
+    });
     const [inner] = choiceConstraints(compiled, 1, { tokenizer: served.tokenizer, reasoning: false });
     let disposed = 0;
     const counted: TokenConstraint = {
@@ -67,9 +109,15 @@ describe('jump-forward decoding', () => {
       },
     };
     const abort = new AbortController();
-    const out = await collect(engine.generate(request(MODEL, prompt('Sum?'), { maxTokens: 48, temperature: 1, seed: 5, constraints: [counted], signal: abort.signal })), 1, (_ev, o) => {
-      if (o.tokens[0].length >= 3) abort.abort();
-    });
+    const out = await collect(
+      engine.generate(
+        request(MODEL, prompt('Sum?'), { maxTokens: 48, temperature: 1, seed: 5, constraints: [counted], signal: abort.signal }),
+      ),
+      1,
+      (_ev, o) => {
+        if (o.tokens[0].length >= 3) abort.abort();
+      },
+    );
     expect(out.finish[0]?.reason).toBe('abort');
     await new Promise((r) => setTimeout(r, 50));
     expect(disposed).toBe(1);
@@ -88,7 +136,9 @@ describe('jump-forward decoding', () => {
         const j = jump.out.sampled[0][i];
         expect(Math.abs(j.logprob - p.logprob), `${text}: token ${i}`).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(p.logprob));
         expect(j.topLogprobs.map((t) => t.id)).toEqual(p.topLogprobs.map((t) => t.id));
-        j.topLogprobs.forEach((t, k) => expect(Math.abs(t.logprob - p.topLogprobs[k].logprob)).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(t.logprob)));
+        j.topLogprobs.forEach((t, k) =>
+          expect(Math.abs(t.logprob - p.topLogprobs[k].logprob)).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(t.logprob)),
+        );
       });
       // Every JSON document here has forced keys or punctuation: fewer steps than output tokens.
       expect(plain.steps).toBe(plain.out.tokens[0].length - 1);

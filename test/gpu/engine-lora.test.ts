@@ -52,7 +52,12 @@ function greedy(prompt: number[], steps: number, lora: ReferenceLora | null): nu
 describe('LoRA adapters in the batch', () => {
   it('two adapters and the base model decode together, each as the reference with its adapter', async () => {
     const cfg = (await engine.loadModel(MODEL)).config;
-    const xCfg: LoraConfig = { rank: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], useRslora: false };
+    const xCfg: LoraConfig = {
+      rank: 4,
+      alpha: 8,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      useRslora: false,
+    };
     const yCfg: LoraConfig = { rank: 8, alpha: 16, targetModules: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], useRslora: true };
     const xT = randomLoraTensors(cfg, 4, xCfg.targetModules as never, 21, 'f32', 1.5);
     const yT = randomLoraTensors(cfg, 8, yCfg.targetModules as never, 22, 'bf16', 1.5);
@@ -88,11 +93,18 @@ describe('LoRA adapters in the batch', () => {
     expect(results[1].status).toBe('rejected');
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/shape/);
     expect(results[2].status).toBe('fulfilled');
-    expect((results[2] as PromiseFulfilledResult<Awaited<ReturnType<typeof collect>>>).value.tokens[0]).toEqual(greedy(promptOf(12, V, 6), 3, null));
+    expect((results[2] as PromiseFulfilledResult<Awaited<ReturnType<typeof collect>>>).value.tokens[0]).toEqual(
+      greedy(promptOf(12, V, 6), 3, null),
+    );
 
     // x (rank 4) and y (rank 8) fill most of the 128 KiB pool; z needs room, so the least recently
     // used of them (y: x runs again first) is evicted, and y loads again when a request uses it.
-    const xCfg: LoraConfig = { rank: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], useRslora: false };
+    const xCfg: LoraConfig = {
+      rank: 4,
+      alpha: 8,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      useRslora: false,
+    };
     const xT = randomLoraTensors(cfg, 4, xCfg.targetModules as never, 21, 'f32', 1.5);
     const beforeX = loads;
     await collect(engine.generate(request(MODEL, promptOf(9, V, 8), { maxTokens: 1, adapter: adapter('x', xCfg, xT) })), 1);

@@ -48,7 +48,9 @@ describe('GEMM against the reference matmul', () => {
   it('dX = dY W (weight rows along K) accumulating into dX', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(21);
-    const M = 19, N = 40, K = 67; // W is [K, N] = [out, in]
+    const M = 19,
+      N = 40,
+      K = 67; // W is [K, N] = [out, in]
     const { matrix, ref: w } = packedMatrix(ctx, rng.normals(K * N, 0.4), K, N, 'bf16');
     const dy = rng.normals(M * K);
     const dx0 = rng.normals(M * N);
@@ -60,7 +62,9 @@ describe('GEMM against the reference matmul', () => {
   it('dA = dH^T X on f32 operands (transposed A)', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(22);
-    const T = 53, r = 6, C = 70; // dH [T, r], X [T, C] -> dA [r, C] = dH^T X
+    const T = 53,
+      r = 6,
+      C = 70; // dH [T, r], X [T, C] -> dA [r, C] = dH^T X
     const dh = rng.normals(T * r);
     const x = rng.normals(T * C);
     const want = new Float32Array(r * C);
@@ -76,7 +80,14 @@ describe('GEMM against the reference matmul', () => {
   it('f32 B stored [N, K] with offsets and strides (LoRA u = x A^T into a wider buffer)', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(23);
-    const M = 33, N = 8, K = 48, ldc = 12, cOffset = 2, aOffset = 5, lda = 50, bOffset = 4;
+    const M = 33,
+      N = 8,
+      K = 48,
+      ldc = 12,
+      cOffset = 2,
+      aOffset = 5,
+      lda = 50,
+      bOffset = 4;
     const x = rng.normals(aOffset + M * lda);
     const aMat = rng.normals(bOffset + N * K);
     const out0 = rng.normals(cOffset + M * ldc);
@@ -89,7 +100,17 @@ describe('GEMM against the reference matmul', () => {
       }
     }
     await bothKernels(
-      { a: upload(ctx, x), aOffset, lda, b: { f32: upload(ctx, aMat), offset: bOffset, ld: K, layout: 'rows-are-n' }, M, N, K, ldc, cOffset },
+      {
+        a: upload(ctx, x),
+        aOffset,
+        lda,
+        b: { f32: upload(ctx, aMat), offset: bOffset, ld: K, layout: 'rows-are-n' },
+        M,
+        N,
+        K,
+        ldc,
+        cOffset,
+      },
       out0,
       want,
       'u',
@@ -99,7 +120,11 @@ describe('GEMM against the reference matmul', () => {
   it('LoRA on a Linear: Y = X W^T, then Y += s (X A^T) B^T with alpha, all on one output', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(25);
-    const T = 21, C = 40, O = 36, r = 4, s = 2.5;
+    const T = 21,
+      C = 40,
+      O = 36,
+      r = 4,
+      s = 2.5;
     const { matrix, ref: w } = packedMatrix(ctx, rng.normals(O * C, 0.3), O, C, 'bf16');
     const x = rng.normals(T * C);
     const A = rng.normals(r * C, 0.3); // [r, in]
@@ -111,11 +136,21 @@ describe('GEMM against the reference matmul', () => {
     await runCalls(ctx, [
       ...gemm.encode({ out: y, a: xb, b: { weight: matrix, layout: 'rows-are-n' }, M: T, N: O, K: C }),
       ...gemm.encode({ out: u, a: xb, b: { f32: upload(ctx, A), ld: C, layout: 'rows-are-n' }, M: T, N: r, K: C }),
-      ...gemm.encode({ out: y, a: u, b: { f32: upload(ctx, Bm), ld: r, layout: 'rows-are-n' }, M: T, N: O, K: r, alpha: s, accumulate: true }),
+      ...gemm.encode({
+        out: y,
+        a: u,
+        b: { f32: upload(ctx, Bm), ld: r, layout: 'rows-are-n' },
+        M: T,
+        N: O,
+        K: r,
+        alpha: s,
+        accumulate: true,
+      }),
     ]);
     // Reference: W + s B A merged (PEFT's delta weight), then one product.
     const merged = Float32Array.from(w);
-    for (let o = 0; o < O; o++) for (let i = 0; i < C; i++) for (let j = 0; j < r; j++) merged[o * C + i] += s * Bm[o * r + j] * A[j * C + i];
+    for (let o = 0; o < O; o++)
+      for (let i = 0; i < C; i++) for (let j = 0; j < r; j++) merged[o * C + i] += s * Bm[o * r + j] * A[j * C + i];
     const want = new Float32Array(T * O);
     matmulForward(want, x, merged, T, O, C, { transB: true });
     expectClose(await read(ctx, y, T * O), want, TOL, 'y');
@@ -124,7 +159,8 @@ describe('GEMM against the reference matmul', () => {
   it('splits a chunked weight along N (lm_head) and along K (its backward) into disjoint or summed calls', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(24);
-    const V = 90, C = 24; // E [V, C], 48-byte f16 rows, 500-byte chunks of 10 rows -> 9 chunks
+    const V = 90,
+      C = 24; // E [V, C], 48-byte f16 rows, 500-byte chunks of 10 rows -> 9 chunks
     const { matrix, ref: e } = packedMatrix(ctx, rng.normals(V * C), V, C, 'f16', 500);
     expect(matrix.chunks).toHaveLength(9);
     const M = 7;
@@ -132,19 +168,45 @@ describe('GEMM against the reference matmul', () => {
     const logits = new Float32Array(M * V);
     matmulForward(logits, h, e, M, V, C, { transB: true });
     const gemm = new Gemm(ctx);
-    expect(gemm.encode({ out: upload(ctx, new Float32Array(M * V)), a: upload(ctx, h), b: { weight: matrix, layout: 'rows-are-n' }, M, N: V, K: C })).toHaveLength(9);
-    await bothKernels({ a: upload(ctx, h), b: { weight: matrix, layout: 'rows-are-n' }, M, N: V, K: C }, new Float32Array(M * V), logits, 'logits');
+    expect(
+      gemm.encode({
+        out: upload(ctx, new Float32Array(M * V)),
+        a: upload(ctx, h),
+        b: { weight: matrix, layout: 'rows-are-n' },
+        M,
+        N: V,
+        K: C,
+      }),
+    ).toHaveLength(9);
+    await bothKernels(
+      { a: upload(ctx, h), b: { weight: matrix, layout: 'rows-are-n' }, M, N: V, K: C },
+      new Float32Array(M * V),
+      logits,
+      'logits',
+    );
     const dlogits = rng.normals(M * V);
     const dh = new Float32Array(M * C);
     matmulForward(dh, dlogits, e, M, C, V);
-    await bothKernels({ a: upload(ctx, dlogits), b: { weight: matrix, layout: 'rows-are-k' }, M, N: C, K: V }, rng.normals(M * C), dh, 'dh');
+    await bothKernels(
+      { a: upload(ctx, dlogits), b: { weight: matrix, layout: 'rows-are-k' }, M, N: C, K: V },
+      rng.normals(M * C),
+      dh,
+      'dh',
+    );
   });
 
   it('refuses a weight whose shape does not fit the product', async () => {
     const ctx = await kernelContext();
     const { matrix } = packedMatrix(ctx, new Float32Array(6 * 8), 6, 8, 'f32');
     expect(() =>
-      new Gemm(ctx).encode({ out: upload(ctx, new Float32Array(16)), a: upload(ctx, new Float32Array(16)), b: { weight: matrix, layout: 'rows-are-n' }, M: 2, N: 8, K: 6 }),
+      new Gemm(ctx).encode({
+        out: upload(ctx, new Float32Array(16)),
+        a: upload(ctx, new Float32Array(16)),
+        b: { weight: matrix, layout: 'rows-are-n' },
+        M: 2,
+        N: 8,
+        K: 6,
+      }),
     ).toThrow('gemm: w[6x8] is [6, 8], expected [8, 6] for M 2 N 8 K 6');
   });
 });

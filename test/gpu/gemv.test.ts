@@ -44,12 +44,21 @@ describe('decode GEMV against the reference linear', () => {
   it('accumulates into strided outputs and reads strided inputs', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(7);
-    const B = 5, N = 24, K = 40, xStride = 50, yStride = 30, xOffset = 3, yOffset = 2;
+    const B = 5,
+      N = 24,
+      K = 40,
+      xStride = 50,
+      yStride = 30,
+      xOffset = 3,
+      yOffset = 2;
     const { matrix, ref: w } = packedMatrix(ctx, rng.normals(N * K), N, K, 'bf16');
     const x = rng.normals(xOffset + B * xStride);
     const y0 = rng.normals(yOffset + B * yStride);
     const out = upload(ctx, y0);
-    await runCalls(ctx, new Gemv(ctx).encode({ out, x: upload(ctx, x), weight: matrix, B, xOffset, xStride, yOffset, yStride, accumulate: true }));
+    await runCalls(
+      ctx,
+      new Gemv(ctx).encode({ out, x: upload(ctx, x), weight: matrix, B, xOffset, xStride, yOffset, yStride, accumulate: true }),
+    );
     const got = await read(ctx, out, y0.length);
     const want = Float32Array.from(y0);
     for (let b = 0; b < B; b++) {
@@ -66,12 +75,18 @@ describe('decode GEMV against the reference linear', () => {
     for (const subgroups of [true, false]) {
       const ctx = await kernelContext({ subgroups });
       const rng = new Rng(8);
-      const B = 3, N = 50, K = 136, eps = 1e-5;
+      const B = 3,
+        N = 50,
+        K = 136,
+        eps = 1e-5;
       const { matrix, ref: w } = packedMatrix(ctx, rng.normals(N * K, 0.3), N, K, 'f16');
       const x = rng.normals(B * K, 3);
       const normW = rng.uniforms(K, 0.5, 1.5);
       const out = zeros(ctx, B * N);
-      await runCalls(ctx, new Gemv(ctx).encode({ out, x: upload(ctx, x), weight: matrix, B, vectors: upload(ctx, normW), norm: { offset: 0, eps } }));
+      await runCalls(
+        ctx,
+        new Gemv(ctx).encode({ out, x: upload(ctx, x), weight: matrix, B, vectors: upload(ctx, normW), norm: { offset: 0, eps } }),
+      );
       const xn = new Float32Array(B * K);
       rmsnormForward(xn, null, x, normW, B, K, eps);
       const want = new Float32Array(B * N);
@@ -83,7 +98,9 @@ describe('decode GEMV against the reference linear', () => {
   it('computes silu(gate) * up over a fused [gate; up] matrix with biases', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(9);
-    const B = 4, F = 45, K = 72;
+    const B = 4,
+      F = 45,
+      K = 72;
     const { matrix, ref: w } = packedMatrix(ctx, rng.normals(2 * F * K, 0.3), 2 * F, K, 'bf16');
     const x = rng.normals(B * K);
     const bias = rng.normals(2 * F, 0.1);
@@ -100,7 +117,9 @@ describe('decode GEMV against the reference linear', () => {
   it('runs one call per row chunk of a split weight, each on its column range', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(10);
-    const B = 2, N = 101, K = 24;
+    const B = 2,
+      N = 101,
+      K = 24;
     // 24 f16 elements = 48 bytes per row: 1000-byte chunks hold 20 rows -> 6 chunks.
     const { matrix, ref: w } = packedMatrix(ctx, rng.normals(N * K), N, K, 'f16', 1000);
     expect(matrix.chunks.map((c) => c.rows)).toEqual([20, 20, 20, 20, 20, 1]);

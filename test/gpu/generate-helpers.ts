@@ -64,7 +64,12 @@ export async function runnerFixture(
   }
   const blocks = Array.from({ length: maxSeqs }, (_, r) => all.slice(r * perSeq, (r + 1) * perSeq));
   blocks.forEach((b, r) => kv.writeBlockTable(r, b));
-  const runner = new ModelRunner(ctx, weights, kv, { dense: createDenseKernels(ctx), maxTokens: opts.maxTokens ?? 128, fusedMaxBatch: opts.fusedMaxBatch, samplerWorkgroupSize: 32 });
+  const runner = new ModelRunner(ctx, weights, kv, {
+    dense: createDenseKernels(ctx),
+    maxTokens: opts.maxTokens ?? 128,
+    fusedMaxBatch: opts.fusedMaxBatch,
+    samplerWorkgroupSize: 32,
+  });
   return {
     cfg,
     tensors,

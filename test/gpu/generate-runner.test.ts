@@ -18,7 +18,15 @@ import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/reference/random';
-import { argmax, destroyGenerateContext, generateContext, lastLogits, randomTokens, runnerFixture, type RunnerFixture } from './generate-helpers';
+import {
+  argmax,
+  destroyGenerateContext,
+  generateContext,
+  lastLogits,
+  randomTokens,
+  runnerFixture,
+  type RunnerFixture,
+} from './generate-helpers';
 
 afterAll(destroyGenerateContext);
 
@@ -36,7 +44,12 @@ interface Seq {
  * Runs prompts of lengths 21, 7, 70 through two prefill steps and `decodeSteps` greedy steps,
  * checking logits and tokens against reference sessions (each with its adapter, if any).
  */
-async function prefillThenDecode(f: RunnerFixture, adapters: Array<{ slot: number; lora: ReferenceLora } | null>, decodeSteps: number, expectGraph: string) {
+async function prefillThenDecode(
+  f: RunnerFixture,
+  adapters: Array<{ slot: number; lora: ReferenceLora } | null>,
+  decodeSteps: number,
+  expectGraph: string,
+) {
   const V = f.cfg.vocabSize;
   const rng = new Rng(5);
   const seqs: Seq[] = [21, 7, 70].map((n, i) => ({
@@ -47,7 +60,12 @@ async function prefillThenDecode(f: RunnerFixture, adapters: Array<{ slot: numbe
     slot: adapters[i]?.slot ?? NO_ADAPTER,
   }));
   seqs.forEach((s, i) => f.runner.sampler.admit(i, { temperature: 0 }, s.prompt));
-  const row = (i: number, count: number): RunnerRow => ({ seq: i, pos: seqs[i].done, tokens: seqs[i].prompt.slice(seqs[i].done, seqs[i].done + count), adapterSlot: seqs[i].slot });
+  const row = (i: number, count: number): RunnerRow => ({
+    seq: i,
+    pos: seqs[i].done,
+    tokens: seqs[i].prompt.slice(seqs[i].done, seqs[i].done + count),
+    adapterSlot: seqs[i].slot,
+  });
   const chunks = [
     [16, 7, 50],
     [5, 0, 20],
@@ -140,7 +158,11 @@ describe('model runner: whole-model logits against the reference', () => {
       );
       // The adapters change the model: the adapted logits of prompt 0 are far from the base model's.
       const V = f.cfg.vocabSize;
-      const last = (lora: ReferenceLora | null) => f.ref.session(lora).append(seqs[0].prompt).subarray((seqs[0].prompt.length - 1) * V);
+      const last = (lora: ReferenceLora | null) =>
+        f.ref
+          .session(lora)
+          .append(seqs[0].prompt)
+          .subarray((seqs[0].prompt.length - 1) * V);
       const base = last(null);
       const adapted = last(referenceLora(f.cfg, aCfg, a));
       expect(Math.max(...adapted.map((x, i) => Math.abs(x - base[i])))).toBeGreaterThan(0.1);

@@ -3,7 +3,15 @@
  * the copy-on-write block copy, on the real GPU.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KV_BLOCK, KvCache, kvBlockBytes, kvBlocksThatFit, kvBytesPerToken, packBatchRows, type KvShape } from '../../src/engine/model/kv-cache';
+import {
+  KV_BLOCK,
+  KvCache,
+  kvBlockBytes,
+  kvBlocksThatFit,
+  kvBytesPerToken,
+  packBatchRows,
+  type KvShape,
+} from '../../src/engine/model/kv-cache';
 import { testConfig } from '../../src/engine/reference/random-model';
 import { openGpu, readF32, Rng, type Gpu } from './attention-fixtures';
 import { readU32 } from '../../src/engine/gpu/buffers';
@@ -79,7 +87,7 @@ describe('KvCache on the GPU', () => {
     const { device } = gpu;
     const rng = new Rng(5);
     const cache = new KvCache(device, SHAPE, { maxSeqs: 2, maxContext: 64, numBlocks: 6 });
-    const floats = cache.numBlocks * cache.blockBytes / 4;
+    const floats = (cache.numBlocks * cache.blockBytes) / 4;
     const before = [...cache.k, ...cache.v].map((buf) => {
       const data = rng.normals(floats);
       device.queue.writeBuffer(buf, 0, data);

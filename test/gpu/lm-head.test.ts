@@ -58,7 +58,14 @@ describe('lm_head over a row-chunked vocabulary', () => {
       const logits = zeros(ctx, R * V);
       await runCalls(
         ctx,
-        new LmHead(ctx).encode({ weights, logits, hidden: upload(ctx, hidden), R, rows: upload(ctx, Uint32Array.from(picked)), scratch: zeros(ctx, R * C) }),
+        new LmHead(ctx).encode({
+          weights,
+          logits,
+          hidden: upload(ctx, hidden),
+          R,
+          rows: upload(ctx, Uint32Array.from(picked)),
+          scratch: zeros(ctx, R * C),
+        }),
       );
       const rows = new Float32Array(R * C);
       picked.forEach((r, i) => rows.set(hidden.subarray(r * C, (r + 1) * C), i * C));

@@ -10,7 +10,14 @@ import { Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
 import { PromptLogprobs, decodePromptLogprobs, promptLogprobsStride } from '../../src/engine/kernels/logprobs';
 import type { SamplingParams } from '../../src/engine/generate/sampling-params';
-import { floorLogprob, logSumExp, promptLogprobsReference, sampledFirst, topByRank, type TokenLogprob } from '../../src/engine/reference/logprobs';
+import {
+  floorLogprob,
+  logSumExp,
+  promptLogprobsReference,
+  sampledFirst,
+  topByRank,
+  type TokenLogprob,
+} from '../../src/engine/reference/logprobs';
 import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 
@@ -29,8 +36,16 @@ afterAll(() => device?.destroy());
 const TOL = { atol: 1e-4, rtol: 1e-5 };
 
 function expectSameList(got: TokenLogprob[], want: TokenLogprob[], label: string): void {
-  expect(got.map((e) => e.id), `${label} ids`).toEqual(want.map((e) => e.id));
-  expectClose(got.map((e) => e.logprob), want.map((e) => e.logprob), TOL, `${label} logprobs`);
+  expect(
+    got.map((e) => e.id),
+    `${label} ids`,
+  ).toEqual(want.map((e) => e.id));
+  expectClose(
+    got.map((e) => e.logprob),
+    want.map((e) => e.logprob),
+    TOL,
+    `${label} logprobs`,
+  );
 }
 
 async function sampleRows(V: number, logits: Float32Array, params: SamplingParams[]) {
@@ -38,7 +53,12 @@ async function sampleRows(V: number, logits: Float32Array, params: SamplingParam
   const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize: wg });
   params.forEach((p, b) => sampler.admit(b, p, []));
   const buffer = uploadStorage(device, logits, 'logits');
-  const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 0 })));
+  const out = await runSamplerStep(
+    kernels,
+    sampler,
+    buffer,
+    params.map((_, b) => ({ slot: b, outputLen: 0 })),
+  );
   expect(sampler.outputBytes()).toBe(B * (params.some((p) => (p.topLogprobs ?? 0) > 0) ? 176 : 16));
   buffer.destroy();
   sampler.destroy();
@@ -137,12 +157,21 @@ describe('sampler logprobs over the real vocabulary', () => {
     expect(out[0].top.map((e) => e.id)).toEqual(lowest);
     expect(out[0].token).toBe(lowest[0]);
     expect(out[1].top.map((e) => e.id)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-    expectClose(out[1].top.map((e) => e.logprob), new Array(20).fill(-Math.log(V)), TOL, 'flat row logprobs');
+    expectClose(
+      out[1].top.map((e) => e.logprob),
+      new Array(20).fill(-Math.log(V)),
+      TOL,
+      'flat row logprobs',
+    );
   });
 });
 
 describe('prompt logprobs kernel', () => {
-  for (const [V, T, k, size] of [[1003, 9, 5, 'adapter'], [1003, 5, 20, 256], [513, 4, 0, 'adapter']] as const) {
+  for (const [V, T, k, size] of [
+    [1003, 9, 5, 'adapter'],
+    [1003, 5, 20, 256],
+    [513, 4, 0, 'adapter'],
+  ] as const) {
     it(`V=${V}, T=${T}, k=${k}, workgroup ${size}: matches the reference`, async () => {
       const rng = new Rng(V + T + k);
       const logits = rng.normals(T * V, 2.5);

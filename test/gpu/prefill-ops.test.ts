@@ -23,7 +23,8 @@ describe('prefill-side kernels against the reference', () => {
     it(`rmsnorm of 7 rows of ${C}, saving 1/rms (${subgroups ? 'subgroups' : 'shared memory'})`, async () => {
       const ctx = await kernelContext({ subgroups });
       const rng = new Rng(C);
-      const N = 7, eps = 1e-6;
+      const N = 7,
+        eps = 1e-6;
       const x = rng.normals(N * C, 2);
       const w = rng.uniforms(C, 0.5, 1.5);
       const out = zeros(ctx, N * C);
@@ -41,13 +42,24 @@ describe('prefill-side kernels against the reference', () => {
   it('rmsnorm of gathered rows (the last token of each sequence) into a compact output', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(5);
-    const T = 20, C = 96, eps = 1e-5;
+    const T = 20,
+      C = 96,
+      eps = 1e-5;
     const x = rng.normals(T * C);
     const w = rng.uniforms(C, 0.5, 1.5);
     const rows = [4, 19, 0, 11];
     const out = zeros(ctx, rows.length * C);
     await runCalls(ctx, [
-      new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N: rows.length, C, vectors: upload(ctx, w), weightOffset: 0, eps, rows: upload(ctx, Uint32Array.from(rows)) }),
+      new RmsNorm(ctx).encode({
+        out,
+        inp: upload(ctx, x),
+        N: rows.length,
+        C,
+        vectors: upload(ctx, w),
+        weightOffset: 0,
+        eps,
+        rows: upload(ctx, Uint32Array.from(rows)),
+      }),
     ]);
     const picked = new Float32Array(rows.length * C);
     rows.forEach((r, i) => picked.set(x.subarray(r * C, (r + 1) * C), i * C));
@@ -59,7 +71,8 @@ describe('prefill-side kernels against the reference', () => {
   it('swiglu over a fused [gate | up] output', async () => {
     const ctx = await kernelContext();
     const rng = new Rng(6);
-    const T = 13, F = 77;
+    const T = 13,
+      F = 77;
     const gu = rng.normals(T * 2 * F, 3);
     const out = zeros(ctx, T * F);
     await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F)]);
@@ -91,7 +104,8 @@ describe('prefill-side kernels against the reference', () => {
     it(`embedding gather over row chunks (${dtype}, odd C, chunks of 7 rows)`, async () => {
       const ctx = await kernelContext();
       const rng = new Rng(8);
-      const V = 50, C = 21;
+      const V = 50,
+        C = 21;
       // rows of 24 elements; 7 rows per chunk -> 8 chunks (the last has 1 row)
       const rowBytes = 24 * (dtype === 'f32' ? 4 : 2);
       const { matrix, ref } = packedMatrix(ctx, rng.normals(V * C), V, C, dtype, 7 * rowBytes);
@@ -99,7 +113,10 @@ describe('prefill-side kernels against the reference', () => {
       const tokens = [49, 0, 7, 6, 13, 48, 7, 21];
       const T = tokens.length;
       const out = zeros(ctx, T * C + 5);
-      await runCalls(ctx, new Embedding(ctx).encode({ out, tokens: upload(ctx, Uint32Array.from(tokens)), embedding: matrix, T, outOffset: 5 }));
+      await runCalls(
+        ctx,
+        new Embedding(ctx).encode({ out, tokens: upload(ctx, Uint32Array.from(tokens)), embedding: matrix, T, outOffset: 5 }),
+      );
       const want = new Float32Array(T * C);
       embeddingForward(want, tokens, ref, T, C, V);
       expectClose((await read(ctx, out, T * C + 5)).subarray(5), want, { atol: 0, rtol: 0 }, 'rows');

@@ -37,7 +37,16 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
     const w = weights.layers[l];
     await runCalls(ctx, [
       k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.inputNorm, eps }),
-      ...k.gemm.encode({ out: qkv, a: x, b: { weight: w.qkv, layout: 'rows-are-n' }, M: T, N: NQKV, K: C, vectors: weights.vectors, bias: w.qkvBias }),
+      ...k.gemm.encode({
+        out: qkv,
+        a: x,
+        b: { weight: w.qkv, layout: 'rows-are-n' },
+        M: T,
+        N: NQKV,
+        K: C,
+        vectors: weights.vectors,
+        bias: w.qkvBias,
+      }),
     ]);
     // Attention inputs as qkv-prep would make them, then causal attention (reference ops).
     const all = await read(ctx, qkv, T * NQKV);
@@ -59,11 +68,40 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
     const att = new Float32Array(T * NH * HS);
     attentionForward(att, q, kk, v, T, T, NH, NKV, HS, 0);
     const calls: KernelCall[] = [
-      ...k.gemm.encode({ out: h, a: upload(ctx, att), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NH * HS, vectors: weights.vectors, bias: w.oBias, accumulate: true }),
+      ...k.gemm.encode({
+        out: h,
+        a: upload(ctx, att),
+        b: { weight: w.o, layout: 'rows-are-n' },
+        M: T,
+        N: C,
+        K: NH * HS,
+        vectors: weights.vectors,
+        bias: w.oBias,
+        accumulate: true,
+      }),
       k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.postNorm, eps }),
-      ...k.gemm.encode({ out: gu, a: x, b: { weight: w.gateUp, layout: 'rows-are-n' }, M: T, N: 2 * F, K: C, vectors: weights.vectors, bias: w.gateUpBias }),
+      ...k.gemm.encode({
+        out: gu,
+        a: x,
+        b: { weight: w.gateUp, layout: 'rows-are-n' },
+        M: T,
+        N: 2 * F,
+        K: C,
+        vectors: weights.vectors,
+        bias: w.gateUpBias,
+      }),
       k.swiglu.encode(act, gu, T, F),
-      ...k.gemm.encode({ out: h, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors: weights.vectors, bias: w.downBias, accumulate: true }),
+      ...k.gemm.encode({
+        out: h,
+        a: act,
+        b: { weight: w.down, layout: 'rows-are-n' },
+        M: T,
+        N: C,
+        K: F,
+        vectors: weights.vectors,
+        bias: w.downBias,
+        accumulate: true,
+      }),
     ];
     await runCalls(ctx, calls);
   }
@@ -78,6 +116,10 @@ describe('a whole prefill forward with the dense kernels against the reference m
     await prefill('llama', 'bf16', [3, 141, 59, 26, 5, 35, 89, 79, 32]);
   });
   it('qwen3 (f16, q/k-norm, tied lm_head), 70 tokens: lm_head through the GEMM', async () => {
-    await prefill('qwen3', 'f16', Array.from({ length: 70 }, (_, i) => (i * 37 + 11) % 211));
+    await prefill(
+      'qwen3',
+      'f16',
+      Array.from({ length: 70 }, (_, i) => (i * 37 + 11) % 211),
+    );
   });
 });

@@ -32,9 +32,19 @@ describe('profiler', () => {
   it('builds every dense kernel family for a context', async () => {
     const gpu = await acquireGpu(await nodeGpu());
     const k = createDenseKernels(createKernelContext(gpu));
-    expect(Object.keys(k).sort()).toEqual(
-      ['add', 'decodeFinalize', 'decodeMlp', 'decodeOProj', 'decodeQkv', 'embedding', 'gemm', 'gemv', 'lmHead', 'rmsnorm', 'swiglu'],
-    );
+    expect(Object.keys(k).sort()).toEqual([
+      'add',
+      'decodeFinalize',
+      'decodeMlp',
+      'decodeOProj',
+      'decodeQkv',
+      'embedding',
+      'gemm',
+      'gemv',
+      'lmHead',
+      'rmsnorm',
+      'swiglu',
+    ]);
     gpu.device.destroy();
   });
 });

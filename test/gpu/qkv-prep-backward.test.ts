@@ -32,10 +32,41 @@ interface Case {
 
 const CASES: Case[] = [
   { name: 'MHA HS 64, no norm, one row from position 0', NH: 4, NKV: 4, HS: 64, norm: null, rows: [{ pos: 0, count: 17 }] },
-  { name: 'GQA 3, HS 128, q/k norm bf16, rows at positions 5, 16 and 0', NH: 6, NKV: 2, HS: 128, norm: 'bf16', rows: [{ pos: 5, count: 11 }, { pos: 16, count: 1 }, { pos: 0, count: 9 }] },
-  { name: 'GQA 7, HS 48, q/k norm f16, a long position', NH: 7, NKV: 1, HS: 48, norm: 'f16', rows: [{ pos: 300, count: 15 }, { pos: 2, count: 4 }] },
+  {
+    name: 'GQA 3, HS 128, q/k norm bf16, rows at positions 5, 16 and 0',
+    NH: 6,
+    NKV: 2,
+    HS: 128,
+    norm: 'bf16',
+    rows: [
+      { pos: 5, count: 11 },
+      { pos: 16, count: 1 },
+      { pos: 0, count: 9 },
+    ],
+  },
+  {
+    name: 'GQA 7, HS 48, q/k norm f16, a long position',
+    NH: 7,
+    NKV: 1,
+    HS: 48,
+    norm: 'f16',
+    rows: [
+      { pos: 300, count: 15 },
+      { pos: 2, count: 4 },
+    ],
+  },
   { name: 'GQA 3, HS 24 (the Qwen3 test model), q/k norm f32', NH: 6, NKV: 2, HS: 24, norm: 'f32', rows: [{ pos: 0, count: 13 }] },
-  { name: 'GQA 3, HS 16, no norm', NH: 6, NKV: 2, HS: 16, norm: null, rows: [{ pos: 20, count: 5 }, { pos: 0, count: 3 }] },
+  {
+    name: 'GQA 3, HS 16, no norm',
+    NH: 6,
+    NKV: 2,
+    HS: 16,
+    norm: null,
+    rows: [
+      { pos: 20, count: 5 },
+      { pos: 0, count: 3 },
+    ],
+  },
 ];
 
 describe('qkv-prep backward', () => {
@@ -77,7 +108,14 @@ describe('qkv-prep backward', () => {
       const kernel = await checked(device, () => new QkvPrepBackward(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null }));
       await runCalls(gpu, [
         kernel.encode(
-          { dqkv, qkv: uploadStorage(device, qkv, 'qkv'), qNorm: io.qNorm, kNorm: io.kNorm, ropeTable: createRopeTableBuffer(device, cfg, maxPos), rows: uploadRows(device, rows) },
+          {
+            dqkv,
+            qkv: uploadStorage(device, qkv, 'qkv'),
+            qNorm: io.qNorm,
+            kNorm: io.kNorm,
+            ropeTable: createRopeTableBuffer(device, cfg, maxPos),
+            rows: uploadRows(device, rows),
+          },
           { T, B: rows.length },
         ),
       ]);

@@ -10,7 +10,19 @@ import type { DType } from '../../src/engine/model/config';
 import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
 import { qkvPrepForward, type QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import { batchRows, checked, makeLayout, openGpu, readF32, Rng, runCalls, uploadKv, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  batchRows,
+  checked,
+  makeLayout,
+  openGpu,
+  readF32,
+  Rng,
+  runCalls,
+  uploadKv,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -55,7 +67,17 @@ const CASES: Case[] = [
     ],
     theta: 10000,
   },
-  { name: 'norm f32, HS 64', NH: 3, NKV: 1, HS: 64, norm: 'f32', seqs: [{ pos: 40, count: 9 }, { pos: 0, count: 1 }] },
+  {
+    name: 'norm f32, HS 64',
+    NH: 3,
+    NKV: 1,
+    HS: 64,
+    norm: 'f32',
+    seqs: [
+      { pos: 40, count: 9 },
+      { pos: 0, count: 1 },
+    ],
+  },
 ];
 
 describe('qkv-prep', () => {
@@ -101,7 +123,17 @@ describe('qkv-prep', () => {
       await runCalls(
         gpu,
         prep.encode(
-          { q: qBuf, k: gkv.k, v: gkv.v, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table, blockTable: gkv.blockTable, rows: rowsBuf },
+          {
+            q: qBuf,
+            k: gkv.k,
+            v: gkv.v,
+            qkv: qkvBuf,
+            qNorm: qNormBuf,
+            kNorm: kNormBuf,
+            ropeTable: table,
+            blockTable: gkv.blockTable,
+            rows: rowsBuf,
+          },
           { T, B: rows.length, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq },
         ),
       );
@@ -125,9 +157,9 @@ describe('qkv-prep', () => {
     const { device } = gpu;
     const prep = await checked(device, () => new QkvPrep(gpu, { NH: 2, NKV: 1, HS: 64, qkNorm: { dtype: 'bf16', eps: 1e-6 } }));
     const b = uploadStorage(device, new Float32Array(4 * 64 * 4), 'x');
-    expect(() => prep.encode({ q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b }, { T: 1, B: 1, maxBlocksPerSeq: 1 })).toThrow(
-      /q\/k norm/,
-    );
+    expect(() =>
+      prep.encode({ q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b }, { T: 1, B: 1, maxBlocksPerSeq: 1 }),
+    ).toThrow(/q\/k norm/);
     b.destroy();
   });
 });

@@ -40,7 +40,12 @@ async function drawMany(V: number, logits: Float32Array, params: SamplingParams[
   const buffer = uploadStorage(device, logits, 'logits');
   const tokens: number[][] = params.map(() => []);
   for (let s = 0; s < steps; s++) {
-    const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s, updateCounts: false })));
+    const out = await runSamplerStep(
+      kernels,
+      sampler,
+      buffer,
+      params.map((_, b) => ({ slot: b, outputLen: s, updateCounts: false })),
+    );
     out.forEach((o, b) => tokens[b].push(o.token));
   }
   buffer.destroy();
@@ -88,10 +93,21 @@ describe('sampler draw', () => {
     for (let s = 0; s < 3; s++) {
       const logits = rng.normals(B * V, 2);
       const buffer = uploadStorage(device, logits, 'logits');
-      const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: s })));
+      const out = await runSamplerStep(
+        kernels,
+        sampler,
+        buffer,
+        params.map((_, b) => ({ slot: b, outputLen: s })),
+      );
       buffer.destroy();
       for (let b = 0; b < B; b++) {
-        const ref = sampleRowReference({ logits: logits.subarray(b * V, (b + 1) * V), params: resolved[b], outputLen: s, promptTokens: [], outputTokens: [] });
+        const ref = sampleRowReference({
+          logits: logits.subarray(b * V, (b + 1) * V),
+          params: resolved[b],
+          outputLen: s,
+          promptTokens: [],
+          outputTokens: [],
+        });
         if (ref.margin > 1e-3) {
           expect(out[b].token, `step ${s} row ${b}`).toBe(ref.token);
           compared++;
@@ -129,7 +145,12 @@ describe('sampler draw', () => {
     // Row 7: a tie for the maximum between ids 900 and 17.
     logits[7 * V + 900] = 50;
     logits[7 * V + 17] = 50;
-    const tokens = await drawMany(V, logits, Array.from({ length: B }, () => ({ temperature: 0 })), 2);
+    const tokens = await drawMany(
+      V,
+      logits,
+      Array.from({ length: B }, () => ({ temperature: 0 })),
+      2,
+    );
     for (let b = 0; b < B; b++) {
       const row = logits.subarray(b * V, (b + 1) * V);
       let argmax = 0;
@@ -156,14 +177,27 @@ describe('sampler draw', () => {
     const pTopK = Array.from({ length: V }, (_, i) => (top16.has(i) ? topP[order.indexOf(i)] : 0));
     cases.push({ name: 'top_k=16', params: (b) => ({ seed: 7000 + b, topK: 16 }), p: pTopK });
     for (const c of cases) {
-      const tokens = (await drawMany(V, tile(row, B), Array.from({ length: B }, (_, b) => c.params(b)), steps)).flat();
+      const tokens = (
+        await drawMany(
+          V,
+          tile(row, B),
+          Array.from({ length: B }, (_, b) => c.params(b)),
+          steps,
+        )
+      ).flat();
       const observed = new Array(V).fill(0);
       for (const t of tokens) observed[t]++;
       const support = c.p.map((p, i) => [p, i] as const).filter(([p]) => p > 0);
       for (let i = 0; i < V; i++) if (c.p[i] === 0) expect(observed[i], `${c.name}: token ${i} is outside the support`).toBe(0);
-      const stat = chiSquare(support.map(([, i]) => observed[i]), support.map(([p]) => p), n);
+      const stat = chiSquare(
+        support.map(([, i]) => observed[i]),
+        support.map(([p]) => p),
+        n,
+      );
       const critical = chiSquareCritical(support.length - 1);
-      expect(stat, `${c.name}: chi-square ${stat.toFixed(1)} over ${support.length} tokens, critical ${critical.toFixed(1)}`).toBeLessThan(critical);
+      expect(stat, `${c.name}: chi-square ${stat.toFixed(1)} over ${support.length} tokens, critical ${critical.toFixed(1)}`).toBeLessThan(
+        critical,
+      );
     }
   });
 });

@@ -42,7 +42,13 @@ function setup(V: number, row: Float32Array, params: SamplingParams[], prompts: 
   const buffer = uploadStorage(device, logits, 'logits');
   return {
     sampler,
-    step: (outputLen, extra = []) => runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen, ...extra[b] }))),
+    step: (outputLen, extra = []) =>
+      runSamplerStep(
+        kernels,
+        sampler,
+        buffer,
+        params.map((_, b) => ({ slot: b, outputLen, ...extra[b] })),
+      ),
     done: () => {
       buffer.destroy();
       sampler.destroy();
@@ -62,7 +68,11 @@ describe('sampling parameters on the GPU', () => {
   it('allowed_token_ids: only allowed ids are ever sampled, whatever the logits', async () => {
     const rng = new Rng(1);
     const allowed = [3, 99, 250, 516];
-    const run = setup(V, rng.normals(V, 3), Array.from({ length: 8 }, (_, b) => ({ seed: b, temperature: 1.5, allowedTokenIds: allowed })));
+    const run = setup(
+      V,
+      rng.normals(V, 3),
+      Array.from({ length: 8 }, (_, b) => ({ seed: b, temperature: 1.5, allowedTokenIds: allowed })),
+    );
     const seen = new Set<number>();
     for (let s = 0; s < 6; s++) for (const o of await run.step(s)) seen.add(o.token);
     expect([...seen].every((t) => allowed.includes(t))).toBe(true);
@@ -78,7 +88,10 @@ describe('sampling parameters on the GPU', () => {
     const params: SamplingParams[] = [{ temperature: 0 }, ...Array.from({ length: 7 }, (_, b) => ({ seed: b }))];
     const run = setup(V, row, params);
     for (let s = 0; s < 4; s++) {
-      const out = await run.step(s, params.map(() => ({ bannedTokenIds: banned })));
+      const out = await run.step(
+        s,
+        params.map(() => ({ bannedTokenIds: banned })),
+      );
       expect(out[0].token).toBe(order[5]);
       for (const o of out) expect(banned).not.toContain(o.token);
     }
@@ -169,7 +182,11 @@ describe('sampling parameters on the GPU', () => {
     shaped[10] = 3;
     shaped[20] = 3 - Math.log(1.5); // p = p_max / 1.5: kept
     shaped[30] = 3 - Math.log(3); // p = p_max / 3: dropped
-    const minP = setup(V, shaped, Array.from({ length: 16 }, (_, b) => ({ seed: 300 + b, minP: 0.5 })));
+    const minP = setup(
+      V,
+      shaped,
+      Array.from({ length: 16 }, (_, b) => ({ seed: 300 + b, minP: 0.5 })),
+    );
     const seen = new Set<number>();
     for (let s = 0; s < 3; s++) for (const o of await minP.step(s)) seen.add(o.token);
     expect([...seen].sort((a, b) => a - b)).toEqual([10, 20]);
@@ -188,12 +205,20 @@ describe('sampling parameters on the GPU', () => {
     const allowedRow = row.map((v, i) => (allowed.includes(i) ? v : -Infinity));
     const lse = logSumExp(allowedRow);
     for (let s = 0; s < 3; s++) {
-      const out = await run.step(s, params.map(() => ({ grammarBitmask: mask })));
+      const out = await run.step(
+        s,
+        params.map(() => ({ grammarBitmask: mask })),
+      );
       for (const o of out) {
         expect(allowed).toContain(o.token);
         expect(o.logprob).toBeCloseTo(row[o.token] - lse, 4);
         // Five allowed ids with real logprobs, then masked ids at the -9999 floor.
-        expect(o.top.slice(0, 5).map((e) => e.id).sort((a, b) => a - b)).toEqual(allowed);
+        expect(
+          o.top
+            .slice(0, 5)
+            .map((e) => e.id)
+            .sort((a, b) => a - b),
+        ).toEqual(allowed);
         expect(o.top.slice(5).map((e) => e.logprob)).toEqual([-9999, -9999]);
       }
     }
@@ -205,7 +230,10 @@ describe('sampling parameters on the GPU', () => {
 
   it('one step is four dispatches and one submission, whatever B and the parameters', async () => {
     const rng = new Rng(9);
-    for (const params of [[{ temperature: 0 }], Array.from({ length: 5 }, (_, b) => ({ seed: b, topK: 5, topP: 0.5, minP: 0.1, topLogprobs: 20 }))]) {
+    for (const params of [
+      [{ temperature: 0 }],
+      Array.from({ length: 5 }, (_, b) => ({ seed: b, topK: 5, topP: 0.5, minP: 0.1, topLogprobs: 20 })),
+    ]) {
       const run = setup(V, rng.normals(V, 1), params);
       kernels.profiler.reset();
       await run.step(0);

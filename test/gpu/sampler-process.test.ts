@@ -43,7 +43,10 @@ function unmask(row: Float32Array): Float32Array {
 
 describe('sampler processing against the reference', () => {
   // V = 1003 also runs the workgroup size of real GPUs (256): same kernels, other digit widths.
-  for (const [V, size] of [[1000, 'adapter'], [1003, 256]] as const) {
+  for (const [V, size] of [
+    [1000, 'adapter'],
+    [1003, 256],
+  ] as const) {
     it(`V=${V}, workgroup ${size}: processed logits, raw lse and tokens over 4 steps, counts kept on the GPU`, async () => {
       const workgroupSize = size === 'adapter' ? wg : size;
       const rng = new Rng(V);

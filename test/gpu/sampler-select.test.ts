@@ -38,13 +38,24 @@ async function step(V: number, logits: Float32Array, params: SamplingParams[], w
   const sampler = new Sampler(kernels, { maxSeqs: B, maxBatch: B, vocabSize: V, workgroupSize });
   const resolved: ResolvedSampling[] = params.map((p, b) => sampler.admit(b, p, []));
   const buffer = uploadStorage(device, logits, 'logits');
-  const out = await runSamplerStep(kernels, sampler, buffer, params.map((_, b) => ({ slot: b, outputLen: 3 })));
+  const out = await runSamplerStep(
+    kernels,
+    sampler,
+    buffer,
+    params.map((_, b) => ({ slot: b, outputLen: 3 })),
+  );
   const processed = await readF32(device, sampler.processed, B * V);
   const info = await readU32(device, sampler.rowInfo, B * 4);
   buffer.destroy();
   sampler.destroy();
   return params.map((_, b) => {
-    const ref = sampleRowReference({ logits: logits.subarray(b * V, (b + 1) * V), params: resolved[b], outputLen: 3, promptTokens: [], outputTokens: [] });
+    const ref = sampleRowReference({
+      logits: logits.subarray(b * V, (b + 1) * V),
+      params: resolved[b],
+      outputLen: 3,
+      promptTokens: [],
+      outputTokens: [],
+    });
     const gpuKept = new Uint8Array(V);
     const threshold = info[b * 4 + 2];
     for (let i = 0; i < V; i++) gpuKept[i] = orderKey(processed[b * V + i]) >= threshold && processed[b * V + i] > -1e38 ? 1 : 0;
@@ -74,7 +85,11 @@ function expectSameKept(c: RowCheck, label: string): void {
 describe('sampler thresholds against the reference', () => {
   // V = 1003 also runs the workgroup size of real GPUs (256): 8-bit radix digits instead of 5.
   // V = 8011 has enough chunks (>= k) for the pruning bound and the candidate list to engage.
-  for (const [V, size] of [[1000, 'adapter'], [1003, 256], [8011, 'adapter']] as const) {
+  for (const [V, size] of [
+    [1000, 'adapter'],
+    [1003, 256],
+    [8011, 'adapter'],
+  ] as const) {
     it(`V=${V}, workgroup ${size}: min_p, top_k, top_p alone and combined`, async () => {
       const rng = new Rng(100 + V);
       const params: SamplingParams[] = [
@@ -114,7 +129,11 @@ describe('sampler thresholds against the reference', () => {
     const row = new Float32Array(V).map(() => Math.round(rng.normal() * 4) / 2);
     const logits = new Float32Array(3 * V);
     for (let b = 0; b < 3; b++) logits.set(row, b * V);
-    const checks = await step(V, logits, [{ topK: 10, seed: 1 }, { topK: 100, seed: 2 }, { topP: 0.6, seed: 3 }]);
+    const checks = await step(V, logits, [
+      { topK: 10, seed: 1 },
+      { topK: 100, seed: 2 },
+      { topP: 0.6, seed: 3 },
+    ]);
     checks.forEach((c, b) => {
       expectSameKept(c, `tie row ${b}`);
       const kept = c.gpuKept.reduce((a, v) => a + v, 0);
@@ -143,9 +162,20 @@ describe('sampler thresholds against the reference', () => {
       expectSameKept(c, `V=151936 row ${b}`);
       if (c.ref.margin > 1e-3) expect(c.token, `row ${b} token`).toBe(c.ref.token);
       expect(c.top.map((e) => e.id)).toEqual(c.ref.top.map((e) => e.id));
-      expectClose(c.top.map((e) => e.logprob), c.ref.top.map((e) => e.logprob), { atol: 1e-4, rtol: 1e-5 }, `row ${b} top logprobs`);
+      expectClose(
+        c.top.map((e) => e.logprob),
+        c.ref.top.map((e) => e.logprob),
+        { atol: 1e-4, rtol: 1e-5 },
+        `row ${b} top logprobs`,
+      );
     });
-    expect(checks[1].gpuKept.reduce((a, v) => a + v, 0), 'flat row keeps most of the vocabulary').toBeGreaterThan(V / 2);
-    expect(checks[2].gpuKept.reduce((a, v) => a + v, 0), 'top_k = 20 keeps 20').toBe(20);
+    expect(
+      checks[1].gpuKept.reduce((a, v) => a + v, 0),
+      'flat row keeps most of the vocabulary',
+    ).toBeGreaterThan(V / 2);
+    expect(
+      checks[2].gpuKept.reduce((a, v) => a + v, 0),
+      'top_k = 20 keeps 20',
+    ).toBe(20);
   });
 });

@@ -18,7 +18,14 @@ describe('training over the generation engine', () => {
       const V = served.config.vocabSize;
       const trainer = trainingEngineOver(engine, { log: () => {} });
       const lora = loraConfig(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 8, 16);
-      const session = await trainer.startSession({ baseModel: id, lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 3 });
+      const session = await trainer.startSession({
+        baseModel: id,
+        lora,
+        initialAdapter: null,
+        optimizerState: null,
+        optimizer: OPTIMIZER,
+        seed: 3,
+      });
       const seqs = randomSequences(V, [20, 13], 4).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
       for (let i = 0; i < 2; i++) await session.step(seqs, { kind: 'sft' }, 5e-2);
       const tensors = await session.exportAdapter();

@@ -41,7 +41,12 @@ export function loraConfig(modules: readonly LoraModule[], rank = 4, alpha = 8):
 }
 
 /** A session starting from a random (non-zero B) adapter, so every LoRA term is visible. */
-export function randomSession(f: TrainFixture, lora: LoraConfig, seed: number, optimizer = OPTIMIZER): { session: GpuTrainingSession; adapter: TensorData[] } {
+export function randomSession(
+  f: TrainFixture,
+  lora: LoraConfig,
+  seed: number,
+  optimizer = OPTIMIZER,
+): { session: GpuTrainingSession; adapter: TensorData[] } {
   const adapter = randomLoraTensors(f.cfg, lora.rank, lora.targetModules as LoraModule[], seed, 'f32', 0.5);
   return { session: f.engine.sessionFor(f.weights, { lora, initialAdapter: adapter, optimizerState: null, optimizer, seed }), adapter };
 }
@@ -73,7 +78,8 @@ export function randomSequences(V: number, lengths: number[], seed: number, grou
 export function nearPolicy(seqs: TrainingSequence[], policy: Float32Array[], seed: number): void {
   const rng = new Rng(seed);
   seqs.forEach((s, b) => {
-    for (let i = 0; i < s.tokens.length; i++) s.oldLogprobs![i] = s.trainable[i] && rng.uniform() < 0.85 ? policy[b][i] + 0.8 * (rng.uniform() - 0.5) : NaN;
+    for (let i = 0; i < s.tokens.length; i++)
+      s.oldLogprobs![i] = s.trainable[i] && rng.uniform() < 0.85 ? policy[b][i] + 0.8 * (rng.uniform() - 0.5) : NaN;
   });
 }
 

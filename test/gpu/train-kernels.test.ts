@@ -45,7 +45,8 @@ describe('cross-entropy over the vocabulary', () => {
         crossEntropyForward(lp, h, dense.subarray(r * V, (r + 1) * V), [t === NO_TARGET ? 0 : t], 1, V);
         if (t !== NO_TARGET) wantLp[r] = lp[0];
         wantH[r] = h[0];
-        if (t !== NO_TARGET) crossEntropyBackward(wantD.subarray(r * V, (r + 1) * V), dense.subarray(r * V, (r + 1) * V), [t], [coef[row0 + r]], 1, V);
+        if (t !== NO_TARGET)
+          crossEntropyBackward(wantD.subarray(r * V, (r + 1) * V), dense.subarray(r * V, (r + 1) * V), [t], [coef[row0 + r]], 1, V);
       }
       const stats = zeros(ctx, 2 * rows);
       const lbuf = upload(ctx, logits);
@@ -55,7 +56,9 @@ describe('cross-entropy over the vocabulary', () => {
       expectClose(s.subarray(row0, row0 + R), wantLp, { atol: 2e-5, rtol: 2e-5 }, 'logprobs');
       expectClose(s.subarray(rows + row0, rows + row0 + R), wantH, { atol: 2e-5, rtol: 2e-5 }, 'entropies');
       expect(await read(ctx, lbuf, R * ld)).toEqual(logits); // forward leaves the logits alone
-      await runCalls(ctx, [ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, coef: upload(ctx, coef), stats, lpOffset: 0, entOffset: rows })]);
+      await runCalls(ctx, [
+        ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, coef: upload(ctx, coef), stats, lpOffset: 0, entOffset: rows }),
+      ]);
       const d = await read(ctx, lbuf, R * ld);
       const gotD = new Float32Array(R * V);
       for (let r = 0; r < R; r++) gotD.set(d.subarray(r * ld, r * ld + V), r * V);

@@ -69,7 +69,13 @@ describe('training sessions', () => {
       { seqs: randomSequences(f.cfg.vocabSize, [25, 9], 8), loss: { kind: 'sft' } as LossSpec },
       { seqs: randomSequences(f.cfg.vocabSize, [14, 14, 14], 9), loss: rl },
     ];
-    const start = { lora, initialAdapter: null, optimizerState: null, optimizer: { ...OPTIMIZER, weightDecay: 0.1, maxGradNorm: 0.1 }, seed: 5 };
+    const start = {
+      lora,
+      initialAdapter: null,
+      optimizerState: null,
+      optimizer: { ...OPTIMIZER, weightDecay: 0.1, maxGradNorm: 0.1 },
+      seed: 5,
+    };
     const run = async (from: number, session = f.engine.sessionFor(f.weights, start)) => {
       for (const s of steps.slice(from)) await session.step(s.seqs, s.loss, 1e-2);
       return session;
@@ -88,7 +94,10 @@ describe('training sessions', () => {
     const state = await first.exportOptimizerState();
     expect(state.step).toBe(1);
     expect(state.tensors.map((t) => t.name)).toContain('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight.exp_avg_sq');
-    const resumed = await run(1, f.engine.sessionFor(f.weights, { ...start, initialAdapter: await first.exportAdapter(), optimizerState: state }));
+    const resumed = await run(
+      1,
+      f.engine.sessionFor(f.weights, { ...start, initialAdapter: await first.exportAdapter(), optimizerState: state }),
+    );
     expect(await bytes(resumed)).toEqual(adapterA.map((t) => Array.from(t.data)));
     expect((await resumed.exportOptimizerState()).step).toBe(3);
     for (const s of [a, b, first, resumed]) s.dispose();

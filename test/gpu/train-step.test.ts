@@ -13,7 +13,16 @@ import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import { planLora } from '../../src/engine/train/lora-plan';
 import type { LossSpec } from '../../src/engine/train/types';
 import { destroyContexts, kernelContext } from './dense-helpers';
-import { loraConfig, maxAbs, nearPolicy, randomSequences, randomSession, referenceLogprobs, referenceStep, trainFixture } from './train-helpers';
+import {
+  loraConfig,
+  maxAbs,
+  nearPolicy,
+  randomSequences,
+  randomSession,
+  referenceLogprobs,
+  referenceStep,
+  trainFixture,
+} from './train-helpers';
 
 afterAll(destroyContexts);
 
@@ -43,12 +52,22 @@ describe('one training step against the reference', () => {
       const f = await trainFixture(ctx, c.arch, c.dtype, 71);
       const lora = loraConfig(c.modules);
       const plan = planLora(f.cfg, lora);
-      const seqs = randomSequences(f.cfg.vocabSize, c.lengths, 5, c.lengths.map((_, b) => b % 2));
+      const seqs = randomSequences(
+        f.cfg.vocabSize,
+        c.lengths,
+        5,
+        c.lengths.map((_, b) => b % 2),
+      );
 
       const { session, adapter } = randomSession(f, lora, 13);
       const lp = await session.logprobs(seqs);
       const want = referenceLogprobs(f.ref, lora, adapter, seqs);
-      expectClose(lp.flatMap((a) => Array.from(a)), want.flatMap((a) => Array.from(a)), { atol: 2e-3, rtol: 2e-3 }, `${c.arch} logprobs`);
+      expectClose(
+        lp.flatMap((a) => Array.from(a)),
+        want.flatMap((a) => Array.from(a)),
+        { atol: 2e-3, rtol: 2e-3 },
+        `${c.arch} logprobs`,
+      );
       nearPolicy(seqs, want, 7);
 
       for (const loss of [{ kind: 'sft' } as LossSpec, RL_PPO_SEQUENCE]) {
@@ -81,12 +100,22 @@ describe('a row-chunked embedding / lm_head (a real vocabulary over the binding 
     // 211 rows of 96 bf16: 80 rows per chunk.
     const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 256, chunkBytes: 80 * 96 * 2 });
     expect(weights.lmHead.chunks.length).toBe(3);
-    const f = { cfg, weights, ref: new ReferenceModel(cfg, tensors), engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }) };
+    const f = {
+      cfg,
+      weights,
+      ref: new ReferenceModel(cfg, tensors),
+      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
+    };
     const lora = loraConfig(ALL);
     const seqs = randomSequences(cfg.vocabSize, [19, 30], 6);
     const { session, adapter } = randomSession(f, lora, 21);
     const want = referenceLogprobs(f.ref, lora, adapter, seqs);
-    expectClose((await session.logprobs(seqs)).flatMap((a) => Array.from(a)), want.flatMap((a) => Array.from(a)), { atol: 2e-3, rtol: 2e-3 }, 'chunked logprobs');
+    expectClose(
+      (await session.logprobs(seqs)).flatMap((a) => Array.from(a)),
+      want.flatMap((a) => Array.from(a)),
+      { atol: 2e-3, rtol: 2e-3 },
+      'chunked logprobs',
+    );
     await session.step(seqs, { kind: 'sft' }, 1e-3);
     const ref = referenceStep(f.ref, planLora(cfg, lora), adapter, seqs, { kind: 'sft' });
     expectClose(await session.gradients(), ref.grads, { atol: 2e-3 * maxAbs(ref.grads), rtol: 2e-2 }, 'chunked SFT gradients');

@@ -16,7 +16,9 @@ async function readRows(device: GPUDevice, m: PackedMatrix, r0: number, n: numbe
   for (let r = r0; r < r0 + n; r++) {
     const { chunk, index } = m.locate(r);
     const eb = m.elementBytes;
-    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, m.cols * eb + ((m.cols * eb) % 4 ? 2 : 0), index * m.rowStride * eb));
+    const bytes = new Uint8Array(
+      await readBytes(device, chunk.buffer, m.cols * eb + ((m.cols * eb) % 4 ? 2 : 0), index * m.rowStride * eb),
+    );
     out.set(decodeToF32(bytes, m.dtype, m.cols), (r - r0) * m.cols);
   }
   return out;
@@ -32,7 +34,14 @@ describe('WeightSet', () => {
   ] as const) {
     it(`puts every ${arch} tensor (${dtype}) where the kernels look for it`, async () => {
       const ctx = await kernelContext();
-      const cfg = testConfig(arch, { hiddenSize: 36, intermediateSize: 44, vocabSize: 31, numHeads: 3, numKvHeads: 1, headDim: arch === 'qwen3' ? 20 : 12 });
+      const cfg = testConfig(arch, {
+        hiddenSize: 36,
+        intermediateSize: 44,
+        vocabSize: 31,
+        numHeads: 3,
+        numKvHeads: 1,
+        headDim: arch === 'qwen3' ? 20 : 12,
+      });
       const tensors = randomModelTensors(cfg, dtype, 3);
       const ws = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 10 });
       const { hiddenSize: C, headDim: HS, intermediateSize: F } = cfg;
@@ -51,7 +60,8 @@ describe('WeightSet', () => {
       expect(await readRows(ctx.device, w.o, 0, C)).toEqual(byName(tensors, n.o));
       expect(await readRows(ctx.device, ws.embedding, 0, cfg.vocabSize)).toEqual(byName(tensors, 'model.embed_tokens.weight'));
       expect(ws.lmHead === ws.embedding).toBe(cfg.tieWordEmbeddings);
-      if (!cfg.tieWordEmbeddings) expect(await readRows(ctx.device, ws.lmHead, 0, cfg.vocabSize)).toEqual(byName(tensors, 'lm_head.weight'));
+      if (!cfg.tieWordEmbeddings)
+        expect(await readRows(ctx.device, ws.lmHead, 0, cfg.vocabSize)).toEqual(byName(tensors, 'lm_head.weight'));
       const vec = await readF32(ctx.device, ws.vectors, ws.vectors.size / 4);
       expect(vec.subarray(0, 10 * HS)).toEqual(ropeTable(cfg, 10));
       expect(vec.subarray(w.inputNorm, w.inputNorm + C)).toEqual(byName(tensors, n.inputNorm));
@@ -82,7 +92,9 @@ describe('WeightSet', () => {
     const ws = await WeightSet.upload(ctx.device, cfg, tensors, { chunkBytes: 10 * rowBytes + 5, ropePositions: 4 });
     expect(ws.embedding.chunks.map((c) => c.rows)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 3]);
     expect(ws.embedding.chunks.every((c) => c.buffer.size <= 10 * rowBytes)).toBe(true);
-    expect(await readRows(ctx.device, ws.embedding, 95, 8)).toEqual(byName(tensors, 'model.embed_tokens.weight').subarray(95 * 96, 103 * 96));
+    expect(await readRows(ctx.device, ws.embedding, 95, 8)).toEqual(
+      byName(tensors, 'model.embed_tokens.weight').subarray(95 * 96, 103 * 96),
+    );
     const matrices = [ws.embedding, ws.lmHead, ...ws.layers.flatMap((l) => [l.qkv, l.o, l.gateUp, l.down])];
     expect(ws.gpuBytes).toBe(matrices.reduce((s, m) => s + m.bytes, 0) + ws.vectors.size);
     ws.destroy();
@@ -109,9 +121,9 @@ describe('WeightSet', () => {
     await expect(up(tensors.filter((t) => t.name !== 'model.layers.1.mlp.up_proj.weight'))).rejects.toThrow(
       'WeightSet: missing tensor model.layers.1.mlp.up_proj.weight',
     );
-    await expect(up(tensors.map((t) => (t.name === 'model.layers.0.self_attn.k_proj.weight' ? { ...t, shape: [32, 95] } : t)))).rejects.toThrow(
-      'WeightSet: tensor model.layers.0.self_attn.k_proj.weight: shape [32, 95] expected [32, 96]',
-    );
+    await expect(
+      up(tensors.map((t) => (t.name === 'model.layers.0.self_attn.k_proj.weight' ? { ...t, shape: [32, 95] } : t))),
+    ).rejects.toThrow('WeightSet: tensor model.layers.0.self_attn.k_proj.weight: shape [32, 95] expected [32, 96]');
     await expect(up([...tensors, { ...tensors[1], name: 'model.layers.0.self_attn.rotary.weight' }])).rejects.toThrow(
       'WeightSet: unexpected tensor model.layers.0.self_attn.rotary.weight',
     );
@@ -119,6 +131,8 @@ describe('WeightSet', () => {
       /tensor model.norm.weight: 190 bytes for \[96\] f16/,
     );
     const f32k = randomModelTensors(cfg, 'f32', 6).find((t) => t.name === 'model.layers.0.self_attn.k_proj.weight')!;
-    await expect(up(tensors.map((t) => (t.name === f32k.name ? f32k : t)))).rejects.toThrow(/model.layers.0.self_attn.k_proj.weight is f32 but model.layers.0.qkv holds f16: the parts of a fused matrix must share a dtype/);
+    await expect(up(tensors.map((t) => (t.name === f32k.name ? f32k : t)))).rejects.toThrow(
+      /model.layers.0.self_attn.k_proj.weight is f32 but model.layers.0.qkv holds f16: the parts of a fused matrix must share a dtype/,
+    );
   });
 });

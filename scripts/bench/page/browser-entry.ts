@@ -12,7 +12,9 @@ export interface PageBenchOptions {
 async function hearthBench(options: PageBenchOptions) {
   const gpu = await acquireGpu(navigator.gpu);
   const log = (line: string) => console.log(line);
-  const generation = options.generation ? await runGenerationBench(gpu, { ...options.generation, baseUrl: location.origin + '/' }, log) : [];
+  const generation = options.generation
+    ? await runGenerationBench(gpu, { ...options.generation, baseUrl: location.origin + '/' }, log)
+    : [];
   const training = options.training ? await runTrainingBench(gpu, options.training, log) : [];
   return { device: gpu.description.adapter, generation, training };
 }

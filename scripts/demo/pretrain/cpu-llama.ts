@@ -29,7 +29,17 @@ export interface TrainSequence {
   trainable: ArrayLike<number>;
 }
 
-const layerKeys = ['input_layernorm', 'q_proj', 'k_proj', 'v_proj', 'o_proj', 'post_attention_layernorm', 'gate_proj', 'up_proj', 'down_proj'] as const;
+const layerKeys = [
+  'input_layernorm',
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'o_proj',
+  'post_attention_layernorm',
+  'gate_proj',
+  'up_proj',
+  'down_proj',
+] as const;
 type LayerKey = (typeof layerKeys)[number];
 
 function layerName(l: number, key: LayerKey): string {
@@ -83,7 +93,16 @@ export class CpuLlama {
    * tokens accumulate into `grads`. Returns that mean and the number of trained tokens.
    */
   lossAndBackward(batch: readonly TrainSequence[]): { loss: number; targets: number } {
-    const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F, vocabSize: V, numLayers: L, rmsNormEps: eps } = this.cfg;
+    const {
+      hiddenSize: C,
+      numHeads: NH,
+      numKvHeads: NKV,
+      headDim: HS,
+      intermediateSize: F,
+      vocabSize: V,
+      numLayers: L,
+      rmsNormEps: eps,
+    } = this.cfg;
     const QD = NH * HS;
     const KD = NKV * HS;
     const T = batch.reduce((n, s) => n + s.tokens.length, 0);
@@ -105,15 +124,41 @@ export class CpuLlama {
     let h = new Float32Array(T * C);
     for (let t = 0; t < T; t++) h.set(E.subarray(tokens[t] * C, tokens[t] * C + C), t * C);
 
-    type Saved = { hIn: Float32Array; x1: Float32Array; r1: Float32Array; q: Float32Array; k: Float32Array; v: Float32Array; probs: Float32Array[]; att: Float32Array; hMid: Float32Array; x2: Float32Array; r2: Float32Array; gate: Float32Array; up: Float32Array; act: Float32Array };
+    type Saved = {
+      hIn: Float32Array;
+      x1: Float32Array;
+      r1: Float32Array;
+      q: Float32Array;
+      k: Float32Array;
+      v: Float32Array;
+      probs: Float32Array[];
+      att: Float32Array;
+      hMid: Float32Array;
+      x2: Float32Array;
+      r2: Float32Array;
+      gate: Float32Array;
+      up: Float32Array;
+      act: Float32Array;
+    };
     const saved: Saved[] = [];
     const G = NH / NKV;
     const scale = 1 / Math.sqrt(HS);
     for (let l = 0; l < L; l++) {
       const s: Saved = {
-        hIn: h, x1: new Float32Array(T * C), r1: new Float32Array(T), q: new Float32Array(T * QD), k: new Float32Array(T * KD), v: new Float32Array(T * KD),
-        probs: [], att: new Float32Array(T * QD), hMid: new Float32Array(T * C), x2: new Float32Array(T * C), r2: new Float32Array(T),
-        gate: new Float32Array(T * F), up: new Float32Array(T * F), act: new Float32Array(T * F),
+        hIn: h,
+        x1: new Float32Array(T * C),
+        r1: new Float32Array(T),
+        q: new Float32Array(T * QD),
+        k: new Float32Array(T * KD),
+        v: new Float32Array(T * KD),
+        probs: [],
+        att: new Float32Array(T * QD),
+        hMid: new Float32Array(T * C),
+        x2: new Float32Array(T * C),
+        r2: new Float32Array(T),
+        gate: new Float32Array(T * F),
+        up: new Float32Array(T * F),
+        act: new Float32Array(T * F),
       };
       rmsnormForward(s.x1, s.r1, h, this.p(layerName(l, 'input_layernorm')), T, C, eps);
       matmulWT(s.q, s.x1, this.p(layerName(l, 'q_proj')), T, C, QD);
@@ -219,7 +264,16 @@ export class CpuLlama {
       matmulWTBackwardW(this.g(layerName(l, 'gate_proj')), dgate, s.x2, T, C, F);
       matmulWTBackwardW(this.g(layerName(l, 'up_proj')), dup, s.x2, T, C, F);
       const dhMid = dh.slice();
-      rmsnormBackward(dhMid, this.g(layerName(l, 'post_attention_layernorm')), dx2, s.hMid, this.p(layerName(l, 'post_attention_layernorm')), s.r2, T, C);
+      rmsnormBackward(
+        dhMid,
+        this.g(layerName(l, 'post_attention_layernorm')),
+        dx2,
+        s.hMid,
+        this.p(layerName(l, 'post_attention_layernorm')),
+        s.r2,
+        T,
+        C,
+      );
       // hMid = hIn + att Wo^T
       const datt = new Float32Array(T * QD);
       matmulWTBackwardX(datt, dhMid, this.p(layerName(l, 'o_proj')), T, QD, C);

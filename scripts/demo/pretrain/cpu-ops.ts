@@ -12,10 +12,16 @@
 export function matmulWT(y: Float32Array, x: Float32Array, W: Float32Array, T: number, K: number, N: number): void {
   let t = 0;
   for (; t + 4 <= T; t += 4) {
-    const x0 = t * K, x1 = x0 + K, x2 = x1 + K, x3 = x2 + K;
+    const x0 = t * K,
+      x1 = x0 + K,
+      x2 = x1 + K,
+      x3 = x2 + K;
     for (let n = 0; n < N; n++) {
       const w = n * K;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       for (let k = 0; k < K; k++) {
         const wk = W[w + k];
         s0 += x[x0 + k] * wk;
@@ -64,7 +70,15 @@ export function matmulWTBackwardW(dW: Float32Array, dy: Float32Array, x: Float32
 }
 
 /** y = x / rms(x) * w per row; rstd (T) saved for the backward. */
-export function rmsnormForward(y: Float32Array, rstd: Float32Array, x: Float32Array, w: Float32Array, T: number, C: number, eps: number): void {
+export function rmsnormForward(
+  y: Float32Array,
+  rstd: Float32Array,
+  x: Float32Array,
+  w: Float32Array,
+  T: number,
+  C: number,
+  eps: number,
+): void {
   for (let t = 0; t < T; t++) {
     const o = t * C;
     let ss = 0;
@@ -76,7 +90,16 @@ export function rmsnormForward(y: Float32Array, rstd: Float32Array, x: Float32Ar
 }
 
 /** In the forward: y = x r w with r = 1/rms(x); dx += r (w dy - xhat mean(xhat w dy)), dw += dy xhat. */
-export function rmsnormBackward(dx: Float32Array, dw: Float32Array, dy: Float32Array, x: Float32Array, w: Float32Array, rstd: Float32Array, T: number, C: number): void {
+export function rmsnormBackward(
+  dx: Float32Array,
+  dw: Float32Array,
+  dy: Float32Array,
+  x: Float32Array,
+  w: Float32Array,
+  rstd: Float32Array,
+  T: number,
+  C: number,
+): void {
   for (let t = 0; t < T; t++) {
     const o = t * C;
     const r = rstd[t];

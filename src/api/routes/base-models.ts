@@ -31,7 +31,6 @@ function downloads(services: ServiceContext) {
   return services.baseModels;
 }
 
-
 export function baseModelView(m: BaseModelInfo) {
   return {
     id: m.id,
@@ -61,12 +60,18 @@ baseModels.get('/', async (c) => {
   return c.json({ object: 'list', data, has_more: false, first_id: data[0]?.id ?? '', last_id: data.at(-1)?.id ?? '' });
 });
 
-baseModels.post('/', adminOnly('Adding or re-pointing a base model'), requireJsonBody(), previewValidator('json', DownloadBaseModelRequest), async (c) => {
-  const services = c.get('deps').services;
-  const { record, started } = await downloads(services).start(c.req.valid('json').source);
-  const entry = await requireBaseModelInfo(services, record.id);
-  return c.json(baseModelView(entry), started || entry.status !== 'cached' ? 202 : 200);
-});
+baseModels.post(
+  '/',
+  adminOnly('Adding or re-pointing a base model'),
+  requireJsonBody(),
+  previewValidator('json', DownloadBaseModelRequest),
+  async (c) => {
+    const services = c.get('deps').services;
+    const { record, started } = await downloads(services).start(c.req.valid('json').source);
+    const entry = await requireBaseModelInfo(services, record.id);
+    return c.json(baseModelView(entry), started || entry.status !== 'cached' ? 202 : 200);
+  },
+);
 
 baseModels.post(
   '/files',

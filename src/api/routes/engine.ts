@@ -35,7 +35,11 @@ engine.get('/events', (c) => {
     while (!stream.aborted) {
       if (changed) {
         changed = false;
-        await stream.writeSSE({ event: 'status', id: String(id++), data: JSON.stringify(await engineStatus(deps.services, deps.engine, c.get('principal'))) });
+        await stream.writeSSE({
+          event: 'status',
+          id: String(id++),
+          data: JSON.stringify(await engineStatus(deps.services, deps.engine, c.get('principal'))),
+        });
       }
       await new Promise<void>((resolve) => {
         wakeUp = resolve;

@@ -15,6 +15,11 @@ export const jobList = new Hono<AppEnv>();
 
 jobList.get('/', previewValidator('query', JobListQuery), async (c) => {
   const q = c.req.valid('query');
-  const page = await listJobPage(c.get('deps').services, c.get('principal'), { modelId: q.model_id, after: q.after, limit: q.limit, order: q.order });
+  const page = await listJobPage(c.get('deps').services, c.get('principal'), {
+    modelId: q.model_id,
+    after: q.after,
+    limit: q.limit,
+    order: q.order,
+  });
   return c.json(listEnvelope(page, jobView));
 });

@@ -13,7 +13,6 @@ import { iso } from '../views';
 
 export const runs = new Hono<AppEnv>();
 
-
 runs.get('/:id/run', previewValidator('param', IdParam), async (c) => {
   const run = await readRun(c.get('deps').services, c.get('principal'), c.req.valid('param').id);
   return c.json({
@@ -26,6 +25,13 @@ runs.get('/:id/run', previewValidator('param', IdParam), async (c) => {
 runs.get('/:id/trajectories', previewValidator('param', IdParam), previewValidator('query', TrajectoryListQuery), async (c) => {
   const page = await listLoggedGroups(c.get('deps').services, c.get('principal'), c.req.valid('param').id, c.req.valid('query'));
   return c.json(
-    listEnvelope(page, (g) => ({ id: g.id, object: 'trajectory_group', split: g.split, step: g.step, logged_at: iso(g.loggedAt), group: g.group })),
+    listEnvelope(page, (g) => ({
+      id: g.id,
+      object: 'trajectory_group',
+      split: g.split,
+      step: g.step,
+      logged_at: iso(g.loggedAt),
+      group: g.group,
+    })),
   );
 });

@@ -72,5 +72,5 @@ export function withExactSeed(body: unknown, text: string): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { seed?: unknown }).seed !== 'number') return body;
   const raw = topLevelNumberText(text, 'seed');
   if (raw === undefined || !/^-?\d+$/.test(raw)) return body;
-  return { ...(body), seed: BigInt(raw) };
+  return { ...body, seed: BigInt(raw) };
 }

@@ -103,7 +103,14 @@ export const ChatCompletionRequest = z
       // The cap is checked after the union so that a long list is reported as too_long, not as "no shape matched".
       z.union([z.string(), z.array(z.string())]).superRefine((v, ctx) => {
         if (Array.isArray(v) && v.length > MAX_STOP_STRINGS) {
-          ctx.addIssue({ code: 'too_big', origin: 'array', maximum: MAX_STOP_STRINGS, inclusive: true, input: v, message: `List should have at most ${MAX_STOP_STRINGS} items` });
+          ctx.addIssue({
+            code: 'too_big',
+            origin: 'array',
+            maximum: MAX_STOP_STRINGS,
+            inclusive: true,
+            input: v,
+            message: `List should have at most ${MAX_STOP_STRINGS} items`,
+          });
         }
       }),
     ),

@@ -57,9 +57,7 @@ export const SftConfig = z.strictObject({
   /** One rate for every batch, or one per batch (the list length must equal the batch count). */
   learning_rate: z.union([positive, z.array(positive).min(1)]).nullish(),
   assistant_turns: z.enum(['all', 'last']).nullish(),
-  metric_logging: z
-    .strictObject({ enabled: z.boolean().nullish(), target_training_step: z.int().min(0).nullish() })
-    .nullish(),
+  metric_logging: z.strictObject({ enabled: z.boolean().nullish(), target_training_step: z.int().min(0).nullish() }).nullish(),
 });
 export type SftConfig = z.infer<typeof SftConfig>;
 

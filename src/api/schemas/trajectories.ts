@@ -50,9 +50,7 @@ const TokenLogprob = z.looseObject({
 export const Choice = z.looseObject({
   finish_reason: z.string(),
   index: z.int().min(0),
-  logprobs: z
-    .looseObject({ content: z.array(TokenLogprob).nullish(), refusal: z.array(TokenLogprob).nullish() })
-    .nullish(),
+  logprobs: z.looseObject({ content: z.array(TokenLogprob).nullish(), refusal: z.array(TokenLogprob).nullish() }).nullish(),
   message: z.looseObject({
     role: z.literal('assistant'),
     content: z.string().nullish(),

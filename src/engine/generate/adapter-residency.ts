@@ -54,7 +54,10 @@ export class AdapterResidency {
             this.loaded.set(adapter.key, { adapter, tensors });
           },
           (e: unknown) => {
-            this.failed.set(adapter.key, new Error(`LoRA adapter ${adapter.key} could not be loaded: ${e instanceof Error ? e.message : String(e)}`));
+            this.failed.set(
+              adapter.key,
+              new Error(`LoRA adapter ${adapter.key} could not be loaded: ${e instanceof Error ? e.message : String(e)}`),
+            );
           },
         )
         .finally(() => {

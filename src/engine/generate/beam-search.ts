@@ -56,7 +56,8 @@ export class BeamSearch {
    * the new live beams with their parents (at most width), and records completed ones.
    */
   step(candidates: readonly (readonly TopLogprob[])[]): BeamExtension[] {
-    if (candidates.length !== this.live.length) throw new Error(`BeamSearch: ${candidates.length} candidate lists for ${this.live.length} beams`);
+    if (candidates.length !== this.live.length)
+      throw new Error(`BeamSearch: ${candidates.length} candidate lists for ${this.live.length} beams`);
     const extended: BeamExtension[] = [];
     candidates.forEach((list, parent) => {
       const base = this.live[parent];

@@ -90,7 +90,17 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     } else {
       if (pending > 0) calls.push(dense.decodeFinalize.encode(stream, B, pending));
       calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
-      calls.push(...dense.gemv.encode({ out: stream.buffer, x: step.att, weight: w.o, B, vectors: weights.vectors, bias: w.oBias, accumulate: true }));
+      calls.push(
+        ...dense.gemv.encode({
+          out: stream.buffer,
+          x: step.att,
+          weight: w.o,
+          B,
+          vectors: weights.vectors,
+          bias: w.oBias,
+          accumulate: true,
+        }),
+      );
     }
     if (mlp === 'fused') {
       calls.push(dense.decodeMlp.encode({ weights, layer: l, stream, B }));
@@ -106,7 +116,15 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
           norm: { offset: w.postNorm, eps },
           swiglu: true,
         }),
-        ...dense.gemv.encode({ out: stream.buffer, x: step.act, weight: w.down, B, vectors: weights.vectors, bias: w.downBias, accumulate: true }),
+        ...dense.gemv.encode({
+          out: stream.buffer,
+          x: step.act,
+          weight: w.down,
+          B,
+          vectors: weights.vectors,
+          bias: w.downBias,
+          accumulate: true,
+        }),
       );
     }
     perLayer = calls.length - before;

@@ -71,7 +71,9 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     if (T <= GEMV_MAX_ROWS) {
       calls.push(...dense.gemv.encode({ out, x, weight: w, B: T, vectors, bias, accumulate }));
     } else {
-      calls.push(...dense.gemm.encode({ out, a: x, b: { weight: w, layout: 'rows-are-n' }, M: T, N: w.rows, K: w.cols, vectors, bias, accumulate }));
+      calls.push(
+        ...dense.gemm.encode({ out, a: x, b: { weight: w, layout: 'rows-are-n' }, M: T, N: w.rows, K: w.cols, vectors, bias, accumulate }),
+      );
     }
   };
   const lora = (group: LoraGroupName, layer: number, x: GPUBuffer, y: GPUBuffer) => {
@@ -89,14 +91,24 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     lora('qkv', l, step.x, step.qkv);
     const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.blockTable, rows: step.rows };
     calls.push(
-      ...attention.qkvPrep.encode({ ...cache, ...qkvPrepWeights(weights, l), q: step.q, qkv: step.qkv }, { T, B, maxBlocksPerSeq: kv.maxBlocksPerSeq }),
+      ...attention.qkvPrep.encode(
+        { ...cache, ...qkvPrepWeights(weights, l), q: step.q, qkv: step.qkv },
+        { T, B, maxBlocksPerSeq: kv.maxBlocksPerSeq },
+      ),
     );
     if (d.attention.kind === 'prefill') {
-      calls.push(attention.prefill.encode({ ...cache, q: step.q, out: step.att }, { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq }));
+      calls.push(
+        attention.prefill.encode(
+          { ...cache, q: step.q, out: step.att },
+          { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq },
+        ),
+      );
     } else {
       if (T !== B) throw new Error(`forward: decode attention needs one token per row (T ${T}, B ${B})`);
       const plan = d.attention.plan;
-      calls.push(attention.decode.encode({ ...cache, q: step.q, partials: step.partials }, { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan }));
+      calls.push(
+        attention.decode.encode({ ...cache, q: step.q, partials: step.partials }, { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan }),
+      );
       calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
     }
     linear(step.h, step.att, w.o, w.oBias, true);
@@ -117,5 +129,12 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
 /** lm_head over prompt-logprob rows (step.promptGather) into step.promptLogits. */
 export function encodePromptLogits(f: ForwardContext, rows: number): KernelCall[] {
   const { weights, dense, step } = f;
-  return dense.lmHead.encode({ weights, logits: step.promptLogits, hidden: step.h, R: rows, rows: step.promptGather, scratch: step.promptScratch });
+  return dense.lmHead.encode({
+    weights,
+    logits: step.promptLogits,
+    hidden: step.h,
+    R: rows,
+    rows: step.promptGather,
+    scratch: step.promptScratch,
+  });
 }

@@ -48,7 +48,13 @@ export interface Draft {
 export function canJumpForward(c: ChoiceState): boolean {
   const p = c.sampling;
   const k = c.constraint;
-  return !!k?.forcedTokens && !!k.rollback && (p.repetitionPenalty ?? 1) === 1 && (p.frequencyPenalty ?? 0) === 0 && (p.presencePenalty ?? 0) === 0;
+  return (
+    !!k?.forcedTokens &&
+    !!k.rollback &&
+    (p.repetitionPenalty ?? 1) === 1 &&
+    (p.frequencyPenalty ?? 0) === 0 &&
+    (p.presencePenalty ?? 0) === 0
+  );
 }
 
 /**
@@ -60,7 +66,12 @@ export function planDraft(s: RequestState, c: ChoiceState, first: SampleRequest,
   const constraint = c.constraint!;
   // Each drafted token may be emitted: stay within max_tokens and the context (one more token
   // than the draft is emitted when all of it is taken).
-  const room = Math.min(budget.rows, s.req.maxTokens - c.output.length - 1, budget.maxModelLen - seq.length - 1, (seq.blocks.length + budget.mgr.available) * KV_BLOCK - seq.computed - 1);
+  const room = Math.min(
+    budget.rows,
+    s.req.maxTokens - c.output.length - 1,
+    budget.maxModelLen - seq.length - 1,
+    (seq.blocks.length + budget.mgr.available) * KV_BLOCK - seq.computed - 1,
+  );
   if (room <= 0) return null;
   let tokens = constraint.forcedTokens!().slice(0, room);
   if (tokens.length === 0) return null;
@@ -74,7 +85,13 @@ export function planDraft(s: RequestState, c: ChoiceState, first: SampleRequest,
       if (constraint.isTerminated()) break;
       // The counts stay as they are: the sampler allows one counting row per slot, and they only
       // feed penalties, which a drafting choice does not have.
-      const sample: SampleRequest = { slot: first.slot, outputLen: first.outputLen + accepted, row: first.row, at: accepted, updateCounts: false };
+      const sample: SampleRequest = {
+        slot: first.slot,
+        outputLen: first.outputLen + accepted,
+        row: first.row,
+        at: accepted,
+        updateCounts: false,
+      };
       const banned = bannedByBadWords(s.req.badWords, [...c.output, ...tokens.slice(0, accepted)]);
       if (banned.length > 0) sample.bannedTokenIds = banned;
       const mask = new Int32Array(budget.words);

@@ -121,7 +121,9 @@ export class LoraPool {
     const grouped = groupLoraTensors(this.config, rank, tensors);
     const floats = Math.ceil(loraSlotFloats(this.layout, rank) / ALIGN) * ALIGN;
     if (floats > this.capacityFloats) {
-      throw new LoraPoolFullError(`LoRA adapter ${key} needs ${floats * 4} bytes of GPU memory, more than the whole adapter pool (${this.capacityFloats * 4})`);
+      throw new LoraPoolFullError(
+        `LoRA adapter ${key} needs ${floats * 4} bytes of GPU memory, more than the whole adapter pool (${this.capacityFloats * 4})`,
+      );
     }
     let slot = this.bySlot.findIndex((r) => r === undefined);
     let base = this.findRange(floats);

@@ -149,11 +149,19 @@ export class ModelRunner {
     const limits: StepLimits = {
       maxTokens: Math.max(opts.maxTokens ?? 512, maxBatch),
       maxBatch,
-      promptLogitRows: Math.max(1, Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4)))),
+      promptLogitRows: Math.max(
+        1,
+        Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4))),
+      ),
       partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxContext),
     };
     this.step = new StepBuffers(ctx.device, cfg, limits);
-    const generation = createGenerationKernels(ctx, { maxSeqs: kv.maxSeqs, maxBatch, vocabSize: cfg.vocabSize, workgroupSize: opts.samplerWorkgroupSize });
+    const generation = createGenerationKernels(ctx, {
+      maxSeqs: kv.maxSeqs,
+      maxBatch,
+      vocabSize: cfg.vocabSize,
+      workgroupSize: opts.samplerWorkgroupSize,
+    });
     this.sampler = generation.sampler;
     this.promptLogprobs = generation.promptLogprobs;
     this.loraKernels = generation.lora;
@@ -202,13 +210,15 @@ export class ModelRunner {
     const B = rows.length;
     if (B === 0) throw new Error('ModelRunner: a step needs at least one row');
     if (B > this.limits.maxBatch) throw new Error(`ModelRunner: ${B} rows exceed the batch limit ${this.limits.maxBatch}`);
-    if (samples.length > this.limits.maxBatch) throw new Error(`ModelRunner: ${samples.length} sampled rows exceed ${this.limits.maxBatch}`);
+    if (samples.length > this.limits.maxBatch)
+      throw new Error(`ModelRunner: ${samples.length} sampled rows exceed ${this.limits.maxBatch}`);
     const tokens: number[] = [];
     const tokenSlots: number[] = [];
     const lastToken: number[] = [];
     for (const r of rows) {
       if (r.tokens.length === 0) throw new Error('ModelRunner: a row with no tokens');
-      if (r.pos + r.tokens.length > this.maxContext) throw new Error(`ModelRunner: position ${r.pos + r.tokens.length - 1} beyond the cache's ${this.maxContext}`);
+      if (r.pos + r.tokens.length > this.maxContext)
+        throw new Error(`ModelRunner: position ${r.pos + r.tokens.length - 1} beyond the cache's ${this.maxContext}`);
       for (const t of r.tokens) {
         tokens.push(t);
         tokenSlots.push(r.adapterSlot);
@@ -219,7 +229,11 @@ export class ModelRunner {
     const hasLora = rows.some((r) => r.adapterSlot !== NO_ADAPTER);
     if (hasLora && !this.lora) throw new Error('ModelRunner: LoRA rows but no adapter pool attached');
     device.queue.writeBuffer(this.step.tokens, 0, Uint32Array.from(tokens));
-    device.queue.writeBuffer(this.step.rows, 0, packBatchRows(rows.map((r) => ({ seq: r.seq, pos: r.pos, adapter: r.adapterSlot, count: r.tokens.length }))));
+    device.queue.writeBuffer(
+      this.step.rows,
+      0,
+      packBatchRows(rows.map((r) => ({ seq: r.seq, pos: r.pos, adapter: r.adapterSlot, count: r.tokens.length }))),
+    );
     if (hasLora) device.queue.writeBuffer(this.step.tokenSlots, 0, Uint32Array.from(tokenSlots));
     return { B, T, decode: T === B, hasLora, lastToken };
   }
@@ -242,7 +256,11 @@ export class ModelRunner {
    * in row order, no prompt logprobs), or the general graph encoded for this step (`fresh`,
    * disposed once submitted) with its sampled rows' last-token logits gathered in sampler order.
    */
-  private chooseGraph(spec: StepSpec, batch: StepBatch, forward: ForwardContext): { graph: StepResult['graph']; replay: KernelCall[]; fresh: KernelCall[] } {
+  private chooseGraph(
+    spec: StepSpec,
+    batch: StepBatch,
+    forward: ForwardContext,
+  ): { graph: StepResult['graph']; replay: KernelCall[]; fresh: KernelCall[] } {
     const { rows, samples } = spec;
     const { B, T, decode, hasLora, lastToken } = batch;
     const device = this.ctx.device;
@@ -251,7 +269,11 @@ export class ModelRunner {
       const plan = this.planFor(rows);
       if (hasLora) {
         // Sampled rows are the batch rows in order (prefill steps overwrite the gather list).
-        device.queue.writeBuffer(this.step.gather, 0, Uint32Array.from({ length: B }, (_, i) => i));
+        device.queue.writeBuffer(
+          this.step.gather,
+          0,
+          Uint32Array.from({ length: B }, (_, i) => i),
+        );
         return { graph: 'decode-lora', replay: this.loraDecodeGraph(forward, B, plan).calls, fresh: [] };
       }
       const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
@@ -280,10 +302,15 @@ export class ModelRunner {
     if (!pl) return 0;
     const device = this.ctx.device;
     const promptRows = pl.targets.length;
-    if (promptRows < 1 || promptRows > this.limits.promptLogitRows) throw new Error(`ModelRunner: ${promptRows} prompt-logprob rows, expected 1..${this.limits.promptLogitRows}`);
+    if (promptRows < 1 || promptRows > this.limits.promptLogitRows)
+      throw new Error(`ModelRunner: ${promptRows} prompt-logprob rows, expected 1..${this.limits.promptLogitRows}`);
     if (pl.k < 0 || pl.k > MAX_TOP_LOGPROBS) throw new Error(`ModelRunner: prompt logprobs k ${pl.k}`);
     const start = batch.lastToken[pl.row] - spec.rows[pl.row].tokens.length + 1 + pl.first;
-    device.queue.writeBuffer(this.step.promptGather, 0, Uint32Array.from({ length: promptRows }, (_, i) => start + i));
+    device.queue.writeBuffer(
+      this.step.promptGather,
+      0,
+      Uint32Array.from({ length: promptRows }, (_, i) => start + i),
+    );
     device.queue.writeBuffer(this.step.promptTargets, 0, Uint32Array.from(pl.targets));
     fresh.push(...encodePromptLogits(forward, promptRows));
     return promptRows;
@@ -294,7 +321,14 @@ export class ModelRunner {
    * compute pass (forward, prompt logprobs, sampler), copies after, and the outputs copied into
    * one staging buffer; submitted once.
    */
-  private recordAndSubmit(spec: StepSpec, batch: StepBatch, graph: StepResult['graph'], replay: readonly KernelCall[], fresh: readonly KernelCall[], promptRows: number): SubmittedStep {
+  private recordAndSubmit(
+    spec: StepSpec,
+    batch: StepBatch,
+    graph: StepResult['graph'],
+    replay: readonly KernelCall[],
+    fresh: readonly KernelCall[],
+    promptRows: number,
+  ): SubmittedStep {
     const ctx = this.ctx;
     const device = ctx.device;
     const pl = spec.promptLogprobs ?? null;
@@ -306,12 +340,22 @@ export class ModelRunner {
     if (spec.tokensFromLastSample) {
       if (!batch.decode) throw new Error('ModelRunner: tokensFromLastSample needs a decode step');
       // Record b of the sampler's output starts with the token id (SAMPLER_RECORD_BYTES apart).
-      for (let b = 0; b < batch.B; b++) encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
+      for (let b = 0; b < batch.B; b++)
+        encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
     }
     const pass = ctx.profiler.beginComputePass(encoder, `step.${graph}`);
     for (const c of replay) c.record(pass, ctx);
     for (const c of fresh) c.record(pass, ctx);
-    if (pl) this.promptLogprobs.record(pass, this.step.promptOut, this.step.promptLogits, this.step.promptTargets, promptRows, this.weights.config.vocabSize, pl.k);
+    if (pl)
+      this.promptLogprobs.record(
+        pass,
+        this.step.promptOut,
+        this.step.promptLogits,
+        this.step.promptTargets,
+        promptRows,
+        this.weights.config.vocabSize,
+        pl.k,
+      );
     if (sampling) this.sampler.record(pass, this.step.logits);
     pass.end();
     if (spec.copiesAfter?.length) this.kv.recordCopyBlocks(encoder, spec.copiesAfter);
@@ -329,7 +373,12 @@ export class ModelRunner {
   private async readBack(s: SubmittedStep, spec: StepSpec, promptRows: number): Promise<Pick<StepResult, 'sampled' | 'promptLogprobs'>> {
     const { staging, sampleBytes, promptBytes } = s;
     const size = alignTo4(s.readbackBytes);
-    const mapped = staging ? staging.mapAsync(GPUMapMode.READ, 0, size).then(() => null, (e: unknown) => e) : Promise.resolve(null);
+    const mapped = staging
+      ? staging.mapAsync(GPUMapMode.READ, 0, size).then(
+          () => null,
+          (e: unknown) => e,
+        )
+      : Promise.resolve(null);
     const [error, mapError] = await Promise.all([this.ctx.device.popErrorScope(), mapped]);
     if (error || mapError) {
       if (staging) {
@@ -383,7 +432,11 @@ export class ModelRunner {
     const size = alignTo4(bytes);
     const i = this.staging.findIndex((b) => b.size >= size);
     if (i >= 0) return this.staging.splice(i, 1)[0];
-    return this.ctx.device.createBuffer({ label: 'step.readback', size: Math.max(256, size), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    return this.ctx.device.createBuffer({
+      label: 'step.readback',
+      size: Math.max(256, size),
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
   }
 
   destroy(): void {

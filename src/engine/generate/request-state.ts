@@ -71,12 +71,12 @@ export function bannedByBadWords(badWords: readonly (readonly number[])[], outpu
 
 /** What a request is checked against before it may wait for admission. */
 export interface RequestLimits {
-maxModelLen: number;
-vocabSize: number;
-/** Sequences decoded at once (block-table rows). */
-maxSeqs: number;
-/** Blocks of the whole KV cache. */
-numBlocks: number;
+  maxModelLen: number;
+  vocabSize: number;
+  /** Sequences decoded at once (block-table rows). */
+  maxSeqs: number;
+  /** Blocks of the whole KV cache. */
+  numBlocks: number;
 }
 
 /** Requests that can never run fail before they wait: throws with the reason. */
@@ -85,19 +85,25 @@ export function validateRequest(req: GenerationRequest, limits: RequestLimits): 
   const { maxModelLen } = limits;
   const V = limits.vocabSize;
   if (P === 0) throw new Error('The prompt is empty: at least one token is needed.');
-  if (req.promptTokenIds.some((t) => !Number.isInteger(t) || t < 0 || t >= V)) throw new Error(`The prompt contains a token id outside [0, ${V}).`);
+  if (req.promptTokenIds.some((t) => !Number.isInteger(t) || t < 0 || t >= V))
+    throw new Error(`The prompt contains a token id outside [0, ${V}).`);
   if (!Number.isInteger(req.n) || req.n < 1) throw new Error(`n must be at least 1, got ${req.n}.`);
   if (req.sampling.length !== req.n) throw new Error(`${req.sampling.length} sampling parameter sets for n = ${req.n}.`);
   if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new Error(`max_tokens must be at least 1, got ${req.maxTokens}.`);
-  if (P >= maxModelLen) throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
+  if (P >= maxModelLen)
+    throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
   if (req.n > limits.maxSeqs) throw new Error(`n = ${req.n} exceeds the ${limits.maxSeqs} sequences this engine decodes at once.`);
   const oneSeq = Math.ceil(Math.min(P + req.maxTokens, maxModelLen) / KV_BLOCK);
-  if (oneSeq > limits.numBlocks) throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${limits.numBlocks * KV_BLOCK}.`);
+  if (oneSeq > limits.numBlocks)
+    throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${limits.numBlocks * KV_BLOCK}.`);
   if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {
     throw new Error(`prompt_logprobs must be in [0, ${MAX_TOP_LOGPROBS}], got ${req.promptLogprobs}.`);
   }
   if (req.beamSearch) {
-    if (2 * req.n > MAX_TOP_LOGPROBS) throw new Error(`Beam search of width ${req.n} needs ${2 * req.n} candidates per beam; at most ${MAX_TOP_LOGPROBS} are computed (width <= ${MAX_TOP_LOGPROBS / 2}).`);
+    if (2 * req.n > MAX_TOP_LOGPROBS)
+      throw new Error(
+        `Beam search of width ${req.n} needs ${2 * req.n} candidates per beam; at most ${MAX_TOP_LOGPROBS} are computed (width <= ${MAX_TOP_LOGPROBS / 2}).`,
+      );
     if (req.constraints?.some((c) => c !== null)) throw new Error('Beam search cannot be combined with structured outputs.');
   }
 }
@@ -152,6 +158,12 @@ export class RequestState {
   }
 
   emitFinished(choice: number, finish: Finish, cumulativeLogprob?: number): void {
-    this.stream.push({ type: 'finished', choice, reason: finish.reason, stopTokenId: finish.stopTokenId, ...(cumulativeLogprob !== undefined ? { cumulativeLogprob } : {}) });
+    this.stream.push({
+      type: 'finished',
+      choice,
+      reason: finish.reason,
+      stopTokenId: finish.stopTokenId,
+      ...(cumulativeLogprob !== undefined ? { cumulativeLogprob } : {}),
+    });
   }
 }

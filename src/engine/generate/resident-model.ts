@@ -77,14 +77,22 @@ export class ResidentModel {
    * Uploads the weights tensor by tensor as `files` streams them, then builds the cache and runner.
    * `id` is the catalogue id the model is served under.
    */
-  static async load(ctx: KernelContext, dense: DenseKernels, id: string, files: LoadedModelFiles, opts: ResidentModelOptions): Promise<ResidentModel> {
+  static async load(
+    ctx: KernelContext,
+    dense: DenseKernels,
+    id: string,
+    files: LoadedModelFiles,
+    opts: ResidentModelOptions,
+  ): Promise<ResidentModel> {
     const cfg = files.config;
     const shape = kvShapeOf(cfg);
     const numBlocks = kvBlocksThatFit(shape, opts.kvCacheBytes, ctx.device.limits);
     const capacity = numBlocks * KV_BLOCK;
     const maxModelLen = Math.min(cfg.maxPositionEmbeddings, opts.maxModelLen ?? Infinity, capacity);
     if (maxModelLen < KV_BLOCK) {
-      throw new Error(`${id}: a KV cache of ${opts.kvCacheBytes} bytes holds ${capacity} tokens at ${kvBytesPerToken(shape)} bytes per token; raise the cache budget`);
+      throw new Error(
+        `${id}: a KV cache of ${opts.kvCacheBytes} bytes holds ${capacity} tokens at ${kvBytesPerToken(shape)} bytes per token; raise the cache budget`,
+      );
     }
     const weights = await WeightSet.upload(ctx.device, cfg, files.tensors(), { ropePositions: maxModelLen });
     try {

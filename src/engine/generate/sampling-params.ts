@@ -143,7 +143,10 @@ export interface PositionLogprobs {
 
 /** The sampling controls whose ranges vLLM checks, after defaults (SamplingParams._verify_args). */
 export type SamplingControls = Required<
-  Pick<SamplingParams, 'temperature' | 'topP' | 'topK' | 'minP' | 'repetitionPenalty' | 'frequencyPenalty' | 'presencePenalty' | 'minTokens'>
+  Pick<
+    SamplingParams,
+    'temperature' | 'topP' | 'topK' | 'minP' | 'repetitionPenalty' | 'frequencyPenalty' | 'presencePenalty' | 'minTokens'
+  >
 >;
 
 interface RangeRule {
@@ -160,18 +163,38 @@ interface RangeRule {
  * engine's refusals read the same.
  */
 const SAMPLING_RANGES: readonly RangeRule[] = [
-  { param: 'presence_penalty', ok: (s) => s.presencePenalty >= -2 && s.presencePenalty <= 2, message: (s, f) => `presence_penalty must be in [-2, 2], got ${f(s.presencePenalty)}.` },
-  { param: 'frequency_penalty', ok: (s) => s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2, message: (s, f) => `frequency_penalty must be in [-2, 2], got ${f(s.frequencyPenalty)}.` },
+  {
+    param: 'presence_penalty',
+    ok: (s) => s.presencePenalty >= -2 && s.presencePenalty <= 2,
+    message: (s, f) => `presence_penalty must be in [-2, 2], got ${f(s.presencePenalty)}.`,
+  },
+  {
+    param: 'frequency_penalty',
+    ok: (s) => s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2,
+    message: (s, f) => `frequency_penalty must be in [-2, 2], got ${f(s.frequencyPenalty)}.`,
+  },
   {
     param: 'repetition_penalty',
     ok: (s) => Number.isFinite(s.repetitionPenalty) && s.repetitionPenalty > 0,
     message: (s, f) => `repetition_penalty must be greater than zero, got ${f(s.repetitionPenalty)}.`,
   },
-  { param: 'temperature', ok: (s) => Number.isFinite(s.temperature) && s.temperature >= 0, message: (s, f) => `temperature must be non-negative, got ${f(s.temperature)}.` },
+  {
+    param: 'temperature',
+    ok: (s) => Number.isFinite(s.temperature) && s.temperature >= 0,
+    message: (s, f) => `temperature must be non-negative, got ${f(s.temperature)}.`,
+  },
   { param: 'top_p', ok: (s) => s.topP > 0 && s.topP <= 1, message: (s, f) => `top_p must be in (0, 1], got ${f(s.topP)}.` },
-  { param: 'top_k', ok: (s) => Number.isInteger(s.topK) && (s.topK === -1 || s.topK >= 0), message: (s) => `top_k must be 0 (disable), or at least 1, got ${s.topK}.` },
+  {
+    param: 'top_k',
+    ok: (s) => Number.isInteger(s.topK) && (s.topK === -1 || s.topK >= 0),
+    message: (s) => `top_k must be 0 (disable), or at least 1, got ${s.topK}.`,
+  },
   { param: 'min_p', ok: (s) => s.minP >= 0 && s.minP <= 1, message: (s, f) => `min_p must be in [0, 1], got ${f(s.minP)}.` },
-  { param: 'min_tokens', ok: (s) => Number.isInteger(s.minTokens) && s.minTokens >= 0, message: (s) => `min_tokens must be greater than or equal to 0, got ${s.minTokens}.` },
+  {
+    param: 'min_tokens',
+    ok: (s) => Number.isInteger(s.minTokens) && s.minTokens >= 0,
+    message: (s) => `min_tokens must be greater than or equal to 0, got ${s.minTokens}.`,
+  },
 ];
 
 /** The first sampling control out of its range, with its field and message; null when all are in range. */
@@ -235,7 +258,8 @@ export function resolveSampling(p: SamplingParams, vocabSize: number): ResolvedS
   );
 
   const bias = new Map<number, number>();
-  const entries = p.logitBias instanceof Map ? [...p.logitBias] : Object.entries(p.logitBias ?? {}).map(([k, v]) => [Number(k), v] as const);
+  const entries =
+    p.logitBias instanceof Map ? [...p.logitBias] : Object.entries(p.logitBias ?? {}).map(([k, v]) => [Number(k), v] as const);
   for (const [id, value] of entries) {
     checkIds([id], vocabSize, 'logit_bias');
     check(Number.isFinite(value), `logit_bias value for token ${id} must be finite, got ${value}.`);

@@ -88,7 +88,12 @@ export class Scheduler implements BatchState {
       },
     });
     try {
-      validateRequest(req, { maxModelLen: this.m.maxModelLen, vocabSize: this.m.runner.weights.config.vocabSize, maxSeqs: this.mgr.maxSeqs, numBlocks: this.mgr.numBlocks });
+      validateRequest(req, {
+        maxModelLen: this.m.maxModelLen,
+        vocabSize: this.m.runner.weights.config.vocabSize,
+        maxSeqs: this.mgr.maxSeqs,
+        numBlocks: this.mgr.numBlocks,
+      });
     } catch (e) {
       for (const c of req.constraints ?? []) c?.dispose();
       stream.fail(e);
@@ -202,7 +207,8 @@ export class Scheduler implements BatchState {
     s.adapterAcquired = false;
     if (error !== undefined) s.stream.fail(error);
     else {
-      if (s.cancelled && !s.stream.closed) for (const c of s.choices) if (!c.finished) s.emitFinished(c.index, { reason: 'abort', stopTokenId: null });
+      if (s.cancelled && !s.stream.closed)
+        for (const c of s.choices) if (!c.finished) s.emitFinished(c.index, { reason: 'abort', stopTokenId: null });
       s.stream.end();
     }
     s.phase = 'done';
@@ -233,7 +239,8 @@ export class Scheduler implements BatchState {
       if (this.mgr.rowsAvailable < rowsNeeded) continue;
       const P = req.promptTokenIds.length;
       // Prompt logprobs need every prompt position's logits: no prefix reuse (as vLLM).
-      const match = req.promptLogprobs === null ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK)) : { blocks: [], keys: [] };
+      const match =
+        req.promptLogprobs === null ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK)) : { blocks: [], keys: [] };
       const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
       const need = Math.ceil((P + 1) / KV_BLOCK) - match.blocks.length + (req.n - 1);
       if (need > this.mgr.available - running) continue;
@@ -281,7 +288,8 @@ export class Scheduler implements BatchState {
   private launch(step: PlannedStep, kind: 'prefill' | 'decode', tokensFromLastSample: boolean, after?: Promise<void>): Promise<void> {
     const involved = [...new Set(step.owners.map((o) => o.req))];
     for (const o of step.owners) {
-      const seqs = o.kind === 'prompt' ? [o.req.promptSeq!, ...o.children] : o.kind === 'beam' ? [this.beamSeqs.get(o.req)![o.beam]] : [o.choice.seq!];
+      const seqs =
+        o.kind === 'prompt' ? [o.req.promptSeq!, ...o.children] : o.kind === 'beam' ? [this.beamSeqs.get(o.req)![o.beam]] : [o.choice.seq!];
       for (const q of seqs) q.syncTable(this.m.kv);
     }
     const copiesBefore = this.pendingCopies;
@@ -352,7 +360,9 @@ export class Scheduler implements BatchState {
     return prev.owners.every((o, i) => {
       if (o.kind !== 'decode') return false;
       const c = o.choice;
-      return !c.finished && !c.constraint && prev.samples[i].outputLen + 1 < o.req.req.maxTokens && prev.rows[i].pos + 2 < this.m.maxModelLen;
+      return (
+        !c.finished && !c.constraint && prev.samples[i].outputLen + 1 < o.req.req.maxTokens && prev.rows[i].pos + 2 < this.m.maxModelLen
+      );
     });
   }
 }

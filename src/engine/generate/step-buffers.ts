@@ -99,7 +99,10 @@ export class StepBuffers {
     cfg: ModelConfig,
     readonly limits: StepLimits,
   ) {
-    if (limits.maxTokens < limits.maxBatch) throw new Error(`StepBuffers: maxTokens ${limits.maxTokens} must be >= maxBatch ${limits.maxBatch} (decode reuses the token buffers)`);
+    if (limits.maxTokens < limits.maxBatch)
+      throw new Error(
+        `StepBuffers: maxTokens ${limits.maxTokens} must be >= maxBatch ${limits.maxBatch} (decode reuses the token buffers)`,
+      );
     this.plan = planActivations(cfg, limits);
     const made = new Map<string, GPUBuffer>();
     for (const p of this.plan) {

@@ -109,7 +109,15 @@ export function planPrefill(b: BatchState): PlannedStep | null {
     step.rows.push({ seq: seq.row, pos, tokens: seq.tokens.slice(pos, pos + chunk), adapterSlot: s.adapterSlot });
     if (wantsLogprobs) {
       const end = Math.min(pos + chunk, seq.length - 1);
-      if (end > pos) step.promptLogprobs = { req: s, position: pos, row: at, first: 0, targets: seq.tokens.slice(pos + 1, end + 1), k: s.req.promptLogprobs! };
+      if (end > pos)
+        step.promptLogprobs = {
+          req: s,
+          position: pos,
+          row: at,
+          first: 0,
+          targets: seq.tokens.slice(pos + 1, end + 1),
+          k: s.req.promptLogprobs!,
+        };
     }
     seq.advance(b.mgr, chunk);
     budget -= chunk;
@@ -166,7 +174,8 @@ export function planDecode(b: BatchState): PlannedStep | null {
   for (const e of entries) {
     while (!e.seq.reserve(b.mgr, e.seq.computed + 1)) {
       if (!preemptOne(b)) {
-        if (e.s.beam) b.fail(e.s, new Error('The KV cache ran out of memory during beam search; retry with a smaller width or fewer tokens.'));
+        if (e.s.beam)
+          b.fail(e.s, new Error('The KV cache ran out of memory during beam search; retry with a smaller width or fewer tokens.'));
         break;
       }
     }
@@ -174,11 +183,21 @@ export function planDecode(b: BatchState): PlannedStep | null {
   // Sampler rows (and tokens) left for drafts once every entry has its own.
   let spare = Math.min(b.runner.limits.maxBatch, b.runner.limits.maxTokens) - entries.length;
   for (const e of entries) {
-    if (e.s.phase !== 'decode' || (e.choice && (e.choice.preempted || e.choice.finished)) || e.seq.blocks.length * KV_BLOCK <= e.seq.computed) continue;
+    if (
+      e.s.phase !== 'decode' ||
+      (e.choice && (e.choice.preempted || e.choice.finished)) ||
+      e.seq.blocks.length * KV_BLOCK <= e.seq.computed
+    )
+      continue;
     const at = step.rows.length;
     const last = e.seq.tokens[e.seq.length - 1];
-    const sample = e.choice ? sampleRow(b, e.s, e.choice, at) : { slot: e.seq.row, outputLen: e.s.beam!.steps, row: at, updateCounts: false };
-    const draft = e.choice && b.jumpForward && spare > 0 && canJumpForward(e.choice) ? planDraft(e.s, e.choice, sample, { rows: spare, maxModelLen: b.maxModelLen, words: b.runner.sampler.W, mgr: b.mgr }) : null;
+    const sample = e.choice
+      ? sampleRow(b, e.s, e.choice, at)
+      : { slot: e.seq.row, outputLen: e.s.beam!.steps, row: at, updateCounts: false };
+    const draft =
+      e.choice && b.jumpForward && spare > 0 && canJumpForward(e.choice)
+        ? planDraft(e.s, e.choice, sample, { rows: spare, maxModelLen: b.maxModelLen, words: b.runner.sampler.W, mgr: b.mgr })
+        : null;
     if (draft && e.owner.kind === 'decode') {
       spare -= draft.tokens.length;
       step.rows.push({ seq: e.seq.row, pos: e.seq.computed, tokens: [last, ...draft.tokens], adapterSlot: e.s.adapterSlot });

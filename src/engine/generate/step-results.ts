@@ -53,7 +53,8 @@ export function applyStepResults(b: BatchState, step: PlannedStep, result: StepR
         o.choice.preempted = false;
         onToken(b, s, o.choice, result.sampled[at]);
       } else if (o.kind === 'decode') {
-        if (o.draft) applyDraft(s, o.choice, o.draft, result.sampled.slice(at, at + 1 + o.draft.length), b.mgr, (out) => onToken(b, s, o.choice, out));
+        if (o.draft)
+          applyDraft(s, o.choice, o.draft, result.sampled.slice(at, at + 1 + o.draft.length), b.mgr, (out) => onToken(b, s, o.choice, out));
         else onToken(b, s, o.choice, result.sampled[at]);
       } else {
         const list = beamCandidates.get(s) ?? [];

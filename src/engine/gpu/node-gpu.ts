@@ -63,7 +63,9 @@ function chooseVulkan(mode: string): void {
   // The machine's loader first: with a GPU driver installed, that is the hardware path.
   if (keepLoaded(VULKAN_LOADER)) return;
   if (!existsSync(CHROMIUM_VULKAN_LOADER) || !keepLoaded(CHROMIUM_VULKAN_LOADER)) {
-    throw new Error(`No Vulkan loader (${VULKAN_LOADER}): install Debian's chromium package (it ships ${CHROMIUM_VULKAN_LOADER}) or libvulkan1.`);
+    throw new Error(
+      `No Vulkan loader (${VULKAN_LOADER}): install Debian's chromium package (it ships ${CHROMIUM_VULKAN_LOADER}) or libvulkan1.`,
+    );
   }
 }
 

@@ -83,7 +83,11 @@ export class Profiler {
     const n = this.passLabels.length;
     const labels = this.passLabels;
     this.passLabels = [];
-    const staging = this.device.createBuffer({ label: 'profiler-read', size: 16 * n, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = this.device.createBuffer({
+      label: 'profiler-read',
+      size: 16 * n,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
     const encoder = this.device.createCommandEncoder({ label: 'profiler-resolve' });
     encoder.resolveQuerySet(this.querySet, 0, 2 * n, this.resolveBuffer, 0);
     encoder.copyBufferToBuffer(this.resolveBuffer, 0, staging, 0, 16 * n);

@@ -60,12 +60,23 @@ export class AdamW {
   encode(a: AdamWArgs): KernelCall {
     checkDim('adamw', 'n', a.n);
     checkDim('adamw', 'step', a.hyper.step);
-    for (const [what, ref] of [['params', a.params], ['grads', a.grads], ['m', a.m], ['v', a.v]] as const) checkElements('adamw', what, ref, a.n);
+    for (const [what, ref] of [
+      ['params', a.params],
+      ['grads', a.grads],
+      ['m', a.m],
+      ['v', a.v],
+    ] as const)
+      checkElements('adamw', what, ref, a.n);
     const { lr, beta1, beta2, eps, weightDecay, step } = a.hyper;
     const bc1 = 1 - beta1 ** step;
     const bc2 = 1 - beta2 ** step;
     return specCall(this.ctx, ADAMW_SPEC, {
-      pipeline: this.ctx.pipelines.get({ label: 'adamw', layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(ADAMW_SPEC, code) }),
+      pipeline: this.ctx.pipelines.get({
+        label: 'adamw',
+        layout: this.layout.pipeline,
+        entryPoint: 'main',
+        code: withDeclarations(ADAMW_SPEC, code),
+      }),
       layout: this.layout,
       buffers: { params: a.params, grads: a.grads, m: a.m, v: a.v, stats: a.stats },
       uniforms: { n: a.n, lr, wd: weightDecay, b1: beta1, b2: beta2, eps, step_size: lr / bc1, bc2_sqrt: Math.sqrt(bc2) },

@@ -29,7 +29,12 @@ export class AddInto {
     checkDim('add', 'n', n);
     checkElements('add', 'out', out, outOffset + n);
     checkElements('add', 'inp', inp, inOffset + n);
-    const pipeline = this.ctx.pipelines.get({ label: 'add', layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(ADD_SPEC, code) });
+    const pipeline = this.ctx.pipelines.get({
+      label: 'add',
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: withDeclarations(ADD_SPEC, code),
+    });
     return specCall(this.ctx, ADD_SPEC, {
       pipeline,
       layout: this.layout,

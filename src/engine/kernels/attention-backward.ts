@@ -104,7 +104,8 @@ export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile
   const sizes = [16, 8, 4, 2, 1].filter((n) => n <= maxTile);
   const keysPerTile = sizes.find((bk) => fits(4 * 2 * bk * HS + part(bk)));
   const queriesPerTile = sizes.find((bq) => fits(4 * 2 * bq * HS + 12 * bq + part(bq)));
-  if (!keysPerTile || !queriesPerTile) throw new Error(`AttentionBackward: head dim ${HS} does not fit ${budgetBytes} bytes of workgroup memory`);
+  if (!keysPerTile || !queriesPerTile)
+    throw new Error(`AttentionBackward: head dim ${HS} does not fit ${budgetBytes} bytes of workgroup memory`);
   return { workgroupSize, lanes, rowsPerTile: workgroupSize / lanes, keysPerTile, queriesPerTile };
 }
 
@@ -149,7 +150,11 @@ export class AttentionBackward {
     if (NH % NKV !== 0) throw new Error(`AttentionBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
     if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`AttentionBackward: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
     this.variant = opts.variant ?? 'tiled';
-    this.tiling = attentionBackwardTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes), opts.maxTile ?? (ctx.softwareAdapter ? 4 : 16));
+    this.tiling = attentionBackwardTiling(
+      HS,
+      workgroupStorageBudget(ctx, opts.workgroupStorageBytes),
+      opts.maxTile ?? (ctx.softwareAdapter ? 4 : 16),
+    );
     const { workgroupSize: WG, lanes, keysPerTile: BK, queriesPerTile: BQ } = this.tiling;
     const base = { HS, NKV, G: NH / NKV };
     const consts =
@@ -194,12 +199,30 @@ export class AttentionBackward {
     const tiled = this.variant === 'tiled';
     return [
       this.call(`${label}.delta`, this.entries.delta, io, uniforms, grid2d(this.ctx, Math.ceil((T * NH) / 64))),
-      this.call(`${label}.dq`, this.entries.dq, io, uniforms, tiled ? [Math.ceil((maxCount * G) / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64))),
-      this.call(`${label}.dkv`, this.entries.dkv, io, uniforms, tiled ? [Math.ceil(maxCount / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NKV) / 64))),
+      this.call(
+        `${label}.dq`,
+        this.entries.dq,
+        io,
+        uniforms,
+        tiled ? [Math.ceil((maxCount * G) / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
+      ),
+      this.call(
+        `${label}.dkv`,
+        this.entries.dkv,
+        io,
+        uniforms,
+        tiled ? [Math.ceil(maxCount / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NKV) / 64)),
+      ),
     ];
   }
 
-  private call(label: string, e: Entry, io: AttentionBackwardIO, uniforms: UniformValues, workgroups: [number, number, number]): KernelCall {
+  private call(
+    label: string,
+    e: Entry,
+    io: AttentionBackwardIO,
+    uniforms: UniformValues,
+    workgroups: [number, number, number],
+  ): KernelCall {
     const { dqkv, stats, dout, out, q, k, v, blockTable, rows } = io;
     const buffers = { dqkv, stats, dout, out, q, k, v, blockTable, rows };
     return specCall(this.ctx, ATTENTION_BACKWARD_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups });

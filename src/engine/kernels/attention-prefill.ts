@@ -57,7 +57,10 @@ function prefillSpec(variant: 'tiled' | 'naive', vec: string, code: string): Ker
   };
 }
 
-export const PREFILL_ATTENTION_SPECS = { tiled: prefillSpec('tiled', 'vec4<f32>', tiledCode), naive: prefillSpec('naive', 'f32', naiveCode) };
+export const PREFILL_ATTENTION_SPECS = {
+  tiled: prefillSpec('tiled', 'vec4<f32>', tiledCode),
+  naive: prefillSpec('naive', 'f32', naiveCode),
+};
 
 export interface PrefillAttentionOptions {
   variant?: 'tiled' | 'naive';
@@ -174,7 +177,9 @@ export class PrefillAttention {
       buffers: { out: io.out, lse: io.lse ?? placeholder(this.ctx), q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
       uniforms: { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), writeLse: io.lse ? 1 : 0 },
       workgroups:
-        this.variant === 'tiled' ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
+        this.variant === 'tiled'
+          ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B]
+          : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
     });
   }
 }

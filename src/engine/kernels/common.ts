@@ -83,10 +83,19 @@ function storageEntries(spec: KernelSpec, layout: KernelLayout, named: Record<st
  * A bind group by name over a uniform buffer the caller owns and rewrites (the sampler's per-step
  * sizes), for kernels that bind once and dispatch many times without a KernelCall.
  */
-export function specBindGroup(ctx: KernelContext, spec: KernelSpec, layout: KernelLayout, buffers: Record<string, BufferRef>, uniforms: GPUBuffer): GPUBindGroup {
+export function specBindGroup(
+  ctx: KernelContext,
+  spec: KernelSpec,
+  layout: KernelLayout,
+  buffers: Record<string, BufferRef>,
+  uniforms: GPUBuffer,
+): GPUBindGroup {
   const { uniform } = bindingNumbers(spec);
   if (uniform === null) throw new Error(`${spec.name}: the kernel has no uniform block`);
-  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({ binding, resource: asBinding(ref) }));
+  const entries: GPUBindGroupEntry[] = storageEntries(spec, layout, buffers).map(([binding, ref]) => ({
+    binding,
+    resource: asBinding(ref),
+  }));
   entries.push({ binding: uniform, resource: { buffer: uniforms } });
   return ctx.device.createBindGroup({ label: spec.name, layout: layout.bindGroup, entries });
 }

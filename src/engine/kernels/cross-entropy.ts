@@ -57,7 +57,6 @@ export interface CrossEntropyArgs {
   entOffset: number;
 }
 
-
 export class CrossEntropy {
   private readonly layout;
 
@@ -82,7 +81,11 @@ export class CrossEntropy {
       label,
       layout: this.layout.pipeline,
       entryPoint: this.serial ? 'serial' : 'main',
-      code: composeShader({ spec: CROSS_ENTROPY_SPEC, consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef }, body: CROSS_ENTROPY_SPEC.shaders.main }),
+      code: composeShader({
+        spec: CROSS_ENTROPY_SPEC,
+        consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef },
+        body: CROSS_ENTROPY_SPEC.shaders.main,
+      }),
     });
     return specCall(this.ctx, CROSS_ENTROPY_SPEC, {
       label,

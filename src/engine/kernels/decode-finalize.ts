@@ -29,9 +29,15 @@ export class DecodeFinalize {
 
   encode(stream: DecodeStream, B: number, pending: number): KernelCall {
     checkDim('decode.finalize', 'B', B);
-    if (B > stream.rows || pending > stream.partials) throw new Error(`decode.finalize: B ${B}, ${pending} partials for a stream of ${stream.rows} rows, ${stream.partials} partials`);
+    if (B > stream.rows || pending > stream.partials)
+      throw new Error(`decode.finalize: B ${B}, ${pending} partials for a stream of ${stream.rows} rows, ${stream.partials} partials`);
     const label = 'decode.finalize';
-    const pipeline = this.ctx.pipelines.get({ label, layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(DECODE_FINALIZE_SPEC, code) });
+    const pipeline = this.ctx.pipelines.get({
+      label,
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: withDeclarations(DECODE_FINALIZE_SPEC, code),
+    });
     return specCall(this.ctx, DECODE_FINALIZE_SPEC, {
       pipeline,
       layout: this.layout,

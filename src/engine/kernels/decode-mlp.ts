@@ -81,8 +81,10 @@ export class DecodeMlp {
     const F = cfg.intermediateSize;
     checkDim('decode.mlp', 'B', a.B);
     const { FS, P } = mlpSlices(F, a.slice);
-    if (a.B > a.stream.rows || a.stream.C !== C) throw new Error(`decode.mlp: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
-    if (a.stream.partials < P) throw new Error(`decode.mlp: ${P} slices of ${FS} need ${P} partial blocks, the stream holds ${a.stream.partials}`);
+    if (a.B > a.stream.rows || a.stream.C !== C)
+      throw new Error(`decode.mlp: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
+    if (a.stream.partials < P)
+      throw new Error(`decode.mlp: ${P} slices of ${FS} need ${P} partial blocks, the stream holds ${a.stream.partials}`);
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * 3 * FS * BB, 'decode.mlp');
     const consts = { ...tileConsts(tile), NORM: true, FS, HAS_BIAS: w.gateUpBias !== null };
     const label = `decode.mlp.${w.gateUp.dtype}`;
@@ -103,7 +105,12 @@ export class DecodeMlp {
       label,
       pipeline,
       layout: this.layout,
-      buffers: { stream: a.stream.buffer, gateUp: w.gateUp.single('decode.mlp'), down: w.down.single('decode.mlp'), vectors: a.weights.vectors },
+      buffers: {
+        stream: a.stream.buffer,
+        gateUp: w.gateUp.single('decode.mlp'),
+        down: w.down.single('decode.mlp'),
+        vectors: a.weights.vectors,
+      },
       uniforms: {
         B: a.B,
         C,

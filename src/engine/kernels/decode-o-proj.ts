@@ -83,12 +83,16 @@ export class DecodeOProj {
     const { numHeads: NH, headDim: HS } = cfg;
     checkDim('decode.o_proj', 'B', a.B);
     checkDim('decode.o_proj', 'numSplits', a.numSplits);
-    if (a.B > a.stream.rows || a.stream.C !== C) throw new Error(`decode.o_proj: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
-    if (a.pending > a.stream.partials) throw new Error(`decode.o_proj: ${a.pending} pending partials, the stream holds ${a.stream.partials}`);
+    if (a.B > a.stream.rows || a.stream.C !== C)
+      throw new Error(`decode.o_proj: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
+    if (a.pending > a.stream.partials)
+      throw new Error(`decode.o_proj: ${a.pending} pending partials, the stream holds ${a.stream.partials}`);
     checkElements('decode.o_proj', 'partials', a.partials, a.B * NH * a.numSplits * (HS + 2));
     const tile = this.tile(NH, HS, a.B, a.numSplits);
     if (!tile) {
-      throw new Error(`decode.o_proj: ${NH} heads x ${a.numSplits} splits exceed the merge buffer (${this.coefCap}); use AttentionMerge + Gemv`);
+      throw new Error(
+        `decode.o_proj: ${NH} heads x ${a.numSplits} splits exceed the merge buffer (${this.coefCap}); use AttentionMerge + Gemv`,
+      );
     }
     const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
     const label = `decode.o_proj.${w.o.dtype}`;

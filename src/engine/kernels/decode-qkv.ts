@@ -99,7 +99,8 @@ export class DecodeQkv {
     const C = cfg.hiddenSize;
     const { numHeads: NH, numKvHeads: NKV, headDim: HS } = cfg;
     checkDim('decode.qkv', 'B', a.B);
-    if (a.B > a.stream.rows || a.stream.C !== C) throw new Error(`decode.qkv: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
+    if (a.B > a.stream.rows || a.stream.C !== C)
+      throw new Error(`decode.qkv: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
     if (a.pending > a.stream.partials) throw new Error(`decode.qkv: ${a.pending} pending partials, the stream holds ${a.stream.partials}`);
     checkElements('decode.qkv', 'q', a.q, a.B * NH * HS);
     checkElements('decode.qkv', 'rows', a.rows, a.B * 4);

@@ -15,7 +15,13 @@ import type { KernelSpec } from './spec';
 export const EMBEDDING_SPEC: KernelSpec = {
   name: 'embedding',
   bindings: {
-    table: { var: 'E', type: 'vec4<u32>', access: 'read', doc: 'one row chunk of the embedding, packed (rows row_start.., row stride w_stride)', packed: true },
+    table: {
+      var: 'E',
+      type: 'vec4<u32>',
+      access: 'read',
+      doc: 'one row chunk of the embedding, packed (rows row_start.., row stride w_stride)',
+      packed: true,
+    },
     tokens: { var: 'TOK', type: 'u32', access: 'read', doc: 'token ids [T] from tok_off' },
     out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'row t at out_off + t * out_stride' },
   },

@@ -122,7 +122,9 @@ export class Gemm {
       dtype = w.dtype;
       const [rowsNeeded, colsNeeded] = bKContig ? [g.N, g.K] : [g.K, g.N];
       if (w.rows !== rowsNeeded || w.cols !== colsNeeded) {
-        throw new Error(`gemm: ${w.label} is [${w.rows}, ${w.cols}], expected [${rowsNeeded}, ${colsNeeded}] for M ${g.M} N ${g.N} K ${g.K}`);
+        throw new Error(
+          `gemm: ${w.label} is [${w.rows}, ${w.cols}], expected [${rowsNeeded}, ${colsNeeded}] for M ${g.M} N ${g.N} K ${g.K}`,
+        );
       }
       for (const c of w.chunks) {
         pieces.push(

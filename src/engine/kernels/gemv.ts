@@ -21,7 +21,13 @@ import type { KernelSpec } from './spec';
 export const GEMV_SPEC: KernelSpec = {
   name: 'gemv',
   bindings: {
-    weight: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'packed weights (file dtype), row 0 at w_off, row stride w_stride', packed: true },
+    weight: {
+      var: 'W',
+      type: 'vec4<u32>',
+      access: 'read',
+      doc: 'packed weights (file dtype), row 0 at w_off, row stride w_stride',
+      packed: true,
+    },
     x: { var: 'X', type: 'f32', access: 'read', doc: 'activations: X[b, k] = X[x_off + b * x_stride + k]' },
     out: { var: 'Y', type: 'f32', access: 'read_write', doc: 'outputs: Y[b, n] = Y[y_off + b * y_stride + n]' },
     vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'f32 vectors: bias at bias_off, norm weight at norm_off' },

@@ -62,7 +62,13 @@ export class PromptLogprobs {
     if (out.size < outBytes) throw new Error(`PromptLogprobs: out holds ${out.size} bytes, needs ${outBytes}.`);
     const gridX = Math.min(T, MAX_GRID_X);
     // targets is bound with exactly T words: the kernel reads T from its length.
-    const group = specBindGroup(this.ctx, PROMPT_LOGPROBS_SPEC, this.layout, { logits, targets: { buffer: targets, size: T * 4 }, out }, this.dims(V, k));
+    const group = specBindGroup(
+      this.ctx,
+      PROMPT_LOGPROBS_SPEC,
+      this.layout,
+      { logits, targets: { buffer: targets, size: T * 4 }, out },
+      this.dims(V, k),
+    );
     pass.setPipeline(this.pipeline);
     pass.setBindGroup(0, group);
     this.ctx.profiler.dispatch(pass, 'logprobs.prompt', gridX, Math.ceil(T / gridX));

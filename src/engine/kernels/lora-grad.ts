@@ -139,7 +139,12 @@ export class LoraGrad {
       for (const d of ['M', 'N', 'K', 'ldx', 'ldy', 'ldo'] as const) checkDim('lora-grad', d, p[d]);
       checkElements('lora-grad', 'x', a.x, p.xOffset + (p.K - 1) * p.ldx + p.M);
       checkElements('lora-grad', 'y', a.y, p.yOffset + (p.K - 1) * p.ldy + p.N);
-      checkElements('lora-grad', 'out', a.out, p.transposed ? p.outOffset + (p.N - 1) * p.ldo + p.M : p.outOffset + (p.M - 1) * p.ldo + p.N);
+      checkElements(
+        'lora-grad',
+        'out',
+        a.out,
+        p.transposed ? p.outOffset + (p.N - 1) * p.ldo + p.M : p.outOffset + (p.M - 1) * p.ldo + p.N,
+      );
     }
     checkElements('lora-grad', 'part', a.part, LoraGrad.partFloats(a.problems));
     const calls: KernelCall[] = [];

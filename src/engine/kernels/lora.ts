@@ -234,7 +234,18 @@ export class LoraKernels {
 /** The uniform fields shrink and expand fill alike: rows, the group's width, the X (or Y) rows, the layer, the module units. */
 function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: number, x_stride: number, units: number[]) {
   const M = LORA_GROUPS[a.group].length;
-  return { T: a.T, K, x_off, x_stride, layer_units: a.layout.layerUnits, layer: a.layer, M, units0: units[0], units1: units[1], units2: units[2] };
+  return {
+    T: a.T,
+    K,
+    x_off,
+    x_stride,
+    layer_units: a.layout.layerUnits,
+    layer: a.layer,
+    M,
+    units0: units[0],
+    units1: units[1],
+    units2: units[2],
+  };
 }
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */

@@ -111,7 +111,10 @@ export class QkvPrep {
     const entry = (label: string, entryPoint: string): Entry => {
       const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
       const code = shaderText(QKV_PREP_SPEC);
-      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
+      return {
+        layout,
+        pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }),
+      };
     };
     this.q = entry('qkv-prep.q', 'prep_q');
     this.kv = entry('qkv-prep.kv', 'prep_kv');
@@ -143,8 +146,18 @@ export class QkvPrep {
       kNorm: io.kNorm ?? placeholder(this.ctx),
     };
     const call = (label: string, e: Entry, workgroups: number) =>
-      specCall(this.ctx, QKV_PREP_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups: grid2d(this.ctx, workgroups) });
-    return [call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)), call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG))];
+      specCall(this.ctx, QKV_PREP_SPEC, {
+        label,
+        pipeline: e.pipeline,
+        layout: e.layout,
+        buffers,
+        uniforms,
+        workgroups: grid2d(this.ctx, workgroups),
+      });
+    return [
+      call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)),
+      call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG)),
+    ];
   }
 }
 

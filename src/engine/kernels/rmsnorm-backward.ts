@@ -92,7 +92,13 @@ export class RmsNormBackward {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ subgroups: subgroupsOf(this.ctx), reductions: true, consts, spec: RMSNORM_BACKWARD_SPEC, body: RMSNORM_BACKWARD_SPEC.shaders.main }),
+      code: composeShader({
+        subgroups: subgroupsOf(this.ctx),
+        reductions: true,
+        consts,
+        spec: RMSNORM_BACKWARD_SPEC,
+        body: RMSNORM_BACKWARD_SPEC.shaders.main,
+      }),
     });
     return specCall(this.ctx, RMSNORM_BACKWARD_SPEC, {
       pipeline,

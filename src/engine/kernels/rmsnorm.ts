@@ -70,14 +70,35 @@ export class RmsNorm {
       label: RMSNORM_SPEC.name,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: composeShader({ spec: RMSNORM_SPEC, subgroups: subgroupsOf(this.ctx), reductions: true, consts, body: RMSNORM_SPEC.shaders.main }),
+      code: composeShader({
+        spec: RMSNORM_SPEC,
+        subgroups: subgroupsOf(this.ctx),
+        reductions: true,
+        consts,
+        body: RMSNORM_SPEC.shaders.main,
+      }),
     });
     const { N, C, eps } = a;
     return specCall(this.ctx, RMSNORM_SPEC, {
       pipeline,
       layout: this.layout,
-      buffers: { inp: a.inp, out: a.out, vectors: a.vectors, rows: a.rows ?? placeholder(this.ctx), rstd: a.rstd ?? placeholder(this.ctx, 'write') },
-      uniforms: { N, C, in_off: a.inOffset ?? 0, in_stride: inStride, out_off: a.outOffset ?? 0, out_stride: outStride, w_off: a.weightOffset, eps },
+      buffers: {
+        inp: a.inp,
+        out: a.out,
+        vectors: a.vectors,
+        rows: a.rows ?? placeholder(this.ctx),
+        rstd: a.rstd ?? placeholder(this.ctx, 'write'),
+      },
+      uniforms: {
+        N,
+        C,
+        in_off: a.inOffset ?? 0,
+        in_stride: inStride,
+        out_off: a.outOffset ?? 0,
+        out_stride: outStride,
+        w_off: a.weightOffset,
+        eps,
+      },
       workgroups: grid(this.ctx, a.N),
     });
   }

@@ -16,7 +16,12 @@ import selectWgsl from './sampler-select.wgsl?raw';
 import type { BindingSpec, KernelSpec, UniformSpec } from './spec';
 
 /** Sizes of the current sampler step: V the row length of logits, B rows this step, num_chunks = ceil(V / CHUNK), W = ceil(V / 32). */
-const SAMPLER_DIMS: UniformSpec = { var: 'dims', struct: 'SamplerDims', fields: { V: 'u32', B: 'u32', num_chunks: 'u32', W: 'u32' }, first: true };
+const SAMPLER_DIMS: UniformSpec = {
+  var: 'dims',
+  struct: 'SamplerDims',
+  fields: { V: 'u32', B: 'u32', num_chunks: 'u32', W: 'u32' },
+  first: true,
+};
 
 const ro = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
 const rw = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });

@@ -152,14 +152,19 @@ export class Sampler {
     this.V = V;
     this.W = Math.ceil(V / 32);
     this.workgroupSize = opts.workgroupSize ?? 256;
-    if (![32, 64, 128, 256].includes(this.workgroupSize)) throw new Error(`Sampler: workgroupSize must be 32, 64, 128 or 256, got ${this.workgroupSize}.`);
+    if (![32, 64, 128, 256].includes(this.workgroupSize))
+      throw new Error(`Sampler: workgroupSize must be 32, 64, 128 or 256, got ${this.workgroupSize}.`);
     this.chunk = SAMPLER_PER_THREAD * this.workgroupSize;
     this.numChunks = Math.ceil(V / this.chunk);
     this.maxSeqs = maxSeqs;
     this.maxBatch = maxBatch;
     const limit = ctx.maxStorageBindingSize;
-    for (const [what, bytes] of [['counts (maxSeqs x V)', maxSeqs * V * 4], ['processed (maxBatch x V)', maxBatch * V * 4]] as const) {
-      if (bytes > limit) throw new Error(`Sampler: ${what} needs ${bytes} bytes, above this GPU's binding limit ${limit}; lower maxSeqs / maxBatch.`);
+    for (const [what, bytes] of [
+      ['counts (maxSeqs x V)', maxSeqs * V * 4],
+      ['processed (maxBatch x V)', maxBatch * V * 4],
+    ] as const) {
+      if (bytes > limit)
+        throw new Error(`Sampler: ${what} needs ${bytes} bytes, above this GPU's binding limit ${limit}; lower maxSeqs / maxBatch.`);
     }
 
     this.dims = device.createBuffer({ label: 'sampler.dims', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
@@ -247,12 +252,14 @@ export class Sampler {
         if (seen.has(row.slot)) throw new Error(`Sampler.prepare: slot ${row.slot} has two rows that update its counts in one step.`);
         seen.add(row.slot);
       }
-      if (!(Number.isInteger(row.outputLen) && row.outputLen >= 0)) throw new Error(`Sampler.prepare: outputLen must be a non-negative integer, got ${row.outputLen}.`);
+      if (!(Number.isInteger(row.outputLen) && row.outputLen >= 0))
+        throw new Error(`Sampler.prepare: outputLen must be a non-negative integer, got ${row.outputLen}.`);
       if (row.grammarBitmask && row.grammarBitmask.length !== this.W) {
         throw new Error(`Sampler.prepare: a grammar bitmask row has ${row.grammarBitmask.length} words, expected ceil(V/32) = ${this.W}.`);
       }
       const ban = bannedAtStep(r, row.outputLen, row.bannedTokenIds);
-      if (ban.length > 0 && ban[ban.length - 1] >= this.V) throw new Error(`Sampler.prepare: banned token id ${ban[ban.length - 1]} is outside [0, ${this.V}).`);
+      if (ban.length > 0 && ban[ban.length - 1] >= this.V)
+        throw new Error(`Sampler.prepare: banned token id ${ban[ban.length - 1]} is outside [0, ${this.V}).`);
       resolved.push(r);
       banned.push(ban);
       words += editWords(r, ban);
@@ -279,7 +286,11 @@ export class Sampler {
     }
     writeBytes(this.device, this.rows, 0, packed);
     writeBytes(this.device, this.edits, 0, edits);
-    this.device.queue.writeBuffer(this.dims, 0, packUniformValues(SAMPLER_PROCESS_SPEC, { V: this.V, B, num_chunks: this.numChunks, W: this.W }));
+    this.device.queue.writeBuffer(
+      this.dims,
+      0,
+      packUniformValues(SAMPLER_PROCESS_SPEC, { V: this.V, B, num_chunks: this.numChunks, W: this.W }),
+    );
     this.batch = B;
     this.batchWantsTop = resolved.some((r) => r.topLogprobs > 0);
   }
@@ -288,7 +299,8 @@ export class Sampler {
   record(pass: GPUComputePassEncoder, logits: GPUBuffer): void {
     const B = this.batch;
     if (B === 0) throw new Error('Sampler.record: call prepare() first.');
-    if (logits.size < B * this.V * 4) throw new Error(`Sampler.record: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
+    if (logits.size < B * this.V * 4)
+      throw new Error(`Sampler.record: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
     const g = this.bindGroups(logits);
     const grids: Record<keyof PassGroups, [number, number]> = {
       process: [this.numChunks, B],
@@ -338,7 +350,8 @@ export class Sampler {
   }
 
   private checkSlot(slot: number): void {
-    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSeqs)) throw new Error(`Sampler: slot ${slot} is outside [0, ${this.maxSeqs}).`);
+    if (!(Number.isInteger(slot) && slot >= 0 && slot < this.maxSeqs))
+      throw new Error(`Sampler: slot ${slot} is outside [0, ${this.maxSeqs}).`);
   }
 
   private growEdits(words: number): void {
@@ -354,7 +367,8 @@ export class Sampler {
     let g = this.groups.get(logits);
     if (g) return g;
     const { rows, edits, grammar, counts, masks, processed, chunkStats, rowInfo, rowTop, candidates, drawBest, output } = this;
-    const group = (pass: keyof PassGroups, buffers: Record<string, GPUBuffer>) => specBindGroup(this.ctx, PASS_SPECS[pass], this.layouts[pass], buffers, this.dims);
+    const group = (pass: keyof PassGroups, buffers: Record<string, GPUBuffer>) =>
+      specBindGroup(this.ctx, PASS_SPECS[pass], this.layouts[pass], buffers, this.dims);
     g = {
       process: group('process', { rows, edits, grammar, logits, counts, masks, processed, chunkStats }),
       select: group('select', { rows, logits, grammar, processed, chunkStats, rowInfo, rowTop, candidates }),

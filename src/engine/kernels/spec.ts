@@ -85,7 +85,9 @@ export function entryBindings(spec: KernelSpec, entry?: string): string[] {
 }
 
 function structText(s: StructSpec | { name: string; fields: Record<string, FieldSpec> }): string {
-  const lines = Object.entries(s.fields).map(([k, t]) => `  ${k}: ${typeof t === 'string' ? t : `array<${t.array.name}, ${t.lengthConst}>`},`);
+  const lines = Object.entries(s.fields).map(
+    ([k, t]) => `  ${k}: ${typeof t === 'string' ? t : `array<${t.array.name}, ${t.lengthConst}>`},`,
+  );
   return `struct ${s.name} {\n${lines.join('\n')}\n}`;
 }
 
@@ -101,7 +103,10 @@ export function wgslDeclarations(spec: KernelSpec): string {
   const lines: Array<[number, string]> = Object.entries(spec.bindings).map(([name, b]) => {
     // The doc becomes a line comment: a line break would end it and put the rest in the WGSL.
     if (/[\r\n]/.test(b.doc)) throw new Error(`${spec.name}: the doc of binding ${name} spans lines`);
-    return [storage[name], `@group(0) @binding(${storage[name]}) var<storage, ${b.access}> ${b.var}: array<${b.type}>; // ${name}: ${b.doc}`];
+    return [
+      storage[name],
+      `@group(0) @binding(${storage[name]}) var<storage, ${b.access}> ${b.var}: array<${b.type}>; // ${name}: ${b.doc}`,
+    ];
   });
   if (u && uniform !== null) lines.push([uniform, `@group(0) @binding(${uniform}) var<uniform> ${u.var}: ${u.struct};`]);
   lines.sort((a, b) => a[0] - b[0]);
@@ -121,8 +126,18 @@ export function shaderText(spec: KernelSpec, variant = 'main'): string {
   return withDeclarations(spec, parts.join('\n'));
 }
 
-function packScalar(kernel: string, field: string, type: ScalarType, v: unknown, u: Uint32Array, f: Float32Array, i: Int32Array, at: number): void {
-  if (typeof v !== 'number') throw new Error(`${kernel}: uniform ${field} is ${v === undefined ? 'missing' : `not a number (${String(v)})`}`);
+function packScalar(
+  kernel: string,
+  field: string,
+  type: ScalarType,
+  v: unknown,
+  u: Uint32Array,
+  f: Float32Array,
+  i: Int32Array,
+  at: number,
+): void {
+  if (typeof v !== 'number')
+    throw new Error(`${kernel}: uniform ${field} is ${v === undefined ? 'missing' : `not a number (${String(v)})`}`);
   if (type === 'u32') {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${kernel}: uniform ${field} = ${v} is not a u32`);
     u[at] = v;
@@ -130,7 +145,8 @@ function packScalar(kernel: string, field: string, type: ScalarType, v: unknown,
     if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new Error(`${kernel}: uniform ${field} = ${v} is not an i32`);
     i[at] = v;
   } else {
-    if (Number.isNaN(v) || (Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38)) throw new Error(`${kernel}: uniform ${field} = ${v} is not an f32`);
+    if (Number.isNaN(v) || (Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38))
+      throw new Error(`${kernel}: uniform ${field} = ${v} is not an f32`);
     f[at] = v;
   }
 }
@@ -154,7 +170,8 @@ export function packUniformValues(spec: KernelSpec, values: UniformValues): Arra
   if (!u) throw new Error(`${spec.name}: the kernel has no uniform block`);
   checkNames(spec.name, 'uniform', values, u.fields);
   let words = 0;
-  for (const t of Object.values(u.fields)) words = typeof t === 'string' ? words + 1 : alignWords(words, 4) + t.length * structWords(t.array);
+  for (const t of Object.values(u.fields))
+    words = typeof t === 'string' ? words + 1 : alignWords(words, 4) + t.length * structWords(t.array);
   const buf = new ArrayBuffer(Math.max(16, alignWords(words, 4) * 4));
   const uv = new Uint32Array(buf);
   const fv = new Float32Array(buf);

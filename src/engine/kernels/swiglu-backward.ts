@@ -52,7 +52,12 @@ export class SwiGluBackward {
     checkElements(label, 'gateUp', a.gateUp, (a.T - 1) * guStride + 2 * a.F);
     checkElements(label, 'dact', a.dact, (a.T - 1) * dStride + a.F);
     checkElements(label, 'dgateUp', a.dgateUp, (a.T - 1) * dguStride + 2 * a.F);
-    const pipeline = this.ctx.pipelines.get({ label, layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(SWIGLU_BACKWARD_SPEC, code) });
+    const pipeline = this.ctx.pipelines.get({
+      label,
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: withDeclarations(SWIGLU_BACKWARD_SPEC, code),
+    });
     return specCall(this.ctx, SWIGLU_BACKWARD_SPEC, {
       pipeline,
       layout: this.layout,

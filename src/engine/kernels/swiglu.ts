@@ -32,7 +32,12 @@ export class SwiGlu {
     checkDim('swiglu', 'F', F);
     checkElements('swiglu', 'gateUp', gateUp, (T - 1) * inStride + 2 * F);
     checkElements('swiglu', 'out', out, (T - 1) * outStride + F);
-    const pipeline = this.ctx.pipelines.get({ label: 'swiglu', layout: this.layout.pipeline, entryPoint: 'main', code: withDeclarations(SWIGLU_SPEC, code) });
+    const pipeline = this.ctx.pipelines.get({
+      label: 'swiglu',
+      layout: this.layout.pipeline,
+      entryPoint: 'main',
+      code: withDeclarations(SWIGLU_SPEC, code),
+    });
     return specCall(this.ctx, SWIGLU_SPEC, {
       pipeline,
       layout: this.layout,

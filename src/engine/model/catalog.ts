@@ -57,6 +57,9 @@ export function defaultCatalogEntry(entries: readonly CatalogEntry[]): CatalogEn
 }
 
 /** A source for a catalogue entry: fetched from `baseUrl` in a browser, read from public/ in Node. */
-export function bundledSource(entry: CatalogEntry, options: { baseUrl?: string; cache?: ModelFileCache | null; fetch?: typeof fetch } = {}): BundledSource {
+export function bundledSource(
+  entry: CatalogEntry,
+  options: { baseUrl?: string; cache?: ModelFileCache | null; fetch?: typeof fetch } = {},
+): BundledSource {
   return new BundledSource(entry.path, { id: entry.id, files: entry.files, ...options });
 }

@@ -188,7 +188,14 @@ const SAMPLE_CONVERSATION: ChatMessage[] = [
   { role: 'user', content: 'And 5 + 6?' },
 ];
 const SAMPLE_TOOLS = [
-  { type: 'function', function: { name: 'add', description: 'Adds two numbers.', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'add',
+      description: 'Adds two numbers.',
+      parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+    },
+  },
 ];
 
 /**
@@ -275,11 +282,7 @@ export class ChatTemplates {
  * with tools, "tool_use" is preferred when present, otherwise "default" (transformers'
  * `get_chat_template`).
  */
-export function selectTemplateSource(
-  jinjaFile: string | null,
-  configTemplate: unknown,
-  hasTools: boolean,
-): string | null {
+export function selectTemplateSource(jinjaFile: string | null, configTemplate: unknown, hasTools: boolean): string | null {
   if (jinjaFile != null) return jinjaFile;
   if (configTemplate == null) return null;
   if (typeof configTemplate === 'string') return configTemplate;

@@ -68,7 +68,9 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   if (c.head_dim != null) {
     headDim = f.positiveInt('head_dim');
   } else if (hiddenSize % numHeads !== 0) {
-    throw new ConfigError(`${file}: "hidden_size" (${hiddenSize}) is not divisible by "num_attention_heads" (${numHeads}) and no "head_dim" is given`);
+    throw new ConfigError(
+      `${file}: "hidden_size" (${hiddenSize}) is not divisible by "num_attention_heads" (${numHeads}) and no "head_dim" is given`,
+    );
   } else {
     headDim = hiddenSize / numHeads;
   }
@@ -115,9 +117,7 @@ function architectureOf(c: Json, file: string): Architecture {
     }
     const arch = ARCHITECTURES[list[0]];
     if (!arch) {
-      throw new ConfigError(
-        `${file}: unsupported architecture "${list[0]}"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`,
-      );
+      throw new ConfigError(`${file}: unsupported architecture "${list[0]}"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`);
     }
     return arch;
   }
@@ -142,7 +142,8 @@ function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; s
   }
   const p = (params ?? {}) as Json;
   const pf = new FieldReader(p, `${file}: "${key}"`);
-  const theta = p.rope_theta != null ? pf.positiveNumber('rope_theta') : new FieldReader(c, file).positiveNumber('rope_theta', defaultTheta);
+  const theta =
+    p.rope_theta != null ? pf.positiveNumber('rope_theta') : new FieldReader(c, file).positiveNumber('rope_theta', defaultTheta);
   if (params == null) return { theta, scaling: null };
   const type = p.rope_type ?? p.type ?? 'default';
   switch (type) {
@@ -162,7 +163,9 @@ function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; s
         },
       };
     default:
-      throw new ConfigError(`${file}: "${key}" type ${JSON.stringify(type)} is not supported; Hearth supports "default", "linear" and "llama3"`);
+      throw new ConfigError(
+        `${file}: "${key}" type ${JSON.stringify(type)} is not supported; Hearth supports "default", "linear" and "llama3"`,
+      );
   }
 }
 

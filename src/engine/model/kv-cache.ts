@@ -123,7 +123,8 @@ export class KvCache {
           `(${Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize)} bytes) or the memory budget`,
       );
     }
-    if (numBlocks < 1) throw new Error(`KvCache: the budget holds no block (one block of all layers is ${2 * numLayers * this.blockBytes} bytes)`);
+    if (numBlocks < 1)
+      throw new Error(`KvCache: the budget holds no block (one block of all layers is ${2 * numLayers * this.blockBytes} bytes)`);
     this.numBlocks = numBlocks;
     this.maxSeqs = opts.maxSeqs;
     this.maxBlocksPerSeq = Math.ceil(opts.maxContext / KV_BLOCK);

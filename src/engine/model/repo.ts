@@ -139,7 +139,10 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
     for (const name of opened.get(SINGLE_FILE)!.names) located.set(name, SINGLE_FILE);
   }
   const headerOf = (name: string) => opened.get(located.get(name)!)!.entry(name);
-  const problem = checkAgainstPlan(config, [...located.keys()].map((name) => ({ name, shape: headerOf(name).shape })));
+  const problem = checkAgainstPlan(
+    config,
+    [...located.keys()].map((name) => ({ name, shape: headerOf(name).shape })),
+  );
   if (problem) throw new RepositoryError(`${where}: ${problem}`);
 
   const weights: WeightEntry[] = [];
@@ -166,7 +169,13 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
     async *tensors() {
       for (const w of weights) yield await opened.get(w.file)!.read(w.name);
     },
-    files: { config: configJson, generationConfig: generationJson, tokenizer: tokenizerJson, tokenizerConfig, chatTemplate: chatTemplateFile },
+    files: {
+      config: configJson,
+      generationConfig: generationJson,
+      tokenizer: tokenizerJson,
+      tokenizerConfig,
+      chatTemplate: chatTemplateFile,
+    },
   };
 }
 
@@ -190,7 +199,9 @@ async function weightLayout(
     }
     for (const [name, file] of Object.entries(map)) {
       if (typeof file !== 'string' || !file.endsWith('.safetensors') || file.includes('..') || file.startsWith('/')) {
-        throw new RepositoryError(`${INDEX_FILE}: weight_map["${name}"] must name a .safetensors file in the repository (got ${JSON.stringify(file)})`);
+        throw new RepositoryError(
+          `${INDEX_FILE}: weight_map["${name}"] must name a .safetensors file in the repository (got ${JSON.stringify(file)})`,
+        );
       }
     }
     const weightMap = map as Record<string, string>;

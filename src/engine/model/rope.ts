@@ -48,9 +48,7 @@ export function ropeInvFreq(cfg: RopeParams): Float32Array {
     let out = wavelen > lowFreqWavelen ? f(inv[i] / s.factor) : inv[i];
     const medium = !(wavelen < highFreqWavelen) && !(wavelen > lowFreqWavelen);
     if (medium) {
-      const smooth = f(
-        f(f(s.originalMaxPositionEmbeddings / wavelen) - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor),
-      );
+      const smooth = f(f(f(s.originalMaxPositionEmbeddings / wavelen) - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor));
       out = f(f(f(f(1 - smooth) * out) / s.factor) + f(smooth * out));
     }
     inv[i] = out;

@@ -28,12 +28,12 @@ export function safetensorsParts(tensors: readonly TensorData[], metadata?: Reco
     seen.add(t.name);
     const expected = numel(t.shape) * bytesPerElement(t.dtype);
     if (t.data.byteLength !== expected) {
-      throw new Error(`safetensors writer: tensor "${t.name}" of shape [${t.shape.join(', ')}] ${t.dtype} needs ${expected} bytes, got ${t.data.byteLength}`);
+      throw new Error(
+        `safetensors writer: tensor "${t.name}" of shape [${t.shape.join(', ')}] ${t.dtype} needs ${expected} bytes, got ${t.data.byteLength}`,
+      );
     }
   }
-  const sorted = [...tensors].sort(
-    (a, b) => DTYPE_RANK[b.dtype] - DTYPE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-  );
+  const sorted = [...tensors].sort((a, b) => DTYPE_RANK[b.dtype] - DTYPE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header: Record<string, unknown> = {};
   if (metadata) header.__metadata__ = metadata;
   let offset = 0;

@@ -17,9 +17,28 @@ export const MAX_HEADER_SIZE = 100_000_000;
 
 /** Bits per element of every safetensors dtype (the Rust `Dtype` enum). */
 export const SAFETENSORS_DTYPE_BITS: Readonly<Record<string, number>> = {
-  BOOL: 8, F4: 4, F6_E2M3: 6, F6_E3M2: 6, U8: 8, I8: 8, F8_E5M2: 8, F8_E4M3: 8, F8_E8M0: 8,
-  F8_E4M3FNUZ: 8, F8_E5M2FNUZ: 8, I16: 16, U16: 16, F16: 16, BF16: 16, I32: 32, U32: 32, F32: 32,
-  C64: 64, F64: 64, I64: 64, U64: 64,
+  BOOL: 8,
+  F4: 4,
+  F6_E2M3: 6,
+  F6_E3M2: 6,
+  U8: 8,
+  I8: 8,
+  F8_E5M2: 8,
+  F8_E4M3: 8,
+  F8_E8M0: 8,
+  F8_E4M3FNUZ: 8,
+  F8_E5M2FNUZ: 8,
+  I16: 16,
+  U16: 16,
+  F16: 16,
+  BF16: 16,
+  I32: 32,
+  U32: 32,
+  F32: 32,
+  C64: 64,
+  F64: 64,
+  I64: 64,
+  U64: 64,
 };
 
 /** The file dtypes Hearth loads as weights, and their engine names. */
@@ -144,8 +163,10 @@ function parseEntry(name: string, info: unknown, dataStart: number, corrupt: (wh
     corrupt(`tensor "${name}" has an invalid shape ${JSON.stringify(shape)}`);
   }
   if (
-    !Array.isArray(offsets) || offsets.length !== 2 ||
-    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[1] < offsets[0]
+    !Array.isArray(offsets) ||
+    offsets.length !== 2 ||
+    !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+    offsets[1] < offsets[0]
   ) {
     corrupt(`tensor "${name}" has invalid data_offsets ${JSON.stringify(offsets)}`);
   }
@@ -155,7 +176,9 @@ function parseEntry(name: string, info: unknown, dataStart: number, corrupt: (wh
   if (!Number.isSafeInteger(bits)) corrupt(`tensor "${name}" is too large`);
   if (bits % 8 !== 0) corrupt(`tensor "${name}" does not fill whole bytes (${bits} bits of ${dtype})`);
   if (end - begin !== bits / 8) {
-    corrupt(`tensor "${name}" of dtype ${dtype} and shape [${dims.join(', ')}] needs ${bits / 8} bytes but data_offsets span ${end - begin}`);
+    corrupt(
+      `tensor "${name}" of dtype ${dtype} and shape [${dims.join(', ')}] needs ${bits / 8} bytes but data_offsets span ${end - begin}`,
+    );
   }
   return { name, dtype: dtype, shape: dims, begin: dataStart + begin, end: dataStart + end };
 }
@@ -172,10 +195,13 @@ export class SafetensorsFile {
   /** Reads and validates only the header: 8 bytes, then N bytes. */
   static async open(source: Blob | ByteSource | Uint8Array | ArrayBuffer, file = 'model.safetensors'): Promise<SafetensorsFile> {
     const bytes =
-      source instanceof Blob ? blobBytes(source)
-      : source instanceof Uint8Array || source instanceof ArrayBuffer ? memoryBytes(source)
-      : source;
-    if (bytes.size < 8) throw new SafetensorsError(`${file}: corrupt header: the file is ${bytes.size} bytes, shorter than the 8-byte header length`);
+      source instanceof Blob
+        ? blobBytes(source)
+        : source instanceof Uint8Array || source instanceof ArrayBuffer
+          ? memoryBytes(source)
+          : source;
+    if (bytes.size < 8)
+      throw new SafetensorsError(`${file}: corrupt header: the file is ${bytes.size} bytes, shorter than the 8-byte header length`);
     const prefix = await bytes.read(0, 8);
     const n = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
     if (n > BigInt(MAX_HEADER_SIZE)) {

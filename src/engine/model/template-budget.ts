@@ -70,7 +70,8 @@ class BudgetedInterpreter extends Interpreter {
     // hence the instance property rather than an override.
     const self = this as unknown as { evaluateBlock: (statements: Statement[], environment: Environment) => RuntimeValue };
     // A library version without it must fail loudly here (and in the unit tests), not run unbounded.
-    if (typeof self.evaluateBlock !== 'function') throw new Error('@huggingface/jinja has no Interpreter.evaluateBlock: update template-budget.ts');
+    if (typeof self.evaluateBlock !== 'function')
+      throw new Error('@huggingface/jinja has no Interpreter.evaluateBlock: update template-budget.ts');
     const evaluateBlock = self.evaluateBlock.bind(this);
     self.evaluateBlock = (statements, environment) => {
       this.step();

@@ -195,9 +195,16 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
   const layers = Array.from({ length: cfg.numLayers }, (_, l) => {
     const n = layerNames(l);
     return {
-      qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, [[n.q, 0], [n.k, qRows], [n.v, qRows + kvRows]]),
+      qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, [
+        [n.q, 0],
+        [n.k, qRows],
+        [n.v, qRows + kvRows],
+      ]),
       o: matrix(n.o, C, qRows, [[n.o, 0]]),
-      gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, [[n.gate, 0], [n.up, F]]),
+      gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, [
+        [n.gate, 0],
+        [n.up, F],
+      ]),
       down: matrix(n.down, C, F, [[n.down, 0]]),
       inputNorm: vector([n.inputNorm], [C], true)!,
       postNorm: vector([n.postNorm], [C], true)!,

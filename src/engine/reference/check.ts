@@ -21,7 +21,13 @@ export interface Comparison {
 export function compareArrays(got: ArrayLike<number>, want: ArrayLike<number>, tol: Tolerance, label = 'values'): Comparison {
   const lines: string[] = [];
   if (got.length !== want.length) {
-    return { ok: false, maxAbs: Infinity, maxRel: Infinity, mismatches: Math.max(got.length, want.length), report: `${label}: length ${got.length}, expected ${want.length}` };
+    return {
+      ok: false,
+      maxAbs: Infinity,
+      maxRel: Infinity,
+      mismatches: Math.max(got.length, want.length),
+      report: `${label}: length ${got.length}, expected ${want.length}`,
+    };
   }
   let maxAbs = 0;
   let maxRel = 0;

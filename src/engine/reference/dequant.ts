@@ -215,9 +215,19 @@ function bf16(b: Uint8Array, o: number, y: Float32Array, yo: number): void {
 }
 
 const DECODERS: Readonly<Record<string, BlockDecoder>> = {
-  F32: f32, F16: f16Element, BF16: bf16,
-  Q8_0: q8_0, Q4_0: q4_0, Q4_1: q4_1, Q5_0: q5_0, Q5_1: q5_1,
-  Q2_K: q2_K, Q3_K: q3_K, Q4_K: q4_K, Q5_K: q5_K, Q6_K: q6_K,
+  F32: f32,
+  F16: f16Element,
+  BF16: bf16,
+  Q8_0: q8_0,
+  Q4_0: q4_0,
+  Q4_1: q4_1,
+  Q5_0: q5_0,
+  Q5_1: q5_1,
+  Q2_K: q2_K,
+  Q3_K: q3_K,
+  Q4_K: q4_K,
+  Q5_K: q5_K,
+  Q6_K: q6_K,
 };
 
 /** Decodes `elements` values of GGML type `typeName` from `bytes` (whole blocks, ggml order). */

@@ -15,7 +15,10 @@ import type { ByteSource } from '../model/safetensors';
 import type { TensorData } from '../model/tensor';
 import { dequantize } from './dequant';
 
-export async function referenceTensorsFromGguf(src: ByteSource, name = 'model.gguf'): Promise<{ config: ModelConfig; tensors: TensorData[] }> {
+export async function referenceTensorsFromGguf(
+  src: ByteSource,
+  name = 'model.gguf',
+): Promise<{ config: ModelConfig; tensors: TensorData[] }> {
   const file = await readGguf(src, name);
   const config = ggufModelConfig(file, name);
   const factors = await ggufRopeFactors(src, file, config);

@@ -36,7 +36,7 @@ export function logSumExp(x: ArrayLike<number>): number {
 /** Token ids of x sorted by value descending, ties by the lower id. */
 export function rankOrder(x: ArrayLike<number>): number[] {
   const ids = Array.from({ length: x.length }, (_, i) => i);
-  return ids.sort((a, b) => (x[b] - x[a]) || a - b);
+  return ids.sort((a, b) => x[b] - x[a] || a - b);
 }
 
 /** The k largest raw logprobs of row x (log-sum-exp lse), best first. */

@@ -68,7 +68,8 @@ export class ReferenceLora {
   zerosLike(precision: 'f32' | 'f64' = 'f32'): ReferenceLora {
     const out = new ReferenceLora(this.rank, this.scale);
     const make = (n: number) => (precision === 'f64' ? new Float64Array(n) : new Float32Array(n));
-    for (const { layer, module, weights } of this.entries()) out.set(layer, module, { A: make(weights.A.length), B: make(weights.B.length) });
+    for (const { layer, module, weights } of this.entries())
+      out.set(layer, module, { A: make(weights.A.length), B: make(weights.B.length) });
     return out;
   }
 }
@@ -120,7 +121,11 @@ export function parseLoraTensorName(name: string): { layer: number; module: Lora
  * Checks a PEFT adapter's tensors against a config and rank and returns them by (layer, module):
  * every A is [r, in], every B [out, r], each module has both or neither. Throws naming the tensor.
  */
-export function groupLoraTensors(cfg: ModelConfig, rank: number, tensors: Iterable<TensorData>): Map<string, { A: TensorData; B: TensorData }> {
+export function groupLoraTensors(
+  cfg: ModelConfig,
+  rank: number,
+  tensors: Iterable<TensorData>,
+): Map<string, { A: TensorData; B: TensorData }> {
   const found = new Map<string, { A?: TensorData; B?: TensorData }>();
   for (const t of tensors) {
     const key = parseLoraTensorName(t.name);
@@ -139,14 +144,21 @@ export function groupLoraTensors(cfg: ModelConfig, rank: number, tensors: Iterab
   }
   const out = new Map<string, { A: TensorData; B: TensorData }>();
   for (const [id, e] of found) {
-    if (!e.A || !e.B) throw new Error(`LoRA adapter: layer ${id.split('.')[0]} ${id.split('.')[1]} has lora_${e.A ? 'A' : 'B'} without lora_${e.A ? 'B' : 'A'}`);
+    if (!e.A || !e.B)
+      throw new Error(
+        `LoRA adapter: layer ${id.split('.')[0]} ${id.split('.')[1]} has lora_${e.A ? 'A' : 'B'} without lora_${e.A ? 'B' : 'A'}`,
+      );
     out.set(id, { A: e.A, B: e.B });
   }
   return out;
 }
 
 /** A PEFT adapter as f32 matrices for the reference model. */
-export function referenceLora(cfg: ModelConfig, opts: { rank: number; alpha: number; useRslora?: boolean }, tensors: Iterable<TensorData>): ReferenceLora {
+export function referenceLora(
+  cfg: ModelConfig,
+  opts: { rank: number; alpha: number; useRslora?: boolean },
+  tensors: Iterable<TensorData>,
+): ReferenceLora {
   const lora = new ReferenceLora(opts.rank, loraScale(opts.alpha, opts.rank, opts.useRslora ?? false));
   for (const [id, { A, B }] of groupLoraTensors(cfg, opts.rank, tensors)) {
     const [l, module] = id.split('.') as [string, LoraModule];

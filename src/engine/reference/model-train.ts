@@ -71,7 +71,18 @@ function alloc(precision: Precision, n: number): Floats {
  * built from plain matmuls here, not through lora.ts's loraForward, so the comparison of this
  * forward with ReferenceModel's (which uses loraForward) checks both.
  */
-function projForward(y: Floats, x: Floats, W: Floats, bias: Floats | null, lora: ReferenceLora | null, l: number, module: LoraModule, T: number, IC: number, OC: number): void {
+function projForward(
+  y: Floats,
+  x: Floats,
+  W: Floats,
+  bias: Floats | null,
+  lora: ReferenceLora | null,
+  l: number,
+  module: LoraModule,
+  T: number,
+  IC: number,
+  OC: number,
+): void {
   linearForward(y, x, W, bias, T, IC, OC);
   const pair = lora?.get(l, module);
   if (!lora || !pair) return;
@@ -84,7 +95,19 @@ function projForward(y: Floats, x: Floats, W: Floats, bias: Floats | null, lora:
 }
 
 /** Backward of projForward: dx += dy W (+ the LoRA term), and the adapter's dA, dB into `grads`. */
-function projBackward(dx: Floats, dy: Floats, x: Floats, W: Floats, lora: ReferenceLora | null, grads: ReferenceLora | null, l: number, module: LoraModule, T: number, IC: number, OC: number): void {
+function projBackward(
+  dx: Floats,
+  dy: Floats,
+  x: Floats,
+  W: Floats,
+  lora: ReferenceLora | null,
+  grads: ReferenceLora | null,
+  l: number,
+  module: LoraModule,
+  T: number,
+  IC: number,
+  OC: number,
+): void {
   linearBackward(dx, null, null, dy, x, W, T, IC, OC);
   const pair = lora?.get(l, module);
   if (lora && pair) {
@@ -95,7 +118,12 @@ function projBackward(dx: Floats, dy: Floats, x: Floats, W: Floats, lora: Refere
 }
 
 /** The training forward of one sequence at positions 0 .. T-1, keeping the activations. */
-export function trainForward(model: ReferenceModel, lora: ReferenceLora | null, tokens: readonly number[], precision: Precision = 'f32'): TrainActivations {
+export function trainForward(
+  model: ReferenceModel,
+  lora: ReferenceLora | null,
+  tokens: readonly number[],
+  precision: Precision = 'f32',
+): TrainActivations {
   const cfg = model.config;
   const T = tokens.length;
   const C = cfg.hiddenSize;
@@ -175,7 +203,13 @@ export function trainForward(model: ReferenceModel, lora: ReferenceLora | null, 
  * `grads` (shaped like `lora`: `zeroReferenceLora(lora)`) and returns d(embedding output) (T, C); the
  * embedding itself is frozen, so the pass stops there.
  */
-export function trainBackward(model: ReferenceModel, lora: ReferenceLora | null, grads: ReferenceLora | null, acts: TrainActivations, dlogits: Floats): Floats {
+export function trainBackward(
+  model: ReferenceModel,
+  lora: ReferenceLora | null,
+  grads: ReferenceLora | null,
+  acts: TrainActivations,
+  dlogits: Floats,
+): Floats {
   const cfg = model.config;
   const { T } = acts;
   const C = cfg.hiddenSize;

@@ -245,7 +245,7 @@ export class ReferenceSession {
   private reserve(S: number): void {
     const kv = this.model.config.numKvHeads * this.model.config.headDim;
     if (this.k[0] && this.k[0].length >= S * kv) return;
-    const cap = Math.max(S, 2 * (this.k[0]?.length ?? 0) / kv);
+    const cap = Math.max(S, (2 * (this.k[0]?.length ?? 0)) / kv);
     const grow = (a: Float32Array) => {
       const b = new Float32Array(cap * kv);
       b.set(a);

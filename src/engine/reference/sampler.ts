@@ -147,11 +147,7 @@ export function applyTopP(z: Float32Array, keep: Uint8Array, topP: number): void
 }
 
 /** Step 11 (and greedy step 6 with noise off): argmax of z + g over kept ids, ties to the lower id. */
-export function drawToken(
-  z: Float32Array,
-  keep: Uint8Array,
-  noise: ((token: number) => number) | null,
-): { token: number; margin: number } {
+export function drawToken(z: Float32Array, keep: Uint8Array, noise: ((token: number) => number) | null): { token: number; margin: number } {
   let best = -Infinity;
   let second = -Infinity;
   let token = -1;

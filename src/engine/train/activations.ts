@@ -32,7 +32,11 @@ export class TrainingBuffers {
     try {
       this.residual = Array.from({ length: numLayers }, (_, l) => make(plan.residual, `train.layers.${l}.h`));
       const sets = plan.mode === 'save' ? numLayers : 1;
-      this.layerSets = Array.from({ length: sets }, (_, l) => new Map(plan.layer.map((t) => [t.name, make(t, plan.mode === 'save' ? `train.layers.${l}.${t.name}` : `train.layer.${t.name}`)])));
+      this.layerSets = Array.from(
+        { length: sets },
+        (_, l) =>
+          new Map(plan.layer.map((t) => [t.name, make(t, plan.mode === 'save' ? `train.layers.${l}.${t.name}` : `train.layer.${t.name}`)])),
+      );
       for (const t of plan.scratch) this.scratch.set(t.name, make(t, `train.${t.name}`));
     } catch (e) {
       this.destroy();

@@ -67,7 +67,10 @@ export class GpuTrainingEngine implements TrainingEngine {
       lora,
       {
         // Positions beyond the RoPE table the weights carry cannot be trained.
-        tokens: Math.min(this.opts.microBatchTokens ?? Math.min(MAX_TRAINING_SEQUENCE_TOKENS, cfg.maxPositionEmbeddings), weights.ropePositions),
+        tokens: Math.min(
+          this.opts.microBatchTokens ?? Math.min(MAX_TRAINING_SEQUENCE_TOKENS, cfg.maxPositionEmbeddings),
+          weights.ropePositions,
+        ),
         sequences: this.opts.microBatchSequences ?? DEFAULT_SEQUENCES,
         mode: this.opts.activationMode ?? 'auto',
         budgetBytes: this.opts.activationBudgetBytes ?? DEFAULT_BUDGET,

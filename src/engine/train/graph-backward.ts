@@ -28,7 +28,15 @@ import { encodeLayerForward, type MicroBatchDims, type TrainGraph } from './grap
 import type { LoraGroupPlan } from './lora-plan';
 
 /** The LoRA backward of one group: gradients into the state's grads, the input's gradient into dx. */
-export function loraBackward(g: TrainGraph, group: LoraGroupPlan, dy: BufferRef, xIn: BufferRef, u: BufferRef, dx: BufferRef, T: number): KernelCall[] {
+export function loraBackward(
+  g: TrainGraph,
+  group: LoraGroupPlan,
+  dy: BufferRef,
+  xIn: BufferRef,
+  u: BufferRef,
+  dx: BufferRef,
+  T: number,
+): KernelCall[] {
   const { k } = g;
   const r = g.lora.rank;
   const s = g.lora.scale;
@@ -74,7 +82,21 @@ export function loraBackward(g: TrainGraph, group: LoraGroupPlan, dy: BufferRef,
       y: xIn,
       out: g.state.grads,
       part,
-      problems: [{ M: group.rows, N: group.in, K: T, xOffset: 0, ldx: group.rows, yOffset: 0, ldy: group.in, outOffset: group.aOffset, ldo: group.in, transposed: false, alpha: 1 }],
+      problems: [
+        {
+          M: group.rows,
+          N: group.in,
+          K: T,
+          xOffset: 0,
+          ldx: group.rows,
+          yOffset: 0,
+          ldy: group.in,
+          outOffset: group.aOffset,
+          ldo: group.in,
+          transposed: false,
+          alpha: 1,
+        },
+      ],
     }),
   );
   // dB_m^T += s u_m^T dy_m, stored transposed into B_m [out, r]
@@ -104,8 +126,34 @@ export function loraBackward(g: TrainGraph, group: LoraGroupPlan, dy: BufferRef,
 
 /** The LoRA split-K scratch a group needs at T tokens (the two problem sets of loraBackward run one after the other). */
 export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number) {
-  const dA = [{ M: group.rows, N: group.in, K: T, xOffset: 0, ldx: group.rows, yOffset: 0, ldy: group.in, outOffset: 0, ldo: group.in, transposed: false, alpha: 1 }];
-  const dB = group.modules.map((m) => ({ M: r, N: m.out, K: T, xOffset: 0, ldx: group.rows, yOffset: 0, ldy: group.outWidth, outOffset: 0, ldo: r, transposed: true, alpha: 1 }));
+  const dA = [
+    {
+      M: group.rows,
+      N: group.in,
+      K: T,
+      xOffset: 0,
+      ldx: group.rows,
+      yOffset: 0,
+      ldy: group.in,
+      outOffset: 0,
+      ldo: group.in,
+      transposed: false,
+      alpha: 1,
+    },
+  ];
+  const dB = group.modules.map((m) => ({
+    M: r,
+    N: m.out,
+    K: T,
+    xOffset: 0,
+    ldx: group.rows,
+    yOffset: 0,
+    ldy: group.outWidth,
+    outOffset: 0,
+    ldo: r,
+    transposed: true,
+    alpha: 1,
+  }));
   return [dA, dB];
 }
 
@@ -144,7 +192,9 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   calls.push(...k.gemm.encode({ out: dx, a: dGu, b: { weight: w.gateUp, layout: 'rows-are-k' }, M: T, N: C, K: 2 * F }));
   if (L.gateUp) calls.push(...loraBackward(g, L.gateUp, dGu, x, a('u.gateUp'), dx, T));
   // x = rmsnorm(hMid, post_attention_layernorm); hMid also flows straight on: dh += ...
-  calls.push(k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: a('hMid'), rstd: a('rstd2'), vectors, weightOffset: w.postNorm, N: T, C }));
+  calls.push(
+    k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: a('hMid'), rstd: a('rstd2'), vectors, weightOffset: w.postNorm, N: T, C }),
+  );
 
   // hMid = h[l] + att Wo^T (+ b) + LoRA
   const dAtt = buf.get('dAtt');
@@ -160,7 +210,12 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
     ),
   );
   const pw = qkvPrepWeights(g.weights, l);
-  calls.push(k.qkvPrepBackward.encode({ dqkv: dQkv, qkv: cfg.qkNorm ? a('qkv') : undefined, qNorm: pw.qNorm, kNorm: pw.kNorm, ropeTable: pw.ropeTable, rows: attnIo.rows }, { T, B: d.B }));
+  calls.push(
+    k.qkvPrepBackward.encode(
+      { dqkv: dQkv, qkv: cfg.qkNorm ? a('qkv') : undefined, qNorm: pw.qNorm, kNorm: pw.kNorm, ropeTable: pw.ropeTable, rows: attnIo.rows },
+      { T, B: d.B },
+    ),
+  );
   // qkv = x Wqkv^T (+ b) + LoRA, x = rmsnorm(h[l]) recomputed
   calls.push(k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
   calls.push(...k.gemm.encode({ out: dx, a: dQkv, b: { weight: w.qkv, layout: 'rows-are-k' }, M: T, N: C, K: QKV }));

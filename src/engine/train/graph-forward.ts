@@ -108,7 +108,9 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
 
   // Attention block.
   calls.push(k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps, rstd: a('rstd1') }));
-  calls.push(...k.gemm.encode({ out: a('qkv'), a: x, b: { weight: w.qkv, layout: 'rows-are-n' }, M: T, N: QKV, K: C, vectors, bias: w.qkvBias }));
+  calls.push(
+    ...k.gemm.encode({ out: a('qkv'), a: x, b: { weight: w.qkv, layout: 'rows-are-n' }, M: T, N: QKV, K: C, vectors, bias: w.qkvBias }),
+  );
   if (L.qkv) {
     calls.push(...loraShrink(g, L.qkv, x, a('u.qkv'), T));
     calls.push(...loraExpand(g, L.qkv, a('u.qkv'), a('qkv'), T));
@@ -116,8 +118,12 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
   const attnIo = { blockTable: buf.get('blockTable'), rows: buf.get('rows') };
   const attnDims = { T, B: d.B, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq };
   calls.push(...k.qkvPrep.encode({ q: a('q'), k: a('k'), v: a('v'), qkv: a('qkv'), ...qkvPrepWeights(g.weights, l), ...attnIo }, attnDims));
-  calls.push(k.attention.encode({ out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo }, { ...attnDims, maxCount: d.maxCount }));
-  calls.push(...k.gemm.encode({ out: a('hMid'), a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }));
+  calls.push(
+    k.attention.encode({ out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo }, { ...attnDims, maxCount: d.maxCount }),
+  );
+  calls.push(
+    ...k.gemm.encode({ out: a('hMid'), a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }),
+  );
   if (L.o) {
     calls.push(...loraShrink(g, L.o, a('att'), a('u.o'), T));
     calls.push(...loraExpand(g, L.o, a('u.o'), a('hMid'), T));
@@ -126,7 +132,18 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
 
   // MLP block.
   calls.push(k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps, rstd: a('rstd2') }));
-  calls.push(...k.gemm.encode({ out: a('gu'), a: x, b: { weight: w.gateUp, layout: 'rows-are-n' }, M: T, N: 2 * F, K: C, vectors, bias: w.gateUpBias }));
+  calls.push(
+    ...k.gemm.encode({
+      out: a('gu'),
+      a: x,
+      b: { weight: w.gateUp, layout: 'rows-are-n' },
+      M: T,
+      N: 2 * F,
+      K: C,
+      vectors,
+      bias: w.gateUpBias,
+    }),
+  );
   if (L.gateUp) {
     calls.push(...loraShrink(g, L.gateUp, x, a('u.gateUp'), T));
     calls.push(...loraExpand(g, L.gateUp, a('u.gateUp'), a('gu'), T));

@@ -45,7 +45,17 @@ export function encodeHead(g: TrainGraph, d: MicroBatchDims, grad: boolean): Ker
   const calls: KernelCall[] = [];
   for (let r0 = 0; r0 < d.T; r0 += buf.plan.headRows) {
     const R = Math.min(buf.plan.headRows, d.T - r0);
-    calls.push(...k.gemm.encode({ out: logits, a: xFinal, aOffset: r0 * C, M: R, N: V, K: C, b: { weight: g.weights.lmHead, layout: 'rows-are-n' } }));
+    calls.push(
+      ...k.gemm.encode({
+        out: logits,
+        a: xFinal,
+        aOffset: r0 * C,
+        M: R,
+        N: V,
+        K: C,
+        b: { weight: g.weights.lmHead, layout: 'rows-are-n' },
+      }),
+    );
     calls.push(
       k.crossEntropy.encode({
         logits,
@@ -61,7 +71,9 @@ export function encodeHead(g: TrainGraph, d: MicroBatchDims, grad: boolean): Ker
     );
     if (grad) {
       // dxFinal[r0 .. r0 + R) = dlogits E: E stored [V, C] is B(k = v, n = c), rows along K.
-      calls.push(...k.gemm.encode({ out: dx, cOffset: r0 * C, a: logits, M: R, N: C, K: V, b: { weight: g.weights.lmHead, layout: 'rows-are-k' } }));
+      calls.push(
+        ...k.gemm.encode({ out: dx, cOffset: r0 * C, a: logits, M: R, N: C, K: V, b: { weight: g.weights.lmHead, layout: 'rows-are-k' } }),
+      );
     }
   }
   if (grad) {

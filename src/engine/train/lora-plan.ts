@@ -99,7 +99,8 @@ export function checkLoraConfig(lora: LoraConfig): void {
   if (!Number.isFinite(lora.alpha)) throw new Error(`LoRA: alpha ${lora.alpha} must be a finite number`);
   if (lora.targetModules.length === 0) throw new Error('LoRA: target_modules is empty');
   const unknown = lora.targetModules.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
-  if (unknown.length) throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
 }
 
 export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
@@ -127,7 +128,18 @@ export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
         const d = loraModuleDims(cfg, m);
         const nameA = loraTensorName(l, m, 'A');
         tensors.push({ name: nameA, shape: [r, d.in], offset: aOffset + j * r * d.in, fanIn: d.in });
-        return { layer: l, module: m, in: d.in, out: d.out, col0: col0[m], aOffset: aOffset + j * r * d.in, aRow: j * r, bOffset: 0, nameA, nameB: loraTensorName(l, m, 'B') };
+        return {
+          layer: l,
+          module: m,
+          in: d.in,
+          out: d.out,
+          col0: col0[m],
+          aOffset: aOffset + j * r * d.in,
+          aRow: j * r,
+          bOffset: 0,
+          nameA,
+          nameB: loraTensorName(l, m, 'B'),
+        };
       });
       offset += mods.length * r * groupIn[group];
       for (const m of modules) {
@@ -179,7 +191,9 @@ export function loraFromTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Itera
   for (const id of grouped.keys()) {
     if (!seen.has(id)) {
       const [l, module] = id.split('.');
-      throw new Error(`LoRA adapter: it adapts ${module} of layer ${l}, which the session does not target (${plan.config.targetModules.join(', ')})`);
+      throw new Error(
+        `LoRA adapter: it adapts ${module} of layer ${l}, which the session does not target (${plan.config.targetModules.join(', ')})`,
+      );
     }
   }
   return out;

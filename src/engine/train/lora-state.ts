@@ -57,7 +57,8 @@ export class LoraState {
       this.step = 0;
       return;
     }
-    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step ${state.step} is not a non-negative integer`);
+    if (!Number.isInteger(state.step) || state.step < 0)
+      throw new Error(`optimizer state: step ${state.step} is not a non-negative integer`);
     writeBytes(this.device, this.m, 0, flatFromSuffixed(this.plan, state.tensors, EXP_AVG));
     writeBytes(this.device, this.v, 0, flatFromSuffixed(this.plan, state.tensors, EXP_AVG_SQ));
     this.step = state.step;

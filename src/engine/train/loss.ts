@@ -43,8 +43,10 @@ export interface StepLoss {
 function checkShapes(seqs: readonly TrainingSequence[], values: readonly ArrayLike<number>[], what: string): void {
   if (values.length !== seqs.length) throw new Error(`loss: ${values.length} ${what} arrays for ${seqs.length} sequences`);
   seqs.forEach((s, b) => {
-    if (s.trainable.length !== s.tokens.length) throw new Error(`loss: sequence ${b} has ${s.trainable.length} mask entries for ${s.tokens.length} tokens`);
-    if (values[b].length !== s.tokens.length) throw new Error(`loss: sequence ${b} has ${values[b].length} ${what} for ${s.tokens.length} tokens`);
+    if (s.trainable.length !== s.tokens.length)
+      throw new Error(`loss: sequence ${b} has ${s.trainable.length} mask entries for ${s.tokens.length} tokens`);
+    if (values[b].length !== s.tokens.length)
+      throw new Error(`loss: sequence ${b} has ${values[b].length} ${what} for ${s.tokens.length} tokens`);
     if (s.tokens.length > 0 && s.trainable[0]) throw new Error(`loss: sequence ${b} marks token 0 trainable, but nothing predicts it`);
   });
 }

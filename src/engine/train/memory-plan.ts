@@ -37,7 +37,21 @@ export interface TensorSpec {
   bytes: number;
 }
 
-export type LayerTensor = 'rstd1' | 'qkv' | 'q' | 'k' | 'v' | 'att' | 'lse' | 'hMid' | 'rstd2' | 'gu' | 'u.qkv' | 'u.o' | 'u.gateUp' | 'u.down';
+export type LayerTensor =
+  | 'rstd1'
+  | 'qkv'
+  | 'q'
+  | 'k'
+  | 'v'
+  | 'att'
+  | 'lse'
+  | 'hMid'
+  | 'rstd2'
+  | 'gu'
+  | 'u.qkv'
+  | 'u.o'
+  | 'u.gateUp'
+  | 'u.down';
 
 export type ScratchTensor =
   | 'qkv'
@@ -175,7 +189,9 @@ export function planActivations(cfg: ModelConfig, lora: LoraPlan, opts: PlanOpti
   const mode: ActivationMode = opts.mode !== 'auto' ? opts.mode : bytesOf('save') <= opts.budgetBytes ? 'save' : 'recompute';
   for (const t of [residual, ...layer, ...scratch]) {
     if (t.bytes > opts.maxBindingBytes) {
-      throw new Error(`training memory plan: ${t.name} [${t.shape.join(', ')}] is ${t.bytes} bytes, more than one binding allows (${opts.maxBindingBytes}); use fewer tokens per micro-batch`);
+      throw new Error(
+        `training memory plan: ${t.name} [${t.shape.join(', ')}] is ${t.bytes} bytes, more than one binding allows (${opts.maxBindingBytes}); use fewer tokens per micro-batch`,
+      );
     }
   }
   return { mode, tokens: T, sequences: S, headRows, kvBlocks, maxBlocksPerSeq, residual, layer, scratch, totalBytes: bytesOf(mode) };
@@ -187,7 +203,10 @@ export function describePlan(plan: ActivationPlan, numLayers: number): string {
   const rows = [
     `training activations: mode ${plan.mode}, ${plan.tokens} tokens x ${plan.sequences} sequences per micro-batch, ${mib(plan.totalBytes)} in all`,
     `  per layer (x ${numLayers}): h [${plan.residual.shape.join(', ')}] ${mib(plan.residual.bytes)}`,
-    ...plan.layer.map((t) => `  ${plan.mode === 'save' ? `per layer (x ${numLayers})` : 'recomputed, once'}: ${t.name} [${t.shape.join(', ')}] ${mib(t.bytes)}`),
+    ...plan.layer.map(
+      (t) =>
+        `  ${plan.mode === 'save' ? `per layer (x ${numLayers})` : 'recomputed, once'}: ${t.name} [${t.shape.join(', ')}] ${mib(t.bytes)}`,
+    ),
     ...plan.scratch.map((t) => `  scratch: ${t.name} [${t.shape.join(', ')}] ${mib(t.bytes)}`),
   ];
   return rows.join('\n');

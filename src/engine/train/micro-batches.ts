@@ -44,10 +44,14 @@ export function packMicroBatches(seqs: readonly TrainingSequence[], limits: Pack
   seqs.forEach((s, b) => {
     if (s.tokens.length === 0) throw new Error(`training: sequence ${b} is empty`);
     if (s.tokens.length > limits.tokens) {
-      throw new Error(`training: sequence ${b} has ${s.tokens.length} tokens, more than the ${limits.tokens} a micro-batch holds on this device (the session's memory plan)`);
+      throw new Error(
+        `training: sequence ${b} has ${s.tokens.length} tokens, more than the ${limits.tokens} a micro-batch holds on this device (the session's memory plan)`,
+      );
     }
-    if (s.trainable.length !== s.tokens.length) throw new Error(`training: sequence ${b} has ${s.trainable.length} mask entries for ${s.tokens.length} tokens`);
-    for (const t of s.tokens) if (t >= limits.vocabSize) throw new Error(`training: sequence ${b} has token ${t}, outside the vocabulary of ${limits.vocabSize}`);
+    if (s.trainable.length !== s.tokens.length)
+      throw new Error(`training: sequence ${b} has ${s.trainable.length} mask entries for ${s.tokens.length} tokens`);
+    for (const t of s.tokens)
+      if (t >= limits.vocabSize) throw new Error(`training: sequence ${b} has token ${t}, outside the vocabulary of ${limits.vocabSize}`);
   });
   const groups: number[][] = [];
   let current: number[] = [];

@@ -149,7 +149,13 @@ export class GpuTrainingSession implements TrainingSession {
     const n = state.plan.elements;
     state.step += 1;
     return [
-      ...k.gradNorm.encode({ grads: state.grads, n, part: buf.get('normPart'), stats: buf.get('normStats'), maxNorm: this.optimizer.maxGradNorm }),
+      ...k.gradNorm.encode({
+        grads: state.grads,
+        n,
+        part: buf.get('normPart'),
+        stats: buf.get('normStats'),
+        maxNorm: this.optimizer.maxGradNorm,
+      }),
       k.adamw.encode({
         params: state.params,
         grads: state.grads,
@@ -157,7 +163,14 @@ export class GpuTrainingSession implements TrainingSession {
         v: state.v,
         stats: buf.get('normStats'),
         n,
-        hyper: { lr: learningRate, beta1: this.optimizer.beta1, beta2: this.optimizer.beta2, eps: this.optimizer.eps, weightDecay: this.optimizer.weightDecay, step: state.step },
+        hyper: {
+          lr: learningRate,
+          beta1: this.optimizer.beta1,
+          beta2: this.optimizer.beta2,
+          eps: this.optimizer.eps,
+          weightDecay: this.optimizer.weightDecay,
+          step: state.step,
+        },
       }),
     ];
   }
@@ -172,7 +185,8 @@ export class GpuTrainingSession implements TrainingSession {
   }
 
   private async runStep(sequences: TrainingSequence[], loss: LossSpec, learningRate: number, signal?: AbortSignal): Promise<StepMetrics> {
-    if (!(learningRate >= 0) || !Number.isFinite(learningRate)) throw new Error(`training: learning rate ${learningRate} is not a finite non-negative number`);
+    if (!(learningRate >= 0) || !Number.isFinite(learningRate))
+      throw new Error(`training: learning rate ${learningRate} is not a finite non-negative number`);
     if (sequences.length === 0) throw new Error('training: an optimizer step needs at least one sequence');
     const started = performance.now();
     const mbs = this.pack(sequences);
@@ -205,12 +219,19 @@ export class GpuTrainingSession implements TrainingSession {
    */
   private async sftStep(step: StepRun, loss: LossSpec): Promise<StepOutput> {
     const { sequences, mbs, total, bases, stats } = step;
-    const coefficients = stepLoss(sequences, sequences.map((s) => new Float32Array(s.tokens.length)), loss).coefficients;
+    const coefficients = stepLoss(
+      sequences,
+      sequences.map((s) => new Float32Array(s.tokens.length)),
+      loss,
+    ).coefficients;
     for (const [j, mb] of mbs.entries()) {
       const last = j === mbs.length - 1;
       this.upload(mb, coefficients);
       const work = [...this.forwardCalls(dims(mb), true), ...this.backwardCalls(dims(mb)), ...(last ? this.optimizerStep(step) : [])];
-      await this.submitPass(step, j, 'train.step', work, [...this.statsCopies(mb, bases[j], total), ...(last ? [this.normCopy(4 * 2 * total)] : [])]);
+      await this.submitPass(step, j, 'train.step', work, [
+        ...this.statsCopies(mb, bases[j], total),
+        ...(last ? [this.normCopy(4 * 2 * total)] : []),
+      ]);
     }
     const values = await stats.read();
     return { ...tokenValues(step, values), gradNorm: values[2 * total] };

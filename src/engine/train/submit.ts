@@ -23,7 +23,11 @@ export class Staging {
   readonly buffer: GPUBuffer;
 
   constructor(device: GPUDevice, bytes: number) {
-    this.buffer = device.createBuffer({ label: 'train.staging', size: Math.max(16, Math.ceil(bytes / 16) * 16), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.buffer = device.createBuffer({
+      label: 'train.staging',
+      size: Math.max(16, Math.ceil(bytes / 16) * 16),
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
   }
 
   async read(): Promise<Float32Array> {

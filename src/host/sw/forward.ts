@@ -29,8 +29,7 @@ function unavailable(path: string, message: string): Response {
   return jsonErrorResponse(path, 503, message, { 'Retry-After': '2' });
 }
 
-const NO_HOST =
-  'No Hearth engine is running: open the Hearth app in a tab of this browser (one tab hosts the engine) and retry.';
+const NO_HOST = 'No Hearth engine is running: open the Hearth app in a tab of this browser (one tab hosts the engine) and retry.';
 const HOST_DIED = 'The tab hosting the Hearth engine closed while this request was being handled; retry the request.';
 
 /** Resolves when `link`'s host tab is gone; `stop()` ends the watch. */
@@ -89,7 +88,10 @@ export async function forward(links: EngineLink, request: Request, requester?: R
     watch.stop();
     clientGone.stop();
     stalled.abort();
-    handled.then((r) => r.body?.cancel(), () => undefined);
+    handled.then(
+      (r) => r.body?.cancel(),
+      () => undefined,
+    );
     return timedOut(path, timeoutMs);
   }
   if (!winner) {

@@ -56,7 +56,9 @@ export function withChunkTimeout(source: ReadableStream<Uint8Array>, ms: number,
       if (next === 'stalled') {
         reader.cancel(new DOMException(message(ms), 'TimeoutError')).catch(() => undefined);
         if (!sse) return controller.error(new DOMException(message(ms), 'TimeoutError'));
-        controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(errorBody(errorFamily(path), 504, message(ms)))}\n\ndata: [DONE]\n\n`));
+        controller.enqueue(
+          new TextEncoder().encode(`data: ${JSON.stringify(errorBody(errorFamily(path), 504, message(ms)))}\n\ndata: [DONE]\n\n`),
+        );
         return controller.close();
       }
       if (next.done) controller.close();

@@ -75,7 +75,11 @@ export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null
   );
 
   // 6. cache_salt.
-  ensure(req.cache_salt === undefined || req.cache_salt.length > 0, "Parameter 'cache_salt' must be a non-empty string if provided.", 'cache_salt');
+  ensure(
+    req.cache_salt === undefined || req.cache_salt.length > 0,
+    "Parameter 'cache_salt' must be a non-empty string if provided.",
+    'cache_salt',
+  );
 
   // 7. priority: Hearth schedules first come, first served.
   const priority = req.priority ?? 0;
@@ -99,9 +103,17 @@ export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null
   const outOfRange = samplingRangeError({ ...s, minTokens: req.min_tokens ?? 0 }, pyFloat);
   if (outOfRange) throw new ChatRequestError(outOfRange.message, outOfRange.param);
   const stops = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
-  ensure(stops.every((x) => x.length > 0), 'stop cannot contain an empty string.', 'stop');
+  ensure(
+    stops.every((x) => x.length > 0),
+    'stop cannot contain an empty string.',
+    'stop',
+  );
   const badWords = req.bad_words ?? [];
-  ensure(badWords.every((w) => w.length > 0), `bad_words cannot contain an empty string. Got bad_words=${pyRepr(badWords)}`, 'bad_words');
+  ensure(
+    badWords.every((w) => w.length > 0),
+    `bad_words cannot contain an empty string. Got bad_words=${pyRepr(badWords)}`,
+    'bad_words',
+  );
 
   // 11. greedy decoding has one answer (beam search keeps n beams instead).
   if (!req.use_beam_search) ensure(!(isGreedy(s) && n > 1), `n must be 1 when using greedy sampling, got ${n}.`, 'n');
@@ -144,7 +156,11 @@ function checkStructuredOutputs(req: ChatRequest): void {
   const so = req.structured_outputs ?? {};
   const set = (k: string) => so[k] !== undefined && so[k] !== null;
   const kinds = ['json', 'regex', 'choice'].filter(set);
-  ensure(kinds.length <= 1, "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').", 'structured_outputs');
+  ensure(
+    kinds.length <= 1,
+    "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').",
+    'structured_outputs',
+  );
   // The rest (one constraint per request, its content, _backend) needs the compiler: structured/constraint-spec.ts.
 }
 
@@ -194,11 +210,19 @@ function checkVocabulary(req: ChatRequest, vocabSize: number): void {
       ids.push(Number(text.replaceAll('_', '')));
     }
     const bad = outside(ids);
-    ensure(bad.length === 0, `token_id(s) ${pyRepr(bad)} in logit_bias contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`, 'logit_bias');
+    ensure(
+      bad.length === 0,
+      `token_id(s) ${pyRepr(bad)} in logit_bias contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`,
+      'logit_bias',
+    );
   }
   if (req.stop_token_ids) {
     const bad = outside(new Set(req.stop_token_ids));
-    ensure(bad.length === 0, `token_id(s) ${pyRepr(bad)} in stop_token_ids contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`, 'stop_token_ids');
+    ensure(
+      bad.length === 0,
+      `token_id(s) ${pyRepr(bad)} in stop_token_ids contain out-of-vocab token ids. Vocabulary size: ${vocabSize}`,
+      'stop_token_ids',
+    );
   }
   if (req.allowed_token_ids !== undefined) {
     ensure(req.allowed_token_ids.length > 0, 'allowed_token_ids is not None and empty!', 'allowed_token_ids');
@@ -210,7 +234,11 @@ function checkBeamSearch(req: ChatRequest, stops: string[], badWords: string[]):
   const refuse = (field: string, why = 'beam search ranks candidates by their raw logprobs') =>
     `use_beam_search cannot be combined with \`${field}\`: ${why}, so Hearth cannot honour it.`;
   ensure(stops.length === 0, refuse('stop', 'beams end only at the end-of-sequence token or the length limit'), 'stop');
-  ensure(!req.stop_token_ids?.length, refuse('stop_token_ids', 'beams end only at the end-of-sequence token or the length limit'), 'stop_token_ids');
+  ensure(
+    !req.stop_token_ids?.length,
+    refuse('stop_token_ids', 'beams end only at the end-of-sequence token or the length limit'),
+    'stop_token_ids',
+  );
   ensure(!req.min_tokens, refuse('min_tokens'), 'min_tokens');
   ensure(!req.logit_bias || Object.keys(req.logit_bias).length === 0, refuse('logit_bias'), 'logit_bias');
   ensure(req.allowed_token_ids === undefined, refuse('allowed_token_ids'), 'allowed_token_ids');

@@ -67,7 +67,11 @@ export class ChoiceOutput {
     private readonly s: ChoiceSettings,
   ) {
     // vLLM's fast-tokenizer detokenizer ignores spaces_between_special_tokens (see README).
-    this.detokenizer = s.tokenizer.detokenizer({ skipSpecialTokens: s.skipSpecialTokens, spacesBetweenSpecialTokens: false, promptIds: s.promptIds });
+    this.detokenizer = s.tokenizer.detokenizer({
+      skipSpecialTokens: s.skipSpecialTokens,
+      spacesBetweenSpecialTokens: false,
+      promptIds: s.promptIds,
+    });
     this.stops = new StopStrings(s.stop, s.includeStopStr);
   }
 
@@ -110,7 +114,13 @@ export class ChoiceOutput {
       if (this.finished) break;
     }
     if (this.finished && !byString) this.flush();
-    return { index: this.index, text: this.stops.release(this.finished !== null), tokens: consumed, finish: this.finished, stoppedByString: byString };
+    return {
+      index: this.index,
+      text: this.stops.release(this.finished !== null),
+      tokens: consumed,
+      finish: this.finished,
+      stoppedByString: byString,
+    };
   }
 
   /** The engine ended the choice; null when a token already did. */

@@ -59,12 +59,23 @@ export async function createChatCompletion(
   const prompt = buildPrompt(req, served);
   const maxTokens = maxTokensFor(req, prompt.tokenIds.length, served);
   // The constraint is compiled (or found in the cache) now, so a constraint xgrammar refuses is a 400.
-  const structured = await prepareStructuredOutput(req, { tokenizer: served.tokenizer, vocabSize: served.config.vocabSize, eosTokenIds: served.eosTokenIds });
+  const structured = await prepareStructuredOutput(req, {
+    tokenizer: served.tokenizer,
+    vocabSize: served.config.vocabSize,
+    eosTokenIds: served.eosTokenIds,
+  });
   if (structured && req.use_beam_search) {
-    throw new ChatRequestError('use_beam_search cannot be combined with structured outputs: beams are ranked by their raw logprobs, which a grammar would cut.', structured.spec.param);
+    throw new ChatRequestError(
+      'use_beam_search cannot be combined with structured outputs: beams are ranked by their raw logprobs, which a grammar would cut.',
+      structured.spec.param,
+    );
   }
   const template = served.chatTemplates.forRequest({ hasTools: (req.tools?.length ?? 0) > 0, override: req.chat_template });
-  const outputOptions = chatOutputOptions(req, { templateSource: template.source, promptText: prompt.text, turnEnd: served.tokenizer.specialTokens.eos_token ?? null });
+  const outputOptions = chatOutputOptions(req, {
+    templateSource: template.source,
+    promptText: prompt.text,
+    turnEnd: served.tokenizer.specialTokens.eos_token ?? null,
+  });
   const adapter = resolved.checkpoint ? await checkpointAdapter(ctx, caller, resolved.checkpoint.model, resolved.checkpoint.record) : null;
   const run = planChat({
     req,
@@ -79,7 +90,10 @@ export async function createChatCompletion(
     signal: opts.signal,
   });
   // Made last: from here the engine owns the matchers and disposes them however the choice ends.
-  run.generation.constraints = choiceConstraints(structured, run.plan.n, { tokenizer: served.tokenizer, reasoning: outputOptions.reasoning });
+  run.generation.constraints = choiceConstraints(structured, run.plan.n, {
+    tokenizer: served.tokenizer,
+    reasoning: outputOptions.reasoning,
+  });
   const handle = engine.generate(run.generation);
   if (req.stream) return { stream: true, chunks: streamResponse(run, handle, opts.signal) };
   return { stream: false, response: await collectResponse(run, handle, opts.signal) };

@@ -65,7 +65,10 @@ function targetModules(value: unknown, where: string): string[] {
   }
   const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
   const unknown = short.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
-  if (unknown.length) throw new AdapterError(`${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
+  if (unknown.length)
+    throw new AdapterError(
+      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`,
+    );
   return short;
 }
 
@@ -87,7 +90,8 @@ export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE): 
   ] as const) {
     if (!isEmpty(c[field])) throw new AdapterError(`${where}: Hearth cannot serve adapters using ${feature}`);
   }
-  if (c.bias !== undefined && c.bias !== 'none') throw new AdapterError(`${where}: Hearth cannot serve adapters with trained biases (bias "${String(c.bias)}")`);
+  if (c.bias !== undefined && c.bias !== 'none')
+    throw new AdapterError(`${where}: Hearth cannot serve adapters with trained biases (bias "${String(c.bias)}")`);
   const modules = targetModules(c.target_modules ?? [...LORA_MODULES], where);
   if (modules.length === 0) throw new AdapterError(`${where}: target_modules selects no projection`);
   return { rank, alpha, targetModules: modules, useRslora: c.use_rslora === true };
@@ -128,7 +132,10 @@ export async function checkpointAdapter(
     config,
     async load() {
       const again = await readAdapter(ctx, caller, model.id, checkpoint.step);
-      if (!again) throw new AdapterError(`checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name} no longer has adapter files`);
+      if (!again)
+        throw new AdapterError(
+          `checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name} no longer has adapter files`,
+        );
       return parseAdapterModel(again.adapterModel);
     },
   };

@@ -73,7 +73,8 @@ export function buildPrompt(req: ChatRequest, model: PromptModel): ChatPrompt {
       kwargs,
     });
   } catch (e) {
-    if (e instanceof ChatTemplateError) throw new ChatRequestError(e.message, req.chat_template !== undefined ? 'chat_template' : 'messages');
+    if (e instanceof ChatTemplateError)
+      throw new ChatRequestError(e.message, req.chat_template !== undefined ? 'chat_template' : 'messages');
     throw e;
   }
 

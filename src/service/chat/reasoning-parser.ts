@@ -105,7 +105,12 @@ export class ReasoningStream {
  * token that ends a turn in the template (the EOS text, e.g. "<|im_end|>"): only the prompt after
  * the last one is the current turn.
  */
-export function reasoningApplies(input: { templateSource: string; promptText: string; turnEnd: string | null; enableThinking?: unknown }): boolean {
+export function reasoningApplies(input: {
+  templateSource: string;
+  promptText: string;
+  turnEnd: string | null;
+  enableThinking?: unknown;
+}): boolean {
   if (!input.templateSource.includes(THINK_END)) return false;
   if (input.enableThinking === false) return false;
   const turnStart = input.turnEnd ? input.promptText.lastIndexOf(input.turnEnd) : -1;

@@ -45,7 +45,12 @@ export class ResponseBuilder {
   usage(): Usage {
     const prompt = this.plan.prompt.tokenIds.length;
     const completion = this.gathered.reduce((sum, g) => sum + g.tokenIds.length, 0);
-    return { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion, prompt_tokens_details: { cached_tokens: this.cachedTokens } };
+    return {
+      prompt_tokens: prompt,
+      total_tokens: prompt + completion,
+      completion_tokens: completion,
+      prompt_tokens_details: { cached_tokens: this.cachedTokens },
+    };
   }
 
   build(): ChatCompletion {

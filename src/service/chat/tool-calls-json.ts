@@ -35,7 +35,14 @@ export interface JsonEvents {
 
 const WHITESPACE = ' \t\n\r';
 const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-const LITERALS: Record<string, number | boolean | null> = { true: true, false: false, null: null, NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+const LITERALS: Record<string, number | boolean | null> = {
+  true: true,
+  false: false,
+  null: null,
+  NaN: NaN,
+  Infinity: Infinity,
+  '-Infinity': -Infinity,
+};
 const NUMBER = /^-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/;
 
 /** Python's text for a JSON number: the integer as written (without -0), or repr(float). */
@@ -72,12 +79,12 @@ export function canonicalString(s: string): string {
   return out + '"';
 }
 
-type Frame = { kind: 'object'; expect: 'keyOrEnd' | 'key' | 'colon' | 'value' | 'commaOrEnd' } | { kind: 'array'; expect: 'valueOrEnd' | 'value' | 'commaOrEnd' };
+type Frame =
+  | { kind: 'object'; expect: 'keyOrEnd' | 'key' | 'colon' | 'value' | 'commaOrEnd' }
+  | { kind: 'array'; expect: 'valueOrEnd' | 'value' | 'commaOrEnd' };
 
 /** The scalar being read: a string (key or value), or a number / literal (its characters so far). */
-type Token =
-  | { kind: 'string'; isKey: boolean; text: string; escape: string | null; pendingHigh: string }
-  | { kind: 'bare'; text: string };
+type Token = { kind: 'string'; isKey: boolean; text: string; escape: string | null; pendingHigh: string } | { kind: 'bare'; text: string };
 
 /** An incremental json.loads: feed text with push(), then end(); events go to `on`. */
 export class JsonEventReader {

@@ -20,7 +20,11 @@ import { NamedToolCallStream, RequiredToolCallsStream, namedToolCall, requiredTo
 import { HermesToolCallStream, extractHermesToolCalls } from './tool-calls-hermes';
 import { makeToolCallId, mergeDeltas } from './tool-calls-object';
 
-export type ToolParsing = { kind: 'none' } | { kind: 'auto'; parallel: boolean } | { kind: 'named'; name: string } | { kind: 'required'; parallel: boolean };
+export type ToolParsing =
+  | { kind: 'none' }
+  | { kind: 'auto'; parallel: boolean }
+  | { kind: 'named'; name: string }
+  | { kind: 'required'; parallel: boolean };
 
 export interface ChatOutputOptions {
   /** Split `<think>` reasoning from the content. */
@@ -62,7 +66,8 @@ export function chatOutputParser(options: ChatOutputOptions): OutputParser {
       if (options.reasoning) ({ reasoning, content } = splitReasoning(text));
       let toolCalls: ToolCall[] = [];
       const t = options.tools;
-      if (t.kind === 'auto' && content !== null) ({ content, toolCalls } = extractHermesToolCalls(content, { parallelToolCalls: t.parallel, newId }));
+      if (t.kind === 'auto' && content !== null)
+        ({ content, toolCalls } = extractHermesToolCalls(content, { parallelToolCalls: t.parallel, newId }));
       else if (t.kind === 'named') ({ content, toolCalls } = namedToolCall(content ?? '', t.name, newId));
       else if (t.kind === 'required') ({ content, toolCalls } = requiredToolCalls(content ?? '', t.parallel, newId));
       return { content, reasoning: options.includeReasoning ? reasoning : null, toolCalls };

@@ -61,7 +61,10 @@ export interface StructuredOutputSpec {
   key: string;
 }
 
-export type StructuredRequestFields = Pick<ChatRequest, 'structured_outputs' | 'response_format' | 'tools' | 'tool_choice' | 'parallel_tool_calls'>;
+export type StructuredRequestFields = Pick<
+  ChatRequest,
+  'structured_outputs' | 'response_format' | 'tools' | 'tool_choice' | 'parallel_tool_calls'
+>;
 
 /** The only structured-output backend Hearth has; `_backend` may name it and nothing else. */
 export const STRUCTURED_OUTPUT_BACKEND = 'xgrammar';
@@ -173,7 +176,12 @@ function jsonWhitespace(options: Options): JsonWhitespace {
 }
 
 function jsonConstraint(schema: unknown, options: Options, strict = false): Constraint {
-  return { kind: 'json', schema, whitespace: jsonWhitespace(options), disableAdditionalProperties: options.disableAdditionalProperties || strict };
+  return {
+    kind: 'json',
+    schema,
+    whitespace: jsonWhitespace(options),
+    disableAdditionalProperties: options.disableAdditionalProperties || strict,
+  };
 }
 
 const content: ConstrainedOutput = { type: 'content' };
@@ -196,7 +204,11 @@ function structuredOutputsCandidates(so: Record<string, unknown>): Candidate[] {
         break;
       }
       case 'choice': {
-        ensureConstraint(Array.isArray(value) && value.every((c) => typeof c === 'string'), `${param}: Input should be a valid list of strings`, 'structured_outputs');
+        ensureConstraint(
+          Array.isArray(value) && value.every((c) => typeof c === 'string'),
+          `${param}: Input should be a valid list of strings`,
+          'structured_outputs',
+        );
         const choices = value;
         ensureConstraint(choices.length > 0, "Choice '[]' cannot be an empty list", 'structured_outputs');
         out.push({ param, build: () => ({ constraint: { kind: 'choice', choices: [...choices] }, output: content }) });
@@ -253,7 +265,10 @@ function responseFormatCandidates(req: StructuredRequestFields): Candidate[] {
     const tag = structuralTagOf({ type: 'structural_tag', ...rest }, 'response_format');
     return [{ param, build: () => ({ constraint: { kind: 'structural_tag', tag }, output: content }) }];
   }
-  throw new ConstraintError(`response_format: unknown type "${rf.type}"; use text, json_object, json_schema or structural_tag.`, 'response_format');
+  throw new ConstraintError(
+    `response_format: unknown type "${rf.type}"; use text, json_object, json_schema or structural_tag.`,
+    'response_format',
+  );
 }
 
 function toolChoiceCandidate(req: StructuredRequestFields): Candidate | null {
@@ -296,6 +311,14 @@ function parseJsonSchemaField(value: unknown): unknown {
 /** A structural tag's JSON parts are always compact: the JSON layout options would not be honoured, so refuse them. */
 function checkOptionsApply(c: Constraint, o: Options): void {
   if (c.kind !== 'structural_tag') return;
-  const set = [o.disableAnyWhitespace !== null && 'disable_any_whitespace', o.whitespacePattern !== null && 'whitespace_pattern', o.disableAdditionalProperties && 'disable_additional_properties'].filter(Boolean);
-  ensureConstraint(set.length === 0, `structured_outputs.${set[0]} cannot be applied to a structural_tag; send it without.`, 'structured_outputs');
+  const set = [
+    o.disableAnyWhitespace !== null && 'disable_any_whitespace',
+    o.whitespacePattern !== null && 'whitespace_pattern',
+    o.disableAdditionalProperties && 'disable_additional_properties',
+  ].filter(Boolean);
+  ensureConstraint(
+    set.length === 0,
+    `structured_outputs.${set[0]} cannot be applied to a structural_tag; send it without.`,
+    'structured_outputs',
+  );
 }

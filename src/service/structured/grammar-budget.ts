@@ -61,7 +61,9 @@ export function grammarOverBudget(c: Constraint, limits = GRAMMAR_LIMITS): strin
 }
 
 function tooLong(what: string, text: string, limits: typeof GRAMMAR_LIMITS): string | null {
-  return text.length > limits.maxSourceChars ? `${what} is ${text.length} characters long, over Hearth's limit of ${limits.maxSourceChars}` : null;
+  return text.length > limits.maxSourceChars
+    ? `${what} is ${text.length} characters long, over Hearth's limit of ${limits.maxSourceChars}`
+    : null;
 }
 
 const STRING_BOUNDS = ['minLength', 'maxLength'];
@@ -123,7 +125,8 @@ function sourceOverBudget(what: string, text: string, ebnf: boolean, limits: typ
       const m = /^\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}/.exec(text.slice(i, i + 48));
       if (!m) continue;
       const count = Math.max(Number(m[1]), m[2] ? Number(m[2]) : 0);
-      if (count > limits.maxRepetition) return `${what} repeats ${count} times at position ${i}, over Hearth's limit of ${limits.maxRepetition}`;
+      if (count > limits.maxRepetition)
+        return `${what} repeats ${count} times at position ${i}, over Hearth's limit of ${limits.maxRepetition}`;
       const product = atom * Math.max(count, 1);
       if (atom > 1 && product > limits.maxNestedRepetition) {
         return `${what} nests repetitions whose counts multiply to ${product} at position ${i}, over Hearth's limit of ${limits.maxNestedRepetition}`;

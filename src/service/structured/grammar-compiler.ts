@@ -47,7 +47,13 @@ export class CompiledConstraint {
 
   /** A fresh matcher at the start of the grammar (implements the engine's TokenConstraint). */
   createConstraint(options: GrammarConstraintOptions = {}): GrammarConstraint {
-    return new GrammarConstraint(XGrammarRuntime.createMatcherHandle(this.binding, this.grammar, -1), this.binding, this.vocabSize, this.guard, options);
+    return new GrammarConstraint(
+      XGrammarRuntime.createMatcherHandle(this.binding, this.grammar, -1),
+      this.binding,
+      this.vocabSize,
+      this.guard,
+      options,
+    );
   }
 }
 
@@ -122,7 +128,10 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
       return compiler.compileGrammar(c.ebnf);
     case 'structural_tag': {
       // A structural tag's JSON is compact, like every JSON grammar by default (constraint-spec.ts).
-      const tag = await mapJsonSchemas(c.tag, async (schema) => ({ type: 'grammar', grammar: await jsonSchemaEbnf(lib, schema, { type: 'none' }, false) }));
+      const tag = await mapJsonSchemas(c.tag, async (schema) => ({
+        type: 'grammar',
+        grammar: await jsonSchemaEbnf(lib, schema, { type: 'none' }, false),
+      }));
       return compiler.compileStructuralTag(JSON.stringify(tag));
     }
   }
@@ -132,13 +141,24 @@ async function compile(lib: XGrammarLib, compiler: GrammarCompiler, c: Constrain
  * A JSON schema as EBNF: xgrammar's converter, then Hearth's rewrites (digits bounded, its own
  * rules for bounded numbers and constrained strings, the whitespace pattern).
  */
-async function jsonSchemaEbnf(lib: XGrammarLib, schema: unknown, whitespace: JsonWhitespace, disableAdditionalProperties: boolean): Promise<string> {
+async function jsonSchemaEbnf(
+  lib: XGrammarLib,
+  schema: unknown,
+  whitespace: JsonWhitespace,
+  disableAdditionalProperties: boolean,
+): Promise<string> {
   const unsupported = unsupportedJsonSchemaFeature(schema);
-  if (unsupported) throw new ConstraintError(`The provided JSON schema contains features not supported by xgrammar: ${unsupported}.`, 'structured_outputs');
+  if (unsupported)
+    throw new ConstraintError(
+      `The provided JSON schema contains features not supported by xgrammar: ${unsupported}.`,
+      'structured_outputs',
+    );
   const base = disableAdditionalProperties ? withoutAdditionalProperties(schema) : schema;
   const extracted = extractHearthRules(base, Math.random().toString(36).slice(2, 10));
   // indent -1 is Python's indent=None: one line, with ", " and ": " when whitespace is fixed.
-  let ebnf = withBoundedNumbers(await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true));
+  let ebnf = withBoundedNumbers(
+    await lib.Testings._jsonSchemaToEBNF(JSON.stringify(extracted.schema), whitespace.type !== 'none', -1, undefined, true),
+  );
   for (const rule of extracted.rules) {
     // The converter writes a string constant as this literal (the JSON text, quoted for EBNF).
     const literal = ebnfString(JSON.stringify(rule.placeholder));
@@ -156,7 +176,8 @@ function regexExpression(pattern: string): string {
   try {
     return regexToEbnf(pattern);
   } catch (e) {
-    if (e instanceof RegexSyntaxError) throw new ConstraintError(`Failed to transform regex into a grammar: ${e.message}`, 'structured_outputs');
+    if (e instanceof RegexSyntaxError)
+      throw new ConstraintError(`Failed to transform regex into a grammar: ${e.message}`, 'structured_outputs');
     throw e;
   }
 }
@@ -165,7 +186,8 @@ function whitespaceExpression(pattern: string): string {
   try {
     return regexToEbnf(pattern);
   } catch (e) {
-    if (e instanceof RegexSyntaxError) throw new ConstraintError(`Failed to transform whitespace_pattern into a grammar: ${e.message}`, 'structured_outputs');
+    if (e instanceof RegexSyntaxError)
+      throw new ConstraintError(`Failed to transform whitespace_pattern into a grammar: ${e.message}`, 'structured_outputs');
     throw e;
   }
 }

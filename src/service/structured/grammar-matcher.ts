@@ -51,7 +51,8 @@ export class GrammarConstraint implements TokenConstraint {
     private readonly guard: Utf8Guard,
     private readonly options: GrammarConstraintOptions = {},
   ) {
-    if (guard.vocabSize !== vocabSize) throw new Error(`GrammarConstraint: UTF-8 guard for ${guard.vocabSize} ids, grammar for ${vocabSize}`);
+    if (guard.vocabSize !== vocabSize)
+      throw new Error(`GrammarConstraint: UTF-8 guard for ${guard.vocabSize} ids, grammar for ${vocabSize}`);
     this.active = options.startAfterTokenId === undefined;
     this.utf8State = 0;
     this.words = Math.ceil(vocabSize / 32);
@@ -67,7 +68,8 @@ export class GrammarConstraint implements TokenConstraint {
     this.assertLive();
     if (!this.active) return false;
     if (this.terminated) throw new Error('GrammarConstraint: the grammar has terminated; the sequence should have finished with "stop"');
-    if (bitmask.length < this.words) throw new Error(`GrammarConstraint: bitmask of ${bitmask.length} words, need ${this.words} for ${this.vocabSize} ids`);
+    if (bitmask.length < this.words)
+      throw new Error(`GrammarConstraint: bitmask of ${bitmask.length} words, need ${this.words} for ${this.vocabSize} ids`);
     XGrammarRuntime.fillBitmask(this.binding, this.handle, this.vocabSize, this.scratch);
     const utf8 = this.guard.mask(this.utf8State);
     for (let i = 0; i < this.words; i++) this.scratch[i] &= utf8[i];
@@ -97,7 +99,8 @@ export class GrammarConstraint implements TokenConstraint {
 
   rollback(count: number): void {
     this.assertLive();
-    if (!Number.isInteger(count) || count < 0 || count > this.history.length) throw new Error(`GrammarConstraint: cannot roll back ${count} of ${this.history.length} tokens`);
+    if (!Number.isInteger(count) || count < 0 || count > this.history.length)
+      throw new Error(`GrammarConstraint: cannot roll back ${count} of ${this.history.length} tokens`);
     let matched = 0;
     for (let i = 0; i < count; i++) {
       const h = this.history.pop()!;

@@ -53,7 +53,22 @@ export const SUPPORTED_STRING_FORMATS = new Set([
 ]);
 
 /** Keywords xgrammar does not enforce. */
-const UNENFORCED = ['not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies', 'contains', 'minContains', 'maxContains', 'uniqueItems', 'multipleOf', 'propertyNames', 'patternProperties'];
+const UNENFORCED = [
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'contains',
+  'minContains',
+  'maxContains',
+  'uniqueItems',
+  'multipleOf',
+  'propertyNames',
+  'patternProperties',
+];
 
 /** Keywords whose value maps names to schemas (their keys are names, not keywords). */
 const SCHEMA_MAPS = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
@@ -78,7 +93,8 @@ function mapSchema(node: unknown, path: string[], visit: (node: Json, path: stri
   if (!isObject(node)) return node;
   const isNameMap = path.length > 0 && SCHEMA_MAPS.has(path[path.length - 1]);
   const out: Json = {};
-  for (const [key, value] of Object.entries(node)) out[key] = !isNameMap && DATA_KEYWORDS.has(key) ? value : mapSchema(value, [...path, key], visit);
+  for (const [key, value] of Object.entries(node))
+    out[key] = !isNameMap && DATA_KEYWORDS.has(key) ? value : mapSchema(value, [...path, key], visit);
   return isNameMap ? out : visit(out, path);
 }
 
@@ -90,12 +106,14 @@ export function unsupportedJsonSchemaFeature(schema: unknown): string | null {
     const keyword = UNENFORCED.find((k) => k in node);
     if (keyword) found = `${keyword} at ${pointer(path)}`;
     else if (Array.isArray(node.allOf) && node.allOf.length > 1) found = `allOf with more than one schema at ${pointer(path)}`;
-    else if (node.type === 'string' && typeof node.format === 'string' && !SUPPORTED_STRING_FORMATS.has(node.format)) found = `format "${node.format}" at ${pointer(path)}`;
+    else if (node.type === 'string' && typeof node.format === 'string' && !SUPPORTED_STRING_FORMATS.has(node.format))
+      found = `format "${node.format}" at ${pointer(path)}`;
     else if (isObject(node.properties)) {
       // xgrammar writes property names into its grammar unescaped.
       // oxlint-disable-next-line no-control-regex -- the control characters JSON strings must escape
       const name = Object.keys(node.properties).find((k) => /["\\\u0000-\u001f]/.test(k));
-      if (name !== undefined) found = `a property name with a quote, backslash or control character (${JSON.stringify(name)}) at ${pointer(path)}`;
+      if (name !== undefined)
+        found = `a property name with a quote, backslash or control character (${JSON.stringify(name)}) at ${pointer(path)}`;
     }
     return node;
   });
@@ -105,7 +123,8 @@ export function unsupportedJsonSchemaFeature(schema: unknown): string | null {
 /** A copy where objects with properties and no additionalProperties get `additionalProperties: false`. */
 export function withoutAdditionalProperties(schema: unknown): unknown {
   return mapSchema(schema, [], (node) => {
-    if (!('additionalProperties' in node) && ('properties' in node || 'patternProperties' in node)) return { ...node, additionalProperties: false };
+    if (!('additionalProperties' in node) && ('properties' in node || 'patternProperties' in node))
+      return { ...node, additionalProperties: false };
     return node;
   });
 }
@@ -121,7 +140,8 @@ export interface HearthRule {
 const STRING_KEYWORDS = ['pattern', 'minLength', 'maxLength'] as const;
 
 /** An email address without the quoted local part (whose backslash escapes are not JSON's). */
-const EMAIL_PATTERN = "^[A-Za-z0-9_!#$%&'*+/=?^`{|}~-]+(\\.[A-Za-z0-9_!#$%&'*+/=?^`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$";
+const EMAIL_PATTERN =
+  "^[A-Za-z0-9_!#$%&'*+/=?^`{|}~-]+(\\.[A-Za-z0-9_!#$%&'*+/=?^`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$";
 
 /** `"` + the JSON text of a string matching the pattern + `"`. */
 function jsonStringEbnf(pattern: string, fail: (why: string) => never): string {
@@ -143,7 +163,10 @@ export function extractHearthRules(schema: unknown, nonce: string): { schema: un
   const rewritten = mapSchema(schema, [], (node, path) => {
     const where = pointer(path);
     const fail = (why: string): never => {
-      throw new ConstraintError(`The provided JSON schema contains features not supported by xgrammar: ${why} at ${where}.`, 'structured_outputs');
+      throw new ConstraintError(
+        `The provided JSON schema contains features not supported by xgrammar: ${why} at ${where}.`,
+        'structured_outputs',
+      );
     };
     const ebnf = numericRule(node, where, fail) ?? stringRule(node, where, fail);
     if (ebnf === null) return node;
@@ -196,11 +219,11 @@ function stringRule(node: Json, where: string, fail: (why: string) => never): st
   }
   const min = node.minLength ?? 0;
   const max = node.maxLength;
-  if (!Number.isInteger(min) || (min as number) < 0 || (max !== undefined && (!Number.isInteger(max) || (max as number) < 0))) fail('minLength / maxLength that are not non-negative integers');
+  if (!Number.isInteger(min) || (min as number) < 0 || (max !== undefined && (!Number.isInteger(max) || (max as number) < 0)))
+    fail('minLength / maxLength that are not non-negative integers');
   if (max !== undefined && (max as number) < (min as number)) {
     throw new ConstraintError(`The provided JSON schema allows no string at ${where}: minLength is above maxLength.`, 'structured_outputs');
   }
   // One character of the decoded string: a plain character or a one-character escape.
   return `"\\"" ${jsonStringCharEbnf()}{${min},${max ?? ''}} "\\""`;
 }
-

@@ -92,7 +92,8 @@ function fractionsAbove(d: string, inclusive: boolean, maxLen: number): string[]
   const out: string[] = [];
   for (let k = 0; k < d.length && k < maxLen; k++) {
     const digit = Number(d[k]);
-    if (digit < 9) out.push(`${k > 0 ? `"${d.slice(0, k)}" ` : ''}${digitClass(digit + 1, 9)}${k + 1 < maxLen ? ` ${DIGIT}{0,${maxLen - k - 1}}` : ''}`);
+    if (digit < 9)
+      out.push(`${k > 0 ? `"${d.slice(0, k)}" ` : ''}${digitClass(digit + 1, 9)}${k + 1 < maxLen ? ` ${DIGIT}{0,${maxLen - k - 1}}` : ''}`);
   }
   // d followed by more digits ending in a non-zero one (trailing zeros add no value).
   const room = maxLen - d.length;
@@ -107,7 +108,8 @@ function fractionsBelow(d: string, inclusive: boolean, maxLen: number): string[]
   const out: string[] = [];
   for (let k = 0; k < d.length && k < maxLen; k++) {
     const digit = Number(d[k]);
-    if (digit > 0) out.push(`${k > 0 ? `"${d.slice(0, k)}" ` : ''}${digitClass(0, digit - 1)}${k + 1 < maxLen ? ` ${DIGIT}{0,${maxLen - k - 1}}` : ''}`);
+    if (digit > 0)
+      out.push(`${k > 0 ? `"${d.slice(0, k)}" ` : ''}${digitClass(0, digit - 1)}${k + 1 < maxLen ? ` ${DIGIT}{0,${maxLen - k - 1}}` : ''}`);
     // A proper prefix of d is below it (d has no trailing zeros).
     if (k >= 1) out.push(`"${d.slice(0, k)}"`);
   }
@@ -168,7 +170,7 @@ function decimalOf(x: number, exclusive: boolean): Bound {
 const ZERO: Bound = { int: 0n, frac: '', exclusive: false, digits: 1 };
 
 function isBelow(a: Bound, b: Bound): boolean {
-  return a.int < b.int || (a.int === b.int && (a.frac.padEnd(b.frac.length, '0') < b.frac.padEnd(a.frac.length, '0')));
+  return a.int < b.int || (a.int === b.int && a.frac.padEnd(b.frac.length, '0') < b.frac.padEnd(a.frac.length, '0'));
 }
 
 /** The tighter of two lower bounds (the larger; exclusive on a tie). */
@@ -231,7 +233,10 @@ function sides(b: NumericBounds): { positive: [Bound, Bound | null] | null; nega
   if (b.maximum !== undefined) highs.push({ value: b.maximum, exclusive: false });
   if (b.exclusiveMaximum !== undefined) highs.push({ value: b.exclusiveMaximum, exclusive: true });
   const pick = (list: typeof lows, better: (a: number, b: number) => boolean) =>
-    list.reduce<(typeof lows)[number] | null>((acc, x) => (acc === null || better(x.value, acc.value) || (x.value === acc.value && x.exclusive) ? x : acc), null);
+    list.reduce<(typeof lows)[number] | null>(
+      (acc, x) => (acc === null || better(x.value, acc.value) || (x.value === acc.value && x.exclusive) ? x : acc),
+      null,
+    );
   const lo = pick(lows, (a, c) => a > c);
   const hi = pick(highs, (a, c) => a < c);
 

@@ -162,7 +162,8 @@ function charsExpr(ranges: Range[], jsonString: boolean): string {
     if (size(wide) <= MAX_LISTED_WIDE) for (const [lo, hi] of wide) for (let cp = lo; cp <= hi; cp++) alts.push(wideLiteral(cp));
   }
   alts.push(...escapes);
-  if (alts.length === 0) throw new RegexSyntaxError('a character set with nothing Hearth can write (only non-ASCII characters, too many to list)');
+  if (alts.length === 0)
+    throw new RegexSyntaxError('a character set with nothing Hearth can write (only non-ASCII characters, too many to list)');
   return alts.length === 1 ? alts[0] : `(${alts.join(' | ')})`;
 }
 
@@ -260,7 +261,14 @@ class Parser {
       case '[':
         return charsExpr(this.classRanges(), this.jsonString);
       case '.':
-        return charsExpr(complement([[10, 10], [13, 13], [0x2028, 0x2029]]), this.jsonString);
+        return charsExpr(
+          complement([
+            [10, 10],
+            [13, 13],
+            [0x2028, 0x2029],
+          ]),
+          this.jsonString,
+        );
       case '\\': {
         const escaped = this.escape(false);
         return typeof escaped === 'number' ? this.literal(escaped) : charsExpr(escaped, this.jsonString);

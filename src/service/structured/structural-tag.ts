@@ -41,7 +41,8 @@ export function structuralTagOf(value: unknown, field: string): Json {
       fail('"structures" must be a list of {begin, schema, end} and "triggers" a list of strings.');
     }
     const tags = (structures as unknown[]).map((s, i) => {
-      if (!isObject(s) || typeof s.begin !== 'string' || typeof s.end !== 'string' || !('schema' in s)) fail(`structures[${i}] needs "begin", "schema" and "end".`);
+      if (!isObject(s) || typeof s.begin !== 'string' || typeof s.end !== 'string' || !('schema' in s))
+        fail(`structures[${i}] needs "begin", "schema" and "end".`);
       const item = s as Json;
       return { type: 'tag', begin: item.begin, content: { type: 'json_schema', json_schema: item.schema }, end: item.end };
     });
@@ -74,7 +75,7 @@ function checkFormat(f: unknown, path: string, fail: (why: string) => never): vo
     case 'qwen_xml_parameter':
       return need(typeof f.json_schema === 'boolean' || isObject(f.json_schema), 'a "json_schema" object');
     case 'grammar':
-      return need(isString(f.grammar) && (f.grammar).trim() !== '', 'a non-empty "grammar"');
+      return need(isString(f.grammar) && f.grammar.trim() !== '', 'a non-empty "grammar"');
     case 'regex':
       return need(isString(f.pattern) && f.pattern !== '', 'a non-empty "pattern"');
     case 'sequence':
@@ -89,7 +90,8 @@ function checkFormat(f: unknown, path: string, fail: (why: string) => never): vo
     }
     case 'triggered_tags':
     case 'tags_with_separator': {
-      if (f.type === 'triggered_tags') need(Array.isArray(f.triggers) && f.triggers.length > 0 && f.triggers.every(isString), 'a non-empty "triggers" list of strings');
+      if (f.type === 'triggered_tags')
+        need(Array.isArray(f.triggers) && f.triggers.length > 0 && f.triggers.every(isString), 'a non-empty "triggers" list of strings');
       else need(isString(f.separator), 'a string "separator"');
       need(Array.isArray(f.tags) && f.tags.length > 0, 'a non-empty "tags" list');
       need(isOptionalBool(f.at_least_one) && isOptionalBool(f.stop_after_first), 'booleans for "at_least_one" and "stop_after_first"');
@@ -99,7 +101,8 @@ function checkFormat(f: unknown, path: string, fail: (why: string) => never): vo
       });
       if (f.type === 'triggered_tags') {
         for (const [i, t] of (f.tags as Json[]).entries()) {
-          if (!(f.triggers as string[]).some((trigger) => (t.begin as string).startsWith(trigger))) fail(`${path}.tags[${i}].begin starts with none of the triggers.`);
+          if (!(f.triggers as string[]).some((trigger) => (t.begin as string).startsWith(trigger)))
+            fail(`${path}.tags[${i}].begin starts with none of the triggers.`);
         }
       }
       return;

@@ -30,7 +30,11 @@ export async function prepareStructuredOutput(req: StructuredRequestFields, mode
  * vLLM applies structured outputs to the answer only; a tokenizer without a single `</think>`
  * token constrains from the first token. Every matcher offers jump-forward tokens.
  */
-export function choiceConstraints(compiled: CompiledConstraint | null, n: number, options: { tokenizer: ModelTokenizer; reasoning: boolean }): (TokenConstraint | null)[] {
+export function choiceConstraints(
+  compiled: CompiledConstraint | null,
+  n: number,
+  options: { tokenizer: ModelTokenizer; reasoning: boolean },
+): (TokenConstraint | null)[] {
   const endThink = options.reasoning ? options.tokenizer.tokenToId('</think>') : undefined;
   return Array.from({ length: n }, () => compiled?.createConstraint({ tokenizer: options.tokenizer, startAfterTokenId: endThink }) ?? null);
 }

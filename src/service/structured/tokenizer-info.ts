@@ -51,7 +51,13 @@ export function xgrammarVocab(tokenizer: ModelTokenizer, options: VocabOptions):
   }
   const vocabType: VocabType = tokenizer.byteLevel ? 'byte_level' : byteTokens >= 256 ? 'byte_fallback' : 'raw';
   const stopTokenIds = [...new Set(options.stopTokenIds)].filter((id) => id >= 0 && id < options.vocabSize);
-  return { encodedVocab, vocabType, prependSpace: !tokenizer.byteLevel && prependsSpace(tokenizer), vocabSize: options.vocabSize, stopTokenIds };
+  return {
+    encodedVocab,
+    vocabType,
+    prependSpace: !tokenizer.byteLevel && prependsSpace(tokenizer),
+    vocabSize: options.vocabSize,
+    stopTokenIds,
+  };
 }
 
 /** A SentencePiece-style tokenizer writes "a" as "▁a": the text gained a leading space. */

@@ -127,7 +127,8 @@ export class Utf8Guard {
     if (!mask) {
       mask = new Int32Array(this.words);
       const base = state * this.vocabSize;
-      for (let id = 0; id < this.vocabSize; id++) if (this.next[base + id] !== INVALID || this.passThrough.has(id)) mask[id >>> 5] |= 1 << (id & 31);
+      for (let id = 0; id < this.vocabSize; id++)
+        if (this.next[base + id] !== INVALID || this.passThrough.has(id)) mask[id >>> 5] |= 1 << (id & 31);
       this.masks[state] = mask;
     }
     return mask;

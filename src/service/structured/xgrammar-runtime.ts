@@ -34,7 +34,10 @@ import type * as XG from '@mlc-ai/web-xgrammar';
 import xgrammarSource from '@mlc-ai/web-xgrammar/lib/index.js?raw';
 
 /** The package's exports (Grammar, GrammarCompiler, GrammarMatcher, TokenizerInfo, ...). */
-export type XGrammarLib = Pick<typeof XG, 'Grammar' | 'GrammarCompiler' | 'CompiledGrammar' | 'GrammarMatcher' | 'TokenizerInfo' | 'Testings'>;
+export type XGrammarLib = Pick<
+  typeof XG,
+  'Grammar' | 'GrammarCompiler' | 'CompiledGrammar' | 'GrammarMatcher' | 'TokenizerInfo' | 'Testings'
+>;
 
 /** An embind-owned C++ object: freed with delete(). */
 export interface EmbindHandle {
@@ -53,7 +56,12 @@ export interface MatcherHandle extends EmbindHandle {
 
 /** The parts of the emscripten binding Hearth calls directly. */
 interface Binding {
-  GrammarMatcher: new (compiled: unknown, overrideStopTokens: EmbindHandle | undefined, terminateWithoutStopToken: boolean, maxRollbackTokens: number) => MatcherHandle;
+  GrammarMatcher: new (
+    compiled: unknown,
+    overrideStopTokens: EmbindHandle | undefined,
+    terminateWithoutStopToken: boolean,
+    maxRollbackTokens: number,
+  ) => MatcherHandle;
   vecIntToView(vector: EmbindHandle): Int32Array;
   vecIntFromJSArray(values: number[]): EmbindHandle;
 }
@@ -70,7 +78,19 @@ export class XGrammarError extends Error {
 const BINDING_LINE = 'binding = await Module();';
 
 /** Names the package's body reads as globals, shadowed by the arguments of its evaluation. */
-const SHADOWED = ['exports', 'module', 'require', '__filename', 'process', 'importScripts', 'window', 'document', 'location', 'console', '__hearthBinding'];
+const SHADOWED = [
+  'exports',
+  'module',
+  'require',
+  '__filename',
+  'process',
+  'importScripts',
+  'window',
+  'document',
+  'location',
+  'console',
+  '__hearthBinding',
+];
 
 let factory: ((...args: unknown[]) => void) | null = null;
 
@@ -80,7 +100,8 @@ function packageFactory(): (...args: unknown[]) => void {
   if (at < 0 || xgrammarSource.indexOf(BINDING_LINE, at + 1) >= 0) {
     throw new Error(`@mlc-ai/web-xgrammar changed: "${BINDING_LINE}" is not in its lib/index.js exactly once; update xgrammar-runtime.ts`);
   }
-  const patched = xgrammarSource.slice(0, at) + BINDING_LINE + ' __hearthBinding(binding);' + xgrammarSource.slice(at + BINDING_LINE.length);
+  const patched =
+    xgrammarSource.slice(0, at) + BINDING_LINE + ' __hearthBinding(binding);' + xgrammarSource.slice(at + BINDING_LINE.length);
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see the header: a private evaluation of a vendored UMD body
   factory = new Function(...SHADOWED, patched) as (...args: unknown[]) => void;
   return factory;
@@ -108,20 +129,34 @@ class XGrammarInstance {
     const exports: Record<string, unknown> = {};
     const module = { exports };
     const printed = this.printed;
-    const print = (level: 'log' | 'warn') => (...args: unknown[]) => {
-      const line = args.map(String).join(' ');
-      printed.push(line);
-      if (printed.length > 64) printed.shift();
-      // Warnings (a regex anchor in the middle, ...) still reach the developer console.
-      if (!line.startsWith('[FATAL]') && !line.startsWith('Aborted(')) console[level]('[xgrammar]', line);
-    };
+    const print =
+      (level: 'log' | 'warn') =>
+      (...args: unknown[]) => {
+        const line = args.map(String).join(' ');
+        printed.push(line);
+        if (printed.length > 64) printed.shift();
+        // Warnings (a regex anchor in the middle, ...) still reach the developer console.
+        if (!line.startsWith('[FATAL]') && !line.startsWith('Aborted(')) console[level]('[xgrammar]', line);
+      };
     const quietConsole = { log: print('log'), error: print('warn'), warn: print('warn'), info: print('log'), debug: () => {} };
     const fakeRequire = (name: string) => {
       throw new Error(`xgrammar asked for the Node module "${name}"; the runtime evaluates it as a plain script`);
     };
-    packageFactory()(exports, module, fakeRequire, 'xgrammar.js', undefined, undefined, undefined, undefined, { href: 'https://hearth.invalid/xgrammar.js' }, quietConsole, (b: Binding) => {
-      this.binding = b;
-    });
+    packageFactory()(
+      exports,
+      module,
+      fakeRequire,
+      'xgrammar.js',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { href: 'https://hearth.invalid/xgrammar.js' },
+      quietConsole,
+      (b: Binding) => {
+        this.binding = b;
+      },
+    );
     this.lib = exports as unknown as XGrammarLib;
   }
 

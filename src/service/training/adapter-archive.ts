@@ -52,7 +52,10 @@ export async function checkpointAdapterZip(ctx: ServiceContext, caller: Principa
     const plan = planLora(await baseModelConfig(ctx, model.baseModel), lora);
     files = adapterFiles(model.baseModel, lora, loraToTensors(plan, new Float32Array(loraParameterCount(plan))));
   }
-  const bytes = zipSync({ [ADAPTER_CONFIG_FILE]: [files.adapterConfig, { level: 0 }], [ADAPTER_MODEL_FILE]: [files.adapterModel, { level: 0 }] });
+  const bytes = zipSync({
+    [ADAPTER_CONFIG_FILE]: [files.adapterConfig, { level: 0 }],
+    [ADAPTER_MODEL_FILE]: [files.adapterModel, { level: 0 }],
+  });
   return { fileName: `${model.name}-step${step}-adapter.zip`, bytes };
 }
 
@@ -70,7 +73,11 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
   const files = adapterFromUpload(req.files);
   const known = await ctx.catalog.list();
   if (!known.some((m) => m.id === req.base_model)) {
-    throw new InvalidInputError(['body', 'base_model'], `Unknown base model "${req.base_model}". Available base models: ${known.map((m) => m.id).join(', ')}.`, req.base_model);
+    throw new InvalidInputError(
+      ['body', 'base_model'],
+      `Unknown base model "${req.base_model}". Available base models: ${known.map((m) => m.id).join(', ')}.`,
+      req.base_model,
+    );
   }
   const entity = req.entity ?? caller.entity;
   if (await findModelByName(ctx.db, caller.id, entity, req.project, req.name)) {
@@ -101,7 +108,15 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
     lora: { r: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules, ...(lora.useRslora ? { useRslora: true } : {}) },
     createdAt: now,
   };
-  const stepZero: CheckpointRecord = { id: newId(), modelId: model.id, principalId: caller.id, step: 0, metrics: {}, files: [], createdAt: now };
+  const stepZero: CheckpointRecord = {
+    id: newId(),
+    modelId: model.id,
+    principalId: caller.id,
+    step: 0,
+    metrics: {},
+    files: [],
+    createdAt: now,
+  };
   const stepOne: CheckpointRecord = {
     id: newId(),
     modelId: model.id,

@@ -36,7 +36,10 @@ const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 /** The two adapter files from an upload: given directly, or inside one zip. */
 export function adapterFromUpload(files: { name: string; bytes: Uint8Array }[]): AdapterFiles {
-  const byName = files.length === 1 && files[0].name.endsWith('.zip') ? unzipAdapter(files[0].name, files[0].bytes) : new Map(files.map((f) => [f.name, f.bytes]));
+  const byName =
+    files.length === 1 && files[0].name.endsWith('.zip')
+      ? unzipAdapter(files[0].name, files[0].bytes)
+      : new Map(files.map((f) => [f.name, f.bytes]));
   const adapterConfig = byName.get(ADAPTER_CONFIG_FILE);
   const adapterModel = byName.get(ADAPTER_MODEL_FILE);
   if (!adapterModel && byName.has(PICKLED_MODEL_FILE)) {
@@ -75,7 +78,8 @@ function unzipAdapter(zipName: string, bytes: Uint8Array): Map<string, Uint8Arra
     if (name !== '' && !seen.has(name)) seen.set(name, new Uint8Array(0));
     else if (cap !== null) throw new ZipLimitError(`it holds ${name} twice`);
     if (cap === null) return false;
-    if (entry.originalSize > cap) throw new ZipLimitError(`${entry.name} is ${entry.originalSize} bytes uncompressed, over the limit of ${cap}`);
+    if (entry.originalSize > cap)
+      throw new ZipLimitError(`${entry.name} is ${entry.originalSize} bytes uncompressed, over the limit of ${cap}`);
     // Deflate never expands data by more than a few bytes per 16 KiB block: a larger compressed
     // size means a directory that lies about the uncompressed one.
     if (entry.size > entry.originalSize + (entry.originalSize >> 10) + 1024) {

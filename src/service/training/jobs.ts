@@ -33,7 +33,9 @@ async function queueJob(ctx: ServiceContext, job: TrainingJobRecord, input: unkn
     await insertJob(ctx.db, job, input, artifact, MAX_PENDING_JOBS_PER_PRINCIPAL);
   } catch (err) {
     if (!(err instanceof PendingLimitError)) throw err;
-    throw new TooManyRequestsError(`This key already has ${err.maxPending} training jobs pending: wait for one to start, then create the next.`);
+    throw new TooManyRequestsError(
+      `This key already has ${err.maxPending} training jobs pending: wait for one to start, then create the next.`,
+    );
   }
   ctx.jobs.wake();
 }
@@ -92,7 +94,12 @@ export interface CreateSftJob {
 }
 
 /** `signal`: the request's; aborting it stops fetching the training data (the client left, or the Service Worker gave up). */
-export async function createSftJob(ctx: ServiceContext, caller: Principal, req: CreateSftJob, signal?: AbortSignal): Promise<TrainingJobRecord> {
+export async function createSftJob(
+  ctx: ServiceContext,
+  caller: Principal,
+  req: CreateSftJob,
+  signal?: AbortSignal,
+): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
   const url = (req.training_data_url ?? req.training_folder_url)!;
   // An uploaded artifact (POST /v1/preview/artifacts) is read from the store; any other URL is

@@ -22,7 +22,15 @@ import { tensorFromF32 } from '../../engine/model/dtype';
 import { writeSafetensors } from '../../engine/model/safetensors-writer';
 import type { TensorData } from '../../engine/model/tensor';
 import { loraToTensors, planLora, loraParameterCount } from '../../engine/train/lora-plan';
-import { MAX_TRAINING_SEQUENCE_TOKENS, type LossSpec, type OptimizerConfig, type StepMetrics, type TrainingEngine, type TrainingSequence, type TrainingSession } from '../../engine/train/types';
+import {
+  MAX_TRAINING_SEQUENCE_TOKENS,
+  type LossSpec,
+  type OptimizerConfig,
+  type StepMetrics,
+  type TrainingEngine,
+  type TrainingSequence,
+  type TrainingSession,
+} from '../../engine/train/types';
 import { adapterFiles, engineLoraConfig, optimizerBytes, optimizerFromBytes, readTensors } from './adapter-files';
 import type { ConversationTokenizer } from './conversation-tokens';
 import { resolveRlSettings, RL_OPTIMIZER } from './rl-config';
@@ -78,13 +86,16 @@ export class LoraTrainer implements Trainer {
 
     if (plan.steps.length === 0) {
       const previous = await this.previousAdapter(ctx);
-      const tensors = previous ?? loraToTensors(planLora(served.config, lora), new Float32Array(loraParameterCount(planLora(served.config, lora))));
+      const tensors =
+        previous ?? loraToTensors(planLora(served.config, lora), new Float32Array(loraParameterCount(planLora(served.config, lora))));
       await ctx.registerCheckpoint(adapterFiles(ctx.model.baseModel, lora, tensors));
       return;
     }
 
     const saved = ctx.savedProgress;
-    const session = await (await this.deps.training()).startSession({
+    const session = await (
+      await this.deps.training()
+    ).startSession({
       baseModel: ctx.model.baseModel,
       lora,
       initialAdapter: saved ? await readTensors(new Uint8Array(saved.adapter), 'saved adapter') : await this.previousAdapter(ctx),
@@ -93,13 +104,17 @@ export class LoraTrainer implements Trainer {
       seed: seedOf(ctx.job.id),
     });
     try {
-      const precomputed = plan.precalculateLogprobs ? await this.precalculate(session, plan.steps, saved?.precomputed ?? null, ctx.signal) : null;
+      const precomputed = plan.precalculateLogprobs
+        ? await this.precalculate(session, plan.steps, saved?.precomputed ?? null, ctx.signal)
+        : null;
       for (let i = saved?.stepsDone ?? 0; i < plan.steps.length; i++) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
         const step = plan.steps[i];
         const metrics = await session.step(step.sequences, plan.loss, step.learningRate, ctx.signal);
         if (!Number.isFinite(metrics.loss) || !Number.isFinite(metrics.gradNorm)) {
-          throw new Error(`Training diverged at step ${i + 1} of ${plan.steps.length}: the loss is ${metrics.loss} and the gradient norm ${metrics.gradNorm}. Lower the learning rate.`);
+          throw new Error(
+            `Training diverged at step ${i + 1} of ${plan.steps.length}: the loss is ${metrics.loss} and the gradient norm ${metrics.gradNorm}. Lower the learning rate.`,
+          );
         }
         const optimizer = await session.exportOptimizerState();
         const progress: StepProgress = {
@@ -174,7 +189,12 @@ export class LoraTrainer implements Trainer {
    * sampler's (ART keeps the step exactly on-policy). Computed once before step 1 and saved with
    * the progress, so a resumed job uses the same values.
    */
-  private async precalculate(session: TrainingSession, steps: PlannedStep[], saved: ArrayBuffer | null, signal: AbortSignal): Promise<ArrayBuffer> {
+  private async precalculate(
+    session: TrainingSession,
+    steps: PlannedStep[],
+    saved: ArrayBuffer | null,
+    signal: AbortSignal,
+  ): Promise<ArrayBuffer> {
     const sequences = steps.flatMap((s) => s.sequences);
     let values: Float32Array[];
     if (saved) {

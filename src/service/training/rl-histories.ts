@@ -65,7 +65,8 @@ const TOKEN_ID = /^token_id:(\d+)$/;
 function tokenIds(value: unknown, vocabSize: number): number[] | null {
   if (!Array.isArray(value) || !value.every((id) => Number.isInteger(id) && id >= 0)) return null;
   const outside = value.find((id) => id >= vocabSize);
-  if (outside !== undefined) throw new TrajectoryTokenError(`Token id ${outside} is outside this model's vocabulary of ${vocabSize} tokens.`);
+  if (outside !== undefined)
+    throw new TrajectoryTokenError(`Token id ${outside} is outside this model's vocabulary of ${vocabSize} tokens.`);
   return value as number[];
 }
 
@@ -154,9 +155,16 @@ export function tokenizeHistory(history: HistoryInput, model: SamplingModel, opt
       prompt = tokenIds((item as Json).prompt_token_ids, model.tokenizer.vocabSize) ?? samplingPrompt(before, tools, model, k);
     } else {
       // Never sampled: the template's own rendering of the turn after the same context.
-      const turns: Turn[] = [...before.map((message): Turn => ({ kind: 'context', message })), { kind: 'target', message: asMessage(item) }];
+      const turns: Turn[] = [
+        ...before.map((message): Turn => ({ kind: 'context', message })),
+        { kind: 'target', message: asMessage(item) },
+      ];
       const template = model.chatTemplates.forRequest({ hasTools: (tools?.length ?? 0) > 0 });
-      const seq = tokenizeConversation(turns, tools?.map(toolForTemplate) ?? null, { tokenizer: model.tokenizer, template, eosTokenIds: model.eosTokenIds });
+      const seq = tokenizeConversation(turns, tools?.map(toolForTemplate) ?? null, {
+        tokenizer: model.tokenizer,
+        template,
+        eosTokenIds: model.eosTokenIds,
+      });
       if (!seq) return;
       const start = seq.trainable.indexOf(1);
       prompt = seq.tokens.slice(0, start);
@@ -200,7 +208,8 @@ function samplingPrompt(messages: ChatMessage[], tools: ChatTool[] | null, model
   try {
     return buildPrompt({ messages, ...(tools ? { tools } : {}) }, model).tokenIds;
   } catch (e) {
-    if (e instanceof ChatRequestError) throw new TrajectoryTokenError(`messages_and_choices[${k}]: its prompt cannot be rendered: ${e.message}`);
+    if (e instanceof ChatRequestError)
+      throw new TrajectoryTokenError(`messages_and_choices[${k}]: its prompt cannot be rendered: ${e.message}`);
     throw e;
   }
 }

@@ -84,7 +84,10 @@ export function planRlSteps(groups: readonly TrajectoryGroupInput[], opts: RlPla
   for (const group of groups) {
     const trajectories = group.trajectories;
     numTrajectories += trajectories.length;
-    const advantages = groupAdvantages(trajectories.map((t) => t.reward), settings.scaleRewards);
+    const advantages = groupAdvantages(
+      trajectories.map((t) => t.reward),
+      settings.scaleRewards,
+    );
     if (advantages.some((a) => a !== 0)) numGroupsTrainable++;
     trajectories.forEach((trajectory, i) => {
       if (advantages[i] === 0) return;

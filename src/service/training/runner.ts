@@ -11,7 +11,15 @@ import { getArtifact } from '../../store/artifacts';
 import { latestCheckpoint } from '../../store/checkpoints';
 import { commitJobCheckpoint, commitStep, deleteJobProgress, getJobProgress, sweepJobProgress } from '../../store/job-progress';
 import { getModel } from '../../store/models';
-import { getJobForRunner, getJobInput, jobsWithStatus, JobGoneError, listJobEvents, updateJob, type NewEvent } from '../../store/training-jobs';
+import {
+  getJobForRunner,
+  getJobInput,
+  jobsWithStatus,
+  JobGoneError,
+  listJobEvents,
+  updateJob,
+  type NewEvent,
+} from '../../store/training-jobs';
 import type { CheckpointRecord, JobProgressRecord, TrainingJobRecord } from '../../store/schema';
 import { dataFile } from '../artifacts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
@@ -198,7 +206,12 @@ export class JobRunner implements JobQueue {
     this.notify();
   }
 
-  private async trainerContext(job: TrainingJobRecord, progress: JobProgress, signal: AbortSignal, resumed: boolean): Promise<TrainerContext> {
+  private async trainerContext(
+    job: TrainingJobRecord,
+    progress: JobProgress,
+    signal: AbortSignal,
+    resumed: boolean,
+  ): Promise<TrainerContext> {
     const ctx = { ...this.ctx, jobs: this };
     const model = await getModel(this.ctx.db, job.principalId, job.modelId);
     if (!model) throw new JobGoneError(`Model ${job.modelId} no longer exists.`);
@@ -274,7 +287,13 @@ export function nextRoundRobin(pending: TrainingJobRecord[], served: ReadonlyMap
   return best;
 }
 
-const EMPTY_PROGRESS: StepProgress = { stepsDone: 0, adapter: new ArrayBuffer(0), optimizer: new ArrayBuffer(0), optimizerStep: 0, precomputed: null };
+const EMPTY_PROGRESS: StepProgress = {
+  stepsDone: 0,
+  adapter: new ArrayBuffer(0),
+  optimizer: new ArrayBuffer(0),
+  optimizerStep: 0,
+  precomputed: null,
+};
 
 function ignoreGone(err: unknown): void {
   if (!(err instanceof JobGoneError)) throw err;

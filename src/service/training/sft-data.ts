@@ -31,7 +31,12 @@ function fileNameOf(url: URL): string {
 }
 
 /** Fetches the data behind `rawUrl` (until `signal` aborts); every failure is a 422 naming the field. */
-export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetchFn: typeof fetch, signal?: AbortSignal): Promise<ResolvedData> {
+export async function resolveTrainingData(
+  rawUrl: string,
+  baseUrl: string,
+  fetchFn: typeof fetch,
+  signal?: AbortSignal,
+): Promise<ResolvedData> {
   let url: URL;
   try {
     url = new URL(rawUrl, baseUrl);
@@ -58,7 +63,9 @@ export async function resolveTrainingData(rawUrl: string, baseUrl: string, fetch
   const declared = res.headers.get('Content-Length');
   if (Number(declared ?? '0') > MAX_TRAINING_DATA_BYTES) throw tooLarge(rawUrl);
   // Without Content-Length (or with a false one) the cap holds while reading, not after.
-  const bytes = res.body ? await readCapped(res.body, MAX_TRAINING_DATA_BYTES, declared === null ? undefined : Number(declared)) : new Uint8Array(0);
+  const bytes = res.body
+    ? await readCapped(res.body, MAX_TRAINING_DATA_BYTES, declared === null ? undefined : Number(declared))
+    : new Uint8Array(0);
   if (!bytes) throw tooLarge(rawUrl);
   return { fileName: fileNameOf(url), bytes };
 }
@@ -103,7 +110,7 @@ export function parseSftJsonl(bytes: Uint8Array): SftExample[] {
       }
     }
     if ((ex.messages[ex.messages.length - 1] as { role: string }).role !== 'assistant') {
-      throw lineError(n, 'the last message must be the assistant\'s (it is what SFT learns to produce).', ex.messages.at(-1));
+      throw lineError(n, "the last message must be the assistant's (it is what SFT learns to produce).", ex.messages.at(-1));
     }
     if (ex.tools !== undefined && ex.tools !== null && !Array.isArray(ex.tools)) throw lineError(n, '"tools" must be an array.', ex.tools);
     examples.push({

@@ -58,9 +58,17 @@ function trainedTurns(example: SftExample, line: number, assistantTurns: 'all' |
 }
 
 /** One example's token sequence; null when it has no target token. */
-export function sftSequence(example: SftExample, line: number, t: ConversationTokenizer, assistantTurns: 'all' | 'last'): TrainingSequence | null {
+export function sftSequence(
+  example: SftExample,
+  line: number,
+  t: ConversationTokenizer,
+  assistantTurns: 'all' | 'last',
+): TrainingSequence | null {
   const trained = trainedTurns(example, line, assistantTurns);
-  const turns: Turn[] = example.messages.map((message, i) => ({ kind: trained[i] ? 'target' : 'context', message: message as ChatMessage }));
+  const turns: Turn[] = example.messages.map((message, i) => ({
+    kind: trained[i] ? 'target' : 'context',
+    message: message as ChatMessage,
+  }));
   const seq = tokenizeConversation(turns, example.tools ?? null, t);
   if (!seq) return null;
   return { tokens: Uint32Array.from(seq.tokens), trainable: Uint8Array.from(seq.trainable) };

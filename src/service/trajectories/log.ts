@@ -24,14 +24,13 @@ export interface LogResult {
   metrics: Record<string, number>;
 }
 
-export async function logTrajectories(
-  ctx: ServiceContext,
-  caller: Principal,
-  modelId: string,
-  req: LogTrajectories,
-): Promise<LogResult> {
+export async function logTrajectories(ctx: ServiceContext, caller: Principal, modelId: string, req: LogTrajectories): Promise<LogResult> {
   if (req.model_id != null && req.model_id !== modelId) {
-    throw new InvalidInputError(['body', 'model_id'], `model_id in the body (${req.model_id}) differs from the path (${modelId}).`, req.model_id);
+    throw new InvalidInputError(
+      ['body', 'model_id'],
+      `model_id in the body (${req.model_id}) differs from the path (${modelId}).`,
+      req.model_id,
+    );
   }
   const model = await requireModel(ctx, caller, modelId);
   const metrics = prefixMetrics(req.split, trajectoryMetrics(req.trajectory_groups));

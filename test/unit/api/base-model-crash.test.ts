@@ -52,7 +52,11 @@ async function upload(e: Awaited<ReturnType<typeof startEngine>>, id: string): P
   const form = new FormData();
   form.append('id', id);
   for (const name of await readdir(TINY_CHAT)) form.append('file', new File([await readFile(TINY_CHAT + name)], name));
-  const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, { method: 'POST', headers: { Authorization: `Bearer ${e.adminKey}` }, body: form });
+  const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${e.adminKey}` },
+    body: form,
+  });
   return res.status;
 }
 

@@ -16,7 +16,13 @@ class QuotaCache extends MemoryFileCache {
   constructor(public quota: number) {
     super();
   }
-  override async append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null; url: string }): Promise<void> {
+  override async append(
+    modelId: string,
+    file: string,
+    offset: number,
+    data: Uint8Array,
+    meta: { validator: string | null; total: number | null; url: string },
+  ): Promise<void> {
     if (this.used + data.byteLength > this.quota) throw new ModelFilesQuotaError(modelId, file);
     await super.append(modelId, file, offset, data, meta);
     this.used += data.byteLength;
@@ -59,7 +65,11 @@ describe('storage quota', () => {
     try {
       const form = new FormData();
       for (const name of await readdir(TINY_CHAT)) form.append('file', new File([await readFile(TINY_CHAT + name)], name));
-      const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, { method: 'POST', headers: { Authorization: `Bearer ${e.adminKey}` }, body: form });
+      const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${e.adminKey}` },
+        body: form,
+      });
       expect(res.status).toBe(507);
       expect((await res.json()).detail).toMatch(/Not enough browser storage/);
       expect(await cache.listModels()).toEqual([]);
@@ -89,7 +99,10 @@ describe('storage quota', () => {
       expect(done.status).toBe('cached');
       expect(cache.used).toBe(done.cached_bytes);
       // The weights continued from the bytes stored before the quota ran out.
-        expect(ranges.some((r) => /model\.safetensors bytes=[1-9]\d*-$/.test(r)), ranges.join(', ')).toBe(true);
+      expect(
+        ranges.some((r) => /model\.safetensors bytes=[1-9]\d*-$/.test(r)),
+        ranges.join(', '),
+      ).toBe(true);
     } finally {
       await e.close();
     }

@@ -10,7 +10,9 @@ import { insertJob } from '../../../src/store/training-jobs';
 import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixture';
 
 const MODELS = fileURLToPath(new URL('../../../public/models/', import.meta.url));
-const manifest = JSON.parse(await readFile(MODELS + 'index.json', 'utf8')) as { models: { id: string; path: string; parameters: number; architecture: string }[] };
+const manifest = JSON.parse(await readFile(MODELS + 'index.json', 'utf8')) as {
+  models: { id: string; path: string; parameters: number; architecture: string }[];
+};
 const bundled = (name: string) => manifest.models.find((m) => m.path === `models/${name}/`)!;
 
 interface MirrorLog {
@@ -74,8 +76,16 @@ describe('GET /v1/preview/base-models', () => {
     expect(res.json.data.map((m: { id: string }) => m.id)).toEqual(manifest.models.map((m) => m.id));
     const chat = res.json.data.find((m: { id: string }) => m.id === bundled('tiny-chat').id);
     expect(chat).toMatchObject({
-      object: 'base_model', source: 'bundled', status: 'available', architecture: 'llama', parameters: bundled('tiny-chat').parameters,
-      cached_bytes: 0, download: null, default: true, loaded: false, max_model_len: null,
+      object: 'base_model',
+      source: 'bundled',
+      status: 'available',
+      architecture: 'llama',
+      parameters: bundled('tiny-chat').parameters,
+      cached_bytes: 0,
+      download: null,
+      default: true,
+      loaded: false,
+      max_model_len: null,
     });
     expect((await e.call('GET', '/v1/preview/base-models', { key: null })).status).toBe(401);
   });
@@ -93,7 +103,13 @@ describe('downloads', () => {
     await e.services.baseModels!.idle();
 
     const done = await find(url);
-    expect(done).toMatchObject({ status: 'cached', architecture: 'qwen2', parameters: bundled('tiny-qwen2').parameters, download: null, default: false });
+    expect(done).toMatchObject({
+      status: 'cached',
+      architecture: 'qwen2',
+      parameters: bundled('tiny-qwen2').parameters,
+      download: null,
+      default: false,
+    });
     expect(done.cached_bytes).toBeGreaterThan(done.bytes);
     expect(done.max_model_len).toBeGreaterThan(0);
     expect((await register('late', url)).status).toBe(200);
@@ -112,7 +128,8 @@ describe('downloads', () => {
     expect(started.status, JSON.stringify(started.json)).toBe(202);
     expect(started.json.id).toBe('org/tiny-chat');
     // Wait until the first 4 MiB chunk of the weights is in the cache and the stream stalls.
-    for (let i = 0; i < 200 && !((await cache.partial('org/tiny-chat', 'model.safetensors'))?.bytes ?? 0); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && !((await cache.partial('org/tiny-chat', 'model.safetensors'))?.bytes ?? 0); i++)
+      await new Promise((r) => setTimeout(r, 20));
     const midway = await find('org/tiny-chat', stalled);
     expect(midway.status).toBe('downloading');
     expect(midway.download.loaded).toBeGreaterThanOrEqual(4 << 20);
@@ -128,7 +145,12 @@ describe('downloads', () => {
       expect(weights).toEqual([{ url: '/mirror/org/tiny-chat/resolve/main/model.safetensors', range: `bytes=${kept}-` }]);
       expect(second.some((r) => r.url.endsWith('config.json'))).toBe(false); // finished files come from the cache
       const done = await find('org/tiny-chat', next);
-      expect(done).toMatchObject({ status: 'cached', source: 'huggingface', architecture: 'llama', parameters: bundled('tiny-chat').parameters });
+      expect(done).toMatchObject({
+        status: 'cached',
+        source: 'huggingface',
+        architecture: 'llama',
+        parameters: bundled('tiny-chat').parameters,
+      });
       const weightsCached = (await cache.get('org/tiny-chat', 'model.safetensors'))!;
       // Byte for byte the file (compared as one Buffer: a per-element diff of 8 MB is slow).
       expect(Buffer.from(await weightsCached.arrayBuffer()).equals(await readFile(MODELS + 'tiny-chat/model.safetensors'))).toBe(true);
@@ -144,7 +166,9 @@ describe('downloads', () => {
     expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url: 'ftp://x/' } } })).status).toBe(422);
     expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'git', url: 'x' } } })).status).toBe(422);
     const bundledId = bundled('tiny-chat').id;
-    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'huggingface', repo: bundledId } } })).status).toBe(409);
+    expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'huggingface', repo: bundledId } } })).status).toBe(
+      409,
+    );
 
     const url = `${ORIGIN}/models/no-such-model/`;
     expect((await e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url } } })).status).toBe(202);
@@ -166,31 +190,69 @@ async function upload(files: [string, string][], id?: string) {
   const form = new FormData();
   if (id) form.append('id', id);
   for (const [dir, name] of files) form.append('files', new File([await readFile(MODELS + `${dir}/${name}`)], name));
-  const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, { method: 'POST', headers: { Authorization: `Bearer ${e.adminKey}` }, body: form });
+  const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${e.adminKey}` },
+    body: form,
+  });
   return { status: res.status, json: await res.json() };
 }
 
 describe('uploads and removal', () => {
   it('keeps picked files as a model, refuses an incomplete set, and removes cached weights', async () => {
     const names = await readdir(MODELS + 'tiny-qwen3');
-    const incomplete = await upload(names.filter((n) => n !== 'tokenizer.json').map((n) => ['tiny-qwen3', n]), 'me/broken');
+    const incomplete = await upload(
+      names.filter((n) => n !== 'tokenizer.json').map((n) => ['tiny-qwen3', n]),
+      'me/broken',
+    );
     expect(incomplete.status).toBe(422);
     expect(JSON.stringify(incomplete.json)).toMatch(/tokenizer\.json is missing/);
     expect(await find('me/broken')).toBeUndefined();
 
-    const added = await upload(names.map((n) => ['tiny-qwen3', n]), 'me/qwen3');
+    const added = await upload(
+      names.map((n) => ['tiny-qwen3', n]),
+      'me/qwen3',
+    );
     expect(added.status, JSON.stringify(added.json)).toBe(201);
-    expect(added.json).toMatchObject({ id: 'me/qwen3', source: 'files', status: 'cached', architecture: 'qwen3', parameters: bundled('tiny-qwen3').parameters });
-    expect((await upload(names.map((n) => ['tiny-qwen3', n]), 'me/qwen3')).status).toBe(409);
+    expect(added.json).toMatchObject({
+      id: 'me/qwen3',
+      source: 'files',
+      status: 'cached',
+      architecture: 'qwen3',
+      parameters: bundled('tiny-qwen3').parameters,
+    });
+    expect(
+      (
+        await upload(
+          names.map((n) => ['tiny-qwen3', n]),
+          'me/qwen3',
+        )
+      ).status,
+    ).toBe(409);
     // Unnamed uploads are named after the config's model type, numbered when the name is taken.
     const unnamed = [await upload(names.map((n) => ['tiny-qwen3', n])), await upload(names.map((n) => ['tiny-qwen3', n]))];
-    expect(unnamed.map((u) => [u.status, u.json.id])).toEqual([[201, 'local/qwen3'], [201, 'local/qwen3-2']]);
+    expect(unnamed.map((u) => [u.status, u.json.id])).toEqual([
+      [201, 'local/qwen3'],
+      [201, 'local/qwen3-2'],
+    ]);
     expect((await register('uploaded', 'me/qwen3')).status).toBe(200);
 
     // A queued job on the model keeps its weights.
     const model = (await register('uploaded', 'me/qwen3')).json;
     const owner = (await e.db.get('models', model.id))!.principalId;
-    const job = { id: crypto.randomUUID(), principalId: owner, modelId: model.id, kind: 'rl' as const, status: 'PENDING' as const, queuedAt: 1, createdAt: 1, trainingStart: null, trainingEnd: null, errorMessage: null, nextEventSeq: 0 };
+    const job = {
+      id: crypto.randomUUID(),
+      principalId: owner,
+      modelId: model.id,
+      kind: 'rl' as const,
+      status: 'PENDING' as const,
+      queuedAt: 1,
+      createdAt: 1,
+      trainingStart: null,
+      trainingEnd: null,
+      errorMessage: null,
+      nextEventSeq: 0,
+    };
     await insertJob(e.db, job, {});
     const refused = await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('me/qwen3')}`);
     expect(refused.status).toBe(409);

@@ -24,7 +24,11 @@ export const staticFetch: typeof fetch = async (input) => {
 let counter = 0;
 
 export interface TestEngine extends Engine {
-  call(method: string, path: string, opts?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{
     status: number;
     headers: Headers;
     json: any;

@@ -1,10 +1,17 @@
 // The error envelope module on its own: which family a path answers in, each family's body, and
 // FastAPI's validation text as vLLM sends it; plus a Service Worker-style standalone Response.
 import { describe, expect, it } from 'vitest';
-import { errorBody, errorFamily, jsonErrorResponse, openaiError, validationError, type ValidationDetail } from '../../../src/service/error-envelope';
+import {
+  errorBody,
+  errorFamily,
+  jsonErrorResponse,
+  openaiError,
+  validationError,
+  type ValidationDetail,
+} from '../../../src/service/error-envelope';
 
 describe('errorFamily', () => {
-  it('puts /v1/preview and everything below it in the preview family, every other path in OpenAI\'s', () => {
+  it("puts /v1/preview and everything below it in the preview family, every other path in OpenAI's", () => {
     for (const path of ['/v1/preview', '/v1/preview/', '/v1/preview/models', '/v1/preview/training-jobs/x/events']) {
       expect(errorFamily(path), path).toBe('preview');
     }

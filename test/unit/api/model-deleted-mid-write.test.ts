@@ -44,7 +44,11 @@ function deleteRightAfterLookup(modelId: string): void {
 }
 
 async function counts() {
-  return { artifacts: await realDb.count('artifacts'), trainingJobs: await realDb.count('trainingJobs'), trajectoryLogs: await realDb.count('trajectoryLogs') };
+  return {
+    artifacts: await realDb.count('artifacts'),
+    trainingJobs: await realDb.count('trainingJobs'),
+    trajectoryLogs: await realDb.count('trajectoryLogs'),
+  };
 }
 
 describe('a model deleted while a write is under way', () => {
@@ -54,13 +58,26 @@ describe('a model deleted while a write is under way', () => {
       async (modelId) => {
         const form = new FormData();
         form.append('model_id', modelId);
-        form.append('file', new File(['{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}'], 'train.jsonl'));
-        const res = await e.app.request(`${ORIGIN}/v1/preview/artifacts`, { method: 'POST', headers: { Authorization: `Bearer ${e.adminKey}` }, body: form });
+        form.append(
+          'file',
+          new File(['{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}'], 'train.jsonl'),
+        );
+        const res = await e.app.request(`${ORIGIN}/v1/preview/artifacts`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${e.adminKey}` },
+          body: form,
+        });
         return { status: res.status, json: await res.json() };
       },
     ],
-    ['an RL training job', (modelId) => e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } })],
-    ['a trajectory log', (modelId) => e.call('POST', `/v1/preview/models/${modelId}/log`, { body: { split: 'val', trajectory_groups: [] } })],
+    [
+      'an RL training job',
+      (modelId) => e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [{ trajectories: [] }] } }),
+    ],
+    [
+      'a trajectory log',
+      (modelId) => e.call('POST', `/v1/preview/models/${modelId}/log`, { body: { split: 'val', trajectory_groups: [] } }),
+    ],
   ];
 
   for (const [what, write] of cases) {

@@ -13,7 +13,10 @@ beforeAll(async () => {
 afterAll(() => e.close());
 
 const register = (name: string, extra: Record<string, unknown> = {}, key?: string) =>
-  e.call('POST', '/v1/preview/models', { key, body: { entity: null, project: 'proj', name, base_model: 'hearth/tiny-chat', return_existing: true, ...extra } });
+  e.call('POST', '/v1/preview/models', {
+    key,
+    body: { entity: null, project: 'proj', name, base_model: 'hearth/tiny-chat', return_existing: true, ...extra },
+  });
 
 async function newPrincipal(name: string): Promise<string> {
   const res = await e.call('POST', '/v1/preview/api-keys', { body: { name } });
@@ -139,7 +142,10 @@ describe('checkpoints', () => {
       const seen: number[][] = [];
       let after = '';
       for (;;) {
-        const res = await e.call('GET', `/v1/preview/models/${modelId}/checkpoints?order=${order}&limit=${limit}${after && `&after=${after}`}`);
+        const res = await e.call(
+          'GET',
+          `/v1/preview/models/${modelId}/checkpoints?order=${order}&limit=${limit}${after && `&after=${after}`}`,
+        );
         expect(res.json.first_id).toBe(res.json.data[0]?.id ?? '');
         expect(res.json.last_id).toBe(res.json.data.at(-1)?.id ?? '');
         seen.push(res.json.data.map((c: { step: number }) => c.step));
@@ -147,8 +153,15 @@ describe('checkpoints', () => {
         after = res.json.data.at(-1).id;
       }
     };
-    expect(await steps('asc', 4)).toEqual([[0, 1, 2, 3], [4, 5]]);
-    expect(await steps('desc', 2)).toEqual([[5, 4], [3, 2], [1, 0]]);
+    expect(await steps('asc', 4)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ]);
+    expect(await steps('desc', 2)).toEqual([
+      [5, 4],
+      [3, 2],
+      [1, 0],
+    ]);
     expect(await steps('asc', 6)).toEqual([[0, 1, 2, 3, 4, 5]]);
     const defaults = await e.call('GET', `/v1/preview/models/${modelId}/checkpoints`);
     expect(defaults.json.data.map((c: { step: number }) => c.step)).toEqual([0, 1, 2, 3, 4, 5]);
@@ -183,7 +196,18 @@ describe('trajectory logs', () => {
       trajectory_groups: [
         {
           trajectories: [
-            { messages_and_choices: [{ role: 'user', content: 'q' }, choice], reward: 1, metrics: { correct: true }, metadata: { k: 'v' }, logs: [], tools: null, additional_histories: [], initial_policy_version: null, final_policy_version: null, new_field: 1 },
+            {
+              messages_and_choices: [{ role: 'user', content: 'q' }, choice],
+              reward: 1,
+              metrics: { correct: true },
+              metadata: { k: 'v' },
+              logs: [],
+              tools: null,
+              additional_histories: [],
+              initial_policy_version: null,
+              final_policy_version: null,
+              new_field: 1,
+            },
             { messages_and_choices: [{ role: 'user', content: 'q' }, choice], reward: 0, metrics: { correct: false } },
           ],
           exceptions: [{ type: 'ValueError', message: 'rollout failed', traceback: '...' }],
@@ -211,17 +235,21 @@ describe('trajectory logs', () => {
 
   it('refuses a body model_id that differs from the path', async () => {
     const model = (await register('mismatch')).json;
-    const res = await e.call('POST', `/v1/preview/models/${model.id}/log`, { body: { model_id: crypto.randomUUID(), split: 'val', trajectory_groups: [] } });
+    const res = await e.call('POST', `/v1/preview/models/${model.id}/log`, {
+      body: { model_id: crypto.randomUUID(), split: 'val', trajectory_groups: [] },
+    });
     expect(res.status).toBe(422);
     expect(res.json.detail[0].loc).toEqual(['body', 'model_id']);
   });
 });
 
 describe('isolation between principals', () => {
-  it("gives another principal 404 for a model, its checkpoints, logs, deletion and jobs, exactly as for unknown ids", async () => {
+  it('gives another principal 404 for a model, its checkpoints, logs, deletion and jobs, exactly as for unknown ids', async () => {
     const bob = await newPrincipal('bob');
     const model = (await register('private')).json;
-    const job = (await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] } })).json;
+    const job = (
+      await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: model.id, trajectory_groups: [{ trajectories: [] }] } })
+    ).json;
     const unknown = crypto.randomUUID();
     const probes: [string, string, unknown?][] = [
       ['GET', `/v1/preview/models/${model.id}`],
@@ -235,7 +263,10 @@ describe('isolation between principals', () => {
     ];
     for (const [method, path, body] of probes) {
       const theirs = await e.call(method, path, { key: bob, body });
-      const missing = await e.call(method, path.replace(model.id, unknown).replace(job.id, unknown), { key: bob, body: body && JSON.parse(JSON.stringify(body).replace(model.id, unknown)) });
+      const missing = await e.call(method, path.replace(model.id, unknown).replace(job.id, unknown), {
+        key: bob,
+        body: body && JSON.parse(JSON.stringify(body).replace(model.id, unknown)),
+      });
       expect(theirs.status, `${method} ${path}`).toBe(404);
       expect(theirs.json.detail.replace(model.id, 'ID').replace(job.id, 'ID')).toBe(missing.json.detail.replace(unknown, 'ID'));
     }
@@ -259,9 +290,22 @@ describe('deleting a model', () => {
     const keep = (await register('kept')).json;
     await addCheckpoint(e.services, model.id, owner, adapter(7));
     await addCheckpoint(e.services, keep.id, owner, adapter(8));
-    await e.call('POST', `/v1/preview/models/${model.id}/log`, { body: { split: 'train', trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] } });
-    const jsonl = JSON.stringify({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }] });
-    const sft = await e.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: model.id, training_data_url: `data:application/jsonl,${encodeURIComponent(jsonl)}`, config: { batch_size: 1, learning_rate: [1e-4] } } });
+    await e.call('POST', `/v1/preview/models/${model.id}/log`, {
+      body: { split: 'train', trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }] },
+    });
+    const jsonl = JSON.stringify({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: 'y' },
+      ],
+    });
+    const sft = await e.call('POST', '/v1/preview/sft-training-jobs', {
+      body: {
+        model_id: model.id,
+        training_data_url: `data:application/jsonl,${encodeURIComponent(jsonl)}`,
+        config: { batch_size: 1, learning_rate: [1e-4] },
+      },
+    });
     expect(sft.status, JSON.stringify(sft.json)).toBe(200);
     await e.runner.idle();
     expect((await e.db.getAllFromIndex('artifacts', 'by-model', model.id)).length).toBe(1);
@@ -277,28 +321,54 @@ describe('deleting a model', () => {
     expect(res.json).toEqual({ model_id: model.id, deleted_checkpoints: 2, deleted_run: true });
     const after = await countAll();
     expect(after).toEqual({ files: before.files - 2, jobs: before.jobs - 1, inputs: before.inputs - 1, events: before.events - 2 });
-    for (const [store, index] of [['checkpoints', 'by-model-step'], ['runs', 'by-model'], ['trajectoryLogs', 'by-model'], ['artifacts', 'by-model'], ['trainingJobs', 'by-model']] as const) {
+    for (const [store, index] of [
+      ['checkpoints', 'by-model-step'],
+      ['runs', 'by-model'],
+      ['trajectoryLogs', 'by-model'],
+      ['artifacts', 'by-model'],
+      ['trainingJobs', 'by-model'],
+    ] as const) {
       const range = store === 'checkpoints' ? IDBKeyRange.bound([model.id, -1], [model.id, Infinity]) : IDBKeyRange.only(model.id);
       expect(await e.db.countFromIndex(store, index as never, range), store).toBe(0);
     }
     expect((await e.call('GET', `/v1/preview/training-jobs/${sft.json.id}`)).status).toBe(404);
     expect((await e.call('GET', `/v1/preview/models/${model.id}`)).status).toBe(404);
     expect((await e.call('DELETE', `/v1/preview/models/${model.id}`)).status).toBe(404);
-    expect((await e.call('GET', `/v1/preview/models/${keep.id}/checkpoints`)).json.data.map((c: { step: number }) => c.step)).toEqual([0, 1]);
+    expect((await e.call('GET', `/v1/preview/models/${keep.id}/checkpoints`)).json.data.map((c: { step: number }) => c.step)).toEqual([
+      0, 1,
+    ]);
   });
 });
 
 describe('training jobs', () => {
   it('stores an SFT job with its resolved data and settings; events page with after', async () => {
     const model = (await register('sft')).json;
-    const lines = Array.from({ length: 5 }, (_, i) => JSON.stringify({ messages: [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }] }));
+    const lines = Array.from({ length: 5 }, (_, i) =>
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: `q${i}` },
+          { role: 'assistant', content: `a${i}` },
+        ],
+      }),
+    );
     const res = await e.call('POST', '/v1/preview/sft-training-jobs', {
-      body: { model_id: model.id, training_data_url: `data:application/jsonl;base64,${Buffer.from(lines.join('\n')).toString('base64')}`, config: { batch_size: 2, learning_rate: [3e-4, 2e-4, 1e-4] } },
+      body: {
+        model_id: model.id,
+        training_data_url: `data:application/jsonl;base64,${Buffer.from(lines.join('\n')).toString('base64')}`,
+        config: { batch_size: 2, learning_rate: [3e-4, 2e-4, 1e-4] },
+      },
     });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(res.json).toMatchObject({ model_id: model.id, kind: 'sft', status: 'PENDING' });
     const input = (await e.db.get('jobInputs', res.json.id))!.input as Record<string, unknown>;
-    expect(input).toMatchObject({ kind: 'sft', batchSize: 2, numExamples: 5, numBatches: 3, learningRate: [3e-4, 2e-4, 1e-4], assistantTurns: 'all' });
+    expect(input).toMatchObject({
+      kind: 'sft',
+      batchSize: 2,
+      numExamples: 5,
+      numBatches: 3,
+      learningRate: [3e-4, 2e-4, 1e-4],
+      assistantTurns: 'all',
+    });
     await e.runner.idle();
     const first = await e.call('GET', `/v1/preview/training-jobs/${res.json.id}/events?limit=1`);
     expect(first.json).toMatchObject({ has_more: true });
@@ -315,11 +385,31 @@ describe('training jobs', () => {
       body: {
         model_id: model.id,
         trajectory_groups: [{ trajectories: [{ messages_and_choices: [], reward: 1 }] }],
-        experimental_config: { learning_rate: 5e-6, advantage_balance: 0, importance_sampling_level: 'token', epsilon: null, epsilon_high: null, kimi_k2_tau: null, ppo: false, precalculate_logprobs: false, scale_rewards: true, mask_prob_ratio: false, max_negative_advantage_importance_sampling_weight: null },
+        experimental_config: {
+          learning_rate: 5e-6,
+          advantage_balance: 0,
+          importance_sampling_level: 'token',
+          epsilon: null,
+          epsilon_high: null,
+          kimi_k2_tau: null,
+          ppo: false,
+          precalculate_logprobs: false,
+          scale_rewards: true,
+          mask_prob_ratio: false,
+          max_negative_advantage_importance_sampling_weight: null,
+        },
       },
     });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     const input = (await e.db.get('jobInputs', res.json.id))!.input as { experimentalConfig: Record<string, unknown> };
-    expect(input.experimentalConfig).toEqual({ learning_rate: 5e-6, advantage_balance: 0, importance_sampling_level: 'token', ppo: false, precalculate_logprobs: false, scale_rewards: true, mask_prob_ratio: false });
+    expect(input.experimentalConfig).toEqual({
+      learning_rate: 5e-6,
+      advantage_balance: 0,
+      importance_sampling_level: 'token',
+      ppo: false,
+      precalculate_logprobs: false,
+      scale_rewards: true,
+      mask_prob_ratio: false,
+    });
   });
 });

@@ -26,7 +26,9 @@ describe('withChunkTimeout', () => {
     const text = await new Response(withChunkTimeout(src.stream, 50, '/v1/chat/completions', true)).text();
     const events = text.split('\n\n').filter(Boolean);
     expect(events[0]).toBe('data: {"a":1}');
-    expect(JSON.parse(events[1].slice(6))).toMatchObject({ error: { code: 504, type: 'GatewayTimeoutError', message: expect.stringMatching(/no progress/) } });
+    expect(JSON.parse(events[1].slice(6))).toMatchObject({
+      error: { code: 504, type: 'GatewayTimeoutError', message: expect.stringMatching(/no progress/) },
+    });
     expect(events[2]).toBe('data: [DONE]');
     expect(String(await src.cancel)).toMatch(/no progress/);
   });

@@ -14,7 +14,12 @@ beforeAll(async () => {
 afterAll(() => e.close());
 
 const register = async (name: string, key?: string) =>
-  (await e.call('POST', '/v1/preview/models', { key, body: { entity: null, project: 'ui', name, base_model: 'hearth/tiny-chat', return_existing: true } })).json;
+  (
+    await e.call('POST', '/v1/preview/models', {
+      key,
+      body: { entity: null, project: 'ui', name, base_model: 'hearth/tiny-chat', return_existing: true },
+    })
+  ).json;
 
 async function newKey(name: string): Promise<string> {
   return (await e.call('POST', '/v1/preview/api-keys', { body: { name } })).json.key;
@@ -37,7 +42,9 @@ describe('GET /v1/preview/training-jobs', () => {
     const b = await register('jobs-b');
     const ids: string[] = [];
     for (const model of [a, b, a]) {
-      const res = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: model.id, trajectory_groups: [{ trajectories: [trajectory(1, 'x')] }] } });
+      const res = await e.call('POST', '/v1/preview/training-jobs', {
+        body: { model_id: model.id, trajectory_groups: [{ trajectories: [trajectory(1, 'x')] }] },
+      });
       expect(res.status, JSON.stringify(res.json)).toBe(200);
       ids.push(res.json.id);
     }
@@ -78,7 +85,11 @@ describe('GET /v1/preview/models/{id}/run and /trajectories', () => {
     await log(model.id, 'train', [{ trajectories: [trajectory(0, 'e'), trajectory(0, 'f')] }]);
 
     const run = (await e.call('GET', `/v1/preview/models/${model.id}/run`)).json;
-    expect(run.history.map((p: { step: number; split: string }) => [p.step, p.split])).toEqual([[0, 'train'], [1, 'val'], [1, 'train']]);
+    expect(run.history.map((p: { step: number; split: string }) => [p.step, p.split])).toEqual([
+      [0, 'train'],
+      [1, 'val'],
+      [1, 'train'],
+    ]);
     expect(run.history[0].metrics).toMatchObject({ reward: 2 / 3, correct: 2 / 3, 'data/step_num_trajectories': 3 });
     expect(run.history[1].metrics.reward).toBe(1);
     expect(run.history[2].metrics).toMatchObject({ reward: 0, reward_std_dev: 0 });
@@ -86,7 +97,12 @@ describe('GET /v1/preview/models/{id}/run and /trajectories', () => {
 
     const all = (await e.call('GET', `/v1/preview/models/${model.id}/trajectories`)).json;
     expect(all.data).toHaveLength(4);
-    expect(all.data.map((g: { split: string; step: number }) => `${g.split}@${g.step}`)).toEqual(['train@0', 'train@0', 'val@1', 'train@1']);
+    expect(all.data.map((g: { split: string; step: number }) => `${g.split}@${g.step}`)).toEqual([
+      'train@0',
+      'train@0',
+      'val@1',
+      'train@1',
+    ]);
     // The group exactly as logged: user content stays text, tool calls and rewards are there.
     expect(all.data[0].group.trajectories[0].messages_and_choices[0].content).toBe('<b>a</b>');
     expect(all.data[0].group.trajectories[0].messages_and_choices[1].tool_calls[0].function.name).toBe('add');
@@ -110,16 +126,30 @@ describe('GET /v1/preview/models/{id}/run and /trajectories', () => {
 describe('training metrics in the run', () => {
   it('adds each completed job’s mean gradient-step metrics at its checkpoint’s step, as split "training"', async () => {
     const tiny = tinyTrainModel();
-    const t = await startEngine({ trainer: new LoraTrainer({ inference: async () => servedFor(tiny), training: async () => new ReferenceTrainingEngine(tiny) }) });
+    const t = await startEngine({
+      trainer: new LoraTrainer({ inference: async () => servedFor(tiny), training: async () => new ReferenceTrainingEngine(tiny) }),
+    });
     try {
-      const model = (await t.call('POST', '/v1/preview/models', { body: { project: 'ui', name: 'trained', base_model: 'hearth/tiny-chat' } })).json;
-      const line = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: a }] });
+      const model = (
+        await t.call('POST', '/v1/preview/models', { body: { project: 'ui', name: 'trained', base_model: 'hearth/tiny-chat' } })
+      ).json;
+      const line = (q: string, a: string) =>
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: q },
+            { role: 'assistant', content: a },
+          ],
+        });
       const data = `data:application/jsonl,${encodeURIComponent([line('a', 'b'), line('c', 'd')].join('\n'))}`;
-      const job = await t.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: model.id, training_data_url: data, config: { batch_size: 1, learning_rate: [1e-3, 1e-3] } } });
+      const job = await t.call('POST', '/v1/preview/sft-training-jobs', {
+        body: { model_id: model.id, training_data_url: data, config: { batch_size: 1, learning_rate: [1e-3, 1e-3] } },
+      });
       expect(job.status, JSON.stringify(job.json)).toBe(200);
       await t.runner.idle();
       expect((await t.call('GET', `/v1/preview/training-jobs/${job.json.id}`)).json.status).toBe('COMPLETED');
-      const steps = (await t.call('GET', `/v1/preview/training-jobs/${job.json.id}/events`)).json.data.filter((x: { type: string }) => x.type === 'gradient_step');
+      const steps = (await t.call('GET', `/v1/preview/training-jobs/${job.json.id}/events`)).json.data.filter(
+        (x: { type: string }) => x.type === 'gradient_step',
+      );
       expect(steps).toHaveLength(2);
 
       const run = (await t.call('GET', `/v1/preview/models/${model.id}/run`)).json;
@@ -142,7 +172,10 @@ describe('GET /v1/preview/storage', () => {
     expect(before).toMatchObject({ object: 'storage', kinds: { weights: 0, other: expect.any(Number) } });
     const model = await register('storage');
     const owner = (await e.db.get('models', model.id))!.principalId;
-    await addCheckpoint(e.services, model.id, owner, { adapterConfig: new TextEncoder().encode('{"r":8}'), adapterModel: new Uint8Array(5000) });
+    await addCheckpoint(e.services, model.id, owner, {
+      adapterConfig: new TextEncoder().encode('{"r":8}'),
+      adapterModel: new Uint8Array(5000),
+    });
     await log(model.id, 'train', [{ trajectories: [trajectory(1, 'x'.repeat(3000))] }]);
     const after = (await e.call('GET', '/v1/preview/storage')).json;
     expect(after.kinds.checkpoints - before.kinds.checkpoints).toBe(5000 + '{"r":8}'.length);

@@ -14,10 +14,16 @@ beforeAll(async () => {
 afterAll(() => e.close());
 
 async function counts(): Promise<number[]> {
-  return Promise.all((['models', 'checkpoints', 'trainingJobs', 'jobInputs', 'trajectoryLogs', 'artifacts', 'apiKeys'] as const).map((s) => e.db.count(s)));
+  return Promise.all(
+    (['models', 'checkpoints', 'trainingJobs', 'jobInputs', 'trajectoryLogs', 'artifacts', 'apiKeys'] as const).map((s) => e.db.count(s)),
+  );
 }
 
-async function expect422(method: string, path: string, body: unknown): Promise<{ type: string; loc: unknown[]; msg: string; input: unknown; ctx: object }[]> {
+async function expect422(
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ type: string; loc: unknown[]; msg: string; input: unknown; ctx: object }[]> {
   const before = await counts();
   const res = await e.call(method, path, { body });
   expect(res.status, JSON.stringify(res.json)).toBe(422);
@@ -39,7 +45,13 @@ describe('422 bodies', () => {
   });
 
   it('refuses unknown top-level fields one item per field', async () => {
-    const details = await expect422('POST', '/v1/preview/models', { project: 'p', name: 'x', base_model: 'hearth/tiny-chat', colour: 'red', size: 1 });
+    const details = await expect422('POST', '/v1/preview/models', {
+      project: 'p',
+      name: 'x',
+      base_model: 'hearth/tiny-chat',
+      colour: 'red',
+      size: 1,
+    });
     expect(details.map((d) => [d.type, d.loc])).toEqual([
       ['extra_forbidden', ['body', 'colour']],
       ['extra_forbidden', ['body', 'size']],
@@ -62,7 +74,12 @@ describe('422 bodies', () => {
             {
               messages_and_choices: [
                 { role: 'user', content: 'hi' },
-                { finish_reason: 'stop', index: 0, message: { role: 'assistant', content: 'x' }, logprobs: { content: [{ token: 'a', logprob: 'high' }] } },
+                {
+                  finish_reason: 'stop',
+                  index: 0,
+                  message: { role: 'assistant', content: 'x' },
+                  logprobs: { content: [{ token: 'a', logprob: 'high' }] },
+                },
               ],
               reward: 1,
             },
@@ -118,21 +135,40 @@ describe('422 bodies', () => {
   it('refuses an SFT job without a data URL, or with a learning-rate list of the wrong length', async () => {
     const [missing] = await expect422('POST', '/v1/preview/sft-training-jobs', { model_id: modelId });
     expect(missing).toMatchObject({ type: 'missing', loc: ['body', 'training_data_url'] });
-    const jsonl = ['a', 'b', 'c'].map((x) => JSON.stringify({ messages: [{ role: 'user', content: x }, { role: 'assistant', content: x }] })).join('\n');
+    const jsonl = ['a', 'b', 'c']
+      .map((x) =>
+        JSON.stringify({
+          messages: [
+            { role: 'user', content: x },
+            { role: 'assistant', content: x },
+          ],
+        }),
+      )
+      .join('\n');
     const url = `data:application/jsonl;base64,${Buffer.from(jsonl).toString('base64')}`;
-    const [lr] = await expect422('POST', '/v1/preview/sft-training-jobs', { model_id: modelId, training_data_url: url, config: { batch_size: 2, learning_rate: [1e-4] } });
+    const [lr] = await expect422('POST', '/v1/preview/sft-training-jobs', {
+      model_id: modelId,
+      training_data_url: url,
+      config: { batch_size: 2, learning_rate: [1e-4] },
+    });
     expect(lr.loc).toEqual(['body', 'config', 'learning_rate']);
     expect(lr.msg).toMatch(/2 batches/);
   });
 
   it('refuses SFT data whose examples do not end with the assistant', async () => {
     const jsonl = JSON.stringify({ messages: [{ role: 'user', content: 'x' }] });
-    const [d] = await expect422('POST', '/v1/preview/sft-training-jobs', { model_id: modelId, training_data_url: `data:,${encodeURIComponent(jsonl)}` });
+    const [d] = await expect422('POST', '/v1/preview/sft-training-jobs', {
+      model_id: modelId,
+      training_data_url: `data:,${encodeURIComponent(jsonl)}`,
+    });
     expect(d.msg).toMatch(/line 1: the last message must be the assistant/);
   });
 
   it('refuses wandb-artifact URLs with the reason', async () => {
-    const [d] = await expect422('POST', '/v1/preview/sft-training-jobs', { model_id: modelId, training_data_url: 'wandb-artifact:///e/p/data:v0' });
+    const [d] = await expect422('POST', '/v1/preview/sft-training-jobs', {
+      model_id: modelId,
+      training_data_url: 'wandb-artifact:///e/p/data:v0',
+    });
     expect(d.msg).toMatch(/cannot resolve wandb-artifact/);
   });
 });
@@ -145,7 +181,10 @@ describe('bodies that are not valid JSON requests', () => {
   });
 
   it('answers 415 for another content type', async () => {
-    const res = await e.call('POST', '/v1/preview/models', { rawBody: 'project=p', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const res = await e.call('POST', '/v1/preview/models', {
+      rawBody: 'project=p',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(415);
     expect(res.json.detail).toMatch(/application\/json/);
   });
@@ -174,7 +213,15 @@ describe('bodies that are not valid JSON requests', () => {
     for (const path of ['/v1/preview/training-jobs', `/v1/preview/models/${modelId}/log`, '/v1/preview/models']) {
       const res = await e.call('POST', path, { rawBody: nested, headers });
       expect(res.status, path).toBe(422);
-      expect(res.json.detail).toEqual([{ type: 'json_invalid', loc: ['body'], msg: expect.stringMatching(/nested deeper than 64/), input: null, ctx: { max_depth: MAX_JSON_DEPTH } }]);
+      expect(res.json.detail).toEqual([
+        {
+          type: 'json_invalid',
+          loc: ['body'],
+          msg: expect.stringMatching(/nested deeper than 64/),
+          input: null,
+          ctx: { max_depth: MAX_JSON_DEPTH },
+        },
+      ]);
     }
     const chat = await e.call('POST', '/v1/chat/completions', { rawBody: nested, headers });
     expect(chat.status).toBe(400);

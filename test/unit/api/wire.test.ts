@@ -12,7 +12,13 @@ describe('isV1', () => {
     }
   });
   it('leaves the app, static files, look-alike paths and other origins alone', () => {
-    for (const url of [`${origin}/`, `${origin}/models/index.json`, `${origin}/v10/x`, `${origin}/api/v1/x`, 'http://example.com/v1/models']) {
+    for (const url of [
+      `${origin}/`,
+      `${origin}/models/index.json`,
+      `${origin}/v10/x`,
+      `${origin}/api/v1/x`,
+      'http://example.com/v1/models',
+    ]) {
       expect(isV1(new URL(url), origin), url).toBe(false);
     }
   });

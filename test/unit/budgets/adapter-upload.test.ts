@@ -32,7 +32,9 @@ function claimSize(bytes: Uint8Array, size: number): Uint8Array {
 
 describe('adapterFromUpload', () => {
   it('reads the two PEFT files from a zip, in any folder, ignoring the rest', () => {
-    const files = adapterFromUpload(zip({ 'run/adapter_config.json': config, 'run/adapter_model.safetensors': weights, 'run/README.md': new Uint8Array(10) }));
+    const files = adapterFromUpload(
+      zip({ 'run/adapter_config.json': config, 'run/adapter_model.safetensors': weights, 'run/README.md': new Uint8Array(10) }),
+    );
     expect(files.adapterConfig).toEqual(config);
     expect(files.adapterModel).toEqual(weights);
   });
@@ -47,7 +49,9 @@ describe('adapterFromUpload', () => {
 
   it('refuses a directory claiming a huge adapter_model.safetensors', () => {
     const bytes = claimSize(zipSync({ 'adapter_model.safetensors': weights }), 2 ** 32 - 1);
-    expect(refusal([{ name: 'a.zip', bytes }]).message).toMatch(/adapter_model\.safetensors is 4294967295 bytes uncompressed, over the limit of 268435456/);
+    expect(refusal([{ name: 'a.zip', bytes }]).message).toMatch(
+      /adapter_model\.safetensors is 4294967295 bytes uncompressed, over the limit of 268435456/,
+    );
   });
 
   it('refuses a directory that understates a size against the compressed data', () => {
@@ -64,10 +68,17 @@ describe('adapterFromUpload', () => {
     const many: Zippable = {};
     for (let i = 0; i <= ADAPTER_ZIP_LIMITS.maxEntries; i++) many[`f${i}.txt`] = new Uint8Array(1);
     expect(refusal(zip(many)).message).toMatch(/more than 64 entries/);
-    expect(refusal(zip({ 'a/adapter_config.json': config, 'b/adapter_config.json': config })).message).toMatch(/holds adapter_config\.json twice/);
+    expect(refusal(zip({ 'a/adapter_config.json': config, 'b/adapter_config.json': config })).message).toMatch(
+      /holds adapter_config\.json twice/,
+    );
   });
 
   it('refuses adapter_model.bin with the way out', () => {
-    expect(refusal([{ name: 'adapter_config.json', bytes: config }, { name: 'adapter_model.bin', bytes: weights }]).message).toMatch(/PyTorch pickle.*safe_serialization=True/);
+    expect(
+      refusal([
+        { name: 'adapter_config.json', bytes: config },
+        { name: 'adapter_model.bin', bytes: weights },
+      ]).message,
+    ).toMatch(/PyTorch pickle.*safe_serialization=True/);
   });
 });

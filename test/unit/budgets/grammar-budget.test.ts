@@ -19,9 +19,12 @@ describe('grammarOverBudget', () => {
     expect(over({ structured_outputs: { regex } })).toMatch(reason);
   });
 
-  it.each(['(ab|cd){0,100000}', '((ab){0,100}){0,100}', '[{]{0,5}\\{{3}', '\\d{3}-\\d{4}', '(a{2}|b)*c{5}'])('accepts the regex %s', (regex) => {
-    expect(over({ structured_outputs: { regex } })).toBeNull();
-  });
+  it.each(['(ab|cd){0,100000}', '((ab){0,100}){0,100}', '[{]{0,5}\\{{3}', '\\d{3}-\\d{4}', '(a{2}|b)*c{5}'])(
+    'accepts the regex %s',
+    (regex) => {
+      expect(over({ structured_outputs: { regex } })).toBeNull();
+    },
+  );
 
   it('reads EBNF string literals as literals', () => {
     expect(over({ structured_outputs: { grammar: 'root ::= ("ab" | "cd"){0,100000000}' } })).toMatch(/the grammar repeats 100000000 times/);
@@ -31,15 +34,21 @@ describe('grammarOverBudget', () => {
 
   it('walks JSON schemas, naming where the bound is', () => {
     const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 100_000_000 } } };
-    expect(over({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } })).toMatch(/maxLength 100000000 at \$\.properties\.name is over Hearth's limit of 10000/);
+    expect(over({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } })).toMatch(
+      /maxLength 100000000 at \$\.properties\.name is over Hearth's limit of 10000/,
+    );
     expect(over({ structured_outputs: { json: { type: 'array', minItems: 10_000_000 } } })).toMatch(/minItems 10000000 at \$/);
-    expect(over({ structured_outputs: { json: { type: 'string', pattern: '^(a{0,1000}){0,1000}$' } } })).toMatch(/the pattern at \$\.pattern nests repetitions/);
+    expect(over({ structured_outputs: { json: { type: 'string', pattern: '^(a{0,1000}){0,1000}$' } } })).toMatch(
+      /the pattern at \$\.pattern nests repetitions/,
+    );
     expect(over({ structured_outputs: { json: { type: 'object', properties: { maxLength: { type: 'integer' } } } } })).toBeNull();
   });
 
   it('caps the size of the text', () => {
     const choices = Array.from({ length: 30_000 }, (_, i) => `choice number ${i}`);
-    expect(over({ structured_outputs: { choice: choices } })).toMatch(new RegExp(`over Hearth's limit of ${GRAMMAR_LIMITS.maxSourceChars}`));
+    expect(over({ structured_outputs: { choice: choices } })).toMatch(
+      new RegExp(`over Hearth's limit of ${GRAMMAR_LIMITS.maxSourceChars}`),
+    );
   });
 });
 
@@ -51,7 +60,10 @@ describe('compileStructuredOutput refuses over budget with a 400 naming the fiel
 
   it.each([
     [{ structured_outputs: { regex: '((ab){0,1000}){0,1000}' } }, 'structured_outputs'],
-    [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', maxLength: 100_000_000 } } } }, 'response_format'],
+    [
+      { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', maxLength: 100_000_000 } } } },
+      'response_format',
+    ],
   ] as [StructuredRequestFields, string][])('%o', async (fields, param) => {
     const e = await compileStructuredOutput(structuredOutputSpec(fields)!, model).catch((err: unknown) => err);
     expect(e).toBeInstanceOf(ConstraintError);

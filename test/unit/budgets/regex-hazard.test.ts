@@ -10,11 +10,12 @@ import { AdapterError, parseAdapterConfig } from '../../../src/service/chat/lora
 
 const PUBLISHED = {
   gpt2: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-  llama3: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+  llama3:
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   qwen2: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
   o200k:
     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-  deepseek: "[\\r\\n]|\\s?[A-Za-z\\u00C0-\\u024F]+|\\s?[!-/:-~！-／：-～‘-‟　-。]+|\\s+$|[一-龥ࠀ-一가-퟿]+|\\p{N}",
+  deepseek: '[\\r\\n]|\\s?[A-Za-z\\u00C0-\\u024F]+|\\s?[!-/:-~！-／：-～‘-‟　-。]+|\\s+$|[一-龥ࠀ-一가-퟿]+|\\p{N}',
   metaspace: '▁',
   peftTargets: '.*\\.(q_proj|k_proj|v_proj|o_proj)',
   peftLayers: 'model\\.layers\\.[0-9]+\\.self_attn\\.(q|v)_proj',
@@ -57,7 +58,9 @@ describe('files holding patterns', () => {
     const hostile = structuredClone(tokenizerJson);
     hostile.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { Regex: '(a|a)*b' }, behavior: 'Isolated', invert: false });
     expect(() => ModelTokenizer.fromJson(hostile)).toThrow(TokenizerError);
-    expect(() => ModelTokenizer.fromJson(hostile)).toThrow(/^tokenizer\.json: pre_tokenizer\.pretokenizers\[0\]\.pattern\.Regex is refused: .*alternation/);
+    expect(() => ModelTokenizer.fromJson(hostile)).toThrow(
+      /^tokenizer\.json: pre_tokenizer\.pretokenizers\[0\]\.pattern\.Regex is refused: .*alternation/,
+    );
     const replace = structuredClone(tokenizerJson);
     replace.normalizer = { type: 'Replace', pattern: { Regex: '(\\s+)+$' }, content: '' };
     expect(() => ModelTokenizer.fromJson(replace)).toThrow(/normalizer\.pattern\.Regex is refused/);
@@ -72,9 +75,16 @@ describe('files holding patterns', () => {
 
   it('adapter_config.json target_modules: a safe pattern selects modules, a bomb is refused, r is capped', () => {
     const base = { r: 8, lora_alpha: 16 };
-    expect(parseAdapterConfig({ ...base, target_modules: PUBLISHED.peftTargets }).targetModules).toEqual(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
+    expect(parseAdapterConfig({ ...base, target_modules: PUBLISHED.peftTargets }).targetModules).toEqual([
+      'q_proj',
+      'k_proj',
+      'v_proj',
+      'o_proj',
+    ]);
     expect(() => parseAdapterConfig({ ...base, target_modules: '(.|.|.|.)*X' })).toThrow(AdapterError);
-    expect(() => parseAdapterConfig({ ...base, target_modules: '(.|.|.|.)*X' })).toThrow(/adapter_config\.json: target_modules pattern is refused/);
+    expect(() => parseAdapterConfig({ ...base, target_modules: '(.|.|.|.)*X' })).toThrow(
+      /adapter_config\.json: target_modules pattern is refused/,
+    );
     expect(() => parseAdapterConfig({ ...base, target_modules: 'q_proj|' + 'x'.repeat(300) })).toThrow(/over the limit of 256/);
     expect(() => parseAdapterConfig({ ...base, r: 4096, target_modules: ['q_proj'] })).toThrow(/"r" is 4096; .* up to 256/);
   });

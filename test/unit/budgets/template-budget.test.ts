@@ -12,7 +12,8 @@ import { renderWithBudget, TEMPLATE_BUDGET, TemplateBudgetError } from '../../..
 const models = new URL('../../../public/models/', import.meta.url);
 const qwen3Source = readFileSync(new URL('tiny-qwen3/chat_template.jinja', models), 'utf8');
 const conversation = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }));
-const render = (source: string, vars: Record<string, unknown> = {}, budget = TEMPLATE_BUDGET) => renderWithBudget(new Template(source), vars, budget);
+const render = (source: string, vars: Record<string, unknown> = {}, budget = TEMPLATE_BUDGET) =>
+  renderWithBudget(new Template(source), vars, budget);
 
 describe('renderWithBudget', () => {
   it('renders a real template exactly as the library does', () => {

@@ -66,9 +66,15 @@ describe('checkChatRequest: request rules (before the model is known)', () => {
       'Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.',
     );
     const usage = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
-    expect(message({ tools, tool_choice: { type: 'function' } }, null)).toBe(`Invalid value for \`function\`: \`None\` in \`tool_choice\`! ${usage}`);
-    expect(message({ tools, tool_choice: { function: {} } }, null)).toBe(`Expected field \`name\` in \`function\` in \`tool_choice\`! ${usage}`);
-    expect(message({ tools, tool_choice: { function: { name: '' } } }, null)).toBe(`Invalid \`name\` in \`function\`: \`\` in \`tool_choice\`! ${usage}`);
+    expect(message({ tools, tool_choice: { type: 'function' } }, null)).toBe(
+      `Invalid value for \`function\`: \`None\` in \`tool_choice\`! ${usage}`,
+    );
+    expect(message({ tools, tool_choice: { function: {} } }, null)).toBe(
+      `Expected field \`name\` in \`function\` in \`tool_choice\`! ${usage}`,
+    );
+    expect(message({ tools, tool_choice: { function: { name: '' } } }, null)).toBe(
+      `Invalid \`name\` in \`function\`: \`\` in \`tool_choice\`! ${usage}`,
+    );
     expect(message({ tools, tool_choice: { type: 'function', function: { name: 'other' } } }, null)).toBe(
       'The tool specified in `tool_choice` does not match any of the specified `tools`',
     );
@@ -90,7 +96,9 @@ describe('checkChatRequest: request rules (before the model is known)', () => {
     expect(message({ priority: 3 }, null)).toBe('Got priority 3 but Priority scheduling is not enabled.');
     expect(message({ priority: -1 }, null)).toBe('Got priority -1 but Priority scheduling is not enabled.');
     expect(message({ priority: 0 }, null)).toBeUndefined();
-    expect(message({ logits_processors: ['my.Processor'] }, null)).toMatch(/^The `logits_processors` argument is not supported by this server\./);
+    expect(message({ logits_processors: ['my.Processor'] }, null)).toMatch(
+      /^The `logits_processors` argument is not supported by this server\./,
+    );
     expect(message({ logits_processors: [] }, null)).toBeUndefined();
   });
 
@@ -185,7 +193,10 @@ describe('checkChatRequest: sampling and model rules', () => {
 });
 
 describe('maxTokensFor: the context-length rule', () => {
-  const m: { maxModelLen: number; generation: GenerationDefaults } = { maxModelLen: 100, generation: { eosTokenIds: [], bosTokenId: null, padTokenId: null } };
+  const m: { maxModelLen: number; generation: GenerationDefaults } = {
+    maxModelLen: 100,
+    generation: { eosTokenIds: [], bosTokenId: null, padTokenId: null },
+  };
   const max = (extra: Partial<ChatRequest>, prompt: number, mm = m) => maxTokensFor({ ...base, ...extra }, prompt, mm);
   const fails = (extra: Partial<ChatRequest>, prompt: number, mm = m) => {
     try {
@@ -224,7 +235,17 @@ describe('Python text forms in messages', () => {
   it('writes floats, strings and values as Python repr does', async () => {
     const { pyFloat, pyRepr, pyStr } = await import('../../../src/service/chat/py-format');
     expect([2, -1, 0.5, 1e-7, 1.5e-7, 1e16, 123456.75, Infinity, -Infinity, NaN, -0].map(pyFloat)).toEqual([
-      '2.0', '-1.0', '0.5', '1e-07', '1.5e-07', '1e+16', '123456.75', 'inf', '-inf', 'nan', '-0.0',
+      '2.0',
+      '-1.0',
+      '0.5',
+      '1e-07',
+      '1.5e-07',
+      '1e+16',
+      '123456.75',
+      'inf',
+      '-inf',
+      'nan',
+      '-0.0',
     ]);
     expect(pyStr("it's")).toBe('"it\'s"');
     expect(pyStr('a\nb\\')).toBe("'a\\nb\\\\'");

@@ -166,7 +166,8 @@ describe('ChoiceOutput', () => {
       const shown = m.tokenizer.decode(c.tokenIds, { skipSpecialTokens: extra.skipSpecialTokens });
       // The text is the decode of the kept tokens, cut at the stop string (when one matched) and
       // without a final EOS's text.
-      if (c.finish?.stopReason === null || c.finish?.reason === 'length') expect(shown.startsWith(c.text.replace(/\uFFFD$/, ''))).toBe(true);
+      if (c.finish?.stopReason === null || c.finish?.reason === 'length')
+        expect(shown.startsWith(c.text.replace(/\uFFFD$/, ''))).toBe(true);
     }
   });
 });

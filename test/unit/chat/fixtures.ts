@@ -40,7 +40,8 @@ export function sampled(ids: readonly number[], top = 0, seed = 1): SampledToken
   return ids.map((id) => {
     const logprob = -r() * 3;
     const topLogprobs = [];
-    for (let k = 0; k < top; k++) topLogprobs.push({ id: k === 0 ? id : (id + k * 7) % 4000, logprob: k === 0 ? logprob : logprob - 0.5 * k });
+    for (let k = 0; k < top; k++)
+      topLogprobs.push({ id: k === 0 ? id : (id + k * 7) % 4000, logprob: k === 0 ? logprob : logprob - 0.5 * k });
     return { id, logprob, topLogprobs };
   });
 }

@@ -16,8 +16,17 @@ import { startEngine, type TestEngine } from '../api/engine-fixture';
 
 describe('parseModelName', () => {
   it('reads every form with its step', () => {
-    expect(parseModelName('wandb-artifact:///ent/proj/agent:step3')).toEqual({ path: 'ent/proj/agent', parts: ['ent', 'proj', 'agent'], step: 3, artifact: true });
-    expect(parseModelName('wandb-artifact://ent/proj/agent')).toMatchObject({ parts: ['ent', 'proj', 'agent'], step: null, artifact: true });
+    expect(parseModelName('wandb-artifact:///ent/proj/agent:step3')).toEqual({
+      path: 'ent/proj/agent',
+      parts: ['ent', 'proj', 'agent'],
+      step: 3,
+      artifact: true,
+    });
+    expect(parseModelName('wandb-artifact://ent/proj/agent')).toMatchObject({
+      parts: ['ent', 'proj', 'agent'],
+      step: null,
+      artifact: true,
+    });
     expect(parseModelName('ent/proj/agent:step0')).toMatchObject({ parts: ['ent', 'proj', 'agent'], step: 0, artifact: false });
     expect(parseModelName('agent@12')).toMatchObject({ parts: ['agent'], step: 12 });
     expect(parseModelName('ent/proj/agent@2')).toMatchObject({ parts: ['ent', 'proj', 'agent'], step: 2 });
@@ -26,7 +35,8 @@ describe('parseModelName', () => {
   });
 
   it('refuses what no form accepts', () => {
-    for (const bad of ['', 'a//b', 'wandb-artifact:///a/b', 'a/b/c/d', ':step3', 'x@99999999999999999999']) expect(parseModelName(bad), bad).toBeNull();
+    for (const bad of ['', 'a//b', 'wandb-artifact:///a/b', 'a/b/c/d', ':step3', 'x@99999999999999999999'])
+      expect(parseModelName(bad), bad).toBeNull();
   });
 
   it('writes the canonical inference name', () => {
@@ -43,12 +53,32 @@ function peftAdapter(fill: number) {
   const tensors = ['q_proj', 'v_proj'].flatMap((m) => {
     const out = m === 'q_proj' ? 256 : 128;
     return [
-      { name: `base_model.model.model.layers.0.self_attn.${m}.lora_A.weight`, dtype: 'f32' as const, shape: [r, 256], data: encodeFromF32(new Float32Array(r * 256).fill(fill), 'f32') },
-      { name: `base_model.model.model.layers.0.self_attn.${m}.lora_B.weight`, dtype: 'f32' as const, shape: [out, r], data: encodeFromF32(new Float32Array(out * r).fill(-fill), 'f32') },
+      {
+        name: `base_model.model.model.layers.0.self_attn.${m}.lora_A.weight`,
+        dtype: 'f32' as const,
+        shape: [r, 256],
+        data: encodeFromF32(new Float32Array(r * 256).fill(fill), 'f32'),
+      },
+      {
+        name: `base_model.model.model.layers.0.self_attn.${m}.lora_B.weight`,
+        dtype: 'f32' as const,
+        shape: [out, r],
+        data: encodeFromF32(new Float32Array(out * r).fill(-fill), 'f32'),
+      },
     ];
   });
   return {
-    adapterConfig: enc(JSON.stringify({ peft_type: 'LORA', r, lora_alpha: 8, target_modules: ['q_proj', 'v_proj'], bias: 'none', use_rslora: false, base_model_name_or_path: 'hearth/tiny-chat' })),
+    adapterConfig: enc(
+      JSON.stringify({
+        peft_type: 'LORA',
+        r,
+        lora_alpha: 8,
+        target_modules: ['q_proj', 'v_proj'],
+        bias: 'none',
+        use_rslora: false,
+        base_model_name_or_path: 'hearth/tiny-chat',
+      }),
+    ),
     adapterModel: writeSafetensors(tensors),
   };
 }
@@ -64,7 +94,9 @@ describe('resolving names and checkpoints against the store', () => {
     admin = await authenticate(e.db, `Bearer ${e.adminKey}`);
     const created = await e.call('POST', '/v1/preview/api-keys', { body: { name: 'other' } });
     other = await authenticate(e.db, `Bearer ${created.json.key}`);
-    const reg = await e.call('POST', '/v1/preview/models', { body: { entity: null, project: 'proj', name: 'agent', base_model: 'hearth/tiny-qwen3', return_existing: true } });
+    const reg = await e.call('POST', '/v1/preview/models', {
+      body: { entity: null, project: 'proj', name: 'agent', base_model: 'hearth/tiny-qwen3', return_existing: true },
+    });
     modelId = reg.json.id;
     await addCheckpoint(e.services, modelId, admin.id, peftAdapter(0.5));
     await addCheckpoint(e.services, modelId, admin.id, peftAdapter(0.25));
@@ -72,7 +104,11 @@ describe('resolving names and checkpoints against the store', () => {
   afterAll(() => e.close());
 
   it('serves base models by id and the default for an omitted or empty name', async () => {
-    expect(await resolveModel(e.services, admin, 'hearth/tiny-qwen2')).toMatchObject({ base: { id: 'hearth/tiny-qwen2' }, servedName: 'hearth/tiny-qwen2', checkpoint: null });
+    expect(await resolveModel(e.services, admin, 'hearth/tiny-qwen2')).toMatchObject({
+      base: { id: 'hearth/tiny-qwen2' },
+      servedName: 'hearth/tiny-qwen2',
+      checkpoint: null,
+    });
     for (const name of [undefined, '']) expect((await resolveModel(e.services, admin, name)).base.id).toBe('hearth/tiny-chat');
   });
 
@@ -96,9 +132,11 @@ describe('resolving names and checkpoints against the store', () => {
     }
   });
 
-  it('answers vLLM 404s for unknown names, missing steps and other principals\' models', async () => {
+  it("answers vLLM 404s for unknown names, missing steps and other principals' models", async () => {
     await expect(resolveModel(e.services, admin, 'local/proj/nobody')).rejects.toThrow('The model `local/proj/nobody` does not exist.');
-    await expect(resolveModel(e.services, admin, 'local/proj/agent:step9')).rejects.toThrow(/does not exist\. .* has no checkpoint at step 9/);
+    await expect(resolveModel(e.services, admin, 'local/proj/agent:step9')).rejects.toThrow(
+      /does not exist\. .* has no checkpoint at step 9/,
+    );
     await expect(resolveModel(e.services, other, 'local/proj/agent')).rejects.toBeInstanceOf(NotFoundError);
     await expect(resolveModel(e.services, other, modelId)).rejects.toBeInstanceOf(NotFoundError);
   });
@@ -136,21 +174,32 @@ describe('resolving names and checkpoints against the store', () => {
     expect(ids).toContain('wandb-artifact:///local/proj/agent:step0');
     expect(ids).toContain('wandb-artifact:///local/proj/agent:step2');
     const card = res.json.data.find((m: { id: string }) => m.id === 'wandb-artifact:///local/proj/agent:step1');
-    expect(card).toMatchObject({ object: 'model', parent: 'hearth/tiny-qwen3', root: 'wandb-artifact:///local/proj/agent', owned_by: 'local' });
+    expect(card).toMatchObject({
+      object: 'model',
+      parent: 'hearth/tiny-qwen3',
+      root: 'wandb-artifact:///local/proj/agent',
+      owned_by: 'local',
+    });
     const base = res.json.data.find((m: { id: string }) => m.id === 'hearth/tiny-chat');
     expect(base.max_model_len).toBe(2048);
     expect(card.max_model_len).toBeGreaterThan(0);
     // Another principal sees only the base models.
     const created = await e.call('POST', '/v1/preview/api-keys', { body: { name: 'third' } });
     const theirs = await e.call('GET', '/v1/models', { key: created.json.key });
-    expect(theirs.json.data.map((m: { id: string }) => m.id).sort()).toEqual(['hearth/tiny-chat', 'hearth/tiny-qwen2', 'hearth/tiny-qwen3']);
+    expect(theirs.json.data.map((m: { id: string }) => m.id).sort()).toEqual([
+      'hearth/tiny-chat',
+      'hearth/tiny-qwen2',
+      'hearth/tiny-qwen3',
+    ]);
     expect((await e.call('GET', '/v1/models', { key: null })).status).toBe(401);
   });
 });
 
 describe('parseAdapterConfig', () => {
   it('reads PEFT fields and their defaults', () => {
-    expect(parseAdapterConfig({ r: 8, lora_alpha: 16, target_modules: ['q_proj', 'model.layers.0.mlp.down_proj'], use_rslora: true })).toEqual({
+    expect(
+      parseAdapterConfig({ r: 8, lora_alpha: 16, target_modules: ['q_proj', 'model.layers.0.mlp.down_proj'], use_rslora: true }),
+    ).toEqual({
       rank: 8,
       alpha: 16,
       targetModules: ['q_proj', 'down_proj'],

@@ -35,16 +35,34 @@ describe('buildPrompt', () => {
     expect(p.echo).toBe('One, two');
     // With a generation prompt the last message is the user's: nothing to echo.
     expect(prompt({ echo: true }).echo).toBe('');
-    const custom = prompt({ messages: [user('a'), { role: 'narrator', content: [{ type: 'text', text: 'x' }, { type: 'text', text: 'y' }] }], add_generation_prompt: false, echo: true });
+    const custom = prompt({
+      messages: [
+        user('a'),
+        {
+          role: 'narrator',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'text', text: 'y' },
+          ],
+        },
+      ],
+      add_generation_prompt: false,
+      echo: true,
+    });
     expect(custom.role).toBe('narrator');
     expect(custom.echo).toBe('x\ny');
   });
 
   it('passes tools (as pydantic dumps them), documents and template kwargs', () => {
     const tool = { type: 'function', function: { name: 'add', parameters: { type: 'object' }, strict: true } };
-    expect(toolForTemplate(tool)).toEqual({ type: 'function', function: { name: 'add', description: null, parameters: { type: 'object' }, strict: true } });
+    expect(toolForTemplate(tool)).toEqual({
+      type: 'function',
+      function: { name: 'add', description: null, parameters: { type: 'object' }, strict: true },
+    });
     const p = prompt({ tools: [tool], documents: [{ title: 'Doc', text: 'Body text' }] });
-    expect(p.text).toContain('<tools>\n{"type": "function", "function": {"name": "add", "description": null, "parameters": {"type": "object"}, "strict": true}}\n</tools>');
+    expect(p.text).toContain(
+      '<tools>\n{"type": "function", "function": {"name": "add", "description": null, "parameters": {"type": "object"}, "strict": true}}\n</tools>',
+    );
     expect(p.text).toContain('Title: Doc\nBody text');
     const thinking = buildPrompt({ messages: [user('Hi')], chat_template_kwargs: { enable_thinking: false } }, qwen3).text;
     expect(thinking).not.toBe(buildPrompt({ messages: [user('Hi')] }, qwen3).text);
@@ -54,7 +72,9 @@ describe('buildPrompt', () => {
   it('uses a request chat_template, and refuses broken templates and contents as 400s', () => {
     expect(prompt({ chat_template: '{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}' }).text).toBe('[user]Hi');
     expect(() => prompt({ chat_template: '{% for %}' })).toThrow(ChatRequestError);
-    expect(() => prompt({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] })).toThrow(/takes only text parts/);
+    expect(() => prompt({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] })).toThrow(
+      /takes only text parts/,
+    );
     expect(() => prompt({ chat_template: '' })).toThrow(/cannot be empty/);
   });
 

@@ -67,17 +67,24 @@ describe('reasoningApplies', () => {
   const plain = '{{- message.content }}';
   it('needs a template that thinks', () => {
     expect(reasoningApplies({ templateSource: plain, promptText: '<|im_start|>assistant\n', turnEnd: '<|im_end|>' })).toBe(false);
-    expect(reasoningApplies({ templateSource: qwen3, promptText: '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n', turnEnd: '<|im_end|>' })).toBe(true);
+    expect(
+      reasoningApplies({
+        templateSource: qwen3,
+        promptText: '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+        turnEnd: '<|im_end|>',
+      }),
+    ).toBe(true);
   });
 
-  it('off with enable_thinking false, or when the prompt already closed this turn\'s block', () => {
+  it("off with enable_thinking false, or when the prompt already closed this turn's block", () => {
     const open = '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n';
     expect(reasoningApplies({ templateSource: qwen3, promptText: open, turnEnd: '<|im_end|>', enableThinking: false })).toBe(false);
     expect(reasoningApplies({ templateSource: qwen3, promptText: `${open}<think>\n\n</think>\n\n`, turnEnd: '<|im_end|>' })).toBe(false);
     // A template that opens the block itself: the output starts in reasoning.
     expect(reasoningApplies({ templateSource: qwen3, promptText: `${open}<think>\n`, turnEnd: '<|im_end|>' })).toBe(true);
     // Earlier turns' closed blocks do not count.
-    const earlier = '<|im_start|>assistant\n<think>\nx\n</think>\n\ncall<|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>assistant\n';
+    const earlier =
+      '<|im_start|>assistant\n<think>\nx\n</think>\n\ncall<|im_end|>\n<|im_start|>user\n<tool_response>\n1\n</tool_response><|im_end|>\n<|im_start|>assistant\n';
     expect(reasoningApplies({ templateSource: qwen3, promptText: earlier, turnEnd: '<|im_end|>' })).toBe(true);
     expect(reasoningApplies({ templateSource: qwen3, promptText: earlier, turnEnd: null })).toBe(false);
   });

@@ -13,9 +13,31 @@ const parse = (extra: Record<string, unknown>) => ChatCompletionRequest.safePars
 
 describe('lax coercion', () => {
   it('coerces booleans, integers and numbers as pydantic lax mode does', () => {
-    const r = parse({ logprobs: 'true', stream: 'off', echo: 1, ignore_eos: 'YES', n: '5', top_logprobs: 3.0, max_tokens: ' 7 ', temperature: '0.5', top_p: 1, min_tokens: true });
+    const r = parse({
+      logprobs: 'true',
+      stream: 'off',
+      echo: 1,
+      ignore_eos: 'YES',
+      n: '5',
+      top_logprobs: 3.0,
+      max_tokens: ' 7 ',
+      temperature: '0.5',
+      top_p: 1,
+      min_tokens: true,
+    });
     expect(r.success).toBe(true);
-    expect(r.data).toMatchObject({ logprobs: true, stream: false, echo: true, ignore_eos: true, n: 5, top_logprobs: 3, max_tokens: 7, temperature: 0.5, top_p: 1, min_tokens: 1 });
+    expect(r.data).toMatchObject({
+      logprobs: true,
+      stream: false,
+      echo: true,
+      ignore_eos: true,
+      n: 5,
+      top_logprobs: 3,
+      max_tokens: 7,
+      temperature: 0.5,
+      top_p: 1,
+      min_tokens: 1,
+    });
   });
 
   it('refuses what lax mode refuses, with pydantic error types', () => {
@@ -35,7 +57,10 @@ describe('lax coercion', () => {
     ];
     for (const [extra, type] of cases) {
       const r = parse(extra);
-      expect(r.success, JSON.stringify(extra, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(false);
+      expect(
+        r.success,
+        JSON.stringify(extra, (_, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      ).toBe(false);
       expect((r.error!.issues[0] as { params?: { type?: string } }).params?.type).toBe(type);
     }
   });
@@ -94,7 +119,10 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
 
     const long = await chat({ messages, seed: '9223372036854775808' });
     expect(long.json.error.message).toContain("'type': 'less_than_equal'");
-    const raw = await chat(undefined, { rawBody: `{"messages": [], "seed": 9223372036854775808}`, headers: { 'Content-Type': 'application/json' } });
+    const raw = await chat(undefined, {
+      rawBody: `{"messages": [], "seed": 9223372036854775808}`,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(raw.json.error.message).toContain("'type': 'less_than_equal'");
   });
 
@@ -113,7 +141,12 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
   it('checks request rules (with coerced values) before the model and the engine', async () => {
     const res = await chat({ messages, stream: 'false', stream_options: { include_usage: true } });
     expect(res.status).toBe(400);
-    expect(res.json.error).toEqual({ message: 'Stream options can only be defined when `stream=True`.', type: 'BadRequestError', param: 'stream_options', code: 400 });
+    expect(res.json.error).toEqual({
+      message: 'Stream options can only be defined when `stream=True`.',
+      type: 'BadRequestError',
+      param: 'stream_options',
+      code: 400,
+    });
     const n = await chat({ messages, model: 'no/such/model', n: '0' });
     expect(n.json.error.message).toBe('n must be at least 1, got 0.');
   });
@@ -121,7 +154,12 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
   it('answers 404 for an unknown model, then 503 when nothing can generate', async () => {
     const unknown = await chat({ messages, model: 'nobody/nothing' });
     expect(unknown.status).toBe(404);
-    expect(unknown.json.error).toEqual({ message: 'The model `nobody/nothing` does not exist.', type: 'NotFoundError', param: null, code: 404 });
+    expect(unknown.json.error).toEqual({
+      message: 'The model `nobody/nothing` does not exist.',
+      type: 'NotFoundError',
+      param: null,
+      code: 404,
+    });
     const accepted = await chat({ messages, model: 'hearth/tiny-chat', logprobs: 'true', top_logprobs: '2', unknown_field: 1 });
     expect(accepted.status).toBe(503);
     expect(accepted.json.error.type).toBe('ServiceUnavailableError');

@@ -62,10 +62,29 @@ function rebuild(chunks: ChatCompletionChunk[], n: number) {
 
 describe('planChat: the GenerationRequest', () => {
   it('gives choice i the seed + i and the request sampling; the model defaults the rest', () => {
-    const { generation, plan: p } = plan({ n: 3, seed: 2n ** 63n - 2n, temperature: 0.7, top_k: 5, stop_token_ids: [9, 9, 12], logit_bias: { ' 7': 3 }, min_tokens: 2 });
+    const { generation, plan: p } = plan({
+      n: 3,
+      seed: 2n ** 63n - 2n,
+      temperature: 0.7,
+      top_k: 5,
+      stop_token_ids: [9, 9, 12],
+      logit_bias: { ' 7': 3 },
+      min_tokens: 2,
+    });
     expect(generation.n).toBe(3);
     expect(generation.sampling.map((s) => s.seed)).toEqual([2n ** 63n - 2n, 2n ** 63n - 1n, 2n ** 63n]);
-    expect(generation.sampling[1]).toMatchObject({ temperature: 0.7, topK: 5, topP: 1, minP: 0, repetitionPenalty: 1, stopTokenIds: [9, 12], minTokens: 2, eosTokenIds: m.eosTokenIds, ignoreEos: false, topLogprobs: 0 });
+    expect(generation.sampling[1]).toMatchObject({
+      temperature: 0.7,
+      topK: 5,
+      topP: 1,
+      minP: 0,
+      repetitionPenalty: 1,
+      stopTokenIds: [9, 12],
+      minTokens: 2,
+      eosTokenIds: m.eosTokenIds,
+      ignoreEos: false,
+      topLogprobs: 0,
+    });
     expect([...(generation.sampling[0].logitBias as Map<number, number>)]).toEqual([[7, 3]]);
     expect(generation.constraints).toEqual([null, null, null]);
     expect(p.id).toBe('chatcmpl-req-1');
@@ -99,14 +118,29 @@ describe('responses and streams from engine events', () => {
       model: 'hearth/tiny-chat',
       service_tier: null,
       system_fingerprint: null,
-      usage: { prompt_tokens: promptTokens, completion_tokens: tokens.length, total_tokens: promptTokens + tokens.length, prompt_tokens_details: { cached_tokens: 4 } },
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: tokens.length,
+        total_tokens: promptTokens + tokens.length,
+        prompt_tokens_details: { cached_tokens: 4 },
+      },
       prompt_logprobs: null,
       prompt_token_ids: null,
       kv_transfer_params: null,
     });
     expect(response.choices[0]).toMatchObject({
       index: 0,
-      message: { role: 'assistant', content: 'Hello there', refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning_content: null, reasoning: null },
+      message: {
+        role: 'assistant',
+        content: 'Hello there',
+        refusal: null,
+        annotations: null,
+        audio: null,
+        function_call: null,
+        tool_calls: [],
+        reasoning_content: null,
+        reasoning: null,
+      },
       finish_reason: 'stop',
       stop_reason: null,
       token_ids: null,
@@ -115,7 +149,8 @@ describe('responses and streams from engine events', () => {
 
   it('shows training logprobs when logprobs is omitted, vLLM logprobs when true, none when false', async () => {
     const tokens = sampled([...ids('Hi'), eos()], 3);
-    const run = async (extra: Partial<ChatRequest>) => (await both(extra, () => eventsFor([{ tokens, finish: { reason: 'stop' } }]))).response.choices[0].logprobs;
+    const run = async (extra: Partial<ChatRequest>) =>
+      (await both(extra, () => eventsFor([{ tokens, finish: { reason: 'stop' } }]))).response.choices[0].logprobs;
     const training = (await run({}))!.content;
     expect(training.map((e) => e.token)).toEqual(tokens.map((t) => `token_id:${t.id}`));
     expect(training.every((e) => e.top_logprobs.length === 0)).toBe(true);
@@ -128,7 +163,13 @@ describe('responses and streams from engine events', () => {
       token: 'Hi',
       logprob: tokens[0].logprob,
       bytes: [...new TextEncoder().encode('Hi')],
-      top_logprobs: tokens[0].topLogprobs.slice(0, 2).map((a) => ({ token: m.tokenizer.tokenText(a.id), logprob: a.logprob, bytes: [...new TextEncoder().encode(m.tokenizer.tokenText(a.id))] })),
+      top_logprobs: tokens[0].topLogprobs
+        .slice(0, 2)
+        .map((a) => ({
+          token: m.tokenizer.tokenText(a.id),
+          logprob: a.logprob,
+          bytes: [...new TextEncoder().encode(m.tokenizer.tokenText(a.id))],
+        })),
     });
     const asIds = (await run({ logprobs: true, top_logprobs: 1, return_tokens_as_token_ids: true }))!.content[0];
     expect(asIds.token).toBe(`token_id:${tokens[0].id}`);
@@ -141,8 +182,21 @@ describe('responses and streams from engine events', () => {
   it('floors logprobs at -9999 and formats prompt logprobs', async () => {
     const tokens = [{ id: ids('x')[0], logprob: -1e30, topLogprobs: [] }];
     const promptIds = plan({}).plan.prompt.tokenIds;
-    const promptLogprobs = [null, { tokenId: promptIds[1], logprob: -2, rank: 3, top: [{ id: 5, logprob: -0.5 }, { id: promptIds[1], logprob: -2 }] }];
-    const { response } = await both({ echo: false, prompt_logprobs: 2 }, () => eventsFor([{ tokens, finish: { reason: 'length' } }], { promptLogprobs }));
+    const promptLogprobs = [
+      null,
+      {
+        tokenId: promptIds[1],
+        logprob: -2,
+        rank: 3,
+        top: [
+          { id: 5, logprob: -0.5 },
+          { id: promptIds[1], logprob: -2 },
+        ],
+      },
+    ];
+    const { response } = await both({ echo: false, prompt_logprobs: 2 }, () =>
+      eventsFor([{ tokens, finish: { reason: 'length' } }], { promptLogprobs }),
+    );
     expect(response.choices[0].logprobs!.content[0].logprob).toBe(-9999);
     expect(response.prompt_logprobs).toEqual([
       null,
@@ -156,11 +210,33 @@ describe('responses and streams from engine events', () => {
   it('streams chunks as vLLM: role, content per step, finish with the last delta, usage, and equals the response', async () => {
     const a = sampled([...ids('First answer'), eos()], 2, 3);
     const b = sampled(ids('Second one is longer'), 2, 4);
-    const extra: Partial<ChatRequest> = { n: 2, temperature: 1, logprobs: true, top_logprobs: 2, return_token_ids: true, stream_options: { include_usage: true }, max_tokens: b.length };
-    const { response, chunks } = await both(extra, () => eventsFor([{ tokens: a, finish: { reason: 'stop' } }, { tokens: b, finish: { reason: 'length' } }]));
+    const extra: Partial<ChatRequest> = {
+      n: 2,
+      temperature: 1,
+      logprobs: true,
+      top_logprobs: 2,
+      return_token_ids: true,
+      stream_options: { include_usage: true },
+      max_tokens: b.length,
+    };
+    const { response, chunks } = await both(extra, () =>
+      eventsFor([
+        { tokens: a, finish: { reason: 'stop' } },
+        { tokens: b, finish: { reason: 'length' } },
+      ]),
+    );
     const promptIds = plan({}).plan.prompt.tokenIds;
-    expect(chunks.every((c) => c.id === 'chatcmpl-req-1' && c.object === 'chat.completion.chunk' && c.model === 'hearth/tiny-chat')).toBe(true);
-    expect(chunks[0]).toEqual({ id: 'chatcmpl-req-1', object: 'chat.completion.chunk', created: Math.floor(NOW / 1000), model: 'hearth/tiny-chat', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], prompt_token_ids: promptIds });
+    expect(chunks.every((c) => c.id === 'chatcmpl-req-1' && c.object === 'chat.completion.chunk' && c.model === 'hearth/tiny-chat')).toBe(
+      true,
+    );
+    expect(chunks[0]).toEqual({
+      id: 'chatcmpl-req-1',
+      object: 'chat.completion.chunk',
+      created: Math.floor(NOW / 1000),
+      model: 'hearth/tiny-chat',
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      prompt_token_ids: promptIds,
+    });
     expect(chunks[1].choices[0]).toEqual({ index: 1, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
     expect(chunks[1].prompt_token_ids).toBeUndefined();
     const body = chunks.slice(2, -1);
@@ -187,7 +263,10 @@ describe('responses and streams from engine events', () => {
   it('sends per-chunk usage with continuous_usage_stats and no usage without include_usage', async () => {
     const tokens = sampled(ids('one two three'));
     const events = () => eventsFor([{ tokens, finish: { reason: 'length' } }]);
-    const { chunks } = await both({ stream_options: { include_usage: true, continuous_usage_stats: true }, max_tokens: tokens.length }, events);
+    const { chunks } = await both(
+      { stream_options: { include_usage: true, continuous_usage_stats: true }, max_tokens: tokens.length },
+      events,
+    );
     const P = plan({}).plan.prompt.tokenIds.length;
     const counts = chunks.slice(0, -1).map((c) => c.usage!.completion_tokens);
     expect(counts).toEqual([0, ...tokens.map((_, i) => i + 1)]);
@@ -199,7 +278,14 @@ describe('responses and streams from engine events', () => {
   });
 
   it('echoes the continued message in the response and as its own chunk', async () => {
-    const extra: Partial<ChatRequest> = { messages: [{ role: 'user', content: 'Go' }, { role: 'assistant', content: 'Once upon' }], continue_final_message: true, echo: true };
+    const extra: Partial<ChatRequest> = {
+      messages: [
+        { role: 'user', content: 'Go' },
+        { role: 'assistant', content: 'Once upon' },
+      ],
+      continue_final_message: true,
+      echo: true,
+    };
     const tokens = sampled(ids(' a time'));
     const { response, chunks } = await both(extra, () => eventsFor([{ tokens, finish: { reason: 'length' } }]));
     expect(response.choices[0].message.content).toBe('Once upon a time');

@@ -2,14 +2,26 @@
 // builds from the grammar-shaped output, and the stream in random pieces giving the same calls.
 import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../../../src/service/chat/output-parser';
-import { NamedToolCallStream, RequiredToolCallsStream, namedToolCall, requiredToolCalls } from '../../../src/service/chat/tool-calls-forced';
+import {
+  NamedToolCallStream,
+  RequiredToolCallsStream,
+  namedToolCall,
+  requiredToolCalls,
+} from '../../../src/service/chat/tool-calls-forced';
 import { counterIds, fold, pieces } from '../structured/stream-fold';
 
-const call = (n: number, name: string, args: string): ToolCall => ({ id: `chatcmpl-tool-${n.toString(16).padStart(32, '0')}`, type: 'function', function: { name, arguments: args } });
+const call = (n: number, name: string, args: string): ToolCall => ({
+  id: `chatcmpl-tool-${n.toString(16).padStart(32, '0')}`,
+  type: 'function',
+  function: { name, arguments: args },
+});
 
 describe('a named function', () => {
   it('the output, as written, is the arguments of one call; content is ""', () => {
-    expect(namedToolCall('{"city" :"Oslo"}', 'get_weather', counterIds())).toEqual({ content: '', toolCalls: [call(0, 'get_weather', '{"city" :"Oslo"}')] });
+    expect(namedToolCall('{"city" :"Oslo"}', 'get_weather', counterIds())).toEqual({
+      content: '',
+      toolCalls: [call(0, 'get_weather', '{"city" :"Oslo"}')],
+    });
     expect(namedToolCall('', 'now', counterIds())).toEqual({ content: '', toolCalls: [call(0, 'now', '')] });
   });
 
@@ -56,7 +68,9 @@ describe('"required"', () => {
   it('streams each call once its name is complete', () => {
     const stream = new RequiredToolCallsStream(true, counterIds());
     expect(stream.push('[{"name": "get_w')).toBeNull();
-    expect(stream.push('eather", "parameters": {"city": "O')).toEqual({ toolCalls: [{ index: 0, id: call(0, '', '').id, type: 'function', function: { name: 'get_weather', arguments: '{"city": "O' } }] });
+    expect(stream.push('eather", "parameters": {"city": "O')).toEqual({
+      toolCalls: [{ index: 0, id: call(0, '', '').id, type: 'function', function: { name: 'get_weather', arguments: '{"city": "O' } }],
+    });
     expect(stream.push('slo"}}, {"name": "b", "parameters": {}}]')).toEqual({
       toolCalls: [
         { index: 0, function: { arguments: 'slo"}' } },

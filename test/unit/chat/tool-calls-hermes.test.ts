@@ -8,7 +8,11 @@ import { HermesToolCallStream, extractHermesToolCalls } from '../../../src/servi
 import { makeToolCallId } from '../../../src/service/chat/tool-calls-object';
 import { counterIds, fold, pieces } from '../structured/stream-fold';
 
-const call = (n: number, name: string, args: string): ToolCall => ({ id: `chatcmpl-tool-${n.toString(16).padStart(32, '0')}`, type: 'function', function: { name, arguments: args } });
+const call = (n: number, name: string, args: string): ToolCall => ({
+  id: `chatcmpl-tool-${n.toString(16).padStart(32, '0')}`,
+  type: 'function',
+  function: { name, arguments: args },
+});
 
 const weather = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "c"}}\n</tool_call>';
 
@@ -25,25 +29,61 @@ const outputs: [string, string, string | null, ToolCall[]][] = [
     [call(0, 'get_weather', '{"city": "Paris", "unit": "c"}'), call(1, 'get_time', '{"tz": -5}')],
   ],
   ['unclosed final tag', '<tool_call>\n{"name": "f", "arguments": {"x": [1, 2]}}\n', null, [call(0, 'f', '{"x": [1, 2]}')]],
-  ['closed then unclosed', `${weather}<tool_call>{"name": "g", "arguments": {}}`, null, [call(0, 'get_weather', '{"city": "Paris", "unit": "c"}'), call(1, 'g', '{}')]],
+  [
+    'closed then unclosed',
+    `${weather}<tool_call>{"name": "g", "arguments": {}}`,
+    null,
+    [call(0, 'get_weather', '{"city": "Paris", "unit": "c"}'), call(1, 'g', '{}')],
+  ],
   [
     'arguments re-dumped: numbers, escapes, non-ASCII, nesting',
     '<tool_call>{"name":"f","arguments":{"a":1.0,"b":1e5,"c":"caf\\u00e9 \\"x\\"\\n","d":[],"e":{"f":{"g":null}},"h":-0,"i":123456789012345678901234567890,"j":true,"k":"日本"}}</tool_call>',
     null,
-    [call(0, 'f', '{"a": 1.0, "b": 100000.0, "c": "café \\"x\\"\\n", "d": [], "e": {"f": {"g": null}}, "h": 0, "i": 123456789012345678901234567890, "j": true, "k": "日本"}')],
+    [
+      call(
+        0,
+        'f',
+        '{"a": 1.0, "b": 100000.0, "c": "café \\"x\\"\\n", "d": [], "e": {"f": {"g": null}}, "h": 0, "i": 123456789012345678901234567890, "j": true, "k": "日本"}',
+      ),
+    ],
   ],
-  ['arguments before name, extra keys', '<tool_call>{"arguments": {"q": "x"}, "id": 7, "name": "search", "extra": [1]}</tool_call>', null, [call(0, 'search', '{"q": "x"}')]],
+  [
+    'arguments before name, extra keys',
+    '<tool_call>{"arguments": {"q": "x"}, "id": 7, "name": "search", "extra": [1]}</tool_call>',
+    null,
+    [call(0, 'search', '{"q": "x"}')],
+  ],
   ['arguments that are not an object', '<tool_call>{"name": "echo", "arguments": "hello"}</tool_call>', null, [call(0, 'echo', '"hello"')]],
-  ['a tag inside an argument string', '<tool_call>{"name": "say", "arguments": {"text": "<tool_call> is a tag"}}</tool_call>', null, [call(0, 'say', '{"text": "<tool_call> is a tag"}')]],
+  [
+    'a tag inside an argument string',
+    '<tool_call>{"name": "say", "arguments": {"text": "<tool_call> is a tag"}}</tool_call>',
+    null,
+    [call(0, 'say', '{"text": "<tool_call> is a tag"}')],
+  ],
   ['a partial tag that never completes', 'I like <tool_', 'I like <tool_', []],
   ['text that only looks like a tag', 'a <tool_cal> b <tool_call', 'a <tool_cal> b <tool_call', []],
   ['invalid JSON: the whole output is content', 'Hmm <tool_call>{bad json}</tool_call>', 'Hmm <tool_call>{bad json}</tool_call>', []],
   ['no name', '<tool_call>{"arguments": {"a": 1}}</tool_call>', '<tool_call>{"arguments": {"a": 1}}</tool_call>', []],
   ['name not a string', '<tool_call>{"name": 5, "arguments": {}}</tool_call>', '<tool_call>{"name": 5, "arguments": {}}</tool_call>', []],
-  ['a body that is an array', '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>', '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>', []],
+  [
+    'a body that is an array',
+    '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>',
+    '<tool_call>[{"name": "f", "arguments": {}}]</tool_call>',
+    [],
+  ],
   ['an empty body', 'x<tool_call></tool_call>', 'x<tool_call></tool_call>', []],
-  ['extra data after the object', '<tool_call>{"arguments": {}, "name": "f"} {}</tool_call>', '<tool_call>{"arguments": {}, "name": "f"} {}</tool_call>', []],
-  ['the end tag inside a string cuts the body', '<tool_call>{"arguments": {"t": "</tool_call>"}, "name": "f"}</tool_call>', '<tool_call>{"arguments": {"t": "</tool_call>"}, "name": "f"}</tool_call>', []],
+  [
+    'extra data after the object',
+    '<tool_call>{"arguments": {}, "name": "f"} {}</tool_call>',
+    '<tool_call>{"arguments": {}, "name": "f"} {}</tool_call>',
+    [],
+  ],
+  [
+    'the end tag inside a string cuts the body',
+    '<tool_call>{"arguments": {"t": "</tool_call>"}, "name": "f"}</tool_call>',
+    '<tool_call>{"arguments": {"t": "</tool_call>"}, "name": "f"}</tool_call>',
+    [],
+  ],
 ];
 
 describe('extractHermesToolCalls (non-streamed, as vLLM)', () => {
@@ -58,7 +98,9 @@ describe('extractHermesToolCalls (non-streamed, as vLLM)', () => {
 
   it('parallel_tool_calls false keeps the first call', () => {
     const text = `${weather}<tool_call>{"name": "g", "arguments": {}}</tool_call>`;
-    expect(extractHermesToolCalls(text, { parallelToolCalls: false, newId: counterIds() }).toolCalls).toEqual([call(0, 'get_weather', '{"city": "Paris", "unit": "c"}')]);
+    expect(extractHermesToolCalls(text, { parallelToolCalls: false, newId: counterIds() }).toolCalls).toEqual([
+      call(0, 'get_weather', '{"city": "Paris", "unit": "c"}'),
+    ]);
   });
 
   it('ids are "chatcmpl-tool-" and 32 hex digits, each new', () => {
@@ -75,7 +117,10 @@ describe('HermesToolCallStream: random pieces give the non-streamed message', ()
     for (const seed of [0, 1, 2, 3, 4, 5, 6, 7]) {
       const stream = new HermesToolCallStream({ parallelToolCalls: true, newId: counterIds() });
       const folded = fold(stream, pieces(text, seed));
-      expect({ content: folded.content ?? '', toolCalls: folded.toolCalls }, `seed ${seed}`).toEqual({ content: content ?? '', toolCalls: calls });
+      expect({ content: folded.content ?? '', toolCalls: folded.toolCalls }, `seed ${seed}`).toEqual({
+        content: content ?? '',
+        toolCalls: calls,
+      });
       expect(stream.calledTools).toBe(calls.length > 0);
     }
   });
@@ -92,7 +137,9 @@ describe('HermesToolCallStream: random pieces give the non-streamed message', ()
     const stream = new HermesToolCallStream({ parallelToolCalls: true, newId: counterIds() });
     expect(stream.push('Sure.\n<tool_')).toEqual({ content: 'Sure.\n' });
     expect(stream.push('call>\n{"name": "get_wea')).toBeNull();
-    expect(stream.push('ther", "arguments": {"ci')).toEqual({ toolCalls: [{ index: 0, id: call(0, '', '').id, type: 'function', function: { name: 'get_weather', arguments: '{' } }] });
+    expect(stream.push('ther", "arguments": {"ci')).toEqual({
+      toolCalls: [{ index: 0, id: call(0, '', '').id, type: 'function', function: { name: 'get_weather', arguments: '{' } }],
+    });
     expect(stream.push('ty": "Par')).toEqual({ toolCalls: [{ index: 0, function: { arguments: '"city": "Par' } }] });
     expect(stream.push('is", "days": 1')).toEqual({ toolCalls: [{ index: 0, function: { arguments: 'is", "days": ' } }] });
     // A number is certain only once something follows it.

@@ -34,8 +34,14 @@ function streamDumps(text: string, seed: number): string {
 const cases: [string, string][] = [
   ['{"city":"Paris","days":3}', '{"city": "Paris", "days": 3}'],
   [' {\n  "a" : [1,2 , {"b":null}] ,"c":true }\n', '{"a": [1, 2, {"b": null}], "c": true}'],
-  ['{"f": 1.0, "g": 1e5, "h": 1E-7, "i": 0.1, "j": -0, "k": -0.0, "l": 1e16, "m": 123.456e2}', '{"f": 1.0, "g": 100000.0, "h": 1e-07, "i": 0.1, "j": 0, "k": -0.0, "l": 1e+16, "m": 12345.6}'],
-  ['{"big": 123456789012345678901234567890, "neg": -42, "inf": 1e400}', '{"big": 123456789012345678901234567890, "neg": -42, "inf": Infinity}'],
+  [
+    '{"f": 1.0, "g": 1e5, "h": 1E-7, "i": 0.1, "j": -0, "k": -0.0, "l": 1e16, "m": 123.456e2}',
+    '{"f": 1.0, "g": 100000.0, "h": 1e-07, "i": 0.1, "j": 0, "k": -0.0, "l": 1e+16, "m": 12345.6}',
+  ],
+  [
+    '{"big": 123456789012345678901234567890, "neg": -42, "inf": 1e400}',
+    '{"big": 123456789012345678901234567890, "neg": -42, "inf": Infinity}',
+  ],
   ['[NaN, Infinity, -Infinity]', '[NaN, Infinity, -Infinity]'],
   ['{"s": "caf\\u00e9 é \\n\\t\\"q\\" \\\\ \\/ \\u0001 \\ud83d\\ude00 😀"}', '{"s": "café é \\n\\t\\"q\\" \\\\ / \\u0001 😀 😀"}'],
   ['{"1": "a", "b": "c", "0": "d"}', '{"1": "a", "b": "c", "0": "d"}'],
@@ -81,7 +87,17 @@ describe('json.loads + json.dumps', () => {
   });
 
   it('fails at the first character no JSON can continue with, before the input ends', () => {
-    const reader = new JsonEventReader({ startObject() {}, endObject() {}, startArray() {}, endArray() {}, key() {}, stringStart() {}, stringPiece() {}, stringEnd() {}, scalar() {} });
+    const reader = new JsonEventReader({
+      startObject() {},
+      endObject() {},
+      startArray() {},
+      endArray() {},
+      key() {},
+      stringStart() {},
+      stringPiece() {},
+      stringEnd() {},
+      scalar() {},
+    });
     reader.push('{"a": [1, ');
     expect(() => reader.push('}')).toThrow(JsonSyntaxError);
   });

@@ -16,33 +16,67 @@ beforeAll(async () => {
   qwen2 = await servedModel('tiny-qwen2');
 });
 
-const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
+];
 
 /** The options and rendered prompt of a request on a model, as the chat pipeline will build them. */
 function optionsFor(model: ServedModel, req: Partial<ChatRequest>): ChatOutputOptions {
   const template = model.chatTemplates.forRequest({ hasTools: !!req.tools });
-  const promptText = template.render({ messages: req.messages ?? [{ role: 'user', content: 'Weather in Oslo?' }], tools: req.tools ?? null, addGenerationPrompt: true, kwargs: req.chat_template_kwargs ?? {} });
+  const promptText = template.render({
+    messages: req.messages ?? [{ role: 'user', content: 'Weather in Oslo?' }],
+    tools: req.tools ?? null,
+    addGenerationPrompt: true,
+    kwargs: req.chat_template_kwargs ?? {},
+  });
   return chatOutputOptions(req, { templateSource: template.source, promptText, turnEnd: model.tokenizer.specialTokens.eos_token ?? null });
 }
 
 describe('chatOutputOptions on the bundled templates', () => {
   it('tiny-qwen3 thinks unless enable_thinking is false; tools "auto" unless a choice says otherwise', () => {
-    expect(optionsFor(qwen3, { tools: tools })).toEqual({ reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
-    expect(optionsFor(qwen3, { chat_template_kwargs: { enable_thinking: false } })).toEqual({ reasoning: false, includeReasoning: true, tools: { kind: 'none' } });
+    expect(optionsFor(qwen3, { tools: tools })).toEqual({
+      reasoning: true,
+      includeReasoning: true,
+      tools: { kind: 'auto', parallel: true },
+    });
+    expect(optionsFor(qwen3, { chat_template_kwargs: { enable_thinking: false } })).toEqual({
+      reasoning: false,
+      includeReasoning: true,
+      tools: { kind: 'none' },
+    });
     expect(optionsFor(qwen3, { include_reasoning: false, tools: tools, tool_choice: 'required', parallel_tool_calls: false })).toEqual({
       reasoning: true,
       includeReasoning: false,
       tools: { kind: 'required', parallel: false },
     });
-    expect(optionsFor(qwen3, { tools: tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tools).toEqual({ kind: 'named', name: 'get_weather' });
+    expect(optionsFor(qwen3, { tools: tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }).tools).toEqual({
+      kind: 'named',
+      name: 'get_weather',
+    });
     expect(optionsFor(qwen3, { tools: tools, tool_choice: 'none' }).tools).toEqual({ kind: 'none' });
   });
 
   it('tiny-qwen2 has no reasoning; multi-turn tool conversations keep reasoning on for the new turn', () => {
-    expect(optionsFor(qwen2, { tools: tools })).toEqual({ reasoning: false, includeReasoning: true, tools: { kind: 'auto', parallel: true } });
+    expect(optionsFor(qwen2, { tools: tools })).toEqual({
+      reasoning: false,
+      includeReasoning: true,
+      tools: { kind: 'auto', parallel: true },
+    });
     const messages = [
       { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: '', reasoning_content: 'I need the tool.', tool_calls: [{ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        reasoning_content: 'I need the tool.',
+        tool_calls: [{ id: 'chatcmpl-tool-1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'chatcmpl-tool-1', content: '{"temp": 3}' },
     ];
     expect(optionsFor(qwen3, { messages, tools: tools }).reasoning).toBe(true);
@@ -50,7 +84,12 @@ describe('chatOutputOptions on the bundled templates', () => {
 });
 
 /** [name, options, output, expected message]. */
-const cases: [string, ChatOutputOptions, string, { content: string | null; reasoning: string | null; toolCalls: { name: string; arguments: string }[] }][] = [
+const cases: [
+  string,
+  ChatOutputOptions,
+  string,
+  { content: string | null; reasoning: string | null; toolCalls: { name: string; arguments: string }[] },
+][] = [
   [
     'reasoning then a Hermes call',
     { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } },
@@ -69,8 +108,18 @@ const cases: [string, ChatOutputOptions, string, { content: string | null; reaso
     '<think>secret</think>Answer',
     { content: 'Answer', reasoning: null, toolCalls: [] },
   ],
-  ['reasoning cut short', { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } }, '<think>still thinking', { content: null, reasoning: 'still thinking', toolCalls: [] }],
-  ['no reasoning parser: tags are content', { reasoning: false, includeReasoning: true, tools: { kind: 'none' } }, '<think>a</think>b', { content: '<think>a</think>b', reasoning: null, toolCalls: [] }],
+  [
+    'reasoning cut short',
+    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } },
+    '<think>still thinking',
+    { content: null, reasoning: 'still thinking', toolCalls: [] },
+  ],
+  [
+    'no reasoning parser: tags are content',
+    { reasoning: false, includeReasoning: true, tools: { kind: 'none' } },
+    '<think>a</think>b',
+    { content: '<think>a</think>b', reasoning: null, toolCalls: [] },
+  ],
   [
     'a named call after reasoning',
     { reasoning: true, includeReasoning: true, tools: { kind: 'named', name: 'get_weather' } },
@@ -81,9 +130,21 @@ const cases: [string, ChatOutputOptions, string, { content: string | null; reaso
     '"required" calls',
     { reasoning: false, includeReasoning: true, tools: { kind: 'required', parallel: true } },
     '[{"name": "get_weather", "parameters": {"city":"Oslo"}}, {"name": "get_weather", "parameters": {"city":"Rome"}}]',
-    { content: '', reasoning: null, toolCalls: [{ name: 'get_weather', arguments: '{"city": "Oslo"}' }, { name: 'get_weather', arguments: '{"city": "Rome"}' }] },
+    {
+      content: '',
+      reasoning: null,
+      toolCalls: [
+        { name: 'get_weather', arguments: '{"city": "Oslo"}' },
+        { name: 'get_weather', arguments: '{"city": "Rome"}' },
+      ],
+    },
   ],
-  ['plain content', { reasoning: false, includeReasoning: true, tools: { kind: 'none' } }, 'Hello 😀', { content: 'Hello 😀', reasoning: null, toolCalls: [] }],
+  [
+    'plain content',
+    { reasoning: false, includeReasoning: true, tools: { kind: 'none' } },
+    'Hello 😀',
+    { content: 'Hello 😀', reasoning: null, toolCalls: [] },
+  ],
 ];
 
 describe('chatOutputParser', () => {

@@ -35,15 +35,28 @@ describe('beam bookkeeping', () => {
   it('keeps the best n extensions, completes EOS candidates, ranks by length-penalised score', () => {
     const bs = new BeamSearch(2, 1, 3, new Set([0]), 1);
     // Step 1: one beam proposes 4 candidates; EOS (0) completes a beam.
-    let ext = bs.step([[{ id: 5, logprob: -0.1 }, { id: 0, logprob: -0.5 }, { id: 6, logprob: -1 }, { id: 7, logprob: -2 }]]);
+    let ext = bs.step([
+      [
+        { id: 5, logprob: -0.1 },
+        { id: 0, logprob: -0.5 },
+        { id: 6, logprob: -1 },
+        { id: 7, logprob: -2 },
+      ],
+    ]);
     expect(ext.map((e) => [e.parent, e.beam.tokens.map((t) => t.id)])).toEqual([
       [0, [5]],
       [0, [6]],
     ]);
     expect(bs.completed.map((b) => b.tokens.map((t) => t.id))).toEqual([[0]]);
     ext = bs.step([
-      [{ id: 8, logprob: -3 }, { id: 9, logprob: -4 }],
-      [{ id: 1, logprob: -0.2 }, { id: 2, logprob: -5 }],
+      [
+        { id: 8, logprob: -3 },
+        { id: 9, logprob: -4 },
+      ],
+      [
+        { id: 1, logprob: -0.2 },
+        { id: 2, logprob: -5 },
+      ],
     ]);
     expect(ext.map((e) => [e.parent, e.beam.tokens.map((t) => t.id)])).toEqual([
       [1, [6, 1]],
@@ -85,14 +98,28 @@ describe('EventStream', () => {
 
 describe('requests that can never run', () => {
   const limits = { maxModelLen: 64, vocabSize: 100, maxSeqs: 4, numBlocks: 3 };
-  const req = (over: object = {}) => ({ model: 'm', adapter: null, promptTokenIds: [1, 2, 3], n: 1, sampling: [{}], maxTokens: 8, promptLogprobs: null, badWords: [], ...over });
+  const req = (over: object = {}) => ({
+    model: 'm',
+    adapter: null,
+    promptTokenIds: [1, 2, 3],
+    n: 1,
+    sampling: [{}],
+    maxTokens: 8,
+    promptLogprobs: null,
+    badWords: [],
+    ...over,
+  });
   it('fail at once with the reason', () => {
     expect(() => validateRequest(req(), limits)).not.toThrow();
     expect(() => validateRequest(req({ promptTokenIds: [] }), limits)).toThrow(/empty/);
     expect(() => validateRequest(req({ promptTokenIds: [100] }), limits)).toThrow(/outside \[0, 100\)/);
     expect(() => validateRequest(req({ promptTokenIds: Array(64).fill(1) }), limits)).toThrow(/maximum context length is 64/);
     expect(() => validateRequest(req({ n: 5, sampling: Array(5).fill({}) }), limits)).toThrow(/exceeds the 4 sequences/);
-    expect(() => validateRequest(req({ promptTokenIds: Array(40).fill(1), maxTokens: 20 }), limits)).toThrow(/needs 64 tokens of KV cache; the cache holds 48/);
-    expect(() => validateRequest(req({ n: 11, sampling: Array(11).fill({}), beamSearch: { lengthPenalty: 1 } }), { ...limits, maxSeqs: 16 })).toThrow(/width <= 10/);
+    expect(() => validateRequest(req({ promptTokenIds: Array(40).fill(1), maxTokens: 20 }), limits)).toThrow(
+      /needs 64 tokens of KV cache; the cache holds 48/,
+    );
+    expect(() =>
+      validateRequest(req({ n: 11, sampling: Array(11).fill({}), beamSearch: { lengthPenalty: 1 } }), { ...limits, maxSeqs: 16 }),
+    ).toThrow(/width <= 10/);
   });
 });

@@ -49,10 +49,12 @@ function disagreements(spec: KernelSpec, others: Set<string>): string[] {
       const use = b.packed ? `${escape(b.var)}_load(1|8)\\b` : `${escape(b.var)}\\b`;
       if (!new RegExp(`(?<![.\\w])${use}`).test(body)) out.push(`${where}: the spec binds ${b.var}, the shader never uses it`);
     }
-    if (u && !new RegExp(`(?<![.\\w])${escape(u.var)}\\.`).test(body)) out.push(`${where}: the shader never reads its uniform block ${u.var}`);
+    if (u && !new RegExp(`(?<![.\\w])${escape(u.var)}\\.`).test(body))
+      out.push(`${where}: the shader never reads its uniform block ${u.var}`);
     if (u) {
       for (const m of body.matchAll(new RegExp(`(?<![.\\w])${escape(u.var)}\\.(\\w+)`, 'g'))) {
-        if (!(m[1] in u.fields) || m[1].startsWith('_')) out.push(`${where}: the shader reads ${u.var}.${m[1]}, the spec has no such field`);
+        if (!(m[1] in u.fields) || m[1].startsWith('_'))
+          out.push(`${where}: the shader reads ${u.var}.${m[1]}, the spec has no such field`);
       }
     }
     for (const v of others) {
@@ -98,10 +100,16 @@ describe('kernel specs agree with their WGSL', () => {
     delete (renamed.uniforms!.fields as Record<string, unknown>).eps;
     expect(disagreements(renamed, others)).toContain('rmsnorm (main): the shader reads P.eps, the spec has no such field');
 
-    const extra: KernelSpec = { ...RMSNORM_SPEC, bindings: { ...RMSNORM_SPEC.bindings, bias: { var: 'BIAS', type: 'f32', access: 'read', doc: '' } } };
+    const extra: KernelSpec = {
+      ...RMSNORM_SPEC,
+      bindings: { ...RMSNORM_SPEC.bindings, bias: { var: 'BIAS', type: 'f32', access: 'read', doc: '' } },
+    };
     expect(disagreements(extra, others)).toContain('rmsnorm (main): the spec binds BIAS, the shader never uses it');
 
-    const handWritten: KernelSpec = { ...RMSNORM_SPEC, shaders: { main: ['@group(0) @binding(0) var<storage, read> IN: array<f32>;', ...RMSNORM_SPEC.shaders.main] } };
+    const handWritten: KernelSpec = {
+      ...RMSNORM_SPEC,
+      shaders: { main: ['@group(0) @binding(0) var<storage, read> IN: array<f32>;', ...RMSNORM_SPEC.shaders.main] },
+    };
     expect(disagreements(handWritten, others)).toContain('rmsnorm (main): the WGSL declares a binding by hand');
 
     const { VEC: _, ...rest } = Object.fromEntries(Object.entries(RMSNORM_SPEC.bindings).map(([k, b]) => [b.var, [k, b]]));
@@ -145,7 +153,23 @@ describe('uniforms are packed by name', () => {
   });
 
   it('lays out a problem table at 16-byte strides after the header, padding zeroed', () => {
-    const problem = { M: 1, N: 2, K: 3, x_off: 4, ldx: 5, y_off: 6, ldy: 7, out_off: 8, ldo: 9, transposed: 1, kps: 11, splits: 12, part_off: 13, first: 14, alpha: 1.5 };
+    const problem = {
+      M: 1,
+      N: 2,
+      K: 3,
+      x_off: 4,
+      ldx: 5,
+      y_off: 6,
+      ldy: 7,
+      out_off: 8,
+      ldo: 9,
+      transposed: 1,
+      kps: 11,
+      splits: 12,
+      part_off: 13,
+      first: 14,
+      alpha: 1.5,
+    };
     const buf = packUniformValues(LORA_GRAD_SPEC, { count: 2, total: 9, problems: [problem, { ...problem, M: 21 }] });
     const u = new Uint32Array(buf);
     expect(buf.byteLength).toBe(16 + 8 * 64);

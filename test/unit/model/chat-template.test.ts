@@ -5,7 +5,13 @@
 // turn), Qwen3's thinking rules, and transformers' continue_final_message and template variables.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplate, ChatTemplateError, ChatTemplates, selectTemplateSource, type ChatMessage } from '../../../src/engine/model/chat-template';
+import {
+  ChatTemplate,
+  ChatTemplateError,
+  ChatTemplates,
+  selectTemplateSource,
+  type ChatMessage,
+} from '../../../src/engine/model/chat-template';
 
 const models = new URL('../../../public/models/', import.meta.url);
 const readJson = (path: string) => JSON.parse(readFileSync(new URL(path, models), 'utf8'));
@@ -16,7 +22,11 @@ const qwen3 = new ChatTemplate(readFileSync(new URL('tiny-qwen3/chat_template.ji
 
 const weatherTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'Get the weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Get the weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 const weatherJson =
   '{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}';
@@ -28,7 +38,11 @@ const TOOLS_HEADER =
 /** A weather conversation: the call's arguments arrive as a JSON string, as in the OpenAI API. */
 const toolConversation: ChatMessage[] = [
   { role: 'user', content: 'Weather in Paris?' },
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
+  },
   { role: 'tool', tool_call_id: 'c1', content: '{"temp": 21}' },
 ];
 
@@ -61,7 +75,10 @@ describe('ChatML (hearth/tiny-chat)', () => {
 
   it('documents in the system turn, after the system message', () => {
     const text = tinyChat.render({
-      messages: [{ role: 'system', content: 'Cite sources.' }, { role: 'user', content: 'When?' }],
+      messages: [
+        { role: 'system', content: 'Cite sources.' },
+        { role: 'user', content: 'When?' },
+      ],
       documents: [{ title: 'Moon', text: 'Apollo 11 landed in 1969.' }, { text: 'Untitled note.' }],
       addGenerationPrompt: true,
     });
@@ -74,7 +91,15 @@ describe('ChatML (hearth/tiny-chat)', () => {
 
   it('content given as text parts is joined with newlines (vLLM)', () => {
     const text = tinyChat.render({
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'first' },
+            { type: 'text', text: 'second' },
+          ],
+        },
+      ],
     });
     expect(text).toBe('<|im_start|>user\nfirst\nsecond<|im_end|>\n');
     expect(() => tinyChat.render({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] })).toThrow(
@@ -99,7 +124,9 @@ describe('Qwen2.5 style (hearth/tiny-qwen2)', () => {
     messages[1] = { ...messages[1], content: 'Checking.' };
     const text = qwen2.render({ messages, tools: [weatherTool], addGenerationPrompt: true });
     expect(text).toBe(
-      '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n\n' + TOOLS_HEADER + '<|im_end|>\n' +
+      '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n\n' +
+        TOOLS_HEADER +
+        '<|im_end|>\n' +
         '<|im_start|>user\nWeather in Paris?<|im_end|>\n' +
         '<|im_start|>assistant\nChecking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n' +
         '<|im_start|>user\n<tool_response>\nsunny\n</tool_response>\n<tool_response>\nwindy\n</tool_response><|im_end|>\n' +
@@ -108,7 +135,13 @@ describe('Qwen2.5 style (hearth/tiny-qwen2)', () => {
   });
 
   it('a given system message replaces the default, tools follow it', () => {
-    const text = qwen2.render({ messages: [{ role: 'system', content: 'Be terse.' }, { role: 'user', content: 'x' }], tools: [weatherTool] });
+    const text = qwen2.render({
+      messages: [
+        { role: 'system', content: 'Be terse.' },
+        { role: 'user', content: 'x' },
+      ],
+      tools: [weatherTool],
+    });
     expect(text).toBe(`<|im_start|>system\nBe terse.\n\n${TOOLS_HEADER}<|im_end|>\n<|im_start|>user\nx<|im_end|>\n`);
   });
 
@@ -171,7 +204,9 @@ describe('continue_final_message (transformers semantics)', () => {
   ];
 
   it('leaves the final message open: the text after its content is cut', () => {
-    expect(tinyChat.render({ messages, continueFinalMessage: true })).toBe('<|im_start|>user\nCount<|im_end|>\n<|im_start|>assistant\nOne, two,');
+    expect(tinyChat.render({ messages, continueFinalMessage: true })).toBe(
+      '<|im_start|>user\nCount<|im_end|>\n<|im_start|>assistant\nOne, two,',
+    );
     // Qwen3's template gives the final assistant turn an empty think block; continuation keeps it.
     expect(qwen3.render({ messages, continueFinalMessage: true })).toBe(
       '<|im_start|>user\nCount<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nOne, two,',
@@ -181,7 +216,16 @@ describe('continue_final_message (transformers semantics)', () => {
   it('keeps trailing whitespace the template kept, and content given as parts', () => {
     const spaced = [messages[0], { role: 'assistant', content: 'One, two, ' }];
     expect(tinyChat.render({ messages: spaced, continueFinalMessage: true })).toMatch(/assistant\nOne, two, $/);
-    const parts = [messages[0], { role: 'assistant', content: [{ type: 'text', text: 'One,' }, { type: 'text', text: 'two,' }] }];
+    const parts = [
+      messages[0],
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'One,' },
+          { type: 'text', text: 'two,' },
+        ],
+      },
+    ];
     expect(tinyChat.render({ messages: parts, continueFinalMessage: true })).toMatch(/assistant\nOne,\ntwo,$/);
   });
 
@@ -189,25 +233,36 @@ describe('continue_final_message (transformers semantics)', () => {
     expect(() => tinyChat.render({ messages, continueFinalMessage: true, addGenerationPrompt: true })).toThrow(
       'Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
     );
-    const dropsContent = new ChatTemplate("{% for m in messages %}{{ m.role }}\n{% endfor %}");
+    const dropsContent = new ChatTemplate('{% for m in messages %}{{ m.role }}\n{% endfor %}');
     expect(() => dropsContent.render({ messages, continueFinalMessage: true })).toThrow(/final message does not appear/);
   });
 });
 
 describe('template variables and errors', () => {
   it('special tokens, extra kwargs and strftime_now reach the template', () => {
-    const t = new ChatTemplate("{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}|{{ reasoning_effort }}|{{ strftime_now('%Y') }}", {
-      bos_token: '<s>',
-      eos_token: '</s>',
-    });
-    const year = String(new Date().getFullYear());
-    expect(t.render({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], kwargs: { reasoning_effort: 'low' } })).toBe(
-      `<s>a</s>b</s>|low|${year}`,
+    const t = new ChatTemplate(
+      "{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}|{{ reasoning_effort }}|{{ strftime_now('%Y') }}",
+      {
+        bos_token: '<s>',
+        eos_token: '</s>',
+      },
     );
+    const year = String(new Date().getFullYear());
+    expect(
+      t.render({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+        ],
+        kwargs: { reasoning_effort: 'low' },
+      }),
+    ).toBe(`<s>a</s>b</s>|low|${year}`);
   });
 
   it('raise_exception becomes a ChatTemplateError with the template message', () => {
-    const t = new ChatTemplate("{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}ok");
+    const t = new ChatTemplate(
+      "{% if messages[0].role != 'user' %}{{ raise_exception('Conversations must start with a user message') }}{% endif %}ok",
+    );
     expect(t.render({ messages: [{ role: 'user', content: 'x' }] })).toBe('ok');
     expect(() => t.render({ messages: [{ role: 'assistant', content: 'x' }] })).toThrow(ChatTemplateError);
     expect(() => t.render({ messages: [{ role: 'assistant', content: 'x' }] })).toThrow(/Conversations must start with a user message/);
@@ -226,14 +281,17 @@ describe('choosing the template', () => {
   });
 
   it('named templates: tool_use when tools are passed, default otherwise', () => {
-    const list = [{ name: 'default', template: 'D' }, { name: 'tool_use', template: 'T' }];
+    const list = [
+      { name: 'default', template: 'D' },
+      { name: 'tool_use', template: 'T' },
+    ];
     expect(selectTemplateSource(null, list, false)).toBe('D');
     expect(selectTemplateSource(null, list, true)).toBe('T');
     expect(() => selectTemplateSource(null, [{ name: 'rag', template: 'R' }], false)).toThrow(/no "default"/);
   });
 
   it('a per-request template overrides the model one; a model without a template says so', () => {
-    const templates = new ChatTemplates(null, "{% for m in messages %}[{{ m.content }}]{% endfor %}", special);
+    const templates = new ChatTemplates(null, '{% for m in messages %}[{{ m.content }}]{% endfor %}', special);
     expect(templates.forRequest().render({ messages: [{ role: 'user', content: 'a' }] })).toBe('[a]');
     expect(templates.forRequest({ override: '{{ messages | length }}' }).render({ messages: [{ role: 'user', content: 'a' }] })).toBe('1');
     const none = new ChatTemplates(null, null, special);

@@ -47,7 +47,9 @@ describe('URLs', () => {
     server.unauthorized.add('/org/model/');
     const attempt = source(null).open('model.safetensors');
     await expect(attempt).rejects.toThrow(SourceError);
-    await expect(source(null).open('model.safetensors')).rejects.toThrow(/answered 401: the repository is private, gated, or does not exist/);
+    await expect(source(null).open('model.safetensors')).rejects.toThrow(
+      /answered 401: the repository is private, gated, or does not exist/,
+    );
   });
 });
 
@@ -150,7 +152,9 @@ describe('cache', () => {
     expect(server.log.length).toBe(before);
     expect(await same(again, body)).toBe(true);
     expect(events).toEqual([{ file: 'model.safetensors', loaded: SIZE, total: SIZE, bytesPerSecond: 0, fromCache: true }]);
-    expect(await cache.listModels()).toMatchObject([{ modelId: 'org/model', bytes: SIZE, files: [{ file: 'model.safetensors', complete: true }] }]);
+    expect(await cache.listModels()).toMatchObject([
+      { modelId: 'org/model', bytes: SIZE, files: [{ file: 'model.safetensors', complete: true }] },
+    ]);
     await cache.removeModel('org/model');
     expect(await cache.listModels()).toEqual([]);
     await source(cache).open('model.safetensors');
@@ -160,7 +164,9 @@ describe('cache', () => {
   it('a cache refuses an append at the wrong offset', async () => {
     const cache = new MemoryFileCache();
     await cache.append('m', 'f', 0, new Uint8Array(4), { validator: null, total: 8, url: 'u' });
-    await expect(cache.append('m', 'f', 2, new Uint8Array(4), { validator: null, total: 8, url: 'u' })).rejects.toThrow(/append at 2 but 4 bytes/);
+    await expect(cache.append('m', 'f', 2, new Uint8Array(4), { validator: null, total: 8, url: 'u' })).rejects.toThrow(
+      /append at 2 but 4 bytes/,
+    );
   });
 
   it('downloadFile without a source: the same contract', async () => {

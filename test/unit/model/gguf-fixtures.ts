@@ -109,7 +109,12 @@ export function randomGguf(weightType: string, seed: number, embedType = 'F32', 
   norm('output_norm.weight', 'model.norm.weight', C);
   if (!cfg.tieWordEmbeddings) add('output.weight', 'lm_head.weight', [V, C], weightType, w(C) * 4);
   if (arch === 'llama') {
-    ggufTensors.push({ name: 'rope_freqs.weight', ne: [HS / 2], type: 'F32', data: new Uint8Array(Float32Array.from(LLAMA3_FREQ_FACTORS).buffer) });
+    ggufTensors.push({
+      name: 'rope_freqs.weight',
+      ne: [HS / 2],
+      type: 'F32',
+      data: new Uint8Array(Float32Array.from(LLAMA3_FREQ_FACTORS).buffer),
+    });
     cfg.ropeScaling = { type: 'freq_factors', factors: LLAMA3_FREQ_FACTORS };
   }
 

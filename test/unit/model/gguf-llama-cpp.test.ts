@@ -46,7 +46,6 @@ function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; ar
   return { rel: Math.sqrt(num / den), argmaxAgree: agree };
 }
 
-
 /** llama.cpp's logits of every position of PROMPT for the GGUF at `path` (CPU, F32 KV cache). */
 async function llamaCppLogits(llama: Llama, path: string, V: number): Promise<Float32Array> {
   const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
@@ -80,28 +79,32 @@ describe('GGUF blocks against llama.cpp', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(TYPES)('%s: Hearth reads the file llama.cpp runs, and both give the same logits', async (type) => {
-    const fx = randomGguf(type === 'Q5_1' ? 'F32' : type, 1000 + TYPES.indexOf(type), type);
-    const path = join(dir, `${type}.gguf`);
-    writeFileSync(path, fx.gguf);
+  it.each(TYPES)(
+    '%s: Hearth reads the file llama.cpp runs, and both give the same logits',
+    async (type) => {
+      const fx = randomGguf(type === 'Q5_1' ? 'F32' : type, 1000 + TYPES.indexOf(type), type);
+      const path = join(dir, `${type}.gguf`);
+      writeFileSync(path, fx.gguf);
 
-    // Hearth: the reader gives back exactly the blocks written, which decode to the fixture's weights.
-    const file = await readGguf(bytesSource(fx.gguf), `${type}.gguf`);
-    const embd = file.tensors.find((t) => t.name === 'token_embd.weight')!;
-    expect(embd.type.name).toBe(type);
-    expect(embd.ne).toEqual([fx.config.hiddenSize, fx.config.vocabSize]);
-    const decoded = dequantize(type, await readGgufTensor(bytesSource(fx.gguf), embd), embd.elements);
-    const expected = fx.tensors.find((t) => t.name === 'model.embed_tokens.weight')!;
-    expect(Buffer.from(decoded.buffer).equals(Buffer.from(expected.data))).toBe(true);
-    const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
+      // Hearth: the reader gives back exactly the blocks written, which decode to the fixture's weights.
+      const file = await readGguf(bytesSource(fx.gguf), `${type}.gguf`);
+      const embd = file.tensors.find((t) => t.name === 'token_embd.weight')!;
+      expect(embd.type.name).toBe(type);
+      expect(embd.ne).toEqual([fx.config.hiddenSize, fx.config.vocabSize]);
+      const decoded = dequantize(type, await readGgufTensor(bytesSource(fx.gguf), embd), embd.elements);
+      const expected = fx.tensors.find((t) => t.name === 'model.embed_tokens.weight')!;
+      expect(Buffer.from(decoded.buffer).equals(Buffer.from(expected.data))).toBe(true);
+      const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
 
-    const V = fx.config.vocabSize;
-    const theirs = await llamaCppLogits(llama, path, V);
+      const V = fx.config.vocabSize;
+      const theirs = await llamaCppLogits(llama, path, V);
 
-    const { rel, argmaxAgree } = compare(ours, theirs, V);
-    expect(rel, `${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
-    expect(argmaxAgree, `${type}: positions whose top token agrees`).toBeGreaterThanOrEqual(PROMPT.length - 1);
-  }, 60_000);
+      const { rel, argmaxAgree } = compare(ours, theirs, V);
+      expect(rel, `${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
+      expect(argmaxAgree, `${type}: positions whose top token agrees`).toBeGreaterThanOrEqual(PROMPT.length - 1);
+    },
+    60_000,
+  );
   // Hearth's own GGUF loading: config from the metadata, HF names, llama's q/k rows un-permuted, the
   // untied lm_head, Llama 3's rope_freqs. Any mistake there changes the logits.
   it.each([
@@ -109,16 +112,20 @@ describe('GGUF blocks against llama.cpp', () => {
     ['llama', 'Q4_K'],
     ['llama', 'Q6_K'],
     ['qwen3', 'Q8_0'],
-  ] as const)('%s %s: a model loaded from the GGUF alone gives llama.cpp\'s logits', async (arch, type) => {
-    const fx = randomGguf(type, 2000 + type.length, 'F32', arch);
-    const path = join(dir, `${arch}-${type}.gguf`);
-    writeFileSync(path, fx.gguf);
-    const loaded = await referenceTensorsFromGguf(bytesSource(fx.gguf), `${arch}-${type}.gguf`);
-    expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
-    const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
-    const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);
-    const { rel, argmaxAgree } = compare(ours, theirs, fx.config.vocabSize);
-    expect(rel, `${arch} ${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
-    expect(argmaxAgree).toBeGreaterThanOrEqual(PROMPT.length - 1);
-  }, 60_000);
+  ] as const)(
+    "%s %s: a model loaded from the GGUF alone gives llama.cpp's logits",
+    async (arch, type) => {
+      const fx = randomGguf(type, 2000 + type.length, 'F32', arch);
+      const path = join(dir, `${arch}-${type}.gguf`);
+      writeFileSync(path, fx.gguf);
+      const loaded = await referenceTensorsFromGguf(bytesSource(fx.gguf), `${arch}-${type}.gguf`);
+      expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
+      const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
+      const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);
+      const { rel, argmaxAgree } = compare(ours, theirs, fx.config.vocabSize);
+      expect(rel, `${arch} ${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
+      expect(argmaxAgree).toBeGreaterThanOrEqual(PROMPT.length - 1);
+    },
+    60_000,
+  );
 });

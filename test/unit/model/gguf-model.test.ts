@@ -24,7 +24,17 @@ describe('GGUF model metadata', () => {
     const tensors = [{ name: 'token_embd.weight', ne: [4, 2], type: 'F32', data: new Uint8Array(32) }];
     const gemma = await readGguf(source(writeGguf({ metadata: [['general.architecture', gv.str('gemma3')]], tensors })));
     expect(() => ggufModelConfig(gemma, 'g.gguf')).toThrow('g.gguf: architecture gemma3 is not supported (supported: llama, qwen2, qwen3)');
-    const partial = await readGguf(source(writeGguf({ metadata: [['general.architecture', gv.str('llama')], ['llama.embedding_length', gv.u32(4)]], tensors })));
+    const partial = await readGguf(
+      source(
+        writeGguf({
+          metadata: [
+            ['general.architecture', gv.str('llama')],
+            ['llama.embedding_length', gv.u32(4)],
+          ],
+          tensors,
+        }),
+      ),
+    );
     expect(() => ggufModelConfig(partial, 'p.gguf')).toThrow('p.gguf: metadata key llama.attention.head_count is missing');
     const none = await readGguf(source(writeGguf({ metadata: [], tensors })));
     expect(() => ggufModelConfig(none, 'n.gguf')).toThrow('n.gguf: metadata key general.architecture is missing');

@@ -12,7 +12,17 @@ const source = (bytes: Uint8Array) => ({ size: bytes.length, read: async (b: num
 const read = (bytes: Uint8Array) => readGguf(source(bytes), 'x.gguf');
 
 function tensor(name: string, type: string, ne: number[], seed = 1): GgufTensorInput {
-  return { name, ne, type, data: randomBlocks(type, ne.reduce((a, b) => a * b, 1), 1, new Rng(seed)) };
+  return {
+    name,
+    ne,
+    type,
+    data: randomBlocks(
+      type,
+      ne.reduce((a, b) => a * b, 1),
+      1,
+      new Rng(seed),
+    ),
+  };
 }
 
 /** Byte offset of the u64 `offset` field of tensor `name` in a file the writer made. */
@@ -30,7 +40,8 @@ function setU64(bytes: Uint8Array, at: number, v: number | bigint): Uint8Array {
   return out;
 }
 
-const base = () => writeGguf({ metadata: [['general.architecture', gv.str('qwen3')]], tensors: [tensor('a', 'F32', [8]), tensor('b', 'Q4_K', [256, 2])] });
+const base = () =>
+  writeGguf({ metadata: [['general.architecture', gv.str('qwen3')]], tensors: [tensor('a', 'F32', [8]), tensor('b', 'Q4_K', [256, 2])] });
 
 describe('GGUF reader', () => {
   it('reads back every metadata value type the writer writes', async () => {
@@ -53,7 +64,9 @@ describe('GGUF reader', () => {
     ];
     const file = await read(writeGguf({ metadata, tensors: [] }));
     const v = (k: string) => file.metadata.get(k)!.value;
-    expect([v('u8'), v('i8'), v('u16'), v('i16'), v('u32'), v('i32'), v('f32'), v('f64')]).toEqual([200, -5, 60000, -300, 4_000_000_000, -7, 0.5, 1e-300]);
+    expect([v('u8'), v('i8'), v('u16'), v('i16'), v('u32'), v('i32'), v('f32'), v('f64')]).toEqual([
+      200, -5, 60000, -300, 4_000_000_000, -7, 0.5, 1e-300,
+    ]);
     expect(v('u64')).toBe(2n ** 60n); // beyond 2^53: kept exact as a bigint
     expect(v('i64')).toBe(-3);
     expect(v('bool')).toBe(true);
@@ -135,12 +148,26 @@ describe('GGUF reader', () => {
   });
 
   it('refuses duplicate keys and names, a bad alignment and too many dimensions', async () => {
-    await expect(read(writeGguf({ metadata: [['k', gv.u32(1)], ['k', gv.u32(2)]], tensors: [] }))).rejects.toThrow('metadata key k appears twice');
-    await expect(read(writeGguf({ metadata: [], tensors: [tensor('t', 'F32', [4]), tensor('t', 'F32', [4])] }))).rejects.toThrow('tensor t appears twice');
+    await expect(
+      read(
+        writeGguf({
+          metadata: [
+            ['k', gv.u32(1)],
+            ['k', gv.u32(2)],
+          ],
+          tensors: [],
+        }),
+      ),
+    ).rejects.toThrow('metadata key k appears twice');
+    await expect(read(writeGguf({ metadata: [], tensors: [tensor('t', 'F32', [4]), tensor('t', 'F32', [4])] }))).rejects.toThrow(
+      'tensor t appears twice',
+    );
     const badAlign = writeGguf({ metadata: [['general.alignment', gv.u32(32)]], tensors: [] });
     const alignAt = 24 + 8 + 'general.alignment'.length + 4; // header, key, value type
     new DataView(badAlign.buffer).setUint32(alignAt, 48, true);
     await expect(read(badAlign)).rejects.toThrow('general.alignment must be a power of two u32 (got 48)');
-    await expect(read(writeGguf({ metadata: [], tensors: [tensor('t', 'F32', [1, 1, 1, 1, 2])] }))).rejects.toThrow('tensor t has 5 dimensions (1 to 4)');
+    await expect(read(writeGguf({ metadata: [], tensors: [tensor('t', 'F32', [1, 1, 1, 1, 2])] }))).rejects.toThrow(
+      'tensor t has 5 dimensions (1 to 4)',
+    );
   });
 });

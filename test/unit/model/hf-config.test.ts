@@ -12,27 +12,63 @@ describe('parseModelConfig on published models', () => {
   it('SmolLM2-135M: Llama, GQA 9/3, derived head_dim, tied', () => {
     const c = parseModelConfig(fixture('smollm2-135m.config.json'));
     expect(c).toMatchObject({
-      arch: 'llama', hiddenSize: 576, numLayers: 30, numHeads: 9, numKvHeads: 3, headDim: 64,
-      intermediateSize: 1536, vocabSize: 49152, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null,
-      maxPositionEmbeddings: 8192, tieWordEmbeddings: true, attentionBias: false, outputBias: false,
-      mlpBias: false, qkNorm: false, bosTokenId: 0, eosTokenIds: [0], torchDtype: 'bf16',
+      arch: 'llama',
+      hiddenSize: 576,
+      numLayers: 30,
+      numHeads: 9,
+      numKvHeads: 3,
+      headDim: 64,
+      intermediateSize: 1536,
+      vocabSize: 49152,
+      rmsNormEps: 1e-5,
+      ropeTheta: 100000,
+      ropeScaling: null,
+      maxPositionEmbeddings: 8192,
+      tieWordEmbeddings: true,
+      attentionBias: false,
+      outputBias: false,
+      mlpBias: false,
+      qkNorm: false,
+      bosTokenId: 0,
+      eosTokenIds: [0],
+      torchDtype: 'bf16',
     });
   });
 
   it('Qwen2.5-0.5B: q/k/v bias but no o_proj bias, rope 1e6', () => {
     const c = parseModelConfig(fixture('qwen2.5-0.5b.config.json'));
     expect(c).toMatchObject({
-      arch: 'qwen2', hiddenSize: 896, numLayers: 24, numHeads: 14, numKvHeads: 2, headDim: 64,
-      intermediateSize: 4864, vocabSize: 151936, rmsNormEps: 1e-6, ropeTheta: 1e6,
-      tieWordEmbeddings: true, attentionBias: true, outputBias: false, qkNorm: false, eosTokenIds: [151643],
+      arch: 'qwen2',
+      hiddenSize: 896,
+      numLayers: 24,
+      numHeads: 14,
+      numKvHeads: 2,
+      headDim: 64,
+      intermediateSize: 4864,
+      vocabSize: 151936,
+      rmsNormEps: 1e-6,
+      ropeTheta: 1e6,
+      tieWordEmbeddings: true,
+      attentionBias: true,
+      outputBias: false,
+      qkNorm: false,
+      eosTokenIds: [151643],
     });
   });
 
   it('Qwen3-0.6B: explicit head_dim 128 (not 1024/16), q/k norm', () => {
     const c = parseModelConfig(fixture('qwen3-0.6b.config.json'));
     expect(c).toMatchObject({
-      arch: 'qwen3', hiddenSize: 1024, numHeads: 16, numKvHeads: 8, headDim: 128, qkNorm: true,
-      attentionBias: false, outputBias: false, maxPositionEmbeddings: 40960, eosTokenIds: [151645],
+      arch: 'qwen3',
+      hiddenSize: 1024,
+      numHeads: 16,
+      numKvHeads: 8,
+      headDim: 128,
+      qkNorm: true,
+      attentionBias: false,
+      outputBias: false,
+      maxPositionEmbeddings: 40960,
+      eosTokenIds: [151645],
     });
   });
 
@@ -80,13 +116,25 @@ describe('parseModelConfig variants', () => {
 
   it('applies the family defaults transformers uses for absent fields', () => {
     const minimal = {
-      architectures: ['LlamaForCausalLM'], hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2,
-      intermediate_size: 128, vocab_size: 100,
+      architectures: ['LlamaForCausalLM'],
+      hidden_size: 64,
+      num_attention_heads: 4,
+      num_hidden_layers: 2,
+      intermediate_size: 128,
+      vocab_size: 100,
     };
     const c = parseModelConfig(minimal);
     expect(c).toMatchObject({
-      numKvHeads: 4, headDim: 16, rmsNormEps: 1e-6, ropeTheta: 10000, maxPositionEmbeddings: 2048,
-      tieWordEmbeddings: false, attentionBias: false, bosTokenId: null, eosTokenIds: [], torchDtype: null,
+      numKvHeads: 4,
+      headDim: 16,
+      rmsNormEps: 1e-6,
+      ropeTheta: 10000,
+      maxPositionEmbeddings: 2048,
+      tieWordEmbeddings: false,
+      attentionBias: false,
+      bosTokenId: null,
+      eosTokenIds: [],
+      torchDtype: null,
     });
     const q = parseModelConfig({ ...minimal, architectures: ['Qwen2ForCausalLM'] });
     expect(q.maxPositionEmbeddings).toBe(32768);
@@ -114,7 +162,10 @@ describe('parseModelConfig refuses what it cannot run, naming the problem', () =
   };
 
   it('an unknown architecture names it and lists the supported ones', () => {
-    refuse({ ...base(), architectures: ['MistralForCausalLM'] }, /unsupported architecture "MistralForCausalLM".*LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM/);
+    refuse(
+      { ...base(), architectures: ['MistralForCausalLM'] },
+      /unsupported architecture "MistralForCausalLM".*LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM/,
+    );
     refuse({ ...base(), architectures: undefined, model_type: 'gemma' }, /unsupported model_type "gemma"/);
   });
 
@@ -147,7 +198,12 @@ describe('parseModelConfig refuses what it cannot run, naming the problem', () =
 describe('parseGenerationConfig', () => {
   it('Qwen3: eos list, pad, sampling defaults', () => {
     expect(parseGenerationConfig(fixture('qwen3-0.6b.generation_config.json'))).toEqual({
-      eosTokenIds: [151645, 151643], bosTokenId: 151643, padTokenId: 151643, temperature: 0.6, topK: 20, topP: 0.95,
+      eosTokenIds: [151645, 151643],
+      bosTokenId: 151643,
+      padTokenId: 151643,
+      temperature: 0.6,
+      topK: 20,
+      topP: 0.95,
     });
   });
 
@@ -160,7 +216,11 @@ describe('parseGenerationConfig', () => {
 
   it('min_p and max_new_tokens; an int eos', () => {
     expect(parseGenerationConfig({ eos_token_id: 7, min_p: 0.05, max_new_tokens: 256 })).toEqual({
-      eosTokenIds: [7], bosTokenId: null, padTokenId: null, minP: 0.05, maxNewTokens: 256,
+      eosTokenIds: [7],
+      bosTokenId: null,
+      padTokenId: null,
+      minP: 0.05,
+      maxNewTokens: 256,
     });
   });
 

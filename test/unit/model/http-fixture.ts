@@ -69,7 +69,7 @@ export class FileServer {
         return;
       }
     }
-    const ifNoneMatch = (req.headers['if-none-match']) ?? null;
+    const ifNoneMatch = req.headers['if-none-match'] ?? null;
     const entry: RequestLog = { path, range, ifRange, ifNoneMatch };
     this.log.push(entry);
     res.on('finish', () => (entry.status = res.statusCode));

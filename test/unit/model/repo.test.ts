@@ -130,19 +130,30 @@ describe('sharded repositories', () => {
     const a = writeSafetensors(tensors.filter((_, i) => i % 2 === 0));
     const b = writeSafetensors(tensors.filter((_, i) => i % 2 === 1));
     const index = JSON.stringify({ weight_map });
-    await expect(loadModelFiles(repoFrom('tiny-qwen2', { 'model.safetensors': null, 'model.safetensors.index.json': index, 'a.safetensors': a }))).rejects.toThrow(
-      /model\.safetensors\.index\.json lists b\.safetensors, which is missing from picked files/,
-    );
-    const swapped = repoFrom('tiny-qwen2', { 'model.safetensors': null, 'model.safetensors.index.json': index, 'a.safetensors': b, 'b.safetensors': a });
+    await expect(
+      loadModelFiles(repoFrom('tiny-qwen2', { 'model.safetensors': null, 'model.safetensors.index.json': index, 'a.safetensors': a })),
+    ).rejects.toThrow(/model\.safetensors\.index\.json lists b\.safetensors, which is missing from picked files/);
+    const swapped = repoFrom('tiny-qwen2', {
+      'model.safetensors': null,
+      'model.safetensors.index.json': index,
+      'a.safetensors': b,
+      'b.safetensors': a,
+    });
     await expect(loadModelFiles(swapped)).rejects.toThrow(/puts \S+ in a\.safetensors, but a\.safetensors has no such tensor/);
-    await expect(loadModelFiles(repoFrom('tiny-qwen2', { 'model.safetensors.index.json': '{"metadata": {}}' }))).rejects.toThrow(/missing "weight_map"/);
+    await expect(loadModelFiles(repoFrom('tiny-qwen2', { 'model.safetensors.index.json': '{"metadata": {}}' }))).rejects.toThrow(
+      /missing "weight_map"/,
+    );
   });
 });
 
 describe('broken repositories are refused, naming the problem', () => {
   it('missing files', async () => {
-    await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': null }))).rejects.toThrow('config.json is missing from picked files');
-    await expect(loadModelFiles(repoFrom('tiny-chat', { 'tokenizer.json': null }))).rejects.toThrow('tokenizer.json is missing from picked files');
+    await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': null }))).rejects.toThrow(
+      'config.json is missing from picked files',
+    );
+    await expect(loadModelFiles(repoFrom('tiny-chat', { 'tokenizer.json': null }))).rejects.toThrow(
+      'tokenizer.json is missing from picked files',
+    );
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'model.safetensors': null }))).rejects.toThrow(
       'picked files has no model.safetensors or model.safetensors.index.json',
     );
@@ -180,11 +191,16 @@ describe('broken repositories are refused, naming the problem', () => {
       /missing tensor model\.layers\.1\.mlp\.down_proj\.weight/,
     );
     // q_proj is [heads * head_dim, hidden] = [128, 64]; a transposed copy must not pass.
-    const reshaped = tensors.map((t) => (t.name === 'model.layers.0.self_attn.q_proj.weight' ? { ...t, shape: [t.shape[1], t.shape[0]] } : t));
+    const reshaped = tensors.map((t) =>
+      t.name === 'model.layers.0.self_attn.q_proj.weight' ? { ...t, shape: [t.shape[1], t.shape[0]] } : t,
+    );
     await expect(loadModelFiles(repoFrom('tiny-qwen3', { 'model.safetensors': writeSafetensors(reshaped) }))).rejects.toThrow(
       'tensor model.layers.0.self_attn.q_proj.weight: shape [64, 128] expected [128, 64]',
     );
-    const extra = [...tensors, { name: 'model.layers.0.self_attn.o_proj.bias', dtype: 'f32' as const, shape: [64], data: new Uint8Array(256) }];
+    const extra = [
+      ...tensors,
+      { name: 'model.layers.0.self_attn.o_proj.bias', dtype: 'f32' as const, shape: [64], data: new Uint8Array(256) },
+    ];
     await expect(loadModelFiles(repoFrom('tiny-qwen3', { 'model.safetensors': writeSafetensors(extra) }))).rejects.toThrow(
       /unexpected tensor model\.layers\.0\.self_attn\.o_proj\.bias/,
     );
@@ -229,13 +245,23 @@ describe('over HTTP with a cache', () => {
 
   it('downloads with progress, then loads again offline from the cache', async () => {
     server = await new FileServer().start();
-    for (const name of readdirSync(folder('tiny-qwen3'))) server.put(`/hearth/tiny-qwen3/resolve/main/${name}`, fileBytes('tiny-qwen3', name));
+    for (const name of readdirSync(folder('tiny-qwen3')))
+      server.put(`/hearth/tiny-qwen3/resolve/main/${name}`, fileBytes('tiny-qwen3', name));
     const cache = new MemoryFileCache();
     const progress = new Set<string>();
     const online = await loadModelFiles(new UrlSource('hearth/tiny-qwen3', { hfBase: server.base, cache }), {
       onProgress: (p) => progress.add(p.file),
     });
-    expect(progress).toEqual(new Set(['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'model.safetensors']));
+    expect(progress).toEqual(
+      new Set([
+        'config.json',
+        'generation_config.json',
+        'tokenizer.json',
+        'tokenizer_config.json',
+        'chat_template.jinja',
+        'model.safetensors',
+      ]),
+    );
     // Absent optional files were asked for and answered 404.
     expect(server.log.some((r) => r.path.endsWith('/model.safetensors.index.json'))).toBe(true);
     await server.stop();

@@ -73,10 +73,9 @@ describe('round trip of each weight dtype', () => {
     // safetensors/src/tensor.rs, test_serialization: "attn.0" F32 [1,2,3] = 0..5, no metadata.
     const attn = { name: 'attn.0', dtype: 'f32' as const, shape: [1, 2, 3], data: encodeFromF32([0, 1, 2, 3, 4, 5], 'f32') };
     expect([...writeSafetensors([attn])]).toEqual([
-      64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100, 116, 121, 112, 101, 34, 58, 34, 70,
-      51, 50, 34, 44, 34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111,
-      102, 102, 115, 101, 116, 115, 34, 58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0,
-      0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64,
+      64, 0, 0, 0, 0, 0, 0, 0, 123, 34, 97, 116, 116, 110, 46, 48, 34, 58, 123, 34, 100, 116, 121, 112, 101, 34, 58, 34, 70, 51, 50, 34, 44,
+      34, 115, 104, 97, 112, 101, 34, 58, 91, 49, 44, 50, 44, 51, 93, 44, 34, 100, 97, 116, 97, 95, 111, 102, 102, 115, 101, 116, 115, 34,
+      58, 91, 48, 44, 50, 52, 93, 125, 125, 0, 0, 0, 0, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64, 0, 0, 160, 64,
     ]);
     // test_serialization_forced_alignement: a shorter name needs 7 spaces of padding.
     const attn0 = { ...attn, name: 'attn0', shape: [1, 1, 2, 3] };
@@ -135,7 +134,10 @@ describe('corrupt headers are refused with the reason', () => {
   });
 
   it('a size that does not match dtype and shape', () =>
-    corrupt(rawFile({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)), /shape \[3\] needs 12 bytes but data_offsets span 8/));
+    corrupt(
+      rawFile({ a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, new Uint8Array(8)),
+      /shape \[3\] needs 12 bytes but data_offsets span 8/,
+    ));
 
   it('a gap between tensors, and overlapping tensors', async () => {
     await corrupt(
@@ -156,15 +158,23 @@ describe('corrupt headers are refused with the reason', () => {
 
 describe('reading', () => {
   it('only F32, F16 and BF16 load as weights', async () => {
-    const file = await SafetensorsFile.open(rawFile({ step: { dtype: 'I64', shape: [1], data_offsets: [0, 8] } }, new Uint8Array(8)), 'adapter.safetensors');
+    const file = await SafetensorsFile.open(
+      rawFile({ step: { dtype: 'I64', shape: [1], data_offsets: [0, 8] } }, new Uint8Array(8)),
+      'adapter.safetensors',
+    );
     expect(file.entry('step').dtype).toBe('I64');
-    await expect(file.read('step')).rejects.toThrow('adapter.safetensors: tensor "step" has dtype I64; Hearth loads weights only as F32, F16 or BF16');
+    await expect(file.read('step')).rejects.toThrow(
+      'adapter.safetensors: tensor "step" has dtype I64; Hearth loads weights only as F32, F16 or BF16',
+    );
     await expect(file.read('nope')).rejects.toThrow('adapter.safetensors: no tensor named "nope"');
   });
 
   it('reads the header and then one tensor at a time, never the whole file', async () => {
     const big: TensorData[] = ['a', 'b', 'c'].map((name) => ({
-      name, dtype: 'f32', shape: [1000], data: encodeFromF32(new Float32Array(1000).fill(name.charCodeAt(0)), 'f32'),
+      name,
+      dtype: 'f32',
+      shape: [1000],
+      data: encodeFromF32(new Float32Array(1000).fill(name.charCodeAt(0)), 'f32'),
     }));
     const bytes = writeSafetensors(big);
     const reads: Array<[number, number]> = [];
@@ -177,7 +187,10 @@ describe('reading', () => {
     };
     const file = await SafetensorsFile.open(source);
     const headerEnd = file.entry('a').begin;
-    expect(reads).toEqual([[0, 8], [8, headerEnd]]);
+    expect(reads).toEqual([
+      [0, 8],
+      [8, headerEnd],
+    ]);
     const b = await file.read('b');
     expect(decodeToF32(b.data, 'f32')[999]).toBe('b'.charCodeAt(0));
     expect(reads[2]).toEqual([file.entry('b').begin, file.entry('b').end]);

@@ -17,20 +17,62 @@ const enc = (s: string) => tok.encode(s, { addSpecialTokens: false });
 /** Seeded strings mixing words, digits, whitespace runs, punctuation, accents, CJK and emoji. */
 function sampleStrings(n: number, seed = 1): string[] {
   let s = seed;
-  const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const atoms = [
-    'the', ' the', 'Hello', ' world', '12345', ' 3.14', '\n', '\n\n', '  ', '\t', 'café', ' naïve', '東京', '😀', '🚀🚀',
-    '{"name": "get_weather"}', '<tool_call>', '</tool_call>', '<think>', '<|im_end|>', '<|im_start|>', 'x<|im_end', "it's", "we'll",
-    'ÅÖ', '∑', '\u00a0', 'e\u0301', 'ZZZ', 'qwxz', '—', '龘', '𝔘', '   \n', 'done.',
+    'the',
+    ' the',
+    'Hello',
+    ' world',
+    '12345',
+    ' 3.14',
+    '\n',
+    '\n\n',
+    '  ',
+    '\t',
+    'café',
+    ' naïve',
+    '東京',
+    '😀',
+    '🚀🚀',
+    '{"name": "get_weather"}',
+    '<tool_call>',
+    '</tool_call>',
+    '<think>',
+    '<|im_end|>',
+    '<|im_start|>',
+    'x<|im_end',
+    "it's",
+    "we'll",
+    'ÅÖ',
+    '∑',
+    '\u00a0',
+    'e\u0301',
+    'ZZZ',
+    'qwxz',
+    '—',
+    '龘',
+    '𝔘',
+    '   \n',
+    'done.',
   ];
-  return Array.from({ length: n }, () => Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => atoms[Math.floor(rnd() * atoms.length)]).join(''));
+  return Array.from({ length: n }, () =>
+    Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => atoms[Math.floor(rnd() * atoms.length)]).join(''),
+  );
 }
 
 describe('vocabulary and special tokens', () => {
   it('has the sizes and ids the model files declare', () => {
     expect(tok.vocabSize).toBe(4096);
     expect(tok.addedTokens.map((t) => t.content)).toEqual([
-      '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>', '<think>', '</think>', '<tool_response>', '</tool_response>',
+      '<|endoftext|>',
+      '<|im_start|>',
+      '<|im_end|>',
+      '<tool_call>',
+      '</tool_call>',
+      '<think>',
+      '</think>',
+      '<tool_response>',
+      '</tool_response>',
     ]);
     expect(tok.eosTokenId).toBe(2);
     expect(tok.padTokenId).toBe(0);
@@ -60,7 +102,13 @@ describe('known token ids', () => {
     // Merges 0: h+e, 1: Ġ+t, 6: Ġt+he (the trainer's first merges). "Ġ t h e": the lowest-ranked
     // pair is (h,e) -> "Ġ t he"; then (Ġ,t) rank 1 -> "Ġt he"; then (Ġt,he) rank 6 -> "Ġthe" = 265 + 6.
     expect(tokenizerJson.model.merges.slice(0, 7)).toEqual([
-      ['h', 'e'], ['Ġ', 't'], ['r', 'e'], ['Ġ', 'a'], ['Ġ', 'i'], ['Ġ', 's'], ['Ġt', 'he'],
+      ['h', 'e'],
+      ['Ġ', 't'],
+      ['r', 'e'],
+      ['Ġ', 'a'],
+      ['Ġ', 'i'],
+      ['Ġ', 's'],
+      ['Ġt', 'he'],
     ]);
     expect(enc(' the')).toEqual([271]);
     expect(enc(' the the')).toEqual([271, 271]);
@@ -203,7 +251,13 @@ describe('generic path: a SentencePiece-style tokenizer (Metaspace, byte fallbac
         { id: 1, content: '<s>', special: true, single_word: false, lstrip: false, rstrip: false, normalized: false },
         { id: 2, content: '</s>', special: true, single_word: false, lstrip: false, rstrip: false, normalized: false },
       ],
-      normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+      normalizer: {
+        type: 'Sequence',
+        normalizers: [
+          { type: 'Prepend', prepend: '▁' },
+          { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+        ],
+      },
       pre_tokenizer: null,
       post_processor: null,
       decoder: {
@@ -216,9 +270,27 @@ describe('generic path: a SentencePiece-style tokenizer (Metaspace, byte fallbac
         ],
       },
       model: {
-        type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
-        fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab,
-        merges: [['h', 'e'], ['l', 'l'], ['▁', 'he'], ['▁he', 'll'], ['▁hell', 'o'], ['o', 'r'], ['or', 'l'], ['orl', 'd'], ['▁', 'w'], ['▁w', 'orld']],
+        type: 'BPE',
+        dropout: null,
+        unk_token: '<unk>',
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: true,
+        ignore_merges: false,
+        vocab,
+        merges: [
+          ['h', 'e'],
+          ['l', 'l'],
+          ['▁', 'he'],
+          ['▁he', 'll'],
+          ['▁hell', 'o'],
+          ['o', 'r'],
+          ['or', 'l'],
+          ['orl', 'd'],
+          ['▁', 'w'],
+          ['▁w', 'orld'],
+        ],
       },
     },
     { eos_token: '</s>', bos_token: '<s>', unk_token: '<unk>' },

@@ -38,7 +38,8 @@ function tinyConfig(arch: Architecture): ModelConfig {
 /** The adapter copied into f64 arrays, so perturbations are not rounded to f32. */
 function toF64(lora: ReferenceLora): ReferenceLora {
   const out = new ReferenceLora(lora.rank, lora.scale);
-  for (const { layer, module, weights } of lora.entries()) out.set(layer, module, { A: Float64Array.from(weights.A), B: Float64Array.from(weights.B) });
+  for (const { layer, module, weights } of lora.entries())
+    out.set(layer, module, { A: Float64Array.from(weights.A), B: Float64Array.from(weights.B) });
   return out;
 }
 

@@ -33,7 +33,10 @@ function accumulated(init: Float64Array, run: (buf: Float64Array) => void): Floa
 
 describe('finite differences: reference backward of each op (f64)', () => {
   it('rmsnorm: dinp and dweight (rows of 7 and of 1)', () => {
-    for (const [N, C] of [[3, 7], [2, 1]]) {
+    for (const [N, C] of [
+      [3, 7],
+      [2, 1],
+    ]) {
       const rng = new Rng(100 + C);
       const inp = normals64(rng, N * C);
       const weight = Float64Array.from({ length: C }, () => 1 + 0.3 * rng.normal());
@@ -56,7 +59,8 @@ describe('finite differences: reference backward of each op (f64)', () => {
   it('RoPE: rotating back by -theta at positions 0, 5 and 1000 (HS 8 and 24)', () => {
     for (const HS of [8, 24]) {
       const rng = new Rng(200 + HS);
-      const T = 3, NH = 2;
+      const T = 3,
+        NH = 2;
       const positions = [0, 5, 1000];
       const invFreq = ropeInvFreq({ headDim: HS, ropeTheta: 10000, ropeScaling: null });
       const inp = normals64(rng, T * NH * HS);
@@ -106,7 +110,8 @@ describe('finite differences: reference backward of each op (f64)', () => {
 
   it('SwiGLU: d gate and d up, gates from -8 to 8', () => {
     const rng = new Rng(400);
-    const N = 3, F = 9;
+    const N = 3,
+      F = 9;
     const gate = Float64Array.from({ length: N * F }, (_, i) => -8 + (16 * i) / (N * F - 1) + 0.01 * rng.normal());
     const up = normals64(rng, N * F);
     const R = normals64(rng, N * F);
@@ -142,7 +147,9 @@ describe('finite differences: reference backward of each op (f64)', () => {
 
   it('linear: dinp (through the frozen weight), dweight and dbias', () => {
     const rng = new Rng(600);
-    const N = 4, IC = 7, OC = 5;
+    const N = 4,
+      IC = 7,
+      OC = 5;
     const inp = normals64(rng, N * IC);
     const weight = normals64(rng, OC * IC, 0.4);
     const bias = normals64(rng, OC);
@@ -153,7 +160,9 @@ describe('finite differences: reference backward of each op (f64)', () => {
       return weightedSum(out, R);
     };
     const dinp = accumulated(normals64(rng, N * IC), (b) => linearBackward(b, null, null, R, inp, weight, N, IC, OC));
-    const dweight = accumulated(normals64(rng, OC * IC), (b) => linearBackward(new Float64Array(N * IC), b, null, R, inp, weight, N, IC, OC));
+    const dweight = accumulated(normals64(rng, OC * IC), (b) =>
+      linearBackward(new Float64Array(N * IC), b, null, R, inp, weight, N, IC, OC),
+    );
     const dbias = accumulated(normals64(rng, OC), (b) => linearBackward(new Float64Array(N * IC), null, b, R, inp, weight, N, IC, OC));
     checkGradient('linear dinp', inp, dinp, loss, TOL);
     checkGradient('linear dweight', weight, dweight, loss, TOL);
@@ -162,7 +171,11 @@ describe('finite differences: reference backward of each op (f64)', () => {
 
   it('LoRA term: dinp, dA and dB of y += s (x A^T) B^T', () => {
     const rng = new Rng(700);
-    const N = 3, IC = 6, OC = 5, r = 2, s = 1.75;
+    const N = 3,
+      IC = 6,
+      OC = 5,
+      r = 2,
+      s = 1.75;
     const inp = normals64(rng, N * IC);
     const A = normals64(rng, r * IC, 0.4);
     const B = normals64(rng, OC * r, 0.4);
@@ -187,7 +200,8 @@ describe('finite differences: reference backward of each op (f64)', () => {
 
   it('cross-entropy with per-token coefficients: dlogits = c (softmax - onehot); zero-coefficient rows untouched', () => {
     const rng = new Rng(800);
-    const T = 4, V = 13;
+    const T = 4,
+      V = 13;
     const logits = normals64(rng, T * V, 3);
     const targets = [3, 0, 12, 7];
     const coeffs = [0.5, -1.25, 0, 2];
@@ -209,7 +223,10 @@ describe('finite differences: reference backward of each op (f64)', () => {
 
   it('q/k/v preparation (Qwen3 per-head norm, then RoPE) of two rows: d of the QKV projection', () => {
     const rng = new Rng(900);
-    const NH = 4, NKV = 2, HS = 6, eps = 1e-6;
+    const NH = 4,
+      NKV = 2,
+      HS = 6,
+      eps = 1e-6;
     const W = (NH + 2 * NKV) * HS;
     const rows = [
       { seq: 0, pos: 7, adapter: NO_ADAPTER, count: 2 },
@@ -218,7 +235,11 @@ describe('finite differences: reference backward of each op (f64)', () => {
     const T = 3;
     const invFreq = ropeInvFreq({ headDim: HS, ropeTheta: 10000, ropeScaling: null });
     const qkv = normals64(rng, T * W);
-    const norm = { q: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()), k: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()), eps };
+    const norm = {
+      q: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()),
+      k: Float32Array.from({ length: HS }, () => 1 + 0.3 * rng.normal()),
+      eps,
+    };
     const Rq = normals64(rng, T * NH * HS);
     const Rk = normals64(rng, T * NKV * HS);
     const Rv = normals64(rng, T * NKV * HS);

@@ -20,7 +20,13 @@ export interface GradCheck {
 }
 
 /** Throws a report naming the worst entries when |analytic - numeric| > atol + rtol |numeric|. */
-export function checkGradient(label: string, params: Floats, analytic: ArrayLike<number>, loss: () => number, opts: GradCheck): { maxAbs: number; checked: number } {
+export function checkGradient(
+  label: string,
+  params: Floats,
+  analytic: ArrayLike<number>,
+  loss: () => number,
+  opts: GradCheck,
+): { maxAbs: number; checked: number } {
   const h = opts.h ?? (params instanceof Float64Array ? 1e-6 : 1e-3);
   const indices = opts.indices ?? Array.from({ length: params.length }, (_, i) => i);
   const bad: string[] = [];
@@ -39,7 +45,10 @@ export function checkGradient(label: string, params: Floats, analytic: ArrayLike
     maxAbs = Math.max(maxAbs, diff);
     if (!(diff <= opts.atol + opts.rtol * Math.abs(numeric))) bad.push(`[${i}] analytic ${analytic[i]} numeric ${numeric}`);
   }
-  if (bad.length) throw new Error(`${label}: ${bad.length} of ${indices.length} gradients off (atol ${opts.atol}, rtol ${opts.rtol}, max abs ${maxAbs.toExponential(3)}): ${bad.slice(0, 6).join('; ')}`);
+  if (bad.length)
+    throw new Error(
+      `${label}: ${bad.length} of ${indices.length} gradients off (atol ${opts.atol}, rtol ${opts.rtol}, max abs ${maxAbs.toExponential(3)}): ${bad.slice(0, 6).join('; ')}`,
+    );
   return { maxAbs, checked: indices.length };
 }
 
@@ -47,7 +56,14 @@ export function checkGradient(label: string, params: Floats, analytic: ArrayLike
  * The derivative along a random unit-variance direction v: analytic g . v against
  * (loss(p + h v) - loss(p - h v)) / 2h. Parameters must be f64 (an f32 array would round p + h v).
  */
-export function checkDirectional(label: string, params: Float64Array, analytic: ArrayLike<number>, loss: () => number, rng: Rng, opts: { h?: number; atol: number; rtol: number }): void {
+export function checkDirectional(
+  label: string,
+  params: Float64Array,
+  analytic: ArrayLike<number>,
+  loss: () => number,
+  rng: Rng,
+  opts: { h?: number; atol: number; rtol: number },
+): void {
   const h = opts.h ?? 1e-6;
   const v = Float64Array.from({ length: params.length }, () => rng.normal());
   const p0 = Float64Array.from(params);

@@ -81,7 +81,15 @@ function naiveForward(cfg: ModelConfig, tensors: TensorData[], tokens: number[])
 }
 
 const small = (arch: Architecture) =>
-  testConfig(arch, { hiddenSize: 32, numLayers: 1, numHeads: 4, numKvHeads: 2, headDim: arch === 'qwen3' ? 12 : 8, intermediateSize: 40, vocabSize: 50 });
+  testConfig(arch, {
+    hiddenSize: 32,
+    numLayers: 1,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: arch === 'qwen3' ? 12 : 8,
+    intermediateSize: 40,
+    vocabSize: 50,
+  });
 
 describe('reference model forward', () => {
   for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
@@ -139,9 +147,13 @@ describe('reference model forward', () => {
   it('names the missing or misshapen tensor', () => {
     const cfg = testConfig('llama');
     const tensors = randomModelTensors(cfg, 'f32', 15);
-    expect(() => new ReferenceModel(cfg, tensors.filter((t) => t.name !== 'model.layers.1.mlp.up_proj.weight'))).toThrow(
-      'missing tensor model.layers.1.mlp.up_proj.weight',
-    );
+    expect(
+      () =>
+        new ReferenceModel(
+          cfg,
+          tensors.filter((t) => t.name !== 'model.layers.1.mlp.up_proj.weight'),
+        ),
+    ).toThrow('missing tensor model.layers.1.mlp.up_proj.weight');
     const bad = tensors.map((t) => (t.name === 'model.norm.weight' ? { ...t, shape: [95] } : t));
     expect(() => new ReferenceModel(cfg, bad)).toThrow('tensor model.norm.weight: shape [95] expected [96]');
   });

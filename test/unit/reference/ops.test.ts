@@ -25,7 +25,9 @@ describe('reference ops on hand-computed cases', () => {
 
   it('matmul with transposes agrees with explicit transposition', () => {
     const rng = new Rng(4);
-    const M = 3, N = 5, K = 4;
+    const M = 3,
+      N = 5,
+      K = 4;
     const a = rng.normals(M * K);
     const b = rng.normals(K * N);
     const aT = new Float32Array(K * M);
@@ -66,7 +68,7 @@ describe('reference ops on hand-computed cases', () => {
 });
 
 describe('reference attention', () => {
-  it('with a single key returns that key\'s value', () => {
+  it("with a single key returns that key's value", () => {
     const rng = new Rng(5);
     const HS = 8;
     const q = rng.normals(HS);
@@ -90,14 +92,20 @@ describe('reference attention', () => {
 
   it('maps query heads to kv heads in groups (GQA) and honours pos0', () => {
     const rng = new Rng(7);
-    const NH = 6, NKV = 2, HS = 4, S = 5, T = 2, pos0 = 3;
+    const NH = 6,
+      NKV = 2,
+      HS = 4,
+      S = 5,
+      T = 2,
+      pos0 = 3;
     const q = rng.normals(T * NH * HS);
     const k = rng.normals(S * NKV * HS);
     const v = rng.normals(S * NKV * HS);
     const out = new Float32Array(T * NH * HS);
     attentionForward(out, q, k, v, T, S, NH, NKV, HS, pos0);
     // Head 4 uses kv head 1; query 0 (position 3) sees keys 0..3: compare with one head, one kv head.
-    const t = 0, h = 4;
+    const t = 0,
+      h = 4;
     const q1 = q.slice((t * NH + h) * HS, (t * NH + h + 1) * HS);
     const k1 = new Float32Array(4 * HS);
     const v1 = new Float32Array(4 * HS);
@@ -111,8 +119,8 @@ describe('reference attention', () => {
   });
 
   it('refuses queries beyond the keys', () => {
-    expect(() => attentionForward(new Float32Array(4), new Float32Array(4), new Float32Array(4), new Float32Array(4), 1, 1, 1, 1, 4, 1)).toThrow(
-      /only 1 keys exist/,
-    );
+    expect(() =>
+      attentionForward(new Float32Array(4), new Float32Array(4), new Float32Array(4), new Float32Array(4), 1, 1, 1, 1, 4, 1),
+    ).toThrow(/only 1 keys exist/);
   });
 });

@@ -19,7 +19,16 @@ const V = 1000;
 describe('resolveSampling', () => {
   it("applies vLLM's defaults", () => {
     const r = resolveSampling({ seed: 3 }, V);
-    expect(r).toMatchObject({ greedy: false, temperature: 1, topP: 1, topK: 0, minP: 0, repetitionPenalty: 1, frequencyPenalty: 0, presencePenalty: 0 });
+    expect(r).toMatchObject({
+      greedy: false,
+      temperature: 1,
+      topP: 1,
+      topK: 0,
+      minP: 0,
+      repetitionPenalty: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+    });
     expect(r).toMatchObject({ minTokens: 0, topLogprobs: 0, topByRank: false, allowedTokenIds: null, logitBias: [] });
   });
 
@@ -35,7 +44,11 @@ describe('resolveSampling', () => {
 
   it('clamps logit_bias to [-100, 100] and sorts it by id; accepts a map or an object', () => {
     const r = resolveSampling({ logitBias: { 9: 300, 2: -1000, 5: 1.5 } }, V);
-    expect(r.logitBias).toEqual([[2, -100], [5, 1.5], [9, 100]]);
+    expect(r.logitBias).toEqual([
+      [2, -100],
+      [5, 1.5],
+      [9, 100],
+    ]);
     expect(resolveSampling({ logitBias: new Map([[4, -7]]) }, V).logitBias).toEqual([[4, -7]]);
   });
 
@@ -83,7 +96,21 @@ describe('packing for the GPU', () => {
   });
 
   it('writes SampleRow field by field and the sorted token lists', () => {
-    const r = resolveSampling({ temperature: 0.5, topP: 0.9, topK: 40, minP: 0.1, repetitionPenalty: 1.2, seed: (3n << 32n) | 4n, topLogprobs: 5, topLogprobsOrder: 'rank', allowedTokenIds: [1, 2], logitBias: { 8: 2.5, 1: -1 } }, V);
+    const r = resolveSampling(
+      {
+        temperature: 0.5,
+        topP: 0.9,
+        topK: 40,
+        minP: 0.1,
+        repetitionPenalty: 1.2,
+        seed: (3n << 32n) | 4n,
+        topLogprobs: 5,
+        topLogprobsOrder: 'rank',
+        allowedTokenIds: [1, 2],
+        logitBias: { 8: 2.5, 1: -1 },
+      },
+      V,
+    );
     const words = new Uint32Array(2 * ROW_WORDS);
     packRow(words, ROW_WORDS, r, { slot: 6, outputLen: 11, editOffset: 20, banCount: 2, hasGrammar: true, updateCounts: true });
     const f = new Float32Array(words.buffer);
@@ -104,7 +131,14 @@ describe('packing for the GPU', () => {
 
   it('greedy rows carry the greedy flag and no penalty flag when penalties are neutral', () => {
     const words = new Uint32Array(ROW_WORDS);
-    packRow(words, 0, resolveSampling({ temperature: 0 }, V), { slot: 0, outputLen: 0, editOffset: 0, banCount: 0, hasGrammar: false, updateCounts: false });
+    packRow(words, 0, resolveSampling({ temperature: 0 }, V), {
+      slot: 0,
+      outputLen: 0,
+      editOffset: 0,
+      banCount: 0,
+      hasGrammar: false,
+      updateCounts: false,
+    });
     expect(words[1]).toBe(RowFlag.greedy);
   });
 

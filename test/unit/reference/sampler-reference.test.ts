@@ -12,14 +12,7 @@ import {
   sampleRowReference,
 } from '../../../src/engine/reference/sampler';
 import { gumbel, noiseBits, noiseUniform, pcg4d } from '../../../src/engine/reference/sampler-noise';
-import {
-  floorLogprob,
-  logSumExp,
-  promptLogprobsReference,
-  rankOf,
-  sampledFirst,
-  topByRank,
-} from '../../../src/engine/reference/logprobs';
+import { floorLogprob, logSumExp, promptLogprobsReference, rankOf, sampledFirst, topByRank } from '../../../src/engine/reference/logprobs';
 
 const resolve = (p: SamplingParams, V = 8) => resolveSampling({ seed: 1, ...p }, V);
 const all = (n: number) => new Uint8Array(n).fill(1);
@@ -37,7 +30,14 @@ describe('reference processing (vLLM order and formulas)', () => {
   it('masks (grammar, allowed, bans, min_tokens stop ids), bias, then temperature', () => {
     const x = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
     const grammar = Uint32Array.of(0b11111110); // id 0 disallowed
-    const p = resolve({ temperature: 2, allowedTokenIds: [0, 1, 2, 3, 4, 5, 6], logitBias: { 1: 150, 2: -0.5 }, minTokens: 2, eosTokenIds: [6], stopTokenIds: [5] });
+    const p = resolve({
+      temperature: 2,
+      allowedTokenIds: [0, 1, 2, 3, 4, 5, 6],
+      logitBias: { 1: 150, 2: -0.5 },
+      minTokens: 2,
+      eosTokenIds: [6],
+      stopTokenIds: [5],
+    });
     const masked = applyGrammar(x, grammar);
     expect(masked[0]).toBe(-Infinity);
     const early = processLogits(masked, p, 1, [], [], [3]);
@@ -71,7 +71,12 @@ describe('reference processing (vLLM order and formulas)', () => {
 
   it('top_p keeps the smallest top set whose mass reaches top_p', () => {
     const z = Float32Array.from([Math.log(0.3), Math.log(0.5), Math.log(0.2)]);
-    for (const [p, want] of [[0.45, [0, 1, 0]], [0.55, [1, 1, 0]], [0.79, [1, 1, 0]], [0.85, [1, 1, 1]]] as const) {
+    for (const [p, want] of [
+      [0.45, [0, 1, 0]],
+      [0.55, [1, 1, 0]],
+      [0.79, [1, 1, 0]],
+      [0.85, [1, 1, 1]],
+    ] as const) {
       const keep = all(3);
       applyTopP(z, keep, p);
       expect(Array.from(keep), `top_p ${p}`).toEqual(want);

@@ -53,10 +53,17 @@ describe('JobProgress', () => {
   });
 });
 
-const group = { trajectories: [{ messages_and_choices: [], reward: 1 }, { messages_and_choices: [], reward: 0 }] };
+const group = {
+  trajectories: [
+    { messages_and_choices: [], reward: 1 },
+    { messages_and_choices: [], reward: 0 },
+  ],
+};
 
 async function modelAndJob(e: TestEngine, _kind = 'rl'): Promise<{ modelId: string; jobId: string }> {
-  const model = await e.call('POST', '/v1/preview/models', { body: { project: 'p', name: `m${Math.random()}`.replace('.', ''), base_model: 'hearth/tiny-chat' } });
+  const model = await e.call('POST', '/v1/preview/models', {
+    body: { project: 'p', name: `m${Math.random()}`.replace('.', ''), base_model: 'hearth/tiny-chat' },
+  });
   expect(model.status).toBe(200);
   const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: model.json.id, trajectory_groups: [group] } });
   expect(job.status, JSON.stringify(job.json)).toBe(200);

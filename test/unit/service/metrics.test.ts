@@ -23,11 +23,7 @@ describe('trajectoryMetrics', () => {
   it('reward_std_dev is the mean of population stds of groups with two or more trajectories', () => {
     // Group A rewards 0, 2: std 1. Group B rewards 1, 1, 4: mean 2, var (1+1+4)/3 = 2, std sqrt 2.
     // Group C has one trajectory and does not count.
-    const m = trajectoryMetrics([
-      { trajectories: [t(0), t(2)] },
-      { trajectories: [t(1), t(1), t(4)] },
-      { trajectories: [t(7)] },
-    ]);
+    const m = trajectoryMetrics([{ trajectories: [t(0), t(2)] }, { trajectories: [t(1), t(1), t(4)] }, { trajectories: [t(7)] }]);
     expect(m.reward_std_dev).toBeCloseTo((1 + Math.SQRT2) / 2, 12);
     expect(m['data/step_num_groups_trainable']).toBe(2);
   });

@@ -11,8 +11,10 @@ const BINS = ['tsc', 'vite', 'vitest', 'tsx'].map((b) => join(ROOT, 'node_module
 const CHROMIUM_FILES = ['/usr/bin/chromium', '/usr/lib/chromium/libvulkan.so.1', '/usr/lib/chromium/vk_swiftshader_icd.json'];
 
 /** A Linux machine with Node 20.20, `npm ci` done and Debian's chromium, minus what a test removes. */
-function machine(over: { nodeVersion?: string; files?: string[]; without?: string[]; env?: Record<string, string>; systemLoader?: boolean } = {}) {
-  const files = new Set((over.files ?? [...BINS, ...CHROMIUM_FILES]));
+function machine(
+  over: { nodeVersion?: string; files?: string[]; without?: string[]; env?: Record<string, string>; systemLoader?: boolean } = {},
+) {
+  const files = new Set(over.files ?? [...BINS, ...CHROMIUM_FILES]);
   for (const f of over.without ?? []) files.delete(f);
   return {
     nodeVersion: over.nodeVersion ?? '20.20.2',
@@ -33,7 +35,9 @@ describe('missingPrerequisites', () => {
 
   it('names a Node older than Vite 8 supports, for every command', () => {
     for (const version of ['18.20.4', '20.11.0', '21.7.3', '22.11.0']) {
-      expect(whats('start', machine({ nodeVersion: version }))).toEqual([`Node.js ${version} is too old: Hearth needs Node 20.19+ or 22.12+.`]);
+      expect(whats('start', machine({ nodeVersion: version }))).toEqual([
+        `Node.js ${version} is too old: Hearth needs Node 20.19+ or 22.12+.`,
+      ]);
     }
     expect(whats('start', machine({ nodeVersion: '22.12.0' }))).toEqual([]);
     expect(whats('start', machine({ nodeVersion: '24.1.0' }))).toEqual([]);
@@ -48,7 +52,9 @@ describe('missingPrerequisites', () => {
 
   it('names the Chromium binary, honouring HEARTH_CHROMIUM, for test and bench but not start', () => {
     const noBrowser = machine({ without: ['/usr/bin/chromium'] });
-    expect(whats('test', noBrowser)).toEqual(['No Chromium at /usr/bin/chromium (the end-to-end tests and the browser bench drive it headless).']);
+    expect(whats('test', noBrowser)).toEqual([
+      'No Chromium at /usr/bin/chromium (the end-to-end tests and the browser bench drive it headless).',
+    ]);
     expect(whats('bench', noBrowser)).toHaveLength(1);
     expect(whats('start', noBrowser)).toEqual([]);
     expect(whats('test:gpu', noBrowser)).toEqual([]);

@@ -43,7 +43,13 @@ describe('paginate', () => {
 describe('listEnvelope', () => {
   it('reports first_id and last_id of the page, empty strings for an empty page', () => {
     const full = listEnvelope({ items: items.slice(1, 4), hasMore: true }, (x) => ({ id: x.id }));
-    expect(full).toEqual({ object: 'list', data: [{ id: 'id1' }, { id: 'id2' }, { id: 'id3' }], has_more: true, first_id: 'id1', last_id: 'id3' });
+    expect(full).toEqual({
+      object: 'list',
+      data: [{ id: 'id1' }, { id: 'id2' }, { id: 'id3' }],
+      has_more: true,
+      first_id: 'id1',
+      last_id: 'id3',
+    });
     const empty = listEnvelope({ items: [], hasMore: false }, (x: { id: string }) => x);
     expect(empty).toEqual({ object: 'list', data: [], has_more: false, first_id: '', last_id: '' });
   });

@@ -32,14 +32,26 @@ describe('the upgrade ladder', () => {
     expect(await db.get('principals', 'p1')).toMatchObject({ name: 'admin', admin: true });
     expect(await db.get('jobProgress', 'j1')).toMatchObject({ stepsDone: 3 });
     await db.put('baseModels', {
-      id: 'org/name', source: 'url', location: 'http://x/', revision: null, hfBase: null, cacheKey: 'http://x/', status: 'downloading', error: null,
-      architecture: null, parameters: null, bytes: null, maxPositionEmbeddings: null, startedAt: 1, updatedAt: 1,
+      id: 'org/name',
+      source: 'url',
+      location: 'http://x/',
+      revision: null,
+      hfBase: null,
+      cacheKey: 'http://x/',
+      status: 'downloading',
+      error: null,
+      architecture: null,
+      parameters: null,
+      bytes: null,
+      maxPositionEmbeddings: null,
+      startedAt: 1,
+      updatedAt: 1,
     });
     expect((await db.getAll('baseModels')).map((r) => r.id)).toEqual(['org/name']);
     db.close();
   });
 
-  it('moves a version-3 database\'s logged groups and run history into version 4\'s records', async () => {
+  it("moves a version-3 database's logged groups and run history into version 4's records", async () => {
     const name = 'schema-upgrade-v3';
     const old = await openDB(name, 3, {
       upgrade(db) {

@@ -19,12 +19,18 @@ beforeAll(async () => {
   m = await servedModel('tiny-qwen3');
 });
 
-const TOOLS = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+const TOOLS = [
+  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+];
 
 function plan(req: ChatRequest) {
   const prompt = buildPrompt(req, m);
   const template = m.chatTemplates.forRequest({ hasTools: (req.tools?.length ?? 0) > 0 });
-  const options = chatOutputOptions(req, { templateSource: template.source, promptText: prompt.text, turnEnd: m.tokenizer.specialTokens.eos_token ?? null });
+  const options = chatOutputOptions(req, {
+    templateSource: template.source,
+    promptText: prompt.text,
+    turnEnd: m.tokenizer.specialTokens.eos_token ?? null,
+  });
   return planChat({
     req,
     served: m,
@@ -79,7 +85,10 @@ describe('finish reasons and parsed output through the chat run', () => {
   });
 
   it('a choice cut by max_tokens keeps "length" even when calls were already streamed', async () => {
-    const { choice, folded } = await both({ chat_template_kwargs: { enable_thinking: false } }, `${CALL}\n<tool_call>\n{"name": "get_`, { reason: 'length', eos: false });
+    const { choice, folded } = await both({ chat_template_kwargs: { enable_thinking: false } }, `${CALL}\n<tool_call>\n{"name": "get_`, {
+      reason: 'length',
+      eos: false,
+    });
     // Non-streamed, a broken call leaves the whole text as content (vLLM's Hermes parser).
     expect(choice.message.tool_calls).toEqual([]);
     expect(choice.finish_reason).toBe('length');
@@ -89,7 +98,10 @@ describe('finish reasons and parsed output through the chat run', () => {
   });
 
   it('a named tool choice whose grammar completed (the engine ends it with "stop") finishes with tool_calls', async () => {
-    const named = { tool_choice: { type: 'function', function: { name: 'get_weather' } }, chat_template_kwargs: { enable_thinking: false } } as Partial<ChatRequest>;
+    const named = {
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      chat_template_kwargs: { enable_thinking: false },
+    } as Partial<ChatRequest>;
     const { choice, folded } = await both(named, '{"city": "Oslo"}', { reason: 'stop', eos: false });
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.tool_calls[0].function).toEqual({ name: 'get_weather', arguments: '{"city": "Oslo"}' });
@@ -97,8 +109,11 @@ describe('finish reasons and parsed output through the chat run', () => {
     expect(folded.calls).toEqual([{ name: 'get_weather', arguments: '{"city": "Oslo"}' }]);
   });
 
-  it('without tools nothing is parsed as a call and the finish reason is the engine\'s', async () => {
-    const { choice } = await both({ tools: undefined, chat_template_kwargs: { enable_thinking: false } }, CALL, { reason: 'stop', eos: true });
+  it("without tools nothing is parsed as a call and the finish reason is the engine's", async () => {
+    const { choice } = await both({ tools: undefined, chat_template_kwargs: { enable_thinking: false } }, CALL, {
+      reason: 'stop',
+      eos: true,
+    });
     expect(choice.message.tool_calls).toEqual([]);
     expect(choice.message.content).toBe(CALL);
     expect(choice.finish_reason).toBe('stop');

@@ -61,7 +61,13 @@ export interface DecodeResult {
  * bracket or brace) or a stop id, so that walks through free-text strings end in a few hundred
  * steps. Every picked id must be accepted by the constraint.
  */
-export function randomDecode(constraint: TokenConstraint, model: StructuredModel, seed: number, maxSteps = 1500, closeBias = 0.4): DecodeResult {
+export function randomDecode(
+  constraint: TokenConstraint,
+  model: StructuredModel,
+  seed: number,
+  maxSteps = 1500,
+  closeBias = 0.4,
+): DecodeResult {
   const random = rng(seed);
   const closing = closingIds(model);
   const ids: number[] = [];

@@ -4,7 +4,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JSON_WHITESPACE_LIMIT, structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
 import { ConstraintError } from '../../../src/service/structured/errors';
-import { compileStructuredOutput, grammarCacheStats, type CompiledConstraint, type StructuredModel } from '../../../src/service/structured/grammar-compiler';
+import {
+  compileStructuredOutput,
+  grammarCacheStats,
+  type CompiledConstraint,
+  type StructuredModel,
+} from '../../../src/service/structured/grammar-compiler';
 import { acceptsDocument, feedText, nextAllowed, structuredModel } from './decode-helpers';
 
 let model: StructuredModel;
@@ -57,7 +62,9 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
   it('nested objects, enums, arrays, required fields', async () => {
     const c = await compiled({ structured_outputs: { json: person } });
     expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
-    expect(accepts(c, '{"name": "Bo", "age": 7, "role": "guest", "address": {"city": "Oslo", "zip": "01234"}, "tags": ["a", "b"]}')).toBe(true);
+    expect(accepts(c, '{"name": "Bo", "age": 7, "role": "guest", "address": {"city": "Oslo", "zip": "01234"}, "tags": ["a", "b"]}')).toBe(
+      true,
+    );
     expect(accepts(c, '{"name": "x", "age": 150, "role": "user"}')).toBe(true);
     // a required field missing, an enum value outside the list, a bound broken, an extra field,
     // a pattern broken, too many items, the wrong type, a document cut short.
@@ -78,7 +85,13 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
           type: 'array',
           minItems: 1,
           items: { $ref: '#/$defs/node' },
-          $defs: { node: { type: 'object', properties: { v: { type: 'integer' }, next: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/node' }] } }, required: ['v', 'next'] } },
+          $defs: {
+            node: {
+              type: 'object',
+              properties: { v: { type: 'integer' }, next: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/node' }] } },
+              required: ['v', 'next'],
+            },
+          },
         },
       },
     });
@@ -91,7 +104,9 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
 
   it('the schema may be sent as JSON text, and response_format json_schema means the same', async () => {
     const asText = await compiled({ structured_outputs: { json: JSON.stringify(person) } });
-    const viaFormat = await compiled({ response_format: { type: 'json_schema', json_schema: { name: 'person', schema: person, strict: true } } });
+    const viaFormat = await compiled({
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema: person, strict: true } },
+    });
     for (const c of [asText, viaFormat]) {
       expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
       expect(accepts(c, '{"name": "Ada", "age": 36}')).toBe(false);
@@ -120,7 +135,15 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
     expect(accepts(c, '{"name": "Ada", "age": 36, "role": "admin"}')).toBe(true);
     expect(accepts(c, '{"name": "Ada",  "age": 36, "role": "admin"}')).toBe(false);
     expect(accepts(c, '{ "name": "Ada", "age": 36, "role": "admin"}')).toBe(false);
-    const tools = [{ type: 'function' as const, function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] } } }];
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'add',
+          parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+        },
+      },
+    ];
     const named = await compiled({ tools, tool_choice: { type: 'function', function: { name: 'add' } } });
     expect(accepts(named, '{"a": 1, "b": 2}')).toBe(true);
     expect(accepts(named, '{"a": 1,\n "b": 2}')).toBe(false);
@@ -133,7 +156,9 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
   });
 
   it('integers and numbers have at most 16 digits before the point, 16 after it and 3 in the exponent (issue 13)', async () => {
-    const c = await compiled({ structured_outputs: { json: { type: 'object', properties: { i: { type: 'integer' }, x: { type: 'number' } }, required: ['i', 'x'] } } });
+    const c = await compiled({
+      structured_outputs: { json: { type: 'object', properties: { i: { type: 'integer' }, x: { type: 'number' } }, required: ['i', 'x'] } },
+    });
     const sixteen = '9'.repeat(16);
     expect(accepts(c, `{"i": -${sixteen}, "x": ${sixteen}.${sixteen}e-308}`)).toBe(true);
     expect(accepts(c, `{"i": ${sixteen}9, "x": 1}`)).toBe(false);
@@ -165,7 +190,13 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
 
   it('numeric bounds are exact, exclusive ones included (Hearth writes the range rules)', async () => {
     const c = await compiled({
-      structured_outputs: { json: { type: 'object', properties: { i: { type: 'integer', minimum: -3 }, x: { type: 'number', exclusiveMinimum: 0, maximum: 2.5 } }, required: ['i', 'x'] } },
+      structured_outputs: {
+        json: {
+          type: 'object',
+          properties: { i: { type: 'integer', minimum: -3 }, x: { type: 'number', exclusiveMinimum: 0, maximum: 2.5 } },
+          required: ['i', 'x'],
+        },
+      },
     });
     expect(accepts(c, '{"i": -3, "x": 2}')).toBe(true);
     expect(accepts(c, '{"i": 12345, "x": 0.001}')).toBe(true);
@@ -181,7 +212,12 @@ describe('JSON schemas: the grammar accepts documents of the schema and refuses 
     const open = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'], additionalProperties: true };
     const c = await compiled({ structured_outputs: { json: open } });
     expect(accepts(c, '{"a": 1, "extra": "x"}')).toBe(true);
-    const closed = await compiled({ structured_outputs: { json: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }, disable_additional_properties: true } });
+    const closed = await compiled({
+      structured_outputs: {
+        json: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] },
+        disable_additional_properties: true,
+      },
+    });
     expect(accepts(closed, '{"a": 1}')).toBe(true);
     expect(accepts(closed, '{"a": 1, "extra": "x"}')).toBe(false);
   });
@@ -240,7 +276,9 @@ describe('bitmasks against the tokenizer', () => {
 
 describe('EBNF grammars', () => {
   it('a recursive grammar accepts its language only', async () => {
-    const c = await compiled({ structured_outputs: { grammar: 'root ::= expr\nexpr ::= term (("+" | "-") term)*\nterm ::= [0-9]+ | "(" expr ")"' } });
+    const c = await compiled({
+      structured_outputs: { grammar: 'root ::= expr\nexpr ::= term (("+" | "-") term)*\nterm ::= [0-9]+ | "(" expr ")"' },
+    });
     for (const ok of ['1', '12+3', '(1-2)+(3+(4))', '((7))']) expect(accepts(c, ok), ok).toBe(true);
     for (const bad of ['', '+1', '(1', '1+', '1)', 'a']) expect(accepts(c, bad), bad).toBe(false);
   });
@@ -253,11 +291,21 @@ describe('structural tags', () => {
       structured_outputs: {
         structural_tag: JSON.stringify({
           type: 'structural_tag',
-          format: { type: 'triggered_tags', triggers: ['<tool_call>'], tags: [{ type: 'tag', begin: '<tool_call>', content: { type: 'json_schema', json_schema: schema }, end: '</tool_call>' }] },
+          format: {
+            type: 'triggered_tags',
+            triggers: ['<tool_call>'],
+            tags: [{ type: 'tag', begin: '<tool_call>', content: { type: 'json_schema', json_schema: schema }, end: '</tool_call>' }],
+          },
         }),
       },
     });
-    const legacy = await compiled({ response_format: { type: 'structural_tag', structures: [{ begin: '<tool_call>', schema, end: '</tool_call>' }], triggers: ['<tool_call>'] } });
+    const legacy = await compiled({
+      response_format: {
+        type: 'structural_tag',
+        structures: [{ begin: '<tool_call>', schema, end: '</tool_call>' }],
+        triggers: ['<tool_call>'],
+      },
+    });
     for (const c of [modern, legacy]) {
       expect(accepts(c, 'Let me look. <tool_call>{"city": "Oslo"}</tool_call> Done.')).toBe(true);
       expect(accepts(c, 'No call at all.')).toBe(true);
@@ -266,7 +314,12 @@ describe('structural tags', () => {
   });
 
   it('several schema tags (each compiled as a top-level schema, numeric ranges included)', async () => {
-    const tag = (name: string, schema: object) => ({ type: 'tag', begin: `<${name}>`, content: { type: 'json_schema', json_schema: schema }, end: `</${name}>` });
+    const tag = (name: string, schema: object) => ({
+      type: 'tag',
+      begin: `<${name}>`,
+      content: { type: 'json_schema', json_schema: schema },
+      end: `</${name}>`,
+    });
     const c = await compiled({
       structured_outputs: {
         structural_tag: {
@@ -274,7 +327,10 @@ describe('structural tags', () => {
           format: {
             type: 'triggered_tags',
             triggers: ['<get_'],
-            tags: [tag('get_weather', { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }), tag('get_time', { type: 'object', properties: { tz: { type: 'integer', minimum: -12, maximum: 14 } }, required: ['tz'] })],
+            tags: [
+              tag('get_weather', { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+              tag('get_time', { type: 'object', properties: { tz: { type: 'integer', minimum: -12, maximum: 14 } }, required: ['tz'] }),
+            ],
           },
         },
       },
@@ -288,36 +344,104 @@ describe('structural tags', () => {
 describe('refused constraints name the problem (400)', () => {
   it.each([
     [{ structured_outputs: { json: { type: 5 } } }, 'Failed to transform json schema into a grammar: Type should be a string'],
-    [{ structured_outputs: { json: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } } }, 'Failed to transform json schema into a grammar: '],
+    [
+      { structured_outputs: { json: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } } },
+      'Failed to transform json schema into a grammar: ',
+    ],
     [{ structured_outputs: { json: '{"type": "object",' } }, 'Invalid JSON grammar specification: '],
-    [{ structured_outputs: { json: { type: 'integer', multipleOf: 3 } } }, 'The provided JSON schema contains features not supported by xgrammar: multipleOf at #.'],
-    [{ structured_outputs: { json: { type: 'object', properties: { a: { type: 'array', uniqueItems: true } } } } }, 'not supported by xgrammar: uniqueItems at #/properties/a.'],
+    [
+      { structured_outputs: { json: { type: 'integer', multipleOf: 3 } } },
+      'The provided JSON schema contains features not supported by xgrammar: multipleOf at #.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'object', properties: { a: { type: 'array', uniqueItems: true } } } } },
+      'not supported by xgrammar: uniqueItems at #/properties/a.',
+    ],
     [{ structured_outputs: { json: { type: 'string', format: 'credit-card' } } }, 'not supported by xgrammar: format "credit-card" at #.'],
     [{ structured_outputs: { json: { type: 'integer', minimum: 5, maximum: 4 } } }, 'allows no integer at #'],
-    [{ structured_outputs: { json: { type: 'object', patternProperties: { '^x': { type: 'integer' } } } } }, 'not supported by xgrammar: patternProperties at #.'],
-    [{ structured_outputs: { json: { type: 'object', properties: { 'a"b': { type: 'integer' } } } } }, 'not supported by xgrammar: a property name with a quote, backslash or control character ("a\\"b") at #.'],
-    [{ structured_outputs: { json: { type: 'string', format: 'json-pointer' } } }, 'not supported by xgrammar: format "json-pointer" at #.'],
-    [{ structured_outputs: { json: { type: 'object', properties: { p: { pattern: '^a$' } } } } }, 'not supported by xgrammar: pattern without "type": "string" at #/properties/p.'],
-    [{ structured_outputs: { json: { type: 'string', pattern: '^a+$', maxLength: 3 } } }, 'not supported by xgrammar: pattern together with minLength or maxLength at #.'],
-    [{ structured_outputs: { json: { type: 'string', pattern: '(a)\\1' } } }, 'not supported by xgrammar: a pattern Hearth cannot use (backreferences are not supported) at #.'],
+    [
+      { structured_outputs: { json: { type: 'object', patternProperties: { '^x': { type: 'integer' } } } } },
+      'not supported by xgrammar: patternProperties at #.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'object', properties: { 'a"b': { type: 'integer' } } } } },
+      'not supported by xgrammar: a property name with a quote, backslash or control character ("a\\"b") at #.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'string', format: 'json-pointer' } } },
+      'not supported by xgrammar: format "json-pointer" at #.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'object', properties: { p: { pattern: '^a$' } } } } },
+      'not supported by xgrammar: pattern without "type": "string" at #/properties/p.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'string', pattern: '^a+$', maxLength: 3 } } },
+      'not supported by xgrammar: pattern together with minLength or maxLength at #.',
+    ],
+    [
+      { structured_outputs: { json: { type: 'string', pattern: '(a)\\1' } } },
+      'not supported by xgrammar: a pattern Hearth cannot use (backreferences are not supported) at #.',
+    ],
     [{ structured_outputs: { json: { type: 'number', minimum: 'x' } } }, 'not supported by xgrammar: minimum that is not a number at #.'],
     [{ structured_outputs: { regex: '[a-' } }, 'Failed to transform regex into a grammar: '],
     [{ structured_outputs: { regex: '(ab' } }, 'Failed to transform regex into a grammar: '],
     [{ structured_outputs: { grammar: 'root ::= "a" |' } }, 'Invalid grammar specification: EBNF parser error at line 1'],
     [{ structured_outputs: { grammar: 'start ::= "a"' } }, 'Invalid grammar specification: '],
-    [{ structured_outputs: { structural_tag: '{"type": "structural_tag", "format": {"type": "nope"}}' } }, 'Invalid structural tag specification: format has the unknown type "nope".'],
-    [{ structured_outputs: { structural_tag: { format: { type: 'tag', begin: '<a>', content: { type: 'any_text' } } } } }, 'Invalid structural tag specification: format (tag) needs string "begin" and "end".'],
     [
-      { structured_outputs: { structural_tag: { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['<f'], tags: [{ type: 'tag', begin: '<g>', content: { type: 'any_text' }, end: '</g>' }] } } } },
+      { structured_outputs: { structural_tag: '{"type": "structural_tag", "format": {"type": "nope"}}' } },
+      'Invalid structural tag specification: format has the unknown type "nope".',
+    ],
+    [
+      { structured_outputs: { structural_tag: { format: { type: 'tag', begin: '<a>', content: { type: 'any_text' } } } } },
+      'Invalid structural tag specification: format (tag) needs string "begin" and "end".',
+    ],
+    [
+      {
+        structured_outputs: {
+          structural_tag: {
+            type: 'structural_tag',
+            format: {
+              type: 'triggered_tags',
+              triggers: ['<f'],
+              tags: [{ type: 'tag', begin: '<g>', content: { type: 'any_text' }, end: '</g>' }],
+            },
+          },
+        },
+      },
       'Invalid structural tag specification: format.tags[0].begin starts with none of the triggers.',
     ],
-    [{ response_format: { type: 'structural_tag', structures: [{ begin: '<a>', end: '</a>' }], triggers: ['<a'] } }, 'Invalid structural tag specification: structures[0] needs "begin", "schema" and "end".'],
     [
-      { structured_outputs: { structural_tag: { format: { type: 'tag', begin: '<a>', content: { type: 'json_schema', json_schema: { type: 'integer', multipleOf: 2 } }, end: '</a>' } } } },
+      { response_format: { type: 'structural_tag', structures: [{ begin: '<a>', end: '</a>' }], triggers: ['<a'] } },
+      'Invalid structural tag specification: structures[0] needs "begin", "schema" and "end".',
+    ],
+    [
+      {
+        structured_outputs: {
+          structural_tag: {
+            format: {
+              type: 'tag',
+              begin: '<a>',
+              content: { type: 'json_schema', json_schema: { type: 'integer', multipleOf: 2 } },
+              end: '</a>',
+            },
+          },
+        },
+      },
       'not supported by xgrammar: multipleOf at #.',
     ],
-    [{ structured_outputs: { structural_tag: { format: { type: 'tag', begin: '<a>', content: { type: 'grammar', grammar: 'root ::= "x" |' }, end: '</a>' } } } }, 'Invalid structural tag specification: EBNF parser error'],
-    [{ structured_outputs: { json: person, whitespace_pattern: '(?=x)' } }, 'Failed to transform whitespace_pattern into a grammar: lookaround'],
+    [
+      {
+        structured_outputs: {
+          structural_tag: { format: { type: 'tag', begin: '<a>', content: { type: 'grammar', grammar: 'root ::= "x" |' }, end: '</a>' } },
+        },
+      },
+      'Invalid structural tag specification: EBNF parser error',
+    ],
+    [
+      { structured_outputs: { json: person, whitespace_pattern: '(?=x)' } },
+      'Failed to transform whitespace_pattern into a grammar: lookaround',
+    ],
   ] as [StructuredRequestFields, string][])('%j', async (fields, message) => {
     const e = await refusal(fields);
     expect(e.message).toContain(message);
@@ -325,8 +449,11 @@ describe('refused constraints name the problem (400)', () => {
   });
 
   it('xgrammar keeps working after refusing (its WASM instance is replaced after an abort)', async () => {
-    const before = await compiled({ structured_outputs: { json: { type: 'object', properties: { k: { type: 'boolean' } }, required: ['k'] } } });
-    for (let i = 0; i < 30; i++) await refusal({ structured_outputs: { json: { type: 'object', properties: { [`p${i}`]: { $ref: '#/$defs/nowhere' } } } } });
+    const before = await compiled({
+      structured_outputs: { json: { type: 'object', properties: { k: { type: 'boolean' } }, required: ['k'] } },
+    });
+    for (let i = 0; i < 30; i++)
+      await refusal({ structured_outputs: { json: { type: 'object', properties: { [`p${i}`]: { $ref: '#/$defs/nowhere' } } } } });
     const c = await compiled({ structured_outputs: { regex: 'ok[0-9]' } });
     expect(accepts(c, 'ok7')).toBe(true);
     expect(accepts(c, 'no')).toBe(false);
@@ -338,7 +465,11 @@ describe('refused constraints name the problem (400)', () => {
 
 describe('the compiled-grammar cache', () => {
   it('compiles a constraint once per tokenizer; a new key or another tokenizer compiles again', async () => {
-    const schema = { type: 'object', properties: { unique: { type: 'string', const: `cache-test-${Math.random()}` } }, required: ['unique'] };
+    const schema = {
+      type: 'object',
+      properties: { unique: { type: 'string', const: `cache-test-${Math.random()}` } },
+      required: ['unique'],
+    };
     const before = { ...grammarCacheStats };
     const first = await compiled({ structured_outputs: { json: schema } });
     const second = await compiled({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });

@@ -13,7 +13,8 @@ beforeAll(async () => {
   model = await structuredModel('tiny-qwen3');
 });
 
-const compiled = (fields: StructuredRequestFields): Promise<CompiledConstraint> => compileStructuredOutput(structuredOutputSpec(fields)!, model);
+const compiled = (fields: StructuredRequestFields): Promise<CompiledConstraint> =>
+  compileStructuredOutput(structuredOutputSpec(fields)!, model);
 const byteToken = (byte: number) => model.tokenizer.tokenToId(BYTE_TO_CHAR[byte])!;
 const text = (ids: number[]) => model.tokenizer.decode(ids);
 
@@ -29,7 +30,11 @@ describe('the grammar can start after the reasoning', () => {
     expect(matcher.started).toBe(true);
     const allowed = nextAllowed(matcher, model.vocabSize).map((id) => text([id]));
     expect(allowed.length).toBeGreaterThan(0);
-    for (const t of allowed) expect(['yes', 'no'].some((choice) => choice.startsWith(t)), t).toBe(true);
+    for (const t of allowed)
+      expect(
+        ['yes', 'no'].some((choice) => choice.startsWith(t)),
+        t,
+      ).toBe(true);
     expect(feedText(matcher, model, 'maybe')).toBe(0);
     expect(feedText(matcher, model, 'no')).toBe(-1);
     expect(matcher.acceptToken(model.eosTokenIds[0])).toBe(true);
@@ -48,7 +53,11 @@ describe('choiceConstraints', () => {
     expect(nextAllowed(a!, model.vocabSize).sort((x, y) => x - y)).toEqual([...model.eosTokenIds].sort((x, y) => x - y));
     const [c] = choiceConstraints(so, 1, { tokenizer: model.tokenizer, reasoning: false });
     expect(feedText(c!, model, 'hmm')).toBe(0);
-    expect(choiceConstraints(await prepareStructuredOutput({}, model), 3, { tokenizer: model.tokenizer, reasoning: true })).toEqual([null, null, null]);
+    expect(choiceConstraints(await prepareStructuredOutput({}, model), 3, { tokenizer: model.tokenizer, reasoning: true })).toEqual([
+      null,
+      null,
+      null,
+    ]);
     for (const m of [a, b, c]) m!.dispose();
   });
 });
@@ -81,7 +90,12 @@ describe('jump-forward decoding', () => {
     const before = nextAllowed(matcher, model.vocabSize);
     const forcedBefore = matcher.forcedTokens();
     // A two-byte character, the rest of the document and EOS: the grammar terminates.
-    const ids = [byteToken(0xc3), byteToken(0xa9), ...model.tokenizer.encode('", "count": 3}', { addSpecialTokens: false }), model.eosTokenIds[0]];
+    const ids = [
+      byteToken(0xc3),
+      byteToken(0xa9),
+      ...model.tokenizer.encode('", "count": 3}', { addSpecialTokens: false }),
+      model.eosTokenIds[0],
+    ];
     for (const id of ids) expect(matcher.acceptToken(id)).toBe(true);
     expect(matcher.isTerminated()).toBe(true);
     matcher.rollback(ids.length);
@@ -98,7 +112,10 @@ describe('jump-forward decoding', () => {
 
     // Before the grammar starts (reasoning), tokens are free; rolling back the start token stops it again.
     const endThink = model.tokenizer.tokenToId('</think>')!;
-    const [late] = choiceConstraints(await prepareStructuredOutput({ structured_outputs: { json: schema } }, model), 1, { tokenizer: model.tokenizer, reasoning: true });
+    const [late] = choiceConstraints(await prepareStructuredOutput({ structured_outputs: { json: schema } }, model), 1, {
+      tokenizer: model.tokenizer,
+      reasoning: true,
+    });
     expect(late!.acceptToken(endThink)).toBe(true);
     expect(late!.fillNextTokenBitmask(new Int32Array(bitmaskWords(model.vocabSize)))).toBe(true);
     late!.rollback!(1);
@@ -137,7 +154,17 @@ describe('UTF-8 stays valid', () => {
     expect(matcher.acceptToken(byteToken(0xa4))).toBe(true);
     expect(matcher.acceptToken(byteToken(0x80))).toBe(true);
     expect(feedText(matcher, model, '"')).toBe(-1);
-    expect(JSON.parse(text([...model.tokenizer.encode('"a', { addSpecialTokens: false }), byteToken(0xe0), byteToken(0xa4), byteToken(0x80), model.tokenizer.tokenToId('"')!]))).toBe('aऀ');
+    expect(
+      JSON.parse(
+        text([
+          ...model.tokenizer.encode('"a', { addSpecialTokens: false }),
+          byteToken(0xe0),
+          byteToken(0xa4),
+          byteToken(0x80),
+          model.tokenizer.tokenToId('"')!,
+        ]),
+      ),
+    ).toBe('aऀ');
     matcher.dispose();
   });
 });

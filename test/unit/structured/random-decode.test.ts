@@ -65,14 +65,33 @@ const tools: ChatTool[] = [
     type: 'function',
     function: {
       name: 'get_weather',
-      parameters: { type: 'object', properties: { city: { type: 'string', minLength: 1 }, unit: { enum: ['c', 'f'] }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city', 'unit'] },
+      parameters: {
+        type: 'object',
+        properties: {
+          city: { type: 'string', minLength: 1 },
+          unit: { enum: ['c', 'f'] },
+          days: { type: 'integer', minimum: 1, maximum: 7 },
+        },
+        required: ['city', 'unit'],
+      },
     },
   },
   {
     type: 'function',
     function: {
       name: 'book',
-      parameters: { type: 'object', properties: { slot: { $ref: '#/$defs/slot' } }, required: ['slot'], $defs: { slot: { type: 'object', properties: { day: { type: 'string', format: 'date' }, seats: { type: 'integer', exclusiveMinimum: 0 } }, required: ['day', 'seats'] } } },
+      parameters: {
+        type: 'object',
+        properties: { slot: { $ref: '#/$defs/slot' } },
+        required: ['slot'],
+        $defs: {
+          slot: {
+            type: 'object',
+            properties: { day: { type: 'string', format: 'date' }, seats: { type: 'integer', exclusiveMinimum: 0 } },
+            required: ['day', 'seats'],
+          },
+        },
+      },
     },
   },
   { type: 'function', function: { name: 'ping' } },
@@ -92,7 +111,11 @@ const person = {
     age: { type: 'integer', minimum: 0, maximum: 150 },
     score: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
     role: { enum: ['admin', 'user', 'guest'] },
-    address: { type: 'object', properties: { city: { type: 'string' }, zip: { type: 'string', pattern: '^[0-9]{5}$' } }, required: ['city'] },
+    address: {
+      type: 'object',
+      properties: { city: { type: 'string' }, zip: { type: 'string', pattern: '^[0-9]{5}$' } },
+      required: ['city'],
+    },
     tags: { type: 'array', items: { type: 'string', maxLength: 6 }, maxItems: 3 },
     active: { type: 'boolean' },
   },
@@ -122,7 +145,13 @@ const shapes: Shape[] = [
           type: 'object',
           properties: { head: { $ref: '#/$defs/node' } },
           required: ['head'],
-          $defs: { node: { type: 'object', properties: { v: { type: 'integer' }, next: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/node' }] } }, required: ['v', 'next'] } },
+          $defs: {
+            node: {
+              type: 'object',
+              properties: { v: { type: 'integer' }, next: { anyOf: [{ type: 'null' }, { $ref: '#/$defs/node' }] } },
+              required: ['v', 'next'],
+            },
+          },
         },
       },
     },
@@ -138,7 +167,11 @@ const shapes: Shape[] = [
           maxItems: 4,
           items: {
             anyOf: [
-              { type: 'object', properties: { kind: { const: 'point' }, x: { type: 'number', minimum: -2.5, maximum: 2.5 }, y: { type: 'number' } }, required: ['kind', 'x', 'y'] },
+              {
+                type: 'object',
+                properties: { kind: { const: 'point' }, x: { type: 'number', minimum: -2.5, maximum: 2.5 }, y: { type: 'number' } },
+                required: ['kind', 'x', 'y'],
+              },
               { type: 'object', properties: { kind: { const: 'label' }, text: { type: 'string' } }, required: ['kind', 'text'] },
               { type: 'null' },
             ],
@@ -148,11 +181,27 @@ const shapes: Shape[] = [
     },
     schema: {},
   },
-  { name: 'all-optional properties, tuple, map of integers, formats, patterns, escapes', fields: { structured_outputs: { json: optional } }, schema: optional },
+  {
+    name: 'all-optional properties, tuple, map of integers, formats, patterns, escapes',
+    fields: { structured_outputs: { json: optional } },
+    schema: optional,
+  },
   { name: 'json_object', fields: { structured_outputs: { json_object: true } }, schema: { type: 'object' } },
-  { name: 'response_format json_schema, strict', fields: { response_format: { type: 'json_schema', json_schema: { name: 'a', strict: true, schema: answer } } }, schema: answer },
-  { name: 'tool_choice "required" (three tools, $defs hoisted)', fields: { tools, tool_choice: 'required' }, schema: requiredToolsSchema(tools, true) },
-  { name: 'tool_choice naming a function', fields: { tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, schema: tools[0].function.parameters! },
+  {
+    name: 'response_format json_schema, strict',
+    fields: { response_format: { type: 'json_schema', json_schema: { name: 'a', strict: true, schema: answer } } },
+    schema: answer,
+  },
+  {
+    name: 'tool_choice "required" (three tools, $defs hoisted)',
+    fields: { tools, tool_choice: 'required' },
+    schema: requiredToolsSchema(tools, true),
+  },
+  {
+    name: 'tool_choice naming a function',
+    fields: { tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } },
+    schema: tools[0].function.parameters!,
+  },
 ];
 for (const s of shapes) if (Object.keys(s.schema).length === 0) s.schema = (s.fields.structured_outputs as { json: object }).json;
 
@@ -168,7 +217,9 @@ describe('JSON schemas: every finished walk parses and validates (ajv)', () => {
     for (const [layout, options] of layouts) {
       it(`${name}, ${layout}`, async () => {
         const model = models.get('tiny-qwen3')!;
-        const withLayout = fields.structured_outputs ? { ...fields, structured_outputs: { ...fields.structured_outputs, ...options } } : { ...fields, structured_outputs: options };
+        const withLayout = fields.structured_outputs
+          ? { ...fields, structured_outputs: { ...fields.structured_outputs, ...options } }
+          : { ...fields, structured_outputs: options };
         const c = await compile(withLayout, model);
         const validate = ajv.compile(schema);
         for (const text of walks(c, model)) {
@@ -176,7 +227,8 @@ describe('JSON schemas: every finished walk parses and validates (ajv)', () => {
           expect(validate(value), `${text}\n${ajv.errorsText(validate.errors)}`).toBe(true);
           for (const { before, run } of gaps(text)) {
             if (layout === 'any whitespace (bounded)') expect(run.length, text).toBeLessThanOrEqual(JSON_WHITESPACE_LIMIT);
-            if (layout !== 'any whitespace (bounded)' && layout !== 'whitespace_pattern') expect([before, run], text).toSatisfy(([b, r]: string[]) => r === ' ' && (b === ',' || b === ':'));
+            if (layout !== 'any whitespace (bounded)' && layout !== 'whitespace_pattern')
+              expect([before, run], text).toSatisfy(([b, r]: string[]) => r === ' ' && (b === ',' || b === ':'));
             if (layout === 'whitespace_pattern') expect(run, text).toMatch(/^(?:\n {0,4}| )$/);
           }
           // xgrammar's date format is its syntax (no calendar check): that much is guaranteed.
@@ -185,7 +237,10 @@ describe('JSON schemas: every finished walk parses and validates (ajv)', () => {
             // Each call's parameters also validate against its own tool's schema.
             for (const call of value) {
               const tool = tools.find((t) => t.function.name === call.name)!;
-              expect(ajv.validate(tool.function.parameters ?? { type: 'object', properties: {} }, call.parameters), JSON.stringify(call)).toBe(true);
+              expect(
+                ajv.validate(tool.function.parameters ?? { type: 'object', properties: {} }, call.parameters),
+                JSON.stringify(call),
+              ).toBe(true);
             }
           }
         }
@@ -196,14 +251,20 @@ describe('JSON schemas: every finished walk parses and validates (ajv)', () => {
   it('the same property on another tokenizer (tiny-chat)', async () => {
     const model = models.get('tiny-chat')!;
     const validate = ajv.compile(person);
-    for (const text of walks(await compile({ structured_outputs: { json: person } }, model), model, 100)) expect(validate(JSON.parse(text)), text).toBe(true);
+    for (const text of walks(await compile({ structured_outputs: { json: person } }, model), model, 100))
+      expect(validate(JSON.parse(text)), text).toBe(true);
   });
 });
 
 describe('regex, choice, EBNF', () => {
   it('regex: every finished walk matches the pattern', async () => {
     const model = models.get('tiny-qwen3')!;
-    for (const pattern of ['[A-Z][a-z]{1,8}( [A-Z][a-z]{1,8})?, [0-9]{2,3}', '(ab|cd)+x?', '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}', '[^\\n"]{3,10}!']) {
+    for (const pattern of [
+      '[A-Z][a-z]{1,8}( [A-Z][a-z]{1,8})?, [0-9]{2,3}',
+      '(ab|cd)+x?',
+      '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}',
+      '[^\\n"]{3,10}!',
+    ]) {
       const c = await compile({ structured_outputs: { regex: pattern } }, model);
       for (const text of walks(c, model)) expect(text).toMatch(new RegExp(`^(?:${pattern})$`));
     }
@@ -257,9 +318,24 @@ describe('regex, choice, EBNF', () => {
 describe('structural tags', () => {
   it('after a trigger, the tag body follows its schema and the tag closes', async () => {
     const model = models.get('tiny-qwen3')!;
-    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['city', 'days'] };
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 5 } },
+      required: ['city', 'days'],
+    };
     const c = await compile(
-      { structured_outputs: { structural_tag: { type: 'structural_tag', format: { type: 'triggered_tags', triggers: ['<tool_call>'], tags: [{ type: 'tag', begin: '<tool_call>', content: { type: 'json_schema', json_schema: schema }, end: '</tool_call>' }] } } } },
+      {
+        structured_outputs: {
+          structural_tag: {
+            type: 'structural_tag',
+            format: {
+              type: 'triggered_tags',
+              triggers: ['<tool_call>'],
+              tags: [{ type: 'tag', begin: '<tool_call>', content: { type: 'json_schema', json_schema: schema }, end: '</tool_call>' }],
+            },
+          },
+        },
+      },
       model,
     );
     const validate = ajv.compile(schema);

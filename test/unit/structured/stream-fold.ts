@@ -18,7 +18,7 @@ export function pieces(text: string, seed: number, maxPiece = 7): string[] {
   const random = rng(seed);
   const chars = Array.from(text); // code points
   const out: string[] = [];
-  for (let i = 0; i < chars.length; ) {
+  for (let i = 0; i < chars.length;) {
     const n = 1 + Math.floor(random() * maxPiece);
     out.push(chars.slice(i, i + n).join(''));
     i += n;
@@ -43,7 +43,8 @@ export function fold(parser: StreamingOutputParser, parts: readonly string[]): F
     for (const t of d.toolCalls ?? []) {
       let call = calls.get(t.index);
       if (!call) {
-        if (!t.id || t.type !== 'function' || t.function?.name === undefined) throw new Error(`first delta of call ${t.index} lacks id/type/name: ${JSON.stringify(t)}`);
+        if (!t.id || t.type !== 'function' || t.function?.name === undefined)
+          throw new Error(`first delta of call ${t.index} lacks id/type/name: ${JSON.stringify(t)}`);
         call = { id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } };
         calls.set(t.index, call);
       } else if (t.id !== undefined || t.function?.name !== undefined) {

@@ -26,9 +26,24 @@ function sentencePieceTokenizer(): ModelTokenizer {
       post_processor: null,
       decoder: {
         type: 'Sequence',
-        decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }],
+        decoders: [
+          { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+          { type: 'ByteFallback' },
+          { type: 'Fuse' },
+          { type: 'Strip', content: ' ', start: 1, stop: 0 },
+        ],
       },
-      model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, vocab, merges: ['▁ a', '▁ b', 'a b', '▁a b'] },
+      model: {
+        type: 'BPE',
+        dropout: null,
+        unk_token: '<unk>',
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: true,
+        vocab,
+        merges: ['▁ a', '▁ b', 'a b', '▁a b'],
+      },
     },
     { bos_token: '<s>', eos_token: '</s>', unk_token: '<unk>' },
   );
@@ -119,7 +134,9 @@ describe('token bytes and the UTF-8 guard', () => {
       const ok = [0, 1, 2, 3].some((k) =>
         [0x80, 0x90, 0xa0].some((first) => {
           try {
-            new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from([...bytes, ...(k ? [first, ...Array(k - 1).fill(0x80)] : [])]));
+            new TextDecoder('utf-8', { fatal: true }).decode(
+              Uint8Array.from([...bytes, ...(k ? [first, ...Array(k - 1).fill(0x80)] : [])]),
+            );
             return true;
           } catch {
             return false;

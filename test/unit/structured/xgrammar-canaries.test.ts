@@ -26,7 +26,9 @@ async function raw<T>(fn: (lib: XGrammarLib) => Promise<T>): Promise<{ value?: T
 
 /** Whether xgrammar's own grammar for `schema` (JSON text, any whitespace) accepts `text` whole. */
 async function schemaAccepts(schema: unknown, text: string): Promise<boolean> {
-  const { value, error } = await raw(async (lib) => lib.Testings.isGrammarAcceptString(await lib.Grammar.fromJSONSchema(JSON.stringify(schema)), text));
+  const { value, error } = await raw(async (lib) =>
+    lib.Testings.isGrammarAcceptString(await lib.Grammar.fromJSONSchema(JSON.stringify(schema)), text),
+  );
   if (error !== undefined) throw error;
   return value!;
 }
@@ -34,7 +36,8 @@ async function schemaAccepts(schema: unknown, text: string): Promise<boolean> {
 const fixed = (bug: string, workaround: string) => `xgrammar fixed ${bug}: delete ${workaround}`;
 
 describe('numeric-ranges.ts: xgrammar 0.1.27 writes unsound grammars for numeric bounds', () => {
-  const workaround = 'numeric-ranges.ts and the bounds rewrite in json-schema-support.ts (extractHearthRules) once every numeric canary fails';
+  const workaround =
+    'numeric-ranges.ts and the bounds rewrite in json-schema-support.ts (extractHearthRules) once every numeric canary fails';
   it.each([
     // [bug, schema, the text xgrammar wrongly accepts, a text its grammar does refuse]
     ['an exclusive bound accepted as inclusive', { type: 'number', exclusiveMaximum: 1 }, '1', '2'],
@@ -59,13 +62,24 @@ describe('regex-ebnf.ts', () => {
     expect(error).toBeUndefined();
     const [withoutComma, withComma] = value!;
     expect(withComma).toBe(true);
-    expect(withoutComma, fixed('matching a possibly-empty rule between list items ([{"b":1}{"b":2}] accepted)', 'the inline translation of whitespace_pattern (regexToEbnf in regex-ebnf.ts, withWhitespace in ebnf.ts) and let the pattern be a rule')).toBe(true);
+    expect(
+      withoutComma,
+      fixed(
+        'matching a possibly-empty rule between list items ([{"b":1}{"b":2}] accepted)',
+        'the inline translation of whitespace_pattern (regexToEbnf in regex-ebnf.ts, withWhitespace in ebnf.ts) and let the pattern be a rule',
+      ),
+    ).toBe(true);
   });
 
   it("a schema pattern is matched against the raw JSON text, so '.' writes a bare quote or newline", async () => {
     const workaround = 'regexToJsonStringEbnf (regex-ebnf.ts) and the pattern rewrite in json-schema-support.ts';
-    expect(await schemaAccepts({ type: 'string', pattern: '.*' }, '"a"b"'), fixed('patterns writing a bare quote ("a"b" accepted)', workaround)).toBe(true);
-    expect(await schemaAccepts({ type: 'string', pattern: '.*' }, '"a\nb"'), fixed('patterns writing a raw newline', workaround)).toBe(true);
+    expect(
+      await schemaAccepts({ type: 'string', pattern: '.*' }, '"a"b"'),
+      fixed('patterns writing a bare quote ("a"b" accepted)', workaround),
+    ).toBe(true);
+    expect(await schemaAccepts({ type: 'string', pattern: '.*' }, '"a\nb"'), fixed('patterns writing a raw newline', workaround)).toBe(
+      true,
+    );
   });
 });
 
@@ -77,24 +91,46 @@ describe('json-schema-support.ts', () => {
     ['not', { type: 'integer', not: { minimum: 5 } }, '7', '"7"'],
     // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then keywords, not a promise
     ['if / then', { type: 'integer', if: { minimum: 0 }, then: { minimum: 5 } }, '1', '"1"'],
-    ['dependentRequired', { type: 'object', properties: { a: { type: 'integer' } }, dependentRequired: { a: ['b'] } }, '{"a": 1}', '{"a": "x"}'],
+    [
+      'dependentRequired',
+      { type: 'object', properties: { a: { type: 'integer' } }, dependentRequired: { a: ['b'] } },
+      '{"a": 1}',
+      '{"a": "x"}',
+    ],
     // (xgrammar reads the node as any JSON value: the object around it shows the grammar in force)
-    ['allOf with two schemas', { type: 'object', properties: { n: { allOf: [{ type: 'integer' }, { minimum: 5 }] } }, required: ['n'] }, '{"n": 1}', '[]'],
+    [
+      'allOf with two schemas',
+      { type: 'object', properties: { n: { allOf: [{ type: 'integer' }, { minimum: 5 }] } }, required: ['n'] },
+      '{"n": 1}',
+      '[]',
+    ],
   ])('ignores %s silently', async (keyword, schema, text, refused) => {
     expect(await schemaAccepts(schema, refused)).toBe(false);
-    const message = fixed(`${keyword} (${JSON.stringify(schema)} rejects ${text})`, `${keyword} from the refused keywords (UNENFORCED / allOf) in json-schema-support.ts`);
+    const message = fixed(
+      `${keyword} (${JSON.stringify(schema)} rejects ${text})`,
+      `${keyword} from the refused keywords (UNENFORCED / allOf) in json-schema-support.ts`,
+    );
     expect(await schemaAccepts(schema, text), message).toBe(true);
   });
 
   it('writes a property name holding a quote into the grammar unescaped, and aborts', async () => {
     const schema = { type: 'object', properties: { 'a"b': { type: 'integer' } }, required: ['a"b'] };
     const { error } = await raw((lib) => lib.Grammar.fromJSONSchema(JSON.stringify(schema)));
-    expect(error, fixed('property names with a quote (mlc-ai/xgrammar#655)', 'the property-name refusal in json-schema-support.ts')).toBeInstanceOf(WebAssembly.RuntimeError);
+    expect(
+      error,
+      fixed('property names with a quote (mlc-ai/xgrammar#655)', 'the property-name refusal in json-schema-support.ts'),
+    ).toBeInstanceOf(WebAssembly.RuntimeError);
   });
 
   it('string formats: json-pointer writes a bare quote, email an invalid escape', async () => {
-    expect(await schemaAccepts({ type: 'string', format: 'json-pointer' }, '"/a"b"'), fixed('format json-pointer ("/a"b" accepted)', 'nothing: add json-pointer to SUPPORTED_STRING_FORMATS in json-schema-support.ts')).toBe(true);
-    expect(await schemaAccepts({ type: 'string', format: 'email' }, '"\\"a\\q\\"@b.co"'), fixed('format email (the escape \\q accepted)', "Hearth's email rule in json-schema-support.ts")).toBe(true);
+    expect(
+      await schemaAccepts({ type: 'string', format: 'json-pointer' }, '"/a"b"'),
+      fixed('format json-pointer ("/a"b" accepted)', 'nothing: add json-pointer to SUPPORTED_STRING_FORMATS in json-schema-support.ts'),
+    ).toBe(true);
+    expect(
+      await schemaAccepts({ type: 'string', format: 'email' }, '"\\"a\\q\\"@b.co"'),
+      fixed('format email (the escape \\q accepted)', "Hearth's email rule in json-schema-support.ts"),
+    ).toBe(true);
   });
 });
 
@@ -115,14 +151,23 @@ describe('utf8-guard.ts: xgrammar 0.1.27 accepts byte sequences that are not UTF
       return accepted.every(Boolean);
     });
     expect(error).toBeUndefined();
-    expect(value, fixed(`accepting ${what} (${bytes.join(' ')}) in a JSON string`, 'utf8-guard.ts and its mask in grammar-matcher.ts once every UTF-8 canary fails')).toBe(true);
+    expect(
+      value,
+      fixed(
+        `accepting ${what} (${bytes.join(' ')}) in a JSON string`,
+        'utf8-guard.ts and its mask in grammar-matcher.ts once every UTF-8 canary fails',
+      ),
+    ).toBe(true);
   });
 });
 
 describe('xgrammar-runtime.ts', () => {
   it('an invalid grammar aborts the WASM instance instead of throwing an error with the reason', async () => {
     const { error } = await raw((lib) => lib.Grammar.fromEBNF('root ::= ("a"'));
-    expect(error, fixed('aborting on invalid input', 'the abort recovery in XGrammarRuntime.run (fatalReason, the instance replacement)')).toBeInstanceOf(WebAssembly.RuntimeError);
+    expect(
+      error,
+      fixed('aborting on invalid input', 'the abort recovery in XGrammarRuntime.run (fatalReason, the instance replacement)'),
+    ).toBeInstanceOf(WebAssembly.RuntimeError);
   });
 
   it("the package's matcher hands out its bitmask only asynchronously", async () => {
@@ -137,6 +182,9 @@ describe('xgrammar-runtime.ts', () => {
     });
     expect(error).toBeUndefined();
     expect(value!.words).toBe(1);
-    expect(value!.isPromise, fixed('the async-only bitmask', 'the BINDING_LINE patch of the bundle in xgrammar-runtime.ts and use the package getter')).toBe(true);
+    expect(
+      value!.isPromise,
+      fixed('the async-only bitmask', 'the BINDING_LINE patch of the bundle in xgrammar-runtime.ts and use the package getter'),
+    ).toBe(true);
   });
 });

@@ -32,7 +32,7 @@ describe('LoRA parameter plan', () => {
     expect(down.shape).toEqual([C, 4]);
   });
 
-  it('stacks a group\'s A matrices and writes each B into its column range of the fused output', () => {
+  it("stacks a group's A matrices and writes each B into its column range of the fused output", () => {
     const plan = planLora(cfg, { rank: 3, alpha: 3, targetModules: ['q_proj', 'v_proj', 'up_proj', 'o_proj'], useRslora: false });
     const l = plan.layers[1];
     expect(l.qkv!.modules.map((m) => [m.module, m.col0, m.aRow])).toEqual([

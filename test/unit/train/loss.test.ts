@@ -100,7 +100,8 @@ function makeCase(seed: number, opts: { sharedGroup?: boolean } = {}): Case {
 
 /** Flattens a case into ART's per-token arrays (group ids 1-based). */
 function flatten(c: Case) {
-  const cat = (f: (s: TrainingSequence, b: number) => ArrayLike<number>) => Float64Array.from(c.seqs.flatMap((s, b) => Array.from(f(s, b))));
+  const cat = (f: (s: TrainingSequence, b: number) => ArrayLike<number>) =>
+    Float64Array.from(c.seqs.flatMap((s, b) => Array.from(f(s, b))));
   return {
     lp: cat((_, b) => c.newLp[b]).map((v) => (Number.isNaN(v) ? 0 : v)),
     old: cat((s) => s.oldLogprobs!),
@@ -138,7 +139,12 @@ function checkAgainstArt(c: Case, spec: Extract<LossSpec, { kind: 'rl' }>): void
     const minus = Float64Array.from(f.lp);
     plus[i] += h;
     minus[i] -= h;
-    const fd = -(artLoss(plus, f.lp, f.old, f.adv, f.mask, f.weights, f.groups, spec) - artLoss(minus, f.lp, f.old, f.adv, f.mask, f.weights, f.groups, spec)) / (2 * h);
+    const fd =
+      -(
+        artLoss(plus, f.lp, f.old, f.adv, f.mask, f.weights, f.groups, spec) -
+        artLoss(minus, f.lp, f.old, f.adv, f.mask, f.weights, f.groups, spec)
+      ) /
+      (2 * h);
     if (Math.abs(flatC[i] - fd) > 1e-7 + 1e-6 * Math.abs(fd)) {
       throw new Error(`token ${i}: coefficient ${flatC[i]}, finite difference ${fd} (${JSON.stringify(spec)})`);
     }
@@ -162,10 +168,20 @@ describe('RL loss coefficients against ART loss.py by finite differences', () =>
       for (const level of ['token', 'geometric_average'] as const) {
         checkAgainstArt(makeCase(21), rl({ ppo, ...eps, importanceSamplingLevel: level, maskProbRatio: true }));
         checkAgainstArt(makeCase(22), rl({ ppo, ...eps, importanceSamplingLevel: level, kimiK2Tau: 0.3 }));
-        checkAgainstArt(makeCase(23), rl({ ppo, ...eps, importanceSamplingLevel: level, maxNegativeAdvantageImportanceSamplingWeight: 1.05 }));
+        checkAgainstArt(
+          makeCase(23),
+          rl({ ppo, ...eps, importanceSamplingLevel: level, maxNegativeAdvantageImportanceSamplingWeight: 1.05 }),
+        );
         checkAgainstArt(
           makeCase(24, { sharedGroup: true }),
-          rl({ ppo, ...eps, importanceSamplingLevel: level, maskProbRatio: true, kimiK2Tau: 0.5, maxNegativeAdvantageImportanceSamplingWeight: 1.1 }),
+          rl({
+            ppo,
+            ...eps,
+            importanceSamplingLevel: level,
+            maskProbRatio: true,
+            kimiK2Tau: 0.5,
+            maxNegativeAdvantageImportanceSamplingWeight: 1.1,
+          }),
         );
       }
     }
@@ -201,7 +217,8 @@ describe('RL max ratio deviation (issue 16)', () => {
     const c = makeCase(51);
     const f = flatten(c);
     let want = 0;
-    for (let i = 0; i < f.lp.length; i++) if (f.mask[i] && !Number.isNaN(f.old[i])) want = Math.max(want, Math.abs(Math.exp(f.lp[i] - f.old[i]) - 1));
+    for (let i = 0; i < f.lp.length; i++)
+      if (f.mask[i] && !Number.isNaN(f.old[i])) want = Math.max(want, Math.abs(Math.exp(f.lp[i] - f.old[i]) - 1));
     expect(want).toBeGreaterThan(0);
     expect(stepLoss(c.seqs, c.newLp, rl({ ppo: true })).maxRatioDeviation).toBeCloseTo(want, 12);
     for (const s of c.seqs) s.oldLogprobs!.fill(NaN);

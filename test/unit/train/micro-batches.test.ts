@@ -6,14 +6,21 @@ import { planActivations } from '../../../src/engine/train/memory-plan';
 import { packMicroBatches, rowsFromTokens, tokensFromRows } from '../../../src/engine/train/micro-batches';
 import type { TrainingSequence } from '../../../src/engine/train/types';
 
-const seq = (tokens: number[]): TrainingSequence => ({ tokens: Uint32Array.from(tokens), trainable: Uint8Array.from(tokens, (_, i) => (i > 0 ? 1 : 0)) });
+const seq = (tokens: number[]): TrainingSequence => ({
+  tokens: Uint32Array.from(tokens),
+  trainable: Uint8Array.from(tokens, (_, i) => (i > 0 ? 1 : 0)),
+});
 const limits = { tokens: 10, sequences: 3, maxBlocksPerSeq: 1, vocabSize: 100 };
 
 describe('packing sequences into micro-batches', () => {
   it('keeps the order, fills up to the token and sequence limits, and lays out tokens, targets, rows and blocks', () => {
     const seqs = [seq([1, 2, 3]), seq([4, 5, 6, 7]), seq([8, 9]), seq([10, 11, 12]), seq([13]), seq([14]), seq([15]), seq([16])];
     const mbs = packMicroBatches(seqs, limits);
-    expect(mbs.map((m) => m.sequences)).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
+    expect(mbs.map((m) => m.sequences)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7],
+    ]);
     const [first] = mbs;
     expect(first.T).toBe(9);
     expect(first.maxCount).toBe(4);
@@ -48,7 +55,8 @@ describe('packing sequences into micro-batches', () => {
 });
 
 describe('the activation memory plan', () => {
-  const lora = (cfg: ReturnType<typeof testConfig>) => planLora(cfg, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'], useRslora: false });
+  const lora = (cfg: ReturnType<typeof testConfig>) =>
+    planLora(cfg, { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'down_proj'], useRslora: false });
   const opts = { tokens: 256, sequences: 8, mode: 'auto' as const, budgetBytes: 1 << 30, maxBindingBytes: 1 << 27 };
   const part = () => 1000;
 
@@ -78,6 +86,8 @@ describe('the activation memory plan', () => {
     const cfg = testConfig('qwen2', { vocabSize: 50000 });
     const plan = planActivations(cfg, lora(cfg), { ...opts, maxBindingBytes: 4 * 50000 * 37 + 8 }, part);
     expect(plan.headRows).toBe(37);
-    expect(() => planActivations(cfg, lora(cfg), { ...opts, tokens: 4096, maxBindingBytes: 1 << 20 }, part)).toThrow(/more than one binding allows/);
+    expect(() => planActivations(cfg, lora(cfg), { ...opts, tokens: 4096, maxBindingBytes: 1 << 20 }, part)).toThrow(
+      /more than one binding allows/,
+    );
   });
 });

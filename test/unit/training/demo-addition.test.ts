@@ -21,7 +21,12 @@ describe('demo addition task', () => {
     const p = { a: 347, b: 85 };
     expect(question(p)).toBe('What is 347 + 85?');
     expect(answer(p)).toBe('432');
-    expect(JSON.parse(sftLine(p))).toEqual({ messages: [{ role: 'user', content: 'What is 347 + 85?' }, { role: 'assistant', content: '432' }] });
+    expect(JSON.parse(sftLine(p))).toEqual({
+      messages: [
+        { role: 'user', content: 'What is 347 + 85?' },
+        { role: 'assistant', content: '432' },
+      ],
+    });
   });
 
   it('rewards the exact sum with 1 and plain numbers with digit credit', () => {
@@ -33,7 +38,10 @@ describe('demo addition task', () => {
     expect(reward(p, '7')).toBeCloseTo(0.1, 12);
     expect(reward(p, 'The answer is 432')).toBe(0);
     expect(reward(p, '')).toBe(0);
-    const e = evaluate([{ problem: p, completion: '432' }, { problem: p, completion: 'x' }]);
+    const e = evaluate([
+      { problem: p, completion: '432' },
+      { problem: p, completion: 'x' },
+    ]);
     expect(e).toEqual({ accuracy: 0.5, meanReward: 0.5, count: 2 });
   });
 });

@@ -9,7 +9,7 @@ import { initLoraParameters, loraToTensors, planLora } from '../../../src/engine
 import { mergeLora } from '../../../scripts/demo/merge-lora';
 
 describe('mergeLora', () => {
-  it('W + s B A reproduces the adapted model\'s logits', () => {
+  it("W + s B A reproduces the adapted model's logits", () => {
     const cfg = testConfig('llama', { vocabSize: 61, numLayers: 2 });
     const base = randomModelTensors(cfg, 'f32', 5);
     const lora = { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'o_proj', 'gate_proj', 'down_proj'], useRslora: false };
@@ -31,14 +31,24 @@ describe('mergeLora', () => {
     expect(maxDiff).toBeLessThan(1e-4);
   });
 
-  it('keeps the base tensors\' dtype and refuses an adapter for modules the model lacks', () => {
+  it("keeps the base tensors' dtype and refuses an adapter for modules the model lacks", () => {
     const cfg = testConfig('llama', { vocabSize: 61, numLayers: 1 });
     const base = randomModelTensors(cfg, 'bf16', 5);
     const lora = { rank: 2, alpha: 4, targetModules: ['q_proj'], useRslora: false };
     const adapter = loraToTensors(planLora(cfg, lora), initLoraParameters(planLora(cfg, lora), 1));
     expect(mergeLora(base, adapter, lora).every((t, i) => t.dtype === base[i].dtype && t.name === base[i].name)).toBe(true);
-    const stray = tensorFromF32('base_model.model.model.layers.5.self_attn.q_proj.lora_A.weight', [2, cfg.hiddenSize], tensorToF32(adapter[0]), 'f32');
-    const strayB = tensorFromF32('base_model.model.model.layers.5.self_attn.q_proj.lora_B.weight', [cfg.numHeads * cfg.headDim, 2], new Float32Array(2 * cfg.numHeads * cfg.headDim), 'f32');
+    const stray = tensorFromF32(
+      'base_model.model.model.layers.5.self_attn.q_proj.lora_A.weight',
+      [2, cfg.hiddenSize],
+      tensorToF32(adapter[0]),
+      'f32',
+    );
+    const strayB = tensorFromF32(
+      'base_model.model.model.layers.5.self_attn.q_proj.lora_B.weight',
+      [cfg.numHeads * cfg.headDim, 2],
+      new Float32Array(2 * cfg.numHeads * cfg.headDim),
+      'f32',
+    );
     expect(() => mergeLora(base, [...adapter, stray, strayB], lora)).toThrow(/has no model.layers.5/);
   });
 });

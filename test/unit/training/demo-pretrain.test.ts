@@ -5,7 +5,16 @@ import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
 import { CpuLlama, type TrainSequence } from '../../../scripts/demo/pretrain/cpu-llama';
 
-const cfg = testConfig('llama', { vocabSize: 53, hiddenSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 6, intermediateSize: 40, tieWordEmbeddings: true });
+const cfg = testConfig('llama', {
+  vocabSize: 53,
+  hiddenSize: 24,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 6,
+  intermediateSize: 40,
+  tieWordEmbeddings: true,
+});
 const tensors = randomModelTensors(cfg, 'f32', 11).map((t) => t); // tied: no lm_head tensor
 const batch: TrainSequence[] = [
   { tokens: [3, 7, 9, 11, 2], trainable: [0, 0, 1, 1, 1] },
@@ -31,7 +40,7 @@ function referenceLoss(model: ReferenceModel): number {
 }
 
 describe('CpuLlama (demo pretraining)', { timeout: 60_000 }, () => {
-  it('computes the reference model\'s loss', () => {
+  it("computes the reference model's loss", () => {
     const cpu = new CpuLlama(cfg, tensors);
     const { loss, targets } = cpu.lossAndBackward(batch);
     expect(targets).toBe(5);
@@ -41,9 +50,19 @@ describe('CpuLlama (demo pretraining)', { timeout: 60_000 }, () => {
   it('has the gradients of finite differences, for every kind of weight', () => {
     const cpu = new CpuLlama(cfg, tensors);
     cpu.lossAndBackward(batch);
-    const names = ['model.embed_tokens.weight', 'model.norm.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.0.self_attn.k_proj.weight',
-      'model.layers.1.self_attn.v_proj.weight', 'model.layers.0.self_attn.o_proj.weight', 'model.layers.1.mlp.gate_proj.weight', 'model.layers.0.mlp.up_proj.weight',
-      'model.layers.1.mlp.down_proj.weight', 'model.layers.0.input_layernorm.weight', 'model.layers.1.post_attention_layernorm.weight'];
+    const names = [
+      'model.embed_tokens.weight',
+      'model.norm.weight',
+      'model.layers.0.self_attn.q_proj.weight',
+      'model.layers.0.self_attn.k_proj.weight',
+      'model.layers.1.self_attn.v_proj.weight',
+      'model.layers.0.self_attn.o_proj.weight',
+      'model.layers.1.mlp.gate_proj.weight',
+      'model.layers.0.mlp.up_proj.weight',
+      'model.layers.1.mlp.down_proj.weight',
+      'model.layers.0.input_layernorm.weight',
+      'model.layers.1.post_attention_layernorm.weight',
+    ];
     for (const name of names) {
       const p = cpu.params.get(name)!;
       const g = cpu.grads.get(name)!;

@@ -14,14 +14,27 @@ import { ORIGIN, startEngine, type TestEngine } from '../api/engine-fixture';
 import { ReferenceTrainingEngine, servedFor, tinyTrainModel } from './reference-engine';
 
 const model = tinyTrainModel();
-const tinyChat = parseModelConfig(JSON.parse(readFileSync(new URL('../../../public/models/tiny-chat/config.json', import.meta.url), 'utf8')));
-const LORA = { rank: 8, alpha: 16, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], useRslora: false };
+const tinyChat = parseModelConfig(
+  JSON.parse(readFileSync(new URL('../../../public/models/tiny-chat/config.json', import.meta.url), 'utf8')),
+);
+const LORA = {
+  rank: 8,
+  alpha: 16,
+  targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+  useRslora: false,
+};
 
 const engine = () =>
-  startEngine({ trainer: new LoraTrainer({ inference: async () => servedFor(model), training: async () => new ReferenceTrainingEngine(model) }) });
+  startEngine({
+    trainer: new LoraTrainer({ inference: async () => servedFor(model), training: async () => new ReferenceTrainingEngine(model) }),
+  });
 
 async function register(e: TestEngine, name = 'm') {
-  return (await e.call('POST', '/v1/preview/models', { body: { entity: null, project: 'p', name, base_model: 'hearth/tiny-chat', return_existing: true } })).json.id as string;
+  return (
+    await e.call('POST', '/v1/preview/models', {
+      body: { entity: null, project: 'p', name, base_model: 'hearth/tiny-chat', return_existing: true },
+    })
+  ).json.id as string;
 }
 
 async function send(e: TestEngine, method: string, path: string, form?: FormData, key = e.adminKey) {
@@ -43,7 +56,13 @@ function form(fields: Record<string, string>, files: Record<string, string | Uin
   return f;
 }
 
-const line = (q: string, a: string) => JSON.stringify({ messages: [{ role: 'user', content: q }, { role: 'assistant', content: a }] });
+const line = (q: string, a: string) =>
+  JSON.stringify({
+    messages: [
+      { role: 'user', content: q },
+      { role: 'assistant', content: a },
+    ],
+  });
 const data = [line('1 + 1', '2'), line('2 + 2', '4'), line('3 + 3', '6')].join('\n');
 
 describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
@@ -52,18 +71,27 @@ describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
     const modelId = await register(e);
     const up = await send(e, 'POST', '/v1/preview/artifacts', form({ model_id: modelId }, { 'train.jsonl': data }));
     expect(up.status).toBe(200);
-    expect(up.json).toMatchObject({ object: 'artifact', model_id: modelId, name: 'train.jsonl', files: [{ name: 'train.jsonl', bytes: data.length }] });
+    expect(up.json).toMatchObject({
+      object: 'artifact',
+      model_id: modelId,
+      name: 'train.jsonl',
+      files: [{ name: 'train.jsonl', bytes: data.length }],
+    });
     expect(up.json.url).toBe(`${ORIGIN}/v1/preview/artifacts/${up.json.id}`);
     expect((await send(e, 'GET', `/v1/preview/artifacts/${up.json.id}`)).json.id).toBe(up.json.id);
 
-    const job = await e.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: modelId, training_data_url: up.json.url, config: { learning_rate: [1e-3, 1e-3] } } });
+    const job = await e.call('POST', '/v1/preview/sft-training-jobs', {
+      body: { model_id: modelId, training_data_url: up.json.url, config: { learning_rate: [1e-3, 1e-3] } },
+    });
     expect(job.status).toBe(200);
     await e.runner.idle();
     const events = (await e.call('GET', `/v1/preview/training-jobs/${job.json.id}/events`)).json.data;
     expect(events.map((x: any) => x.type)).toEqual(['training_started', 'gradient_step', 'gradient_step', 'training_ended']);
     expect(await e.services.db.count('artifacts')).toBe(1);
     // A relative URL names the same artifact; a list of the wrong length is a 422.
-    const bad = await e.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: modelId, training_data_url: `/v1/preview/artifacts/${up.json.id}`, config: { learning_rate: [1e-3] } } });
+    const bad = await e.call('POST', '/v1/preview/sft-training-jobs', {
+      body: { model_id: modelId, training_data_url: `/v1/preview/artifacts/${up.json.id}`, config: { learning_rate: [1e-3] } },
+    });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(['body', 'config', 'learning_rate']);
 
@@ -76,13 +104,21 @@ describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
   it('accepts trajectories.jsonl with metadata.json and checks them', async () => {
     const e = await engine();
     const modelId = await register(e);
-    const ok = await send(e, 'POST', '/v1/preview/artifacts', form({ model_id: modelId }, { 'trajectories.jsonl': data, 'metadata.json': '{"format": "jsonl", "num_trajectories": 3}' }));
+    const ok = await send(
+      e,
+      'POST',
+      '/v1/preview/artifacts',
+      form({ model_id: modelId }, { 'trajectories.jsonl': data, 'metadata.json': '{"format": "jsonl", "num_trajectories": 3}' }),
+    );
     expect(ok.status).toBe(200);
     const cases: [Record<string, string>, string | RegExp][] = [
       [{ 'trajectories.jsonl': data, 'metadata.json': '{"num_trajectories": 5}' }, /num_trajectories is 5, but the data holds 3/],
       [{ 'a.jsonl': data, 'b.jsonl': data }, /one JSONL data file/],
       [{ 'metadata.json': '{}' }, /one JSONL data file/],
-      [{ 'train.jsonl': line('q', 'a') + '\n{"messages": [{"role": "user", "content": "q"}]}' }, /train.jsonl: Training data line 2: the last message must be the assistant's/],
+      [
+        { 'train.jsonl': line('q', 'a') + '\n{"messages": [{"role": "user", "content": "q"}]}' },
+        /train.jsonl: Training data line 2: the last message must be the assistant's/,
+      ],
     ];
     for (const [files, message] of cases) {
       const r = await send(e, 'POST', '/v1/preview/artifacts', form({ model_id: modelId }, files));
@@ -92,7 +128,9 @@ describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
     }
     const missing = await send(e, 'POST', '/v1/preview/artifacts', form({}, { 'train.jsonl': data }));
     expect([missing.status, missing.json.detail[0].loc, missing.json.detail[0].type]).toEqual([422, ['body', 'model_id'], 'missing']);
-    expect((await send(e, 'POST', '/v1/preview/artifacts', form({ model_id: crypto.randomUUID() }, { 'train.jsonl': data }))).status).toBe(404);
+    expect((await send(e, 'POST', '/v1/preview/artifacts', form({ model_id: crypto.randomUUID() }, { 'train.jsonl': data }))).status).toBe(
+      404,
+    );
     const json = await e.call('POST', '/v1/preview/artifacts', { body: { model_id: modelId } });
     expect(json.status).toBe(415);
     // An artifact of one model cannot train another.
@@ -105,7 +143,7 @@ describe('POST /v1/preview/artifacts', { timeout: 60_000 }, () => {
 });
 
 describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
-  it('downloads step 0 as the identity adapter of the base model\'s shapes', async () => {
+  it("downloads step 0 as the identity adapter of the base model's shapes", async () => {
     const e = await engine();
     const modelId = await register(e);
     const r = await send(e, 'GET', `/v1/preview/models/${modelId}/checkpoints/0/adapter`);
@@ -115,7 +153,14 @@ describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
     const files = unzipSync(r.bytes);
     expect(Object.keys(files).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
     const config = JSON.parse(new TextDecoder().decode(files['adapter_config.json']));
-    expect(config).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', r: 8, lora_alpha: 16, base_model_name_or_path: 'hearth/tiny-chat', bias: 'none' });
+    expect(config).toMatchObject({
+      peft_type: 'LORA',
+      task_type: 'CAUSAL_LM',
+      r: 8,
+      lora_alpha: 16,
+      base_model_name_or_path: 'hearth/tiny-chat',
+      bias: 'none',
+    });
     expect(parseAdapterConfig(config).rank).toBe(8);
     const tensors = await parseAdapterModel(files['adapter_model.safetensors']);
     expect(tensors).toHaveLength(tinyChat.numLayers * 7 * 2);
@@ -134,7 +179,12 @@ describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
     const plan = planLora(tinyChat, LORA);
     const files = adapterFiles('hearth/tiny-chat', LORA, loraToTensors(plan, initLoraParameters(plan, 3)));
     const fields = { project: 'p', name: 'imported', base_model: 'hearth/tiny-chat' };
-    const r = await send(e, 'POST', '/v1/preview/models/import', form(fields, { 'adapter_config.json': files.adapterConfig, 'adapter_model.safetensors': files.adapterModel }));
+    const r = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form(fields, { 'adapter_config.json': files.adapterConfig, 'adapter_model.safetensors': files.adapterModel }),
+    );
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ object: 'model', project: 'p', name: 'imported', base_model: 'hearth/tiny-chat' });
     const steps = (await e.call('GET', `/v1/preview/models/${r.json.id}/checkpoints`)).json.data.map((c: any) => c.step);
@@ -149,14 +199,34 @@ describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
     // An adapter for other shapes, an unknown base model, missing files and fields are 422s.
     const small = planLora(model.config, LORA);
     const wrong = adapterFiles('x', LORA, loraToTensors(small, initLoraParameters(small, 1)));
-    const mismatch = await send(e, 'POST', '/v1/preview/models/import', form({ ...fields, name: 'w' }, { 'adapter_config.json': wrong.adapterConfig, 'adapter_model.safetensors': wrong.adapterModel }));
+    const mismatch = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form({ ...fields, name: 'w' }, { 'adapter_config.json': wrong.adapterConfig, 'adapter_model.safetensors': wrong.adapterModel }),
+    );
     expect([mismatch.status, mismatch.json.detail[0].loc]).toEqual([422, ['body', 'files']]);
     expect(mismatch.json.detail[0].msg).toMatch(/does not fit hearth\/tiny-chat: .*shape/);
-    const unknown = await send(e, 'POST', '/v1/preview/models/import', form({ ...fields, name: 'u', base_model: 'nope' }, { 'a.zip': zip }));
+    const unknown = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form({ ...fields, name: 'u', base_model: 'nope' }, { 'a.zip': zip }),
+    );
     expect(unknown.json.detail[0].loc).toEqual(['body', 'base_model']);
-    const noFiles = await send(e, 'POST', '/v1/preview/models/import', form({ ...fields, name: 'n' }, { 'adapter_config.json': files.adapterConfig }));
+    const noFiles = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form({ ...fields, name: 'n' }, { 'adapter_config.json': files.adapterConfig }),
+    );
     expect(noFiles.json.detail[0].msg).toMatch(/adapter_model.safetensors/);
-    const noName = await send(e, 'POST', '/v1/preview/models/import', form({ project: 'p', base_model: 'hearth/tiny-chat' }, { 'a.zip': zip }));
+    const noName = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form({ project: 'p', base_model: 'hearth/tiny-chat' }, { 'a.zip': zip }),
+    );
     expect([noName.status, noName.json.detail[0].loc, noName.json.detail[0].type]).toEqual([422, ['body', 'name'], 'missing']);
     await e.close();
   });

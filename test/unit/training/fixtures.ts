@@ -50,6 +50,13 @@ export function choice(
     finish_reason: 'stop',
     index: 0,
     message: { role: 'assistant', content: text, ...(opts.toolCalls ? { tool_calls: opts.toolCalls } : {}) },
-    logprobs: { content: tokens.map((id, i) => ({ token: `token_id:${id}`, logprob: (opts.logprob ?? -0.5) - i * 0.01, bytes: [], top_logprobs: [] })) },
+    logprobs: {
+      content: tokens.map((id, i) => ({
+        token: `token_id:${id}`,
+        logprob: (opts.logprob ?? -0.5) - i * 0.01,
+        bytes: [],
+        top_logprobs: [],
+      })),
+    },
   };
 }

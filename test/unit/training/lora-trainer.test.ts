@@ -26,7 +26,9 @@ function trainer(opts: { hangAfterStep?: number } = {}): LoraTrainer {
 }
 
 async function register(e: TestEngine, name = 'm') {
-  const r = await e.call('POST', '/v1/preview/models', { body: { entity: null, project: 'p', name, base_model: 'hearth/tiny-chat', return_existing: true } });
+  const r = await e.call('POST', '/v1/preview/models', {
+    body: { entity: null, project: 'p', name, base_model: 'hearth/tiny-chat', return_existing: true },
+  });
   expect(r.status).toBe(200);
   return r.json.id as string;
 }
@@ -55,7 +57,9 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
     const groups = [group([1, 0, 0.5]), group([0, 1], 'What is 7 + 1?'), group([1, 1])];
-    const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: groups, experimental_config: { learning_rate: 1e-2, ppo: null } } });
+    const job = await e.call('POST', '/v1/preview/training-jobs', {
+      body: { model_id: modelId, trajectory_groups: groups, experimental_config: { learning_rate: 1e-2, ppo: null } },
+    });
     expect(job.status).toBe(200);
     await e.runner.idle();
     const ev = await events(e, job.json.id);
@@ -65,12 +69,28 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     expect(ev[0].data.num_choices_not_reproduced).toBe(0);
     for (const step of ev.slice(1, -1)) {
       for (const v of Object.values(step.data)) expect(Number.isFinite(v)).toBe(true);
-      expect(Object.keys(step.data)).toEqual(expect.arrayContaining(['loss', 'policy_loss', 'grad_norm', 'learning_rate', 'num_trainable_tokens', 'tokens_per_second', 'entropy', 'max_ratio_deviation']));
+      expect(Object.keys(step.data)).toEqual(
+        expect.arrayContaining([
+          'loss',
+          'policy_loss',
+          'grad_norm',
+          'learning_rate',
+          'num_trainable_tokens',
+          'tokens_per_second',
+          'entropy',
+          'max_ratio_deviation',
+        ]),
+      );
     }
     expect((await checkpoints(e, modelId)).map((c) => c.step)).toEqual([0, 1]);
     const files = await e.services.db.getAll('checkpointFiles');
     const config = JSON.parse(new TextDecoder().decode(files.find((f) => f.name === 'adapter_config.json')!.bytes));
-    expect(parseAdapterConfig(config)).toEqual({ rank: 8, alpha: 16, targetModules: expect.arrayContaining(['q_proj', 'down_proj']), useRslora: false });
+    expect(parseAdapterConfig(config)).toEqual({
+      rank: 8,
+      alpha: 16,
+      targetModules: expect.arrayContaining(['q_proj', 'down_proj']),
+      useRslora: false,
+    });
     const tensors = await parseAdapterModel(new Uint8Array(files.find((f) => f.name === 'adapter_model.safetensors')!.bytes));
     expect(tensors.map((t) => t.name)).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight');
     expect(await e.services.db.count('jobProgress')).toBe(0);
@@ -80,19 +100,35 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
   it('SFT: batches in file order lower the loss on their data; the next job continues from checkpoint 1', async () => {
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
-    const line = JSON.stringify({ messages: [{ role: 'user', content: 'What is 12 + 30?' }, { role: 'assistant', content: '42' }] });
+    const line = JSON.stringify({
+      messages: [
+        { role: 'user', content: 'What is 12 + 30?' },
+        { role: 'assistant', content: '42' },
+      ],
+    });
     const url = `data:application/jsonl,${encodeURIComponent(Array(8).fill(line).join('\n'))}`;
-    const job = await e.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: modelId, training_data_url: url, config: { batch_size: 2, learning_rate: 2e-2 } } });
+    const job = await e.call('POST', '/v1/preview/sft-training-jobs', {
+      body: { model_id: modelId, training_data_url: url, config: { batch_size: 2, learning_rate: 2e-2 } },
+    });
     expect(job.status).toBe(200);
     await e.runner.idle();
     const ev = await events(e, job.json.id);
-    expect(ev.map((x) => x.type)).toEqual(['training_started', 'gradient_step', 'gradient_step', 'gradient_step', 'gradient_step', 'training_ended']);
+    expect(ev.map((x) => x.type)).toEqual([
+      'training_started',
+      'gradient_step',
+      'gradient_step',
+      'gradient_step',
+      'gradient_step',
+      'training_ended',
+    ]);
     expect(ev[0].data).toEqual({ num_sequences: 4 });
     const losses = ev.slice(1, -1).map((x) => x.data.loss as number);
     expect(losses[3]).toBeLessThan(losses[0] * 0.7);
     expect(ev[1].data.learning_rate).toBe(2e-2);
     // A second job starts from checkpoint 1's adapter: its first loss continues where the first ended.
-    const again = await e.call('POST', '/v1/preview/sft-training-jobs', { body: { model_id: modelId, training_data_url: url, config: { batch_size: 8, learning_rate: 1e-9 } } });
+    const again = await e.call('POST', '/v1/preview/sft-training-jobs', {
+      body: { model_id: modelId, training_data_url: url, config: { batch_size: 8, learning_rate: 1e-9 } },
+    });
     await e.runner.idle();
     const ev2 = await events(e, again.json.id);
     expect(ev2[1].data.loss as number).toBeLessThan(losses[0] * 0.7);
@@ -103,27 +139,39 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
   it('nothing trainable: started with 0 sequences, the step still advances, then ended', async () => {
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
-    const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 1]), group([0.5])] } });
+    const job = await e.call('POST', '/v1/preview/training-jobs', {
+      body: { model_id: modelId, trajectory_groups: [group([1, 1]), group([0.5])] },
+    });
     await e.runner.idle();
     expect((await events(e, job.json.id)).map((x) => [x.type, x.data])).toEqual([
       ['training_started', { num_sequences: 0, num_choices_not_reproduced: 0 }],
       ['training_ended', {}],
     ]);
     expect((await checkpoints(e, modelId)).map((c) => c.step)).toEqual([0, 1]);
-    const tensors = await parseAdapterModel(new Uint8Array((await e.services.db.getAll('checkpointFiles')).find((f) => f.name === 'adapter_model.safetensors')!.bytes));
+    const tensors = await parseAdapterModel(
+      new Uint8Array((await e.services.db.getAll('checkpointFiles')).find((f) => f.name === 'adapter_model.safetensors')!.bytes),
+    );
     // A copy of the identity adapter: every B is zero.
-    expect(tensors.filter((t) => t.name.includes('lora_B')).every((t) => new Float32Array(t.data.slice().buffer).every((x) => x === 0))).toBe(true);
+    expect(
+      tensors.filter((t) => t.name.includes('lora_B')).every((t) => new Float32Array(t.data.slice().buffer).every((x) => x === 0)),
+    ).toBe(true);
     await e.close();
   });
 
-  it('precalculate_logprobs replaces the sampler\'s logprobs with the current policy\'s before step 1', async () => {
+  it("precalculate_logprobs replaces the sampler's logprobs with the current policy's before step 1", async () => {
     // The fake sampler logprobs (-0.5) are far from the model's; with a ratio mask of width 1e-4
     // every token's PPO ratio is masked (no gradient) unless the old logprobs are the policy's own.
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
     const config = { learning_rate: 1e-3, ppo: true, mask_prob_ratio: true, epsilon: 1e-4, epsilon_high: 1e-4 };
     const run = async (precalculate: boolean) => {
-      const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { ...config, precalculate_logprobs: precalculate } } });
+      const job = await e.call('POST', '/v1/preview/training-jobs', {
+        body: {
+          model_id: modelId,
+          trajectory_groups: [group([1, 0])],
+          experimental_config: { ...config, precalculate_logprobs: precalculate },
+        },
+      });
       await e.runner.idle();
       return (await events(e, job.json.id)).filter((x) => x.type === 'gradient_step').map((x) => x.data);
     };
@@ -137,10 +185,18 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
   it('refuses at creation a setting it cannot honour (422 naming it), and takes modelfamily_k2_tau', async () => {
     const e = await startEngine({ trainer: trainer() });
     const modelId = await register(e);
-    const refused = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { kl_penalty_coef: 0.5 } } });
+    const refused = await e.call('POST', '/v1/preview/training-jobs', {
+      body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { kl_penalty_coef: 0.5 } },
+    });
     expect(refused.status).toBe(422);
     expect(refused.json.detail[0].loc).toEqual(['body', 'experimental_config', 'kl_penalty_coef']);
-    const alias = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: [group([1, 0])], experimental_config: { modelfamily_k2_tau: 0.1, kl_penalty_coef: null } } });
+    const alias = await e.call('POST', '/v1/preview/training-jobs', {
+      body: {
+        model_id: modelId,
+        trajectory_groups: [group([1, 0])],
+        experimental_config: { modelfamily_k2_tau: 0.1, kl_penalty_coef: null },
+      },
+    });
     expect(alias.status).toBe(200);
     await e.runner.idle();
     expect((await e.call('GET', `/v1/preview/training-jobs/${alias.json.id}`)).json.status).toBe('COMPLETED');
@@ -153,7 +209,9 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     const p = await startEngine({ trainer: stuck });
     const modelId = await register(p);
     const groups = [group([1, 0, 0.5, 0.2]), group([0, 1], 'What is 7 + 1?'), group([0.3, 0.9], 'What is 1 + 1?')];
-    const job = await p.call('POST', '/v1/preview/training-jobs', { body: { model_id: modelId, trajectory_groups: groups, experimental_config: { learning_rate: 1e-2 } } });
+    const job = await p.call('POST', '/v1/preview/training-jobs', {
+      body: { model_id: modelId, trajectory_groups: groups, experimental_config: { learning_rate: 1e-2 } },
+    });
     await waitFor(async () => (await p.call('GET', `/v1/preview/training-jobs/${job.json.id}`)).json.status === 'RUNNING');
 
     // Host A resumes it, completes 2 steps and dies; host B resumes from A's saved progress.
@@ -170,7 +228,8 @@ describe('LoraTrainer in the job runner', { timeout: 60_000 }, () => {
     expect(evB.map((x) => x.type)).toEqual(evC.map((x) => x.type));
     expect(evB.filter((x) => x.type === 'training_started')).toHaveLength(1);
     expect(evB.slice(1, -1).map((x) => x.data.loss)).toEqual(evC.slice(1, -1).map((x) => x.data.loss));
-    const adapterOf = async (e: TestEngine) => new Uint8Array((await e.services.db.getAll('checkpointFiles')).find((f) => f.name === 'adapter_model.safetensors')!.bytes);
+    const adapterOf = async (e: TestEngine) =>
+      new Uint8Array((await e.services.db.getAll('checkpointFiles')).find((f) => f.name === 'adapter_model.safetensors')!.bytes);
     expect(await adapterOf(b)).toEqual(await adapterOf(c));
     expect((await checkpoints(b, modelId)).map((x) => x.step)).toEqual([0, 1]);
     expect((await b.call('GET', `/v1/preview/training-jobs/${job.json.id}`)).json.status).toBe('COMPLETED');

@@ -9,21 +9,51 @@ import { referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
-import { flatFromSuffixed, initLoraParameters, loraFromTensors, loraToTensors, planLora, type LoraPlan } from '../../../src/engine/train/lora-plan';
+import {
+  flatFromSuffixed,
+  initLoraParameters,
+  loraFromTensors,
+  loraToTensors,
+  planLora,
+  type LoraPlan,
+} from '../../../src/engine/train/lora-plan';
 import { stepEntropy, stepLoss } from '../../../src/engine/train/loss';
-import type { LossSpec, StartSessionOptions, StepMetrics, TrainingEngine, TrainingSequence, TrainingSession } from '../../../src/engine/train/types';
+import type {
+  LossSpec,
+  StartSessionOptions,
+  StepMetrics,
+  TrainingEngine,
+  TrainingSequence,
+  TrainingSession,
+} from '../../../src/engine/train/types';
 import { bundledTokenizer } from './fixtures';
 
 /** A one-layer Llama over the tiny-chat vocabulary (so real token ids fit), seeded. */
 export function tinyTrainModel(seed = 7): ReferenceModel {
-  const cfg: ModelConfig = testConfig('llama', { vocabSize: 4096, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 16, intermediateSize: 48, eosTokenIds: [2] });
+  const cfg: ModelConfig = testConfig('llama', {
+    vocabSize: 4096,
+    hiddenSize: 32,
+    numLayers: 1,
+    numHeads: 2,
+    numKvHeads: 1,
+    headDim: 16,
+    intermediateSize: 48,
+    eosTokenIds: [2],
+  });
   return new ReferenceModel(cfg, randomModelTensors(cfg, 'f32', seed));
 }
 
 /** The base model as the trainer loads it: tiny-chat's tokenizer and template over `model`'s config. */
 export function servedFor(model: ReferenceModel, id = 'hearth/tiny-chat'): InferenceEngine {
   const t = bundledTokenizer('tiny-chat');
-  const served = { id, config: model.config, tokenizer: t.tokenizer, chatTemplates: { forRequest: () => t.template }, eosTokenIds: [2, 0], maxModelLen: 2048 } as unknown as ServedModel;
+  const served = {
+    id,
+    config: model.config,
+    tokenizer: t.tokenizer,
+    chatTemplates: { forRequest: () => t.template },
+    eosTokenIds: [2, 0],
+    maxModelLen: 2048,
+  } as unknown as ServedModel;
   return {
     loadModel: async () => served,
     generate: () => {
@@ -87,7 +117,9 @@ class ReferenceTrainingSession implements TrainingSession {
       entropies.push(Float32Array.from({ length: s.tokens.length }, (_, i) => (i === 0 ? 0 : out.entropy[i - 1])));
       for (const { layer, module, weights } of out.grads!.entries()) {
         const g = this.plan.layers[layer];
-        const mod = Object.values(g).flatMap((grp) => grp?.modules ?? []).find((x) => x.module === module)!;
+        const mod = Object.values(g)
+          .flatMap((grp) => grp?.modules ?? [])
+          .find((x) => x.module === module)!;
         for (let i = 0; i < weights.A.length; i++) grad[mod.aOffset + i] += weights.A[i];
         for (let i = 0; i < weights.B.length; i++) grad[mod.bOffset + i] += weights.B[i];
       }
@@ -129,4 +161,3 @@ class ReferenceTrainingSession implements TrainingSession {
 
   dispose(): void {}
 }
-

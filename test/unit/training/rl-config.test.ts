@@ -6,7 +6,7 @@ import { withoutNulls } from '../../../src/service/training/job-input';
 import { resolveRlSettings } from '../../../src/service/training/rl-config';
 
 describe('resolveRlSettings', () => {
-  it('fills ART\'s defaults when every key is null (as ART sends them)', () => {
+  it("fills ART's defaults when every key is null (as ART sends them)", () => {
     const s = resolveRlSettings(withoutNulls({ epsilon: null, ppo: null, learning_rate: null, scale_rewards: null, kimi_k2_tau: null }));
     expect(s.loss).toEqual({
       kind: 'rl',
@@ -29,8 +29,13 @@ describe('resolveRlSettings', () => {
     expect(resolveRlSettings({ ppo: true, epsilon: 0.1 }).loss).toMatchObject({ epsilon: 0.1, epsilonHigh: 0.1 });
     expect(resolveRlSettings({ epsilon: 0.5, epsilon_high: 0.7 }).loss).toMatchObject({ ppo: false, epsilon: 0.5, epsilonHigh: 0.7 });
     expect(resolveRlSettings({ loss_fn: 'ppo' }).loss.ppo).toBe(true);
-    expect(resolveRlSettings({ importance_sampling_level: 'geometric_average', mask_prob_ratio: true, max_negative_advantage_importance_sampling_weight: 2 }).loss)
-      .toMatchObject({ importanceSamplingLevel: 'geometric_average', maskProbRatio: true, maxNegativeAdvantageImportanceSamplingWeight: 2 });
+    expect(
+      resolveRlSettings({
+        importance_sampling_level: 'geometric_average',
+        mask_prob_ratio: true,
+        max_negative_advantage_importance_sampling_weight: 2,
+      }).loss,
+    ).toMatchObject({ importanceSamplingLevel: 'geometric_average', maskProbRatio: true, maxNegativeAdvantageImportanceSamplingWeight: 2 });
   });
 
   it('accepts modelfamily_k2_tau as kimi_k2_tau', () => {
@@ -61,7 +66,9 @@ describe('resolveRlSettings', () => {
         expect((err as Error).message).toContain(key);
       }
     }
-    expect(() => resolveRlSettings({ kl_penalty_coef: 0, plot_tensors: false, scale_learning_rate_by_reward_std_dev: false })).not.toThrow();
+    expect(() =>
+      resolveRlSettings({ kl_penalty_coef: 0, plot_tensors: false, scale_learning_rate_by_reward_std_dev: false }),
+    ).not.toThrow();
     expect(() => resolveRlSettings({ ppo: false, loss_fn: 'ppo' })).toThrow(/contradicts/);
   });
 });

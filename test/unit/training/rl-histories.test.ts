@@ -10,7 +10,7 @@ const opts = { trainWithoutLogprobs: false };
 const sequencesOf = (...args: Parameters<typeof tokenizeHistory>) => tokenizeHistory(...args).sequences;
 
 describe('tokenizeHistory', () => {
-  it('splices a Choice\'s sampled ids after the templated prompt, with its logprobs', () => {
+  it("splices a Choice's sampled ids after the templated prompt, with its logprobs", () => {
     const c = choice(chat, '5', { logprob: -0.25 });
     const [seq, ...rest] = sequencesOf({ messages_and_choices: [{ role: 'user', content: 'What is 2 + 3?' }, c] }, chat, opts);
     expect(rest).toEqual([]);
@@ -38,8 +38,13 @@ describe('tokenizeHistory', () => {
     expect(seq.trainable).toEqual([...p1.map(() => 0), 1, 1, ...p2.map(() => 0), 1, 1]);
   });
 
-  it('keeps the template\'s end token in the next prompt when the Choice stopped without one (finish_reason length)', () => {
-    const items = [{ role: 'user', content: 'hi' }, choice(chat, 'hel', { eos: false }), { role: 'user', content: 'more' }, choice(chat, 'ok')];
+  it("keeps the template's end token in the next prompt when the Choice stopped without one (finish_reason length)", () => {
+    const items = [
+      { role: 'user', content: 'hi' },
+      choice(chat, 'hel', { eos: false }),
+      { role: 'user', content: 'more' },
+      choice(chat, 'ok'),
+    ];
     const [seq] = sequencesOf({ messages_and_choices: items }, chat, opts);
     const after = ids(chat, '<|im_end|>\n<|im_start|>user\nmore<|im_end|>\n<|im_start|>assistant\n');
     const hel = ids(chat, 'hel');
@@ -53,12 +58,18 @@ describe('tokenizeHistory', () => {
     expect(sequencesOf({ messages_and_choices: [{ role: 'user', content: 'q' }, plain] }, chat, opts)).toEqual([]);
     const items = [{ role: 'user', content: 'q' }, plain, { role: 'user', content: 'r' }, choice(chat, 'y')];
     const [seq] = sequencesOf({ messages_and_choices: items }, chat, opts);
-    const prompt = ids(chat, '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nx<|im_end|>\n<|im_start|>user\nr<|im_end|>\n<|im_start|>assistant\n');
+    const prompt = ids(
+      chat,
+      '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nx<|im_end|>\n<|im_start|>user\nr<|im_end|>\n<|im_start|>assistant\n',
+    );
     expect(seq.tokens).toEqual([...prompt, ...ids(chat, 'y'), 2]);
   });
 
   it('trains plain assistant messages only with allow_training_without_logprobs', () => {
-    const items = [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'yes' }];
+    const items = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'yes' },
+    ];
     expect(sequencesOf({ messages_and_choices: items }, chat, opts)).toEqual([]);
     const [seq] = sequencesOf({ messages_and_choices: items }, chat, { trainWithoutLogprobs: true });
     const prompt = ids(chat, '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n');
@@ -86,12 +97,28 @@ describe('tokenizeHistory', () => {
   it('reads vocabulary-string logprob tokens and token_ids', () => {
     const five = ids(chat, '5');
     const byString = {
-      finish_reason: 'stop', index: 0, message: { role: 'assistant', content: '5' },
-      logprobs: { content: [{ token: chat.tokenizer.idToToken(five[0])!, logprob: -1 }, { token: '<|im_end|>', logprob: -2 }] },
+      finish_reason: 'stop',
+      index: 0,
+      message: { role: 'assistant', content: '5' },
+      logprobs: {
+        content: [
+          { token: chat.tokenizer.idToToken(five[0])!, logprob: -1 },
+          { token: '<|im_end|>', logprob: -2 },
+        ],
+      },
     };
     const [a] = sequencesOf({ messages_and_choices: [{ role: 'user', content: 'q' }, byString] }, chat, opts);
     expect(a.tokens.slice(-2)).toEqual([...five, 2]);
-    const byIds = { ...byString, token_ids: [...five, 2], logprobs: { content: [{ token: '?', logprob: -1 }, { token: '?', logprob: -2 }] } };
+    const byIds = {
+      ...byString,
+      token_ids: [...five, 2],
+      logprobs: {
+        content: [
+          { token: '?', logprob: -1 },
+          { token: '?', logprob: -2 },
+        ],
+      },
+    };
     const [b] = sequencesOf({ messages_and_choices: [{ role: 'user', content: 'q' }, byIds] }, chat, opts);
     expect(b.tokens).toEqual(a.tokens);
     expect(b.logprobs.slice(-2)).toEqual([-1, -2]);
@@ -109,7 +136,10 @@ describe('tokenizeHistory', () => {
     const c3 = { ...choice(chat, 'c'), prompt_token_ids: [30, 31], token_ids: [22] };
     c1.logprobs.content = c1.logprobs.content.slice(0, 2);
     const seqs = sequencesOf({ messages_and_choices: [{ role: 'user', content: 'q' }, c1, c2, c3] }, chat, opts);
-    expect(seqs.map((s) => s.tokens)).toEqual([[10, 11, 12, 20, 2, 13, 21, 2], [30, 31, 22]]);
+    expect(seqs.map((s) => s.tokens)).toEqual([
+      [10, 11, 12, 20, 2, 13, 21, 2],
+      [30, 31, 22],
+    ]);
     expect(seqs[0].trainable).toEqual([0, 0, 0, 1, 1, 0, 1, 1]);
     expect(seqs[1].trainable).toEqual([0, 0, 1]);
     expect(seqs[0].logprobs[3]).toBe(-0.5);

@@ -54,7 +54,7 @@ describe('planRlSteps', () => {
     expect([n1, n2]).toEqual([ids(chat, '123').length + 1, 2]);
     const w1 = (n1 + n2) / (2 * n1);
     const w2 = (n1 + n2) / (2 * n2);
-    const at = (s: typeof byLength[0], arr: Float32Array) => arr[s.trainable.indexOf(1)];
+    const at = (s: (typeof byLength)[0], arr: Float32Array) => arr[s.trainable.indexOf(1)];
     expect(at(byLength[0], byLength[0].weights!)).toBeCloseTo(w1, 5);
     expect(at(byLength[1], byLength[1].weights!)).toBeCloseTo(w2, 5);
     // mean(|A| w) over tokens = a, so the normalised advantages are +-1.
@@ -77,8 +77,10 @@ describe('planRlSteps', () => {
     expect(neg[1]).toBeCloseTo(-2, 5);
   });
 
-  it('gives additional histories the trajectory\'s advantage and shared weight', () => {
-    const t = trajectory('5', 1, { additional_histories: [{ messages_and_choices: [{ role: 'user', content: 'again' }, choice(chat, '77')] }] });
+  it("gives additional histories the trajectory's advantage and shared weight", () => {
+    const t = trajectory('5', 1, {
+      additional_histories: [{ messages_and_choices: [{ role: 'user', content: 'again' }, choice(chat, '77')] }],
+    });
     const [step] = plan([{ trajectories: [t, trajectory('6', 0)] }]).steps;
     expect(step.sequences).toHaveLength(3);
     const positive = step.sequences.filter((s) => s.advantages![s.trainable.indexOf(1)] > 0);
@@ -96,14 +98,19 @@ describe('planRlSteps', () => {
     for (const s of one.steps) expect(s.sequences.reduce((n, q) => n + q.tokens.length, 0)).toBeLessThanOrEqual(64);
     expect(one.steps.reduce((n, s) => n + s.sequences.length, 0)).toBe(12);
     const again = plan(groups, {}, 64);
-    expect(again.steps.map((s) => s.sequences.map((q) => [...q.tokens]))).toEqual(one.steps.map((s) => s.sequences.map((q) => [...q.tokens])));
+    expect(again.steps.map((s) => s.sequences.map((q) => [...q.tokens]))).toEqual(
+      one.steps.map((s) => s.sequences.map((q) => [...q.tokens])),
+    );
     // packed_sequence_length overrides the budget.
     expect(plan(groups, { packed_sequence_length: 2048 }, 64).steps).toHaveLength(1);
   });
 
-  it('scales each step\'s learning rate by #trajectories^power', () => {
+  it("scales each step's learning rate by #trajectories^power", () => {
     const groups = [{ trajectories: [trajectory('5', 1), trajectory('6', 0), trajectory('7', 0)] }];
     expect(plan(groups, { learning_rate: 1e-3 }).steps[0].learningRate).toBe(1e-3);
-    expect(plan(groups, { learning_rate: 1e-3, num_trajectories_learning_rate_multiplier_power: 1 }).steps[0].learningRate).toBeCloseTo(3e-3, 12);
+    expect(plan(groups, { learning_rate: 1e-3, num_trajectories_learning_rate_multiplier_power: 1 }).steps[0].learningRate).toBeCloseTo(
+      3e-3,
+      12,
+    );
   });
 });

@@ -16,7 +16,14 @@ const llama = hubTokenizer('tokenizer-llama3_1');
 const opts = { trainWithoutLogprobs: false };
 
 const TOOLS: ChatTool[] = [
-  { type: 'function', function: { name: 'add', description: 'Adds two integers', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'add',
+      description: 'Adds two integers',
+      parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } } },
+    },
+  },
 ];
 const CALL = { id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a": 2, "b": 3}' } };
 
@@ -72,18 +79,29 @@ function check(m: TestModel, first: ChatMessage[], turns: { turn: Turn; after?: 
 
 describe('the training context of a Choice is its sampling context, token for token', () => {
   it('Qwen3 without thinking: no <think></think> is written before a reply that sampled none', () => {
-    const seqs = check(qwen3, [{ role: 'user', content: 'What is 2 + 3?' }], [{ turn: { sampled: 'The answer is 5.', message: { role: 'assistant', content: 'The answer is 5.' } } }]);
+    const seqs = check(
+      qwen3,
+      [{ role: 'user', content: 'What is 2 + 3?' }],
+      [{ turn: { sampled: 'The answer is 5.', message: { role: 'assistant', content: 'The answer is 5.' } } }],
+    );
     const think = ids(qwen3, '<think>')[0];
     expect(seqs[0].tokens).not.toContain(think);
   });
 
-  it('Qwen3 with thinking, two turns: each reply after its own context (the second without the first one\'s reasoning)', () => {
+  it("Qwen3 with thinking, two turns: each reply after its own context (the second without the first one's reasoning)", () => {
     const first = '<think>\nAdd them.\n</think>\n\n5';
     const second = '<think>\nDouble it.\n</think>\n\n10';
-    const seqs = check(qwen3, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: '2 + 3?' }], [
-      { turn: { sampled: first, message: { role: 'assistant', content: first } }, after: [{ role: 'user', content: 'Times two?' }] },
-      { turn: { sampled: second, message: { role: 'assistant', content: second } } },
-    ]);
+    const seqs = check(
+      qwen3,
+      [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: '2 + 3?' },
+      ],
+      [
+        { turn: { sampled: first, message: { role: 'assistant', content: first } }, after: [{ role: 'user', content: 'Times two?' }] },
+        { turn: { sampled: second, message: { role: 'assistant', content: second } } },
+      ],
+    );
     // The second request's template drops the first turn's reasoning, so its context is a new sequence.
     expect(seqs).toHaveLength(2);
   });
@@ -94,7 +112,10 @@ describe('the training context of a Choice is its sampling context, token for to
       qwen3,
       [{ role: 'user', content: 'Add 2 and 3.' }],
       [
-        { turn: { sampled: call, message: { role: 'assistant', content: '', tool_calls: [CALL] } }, after: [{ role: 'tool', content: '5', tool_call_id: 'call_1' }] },
+        {
+          turn: { sampled: call, message: { role: 'assistant', content: '', tool_calls: [CALL] } },
+          after: [{ role: 'tool', content: '5', tool_call_id: 'call_1' }],
+        },
         { turn: { sampled: '<think>\n\n</think>\n\nIt is 5.', message: { role: 'assistant', content: 'It is 5.' } } },
       ],
       TOOLS,
@@ -107,9 +128,15 @@ describe('the training context of a Choice is its sampling context, token for to
     const call = '{"name": "add", "parameters": {"a": 2, "b": 3}}';
     check(
       llama,
-      [{ role: 'system', content: 'You can call tools.' }, { role: 'user', content: 'Add 2 and 3.' }],
       [
-        { turn: { sampled: call, message: { role: 'assistant', content: '', tool_calls: [CALL] } }, after: [{ role: 'tool', content: '5', tool_call_id: 'call_1' }] },
+        { role: 'system', content: 'You can call tools.' },
+        { role: 'user', content: 'Add 2 and 3.' },
+      ],
+      [
+        {
+          turn: { sampled: call, message: { role: 'assistant', content: '', tool_calls: [CALL] } },
+          after: [{ role: 'tool', content: '5', tool_call_id: 'call_1' }],
+        },
         { turn: { sampled: '2 + 3 = 5.', message: { role: 'assistant', content: '2 + 3 = 5.' } } },
       ],
       TOOLS,
@@ -118,42 +145,64 @@ describe('the training context of a Choice is its sampling context, token for to
 
   it('ChatML (bundled tiny-chat): several trainable turns share one sequence when each prompt extends the last', () => {
     const chat = bundledTokenizer('tiny-chat');
-    const seqs = check(chat, [{ role: 'user', content: '1 + 1' }], [
-      { turn: { sampled: '2', message: { role: 'assistant', content: '2' } }, after: [{ role: 'user', content: '2 + 2' }] },
-      { turn: { sampled: '4', message: { role: 'assistant', content: '4' } } },
-    ]);
+    const seqs = check(
+      chat,
+      [{ role: 'user', content: '1 + 1' }],
+      [
+        { turn: { sampled: '2', message: { role: 'assistant', content: '2' } }, after: [{ role: 'user', content: '2 + 2' }] },
+        { turn: { sampled: '4', message: { role: 'assistant', content: '4' } } },
+      ],
+    );
     expect(seqs).toHaveLength(1);
   });
 
   it('prompt_token_ids and token_ids are used as they are, whatever the template says', () => {
     const { tokens, choice } = sample(qwen3, { sampled: 'Hi.', message: { role: 'assistant', content: 'Hi.' } }, true);
     // A request with chat_template_kwargs {enable_thinking: false}: its prompt ends in an empty think block.
-    const prompt = buildPrompt({ messages: [{ role: 'user', content: 'Hello' }], chat_template_kwargs: { enable_thinking: false } }, qwen3).tokenIds;
-    const { sequences } = tokenizeHistory({ messages_and_choices: [{ role: 'user', content: 'Hello' }, { ...choice, prompt_token_ids: prompt }] }, qwen3, opts);
+    const prompt = buildPrompt(
+      { messages: [{ role: 'user', content: 'Hello' }], chat_template_kwargs: { enable_thinking: false } },
+      qwen3,
+    ).tokenIds;
+    const { sequences } = tokenizeHistory(
+      {
+        messages_and_choices: [
+          { role: 'user', content: 'Hello' },
+          { ...choice, prompt_token_ids: prompt },
+        ],
+      },
+      qwen3,
+      opts,
+    );
     expect(sequences).toHaveLength(1);
     expect(sequences[0].tokens).toEqual([...prompt, ...tokens]);
     expect(sequences[0].trainable).toEqual([...prompt.map(() => 0), ...tokens.map(() => 1)]);
   });
 
-  it('additional_histories: each Choice in its own sampling context, with the trajectory\'s tools; re-encoded Choices counted', () => {
+  it("additional_histories: each Choice in its own sampling context, with the trajectory's tools; re-encoded Choices counted", () => {
     const reply = { sampled: '<think>\nok\n</think>\n\nDone.', message: { role: 'assistant', content: 'Done.' } };
     const promptOf = (content: string) => buildPrompt({ messages: [{ role: 'user', content }], tools: TOOLS }, qwen3).tokenIds;
     const a = sample(qwen3, reply, false);
     const b = sample(qwen3, reply, false);
     // The second history's Choice carries decoded-text logprob tokens that are no vocabulary entries.
-    const decoded = { ...b.choice, logprobs: { content: b.tokens.map((id) => ({ token: qwen3.tokenizer.tokenText(id) + '\u2603', logprob: -1 })) } };
+    const decoded = {
+      ...b.choice,
+      logprobs: { content: b.tokens.map((id) => ({ token: qwen3.tokenizer.tokenText(id) + '\u2603', logprob: -1 })) },
+    };
     const trajectory = (reward: number, extra: unknown[]) => ({
       messages_and_choices: [{ role: 'user', content: 'first' }, a.choice],
       tools: TOOLS,
       additional_histories: [{ messages_and_choices: [{ role: 'user', content: 'second' }, b.choice] }, ...extra],
       reward,
     });
-    const plan = planRlSteps([{ trajectories: [trajectory(1, [{ messages_and_choices: [{ role: 'user', content: 'third' }, decoded] }]), trajectory(0, [])] }], {
-      settings: resolveRlSettings({}),
-      model: qwen3,
-      maxLength: 4096,
-      seed: 'job',
-    });
+    const plan = planRlSteps(
+      [{ trajectories: [trajectory(1, [{ messages_and_choices: [{ role: 'user', content: 'third' }, decoded] }]), trajectory(0, [])] }],
+      {
+        settings: resolveRlSettings({}),
+        model: qwen3,
+        maxLength: 4096,
+        seed: 'job',
+      },
+    );
     const seqs = plan.steps.flatMap((st) => st.sequences.map((q) => [...q.tokens]));
     expect(seqs).toContainEqual([...promptOf('first'), ...a.tokens]);
     expect(seqs).toContainEqual([...promptOf('second'), ...b.tokens]);
@@ -163,6 +212,8 @@ describe('the training context of a Choice is its sampling context, token for to
   it('refuses token ids outside the vocabulary', () => {
     const { choice } = sample(qwen3, { sampled: 'Hi.', message: { role: 'assistant', content: 'Hi.' } }, true);
     const bad = { ...choice, prompt_token_ids: [qwen3.tokenizer.vocabSize] };
-    expect(() => tokenizeHistory({ messages_and_choices: [{ role: 'user', content: 'Hello' }, bad] }, qwen3, opts)).toThrow(/outside this model's vocabulary/);
+    expect(() => tokenizeHistory({ messages_and_choices: [{ role: 'user', content: 'Hello' }, bad] }, qwen3, opts)).toThrow(
+      /outside this model's vocabulary/,
+    );
   });
 });

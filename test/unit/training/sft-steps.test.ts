@@ -18,7 +18,7 @@ const p1 = ids(chat, '<|im_start|>user\n1 + 1<|im_end|>\n<|im_start|>assistant\n
 const p2 = ids(chat, '\n<|im_start|>user\n2 + 3<|im_end|>\n<|im_start|>assistant\n');
 
 describe('sftSequence', () => {
-  it('trains every assistant turn\'s content and end token', () => {
+  it("trains every assistant turn's content and end token", () => {
     const seq = sftSequence(conversation, 1, chat, 'all')!;
     expect([...seq.tokens]).toEqual([...p1, ...ids(chat, '2'), 2, ...p2, ...ids(chat, '5'), 2]);
     expect([...seq.trainable]).toEqual([...p1.map(() => 0), 1, 1, ...p2.map(() => 0), 1, 1]);
@@ -35,7 +35,17 @@ describe('sftSequence', () => {
 
   it('trains the tool calls the template writes after the content', () => {
     const call = { id: 'c1', type: 'function', function: { name: 'add', arguments: '{"a": 1}' } };
-    const seq = sftSequence({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: '', tool_calls: [call] }] }, 1, chat, 'all')!;
+    const seq = sftSequence(
+      {
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: '', tool_calls: [call] },
+        ],
+      },
+      1,
+      chat,
+      'all',
+    )!;
     const prompt = ids(chat, '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n');
     const target = ids(chat, '<tool_call>\n{"name": "add", "arguments": {"a": 1}}\n</tool_call><|im_end|>');
     expect([...seq.tokens]).toEqual([...prompt, ...target]);
@@ -44,7 +54,12 @@ describe('sftSequence', () => {
 });
 
 describe('planSftSteps', () => {
-  const ex = (a: string) => ({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: a }] });
+  const ex = (a: string) => ({
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: a },
+    ],
+  });
   const examples = [ex('1'), ex('2'), ex('3'), ex('4 '.repeat(40)), ex('5')];
 
   it('batches in file order with one rate per batch, dropping over-long examples', () => {
@@ -58,7 +73,13 @@ describe('planSftSteps', () => {
   });
 
   it('skips a batch left empty and uses one rate for all with a float', () => {
-    const steps = planSftSteps([ex('1'), ex('9 '.repeat(40))], { tokenizer: chat, maxLength: 30, batchSize: 1, learningRate: 0.5, assistantTurns: 'all' });
+    const steps = planSftSteps([ex('1'), ex('9 '.repeat(40))], {
+      tokenizer: chat,
+      maxLength: 30,
+      batchSize: 1,
+      learningRate: 0.5,
+      assistantTurns: 'all',
+    });
     expect(steps.map((s) => [s.batch, s.learningRate])).toEqual([[0, 0.5]]);
   });
 });

@@ -11,7 +11,8 @@ const shape = (path: string) => path.replace(/\{[^}]+\}|<[^>]+>/g, '*');
 it('lists every endpoint of the README', () => {
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const documented = new Set<string>();
-  for (const m of readme.matchAll(/`((?:GET|POST|DELETE) \/v1[^`]*)`/g)) documented.add(`${m[1].split(' ')[0]} ${shape(m[1].split(' ')[1].split('?')[0])}`);
+  for (const m of readme.matchAll(/`((?:GET|POST|DELETE) \/v1[^`]*)`/g))
+    documented.add(`${m[1].split(' ')[0]} ${shape(m[1].split(' ')[1].split('?')[0])}`);
   const listed = new Set(ENDPOINTS.map((e) => `${e.method} ${shape(e.path)}`));
   expect(documented.size).toBeGreaterThan(20);
   expect([...documented].filter((d) => !listed.has(d))).toEqual([]);

@@ -6,8 +6,20 @@ describe('alignSeries', () => {
   it('aligns series on the union of their x values, with gaps as null', () => {
     expect(
       alignSeries([
-        { label: 'a', points: [[2, 0.5], [0, 1]] },
-        { label: 'b', points: [[1, 3], [2, Number.NaN]] },
+        {
+          label: 'a',
+          points: [
+            [2, 0.5],
+            [0, 1],
+          ],
+        },
+        {
+          label: 'b',
+          points: [
+            [1, 3],
+            [2, Number.NaN],
+          ],
+        },
       ]),
     ).toEqual([
       [0, 1, 2],
@@ -29,7 +41,13 @@ describe('runCharts', () => {
     });
     expect(charts.map((c) => c.metric)).toEqual(['reward', 'reward_std_dev', 'exception_rate', 'done', 'zeta']);
     expect(charts[0].series).toEqual([
-      { label: 'train', points: [[0, 0.25], [1, 0.5]] },
+      {
+        label: 'train',
+        points: [
+          [0, 0.25],
+          [1, 0.5],
+        ],
+      },
       { label: 'val', points: [[1, 0.75]] },
     ]);
     expect(charts[3].series).toEqual([{ label: 'train', points: [[0, 1]] }]);

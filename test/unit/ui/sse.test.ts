@@ -30,7 +30,10 @@ describe('sseData', () => {
   });
 
   it('joins multi-line data with LF and ignores comments, ids and event names', async () => {
-    expect(await all(body(': keep-alive\n', 'event: status\nid: 7\ndata: a\ndata:  b\n\n', 'data: [DONE]\n\n'))).toEqual(['a\n b', '[DONE]']);
+    expect(await all(body(': keep-alive\n', 'event: status\nid: 7\ndata: a\ndata:  b\n\n', 'data: [DONE]\n\n'))).toEqual([
+      'a\n b',
+      '[DONE]',
+    ]);
   });
 
   it('cancels the body when the reader stops early', async () => {

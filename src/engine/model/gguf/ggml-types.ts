@@ -59,7 +59,19 @@ export const GGML_TYPE_BY_NAME: ReadonlyMap<string, GgmlType> = new Map(TYPES.ma
 
 /** The types Hearth reads as weights: the plain floats and the common llama.cpp quantizations. */
 export const SUPPORTED_GGML_TYPES: ReadonlySet<string> = new Set([
-  'F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K',
+  'F32',
+  'F16',
+  'BF16',
+  'Q8_0',
+  'Q4_0',
+  'Q4_1',
+  'Q5_0',
+  'Q5_1',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
 ]);
 
 export function ggmlType(name: string): GgmlType {

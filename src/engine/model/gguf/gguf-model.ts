@@ -112,7 +112,8 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
  * (i in {0, 1}, j < HS/2). Works on any row-major rows of `rowBytes` bytes (quantized ones too).
  */
 export function unpermuteRows(data: Uint8Array, heads: number, headDim: number, rowBytes: number): Uint8Array {
-  if (data.length !== heads * headDim * rowBytes) throw new Error(`unpermuteRows: ${data.length} bytes for ${heads} x ${headDim} rows of ${rowBytes}`);
+  if (data.length !== heads * headDim * rowBytes)
+    throw new Error(`unpermuteRows: ${data.length} bytes for ${heads} x ${headDim} rows of ${rowBytes}`);
   const out = new Uint8Array(data.length);
   const half = headDim / 2;
   for (let h = 0; h < heads; h++) {

@@ -39,8 +39,19 @@ export class GgufError extends Error {
 
 /** Metadata value types (gguf.h `enum gguf_type`). */
 export const GgufValueType = {
-  UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7,
-  STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12,
+  UINT8: 0,
+  INT8: 1,
+  UINT16: 2,
+  INT16: 3,
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+  UINT64: 10,
+  INT64: 11,
+  FLOAT64: 12,
 } as const;
 export type GgufValueType = (typeof GgufValueType)[keyof typeof GgufValueType];
 
@@ -48,8 +59,19 @@ export type GgufValueType = (typeof GgufValueType)[keyof typeof GgufValueType];
  *  numeric arrays as typed arrays, string arrays as string[], nested arrays as arrays of those. */
 export type GgufValue = number | bigint | boolean | string | GgufArray;
 export type GgufArray =
-  | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array
-  | BigUint64Array | BigInt64Array | boolean[] | string[] | GgufArray[];
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Float64Array
+  | BigUint64Array
+  | BigInt64Array
+  | boolean[]
+  | string[]
+  | GgufArray[];
 
 export interface GgufMetadataEntry {
   type: GgufValueType;
@@ -79,10 +101,17 @@ export interface GgufFile {
 }
 
 const SCALAR_BYTES: Partial<Record<number, number>> = {
-  [GgufValueType.UINT8]: 1, [GgufValueType.INT8]: 1, [GgufValueType.BOOL]: 1,
-  [GgufValueType.UINT16]: 2, [GgufValueType.INT16]: 2,
-  [GgufValueType.UINT32]: 4, [GgufValueType.INT32]: 4, [GgufValueType.FLOAT32]: 4,
-  [GgufValueType.UINT64]: 8, [GgufValueType.INT64]: 8, [GgufValueType.FLOAT64]: 8,
+  [GgufValueType.UINT8]: 1,
+  [GgufValueType.INT8]: 1,
+  [GgufValueType.BOOL]: 1,
+  [GgufValueType.UINT16]: 2,
+  [GgufValueType.INT16]: 2,
+  [GgufValueType.UINT32]: 4,
+  [GgufValueType.INT32]: 4,
+  [GgufValueType.FLOAT32]: 4,
+  [GgufValueType.UINT64]: 8,
+  [GgufValueType.INT64]: 8,
+  [GgufValueType.FLOAT64]: 8,
 };
 
 /** Reads forward through the source, fetching more bytes as needed (never past the header cap). */
@@ -92,7 +121,10 @@ class Cursor {
   private start = 0; // file offset of buf[0]
   pos = 0; // file offset of the next byte
 
-  constructor(private readonly src: ByteSource, private readonly file: string) {}
+  constructor(
+    private readonly src: ByteSource,
+    private readonly file: string,
+  ) {}
 
   async need(n: number): Promise<void> {
     const end = this.pos + n;
@@ -143,17 +175,28 @@ class Cursor {
     const bytes = this.buf.slice(this.at(), this.at() + size * count);
     this.pos += size * count;
     switch (type) {
-      case GgufValueType.UINT8: return bytes;
-      case GgufValueType.INT8: return new Int8Array(bytes.buffer);
-      case GgufValueType.BOOL: return Array.from(bytes, (b) => b !== 0);
-      case GgufValueType.UINT16: return new Uint16Array(bytes.buffer);
-      case GgufValueType.INT16: return new Int16Array(bytes.buffer);
-      case GgufValueType.UINT32: return new Uint32Array(bytes.buffer);
-      case GgufValueType.INT32: return new Int32Array(bytes.buffer);
-      case GgufValueType.FLOAT32: return new Float32Array(bytes.buffer);
-      case GgufValueType.UINT64: return new BigUint64Array(bytes.buffer);
-      case GgufValueType.INT64: return new BigInt64Array(bytes.buffer);
-      default: return new Float64Array(bytes.buffer);
+      case GgufValueType.UINT8:
+        return bytes;
+      case GgufValueType.INT8:
+        return new Int8Array(bytes.buffer);
+      case GgufValueType.BOOL:
+        return Array.from(bytes, (b) => b !== 0);
+      case GgufValueType.UINT16:
+        return new Uint16Array(bytes.buffer);
+      case GgufValueType.INT16:
+        return new Int16Array(bytes.buffer);
+      case GgufValueType.UINT32:
+        return new Uint32Array(bytes.buffer);
+      case GgufValueType.INT32:
+        return new Int32Array(bytes.buffer);
+      case GgufValueType.FLOAT32:
+        return new Float32Array(bytes.buffer);
+      case GgufValueType.UINT64:
+        return new BigUint64Array(bytes.buffer);
+      case GgufValueType.INT64:
+        return new BigInt64Array(bytes.buffer);
+      default:
+        return new Float64Array(bytes.buffer);
     }
   }
 }
@@ -171,7 +214,8 @@ async function readValue(c: Cursor, type: GgufValueType, key: string, file: stri
   if (depth > 2) throw new GgufError(`${file}: metadata ${key} nests arrays more than 2 deep`);
   const itemType = (await c.u32()) as GgufValueType;
   const count = await c.u64(`${key} array length`);
-  if (count > GGUF_LIMITS.arrayItems) throw new GgufError(`${file}: metadata ${key} has ${count} items (at most ${GGUF_LIMITS.arrayItems})`);
+  if (count > GGUF_LIMITS.arrayItems)
+    throw new GgufError(`${file}: metadata ${key} has ${count} items (at most ${GGUF_LIMITS.arrayItems})`);
   if (SCALAR_BYTES[itemType] !== undefined) return { type, itemType, value: await c.scalars(itemType, count) };
   const items: GgufValue[] = [];
   for (let i = 0; i < count; i++) items.push((await readValue(c, itemType, `${key}[${i}]`, file, depth + 1)).value);
@@ -190,7 +234,8 @@ export async function readGguf(src: ByteSource, file = 'model.gguf'): Promise<Gg
   const tensorCount = await c.u64('tensor count');
   const pairCount = await c.u64('metadata count');
   if (tensorCount > GGUF_LIMITS.tensors) throw new GgufError(`${file}: ${tensorCount} tensors (at most ${GGUF_LIMITS.tensors})`);
-  if (pairCount > GGUF_LIMITS.metadataPairs) throw new GgufError(`${file}: ${pairCount} metadata pairs (at most ${GGUF_LIMITS.metadataPairs})`);
+  if (pairCount > GGUF_LIMITS.metadataPairs)
+    throw new GgufError(`${file}: ${pairCount} metadata pairs (at most ${GGUF_LIMITS.metadataPairs})`);
 
   const metadata = new Map<string, GgufMetadataEntry>();
   for (let i = 0; i < pairCount; i++) {
@@ -207,14 +252,17 @@ export async function readGguf(src: ByteSource, file = 'model.gguf'): Promise<Gg
     if (names.has(name)) throw new GgufError(`${file}: tensor ${name} appears twice`);
     names.add(name);
     const nDims = await c.u32();
-    if (nDims < 1 || nDims > GGUF_LIMITS.dims) throw new GgufError(`${file}: tensor ${name} has ${nDims} dimensions (1 to ${GGUF_LIMITS.dims})`);
+    if (nDims < 1 || nDims > GGUF_LIMITS.dims)
+      throw new GgufError(`${file}: tensor ${name} has ${nDims} dimensions (1 to ${GGUF_LIMITS.dims})`);
     const ne: number[] = [];
     for (let d = 0; d < nDims; d++) ne.push(await c.u64(`tensor ${name} dimension ${d}`));
     const typeId = await c.u32();
     const type = GGML_TYPES.get(typeId);
     if (!type) throw new GgufError(`${file}: tensor ${name} has unknown GGML type ${typeId}`);
     if (!SUPPORTED_GGML_TYPES.has(type.name)) {
-      throw new GgufError(`${file}: tensor ${name} has type ${type.name}, which Hearth does not read (supported: ${[...SUPPORTED_GGML_TYPES].join(', ')})`);
+      throw new GgufError(
+        `${file}: tensor ${name} has type ${type.name}, which Hearth does not read (supported: ${[...SUPPORTED_GGML_TYPES].join(', ')})`,
+      );
     }
     raw.push({ name, ne, type, offset: await c.u64(`tensor ${name} offset`) });
   }
@@ -245,9 +293,12 @@ function placeTensor(
   const elements = t.ne.reduce((a, b) => a * b, 1);
   if (!Number.isSafeInteger(elements)) throw new GgufError(`${file}: tensor ${t.name} is too large`);
   if (t.ne[0] % t.type.blockSize !== 0) {
-    throw new GgufError(`${file}: tensor ${t.name} (${t.type.name}) has rows of ${t.ne[0]} elements, not whole blocks of ${t.type.blockSize}`);
+    throw new GgufError(
+      `${file}: tensor ${t.name} (${t.type.name}) has rows of ${t.ne[0]} elements, not whole blocks of ${t.type.blockSize}`,
+    );
   }
-  if (t.offset % alignment !== 0) throw new GgufError(`${file}: tensor ${t.name} offset ${t.offset} is not a multiple of the alignment ${alignment}`);
+  if (t.offset % alignment !== 0)
+    throw new GgufError(`${file}: tensor ${t.name} offset ${t.offset} is not a multiple of the alignment ${alignment}`);
   const begin = dataOffset + t.offset;
   const end = begin + (elements / t.type.blockSize) * t.type.typeSize;
   if (end > fileSize) throw new GgufError(`${file}: tensor ${t.name} ends at byte ${end}, past the end of the file (${fileSize})`);

@@ -33,8 +33,16 @@ export const gv = {
   bool: (value: boolean): GgufMetadataEntry => ({ type: GgufValueType.BOOL, value }),
   str: (value: string): GgufMetadataEntry => ({ type: GgufValueType.STRING, value }),
   strs: (value: string[]): GgufMetadataEntry => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.STRING, value }),
-  f32s: (value: number[] | Float32Array): GgufMetadataEntry => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.FLOAT32, value: Float32Array.from(value) }),
-  i32s: (value: number[] | Int32Array): GgufMetadataEntry => ({ type: GgufValueType.ARRAY, itemType: GgufValueType.INT32, value: Int32Array.from(value) }),
+  f32s: (value: number[] | Float32Array): GgufMetadataEntry => ({
+    type: GgufValueType.ARRAY,
+    itemType: GgufValueType.FLOAT32,
+    value: Float32Array.from(value),
+  }),
+  i32s: (value: number[] | Int32Array): GgufMetadataEntry => ({
+    type: GgufValueType.ARRAY,
+    itemType: GgufValueType.INT32,
+    value: Int32Array.from(value),
+  }),
 };
 
 class Sink {
@@ -51,16 +59,36 @@ class Sink {
     write(new DataView(b.buffer));
     this.bytes(b);
   }
-  u8(v: number): void { this.num(1, (d) => d.setUint8(0, v)); }
-  i8(v: number): void { this.num(1, (d) => d.setInt8(0, v)); }
-  u16(v: number): void { this.num(2, (d) => d.setUint16(0, v, true)); }
-  i16(v: number): void { this.num(2, (d) => d.setInt16(0, v, true)); }
-  u32(v: number): void { this.num(4, (d) => d.setUint32(0, v, true)); }
-  i32(v: number): void { this.num(4, (d) => d.setInt32(0, v, true)); }
-  f32(v: number): void { this.num(4, (d) => d.setFloat32(0, v, true)); }
-  f64(v: number): void { this.num(8, (d) => d.setFloat64(0, v, true)); }
-  u64(v: number | bigint): void { this.num(8, (d) => d.setBigUint64(0, BigInt(v), true)); }
-  i64(v: number | bigint): void { this.num(8, (d) => d.setBigInt64(0, BigInt(v), true)); }
+  u8(v: number): void {
+    this.num(1, (d) => d.setUint8(0, v));
+  }
+  i8(v: number): void {
+    this.num(1, (d) => d.setInt8(0, v));
+  }
+  u16(v: number): void {
+    this.num(2, (d) => d.setUint16(0, v, true));
+  }
+  i16(v: number): void {
+    this.num(2, (d) => d.setInt16(0, v, true));
+  }
+  u32(v: number): void {
+    this.num(4, (d) => d.setUint32(0, v, true));
+  }
+  i32(v: number): void {
+    this.num(4, (d) => d.setInt32(0, v, true));
+  }
+  f32(v: number): void {
+    this.num(4, (d) => d.setFloat32(0, v, true));
+  }
+  f64(v: number): void {
+    this.num(8, (d) => d.setFloat64(0, v, true));
+  }
+  u64(v: number | bigint): void {
+    this.num(8, (d) => d.setBigUint64(0, BigInt(v), true));
+  }
+  i64(v: number | bigint): void {
+    this.num(8, (d) => d.setBigInt64(0, BigInt(v), true));
+  }
   string(s: string): void {
     const b = this.enc.encode(s);
     this.u64(b.length);
@@ -83,19 +111,32 @@ class Sink {
 
 function writeScalar(s: Sink, type: GgufValueType, v: unknown): void {
   switch (type) {
-    case GgufValueType.UINT8: return s.u8(Number(v));
-    case GgufValueType.INT8: return s.i8(Number(v));
-    case GgufValueType.UINT16: return s.u16(Number(v));
-    case GgufValueType.INT16: return s.i16(Number(v));
-    case GgufValueType.UINT32: return s.u32(Number(v));
-    case GgufValueType.INT32: return s.i32(Number(v));
-    case GgufValueType.FLOAT32: return s.f32(Number(v));
-    case GgufValueType.FLOAT64: return s.f64(Number(v));
-    case GgufValueType.BOOL: return s.u8(v ? 1 : 0);
-    case GgufValueType.UINT64: return s.u64(v as number | bigint);
-    case GgufValueType.INT64: return s.i64(v as number | bigint);
-    case GgufValueType.STRING: return s.string(String(v));
-    default: throw new Error(`gguf writer: value type ${type} is not a scalar`);
+    case GgufValueType.UINT8:
+      return s.u8(Number(v));
+    case GgufValueType.INT8:
+      return s.i8(Number(v));
+    case GgufValueType.UINT16:
+      return s.u16(Number(v));
+    case GgufValueType.INT16:
+      return s.i16(Number(v));
+    case GgufValueType.UINT32:
+      return s.u32(Number(v));
+    case GgufValueType.INT32:
+      return s.i32(Number(v));
+    case GgufValueType.FLOAT32:
+      return s.f32(Number(v));
+    case GgufValueType.FLOAT64:
+      return s.f64(Number(v));
+    case GgufValueType.BOOL:
+      return s.u8(v ? 1 : 0);
+    case GgufValueType.UINT64:
+      return s.u64(v as number | bigint);
+    case GgufValueType.INT64:
+      return s.i64(v as number | bigint);
+    case GgufValueType.STRING:
+      return s.string(String(v));
+    default:
+      throw new Error(`gguf writer: value type ${type} is not a scalar`);
   }
 }
 

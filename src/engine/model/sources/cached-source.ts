@@ -22,7 +22,10 @@ export class CachedSource implements ModelSource {
 
   async list(): Promise<string[]> {
     const model = (await this.cache.listModels()).find((m) => m.modelId === this.id);
-    return (model?.files ?? []).filter((f) => f.complete).map((f) => f.file).sort();
+    return (model?.files ?? [])
+      .filter((f) => f.complete)
+      .map((f) => f.file)
+      .sort();
   }
 
   async open(file: string): Promise<Blob | null> {

@@ -39,7 +39,13 @@ export interface ModelFileCache {
   /** What a previous download of this file left, or null when nothing is stored. */
   partial(modelId: string, file: string): Promise<PartialFile | null>;
   /** Stores the next bytes; `offset` must equal the bytes already stored (else it throws). */
-  append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null; url: string }): Promise<void>;
+  append(
+    modelId: string,
+    file: string,
+    offset: number,
+    data: Uint8Array,
+    meta: { validator: string | null; total: number | null; url: string },
+  ): Promise<void>;
   /** Whether the server said the repository has no such file. */
   isMissing(modelId: string, file: string): Promise<boolean>;
   /** Remembers that the repository has no such file (replacing anything stored under the name). */
@@ -103,11 +109,18 @@ export class MemoryFileCache implements ModelFileCache {
     files.set(file, { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: true, updatedAt: Date.now() });
   }
 
-  async append(modelId: string, file: string, offset: number, data: Uint8Array, meta: { validator: string | null; total: number | null; url: string }): Promise<void> {
+  async append(
+    modelId: string,
+    file: string,
+    offset: number,
+    data: Uint8Array,
+    meta: { validator: string | null; total: number | null; url: string },
+  ): Promise<void> {
     let files = this.models.get(modelId);
     if (!files) this.models.set(modelId, (files = new Map()));
     let e = files.get(file);
-    if (!e || e.missing) files.set(file, (e = { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: false, updatedAt: 0 }));
+    if (!e || e.missing)
+      files.set(file, (e = { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: false, updatedAt: 0 }));
     if (e.complete) throw new Error(`${modelId}/${file}: already complete`);
     if (offset !== e.bytes) throw new Error(`${modelId}/${file}: append at ${offset} but ${e.bytes} bytes are stored`);
     if (this.stored + data.byteLength > this.maxBytes) {

@@ -26,7 +26,15 @@ export class FilesSource implements ModelSource {
       if (!prev || depth(f) < depth(prev)) this.byName.set(name, f);
     }
     const folder = all.find((f) => f.webkitRelativePath)?.webkitRelativePath?.split('/')[0];
-    this.id = id ?? `picked:${folder ?? all.map((f) => f.name).sort().join(',')}`;
+    this.id =
+      id ??
+      `picked:${
+        folder ??
+        all
+          .map((f) => f.name)
+          .sort()
+          .join(',')
+      }`;
     this.label = folder ? `picked folder "${folder}"` : 'picked files';
   }
 
