@@ -163,13 +163,11 @@ describe('responses and streams from engine events', () => {
       token: 'Hi',
       logprob: tokens[0].logprob,
       bytes: [...new TextEncoder().encode('Hi')],
-      top_logprobs: tokens[0].topLogprobs
-        .slice(0, 2)
-        .map((a) => ({
-          token: m.tokenizer.tokenText(a.id),
-          logprob: a.logprob,
-          bytes: [...new TextEncoder().encode(m.tokenizer.tokenText(a.id))],
-        })),
+      top_logprobs: tokens[0].topLogprobs.slice(0, 2).map((a) => ({
+        token: m.tokenizer.tokenText(a.id),
+        logprob: a.logprob,
+        bytes: [...new TextEncoder().encode(m.tokenizer.tokenText(a.id))],
+      })),
     });
     const asIds = (await run({ logprobs: true, top_logprobs: 1, return_tokens_as_token_ids: true }))!.content[0];
     expect(asIds.token).toBe(`token_id:${tokens[0].id}`);
