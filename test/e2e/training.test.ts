@@ -158,7 +158,7 @@ describe('training through the Service Worker', () => {
         return {
           status: res.status,
           type: res.headers.get('content-type'),
-          head: bytes.slice(0, 4),
+          head: Array.from(bytes.slice(0, 4)),
           text: new TextDecoder('latin1').decode(bytes),
         };
       },

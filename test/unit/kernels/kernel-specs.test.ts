@@ -173,7 +173,7 @@ describe('uniforms are packed by name', () => {
     const buf = packUniformValues(LORA_GRAD_SPEC, { count: 2, total: 9, problems: [problem, { ...problem, M: 21 }] });
     const u = new Uint32Array(buf);
     expect(buf.byteLength).toBe(16 + 8 * 64);
-    expect(u.slice(0, 5)).toEqual([2, 9, 0, 0, 1]);
+    expect(Array.from(u.slice(0, 5))).toEqual([2, 9, 0, 0, 1]);
     expect(new Float32Array(buf)[4 + 14]).toBe(1.5);
     expect(u[4 + 16]).toBe(21);
     expect(() => packUniformValues(LORA_GRAD_SPEC, { count: 1, total: 1, problems: [{ ...problem, alpha: undefined! }] })).toThrow(

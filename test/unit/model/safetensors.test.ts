@@ -81,7 +81,7 @@ describe('round trip of each weight dtype', () => {
     const attn0 = { ...attn, name: 'attn0', shape: [1, 1, 2, 3] };
     const padded = writeSafetensors([attn0]);
     expect(padded[0]).toBe(72);
-    expect(padded.slice(8 + 65, 8 + 72)).toEqual([32, 32, 32, 32, 32, 32, 32]);
+    expect(Array.from(padded.slice(8 + 65, 8 + 72))).toEqual([32, 32, 32, 32, 32, 32, 32]);
     // test_empty: no tensors, then metadata only.
     expect([...writeSafetensors([])]).toEqual([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]);
     const meta = writeSafetensors([], { framework: 'pt' });
