@@ -70,10 +70,7 @@ export class HearthAdminKey extends LitElement {
   override render() {
     return html`
       <h2>Admin API key</h2>
-      <p>
-        Every request to <code>/v1</code> needs <code>Authorization: Bearer &lt;key&gt;</code>. This key is the owner's: it can also create
-        keys for other principals.
-      </p>
+      <p>Every request to <code>/v1</code> needs <code>Authorization: Bearer &lt;key&gt;</code>. This key is the owner's: it can also create keys for other principals.</p>
       ${this._key.render({
         pending: () => html`<p role="status">Waiting for the engine…</p>`,
         error: (e) => html`<p role="alert">Cannot read the admin key: ${(e as Error).message}</p>`,

@@ -92,11 +92,10 @@ export class HearthApiReference extends LitElement {
         <code>Authorization: Bearer &lt;key&gt;</code> (see Keys). Full details are in the README.
       </p>
       ${groups.map(
-        (g) =>
-          html`<section class="card" aria-label=${g}>
-            <h3>${g}</h3>
-            ${ENDPOINTS.map((e, i) => (e.group === g ? this._endpoint(e, i) : nothing))}
-          </section>`,
+        (g) => html`<section class="card" aria-label=${g}>
+          <h3>${g}</h3>
+          ${ENDPOINTS.map((e, i) => (e.group === g ? this._endpoint(e, i) : nothing))}
+        </section>`,
       )}
     `;
   }

@@ -166,23 +166,16 @@ export class HearthApp extends LitElement {
     const s = this._engine.status;
     const ok = !!s && !this._engine.error;
     const text = ok ? `Engine ${s.state}` : this._engine.error ? 'Reconnecting to the engine…' : 'Connecting…';
-    return html`<div class="conn" role="status" data-field="connection" data-state=${ok ? 'connected' : 'reconnecting'}>
-      <span class=${ok ? 'dot ok' : 'dot'}></span>${text}
-    </div>`;
+    return html`<div class="conn" role="status" data-field="connection" data-state=${ok ? 'connected' : 'reconnecting'}><span class=${ok ? 'dot ok' : 'dot'}></span>${text}</div>`;
   }
 
   override render() {
     const current = VIEWS.find((v) => v.id === this._route.view) ?? VIEWS[0];
     return html`
-      <a
-        class="skip"
-        href="#main"
-        @click=${(e: Event) => {
-          e.preventDefault();
-          this.renderRoot.querySelector<HTMLElement>('main')?.focus();
-        }}
-        >Skip to content</a
-      >
+      <a class="skip" href="#main" @click=${(e: Event) => {
+        e.preventDefault();
+        this.renderRoot.querySelector<HTMLElement>('main')?.focus();
+      }}>Skip to content</a>
       <header>
         <h1><img src="/favicon.svg" alt="" width="22" height="22" /> Hearth</h1>
         <nav aria-label="Views" @keydown=${this._navKeys}>

@@ -119,61 +119,35 @@ export class HearthBaseModels extends LitElement {
     const left = d.bytes_per_second > 0 && d.total ? ((d.total - d.loaded) / d.bytes_per_second) * 1000 : null;
     return html`<div class="progress" data-field="progress">
       <progress max=${d.total || 1} value=${d.loaded} aria-label=${`Download of ${m.id}`}></progress>
-      <span class="muted"
-        >${formatBytes(d.loaded)} of ${formatBytes(d.total)} · ${formatRate(d.bytes_per_second)} · ${formatDuration(left)}
-        left${m.status === 'paused' ? ' · paused' : ''}</span
-      >
+      <span class="muted">${formatBytes(d.loaded)} of ${formatBytes(d.total)} · ${formatRate(d.bytes_per_second)} · ${formatDuration(left)} left${m.status === 'paused' ? ' · paused' : ''}</span>
     </div>`;
   }
 
   private _table(models: BaseModel[]) {
     return html`<div class="table-wrap">
       <table>
-        <thead>
-          <tr>
-            <th>Model</th>
-            <th>Architecture</th>
-            <th>Parameters</th>
-            <th>Size</th>
-            <th>Status</th>
-            <th><span class="visually-hidden">Actions</span></th>
-          </tr>
-        </thead>
+        <thead><tr><th>Model</th><th>Architecture</th><th>Parameters</th><th>Size</th><th>Status</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>
           ${models.map(
-            (m) =>
-              html`<tr data-base-model=${m.id}>
-                <td>
-                  <strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted"
-                    >${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span
-                  >
-                </td>
-                <td>${m.architecture ?? '—'}</td>
-                <td>${formatCount(m.parameters)}</td>
-                <td>
-                  ${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}
-                </td>
-                <td>
-                  <span class=${statusClass(m.status)} data-field="status">${m.status}</span
-                  >${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}
-                </td>
-                <td class="row">
-                  ${
-                    (m.status === 'paused' || m.status === 'error') && (m.source === 'huggingface' || m.source === 'url')
-                      ? html`<button @click=${() => this._resume(m)} aria-label=${`Resume download of ${m.id}`}>
-                          ${m.status === 'error' ? 'Retry' : 'Resume'}
-                        </button>`
-                      : nothing
-                  }
-                  ${
-                    m.cached_bytes > 0 || m.status === 'cached' || m.source !== 'bundled'
-                      ? html`<button class="danger" @click=${() => this._remove(m)} aria-label=${`Remove cached weights of ${m.id}`}>
-                          Remove
-                        </button>`
-                      : nothing
-                  }
-                </td>
-              </tr>`,
+            (m) => html`<tr data-base-model=${m.id}>
+              <td><strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted">${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span></td>
+              <td>${m.architecture ?? '—'}</td>
+              <td>${formatCount(m.parameters)}</td>
+              <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}</td>
+              <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}</td>
+              <td class="row">
+                ${
+                  (m.status === 'paused' || m.status === 'error') && (m.source === 'huggingface' || m.source === 'url')
+                    ? html`<button @click=${() => this._resume(m)} aria-label=${`Resume download of ${m.id}`}>${m.status === 'error' ? 'Retry' : 'Resume'}</button>`
+                    : nothing
+                }
+                ${
+                  m.cached_bytes > 0 || m.status === 'cached' || m.source !== 'bundled'
+                    ? html`<button class="danger" @click=${() => this._remove(m)} aria-label=${`Remove cached weights of ${m.id}`}>Remove</button>`
+                    : nothing
+                }
+              </td>
+            </tr>`,
           )}
         </tbody>
       </table>
@@ -182,30 +156,22 @@ export class HearthBaseModels extends LitElement {
 
   private _form() {
     const tab = (id: typeof this._source, label: string) =>
-      html`<button type="button" aria-pressed=${this._source === id ? 'true' : 'false'} @click=${() => (this._source = id)}>
-        ${label}
-      </button>`;
+      html`<button type="button" aria-pressed=${this._source === id ? 'true' : 'false'} @click=${() => (this._source = id)}>${label}</button>`;
     return html`
       <h3 id="load-model">Load a base model</h3>
-      <div class="tabs" role="group" aria-label="Source">
-        ${tab('huggingface', 'Hugging Face')}${tab('url', 'URL')}${tab('files', 'Files from disk')}
-      </div>
+      <div class="tabs" role="group" aria-label="Source">${tab('huggingface', 'Hugging Face')}${tab('url', 'URL')}${tab('files', 'Files from disk')}</div>
       <form class="grid" @submit=${this._submit} aria-labelledby="load-model">
         ${
           this._source === 'huggingface'
             ? html`<label>Repository id <input name="repo" required placeholder="HuggingFaceTB/SmolLM2-135M-Instruct" /></label>
-                <label>Revision (optional) <input name="revision" placeholder="main" /></label>
-                <label>Mirror base URL (optional) <input name="base_url" type="url" placeholder="https://hf-mirror.com" /></label>`
+              <label>Revision (optional) <input name="revision" placeholder="main" /></label>
+              <label>Mirror base URL (optional) <input name="base_url" type="url" placeholder="https://hf-mirror.com" /></label>`
             : this._source === 'url'
-              ? html`<label style="grid-column: 1 / -1"
-                  >Folder URL <input name="url" type="url" required placeholder="https://example.com/models/my-model/"
-                /></label>`
+              ? html`<label style="grid-column: 1 / -1">Folder URL <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
               : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja" /></label>
-                  <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`
+                <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`
         }
-        <div>
-          <button class="primary" type="submit" ?disabled=${this._busy}>${this._source === 'files' ? 'Add model' : 'Download'}</button>
-        </div>
+        <div><button class="primary" type="submit" ?disabled=${this._busy}>${this._source === 'files' ? 'Add model' : 'Download'}</button></div>
       </form>
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
     `;
@@ -215,12 +181,10 @@ export class HearthBaseModels extends LitElement {
     const models = this._models.value;
     return html`
       <section class="card" aria-labelledby="base-models">
-        <div class="spread">
-          <h3 id="base-models">Base models</h3>
-          <button @click=${() => this._models.refresh()}>Refresh</button>
-        </div>
+        <div class="spread"><h3 id="base-models">Base models</h3><button @click=${() => this._models.refresh()}>Refresh</button></div>
         ${this._models.error ? html`<p class="error" role="alert">Cannot list base models: ${this._models.error}</p>` : nothing}
-        ${models ? this._table(models) : this._models.error ? nothing : html`<p role="status">Loading…</p>`} ${this._form()}
+        ${models ? this._table(models) : this._models.error ? nothing : html`<p role="status">Loading…</p>`}
+        ${this._form()}
       </section>
     `;
   }

@@ -230,8 +230,8 @@ export class HearthChatPlayground extends LitElement {
       ${
         t.finish
           ? html`<div class="meta" data-field="finish">
-              ${t.finish}${t.usage ? html` · ${t.usage.prompt_tokens} prompt + ${t.usage.completion_tokens} generated tokens` : nothing}
-            </div>`
+            ${t.finish}${t.usage ? html` · ${t.usage.prompt_tokens} prompt + ${t.usage.completion_tokens} generated tokens` : nothing}
+          </div>`
           : nothing
       }
     </div>`;
@@ -239,10 +239,7 @@ export class HearthChatPlayground extends LitElement {
 
   private _renderModels() {
     return this._models.render({
-      pending: () =>
-        html`<select disabled>
-          <option>Loading models…</option>
-        </select>`,
+      pending: () => html`<select disabled><option>Loading models…</option></select>`,
       error: (e) => html`<p class="error" role="alert">Cannot list models: ${(e as Error).message}</p>`,
       complete: (models) => html`
         <select aria-label="Model" @change=${(e: Event) => (this._model = (e.target as HTMLSelectElement).value)}>
@@ -255,13 +252,7 @@ export class HearthChatPlayground extends LitElement {
 
   override render() {
     const field = (label: string, value: string, set: (v: string) => void, placeholder: string) => html`
-      <label
-        >${label}<input
-          inputmode="decimal"
-          .value=${value}
-          placeholder=${placeholder}
-          @input=${(e: Event) => set((e.target as HTMLInputElement).value)}
-      /></label>
+      <label>${label}<input inputmode="decimal" .value=${value} placeholder=${placeholder} @input=${(e: Event) => set((e.target as HTMLInputElement).value)} /></label>
     `;
     return html`
       <section aria-label="Conversation">
@@ -289,24 +280,14 @@ export class HearthChatPlayground extends LitElement {
       </section>
       <aside aria-label="Settings">
         <label>Model ${this._renderModels()}</label>
-        <label
-          >System prompt<textarea
-            rows="3"
-            .value=${this._system}
-            @input=${(e: Event) => (this._system = (e.target as HTMLTextAreaElement).value)}
-          ></textarea>
-        </label>
+        <label>System prompt<textarea rows="3" .value=${this._system} @input=${(e: Event) => (this._system = (e.target as HTMLTextAreaElement).value)}></textarea></label>
         ${field('Temperature', this._temperature, (v) => (this._temperature = v), 'model default')}
         ${field('Top p', this._topP, (v) => (this._topP = v), 'model default')}
         ${field('Top k', this._topK, (v) => (this._topK = v), 'model default')}
         ${field('Max tokens', this._maxTokens, (v) => (this._maxTokens = v), 'to the context end')}
         ${field('Seed', this._seed, (v) => (this._seed = v), 'random')}
         <label class="check"
-          ><input
-            type="checkbox"
-            .checked=${this._showLogprobs}
-            @change=${(e: Event) => (this._showLogprobs = (e.target as HTMLInputElement).checked)}
-          />Show token logprobs</label
+          ><input type="checkbox" .checked=${this._showLogprobs} @change=${(e: Event) => (this._showLogprobs = (e.target as HTMLInputElement).checked)} />Show token logprobs</label
         >
       </aside>
     `;

@@ -102,12 +102,7 @@ export class HearthDemo extends LitElement {
     ];
     const lossSeries: ChartSeries[] = [{ label: 'loss', points: demoRun.losses.map((l, i) => [i + 1, l] as const) }];
     return html`<div class="charts">
-      <hearth-line-chart
-        data-metric="reward"
-        heading="Reward of the rollouts"
-        .series=${rewardSeries}
-        xLabel="checkpoint step"
-      ></hearth-line-chart>
+      <hearth-line-chart data-metric="reward" heading="Reward of the rollouts" .series=${rewardSeries} xLabel="checkpoint step"></hearth-line-chart>
       <hearth-line-chart data-metric="loss" heading="RL loss" .series=${lossSeries} xLabel="gradient step"></hearth-line-chart>
     </div>`;
   }
@@ -118,9 +113,9 @@ export class HearthDemo extends LitElement {
       <h2>Demo: watch a model learn to add</h2>
       <section class="card" aria-labelledby="demo-how">
         <p id="demo-how">
-          The bundled 4M-parameter <code>hearth/tiny-chat</code> answers questions like “What is 7 + 5?”. Each round samples answers through
-          <code>/v1/chat/completions</code>, scores them in this page (1 for the exact sum, partial credit for a number with the right
-          digits), logs them with <code>/log</code> and runs an RL job: the same calls an external trainer makes.
+          The bundled 4M-parameter <code>hearth/tiny-chat</code> answers questions like “What is 7 + 5?”. Each round samples answers
+          through <code>/v1/chat/completions</code>, scores them in this page (1 for the exact sum, partial credit for a number with
+          the right digits), logs them with <code>/log</code> and runs an RL job: the same calls an external trainer makes.
         </p>
         <form class="grid" @submit=${this._start} aria-label="Demo settings">
           <label>Rounds <input name="rounds" type="number" min="1" max="50" value=${FULL_DEMO.rounds} /></label>
@@ -139,21 +134,20 @@ export class HearthDemo extends LitElement {
       ${
         run.phase === 'done' || (run.model && !run.running && run.finalStep > run.baseStep)
           ? html`<section class="card" aria-labelledby="compare" style="margin-top:1rem">
-              <h3 id="compare">Before and after</h3>
-              <form class="row" @submit=${this._ask}>
-                <label style="flex:1">Question <input name="question" value="What is 3 + 4?" required /></label>
-                <button class="primary" type="submit" ?disabled=${this._asking}>Ask both</button>
-              </form>
-              <div class="side" style="margin-top:0.75rem">
-                ${this._answers.map(
-                  (a) =>
-                    html`<div data-side=${a.label.startsWith('Before') ? 'before' : 'after'}>
-                      <h4>${a.label}</h4>
-                      <div class=${a.error ? 'answer error' : 'answer'}>${a.text}</div>
-                    </div>`,
-                )}
-              </div>
-            </section>`
+            <h3 id="compare">Before and after</h3>
+            <form class="row" @submit=${this._ask}>
+              <label style="flex:1">Question <input name="question" value="What is 3 + 4?" required /></label>
+              <button class="primary" type="submit" ?disabled=${this._asking}>Ask both</button>
+            </form>
+            <div class="side" style="margin-top:0.75rem">
+              ${this._answers.map(
+                (a) => html`<div data-side=${a.label.startsWith('Before') ? 'before' : 'after'}>
+                  <h4>${a.label}</h4>
+                  <div class=${a.error ? 'answer error' : 'answer'}>${a.text}</div>
+                </div>`,
+              )}
+            </div>
+          </section>`
           : nothing
       }
     `;

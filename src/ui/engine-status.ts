@@ -73,10 +73,7 @@ export class HearthEngineStatus extends LitElement {
           <dt>Started</dt>
           <dd>${new Date(s.started_at).toLocaleString()}</dd>
           <dt>Jobs</dt>
-          <dd data-field="jobs">
-            ${s.jobs.running ? `running ${s.jobs.running}, ` : s.jobs.training ? "training another key's job, " : ''}${s.jobs.pending}
-            queued
-          </dd>
+          <dd data-field="jobs">${s.jobs.running ? `running ${s.jobs.running}, ` : s.jobs.training ? "training another key's job, " : ''}${s.jobs.pending} queued</dd>
         </dl>
       </section>
       <section aria-label="GPU">
@@ -84,40 +81,35 @@ export class HearthEngineStatus extends LitElement {
         ${
           s.gpu
             ? html`
-                <dl>
-                  <dt>Adapter</dt>
-                  <dd data-field="adapter">
-                    ${
-                      [s.gpu.adapter.vendor, s.gpu.adapter.architecture, s.gpu.adapter.device, s.gpu.adapter.description]
-                        .filter(Boolean)
-                        .join(' · ') || 'unnamed adapter'
-                    }
-                    ${s.gpu.adapter.isSoftware ? html` (software: correct but slow)` : nothing}
-                  </dd>
-                </dl>
-                <h2>Features</h2>
-                <div class="chips" data-field="features">${s.gpu.features.map((f) => html`<span class="chip">${f}</span>`)}</div>
-                <h2>Limits</h2>
-                <dl data-field="limits">
-                  ${Object.entries(s.gpu.limits).map(
-                    ([k, v]) =>
-                      html`<dt>${k}</dt>
-                        <dd>${formatLimit(v)}</dd>`,
-                  )}
-                </dl>
-              `
+              <dl>
+                <dt>Adapter</dt>
+                <dd data-field="adapter">
+                  ${
+                    [s.gpu.adapter.vendor, s.gpu.adapter.architecture, s.gpu.adapter.device, s.gpu.adapter.description]
+                      .filter(Boolean)
+                      .join(' · ') || 'unnamed adapter'
+                  }
+                  ${s.gpu.adapter.isSoftware ? html` (software: correct but slow)` : nothing}
+                </dd>
+              </dl>
+              <h2>Features</h2>
+              <div class="chips" data-field="features">${s.gpu.features.map((f) => html`<span class="chip">${f}</span>`)}</div>
+              <h2>Limits</h2>
+              <dl data-field="limits">
+                ${Object.entries(s.gpu.limits).map(([k, v]) => html`<dt>${k}</dt><dd>${formatLimit(v)}</dd>`)}
+              </dl>
+            `
             : html`<p class="warn" data-field="gpu-error">
-                ${s.gpu_status === 'acquiring' ? 'Acquiring the GPU…' : `No GPU: ${s.gpu_error}`}
-              </p>`
+              ${s.gpu_status === 'acquiring' ? 'Acquiring the GPU…' : `No GPU: ${s.gpu_error}`}
+            </p>`
         }
       </section>
       <section aria-label="Base models">
         <h2>Base models</h2>
         <dl>
           ${s.base_models.map(
-            (m) =>
-              html`<dt>${m.id}${m.default ? ' (default)' : ''}</dt>
-                <dd>${m.architecture}, ${(m.parameters / 1e6).toFixed(1)}M parameters</dd>`,
+            (m) => html`<dt>${m.id}${m.default ? ' (default)' : ''}</dt>
+              <dd>${m.architecture}, ${(m.parameters / 1e6).toFixed(1)}M parameters</dd>`,
           )}
         </dl>
       </section>

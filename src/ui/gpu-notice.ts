@@ -47,8 +47,7 @@ export class HearthGpuNotice extends LitElement {
     return html`<section role="alert" aria-labelledby="gpu-title" data-field="gpu-notice">
       <h2 id="gpu-title">${noWebGpu ? 'This browser has no WebGPU' : 'No usable GPU'}</h2>
       <p>
-        Hearth runs models on your GPU through WebGPU, inside this browser.
-        ${
+        Hearth runs models on your GPU through WebGPU, inside this browser. ${
           noWebGpu
             ? 'This browser does not offer WebGPU, so chatting and training cannot run here.'
             : `WebGPU is there, but the engine could not get a GPU: ${gpuError}`

@@ -82,34 +82,23 @@ export class HearthKeys extends LitElement {
 
   private _table(keys: ApiKey[]) {
     return html`
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Entity</th>
-              <th>Prefix</th>
-              <th>Created</th>
-              <th><span class="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${keys.map(
-              (k) =>
-                html`<tr data-key=${k.name}>
-                  <td>${k.name}${k.admin ? html` <span class="pill">admin</span>` : nothing}</td>
-                  <td>${k.entity ?? ''}</td>
-                  <td><code>${k.prefix ?? ''}…</code></td>
-                  <td>${formatTime(k.created_at)}</td>
-                  <td>
-                    ${k.admin ? nothing : html`<button class="danger" @click=${() => this._revoke(k)} aria-label=${`Revoke ${k.name}`}>Revoke</button>`}
-                  </td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-    `;
+            <div class="table-wrap">
+              <table>
+                <thead><tr><th>Name</th><th>Entity</th><th>Prefix</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+                <tbody>
+                  ${keys.map(
+                    (k) => html`<tr data-key=${k.name}>
+                      <td>${k.name}${k.admin ? html` <span class="pill">admin</span>` : nothing}</td>
+                      <td>${k.entity ?? ''}</td>
+                      <td><code>${k.prefix ?? ''}…</code></td>
+                      <td>${formatTime(k.created_at)}</td>
+                      <td>${k.admin ? nothing : html`<button class="danger" @click=${() => this._revoke(k)} aria-label=${`Revoke ${k.name}`}>Revoke</button>`}</td>
+                    </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>
+`;
   }
 
   override render() {
@@ -128,15 +117,13 @@ export class HearthKeys extends LitElement {
         ${
           this._created?.key
             ? html`<div class="notice" role="status" data-field="new-secret">
-                <p>Copy the secret of <strong>${this._created.name}</strong> now: it is shown only once.</p>
-                <div class="secret">
-                  <code data-field="secret">${this._created.key}</code>
-                  <button @click=${() => this._copy(this._created!.key!)} aria-label="Copy new key">
-                    ${this._copied ? 'Copied' : 'Copy'}
-                  </button>
-                  <button @click=${() => (this._created = undefined)}>Done</button>
-                </div>
-              </div>`
+              <p>Copy the secret of <strong>${this._created.name}</strong> now: it is shown only once.</p>
+              <div class="secret">
+                <code data-field="secret">${this._created.key}</code>
+                <button @click=${() => this._copy(this._created!.key!)} aria-label="Copy new key">${this._copied ? 'Copied' : 'Copy'}</button>
+                <button @click=${() => (this._created = undefined)}>Done</button>
+              </div>
+            </div>`
             : nothing
         }
       </section>

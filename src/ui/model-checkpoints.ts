@@ -88,50 +88,26 @@ export class HearthModelCheckpoints extends LitElement {
           : !cps
             ? html`<p role="status">Loading checkpoints…</p>`
             : html`
-                <div class="table-wrap">
-                  <table aria-label=${`Checkpoints of ${this.model.name}`}>
-                    <thead>
-                      <tr>
-                        <th><span class="visually-hidden">Select</span></th>
-                        <th>Step</th>
-                        <th>Metrics</th>
-                        <th>Created</th>
-                        <th><span class="visually-hidden">Actions</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${cps.map(
-                        (c) =>
-                          html`<tr data-step=${c.step}>
-                            <td>
-                              <input
-                                type="checkbox"
-                                aria-label=${`Select step ${c.step}`}
-                                .checked=${this._selected.has(c.step)}
-                                @change=${(e: Event) => this._toggle(c.step, (e.target as HTMLInputElement).checked)}
-                              />
-                            </td>
-                            <td>${c.step}</td>
-                            <td>
-                              <div class="metrics">
-                                ${Object.entries(c.metrics).length ? Object.entries(c.metrics).map(([k, v]) => html`<span><span class="muted">${k}</span> ${formatMetric(v)}</span>`) : html`<span class="muted">none</span>`}
-                              </div>
-                            </td>
-                            <td>${formatTime(c.created_at)}</td>
-                            <td>
-                              <button @click=${() => this._download(c.step)} aria-label=${`Download step ${c.step} as a PEFT adapter`}>
-                                Adapter zip
-                              </button>
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>
-                </div>
-                <div class="row" style="margin-top:0.5rem">
-                  <button class="danger" ?disabled=${this._selected.size === 0} @click=${this._delete}>Delete selected checkpoints</button>
-                </div>
-              `
+          <div class="table-wrap">
+            <table aria-label=${`Checkpoints of ${this.model.name}`}>
+              <thead><tr><th><span class="visually-hidden">Select</span></th><th>Step</th><th>Metrics</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>
+                ${cps.map(
+                  (c) => html`<tr data-step=${c.step}>
+                    <td><input type="checkbox" aria-label=${`Select step ${c.step}`} .checked=${this._selected.has(c.step)} @change=${(e: Event) => this._toggle(c.step, (e.target as HTMLInputElement).checked)} /></td>
+                    <td>${c.step}</td>
+                    <td><div class="metrics">${Object.entries(c.metrics).length ? Object.entries(c.metrics).map(([k, v]) => html`<span><span class="muted">${k}</span> ${formatMetric(v)}</span>`) : html`<span class="muted">none</span>`}</div></td>
+                    <td>${formatTime(c.created_at)}</td>
+                    <td><button @click=${() => this._download(c.step)} aria-label=${`Download step ${c.step} as a PEFT adapter`}>Adapter zip</button></td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>
+          <div class="row" style="margin-top:0.5rem">
+            <button class="danger" ?disabled=${this._selected.size === 0} @click=${this._delete}>Delete selected checkpoints</button>
+          </div>
+        `
       }
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
     `;

@@ -106,12 +106,7 @@ export class HearthRegisteredModels extends LitElement {
   }
 
   private _baseSelect(bases: { id: string; default?: boolean }[]) {
-    return html`<label
-      >Base model
-      <select name="base_model" required>
-        ${bases.map((b) => html`<option value=${b.id} ?selected=${b.default}>${b.id}</option>`)}
-      </select></label
-    >`;
+    return html`<label>Base model <select name="base_model" required>${bases.map((b) => html`<option value=${b.id} ?selected=${b.default}>${b.id}</option>`)}</select></label>`;
   }
 
   override render() {
@@ -126,25 +121,16 @@ export class HearthRegisteredModels extends LitElement {
 
   private _content({ models, bases }: { models: Model[]; bases: { id: string; default?: boolean }[] }) {
     return html`
-      <section class="card" aria-labelledby="registered">
-        <div class="spread">
-          <h3 id="registered">Your models</h3>
-          <button @click=${() => this._models.run()}>Refresh</button>
-        </div>
-        ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
-        ${repeat(
-          models,
-          (m) => m.id,
-          (m) =>
-            html`<details
-              data-model=${m.name}
-              ?open=${this._open.has(m.id)}
-              @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}
-            >
-              <summary>
-                <strong>${m.entity}/${m.project}/${m.name}</strong>
-                <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span>
-              </summary>
+        <section class="card" aria-labelledby="registered">
+          <div class="spread"><h3 id="registered">Your models</h3><button @click=${() => this._models.run()}>Refresh</button></div>
+          ${models.length === 0 ? html`<p class="muted">No models yet: register one below, or run the demo.</p>` : nothing}
+          ${repeat(
+            models,
+            (m) => m.id,
+            (
+              m,
+            ) => html`<details data-model=${m.name} ?open=${this._open.has(m.id)} @toggle=${(e: Event) => this._toggle(m.id, (e.target as HTMLDetailsElement).open)}>
+              <summary><strong>${m.entity}/${m.project}/${m.name}</strong> <span class="muted">on ${m.base_model} · ${formatTime(m.created_at)}</span></summary>
               <p class="row">
                 <a class="button" href=${`#/runs/${m.id}`}>Run history</a>
                 <a class="button" href=${`#/training?model=${m.id}`}>Train</a>
@@ -152,28 +138,28 @@ export class HearthRegisteredModels extends LitElement {
               </p>
               ${this._open.has(m.id) ? html`<hearth-model-checkpoints .model=${m}></hearth-model-checkpoints>` : nothing}
             </details>`,
-        )}
-        ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
-      </section>
-      <section class="card" aria-labelledby="register">
-        <h3 id="register">Register a model</h3>
-        <form class="grid" @submit=${this._register} aria-labelledby="register">
-          <label>Project <input name="project" required value="playground" /></label>
-          <label>Name <input name="name" required placeholder="my-model" /></label>
-          ${this._baseSelect(bases)}
-          <div><button class="primary" type="submit" ?disabled=${this._busy}>Register</button></div>
-        </form>
-      </section>
-      <section class="card" aria-labelledby="import">
-        <h3 id="import">Import a PEFT adapter</h3>
-        <form class="grid" @submit=${this._import} aria-labelledby="import">
-          <label>Project <input name="project" required value="imported" /></label>
-          <label>Name <input name="name" required /></label>
-          ${this._baseSelect(bases)}
-          <label>Adapter files <input name="file" type="file" multiple accept=".zip,.json,.safetensors" /></label>
-          <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
-        </form>
-      </section>
+          )}
+          ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
+        </section>
+        <section class="card" aria-labelledby="register">
+          <h3 id="register">Register a model</h3>
+          <form class="grid" @submit=${this._register} aria-labelledby="register">
+            <label>Project <input name="project" required value="playground" /></label>
+            <label>Name <input name="name" required placeholder="my-model" /></label>
+            ${this._baseSelect(bases)}
+            <div><button class="primary" type="submit" ?disabled=${this._busy}>Register</button></div>
+          </form>
+        </section>
+        <section class="card" aria-labelledby="import">
+          <h3 id="import">Import a PEFT adapter</h3>
+          <form class="grid" @submit=${this._import} aria-labelledby="import">
+            <label>Project <input name="project" required value="imported" /></label>
+            <label>Name <input name="name" required /></label>
+            ${this._baseSelect(bases)}
+            <label>Adapter files <input name="file" type="file" multiple accept=".zip,.json,.safetensors" /></label>
+            <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
+          </form>
+        </section>
     `;
   }
 }

@@ -117,9 +117,7 @@ export class HearthRuns extends LitElement {
   private _charts(run: RunRecord) {
     const charts = runCharts(run);
     if (!charts.length) return html`<p class="muted">Nothing logged yet: metrics appear here after POST /v1/preview/models/{id}/log.</p>`;
-    return html`<div class="charts">
-      ${charts.map((c) => html`<hearth-line-chart data-metric=${c.metric} heading=${c.metric} .series=${c.series}></hearth-line-chart>`)}
-    </div>`;
+    return html`<div class="charts">${charts.map((c) => html`<hearth-line-chart data-metric=${c.metric} heading=${c.metric} .series=${c.series}></hearth-line-chart>`)}</div>`;
   }
 
   private _trajectories(run: RunRecord | undefined) {
@@ -129,20 +127,16 @@ export class HearthRuns extends LitElement {
     );
     return html`
       <form class="grid" @submit=${(e: Event) => e.preventDefault()} aria-label="Filter trajectories">
-        <label
-          >Split
+        <label>Split
           <select @change=${(e: Event) => this._filter((e.target as HTMLSelectElement).value, this._step)}>
             <option value="">All</option>
             ${splits.map((s) => html`<option value=${s} ?selected=${s === this._split}>${s}</option>`)}
-          </select></label
-        >
-        <label
-          >Step
+          </select></label>
+        <label>Step
           <select @change=${(e: Event) => this._filter(this._split, (e.target as HTMLSelectElement).value)}>
             <option value="">All</option>
             ${steps.map((s) => html`<option value=${String(s)} ?selected=${String(s) === this._step}>${s}</option>`)}
-          </select></label
-        >
+          </select></label>
       </form>
       ${this._groups.render({
         // A live re-read keeps the page drawn; a new model or filter shows that it is loading.
@@ -158,24 +152,19 @@ export class HearthRuns extends LitElement {
     return !page || page.data.length === 0
       ? html`<p class="muted">No trajectory groups logged${this._split || this._step ? ' for this filter' : ''}.</p>`
       : html`${page.data.map(
-            (g) =>
-              html`<div class="group" data-group=${g.id}>
-                <div class="spread"><strong>${g.split}, step ${g.step}</strong><span class="muted">${formatTime(g.logged_at)}</span></div>
-                ${
-                  Object.keys(g.group.metrics ?? {}).length
-                    ? html`<p class="muted">
-                        ${Object.entries(g.group.metrics ?? {})
-                          .map(([k, v]) => `${k} ${formatMetric(v)}`)
-                          .join(' · ')}
-                      </p>`
-                    : nothing
-                }
-                <div class="trajectories">
-                  ${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}
-                </div>
-                ${(g.group.exceptions ?? []).map((x) => html`<p class="error">${x.type}: ${x.message}</p>`)}
-              </div>`,
-          )}
+          (g) => html`<div class="group" data-group=${g.id}>
+              <div class="spread"><strong>${g.split}, step ${g.step}</strong><span class="muted">${formatTime(g.logged_at)}</span></div>
+              ${
+                Object.keys(g.group.metrics ?? {}).length
+                  ? html`<p class="muted">${Object.entries(g.group.metrics ?? {})
+                      .map(([k, v]) => `${k} ${formatMetric(v)}`)
+                      .join(' · ')}</p>`
+                  : nothing
+              }
+              <div class="trajectories">${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}</div>
+              ${(g.group.exceptions ?? []).map((x) => html`<p class="error">${x.type}: ${x.message}</p>`)}
+            </div>`,
+        )}
           <div class="row" style="margin-top:0.6rem">
             <button ?disabled=${this._cursor.length === 0} @click=${() => (this._cursor = this._cursor.slice(0, -1))}>Newer</button>
             <button ?disabled=${!page.has_more} @click=${() => (this._cursor = [...this._cursor, page.last_id ?? ''])}>Older</button>
@@ -195,27 +184,25 @@ export class HearthRuns extends LitElement {
       ${
         models?.length
           ? html`<div class="row">
-                <label
-                  >Model
-                  <select @change=${(e: Event) => (location.hash = `#/runs/${(e.target as HTMLSelectElement).value}`)}>
-                    ${models.map((m) => html`<option value=${m.id} ?selected=${m.id === this._model}>${m.entity}/${m.project}/${m.name}</option>`)}
-                  </select></label
-                >
-                <button @click=${this._refresh}>Refresh</button>
-              </div>
-              <section class="card" aria-labelledby="metrics">
-                <h3 id="metrics">Metrics by step</h3>
-                ${this._run.render({
-                  pending: () =>
-                    this._run.value?.model_id === this._model ? this._charts(this._run.value) : html`<p role="status">Loading the run…</p>`,
-                  error: (e) => html`<p class="error" role="alert">Cannot read the run: ${(e as Error).message}</p>`,
-                  complete: (run) => (run ? this._charts(run) : nothing),
-                })}
-              </section>
-              <section class="card" aria-labelledby="trajectories">
-                <h3 id="trajectories">Trajectories</h3>
-                ${this._trajectories(this._run.value)}
-              </section>`
+            <label>Model
+              <select @change=${(e: Event) => (location.hash = `#/runs/${(e.target as HTMLSelectElement).value}`)}>
+                ${models.map((m) => html`<option value=${m.id} ?selected=${m.id === this._model}>${m.entity}/${m.project}/${m.name}</option>`)}
+              </select></label>
+            <button @click=${this._refresh}>Refresh</button>
+          </div>
+          <section class="card" aria-labelledby="metrics">
+            <h3 id="metrics">Metrics by step</h3>
+            ${this._run.render({
+              pending: () =>
+                this._run.value?.model_id === this._model ? this._charts(this._run.value) : html`<p role="status">Loading the run…</p>`,
+              error: (e) => html`<p class="error" role="alert">Cannot read the run: ${(e as Error).message}</p>`,
+              complete: (run) => (run ? this._charts(run) : nothing),
+            })}
+          </section>
+          <section class="card" aria-labelledby="trajectories">
+            <h3 id="trajectories">Trajectories</h3>
+            ${this._trajectories(this._run.value)}
+          </section>`
           : nothing
       }
     `;

@@ -58,22 +58,14 @@ export class HearthSettings extends LitElement {
   private _storageCard(s: StorageReport) {
     const colour = (i: number) => `var(--hearth-series-${(i % 5) + 1})`;
     return html`
-      <p data-field="usage">
-        <strong>${formatBytes(s.usage)}</strong> used of <strong>${formatBytes(s.quota)}</strong> this browser allows
-        (${s.quota ? ((100 * s.usage) / s.quota).toFixed(s.usage / s.quota < 0.01 ? 2 : 0) : 0}%).
-      </p>
+      <p data-field="usage"><strong>${formatBytes(s.usage)}</strong> used of <strong>${formatBytes(s.quota)}</strong> this browser allows
+        (${s.quota ? ((100 * s.usage) / s.quota).toFixed(s.usage / s.quota < 0.01 ? 2 : 0) : 0}%).</p>
       <div class="bar" role="img" aria-label="Storage used per kind">
         ${KINDS.map(([k], i) => html`<span style="width:${s.quota ? (100 * s.kinds[k]) / s.quota : 0}%;min-width:${s.kinds[k] ? 2 : 0}px;background:${colour(i)}"></span>`)}
       </div>
       <table data-field="kinds">
         <tbody>
-          ${KINDS.map(
-            ([k, label], i) =>
-              html`<tr>
-                <td><span class="swatch" style="background:${colour(i)}"></span>${label}</td>
-                <td data-kind=${k}>${formatBytes(s.kinds[k])}</td>
-              </tr>`,
-          )}
+          ${KINDS.map(([k, label], i) => html`<tr><td><span class="swatch" style="background:${colour(i)}"></span>${label}</td><td data-kind=${k}>${formatBytes(s.kinds[k])}</td></tr>`)}
         </tbody>
       </table>
     `;

@@ -103,12 +103,10 @@ export class HearthTrainingForms extends LitElement {
   }
 
   private _modelSelect(models: Model[], selected: string, onChange?: (id: string) => void) {
-    return html`<label
-      >Model
+    return html`<label>Model
       <select name="model_id" required @change=${(e: Event) => onChange?.((e.target as HTMLSelectElement).value)}>
         ${models.map((m) => html`<option value=${m.id} ?selected=${m.id === selected}>${m.entity}/${m.project}/${m.name}</option>`)}
-      </select></label
-    >`;
+      </select></label>`;
   }
 
   protected override willUpdate(): void {
@@ -124,8 +122,7 @@ export class HearthTrainingForms extends LitElement {
     };
     return html`<form class="grid" aria-labelledby="rl" @submit=${(e: SubmitEvent) => this._rl(e, this._logged.value ?? [])}>
       ${this._modelSelect(models, this._rlModel, (id) => (this._rlModel = id))}
-      <label
-        >Trajectory groups
+      <label>Trajectory groups
         <select name="batch" required>
           ${this._logged.render({
             pending: () => html`<option value="">Loading…</option>`,
@@ -138,8 +135,7 @@ export class HearthTrainingForms extends LitElement {
                   })
                 : html`<option value="">Nothing logged yet</option>`,
           })}
-        </select></label
-      >
+        </select></label>
       <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
       <div><button class="primary" type="submit" ?disabled=${this._busy}>Start RL job</button></div>
     </form>`;

@@ -108,9 +108,7 @@ export class HearthTrainingJob extends LitElement {
   override render() {
     const job = this._feed.job;
     if (!job) {
-      return html`<p role="status">
-        ${this._feed.error ? html`<span class="error">Cannot read the job: ${this._feed.error}</span>` : 'Loading the job…'}
-      </p>`;
+      return html`<p role="status">${this._feed.error ? html`<span class="error">Cannot read the job: ${this._feed.error}</span>` : 'Loading the job…'}</p>`;
     }
     const t = this._times();
     const failed = this._feed.events.find((e) => e.type === 'training_failed');
@@ -121,26 +119,18 @@ export class HearthTrainingJob extends LitElement {
           <span class=${statusClass(job.status)} data-field="job-status" role="status">${job.status}</span>
         </div>
         <dl>
-          <dt>Created</dt>
-          <dd>${formatTime(job.created_at)}</dd>
-          <dt>Elapsed</dt>
-          <dd data-field="elapsed">${formatDuration(t.elapsed)}</dd>
-          <dt>Remaining</dt>
-          <dd data-field="remaining">${job.status === 'PENDING' ? 'waiting for the engine' : formatDuration(t.remaining)}</dd>
-          <dt>Gradient steps</dt>
-          <dd data-field="steps">${t.done}${t.total ? ` of ${t.total}` : ''}</dd>
+          <dt>Created</dt><dd>${formatTime(job.created_at)}</dd>
+          <dt>Elapsed</dt><dd data-field="elapsed">${formatDuration(t.elapsed)}</dd>
+          <dt>Remaining</dt><dd data-field="remaining">${job.status === 'PENDING' ? 'waiting for the engine' : formatDuration(t.remaining)}</dd>
+          <dt>Gradient steps</dt><dd data-field="steps">${t.done}${t.total ? ` of ${t.total}` : ''}</dd>
         </dl>
         ${job.error_message || failed ? html`<p class="error" role="alert">${job.error_message ?? String(failed?.data.error_message ?? '')}</p>` : nothing}
         ${this._feed.error ? html`<p class="notice">Reconnecting: ${this._feed.error}</p>` : nothing}
         ${
           this._result.value
-            ? html`<p data-field="checkpoint">
-                Resulting checkpoint:
-                <a href=${`#/models`}
-                  >${this._result.value.model.entity}/${this._result.value.model.project}/${this._result.value.model.name}:step${this._result.value.checkpoint?.step ?? '?'}</a
-                >
-                · <a href=${`#/runs/${this._result.value.model.id}`}>run history</a>
-              </p>`
+            ? html`<p data-field="checkpoint">Resulting checkpoint:
+              <a href=${`#/models`}>${this._result.value.model.entity}/${this._result.value.model.project}/${this._result.value.model.name}:step${this._result.value.checkpoint?.step ?? '?'}</a>
+              · <a href=${`#/runs/${this._result.value.model.id}`}>run history</a></p>`
             : nothing
         }
       </section>

@@ -40,43 +40,25 @@ export class HearthTraining extends LitElement {
   private _list() {
     const jobs = this._jobs.value;
     return html`<section class="card" aria-labelledby="jobs">
-      <div class="spread">
-        <h3 id="jobs">Jobs</h3>
-        <button @click=${() => this._jobs.refresh()}>Refresh</button>
-      </div>
+      <div class="spread"><h3 id="jobs">Jobs</h3><button @click=${() => this._jobs.refresh()}>Refresh</button></div>
       ${this._jobs.error ? html`<p class="error" role="alert">Cannot list jobs: ${this._jobs.error}</p>` : nothing}
       ${jobs && jobs.length === 0 ? html`<p class="muted">No training jobs yet.</p>` : nothing}
       ${
         jobs?.length
-          ? html`<div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>Job</th>
-                    <th>Kind</th>
-                    <th>Status</th>
-                    <th>Created</th>
-                    <th>Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${jobs.map(
-                    (j) =>
-                      html`<tr data-job=${j.id}>
-                        <td>
-                          <a href=${`#/training/${j.id}`}><code>${j.id.slice(0, 8)}</code></a>
-                        </td>
-                        <td>${j.kind.toUpperCase()}</td>
-                        <td><span class=${statusClass(j.status)}>${j.status}</span></td>
-                        <td>${formatTime(j.created_at)}</td>
-                        <td>
-                          ${j.training_start ? formatDuration((j.training_end ? Date.parse(j.training_end) : Date.now()) - Date.parse(j.training_start)) : '—'}
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
+          ? html`<div class="table-wrap"><table>
+            <thead><tr><th>Job</th><th>Kind</th><th>Status</th><th>Created</th><th>Duration</th></tr></thead>
+            <tbody>
+              ${jobs.map(
+                (j) => html`<tr data-job=${j.id}>
+                  <td><a href=${`#/training/${j.id}`}><code>${j.id.slice(0, 8)}</code></a></td>
+                  <td>${j.kind.toUpperCase()}</td>
+                  <td><span class=${statusClass(j.status)}>${j.status}</span></td>
+                  <td>${formatTime(j.created_at)}</td>
+                  <td>${j.training_start ? formatDuration((j.training_end ? Date.parse(j.training_end) : Date.now()) - Date.parse(j.training_start)) : '—'}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table></div>`
           : nothing
       }
     </section>`;

@@ -104,14 +104,11 @@ export class HearthTrajectory extends LitElement {
     const t = this.trajectory;
     return html`
       ${t.messages_and_choices.map(turnOf).map(
-        (turn) =>
-          html`<div class="turn ${turn.role}" data-role=${turn.role}>
-            <div class="role">
-              ${turn.role}${turn.sampled ? ' (sampled)' : ''}${turn.toolCallId ? ` · result of ${turn.toolCallId}` : ''}${turn.finish ? ` · ${turn.finish}` : ''}
-            </div>
-            ${turn.text ? html`<div class="text">${turn.text}</div>` : nothing}
-            ${turn.toolCalls.map((c) => html`<div class="call" data-field="tool-call">→ ${c.function.name}(${c.function.arguments}) <span class="muted">${c.id}</span></div>`)}
-          </div>`,
+        (turn) => html`<div class="turn ${turn.role}" data-role=${turn.role}>
+          <div class="role">${turn.role}${turn.sampled ? ' (sampled)' : ''}${turn.toolCallId ? ` · result of ${turn.toolCallId}` : ''}${turn.finish ? ` · ${turn.finish}` : ''}</div>
+          ${turn.text ? html`<div class="text">${turn.text}</div>` : nothing}
+          ${turn.toolCalls.map((c) => html`<div class="call" data-field="tool-call">→ ${c.function.name}(${c.function.arguments}) <span class="muted">${c.id}</span></div>`)}
+        </div>`,
       )}
       <div class="foot">
         <span data-field="reward"><strong>reward</strong> ${formatMetric(t.reward)}</span>

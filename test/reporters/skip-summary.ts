@@ -14,7 +14,7 @@ import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
 export function skipReason(test: TestCase): string {
   const result = test.result();
   if (result.state === 'skipped' && result.note) return result.note;
-  if (test.options.mode === 'skip') return '`.skip` in the source';
+  if (test.options.mode === 'skip') return '`.skip` in the source, or left out by -t or .only';
   if (test.options.mode === 'todo') return '`.todo` in the source';
   for (let parent: TestSuite | TestModule = test.parent; ; parent = parent.parent) {
     const error = parent.errors()[0];

@@ -26,7 +26,7 @@ describe('SkipSummary', () => {
     expect(lines[0]).toBe('4 skipped tests:');
     expect(lines).toContain('  2 because a hook of its suite failed: WebGPU is present but no adapter');
     expect(lines).toContain('    unit/setup/fixtures/skips.fixture.ts > needs a GPU > first');
-    expect(lines).toContain('  1 because `.skip` in the source');
+    expect(lines).toContain('  1 because `.skip` in the source, or left out by -t or .only');
     expect(lines).toContain('  1 because no Chromium at /nonexistent');
     expect(printed).not.toContain('> runs');
   });
