@@ -18,16 +18,13 @@ import { getLlama, type Llama, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
+import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 
 const TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K'];
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
-
-function bytesSource(bytes: Uint8Array) {
-  return { size: bytes.length, read: async (b: number, e: number) => bytes.subarray(b, e) };
-}
 
 /** Relative RMS of (a - b) over the RMS of b, and how many rows' argmax agree. */
 function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; argmaxAgree: number } {
@@ -87,11 +84,11 @@ describe('GGUF blocks against llama.cpp', () => {
       writeFileSync(path, fx.gguf);
 
       // Hearth: the reader gives back exactly the blocks written, which decode to the fixture's weights.
-      const file = await readGguf(bytesSource(fx.gguf), `${type}.gguf`);
+      const file = await readGguf(memoryBytes(fx.gguf), `${type}.gguf`);
       const embd = file.tensors.find((t) => t.name === 'token_embd.weight')!;
       expect(embd.type.name).toBe(type);
       expect(embd.ne).toEqual([fx.config.hiddenSize, fx.config.vocabSize]);
-      const decoded = dequantize(type, await readGgufTensor(bytesSource(fx.gguf), embd), embd.elements);
+      const decoded = dequantize(type, await readGgufTensor(memoryBytes(fx.gguf), embd), embd.elements);
       const expected = fx.tensors.find((t) => t.name === 'model.embed_tokens.weight')!;
       expect(Buffer.from(decoded.buffer).equals(Buffer.from(expected.data))).toBe(true);
       const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
@@ -118,7 +115,7 @@ describe('GGUF blocks against llama.cpp', () => {
       const fx = randomGguf(type, 2000 + type.length, 'F32', arch);
       const path = join(dir, `${arch}-${type}.gguf`);
       writeFileSync(path, fx.gguf);
-      const loaded = await referenceTensorsFromGguf(bytesSource(fx.gguf), `${arch}-${type}.gguf`);
+      const loaded = await referenceTensorsFromGguf(memoryBytes(fx.gguf), `${arch}-${type}.gguf`);
       expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
       const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
       const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);

@@ -4,9 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ggufModelConfig, hfTensorName, unpermuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf } from '../../../src/engine/model/gguf/gguf-writer';
+import { memoryBytes as source } from '../../../src/engine/model/safetensors';
 import { randomGguf } from './gguf-fixtures';
-
-const source = (bytes: Uint8Array) => ({ size: bytes.length, read: async (b: number, e: number) => bytes.slice(b, e) });
 
 describe('GGUF model metadata', () => {
   it('maps every tensor of a llama file to its HF name', async () => {

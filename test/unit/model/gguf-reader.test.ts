@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { ggmlBytes, ggmlType, SUPPORTED_GGML_TYPES } from '../../../src/engine/model/gguf/ggml-types';
 import { GgufValueType, readGguf, readGgufTensor, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import { memoryBytes as source } from '../../../src/engine/model/safetensors';
 import { Rng } from '../../../src/engine/reference/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 
-const source = (bytes: Uint8Array) => ({ size: bytes.length, read: async (b: number, e: number) => bytes.slice(b, e) });
 const read = (bytes: Uint8Array) => readGguf(source(bytes), 'x.gguf');
 
 function tensor(name: string, type: string, ne: number[], seed = 1): GgufTensorInput {

@@ -138,7 +138,7 @@ export async function readHfTensor(
   if (!name) throw new GgufError(`tensor ${t.name} has no Hugging Face counterpart`);
   let data = await readGgufTensor(src, t);
   // A weight's rows are ne[0] elements; a bias's "rows" are its single elements.
-  const rowBytes = t.ne.length === 1 ? ggmlBytes(t.type, t.type.blockSize) / t.type.blockSize : ggmlBytes(t.type, t.ne[0]);
+  const rowBytes = t.ne.length === 1 ? t.type.typeSize : ggmlBytes(t.type, t.ne[0]);
   if (cfg.arch === 'llama' && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
     const heads = name.includes('.q_proj') ? cfg.numHeads : cfg.numKvHeads;
     data = unpermuteRows(data, heads, cfg.headDim, rowBytes);
