@@ -30,7 +30,8 @@ it('moves between views with the keyboard', async () => {
   await h.page.keyboard.press('ArrowRight');
   await h.page.keyboard.press('Enter');
   await h.page.waitForURL(/#\/training$/);
-  expect(await nav.getByRole('link', { name: 'Training', exact: true }).getAttribute('aria-current')).toBe('page');
+  // The hash changes before Lit re-renders the nav, so wait for the rendered mark, not one read.
+  await nav.locator('a[aria-current="page"]', { hasText: /^Training$/ }).waitFor();
   await h.page.keyboard.press('End');
   await h.page.keyboard.press('Enter');
   await h.page.waitForURL(/#\/api$/);
