@@ -37,6 +37,10 @@ export interface FreqFactorsRopeScaling {
 
 export type RopeScaling = Llama3RopeScaling | LinearRopeScaling | FreqFactorsRopeScaling;
 
+/** How a layer attends (transformers' `layer_types`): to every earlier token, or to the last
+ *  `slidingWindow` tokens only. */
+export type LayerType = 'full_attention' | 'sliding_attention';
+
 export interface ModelConfig {
   /** HF `architectures[0]` mapped to a family. */
   arch: Architecture;
@@ -60,6 +64,13 @@ export interface ModelConfig {
   ropeTheta: number;
   /** rope_scaling / rope_parameters, when the model uses one. */
   ropeScaling: RopeScaling | null;
+  /**
+   * sliding_window: a 'sliding_attention' layer's query at position p sees keys at positions
+   * p - slidingWindow + 1 ..= p (transformers' `sliding_window_causal` mask); null without one.
+   */
+  slidingWindow: number | null;
+  /** One entry per layer; all 'full_attention' when slidingWindow is null. */
+  layerTypes: readonly LayerType[];
   /** max_position_embeddings: the context length the model was trained for. */
   maxPositionEmbeddings: number;
   /** tie_word_embeddings: lm_head reuses model.embed_tokens.weight. */

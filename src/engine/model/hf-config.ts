@@ -9,7 +9,7 @@
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
-import type { Architecture, DType, ModelConfig, RopeScaling } from './config';
+import type { Architecture, DType, LayerType, ModelConfig, RopeScaling } from './config';
 
 /** A config.json (or generation_config.json) that Hearth cannot use; the message names the field. */
 export class ConfigError extends Error {
@@ -53,6 +53,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   if (c.use_sliding_window === true) {
     throw new ConfigError(`${file}: "use_sliding_window": true is not supported (Hearth runs full causal attention)`);
   }
+  const numLayers = f.positiveInt('num_hidden_layers');
   const hiddenAct = c.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') {
     throw new ConfigError(`${file}: "hidden_act" ${JSON.stringify(hiddenAct)} is not supported; only "silu" is`);
@@ -86,7 +87,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   return {
     arch,
     hiddenSize,
-    numLayers: f.positiveInt('num_hidden_layers'),
+    numLayers,
     numHeads,
     numKvHeads,
     headDim,
@@ -95,6 +96,9 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     rmsNormEps: f.positiveNumber('rms_norm_eps', defaults.rmsNormEps),
     ropeTheta: rope.theta,
     ropeScaling: rope.scaling,
+    // Sliding windows are refused above until the engine runs them; every layer attends fully.
+    slidingWindow: null,
+    layerTypes: fullAttentionLayers(numLayers),
     maxPositionEmbeddings: f.positiveInt('max_position_embeddings', defaults.maxPositions),
     // LlamaConfig, Qwen2Config and Qwen3Config all default tie_word_embeddings to False.
     tieWordEmbeddings: f.bool('tie_word_embeddings', false),
@@ -107,6 +111,11 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     eosTokenIds: tokenIdList(c.eos_token_id, 'eos_token_id', file),
     torchDtype: TORCH_DTYPES[String(c.torch_dtype ?? c.dtype ?? '')] ?? null,
   };
+}
+
+/** Layer types of a model without a sliding window. */
+export function fullAttentionLayers(numLayers: number): LayerType[] {
+  return Array.from({ length: numLayers }, () => 'full_attention' as const);
 }
 
 function architectureOf(c: Json, file: string): Architecture {

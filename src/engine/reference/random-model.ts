@@ -5,6 +5,7 @@
  */
 import type { Architecture, DType, ModelConfig } from '../model/config';
 import { tensorFromF32 } from '../model/dtype';
+import { fullAttentionLayers } from '../model/hf-config';
 import type { TensorData } from '../model/tensor';
 import { planParameters } from '../model/weights';
 import { Rng } from './random';
@@ -23,6 +24,8 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
     rmsNormEps: 1e-5,
     ropeTheta: 10000,
     ropeScaling: null,
+    slidingWindow: null,
+    layerTypes: [],
     maxPositionEmbeddings: 2048,
     tieWordEmbeddings: arch !== 'llama',
     attentionBias: arch === 'qwen2',
@@ -38,7 +41,8 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
     base.headDim = 24; // explicit head_dim != hidden / heads, as in Qwen3
     base.rmsNormEps = 1e-6;
   }
-  return { ...base, ...overrides };
+  const config = { ...base, ...overrides };
+  return { ...config, layerTypes: overrides.layerTypes ?? fullAttentionLayers(config.numLayers) };
 }
 
 /** Seeded random tensors for every name of the config's parameter plan, stored in `dtype`. */

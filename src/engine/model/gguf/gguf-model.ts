@@ -15,6 +15,7 @@
  * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
  */
 import type { Architecture, ModelConfig } from '../config';
+import { fullAttentionLayers } from '../hf-config';
 import type { ByteSource } from '../safetensors';
 import { ggmlBytes } from './ggml-types';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
@@ -82,10 +83,11 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
   const bos = ggufValue(file, 'tokenizer.ggml.bos_token_id');
   const scalingType = ggufValue(file, `${a}.rope.scaling.type`);
   const factor = ggufValue(file, `${a}.rope.scaling.factor`);
+  const numLayers = k('block_count');
   return {
     arch: a,
     hiddenSize,
-    numLayers: k('block_count'),
+    numLayers,
     numHeads,
     numKvHeads: k('attention.head_count_kv', numHeads),
     headDim: k('attention.key_length', hiddenSize / numHeads),
@@ -94,6 +96,8 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
     rmsNormEps: k('attention.layer_norm_rms_epsilon'),
     ropeTheta: k('rope.freq_base', 10000),
     ropeScaling: scalingType === 'linear' && typeof factor === 'number' && factor !== 1 ? { type: 'linear', factor } : null,
+    slidingWindow: null,
+    layerTypes: fullAttentionLayers(numLayers),
     maxPositionEmbeddings: k('context_length'),
     tieWordEmbeddings: !has('output.weight'),
     attentionBias: has('blk.0.attn_q.bias'),
