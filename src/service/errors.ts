@@ -10,47 +10,34 @@ export abstract class HearthError extends Error {
   abstract readonly status: number;
 }
 
-/** 401: missing, malformed or revoked API key. */
-export class UnauthorizedError extends HearthError {
-  override name = 'UnauthorizedError';
-  readonly status = 401;
+/** The base of an error that is its name and its status, nothing more. */
+function statusError(errorName: string, httpStatus: number) {
+  return class extends HearthError {
+    override name = errorName;
+    readonly status = httpStatus;
+  };
 }
+
+/** 401: missing, malformed or revoked API key. */
+export class UnauthorizedError extends statusError('UnauthorizedError', 401) {}
 
 /** 403: the key is valid but this endpoint needs the admin key. */
-export class ForbiddenError extends HearthError {
-  override name = 'ForbiddenError';
-  readonly status = 403;
-}
+export class ForbiddenError extends statusError('ForbiddenError', 403) {}
 
 /** 404: no such resource for this principal (another principal's resource looks the same). */
-export class NotFoundError extends HearthError {
-  override name = 'NotFoundError';
-  readonly status = 404;
-}
+export class NotFoundError extends statusError('NotFoundError', 404) {}
 
 /** 409: the request conflicts with what exists. */
-export class ConflictError extends HearthError {
-  override name = 'ConflictError';
-  readonly status = 409;
-}
+export class ConflictError extends statusError('ConflictError', 409) {}
 
 /** 429: the caller has too much in flight or queued; retry when some of it has finished. */
-export class TooManyRequestsError extends HearthError {
-  override name = 'TooManyRequestsError';
-  readonly status = 429;
-}
+export class TooManyRequestsError extends statusError('TooManyRequestsError', 429) {}
 
 /** 507: the browser's storage quota ran out; nothing of the request was kept. */
-export class InsufficientStorageError extends HearthError {
-  override name = 'InsufficientStorageError';
-  readonly status = 507;
-}
+export class InsufficientStorageError extends statusError('InsufficientStorageError', 507) {}
 
 /** 503: a part of Hearth that the request needs is not available (yet). */
-export class UnavailableError extends HearthError {
-  override name = 'UnavailableError';
-  readonly status = 503;
-}
+export class UnavailableError extends statusError('UnavailableError', 503) {}
 
 /**
  * 422: input that is well-formed but cannot be accepted, found by the service rather than the

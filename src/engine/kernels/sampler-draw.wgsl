@@ -3,10 +3,7 @@
 // the argmax of z + g(seed, step, token) (greedy rows: of z alone), ties to the lower id; each
 // workgroup writes its chunk's best (score, id). Tokens more than GUMBEL_MAX below the thread's
 // best so far cannot win, so their hash is skipped (exact: g <= 16.7).
-// Prepended: sampler-common.wgsl. Not here: the merge across chunks (finish pass).
-
-var<workgroup> red_s: array<f32, WG>;
-var<workgroup> red_i: array<u32, WG>;
+// Prepended: sampler-common.wgsl, sampler-reduce.wgsl. Not here: the merge across chunks (finish pass).
 
 @compute @workgroup_size(WG)
 fn draw(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -37,17 +34,6 @@ fn draw(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   red_s[t] = best;
   red_i[t] = best_i;
-  workgroupBarrier();
-  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-    if (t < off) {
-      let s2 = red_s[t + off];
-      let i2 = red_i[t + off];
-      if (s2 > red_s[t] || (s2 == red_s[t] && i2 < red_i[t])) {
-        red_s[t] = s2;
-        red_i[t] = i2;
-      }
-    }
-    workgroupBarrier();
-  }
+  reduce_argmax(t, WG);
   if (t == 0u) { draw_best[b * dims.num_chunks + c] = vec2<u32>(bitcast<u32>(red_s[0]), red_i[0]); }
 }

@@ -5,14 +5,9 @@
 // the token in the slot's output counts for the next step's penalties (no CPU round trip).
 // Output layout for B rows: B records of 4 words, then B x MAX_TOP (id, logprob) pairs, so the
 // caller copies 16*B bytes (no logprobs asked) or 176*B bytes with one copyBufferToBuffer.
-// Prepended: sampler-common.wgsl. Not here: anything over the whole vocabulary.
+// Prepended: sampler-common.wgsl, sampler-reduce.wgsl. Not here: anything over the whole vocabulary.
 
-const FINISH_WG: u32 = 64u;
-
-var<workgroup> red_s: array<f32, FINISH_WG>;
-var<workgroup> red_i: array<u32, FINISH_WG>;
-
-@compute @workgroup_size(FINISH_WG)
+@compute @workgroup_size(FINISH_WG) // 64 (sampler-reduce.wgsl)
 fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let b = wid.x;
   let V = dims.V;
@@ -29,18 +24,7 @@ fn finish(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
   }
   red_s[t] = best;
   red_i[t] = best_i;
-  workgroupBarrier();
-  for (var off = FINISH_WG / 2u; off > 0u; off = off >> 1u) {
-    if (t < off) {
-      let s2 = red_s[t + off];
-      let i2 = red_i[t + off];
-      if (s2 > red_s[t] || (s2 == red_s[t] && i2 < red_i[t])) {
-        red_s[t] = s2;
-        red_i[t] = i2;
-      }
-    }
-    workgroupBarrier();
-  }
+  reduce_argmax(t, FINISH_WG);
   if (t != 0u) { return; }
 
   let row = rows[b];

@@ -3,11 +3,7 @@
 // runner does), allowed mask, bad-word and min_tokens bans, logit bias, repetition / frequency /
 // presence penalties, temperature (not for greedy rows) -- writes the processed row, and emits
 // per-chunk partials: online max / sum-exp of the raw logits, max of the processed ones.
-// Prepended: sampler-common.wgsl. Not here: thresholds (select), the draw, outputs.
-
-var<workgroup> red_m: array<f32, WG>;
-var<workgroup> red_s: array<f32, WG>;
-var<workgroup> red_p: array<f32, WG>;
+// Prepended: sampler-common.wgsl, sampler-reduce.wgsl. Not here: thresholds (select), the draw, outputs.
 
 const NOT_FOUND: u32 = 0xffffffffu;
 
@@ -95,17 +91,7 @@ fn process(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
   red_m[t] = rm;
   red_s[t] = rs;
   red_p[t] = pm;
-  workgroupBarrier();
-  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-    if (t < off) {
-      let m2 = red_m[t + off];
-      let m = max(red_m[t], m2);
-      red_s[t] = red_s[t] * exp(red_m[t] - m) + red_s[t + off] * exp(m2 - m);
-      red_m[t] = m;
-      red_p[t] = max(red_p[t], red_p[t + off]);
-    }
-    workgroupBarrier();
-  }
+  reduce_softmax_stats(t);
   if (t == 0u) {
     chunk_stats[b * dims.num_chunks + c] = vec4<f32>(red_m[0], red_s[0], red_p[0], 0.0);
   }

@@ -8,7 +8,7 @@
 // With a selective lower bound (top_k, top logprobs), one read of the row copies the few
 // elements above it into a per-row candidate list, and the radix rounds then read that list
 // instead of the row (a row read by one workgroup is the slow part of this pass on a GPU).
-// Prepended: sampler-common.wgsl, sampler-radix.wgsl. Not here: the draw, outputs.
+// Prepended: sampler-common.wgsl, sampler-reduce.wgsl, sampler-radix.wgsl. Not here: the draw, outputs.
 
 // Capacity of a row's candidate list; a larger candidate set is selected from the row itself.
 const CANDIDATES: u32 = 4096u;
@@ -63,9 +63,6 @@ fn use_candidates(t: u32, low: u32) {
 }
 
 var<workgroup> wg_row: SampleRow;
-var<workgroup> red_m: array<f32, WG>;
-var<workgroup> red_s: array<f32, WG>;
-var<workgroup> red_p: array<f32, WG>;
 var<workgroup> wg_stats: vec4<f32>;      // raw max, raw sum, proc max
 var<workgroup> wg_kth: atomic<u32>;      // key of the k-th largest chunk max
 var<workgroup> wg_kth_plain: u32;
@@ -115,17 +112,7 @@ fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   red_m[t] = rm;
   red_s[t] = rs;
   red_p[t] = pm;
-  workgroupBarrier();
-  for (var off = WG / 2u; off > 0u; off = off >> 1u) {
-    if (t < off) {
-      let m2 = red_m[t + off];
-      let m = max(red_m[t], m2);
-      red_s[t] = red_s[t] * exp(red_m[t] - m) + red_s[t + off] * exp(m2 - m);
-      red_m[t] = m;
-      red_p[t] = max(red_p[t], red_p[t + off]);
-    }
-    workgroupBarrier();
-  }
+  reduce_softmax_stats(t);
   if (t == 0u) { wg_stats = vec4<f32>(red_m[0], red_s[0], red_p[0], 0.0); }
   let stats = workgroupUniformLoad(&wg_stats);
   let raw_max = stats.x;

@@ -12,6 +12,7 @@ import drawWgsl from './sampler-draw.wgsl?raw';
 import finishWgsl from './sampler-finish.wgsl?raw';
 import processWgsl from './sampler-process.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
+import reduceWgsl from './sampler-reduce.wgsl?raw';
 import selectWgsl from './sampler-select.wgsl?raw';
 import type { BindingSpec, KernelSpec, UniformSpec } from './spec';
 
@@ -43,7 +44,7 @@ export const SAMPLER_PROCESS_SPEC: KernelSpec = {
     chunkStats: rw('chunk_stats', 'vec4<f32>', '(B, num_chunks): raw max, raw sum, proc max, 0'),
   },
   uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, processWgsl] },
+  shaders: { main: [commonWgsl, reduceWgsl, processWgsl] },
 };
 
 export const SAMPLER_SELECT_SPEC: KernelSpec = {
@@ -59,7 +60,7 @@ export const SAMPLER_SELECT_SPEC: KernelSpec = {
     candidates: rw('candidates', 'vec2<u32>', '(B, CANDIDATES): id, value bits'),
   },
   uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, radixWgsl, selectWgsl] },
+  shaders: { main: [commonWgsl, reduceWgsl, radixWgsl, selectWgsl] },
 };
 
 export const SAMPLER_DRAW_SPEC: KernelSpec = {
@@ -71,7 +72,7 @@ export const SAMPLER_DRAW_SPEC: KernelSpec = {
     drawBest: rw('draw_best', 'vec2<u32>', '(B, num_chunks): score bits, id'),
   },
   uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, drawWgsl] },
+  shaders: { main: [commonWgsl, reduceWgsl, drawWgsl] },
 };
 
 export const SAMPLER_FINISH_SPEC: KernelSpec = {
@@ -87,7 +88,7 @@ export const SAMPLER_FINISH_SPEC: KernelSpec = {
     output: rw('output', 'u32', '(B, 4) then (B, MAX_TOP, 2)'),
   },
   uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, finishWgsl] },
+  shaders: { main: [commonWgsl, reduceWgsl, finishWgsl] },
 };
 
 export const PROMPT_LOGPROBS_SPEC: KernelSpec = {
