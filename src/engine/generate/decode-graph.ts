@@ -145,17 +145,20 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
 }
 
 /** Frees the calls' uniform buffers (safe once their last use was submitted). */
-export function disposeDecodeGraph(graph: DecodeGraph): void {
+export function disposeDecodeGraph(graph: { calls: readonly KernelCall[] }): void {
   for (const c of graph.calls) c.dispose();
 }
 
-/** The last `size` decode graphs used, by key; the least recently used one is disposed when a new one does not fit. */
-export class DecodeGraphCache {
-  private readonly graphs = new Map<string, DecodeGraph>();
+/**
+ * The last `size` graphs used (decode graphs, or any recorded calls), by key; the least recently
+ * used one is disposed when a new one does not fit.
+ */
+export class GraphCache<G extends { calls: readonly KernelCall[] } = DecodeGraph> {
+  private readonly graphs = new Map<string, G>();
 
   constructor(private readonly size: number) {}
 
-  get(key: string, make: () => DecodeGraph): DecodeGraph {
+  get(key: string, make: () => G): G {
     let g = this.graphs.get(key);
     if (g) {
       this.graphs.delete(key);
@@ -165,7 +168,7 @@ export class DecodeGraphCache {
     g = make();
     this.graphs.set(key, g);
     if (this.graphs.size > this.size) {
-      const [oldKey, old] = this.graphs.entries().next().value as [string, DecodeGraph];
+      const [oldKey, old] = this.graphs.entries().next().value as [string, G];
       this.graphs.delete(oldKey);
       disposeDecodeGraph(old);
     }

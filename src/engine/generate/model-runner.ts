@@ -26,8 +26,8 @@ import { createAttentionKernels, createGenerationKernels, type AttentionKernels,
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { DecodeGraphCache, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
-import { encodeForward, encodePromptLogits, type ForwardContext } from './forward-graph';
+import { GraphCache, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
+import { encodeForward, encodePromptLogits, type ForwardContext, type ForwardDims } from './forward-graph';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
 import { StepBuffers, type StepLimits } from './step-buffers';
@@ -98,6 +98,8 @@ export interface RunnerOptions {
 }
 
 const GRAPH_CACHE = 8;
+/** General graphs kept (prefill and drafted shapes); each holds a few hundred calls' bind groups and uniforms. */
+const GENERAL_GRAPH_CACHE = 16;
 
 /** The uploaded rows of a step: batch size, token count, and each row's last token index. */
 interface StepBatch {
@@ -129,7 +131,8 @@ export class ModelRunner {
   readonly fusedMaxBatch: number;
   readonly maxContext: number;
   private readonly dense: DenseKernels;
-  private readonly graphs = new DecodeGraphCache(GRAPH_CACHE);
+  private readonly graphs = new GraphCache(GRAPH_CACHE);
+  private readonly generalGraphs = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPH_CACHE);
   private readonly staging: GPUBuffer[] = [];
   private lora: LoraPool | null = null;
   /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
@@ -175,6 +178,10 @@ export class ModelRunner {
 
   /** Adapters the LoRA rows name (set once the model serves adapters). */
   attachLora(pool: LoraPool): void {
+    if (this.lora === pool) return;
+    // Cached graphs with LoRA rows bind the pool's buffers.
+    this.graphs.clear();
+    this.generalGraphs.clear();
     this.lora = pool;
   }
 
@@ -292,8 +299,8 @@ export class ModelRunner {
       decode && !spec.promptLogprobs
         ? { kind: 'decode' as const, plan: this.planFor(rows) }
         : { kind: 'prefill' as const, maxCount: Math.max(...rows.map((r) => r.tokens.length)) };
-    const fresh = encodeForward(forward, { T, B, attention, R: samples.length, lora: hasLora });
-    return { graph: decode && hasLora ? 'decode-lora' : 'prefill', replay: [], fresh };
+    const graph = decode && hasLora ? 'decode-lora' : 'prefill';
+    return { graph, replay: this.generalGraph(forward, { T, B, attention, R: samples.length, lora: hasLora }), fresh: [] };
   }
 
   /** Gathers the asked prompt positions' hidden states and encodes their lm_head; returns the row count (0: none asked). */
@@ -414,6 +421,20 @@ export class ModelRunner {
     );
   }
 
+  /**
+   * The general graph for these dims, cached like the decode graphs: its calls read every per-step
+   * value (tokens, rows, positions, gather lists) from the step buffers, so a shape seen before is
+   * replayed instead of encoded again. Jump-forward drafts repeat a few row shapes step after step,
+   * and encoding this graph (hundreds of bind groups and uniform blocks) cost more on an H100 than
+   * running it; long prompts repeat their full prefill chunks.
+   */
+  private generalGraph(forward: ForwardContext, dims: ForwardDims): KernelCall[] {
+    const a = dims.attention;
+    const attention = a.kind === 'prefill' ? `prefill:${a.maxCount}` : `decode:${a.plan.splitLen}:${a.plan.numSplits}`;
+    const key = `${dims.T}|${dims.B}|${attention}|${dims.R}|${dims.lora}`;
+    return this.generalGraphs.get(key, () => ({ calls: encodeForward(forward, dims) })).calls;
+  }
+
   private loraDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
     const key = `lora|${B}|${plan.splitLen}|${plan.numSplits}`;
     return this.graphs.get(key, () => {
@@ -441,6 +462,7 @@ export class ModelRunner {
 
   destroy(): void {
     this.graphs.clear();
+    this.generalGraphs.clear();
     for (const b of this.staging) b.destroy();
     this.staging.length = 0;
     this.step.destroy();
