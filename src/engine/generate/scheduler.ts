@@ -47,7 +47,7 @@ export class Scheduler implements BatchState {
   private readonly adapters: AdapterResidency;
   readonly beamSeqs = new Map<RequestState, Sequence[]>();
   pendingCopies: Array<[number, number]> = [];
-  /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts); off by default (engine.ts says why). */
+  /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts); the Engine turns it on for GPUs (engine.ts says why). */
   jumpForward = false;
   private wake: (() => void) | null = null;
   private looping = false;
