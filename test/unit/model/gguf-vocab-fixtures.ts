@@ -63,7 +63,12 @@ export function gpt2Metadata(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1', pre:
 const converted = new Map<string, Metadata>();
 
 function convertGpt2(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1', pre: string, addBos: boolean): Metadata {
-  const { tokenizer: tj, config } = hubFiles(pkg);
+  const { tokenizer, config } = hubFiles(pkg);
+  return gpt2MetadataFrom(tokenizer, config, pre, addBos);
+}
+
+/** Any byte-level BPE tokenizer.json + tokenizer_config.json as `tokenizer.ggml.*`. */
+export function gpt2MetadataFrom(tj: Json, config: Json, pre: string, addBos: boolean): Metadata {
   const reverse = new Map<number, string>(Object.entries(tj.model.vocab as Record<string, number>).map(([t, id]) => [id, t]));
   const added = new Map<number, Json>(tj.added_tokens.map((t: Json) => [t.id, t]));
   const size = [...reverse.keys(), ...added.keys()].reduce((a, b) => Math.max(a, b), 0) + 1;
@@ -92,7 +97,7 @@ function convertGpt2(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1', pre: string,
     ['tokenizer.ggml.merges', gv.strs(merges)],
     ...specialIds(tj, config),
     ['tokenizer.ggml.add_bos_token', gv.bool(addBos)],
-    ['tokenizer.chat_template', gv.str(config.chat_template)],
+    ...(config.chat_template ? ([['tokenizer.chat_template', gv.str(config.chat_template)]] as Metadata) : []),
   ];
 }
 
