@@ -1,11 +1,12 @@
 /**
- * A GGUF runs in the Engine as its safetensors original does: the bundled tiny Llama (tiny-chat)
- * is written as an F32 GGUF the way llama.cpp's converter writes it (llama's q/k rows permuted,
- * GGUF tensor names, the config as `llama.*` keys, its real byte-level BPE tokenizer and chat
- * template as `tokenizer.*`), loaded through loadGgufModelFiles, and served next to the original:
- * the same prompt tokens, prompt logprobs and greedy tokens.
+ * A GGUF runs in the Engine as its safetensors original does: the bundled tiny Qwen3 is written as
+ * an F32 GGUF the way llama.cpp's converter writes it (GGUF tensor names, the config as `qwen3.*`
+ * keys, its real byte-level BPE tokenizer and chat template as `tokenizer.*`; a llama's q/k rows
+ * would be permuted), loaded through loadGgufModelFiles, and served next to the original: the same
+ * prompt tokens, prompt logprobs and greedy tokens. (The smallest bundled model keeps this quick on
+ * SwiftShader; llama's un-permuted rows are checked bit for bit in test/unit/model/gguf-repo.test.ts.)
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
 import { tensorToF32 } from '../../src/engine/model/dtype';
@@ -18,16 +19,34 @@ import { permuteRows } from '../unit/model/gguf-fixtures';
 import { gpt2MetadataFrom } from '../unit/model/gguf-vocab-fixtures';
 import { bundled, collect, request, testEngine } from './engine-helpers';
 
-const MODEL = 'hearth/tiny-chat';
-const GGUF_MODEL = 'gguf/tiny-chat';
-const dir = new URL('../../public/models/tiny-chat/', import.meta.url);
+const MODEL = 'hearth/tiny-qwen3';
+const GGUF_MODEL = 'gguf/tiny-qwen3';
+const dir = new URL('../../public/models/tiny-qwen3/', import.meta.url);
 const json = (file: string) => JSON.parse(readFileSync(new URL(file, dir), 'utf8'));
+/** convert_hf_to_gguf.py takes chat_template.jinja over tokenizer_config.json's chat_template. */
+function tokenizerConfig() {
+  const jinja = new URL('chat_template.jinja', dir);
+  return { ...json('tokenizer_config.json'), ...(existsSync(jinja) ? { chat_template: readFileSync(jinja, 'utf8') } : {}) };
+}
 
 /** GGUF names of one layer's tensors, found through the loader's own HF mapping (its inverse). */
-const GGUF_SUFFIXES = ['attn_norm', 'attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down'];
+const GGUF_SUFFIXES = [
+  'attn_norm',
+  'attn_q',
+  'attn_k',
+  'attn_v',
+  'attn_q_norm',
+  'attn_k_norm',
+  'attn_output',
+  'ffn_norm',
+  'ffn_gate',
+  'ffn_up',
+  'ffn_down',
+];
 function ggufNames(layers: number): Map<string, string> {
   const names = ['token_embd.weight', 'output_norm.weight', 'output.weight'];
   for (let l = 0; l < layers; l++) for (const s of GGUF_SUFFIXES) names.push(`blk.${l}.${s}.weight`);
+  // Qwen3's untied lm_head would be output.weight; tied models have none.
   return new Map(names.map((n) => [hfTensorName(n)!, n]));
 }
 
@@ -38,25 +57,26 @@ async function ggufOf(files: LoadedModelFiles): Promise<Uint8Array> {
   const tensors: GgufTensorInput[] = [];
   for await (const t of files.tensors()) {
     let data = new Uint8Array(tensorToF32(t).buffer);
-    if (/\.self_attn\.[qk]_proj\.weight$/.test(t.name))
+    if (c.arch === 'llama' && /\.self_attn\.[qk]_proj\.weight$/.test(t.name))
       data = permuteRows(data, t.name.includes('q_proj') ? c.numHeads : c.numKvHeads, c.headDim);
     tensors.push({ name: names.get(t.name)!, ne: [...t.shape].reverse(), type: 'F32', data });
   }
+  const a = c.arch;
   return writeGguf({
     metadata: [
-      ['general.architecture', gv.str('llama')],
-      ['llama.block_count', gv.u32(c.numLayers)],
-      ['llama.context_length', gv.u32(c.maxPositionEmbeddings)],
-      ['llama.embedding_length', gv.u32(c.hiddenSize)],
-      ['llama.feed_forward_length', gv.u32(c.intermediateSize)],
-      ['llama.attention.head_count', gv.u32(c.numHeads)],
-      ['llama.attention.head_count_kv', gv.u32(c.numKvHeads)],
-      ['llama.attention.key_length', gv.u32(c.headDim)],
-      ['llama.attention.layer_norm_rms_epsilon', gv.f32(c.rmsNormEps)],
-      ['llama.rope.freq_base', gv.f32(c.ropeTheta)],
-      ['llama.vocab_size', gv.u32(c.vocabSize)],
+      ['general.architecture', gv.str(a)],
+      [`${a}.block_count`, gv.u32(c.numLayers)],
+      [`${a}.context_length`, gv.u32(c.maxPositionEmbeddings)],
+      [`${a}.embedding_length`, gv.u32(c.hiddenSize)],
+      [`${a}.feed_forward_length`, gv.u32(c.intermediateSize)],
+      [`${a}.attention.head_count`, gv.u32(c.numHeads)],
+      [`${a}.attention.head_count_kv`, gv.u32(c.numKvHeads)],
+      [`${a}.attention.key_length`, gv.u32(c.headDim)],
+      [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(c.rmsNormEps)],
+      [`${a}.rope.freq_base`, gv.f32(c.ropeTheta)],
+      [`${a}.vocab_size`, gv.u32(c.vocabSize)],
       // The bundled tokenizer splits digits one by one before GPT-2's regex: llama.cpp's "smollm".
-      ...gpt2MetadataFrom(json('tokenizer.json'), json('tokenizer_config.json'), 'smollm', false),
+      ...gpt2MetadataFrom(json('tokenizer.json'), tokenizerConfig(), 'smollm', false),
     ],
     tensors,
   });
@@ -70,7 +90,7 @@ beforeAll(async () => {
   engine = await testEngine();
   original = await loadModelFiles(bundled(MODEL));
   const bytes = await ggufOf(original);
-  gguf = await loadGgufModelFiles(new FilesSource([new File([bytes as BlobPart], 'tiny-chat-F32.gguf')]), ['tiny-chat-F32.gguf']);
+  gguf = await loadGgufModelFiles(new FilesSource([new File([bytes as BlobPart], 'tiny-qwen3-F32.gguf')]), ['tiny-qwen3-F32.gguf']);
   await engine.loadModel(MODEL);
   await engine.loadFiles(GGUF_MODEL, gguf);
 }, 120_000);

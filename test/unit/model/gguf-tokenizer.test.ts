@@ -10,6 +10,7 @@ import { getLlama, type Llama, type LlamaModel, type Token } from 'node-llama-cp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatTemplates } from '../../../src/engine/model/chat-template';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
+import { GGUF_PRE_TOKENIZERS } from '../../../src/engine/model/gguf/gguf-pretokenizers';
 import { ggufTokenizerFiles } from '../../../src/engine/model/gguf/gguf-tokenizer';
 import { gv } from '../../../src/engine/model/gguf/gguf-writer';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
@@ -105,6 +106,9 @@ describe('GGUF tokenizers against llama.cpp', () => {
   });
 });
 
+const replace = (metadata: Metadata, key: string, value: Metadata[number][1] | null): Metadata =>
+  value == null ? metadata.filter(([k]) => k !== key) : metadata.map(([k, v]) => [k, k === key ? value : v]);
+
 describe('GGUF tokenizer metadata', () => {
   it('special ids, BOS from add_bos_token, and the chat template come from the file', async () => {
     const { tokenizer } = await vocabulary('llama3.1');
@@ -133,8 +137,15 @@ describe('GGUF tokenizer metadata', () => {
     expect(rendered).toBe('[user] Hi</s>');
   });
 
-  const replace = (metadata: Metadata, key: string, value: Metadata[number][1] | null): Metadata =>
-    value == null ? metadata.filter(([k]) => k !== key) : metadata.map(([k, v]) => [k, k === key ? value : v]);
+  it.each(GGUF_PRE_TOKENIZERS)('the pre-tokenizer "%s" passes the regex budget and splits text', async (pre) => {
+    const metadata = replace(smallGpt2Metadata(), 'tokenizer.ggml.pre', gv.str(pre));
+    const { tokenizer } = await hearthTokenizer(vocabGguf([...metadata, ['tokenizer.ggml.bos_token_id', gv.u32(263)]]));
+    const text = "It's 2024: about the  inn, 100 at er!";
+    const ids = tokenizer.encode(text, { addSpecialTokens: false });
+    expect(tokenizer.decode(ids)).toBe(text);
+    // "ab" is one token unless a pre-tokenizer split it (none does).
+    expect(tokenizer.encode('ab', { addSpecialTokens: false })).toEqual([256]);
+  });
 
   it.each([
     ['an unknown pre-tokenizer', 'tokenizer.ggml.pre', gv.str('made-up'), /tokenizer\.ggml\.pre.*"made-up".*known: default/],

@@ -171,18 +171,11 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
   if (spm) {
     const scores = m.numbers('tokenizer.ggml.scores', n, [GgufValueType.FLOAT32, GgufValueType.INT32]);
     const spacePrefix = m.bool('tokenizer.ggml.add_space_prefix') ?? true;
-    model = {
-      type: 'BPE',
-      dropout: null,
+    model = bpeModel(vocabObject, sentencePieceMerges(tokens, vocab, scores, name), {
       unk_token: unk != null ? textOf(unk) : null,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
       fuse_unk: true,
       byte_fallback: true,
-      ignore_merges: false,
-      vocab: vocabObject,
-      merges: sentencePieceMerges(tokens, vocab, scores, name),
-    };
+    });
     const escape = { type: 'Replace', pattern: { String: ' ' }, content: '▁' };
     tokenizer = {
       normalizer: { type: 'Sequence', normalizers: spacePrefix ? [{ type: 'Prepend', prepend: '▁' }, escape] : [escape] },
@@ -200,23 +193,13 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
   } else {
     const merges = m.strings('tokenizer.ggml.merges', GGUF_TOKENIZER_LIMITS.merges);
     if (!merges) m.fail('tokenizer.ggml.merges', 'is missing');
-    model = {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: pre!.ignoreMerges,
-      vocab: vocabObject,
-      merges: merges.map((s, i) => {
-        // llama.cpp splits at the first space after the first character.
-        const at = s.indexOf(' ', 1);
-        if (at < 0) m.fail(`tokenizer.ggml.merges[${i}]`, 'is not two tokens separated by a space');
-        return [s.slice(0, at), s.slice(at + 1)];
-      }),
-    };
+    const pairs = merges.map((s, i) => {
+      // llama.cpp splits at the first space after the first character.
+      const at = s.indexOf(' ', 1);
+      if (at < 0) m.fail(`tokenizer.ggml.merges[${i}]`, 'is not two tokens separated by a space');
+      return [s.slice(0, at), s.slice(at + 1)];
+    });
+    model = bpeModel(vocabObject, pairs, { ignore_merges: pre!.ignoreMerges });
     tokenizer = {
       normalizer: null,
       pre_tokenizer: {
@@ -253,6 +236,12 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
       ...(templates != null ? { chat_template: templates } : {}),
     },
   };
+}
+
+/** The `tokenizers` BPE model section; `options` sets unk_token, fuse_unk, byte_fallback, ignore_merges. */
+function bpeModel(vocab: Record<string, number>, merges: string[][], options: Json): Json {
+  const defaults = { unk_token: null, fuse_unk: false, byte_fallback: false, ignore_merges: false };
+  return { type: 'BPE', dropout: null, continuing_subword_prefix: null, end_of_word_suffix: null, ...defaults, ...options, vocab, merges };
 }
 
 /** BOS / EOS around every encoded text, as llama.cpp's tokenize(add_special = true) adds them. */
