@@ -164,4 +164,15 @@ describe('GGUF tokenizer metadata', () => {
   ] as const)('refuses %s, naming the key', async (_what, key, value, message) => {
     await expect(hearthTokenizer(vocabGguf(replace(smallGpt2Metadata(), key, value)))).rejects.toThrow(message);
   });
+
+  it('refuses a SentencePiece vocabulary whose merges would take too long to derive', async () => {
+    const tokens = Array.from({ length: 300 }, (_, i) => String(i).padStart(1000, 'x'));
+    const metadata: Metadata = [
+      ['tokenizer.ggml.model', gv.str('llama')],
+      ['tokenizer.ggml.tokens', gv.strs(tokens)],
+      ['tokenizer.ggml.scores', gv.f32s(tokens.map((_, i) => -i))],
+      ['tokenizer.ggml.add_bos_token', gv.bool(false)],
+    ];
+    await expect(hearthTokenizer(vocabGguf(metadata))).rejects.toThrow('too long to derive SentencePiece merges');
+  });
 });

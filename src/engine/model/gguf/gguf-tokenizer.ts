@@ -34,6 +34,8 @@ export const GGUF_TOKENIZER_LIMITS = {
   tokenChars: 1024,
   /** Merges derived from a SentencePiece vocabulary (one per way of splitting a token in two). */
   derivedMerges: 1 << 23,
+  /** Characters looked at to derive them: the sum over tokens of length squared (Gemma 3: ~3e7). */
+  derivationWork: 1 << 28,
 } as const;
 
 type Json = Record<string, unknown>;
@@ -91,7 +93,7 @@ class Meta {
     });
     return items;
   }
-  /** A numeric array of exactly `n` items (llama.cpp reads the first n of a longer one). */
+  /** A numeric array of at least `n` items (llama.cpp reads the first n of a longer one). */
   numbers(key: string, n: number, types: readonly GgufValueType[]): ArrayLike<number> | undefined {
     const e = this.entry(key);
     if (!e) return undefined;
@@ -269,6 +271,11 @@ function sentencePieceMerges(
   scores: ArrayLike<number> | undefined,
   name: string,
 ): string[][] {
+  // Each split hashes both halves: work grows with the square of a token's length, so it is bounded first.
+  const work = tokens.reduce((w, t) => w + t.length * t.length, 0);
+  if (work > GGUF_TOKENIZER_LIMITS.derivationWork) {
+    throw new GgufError(`${name}: the tokens in tokenizer.ggml.tokens are too long to derive SentencePiece merges from`);
+  }
   const found: Array<{ left: string; right: string; score: number; id: number }> = [];
   for (let id = 0; id < tokens.length; id++) {
     const chars = Array.from(tokens[id]);
