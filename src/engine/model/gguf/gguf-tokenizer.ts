@@ -18,8 +18,11 @@
  *
  * Untrusted input: vocabulary, merges and string lengths are capped (GGUF_TOKENIZER_LIMITS), and so
  * is the work of deriving SentencePiece merges. Failures are GgufError naming the key.
- * Known difference from llama.cpp: two merges whose joined tokens have the same score are ordered
- * by rank here, where llama.cpp takes the leftmost pair (real vocabularies give distinct scores).
+ * Known differences from llama.cpp (rare in real files): (1) two SentencePiece merges
+ * whose joined tokens have the same score are ordered by rank here, where llama.cpp takes the
+ * leftmost pair; (2) overlapping special tokens are matched leftmost-longest here, longest-first over
+ * the whole text there; (3) a gpt2 vocabulary without bos/eos keys has none here, where llama.cpp
+ * assumes id 11.
  * Not here: running the tokenizer (tokenizer.ts), reading the file (gguf-reader.ts).
  */
 import { GgufError, GgufValueType, type GgufFile } from './gguf-reader';
