@@ -37,7 +37,7 @@ export const GGUF_TOKENIZER_LIMITS = {
   tokenChars: 1024,
   /** Merges derived from a SentencePiece vocabulary (one per way of splitting a token in two). */
   derivedMerges: 1 << 23,
-  /** Characters looked at to derive them: the sum over tokens of length squared (Gemma 3: ~3e7). */
+  /** Characters looked at to derive them: the sum over tokens of length squared (Gemma 3: 1.1e7). */
   derivationWork: 1 << 28,
 } as const;
 
