@@ -103,7 +103,7 @@ describe('GGUF tokenizers against llama.cpp', () => {
       expect(tokenizer.encode(text), JSON.stringify(text)).toEqual(original.encode(text));
       if (!text.includes('<')) expect(tokenizer.decode(tokenizer.encode(text, { addSpecialTokens: false }))).toBe(text);
     }
-  });
+  }, 60_000);
 });
 
 const replace = (metadata: Metadata, key: string, value: Metadata[number][1] | null): Metadata =>
@@ -135,9 +135,9 @@ describe('GGUF tokenizer metadata', () => {
       .forRequest()
       .render({ messages: [{ role: 'user', content: 'Hi' }] });
     expect(rendered).toBe('[user] Hi</s>');
-  });
+  }, 60_000);
 
-  it.each(GGUF_PRE_TOKENIZERS)('the pre-tokenizer "%s" passes the regex budget and splits text', async (pre) => {
+  it.each(GGUF_PRE_TOKENIZERS)('the pre-tokenizer "%s" passes the regex budget and round-trips text', async (pre) => {
     const metadata = replace(smallGpt2Metadata(), 'tokenizer.ggml.pre', gv.str(pre));
     const { tokenizer } = await hearthTokenizer(vocabGguf([...metadata, ['tokenizer.ggml.bos_token_id', gv.u32(263)]]));
     const text = "It's 2024: about the  inn, 100 at er!";
