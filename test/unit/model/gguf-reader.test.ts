@@ -77,6 +77,11 @@ describe('GGUF reader', () => {
     expect(file.metadata.get('strs')!.itemType).toBe(GgufValueType.STRING);
   });
 
+  it('keeps a leading U+FEFF in strings (Gemma has both "//" and "\\uFEFF//" as tokens)', async () => {
+    const file = await readGguf(source(writeGguf({ metadata: [['tokens', gv.strs(['//', '\uFEFF//'])]], tensors: [] })));
+    expect(file.metadata.get('tokens')!.value).toEqual(['//', '\uFEFF//']);
+  });
+
   it('reads back the blocks of every supported tensor type at aligned offsets', async () => {
     const types = [...SUPPORTED_GGML_TYPES];
     const tensors = types.map((t, i) => tensor(`t.${t}`, t, [ggmlType(t).blockSize === 1 ? 3 : 256, 2], i));

@@ -30,6 +30,10 @@ export const GGUF_LIMITS = {
   dims: 4,
 } as const;
 
+/** Strings as written: a leading U+FEFF is a character of the string (Gemma's vocabulary has
+ *  "\uFEFF//" beside "//"), not a byte-order mark to drop, as TextDecoder does by default. */
+const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
 export class GgufError extends Error {
   constructor(message: string) {
     super(message);
@@ -163,7 +167,7 @@ class Cursor {
     const n = await this.u64(`${what} length`);
     if (n > GGUF_LIMITS.stringBytes) throw new GgufError(`${this.file}: ${what} is ${n} bytes (at most ${GGUF_LIMITS.stringBytes})`);
     await this.need(n);
-    const s = new TextDecoder('utf-8', { fatal: false }).decode(this.buf.subarray(this.at(), this.at() + n));
+    const s = UTF8.decode(this.buf.subarray(this.at(), this.at() + n));
     this.pos += n;
     return s;
   }

@@ -45,49 +45,68 @@ export const gv = {
   }),
 };
 
+/** A growing byte buffer (one DataView, doubled when full: a vocabulary is ~10^6 small writes). */
 class Sink {
-  private chunks: Uint8Array[] = [];
+  private buf = new Uint8Array(1 << 16);
+  private view = new DataView(this.buf.buffer);
   size = 0;
   private readonly enc = new TextEncoder();
 
-  bytes(b: Uint8Array): void {
-    this.chunks.push(b);
-    this.size += b.length;
+  private reserve(n: number): number {
+    if (this.size + n > this.buf.length) {
+      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.size + n));
+      grown.set(this.buf.subarray(0, this.size));
+      this.buf = grown;
+      this.view = new DataView(grown.buffer);
+    }
+    const at = this.size;
+    this.size += n;
+    return at;
   }
-  private num(n: number, write: (v: DataView) => void): void {
-    const b = new Uint8Array(n);
-    write(new DataView(b.buffer));
-    this.bytes(b);
+  // Each write reserves first: reserving may replace buf and view.
+  bytes(b: Uint8Array): void {
+    const at = this.reserve(b.length);
+    this.buf.set(b, at);
   }
   u8(v: number): void {
-    this.num(1, (d) => d.setUint8(0, v));
+    const at = this.reserve(1);
+    this.view.setUint8(at, v);
   }
   i8(v: number): void {
-    this.num(1, (d) => d.setInt8(0, v));
+    const at = this.reserve(1);
+    this.view.setInt8(at, v);
   }
   u16(v: number): void {
-    this.num(2, (d) => d.setUint16(0, v, true));
+    const at = this.reserve(2);
+    this.view.setUint16(at, v, true);
   }
   i16(v: number): void {
-    this.num(2, (d) => d.setInt16(0, v, true));
+    const at = this.reserve(2);
+    this.view.setInt16(at, v, true);
   }
   u32(v: number): void {
-    this.num(4, (d) => d.setUint32(0, v, true));
+    const at = this.reserve(4);
+    this.view.setUint32(at, v, true);
   }
   i32(v: number): void {
-    this.num(4, (d) => d.setInt32(0, v, true));
+    const at = this.reserve(4);
+    this.view.setInt32(at, v, true);
   }
   f32(v: number): void {
-    this.num(4, (d) => d.setFloat32(0, v, true));
+    const at = this.reserve(4);
+    this.view.setFloat32(at, v, true);
   }
   f64(v: number): void {
-    this.num(8, (d) => d.setFloat64(0, v, true));
+    const at = this.reserve(8);
+    this.view.setFloat64(at, v, true);
   }
   u64(v: number | bigint): void {
-    this.num(8, (d) => d.setBigUint64(0, BigInt(v), true));
+    const at = this.reserve(8);
+    this.view.setBigUint64(at, BigInt(v), true);
   }
   i64(v: number | bigint): void {
-    this.num(8, (d) => d.setBigInt64(0, BigInt(v), true));
+    const at = this.reserve(8);
+    this.view.setBigInt64(at, BigInt(v), true);
   }
   string(s: string): void {
     const b = this.enc.encode(s);
@@ -96,16 +115,13 @@ class Sink {
   }
   pad(alignment: number): void {
     const n = (alignment - (this.size % alignment)) % alignment;
-    if (n) this.bytes(new Uint8Array(n));
+    if (n) {
+      const at = this.reserve(n);
+      this.buf.fill(0, at, this.size);
+    }
   }
   concat(): Uint8Array {
-    const out = new Uint8Array(this.size);
-    let o = 0;
-    for (const c of this.chunks) {
-      out.set(c, o);
-      o += c.length;
-    }
-    return out;
+    return this.buf.slice(0, this.size);
   }
 }
 
