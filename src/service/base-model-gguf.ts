@@ -91,7 +91,11 @@ export async function checkGgufHeader(
   fetchFn: typeof fetch,
 ): Promise<GgufFacts | null> {
   const first = target.files[0];
-  const probe = await probeGgufHeader({ url: source.fileUrl(first), file: first, fetch: fetchFn, headers: source.headers });
+  const refused = (e: unknown): never => {
+    if (e instanceof GgufError) throw new InvalidInputError(loc, `Hearth cannot run this GGUF: ${e.message}`, first);
+    throw e;
+  };
+  const probe = await probeGgufHeader({ url: source.fileUrl(first), file: first, fetch: fetchFn, headers: source.headers }).catch(refused);
   if (probe.status === 'missing') {
     throw new InvalidInputError(loc, `${first} was not found in ${source.label}.`, first, 'value_error', { file: first });
   }
@@ -100,8 +104,7 @@ export async function checkGgufHeader(
   try {
     facts = factsOf(probe.header, first, target.files.length);
   } catch (e) {
-    if (e instanceof GgufError) throw new InvalidInputError(loc, `Hearth cannot run this GGUF: ${e.message}`, first);
-    throw e;
+    return refused(e);
   }
   if (!(await cache.partial(source.id, first))) {
     const meta = { validator: probe.validator, total: probe.total, url: withoutCredentials(source.fileUrl(first)) };
