@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
-import { startEngine, staticFetch, type TestEngine } from './engine-fixture';
+import { ORIGIN, startEngine, staticFetch, type TestEngine } from './engine-fixture';
 
 const MIRROR = 'http://mirror.test';
 const OTHER = 'http://files.test';
@@ -122,6 +122,38 @@ describe('POST /v1/preview/base-models with a GGUF file', () => {
     expect(res.json).toMatchObject({ id: `${OTHER}/models/m-Q8_0.gguf`, format: 'gguf', origin: { type: 'url' } });
     await e.services.baseModels!.idle();
     await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent(`${OTHER}/models/m-Q8_0.gguf`)}`);
+  });
+});
+
+describe('picked .gguf files', () => {
+  async function upload(picked: [string, Uint8Array][]) {
+    const form = new FormData();
+    for (const [name, bytes] of picked) form.append('files', new File([bytes as BlobPart], name));
+    const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${e.adminKey}` },
+      body: form,
+    });
+    return { status: res.status, json: await res.json() };
+  }
+  const part = files.get('/org/repo/resolve/main/m-00001-of-00003.gguf')!;
+
+  it('are refused from the header, before anything is stored, naming the problem', async () => {
+    const gpt2 = await upload([['gpt2-F32.gguf', files.get('/org/repo/resolve/main/gpt2-F32.gguf')!]]);
+    expect(gpt2.status).toBe(422);
+    expect(gpt2.json.detail[0].msg).toMatch(/architecture gpt2 is not supported/);
+    const incomplete = await upload([
+      ['m-00001-of-00003.gguf', part],
+      ['m-00003-of-00003.gguf', part],
+    ]);
+    expect(incomplete.status).toBe(422);
+    expect(incomplete.json.detail[0].msg).toMatch(/also needs m-00002-of-00003\.gguf/);
+    const two = await upload([
+      ['a.gguf', part],
+      ['b.gguf', part],
+    ]);
+    expect(two.json.detail[0].msg).toMatch(/one GGUF model at a time/);
+    expect((await cache.listModels()).filter((m) => m.modelId.startsWith('files:'))).toEqual([]);
   });
 });
 
