@@ -4,11 +4,11 @@
 // into IndexedDB (the second part's connection drops once and resumes from the stored bytes), and
 // the model then answers chat completions as the safetensors original does. A GGUF of an
 // architecture Hearth does not run is a 422 naming it, after the header alone.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeGguf } from '../../src/engine/model/gguf/gguf-writer';
 import { splitGguf, tinyChatGguf } from './gguf-fixture';
 import { api, startHearth, type Hearth } from './harness';
+import { serveMirror, until as waitFor, writeRangeHead, type MirrorServer } from './hf-mirror';
 
 const REPO = 'org/tiny-chat-GGUF';
 const PART1 = 'tiny-chat-F32-00001-of-00002.gguf';
@@ -16,54 +16,29 @@ const PART2 = 'tiny-chat-F32-00002-of-00002.gguf';
 const ID = `${REPO}/tiny-chat-F32.gguf`;
 const DROP_AT = 3 << 20;
 
-interface Mirror {
-  url: string;
+interface Mirror extends MirrorServer {
   files: Map<string, Buffer>;
   /** Files whose next whole-file answer stops after DROP_AT bytes (then the connection closes). */
   dropOnce: Set<string>;
   requests: { file: string; range: string | null; bytes: number }[];
-  close(): Promise<void>;
 }
 
 async function startMirror(): Promise<Mirror> {
-  const mirror: Mirror = { url: '', files: new Map(), dropOnce: new Set(), requests: [], close: async () => undefined };
-  const server: Server = createServer((req, res) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, ETag, Content-Length');
-    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+  const files = new Map<string, Buffer>();
+  const dropOnce = new Set<string>();
+  const requests: Mirror['requests'] = [];
+  const server = await serveMirror((req, res) => {
     const m = /^\/([^/]+\/[^/]+)\/resolve\/main\/(.+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
-    const bytes = m && mirror.files.get(`${m[1]}/${decodeURIComponent(m[2])}`);
+    const bytes = m && files.get(`${m[1]}/${decodeURIComponent(m[2])}`);
     if (!m || !bytes) return void res.writeHead(404).end('Entry not found');
     const file = decodeURIComponent(m[2]);
     const range = req.headers.range ?? null;
-    const r = /^bytes=(\d+)-(\d*)$/.exec(range ?? '');
-    const valid = (req.headers['if-range'] ?? '"v1"') === '"v1"';
-    const start = r && valid ? Number(r[1]) : 0;
-    const end = r && valid && r[2] ? Math.min(Number(r[2]) + 1, bytes.length) : bytes.length;
-    const body = bytes.subarray(start, end);
-    mirror.requests.push({ file, range, bytes: body.length });
-    const headers: Record<string, string> = {
-      ETag: '"v1"',
-      'Content-Length': String(body.length),
-      'Content-Type': 'application/octet-stream',
-    };
-    if (r && valid) headers['Content-Range'] = `bytes ${start}-${end - 1}/${bytes.length}`;
-    res.writeHead(r && valid ? 206 : 200, headers);
-    if (!r && mirror.dropOnce.delete(file)) {
-      res.write(body.subarray(0, DROP_AT), () => res.destroy());
-      return;
-    }
-    res.end(body);
+    const { start, end } = writeRangeHead(req, res, bytes.length);
+    requests.push({ file, range, bytes: end - start });
+    if (!range && dropOnce.delete(file)) res.write(bytes.subarray(start, DROP_AT), () => res.destroy());
+    else res.end(bytes.subarray(start, end));
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  mirror.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  mirror.close = () =>
-    new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    });
-  return mirror;
+  return { ...server, files, dropOnce, requests };
 }
 
 let h: Hearth;
@@ -84,16 +59,8 @@ afterAll(async () => {
 const entry = async (id: string) =>
   ((await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as any[]).find((m) => m.id === id);
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end)
-      throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(await entry(ID))}, ${JSON.stringify(mirror.requests)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+  waitFor(what, probe, async () => `${JSON.stringify(await entry(ID))}, mirror saw ${JSON.stringify(mirror.requests)}`);
 
 const chat = (model: string) =>
   api(h.page, 'POST', '/v1/chat/completions', {
