@@ -58,18 +58,24 @@ function num(file: GgufFile, key: string, name: string, fallback?: number): numb
     if (fallback !== undefined) return fallback;
     throw new GgufError(`${name}: metadata key ${key} is missing`);
   }
-  if (typeof v !== 'number') throw new GgufError(`${name}: metadata key ${key} is not a number`);
+  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v))
+    throw new GgufError(`${name}: metadata key ${key} must be a positive number`);
   return v;
 }
 
-/** The engine's ModelConfig from a GGUF's metadata and tensor table. */
-export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfig {
+/** `general.architecture`, when Hearth runs it (metadata only: checked before a split model's other parts are fetched). */
+export function ggufArchitecture(file: GgufFile, name = 'model.gguf'): Architecture {
   const arch = ggufValue(file, 'general.architecture');
   if (typeof arch !== 'string') throw new GgufError(`${name}: metadata key general.architecture is missing`);
   if (!ARCHITECTURES.includes(arch as Architecture)) {
     throw new GgufError(`${name}: architecture ${arch} is not supported (supported: ${ARCHITECTURES.join(', ')})`);
   }
-  const a = arch as Architecture;
+  return arch as Architecture;
+}
+
+/** The engine's ModelConfig from a GGUF's metadata and tensor table. */
+export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfig {
+  const a = ggufArchitecture(file, name);
   const k = (key: string, fallback?: number) => num(file, `${a}.${key}`, name, fallback);
   const hiddenSize = k('embedding_length');
   const numHeads = k('attention.head_count');
@@ -84,6 +90,10 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
   const scalingType = ggufValue(file, `${a}.rope.scaling.type`);
   const factor = ggufValue(file, `${a}.rope.scaling.factor`);
   const numLayers = k('block_count');
+  // Each layer needs tensors of its own: more layers than tensors is a hostile count, refused before any per-layer work.
+  if (!Number.isInteger(numLayers) || numLayers > file.tensors.length) {
+    throw new GgufError(`${name}: metadata key ${a}.block_count (${numLayers}) does not fit the ${file.tensors.length} tensors`);
+  }
   return {
     arch: a,
     hiddenSize,
