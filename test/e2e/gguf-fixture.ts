@@ -1,6 +1,7 @@
 // The bundled model (public/models/tiny-chat: Llama, bf16, byte-level BPE with digits split one by
-// one) converted to GGUF as llama.cpp's convert_hf_to_gguf.py writes it: F32 tensors (bf16 widens
-// exactly, so it computes what the original does), q/k rows permuted for llama.cpp's RoPE, the
+// one) converted to GGUF as llama.cpp's convert_hf_to_gguf.py writes it with `--outtype bf16`:
+// BF16 matrices (the very bytes of the original) and F32 norms (bf16 widens exactly), so it
+// computes what the original does; q/k rows permuted for llama.cpp's RoPE, the
 // config as `llama.*` keys and the tokenizer as `tokenizer.ggml.*` (gpt2 model, "smollm"
 // pre-tokenizer: Digits(individual) then the GPT-2 regex, as this tokenizer.json does). `splitGguf`
 // cuts a file into gguf-split parts (examples/gguf-split: `split.no` from 0, `split.count`,
@@ -38,15 +39,15 @@ function ggufName(hf: string): string {
   return `blk.${m[1]}.${LAYER[m[2]]}.weight`;
 }
 
-/** convert_hf_to_gguf.py's `LlamaModel.permute`: HF row h*HS + i*HS/2 + j goes to h*HS + 2j + i. */
-function permute(values: Float32Array, heads: number, cols: number): Float32Array {
-  const headDim = values.length / cols / heads;
-  const out = new Float32Array(values.length);
+/** convert_hf_to_gguf.py's `LlamaModel.permute` on rows of `rowBytes`: HF row h*HS + i*HS/2 + j goes to h*HS + 2j + i. */
+function permute(data: Uint8Array, heads: number, rowBytes: number): Uint8Array {
+  const headDim = data.length / rowBytes / heads;
+  const out = new Uint8Array(data.length);
   for (let h = 0; h < heads; h++)
     for (let i = 0; i < 2; i++)
       for (let j = 0; j < headDim / 2; j++) {
-        const from = (h * headDim + i * (headDim / 2) + j) * cols;
-        out.set(values.subarray(from, from + cols), (h * headDim + 2 * j + i) * cols);
+        const from = (h * headDim + i * (headDim / 2) + j) * rowBytes;
+        out.set(data.subarray(from, from + rowBytes), (h * headDim + 2 * j + i) * rowBytes);
       }
   return out;
 }
@@ -79,18 +80,24 @@ function tokenizerMetadata(tj: Json, tc: Json): Metadata {
   ];
 }
 
-/** The bundled model as one F32 GGUF file, with `architecture` written as its general.architecture. */
+/** The bundled model as one BF16 GGUF file, with `architecture` written as its general.architecture. */
 export async function tinyChatGguf(architecture = 'llama'): Promise<{ metadata: Metadata; tensors: GgufTensorInput[] }> {
   const config = JSON.parse(readFileSync(DIR + 'config.json', 'utf8')) as Json;
   const weights = await SafetensorsFile.open(new Uint8Array(readFileSync(DIR + 'model.safetensors')));
   const tensors: GgufTensorInput[] = [];
   for (const name of weights.names) {
     const t = await weights.read(name);
-    let values = tensorToF32(t);
-    const cols = t.shape.at(-1)!;
-    if (name.endsWith('q_proj.weight')) values = permute(values, config.num_attention_heads, cols);
-    if (name.endsWith('k_proj.weight')) values = permute(values, config.num_key_value_heads, cols);
-    tensors.push({ name: ggufName(name), ne: [...t.shape].reverse(), type: 'F32', data: new Uint8Array(values.buffer) });
+    if (t.dtype !== 'bf16') throw new Error(`${name} is ${t.dtype}, not bf16`);
+    const ne = [...t.shape].reverse();
+    if (t.shape.length === 1) {
+      tensors.push({ name: ggufName(name), ne, type: 'F32', data: new Uint8Array(tensorToF32(t).buffer) });
+      continue;
+    }
+    let data = t.data;
+    const rowBytes = t.shape[1] * 2;
+    if (name.endsWith('q_proj.weight')) data = permute(data, config.num_attention_heads, rowBytes);
+    if (name.endsWith('k_proj.weight')) data = permute(data, config.num_key_value_heads, rowBytes);
+    tensors.push({ name: ggufName(name), ne, type: 'BF16', data });
   }
   // llama.cpp's order: the embedding first, then the layers, then the output norm.
   const rank = (n: string) => (n === 'token_embd.weight' ? -1 : n === 'output_norm.weight' ? 1e9 : Number(/^blk\.(\d+)/.exec(n)![1]));
@@ -99,7 +106,7 @@ export async function tinyChatGguf(architecture = 'llama'): Promise<{ metadata: 
   const metadata: Metadata = [
     ['general.architecture', gv.str(a)],
     ['general.name', gv.str('tiny-chat')],
-    ['general.file_type', gv.u32(0)],
+    ['general.file_type', gv.u32(32)],
     [`${a}.block_count`, gv.u32(config.num_hidden_layers)],
     [`${a}.context_length`, gv.u32(config.max_position_embeddings)],
     [`${a}.embedding_length`, gv.u32(config.hidden_size)],

@@ -1,4 +1,4 @@
-// GGUF base models in the browser (issue 11): the bundled model converted to a split F32 GGUF and
+// GGUF base models in the browser (issue 11): the bundled model converted to a split BF16 GGUF and
 // served by a Hugging Face mirror (another origin, byte ranges, ETag). POSTing its first part reads
 // the header with a range request before anything downloads, the engine worker downloads both parts
 // into IndexedDB (the second part's connection drops once and resumes from the stored bytes), and
@@ -11,10 +11,10 @@ import { api, startHearth, type Hearth } from './harness';
 import { serveMirror, until as waitFor, writeRangeHead, type MirrorServer } from './hf-mirror';
 
 const REPO = 'org/tiny-chat-GGUF';
-const PART1 = 'tiny-chat-F32-00001-of-00002.gguf';
-const PART2 = 'tiny-chat-F32-00002-of-00002.gguf';
-const ID = `${REPO}/tiny-chat-F32.gguf`;
-const DROP_AT = 3 << 20;
+const PART1 = 'tiny-chat-BF16-00001-of-00002.gguf';
+const PART2 = 'tiny-chat-BF16-00002-of-00002.gguf';
+const ID = `${REPO}/tiny-chat-BF16.gguf`;
+const DROP_AT = 1 << 20;
 
 interface Mirror extends MirrorServer {
   files: Map<string, Buffer>;
@@ -49,7 +49,7 @@ beforeAll(async () => {
   const [first, second] = splitGguf(model, [19]);
   mirror.files.set(`${REPO}/${PART1}`, Buffer.from(first));
   mirror.files.set(`${REPO}/${PART2}`, Buffer.from(second));
-  mirror.files.set(`${REPO}/tiny-gpt2-F32.gguf`, Buffer.from(writeGguf(other)));
+  mirror.files.set(`${REPO}/tiny-gpt2-BF16.gguf`, Buffer.from(writeGguf(other)));
 });
 afterAll(async () => {
   await h?.close();
@@ -76,7 +76,7 @@ describe('a GGUF from a Hugging Face mirror', () => {
       body: { source: { type: 'huggingface', repo: REPO, file: PART1, base_url: mirror.url } },
     });
     expect(started.status, started.text).toBe(202);
-    expect(started.json).toMatchObject({ id: ID, format: 'gguf', quantization: 'F32', architecture: 'llama', status: 'downloading' });
+    expect(started.json).toMatchObject({ id: ID, format: 'gguf', quantization: 'BF16', architecture: 'llama', status: 'downloading' });
     expect(started.json.origin).toMatchObject({ type: 'huggingface', repo: REPO, file: PART1 });
 
     const done = await until('the download to finish', async () => {
@@ -84,7 +84,7 @@ describe('a GGUF from a Hugging Face mirror', () => {
       if (e?.status === 'error') throw new Error(e.download.error);
       return e?.status === 'cached' && e;
     });
-    expect(done).toMatchObject({ format: 'gguf', quantization: 'F32', architecture: 'llama', download: null });
+    expect(done).toMatchObject({ format: 'gguf', quantization: 'BF16', architecture: 'llama', download: null });
     expect(done.gpu_bytes).toBe(done.bytes);
 
     // The header was read with a bounded range; the download went on after those bytes.
@@ -94,7 +94,10 @@ describe('a GGUF from a Hugging Face mirror', () => {
     // The second part's connection dropped after DROP_AT bytes; the retry asked for the rest only.
     const second = mirror.requests.filter((r) => r.file === PART2);
     expect(second[0].range).toBeNull();
-    expect(Number(/^bytes=(\d+)-$/.exec(second.at(-1)!.range ?? '')?.[1])).toBe(DROP_AT);
+    // (what had arrived when the connection closed: the server wrote DROP_AT bytes, fewer may land).
+    const resumedAt = Number(/^bytes=(\d+)-$/.exec(second.at(-1)!.range ?? '')?.[1]);
+    expect(resumedAt).toBeGreaterThan(0);
+    expect(resumedAt).toBeLessThanOrEqual(DROP_AT);
 
     const [gguf, original] = [await chat(ID), await chat('hearth/tiny-chat')];
     expect(gguf.status, gguf.text).toBe(200);
@@ -107,13 +110,13 @@ describe('a GGUF from a Hugging Face mirror', () => {
   it('refuses a GGUF of an unsupported architecture with a 422 after its header, keeping nothing', async () => {
     const res = await api(h.page, 'POST', '/v1/preview/base-models', {
       key: h.key,
-      body: { source: { type: 'huggingface', repo: REPO, file: 'tiny-gpt2-F32.gguf', base_url: mirror.url } },
+      body: { source: { type: 'huggingface', repo: REPO, file: 'tiny-gpt2-BF16.gguf', base_url: mirror.url } },
     });
     expect(res.status, res.text).toBe(422);
     expect(res.json.detail[0].loc).toEqual(['body', 'source', 'file']);
     expect(res.json.detail[0].msg).toMatch(/architecture gpt2 is not supported/);
-    const asked = mirror.requests.filter((r) => r.file === 'tiny-gpt2-F32.gguf');
+    const asked = mirror.requests.filter((r) => r.file === 'tiny-gpt2-BF16.gguf');
     expect(asked.map((r) => r.range)).toEqual(['bytes=0-1048575']);
-    expect(await entry(`${REPO}/tiny-gpt2-F32.gguf`)).toBeUndefined();
+    expect(await entry(`${REPO}/tiny-gpt2-BF16.gguf`)).toBeUndefined();
   });
 });

@@ -20,7 +20,7 @@ describe('GGUF file names', () => {
   it('refuses split names that cannot be a part', () => {
     expect(() => ggufParts('m-00003-of-00002.gguf')).toThrow(/part 3 of 2/);
     expect(() => ggufParts('m-00000-of-00002.gguf')).toThrow(/part 0 of 2/);
-    expect(() => ggufParts('m-00001-of-99999.gguf')).toThrow(/parts 1 to 1024/);
+    expect(() => ggufParts('m-00001-of-99999.gguf')).toThrow(/parts 1 to 256/);
   });
 
   it('names a model by its file without the part suffix', () => {

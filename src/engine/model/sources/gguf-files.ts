@@ -7,10 +7,9 @@
  * the parts are asked for by name like any other file (404 names the missing part).
  * Not here: reading the files (model/gguf), downloading them (download.ts).
  */
+import { MAX_GGUF_PARTS } from '../gguf/gguf-split';
 
 const SPLIT = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/;
-/** More parts than any published model has (gguf-split's default is 128 tensors per part). */
-const MAX_PARTS = 1024;
 
 /** A path inside a repository that names a .gguf file: no "..", no leading "/", no empty segment. */
 export function isGgufPath(path: string): boolean {
@@ -27,8 +26,8 @@ export function ggufParts(file: string): string[] {
   if (!m) return [file];
   const [, stem, no, of] = m;
   const count = Number(of);
-  if (count < 1 || count > MAX_PARTS || Number(no) < 1 || Number(no) > count) {
-    throw new Error(`${file}: part ${Number(no)} of ${count} is not a split GGUF name (parts 1 to ${MAX_PARTS})`);
+  if (count < 1 || count > MAX_GGUF_PARTS || Number(no) < 1 || Number(no) > count) {
+    throw new Error(`${file}: part ${Number(no)} of ${count} is not a split GGUF name (parts 1 to ${MAX_GGUF_PARTS})`);
   }
   return Array.from({ length: count }, (_, i) => `${stem}-${String(i + 1).padStart(5, '0')}-of-${of}.gguf`);
 }
