@@ -1,8 +1,7 @@
 /**
  * `<hearth-base-models>`: the base models Hearth knows (bundled, downloaded, added from files)
  * with architecture, size, format (safetensors, or GGUF and its quantization), GPU bytes and
- * status; the recommended models to download in one click (recommended-models.ts); loading a new
- * one from a Hugging Face repo id (optionally one GGUF file of it, optionally through a mirror) or
+ * status; loading a new one from a Hugging Face repo id (optionally one GGUF file of it, optionally through a mirror) or
  * a URL, or from files picked from disk; a progress bar with bytes, speed and time left while it
  * downloads (the download runs in the engine and its progress is kept by the API, so it is still
  * there after a reload); removing cached weights.
@@ -16,7 +15,6 @@ import { formatBytes, formatCount, formatDuration, formatRate } from './format';
 import { Poller } from './poller';
 import { shared, statusClass } from './theme';
 import type { BaseModel } from './types';
-import './recommended-models';
 
 const isMoving = (m: BaseModel) => m.status === 'downloading';
 
@@ -51,6 +49,11 @@ export class HearthBaseModels extends LitElement {
     live: (models) => models.some(isMoving),
     intervalMs: 1000,
   });
+
+  /** Reads the list again now (a download was started elsewhere in the view). */
+  refresh(): void {
+    void this._models.refresh();
+  }
 
   private async _submit(e: SubmitEvent): Promise<void> {
     e.preventDefault();
@@ -180,7 +183,7 @@ export class HearthBaseModels extends LitElement {
               <label>Revision (optional) <input name="revision" placeholder="main" /></label>
               <label>Mirror base URL (optional) <input name="base_url" type="url" placeholder="https://hf-mirror.com" /></label>`
             : this._source === 'url'
-              ? html`<label style="grid-column: 1 / -1">Folder or .gguf URL <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
+              ? html`<label style="grid-column: 1 / -1">Folder URL (or a .gguf file's URL) <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
               : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja,.gguf" /></label>
                 <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`
         }
@@ -197,7 +200,6 @@ export class HearthBaseModels extends LitElement {
         <div class="spread"><h3 id="base-models">Base models</h3><button @click=${() => this._models.refresh()}>Refresh</button></div>
         ${this._models.error ? html`<p class="error" role="alert">Cannot list base models: ${this._models.error}</p>` : nothing}
         ${models ? this._table(models) : this._models.error ? nothing : html`<p role="status">Loading…</p>`}
-        <hearth-recommended-models .models=${models ?? []} @download-started=${() => void this._models.refresh()}></hearth-recommended-models>
         ${this._form()}
       </section>
     `;

@@ -11,9 +11,10 @@
  * Not here: the download (POST /v1/preview/base-models), the base-model list (base-models-panel.ts).
  */
 import { LitElement, css, html, nothing } from 'lit';
-import { customElement, property, state } from 'lit/decorators.js';
-import { apiSend } from './api-client';
+import { customElement, state } from 'lit/decorators.js';
+import { apiGet, apiSend, type ListPage } from './api-client';
 import { EngineFeed } from './engine-feed';
+import { Poller } from './poller';
 import { formatBytes, formatCount } from './format';
 import { kvCacheBytes, largestTensorBytes, parameterCount, weightBytes, type FileType, type ModelShape } from './model-size';
 import recommended from './recommended-models.json';
@@ -52,12 +53,16 @@ export class HearthRecommendedModels extends LitElement {
     `,
   ];
 
-  /** The base models already known, to show a recommended one's status instead of its button. */
-  @property({ attribute: false }) models: BaseModel[] = [];
   @state() private _error = '';
   @state() private _busy = '';
 
   private readonly _engine = new EngineFeed(this);
+  /** The base models already known, to show a recommended one's status instead of its button. */
+  private readonly _known = new Poller<BaseModel[]>(this, {
+    read: async (signal) => (await apiGet<ListPage<BaseModel>>('/v1/preview/base-models', signal)).data,
+    live: (models) => models.some((m) => m.status === 'downloading'),
+    intervalMs: 2000,
+  });
 
   private async _download(d: Download): Promise<void> {
     this._busy = downloadId(d);
@@ -67,6 +72,7 @@ export class HearthRecommendedModels extends LitElement {
         source: { type: 'huggingface', repo: d.repo, ...(d.file ? { file: d.file } : {}) },
       });
       this.dispatchEvent(new CustomEvent('download-started', { bubbles: true, composed: true }));
+      await this._known.refresh();
     } catch (err) {
       this._error = `${downloadId(d)}: ${(err as Error).message}`;
     } finally {
@@ -80,7 +86,7 @@ export class HearthRecommendedModels extends LitElement {
     const kv = kvCacheBytes(gpu?.adapter.isSoftware ?? false);
     const binding = gpu?.limits.maxStorageBufferBindingSize;
     const largest = largestTensorBytes(m.shape, d.type);
-    const known = this.models.find((b) => b.id === downloadId(d));
+    const known = this._known.value?.find((b) => b.id === downloadId(d));
     const label = `${m.name} ${d.format === 'gguf' ? `GGUF ${d.type}` : `safetensors ${d.type}`}`;
     return html`<tr data-recommended=${downloadId(d)}>
       ${i === 0 ? html`<td rowspan=${m.downloads.length}><strong>${m.name}</strong><br /><span class="muted">${m.shape.arch} · ${formatCount(parameterCount(m.shape))} parameters</span></td>` : nothing}
@@ -99,6 +105,7 @@ export class HearthRecommendedModels extends LitElement {
   override render() {
     const gpu = this._engine.status?.gpu;
     return html`
+      <section class="card" aria-labelledby="recommended">
       <h3 id="recommended">Recommended models</h3>
       <p class="muted" data-field="limits">
         Sizes are estimates from each model's shape and its type's bits per weight. GPU memory is the weights plus the engine's KV cache
@@ -118,6 +125,7 @@ export class HearthRecommendedModels extends LitElement {
         </table>
       </div>
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
+      </section>
     `;
   }
 }
