@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
+import { splitGguf, tinyChatGguf } from '../../e2e/gguf-fixture';
 import { ORIGIN, startEngine, staticFetch, type TestEngine } from './engine-fixture';
 
 const MIRROR = 'http://mirror.test';
@@ -69,7 +70,12 @@ const files = new Map<string, Uint8Array>([
 const seen: Seen[] = [];
 let e: TestEngine;
 let cache: MemoryFileCache;
+/** The bundled model as a BF16 GGUF in two parts. */
+let tinyParts: Uint8Array[];
 beforeAll(async () => {
+  tinyParts = splitGguf(await tinyChatGguf(), [19]);
+  files.set('/org/tiny/resolve/main/tiny-BF16-00001-of-00002.gguf', tinyParts[0]);
+  files.set('/org/tiny/resolve/main/tiny-BF16-00002-of-00002.gguf', tinyParts[1]);
   cache = new MemoryFileCache();
   e = await startEngine({ fetch: serving(files, seen), modelFiles: cache });
 });
@@ -116,6 +122,18 @@ describe('POST /v1/preview/base-models with a GGUF file', () => {
     await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('org/repo/m-Q8_0.gguf')}`);
   });
 
+  it('downloads every part of a split GGUF and adds it to the catalogue once the loader accepts it', async () => {
+    const res = await download({ type: 'huggingface', repo: 'org/tiny', file: 'tiny-BF16-00002-of-00002.gguf', base_url: MIRROR });
+    expect(res.status, JSON.stringify(res.json)).toBe(202);
+    expect(res.json.id).toBe('org/tiny/tiny-BF16.gguf');
+    await e.services.baseModels!.idle();
+    const done = (await e.call('GET', `/v1/preview/base-models/${encodeURIComponent('org/tiny/tiny-BF16.gguf')}`)).json;
+    expect(done).toMatchObject({ status: 'cached', format: 'gguf', quantization: 'BF16', architecture: 'llama', max_model_len: 2048 });
+    expect(done.parameters).toBe(4196608);
+    expect(done.gpu_bytes).toBe(done.bytes);
+    expect((await e.call('GET', '/v1/models')).json.data.map((m: { id: string }) => m.id)).toContain('org/tiny/tiny-BF16.gguf');
+  });
+
   it('takes a URL ending in .gguf as one GGUF file, named by the URL', async () => {
     const res = await download({ type: 'url', url: `${OTHER}/models/m-Q8_0.gguf?download=true` });
     expect(res.status, JSON.stringify(res.json)).toBe(202);
@@ -137,6 +155,16 @@ describe('picked .gguf files', () => {
     return { status: res.status, json: await res.json() };
   }
   const part = files.get('/org/repo/resolve/main/m-00001-of-00003.gguf')!;
+
+  it('add every part of a split GGUF as one model named after the file', async () => {
+    const added = await upload([
+      ['tiny-BF16-00002-of-00002.gguf', tinyParts[1]],
+      ['tiny-BF16-00001-of-00002.gguf', tinyParts[0]],
+    ]);
+    expect(added.status, JSON.stringify(added.json)).toBe(201);
+    expect(added.json).toMatchObject({ id: 'local/tiny-BF16', source: 'files', format: 'gguf', quantization: 'BF16', parameters: 4196608 });
+    await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('local/tiny-BF16')}`);
+  });
 
   it('are refused from the header, before anything is stored, naming the problem', async () => {
     const gpt2 = await upload([['gpt2-F32.gguf', files.get('/org/repo/resolve/main/gpt2-F32.gguf')!]]);
