@@ -9,6 +9,7 @@
  */
 import { LitElement, css, html } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
+import { live } from 'lit/directives/live.js';
 import { Task } from '@lit/task';
 import { apiGet, apiSend } from './api-client';
 import { formatBytes } from './format';
@@ -76,7 +77,8 @@ export class HearthSettings extends LitElement {
         change ?? { ...(token ? { huggingface_token: token } : {}), huggingface_mirror: mirror || null },
       );
       this._hubMessage = 'Saved.';
-      form.reset();
+      // The token field empties (it is never shown again); the mirror field keeps what was saved.
+      (form.elements.namedItem('token') as HTMLInputElement).value = '';
     } catch (err) {
       this._hubMessage = (err as Error).message;
     }
@@ -95,7 +97,7 @@ export class HearthSettings extends LitElement {
         aria-label="Hugging Face settings"
       >
         <label>Access token <input name="token" type="password" autocomplete="off" placeholder=${h.huggingface.token_set ? 'unchanged' : 'hf_…'} /></label>
-        <label>Mirror base URL (optional) <input name="mirror" type="url" .value=${h.huggingface.mirror ?? ''} placeholder="https://hf-mirror.com" /></label>
+        <label>Mirror base URL (optional) <input name="mirror" type="url" .value=${live(h.huggingface.mirror ?? '')} placeholder="https://hf-mirror.com" /></label>
         <div class="row">
           <button class="primary" type="submit">Save</button>
           ${

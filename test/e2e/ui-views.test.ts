@@ -389,6 +389,7 @@ it('keeps the Hugging Face token write-only, and downloads a recommended model i
   await settings.getByRole('button', { name: 'Save' }).click();
   await settings.locator('[data-field="token"]', { hasText: 'A token is set.' }).waitFor();
   expect(await settings.getByLabel('Access token').inputValue()).toBe('');
+  expect(await settings.getByLabel('Mirror base URL (optional)').inputValue()).toBe(h.server.url);
   const stored = await api(h.page, 'GET', '/v1/preview/settings', { key: h.key });
   expect(stored.json.huggingface).toEqual({ token_set: true, mirror: h.server.url });
   expect(stored.text).not.toContain('hf_uitoken');
