@@ -8,6 +8,7 @@ import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-read
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { splitGguf, tinyChatGguf } from '../../e2e/gguf-fixture';
+import { tinyLlamaKeys } from '../model/gguf-vocab-fixtures';
 import { ORIGIN, startEngine, staticFetch, type TestEngine } from './engine-fixture';
 
 const MIRROR = 'http://mirror.test';
@@ -39,17 +40,8 @@ function serving(files: Map<string, Uint8Array>, seen: Seen[]): typeof fetch {
   };
 }
 
-const LLAMA: Array<[string, GgufMetadataEntry]> = [
-  ['general.architecture', gv.str('llama')],
-  ['general.file_type', gv.u32(7)],
-  ['llama.block_count', gv.u32(1)],
-  ['llama.context_length', gv.u32(256)],
-  ['llama.embedding_length', gv.u32(32)],
-  ['llama.feed_forward_length', gv.u32(64)],
-  ['llama.attention.head_count', gv.u32(2)],
-  ['llama.attention.layer_norm_rms_epsilon', gv.f32(1e-5)],
-];
-const EMBED: GgufTensorInput = { name: 'token_embd.weight', ne: [32, 8], type: 'F32', data: new Uint8Array(32 * 8 * 4) };
+const LLAMA: Array<[string, GgufMetadataEntry]> = [...tinyLlamaKeys(8), ['general.file_type', gv.u32(7)]];
+const EMBED: GgufTensorInput = { name: 'token_embd.weight', ne: [64, 8], type: 'F32', data: new Uint8Array(64 * 8 * 4) };
 
 function gguf(metadata: Array<[string, GgufMetadataEntry]>, tensors: GgufTensorInput[] = [EMBED]): Uint8Array {
   // Weights after the header make the file larger than one probe request.
