@@ -27,6 +27,7 @@ import { jobList } from './routes/job-list';
 import { models } from './routes/models';
 import { openaiModels } from './routes/openai-models';
 import { runs } from './routes/runs';
+import { settings } from './routes/settings';
 import { storage } from './routes/storage';
 import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
 
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/preview/engine', engine);
   app.route('/v1/preview/storage', storage);
   app.route('/v1/preview/base-models', baseModels);
+  app.route('/v1/preview/settings', settings);
   app.route('/v1/chat', chat);
   app.route('/v1/models', openaiModels);
 

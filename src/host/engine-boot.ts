@@ -33,7 +33,7 @@ import { openHearthDb, type HearthDb } from '../store/schema';
  */
 export interface GpuInferenceEngine extends InferenceEngine, ResidentWeightsProvider {
   /** Models on the GPU. */
-  readonly models: readonly { readonly served: ServedModel }[];
+  readonly models: readonly { readonly served: ServedModel; readonly gpuBytes?: number }[];
 }
 
 export interface EngineOptions {
@@ -137,7 +137,8 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     // Built on first use, once; a missing GPU is a 503 that says why.
     let inference: Promise<GpuInferenceEngine> | undefined;
     let built: GpuInferenceEngine | undefined;
-    services.residentModels = () => (built?.models ?? []).map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen }));
+    services.residentModels = () =>
+      (built?.models ?? []).map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen, gpuBytes: m.gpuBytes ?? null }));
     generation = services.inference = () =>
       (inference ??= acquired
         .then(

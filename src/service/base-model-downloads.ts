@@ -4,7 +4,7 @@
  * files, into the model-file cache; and removing cached weights.
  *
  * A download runs in the engine that accepted it, in the background: the model loader
- * (loadModelFiles over a UrlSource with the cache) fetches every file in chunks, validates the
+ * (loadRepository over a UrlSource with the cache) fetches every file in chunks, validates the
  * config, tokenizer and safetensors headers, and only then does the model join the catalogue
  * (status "cached"). Its record in the database says it is downloading, so after a reload the
  * next engine calls `resumeAll()` and the cache's partial files make it continue from the last
@@ -14,23 +14,31 @@
  * "error" with the loader's message. An upload that does not fit the quota is a 507 that keeps
  * none of its files.
  *
+ * A GGUF file (a repository's file, a URL ending in .gguf, or picked .gguf files) takes the same
+ * path; its header is checked before the download starts (base-model-gguf.ts). Downloads from the
+ * hub or the configured mirror carry the Hugging Face token of the settings (hub-settings.ts).
+ *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
-import { loadModelFiles, type LoadedModelFiles } from '../engine/model/repo';
+import { loadRepository, SAFETENSORS, type ModelFormat } from '../engine/model/model-repository';
+import type { LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import type { PickedFile } from '../engine/model/sources/files-source';
+import { FilesSource, type PickedFile } from '../engine/model/sources/files-source';
+import { ggufDisplayName } from '../engine/model/sources/gguf-files';
 import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
 import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
 import { ModelFilesQuotaError } from '../store/model-files';
 import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
+import { checkGgufHeader, ggufFactsOf, hubGgufTarget, pickedGgufFiles, urlGgufTarget, type GgufTarget } from './base-model-gguf';
 import type { BaseModelCatalog } from './base-models';
 import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
+import { defaultHubMirror, hubCredentials } from './hub-settings';
 
 export type DownloadRequest =
-  | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null }
+  | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null; file?: string | null }
   | { type: 'url'; url: string };
 
 /** Progress of a download running in this engine (bytes per file as the loader reports them). */
@@ -53,6 +61,11 @@ export interface BaseModelDeps {
 }
 
 const CHUNK = 4 << 20;
+
+/** The weights' format a record says (records from before GGUF are safetensors). */
+export function formatOf(r: Pick<BaseModelRecord, 'format' | 'ggufFiles'>): ModelFormat {
+  return r.format === 'gguf' && r.ggufFiles ? { type: 'gguf', files: r.ggufFiles } : SAFETENSORS;
+}
 
 /** What the loader learnt of a repository, as stored in the record. */
 function summary(files: LoadedModelFiles): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'maxPositionEmbeddings'> {
@@ -126,13 +139,18 @@ export class BaseModelDownloads {
    * model already cached, or downloading here, is returned as it is.
    */
   async start(req: DownloadRequest): Promise<{ record: BaseModelRecord; started: boolean }> {
-    const { id, location, revision, hfBase, source } = this.describe(req);
-    if (!this.deps.cache) throw new ConflictError('This engine has no storage for model files, so it cannot download models.');
+    const { id, location, revision, hfBase, source, gguf } = await this.describe(req);
+    const cache = this.deps.cache;
+    if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot download models.');
     if (await this.isBundled(id)) throw new ConflictError(`${id} is a bundled model: it needs no download.`);
     const existing = await getBaseModel(this.deps.db, id);
     if (existing && (existing.status === 'cached' || this.live.has(id))) return { record: existing, started: false };
     // A repository that failed may have been fixed: forget what it answered (404s are remembered).
-    if (existing?.status === 'error') await this.deps.cache.removeModel(existing.cacheKey);
+    if (existing?.status === 'error') await cache.removeModel(existing.cacheKey);
+    // A new GGUF (or one that failed) is checked before anything is kept; a paused one was checked.
+    const loc = ['body', 'source', req.type === 'huggingface' ? 'file' : 'url'];
+    const facts =
+      gguf && (!existing || existing.status === 'error') ? await checkGgufHeader(source, gguf, cache, loc, this.deps.fetch) : null;
     const now = this.deps.now();
     const record: BaseModelRecord = existing
       ? { ...existing, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
@@ -145,10 +163,11 @@ export class BaseModelDownloads {
           cacheKey: source.id,
           status: 'downloading',
           error: null,
-          architecture: null,
+          architecture: facts?.architecture ?? null,
           parameters: null,
           bytes: null,
-          maxPositionEmbeddings: null,
+          maxPositionEmbeddings: facts?.maxPositionEmbeddings ?? null,
+          ...(gguf ? { format: 'gguf' as const, ggufFiles: gguf.files, quantization: facts?.quantization ?? null } : {}),
           startedAt: now,
           updatedAt: now,
         };
@@ -157,8 +176,8 @@ export class BaseModelDownloads {
     return { record, started: true };
   }
 
-  /** The id, cache key and source of a request; 422 when the repo id or URL cannot be one. */
-  private describe(req: DownloadRequest) {
+  /** The id, cache key and source of a request; 422 when the repo id, file or URL cannot be one. */
+  private async describe(req: DownloadRequest) {
     if (req.type === 'huggingface') {
       if (!isHfRepoId(req.repo)) {
         throw new InvalidInputError(
@@ -168,21 +187,36 @@ export class BaseModelDownloads {
         );
       }
       const revision = req.revision ?? null;
-      const hfBase = req.base_url ?? null;
-      const source = this.source({ source: 'huggingface', location: req.repo, revision, hfBase });
-      return { id: source.id, location: req.repo, revision, hfBase, source };
+      const gguf: GgufTarget | null = req.file ? hubGgufTarget(req.repo, req.file, revision) : null;
+      // No mirror named: the one this download used before (a resume), else the settings' one.
+      const known = await getBaseModel(this.deps.db, gguf?.id ?? (revision && revision !== 'main' ? `${req.repo}@${revision}` : req.repo));
+      const hfBase = req.base_url ?? known?.hfBase ?? (await defaultHubMirror(this.deps.db));
+      const source = await this.source({ source: 'huggingface', location: req.repo, revision, hfBase, cacheKey: gguf?.id });
+      return { id: source.id, location: req.repo, revision, hfBase, source, gguf };
     }
     // The id (shown to every key) leaves credentials out; the location, fetched, keeps them.
-    const source = this.source({ source: 'url', location: req.url, revision: null, hfBase: null });
-    return { id: source.id, location: source.baseUrl, revision: null, hfBase: null, source };
+    const gguf = urlGgufTarget(req.url);
+    const source = await this.source({
+      source: 'url',
+      location: gguf?.location ?? req.url,
+      revision: null,
+      hfBase: null,
+      cacheKey: gguf?.id,
+    });
+    return { id: source.id, location: source.baseUrl, revision: null, hfBase: null, source, gguf };
   }
 
-  private source(r: Pick<BaseModelRecord, 'source' | 'location' | 'revision' | 'hfBase'>): UrlSource {
+  /** The record's files over HTTP, with the Hugging Face token where it may go (hub-auth.ts). */
+  private async source(
+    r: Pick<BaseModelRecord, 'source' | 'location' | 'revision' | 'hfBase'> & { cacheKey?: string },
+  ): Promise<UrlSource> {
     return new UrlSource(r.location, {
+      id: r.cacheKey,
       cache: this.deps.cache,
       fetch: this.deps.fetch,
       hfBase: r.hfBase ?? undefined,
       revision: r.revision ?? undefined,
+      credentials: await hubCredentials(this.deps.db),
     });
   }
 
@@ -199,8 +233,17 @@ export class BaseModelDownloads {
     this.live.set(record.id, download);
     download.done = (async () => {
       try {
-        const files = await loadModelFiles(this.source(record), { signal: abort.signal, onProgress });
-        await updateBaseModel(this.deps.db, record.id, { ...summary(files), status: 'cached', error: null, updatedAt: this.deps.now() });
+        const source = await this.source(record);
+        const format = formatOf(record);
+        const files = await loadRepository({ source, format }, { signal: abort.signal, onProgress });
+        const quantization = format.type === 'gguf' ? { quantization: (await ggufFactsOf(source, format.files)).quantization } : {};
+        await updateBaseModel(this.deps.db, record.id, {
+          ...summary(files),
+          ...quantization,
+          status: 'cached',
+          error: null,
+          updatedAt: this.deps.now(),
+        });
         this.deps.catalog.invalidate();
       } catch (err) {
         if (abort.signal.aborted) return; // deleted, or the engine stopped: the record says what is next
@@ -228,12 +271,18 @@ export class BaseModelDownloads {
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
     // The start-up sweep would take this upload's files, written before its record, for orphans.
     await this.resuming.catch(() => undefined);
-    const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
+    const picked = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
+    // A GGUF model is its .gguf files alone (its config and tokenizer are in their metadata).
+    const ggufFiles = pickedGgufFiles([...picked.keys()]);
+    const byName = ggufFiles ? new Map(ggufFiles.map((name) => [name, picked.get(name)!])) : picked;
+    const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : SAFETENSORS;
     const config = byName.get('config.json');
-    if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
+    if (!config && !ggufFiles) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
+    // A GGUF's header is read from the picked file before anything is stored.
+    const facts = ggufFiles ? await ggufFactsOf(new FilesSource(byName.values()), ggufFiles).catch(pickedFilesError(ggufFiles)) : null;
     const taken = async (candidate: string) =>
       (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
-    let id = requestedId ?? (await defaultUploadId(config));
+    let id = requestedId ?? (ggufFiles ? `local/${idPart(ggufDisplayName(ggufFiles[0]))}` : await defaultUploadId(config!));
     if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
     if (requestedId !== undefined && (await taken(id))) {
       throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
@@ -252,15 +301,13 @@ export class BaseModelDownloads {
         if (file.size === 0) await cache.append(cacheKey, name, 0, new Uint8Array(0), { validator: null, total: 0, url: '' });
         await cache.complete(cacheKey, name);
       }
-      loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
+      loaded = await loadRepository({ source: new CachedSource(cacheKey, cache, 'the picked files'), format });
     } catch (err) {
       await cache.removeModel(cacheKey);
       // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
       if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
       if (err instanceof SourceError || err instanceof ConflictError) throw err;
-      throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [
-        ...byName.keys(),
-      ]);
+      return pickedFilesError([...byName.keys()])(err);
     }
     const now = this.deps.now();
     const record: BaseModelRecord = {
@@ -273,6 +320,7 @@ export class BaseModelDownloads {
       status: 'cached',
       error: null,
       ...summary(loaded),
+      ...(ggufFiles ? { format: 'gguf' as const, ggufFiles, quantization: facts?.quantization ?? null } : {}),
       startedAt: now,
       updatedAt: now,
     };
@@ -326,18 +374,31 @@ export function bundledCacheKey(id: string): string {
   return `${BUNDLED_PREFIX}${id}`;
 }
 
+/** The 422 for picked files the loader (or the GGUF header check) refused. */
+function pickedFilesError(names: string[]): (err: unknown) => never {
+  return (err) => {
+    throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, names);
+  };
+}
+
+/** The last segment of a path as the name part of an "org/name" id. */
+function idPart(path: string): string {
+  return (
+    path
+      .replace(/\/+$/, '')
+      .split('/')
+      .pop()
+      ?.replace(/[^\w.-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '') || 'model'
+  );
+}
+
 async function defaultUploadId(config: Blob): Promise<string> {
   let name = 'model';
   try {
     const json = JSON.parse(await config.text()) as { _name_or_path?: unknown; model_type?: unknown };
     const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
-    name =
-      path
-        .replace(/\/+$/, '')
-        .split('/')
-        .pop()
-        ?.replace(/[^\w.-]/g, '-')
-        .replace(/^[^A-Za-z0-9]+/, '') || name;
+    name = idPart(path);
   } catch {
     // The loader reports the broken config.json with its own message.
   }

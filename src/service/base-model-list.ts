@@ -2,8 +2,8 @@
  * The base-model list of the Models view (GET /v1/preview/base-models): every bundled model and
  * every downloaded or uploaded one, with where it comes from, its status (available, downloading,
  * paused, cached, error), the bytes in the cache, the progress of a running download (live in
- * this engine, or from the cache's partial files after a reload), and whether it is resident on
- * the GPU.
+ * this engine, or from the cache's partial files after a reload), whether it is resident on
+ * the GPU, and its weights' format (safetensors or GGUF with its quantization) and GPU bytes.
  *
  * Not here: starting or removing downloads (base-model-downloads.ts).
  */
@@ -32,17 +32,32 @@ export interface BaseModelInfo {
   maxModelLen: number | null;
   /** Where it came from, without credentials (issue 10, item 4). */
   origin: BaseModelOrigin;
+  format: 'safetensors' | 'gguf';
+  /** A GGUF's quantization (Q4_K_M, Q8_0, F16), once its header was read; null for safetensors. */
+  quantization: string | null;
+  /**
+   * GPU bytes: what the engine measures while the model is on the GPU (weights, KV cache, step
+   * buffers, adapter pool), else its weights' bytes (they stay in their file precision or blocks,
+   * DESIGN.md); null until known.
+   */
+  gpuBytes: number | null;
 }
 
 export type BaseModelOrigin =
   | { type: 'bundled' }
-  | { type: 'huggingface'; repo: string; revision: string | null; mirror: string | null }
+  | { type: 'huggingface'; repo: string; revision: string | null; mirror: string | null; file: string | null }
   | { type: 'url'; url: string }
   | { type: 'upload' };
 
 function originOf(r: BaseModelRecord): BaseModelOrigin {
   if (r.source === 'huggingface')
-    return { type: 'huggingface', repo: r.location, revision: r.revision, mirror: r.hfBase && withoutCredentials(r.hfBase) };
+    return {
+      type: 'huggingface',
+      repo: r.location,
+      revision: r.revision,
+      mirror: r.hfBase && withoutCredentials(r.hfBase),
+      file: r.ggufFiles?.[0] ?? null,
+    };
   if (r.source === 'url') return { type: 'url', url: r.id }; // the id is the URL without credentials
   return { type: 'upload' };
 }
@@ -86,6 +101,10 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
     loaded: resident.has(entry.id),
     maxModelLen: resident.get(entry.id) ?? null,
     origin: { type: 'bundled' },
+    format: 'safetensors',
+    quantization: null,
+    // The manifest counts every file (tokenizer included), not the weights alone.
+    gpuBytes: null,
   };
 }
 
@@ -125,6 +144,9 @@ function addedInfo(
     loaded: resident.has(r.id),
     maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,
     origin: originOf(r),
+    format: r.format ?? 'safetensors',
+    quantization: r.quantization ?? null,
+    gpuBytes: r.bytes,
   };
 }
 
@@ -135,12 +157,14 @@ export async function listBaseModelInfo(ctx: ServiceContext): Promise<BaseModelI
     ctx.modelFiles?.listModels() ?? Promise.resolve([] as CachedModelInfo[]),
   ]);
   const byKey = new Map(cached.map((m) => [m.modelId, m]));
-  const resident = new Map((ctx.residentModels?.() ?? []).map((m) => [m.id, m.maxModelLen]));
+  const residents = ctx.residentModels?.() ?? [];
+  const resident = new Map(residents.map((m) => [m.id, m.maxModelLen]));
+  const onGpu = new Map(residents.map((m) => [m.id, m.gpuBytes ?? null]));
   const bundled = catalog.filter((m) => m.source === 'bundled');
   return [
     ...bundled.map((m) => bundledInfo(m, byKey.get(bundledCacheKey(m.id)), resident)),
     ...records.filter((r) => !bundled.some((b) => b.id === r.id)).map((r) => addedInfo(ctx, r, byKey.get(r.cacheKey), resident)),
-  ];
+  ].map((m) => ({ ...m, gpuBytes: onGpu.get(m.id) ?? m.gpuBytes }));
 }
 
 export async function requireBaseModelInfo(ctx: ServiceContext, id: string): Promise<BaseModelInfo> {

@@ -33,6 +33,8 @@ export interface BaseModelEntry {
   source: 'bundled' | 'cached';
   /** Downloaded or uploaded models: their files' key in the model-file cache (read from there only). */
   cacheKey?: string;
+  /** A GGUF model's file, or the ordered parts of a split one; absent for safetensors repositories. */
+  ggufFiles?: readonly string[];
 }
 
 /** One place base models come from. `list` may fail (network, storage); the catalogue retries. */
@@ -82,6 +84,7 @@ export function cachedModels(db: HearthDb): BaseModelSource {
           description: r.source === 'files' ? 'Uploaded from picked files.' : `Downloaded from ${r.location}.`,
           source: 'cached' as const,
           cacheKey: r.cacheKey,
+          ...(r.format === 'gguf' && r.ggufFiles ? { ggufFiles: r.ggufFiles } : {}),
         }));
     },
   };

@@ -36,5 +36,5 @@ export interface ServiceContext {
   /** Downloads and uploads of base models (/v1/preview/base-models); set by the engine's boot. */
   baseModels?: BaseModelDownloads;
   /** The base models resident on the GPU now (none until the inference engine exists). */
-  residentModels?: () => { id: string; maxModelLen: number }[];
+  residentModels?: () => { id: string; maxModelLen: number; gpuBytes?: number | null }[];
 }

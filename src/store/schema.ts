@@ -13,7 +13,7 @@ import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from '
 
 export const DB_NAME = 'hearth';
 /** Bump with a new `if (oldVersion < N)` rung in `upgrade` below; never edit an old rung. */
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
 
 /** Someone who owns models and jobs; the admin principal is created on first start. */
 export interface PrincipalRecord {
@@ -240,7 +240,25 @@ export interface BaseModelRecord {
   parameters: number | null;
   bytes: number | null;
   maxPositionEmbeddings: number | null;
+  /** The weights' format (absent in records from before GGUF: safetensors). */
+  format?: 'safetensors' | 'gguf';
+  /** A GGUF model: its file, or the ordered parts of a split one, as named in the repository or picked. */
+  ggufFiles?: string[];
+  /** A GGUF model's quantization (llama.cpp's file type name: Q4_K_M, Q8_0, F16), once its header was read. */
+  quantization?: string | null;
   startedAt: number;
+  updatedAt: number;
+}
+
+/**
+ * The Hugging Face access settings (one record, id "huggingface"). The token is a secret: it is
+ * read only by the downloader and never returned by any route (only whether one is set).
+ */
+export interface HubSettingsRecord {
+  id: 'huggingface';
+  token: string | null;
+  /** Base URL of the mirror downloads use by default and the token may be sent to. */
+  mirror: string | null;
   updatedAt: number;
 }
 
@@ -278,6 +296,7 @@ export interface HearthSchema extends DBSchema {
   artifacts: { key: string; value: ArtifactRecord; indexes: { 'by-model': string } };
   jobProgress: { key: string; value: JobProgressRecord; indexes: { 'by-model': string } };
   baseModels: { key: string; value: BaseModelRecord };
+  settings: { key: string; value: HubSettingsRecord };
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;
@@ -300,6 +319,7 @@ export const ALL_STORES = [
   'artifacts',
   'jobProgress',
   'baseModels',
+  'settings',
 ] as const;
 
 /** Version 4's migration: each log's groups and each run's history into their own records. */
@@ -388,6 +408,10 @@ export async function openHearthDb(name: string = DB_NAME): Promise<HearthDb> {
         db.createObjectStore('runHistory', { keyPath: ['runId', 'seq'] });
         // The move runs inside the upgrade transaction; if it fails, the upgrade is undone (and openDB rejects).
         if (oldVersion >= 1) void moveToV4(tx).catch(() => tx.abort());
+      }
+      if (oldVersion < 5) {
+        // Issue 11: settings the admin changes in the UI (the Hugging Face token and mirror).
+        db.createObjectStore('settings', { keyPath: 'id' });
       }
     },
     blocking() {

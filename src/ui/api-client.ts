@@ -72,7 +72,7 @@ export async function apiGet<T>(path: string, signal?: AbortSignal): Promise<T> 
 }
 
 /** POST / DELETE with a JSON body (or none). */
-export async function apiSend<T>(method: 'POST' | 'DELETE', path: string, json?: unknown, signal?: AbortSignal): Promise<T> {
+export async function apiSend<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, json?: unknown, signal?: AbortSignal): Promise<T> {
   return parse<T>(await send(method, path, { json, signal }));
 }
 

@@ -5,7 +5,7 @@
  */
 
 export interface EndpointDoc {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   summary: string;
   /** Example JSON body (POST/DELETE). */
@@ -45,8 +45,8 @@ export const ENDPOINTS: EndpointDoc[] = [
     group: 'Base models',
     method: 'POST',
     path: '/v1/preview/base-models',
-    summary: 'Download a base model from a Hugging Face repo (or a mirror) or a URL, in the background (admin).',
-    body: { source: { type: 'huggingface', repo: 'HuggingFaceTB/SmolLM2-135M-Instruct' } },
+    summary: 'Download a base model from a Hugging Face repo (or a mirror), one GGUF file of a repo, or a URL, in the background (admin).',
+    body: { source: { type: 'huggingface', repo: 'bartowski/SmolLM2-135M-Instruct-GGUF', file: 'SmolLM2-135M-Instruct-Q8_0.gguf' } },
   },
   {
     group: 'Base models',
@@ -58,7 +58,7 @@ export const ENDPOINTS: EndpointDoc[] = [
     group: 'Base models',
     method: 'POST',
     path: '/v1/preview/base-models/files',
-    summary: 'Add a base model from files (config.json, tokenizer, safetensors), multipart (admin).',
+    summary: 'Add a base model from files (config.json, tokenizer, safetensors; or a .gguf file), multipart (admin).',
     form: { file: '<files>' },
   },
   {
@@ -165,6 +165,19 @@ export const ENDPOINTS: EndpointDoc[] = [
   { group: 'Hearth', method: 'GET', path: '/v1/preview/engine', summary: 'The engine: state, GPU adapter, features, limits, jobs.' },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/engine/events', summary: 'The engine status as Server-Sent Events.' },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/storage', summary: 'Storage used per kind and the browser quota.' },
+  {
+    group: 'Hearth',
+    method: 'GET',
+    path: '/v1/preview/settings',
+    summary: 'Whether a Hugging Face token is set (never the token), and the mirror.',
+  },
+  {
+    group: 'Hearth',
+    method: 'PATCH',
+    path: '/v1/preview/settings',
+    summary: 'Set or remove the Hugging Face token (sent only to the hub and the mirror) and the mirror (admin).',
+    body: { huggingface_token: 'hf_…', huggingface_mirror: null },
+  },
 ];
 
 /** A `fetch` call for an endpoint, runnable in any page of this origin. */

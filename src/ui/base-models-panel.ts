@@ -1,9 +1,10 @@
 /**
  * `<hearth-base-models>`: the base models Hearth knows (bundled, downloaded, added from files)
- * with architecture, size and status; loading a new one from a Hugging Face repo id (optionally
- * through a mirror) or a URL, or from files picked from disk; a progress bar with bytes, speed
- * and time left while it downloads (the download runs in the engine and its progress is kept by
- * the API, so it is still there after a reload); removing cached weights.
+ * with architecture, size, format (safetensors, or GGUF and its quantization), GPU bytes and
+ * status; loading a new one from a Hugging Face repo id (optionally one GGUF file of it, optionally through a mirror) or
+ * a URL, or from files picked from disk; a progress bar with bytes, speed and time left while it
+ * downloads (the download runs in the engine and its progress is kept by the API, so it is still
+ * there after a reload); removing cached weights.
  *
  * Not here: registered (trainable) models (registered-models.ts).
  */
@@ -49,6 +50,11 @@ export class HearthBaseModels extends LitElement {
     intervalMs: 1000,
   });
 
+  /** Reads the list again now (a download was started elsewhere in the view). */
+  refresh(): void {
+    void this._models.refresh();
+  }
+
   private async _submit(e: SubmitEvent): Promise<void> {
     e.preventDefault();
     // The event's target is cleared once dispatch ends (shadow DOM): keep the form.
@@ -60,7 +66,10 @@ export class HearthBaseModels extends LitElement {
     try {
       if (this._source === 'files') {
         const files = data.getAll('file').filter((f): f is File => f instanceof File && f.size > 0);
-        if (!files.length) throw new Error('Pick the model files: config.json, the tokenizer files and the .safetensors weights.');
+        if (!files.length)
+          throw new Error(
+            'Pick the model files: config.json, the tokenizer files and the .safetensors weights, or the .gguf file (every part of a split one).',
+          );
         await apiUpload('/v1/preview/base-models/files', text('id') ? { id: text('id') } : {}, files);
       } else {
         const source =
@@ -71,6 +80,7 @@ export class HearthBaseModels extends LitElement {
                 repo: text('repo'),
                 ...(text('revision') ? { revision: text('revision') } : {}),
                 ...(text('base_url') ? { base_url: text('base_url') } : {}),
+                ...(text('gguf') ? { file: text('gguf') } : {}),
               };
         await apiSend('POST', '/v1/preview/base-models', { source });
       }
@@ -100,8 +110,12 @@ export class HearthBaseModels extends LitElement {
 
   /** A paused or failed download asked again: the API resumes it from the last stored chunk. */
   private async _resume(m: BaseModel): Promise<void> {
-    const [repo, revision] = m.id.split('@');
-    const source = m.source === 'url' ? { type: 'url', url: m.id } : { type: 'huggingface', repo, ...(revision ? { revision } : {}) };
+    const o = m.origin;
+    // Without base_url the API keeps the mirror this download used.
+    const source =
+      o.type === 'huggingface'
+        ? { type: 'huggingface', repo: o.repo, ...(o.revision ? { revision: o.revision } : {}), ...(o.file ? { file: o.file } : {}) }
+        : { type: 'url', url: m.id };
     this._error = '';
     try {
       await apiSend('POST', '/v1/preview/base-models', { source });
@@ -133,7 +147,8 @@ export class HearthBaseModels extends LitElement {
               <td><strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted">${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span></td>
               <td>${m.architecture ?? '—'}</td>
               <td>${formatCount(m.parameters)}</td>
-              <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}</td>
+              <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}
+                <br /><span class="muted" data-field="format">${m.format === 'gguf' ? `GGUF${m.quantization ? ` ${m.quantization}` : ''}` : 'safetensors'}${m.gpu_bytes ? ` · ${formatBytes(m.gpu_bytes)} on GPU` : ''}</span></td>
               <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}</td>
               <td class="row">
                 ${
@@ -164,11 +179,12 @@ export class HearthBaseModels extends LitElement {
         ${
           this._source === 'huggingface'
             ? html`<label>Repository id <input name="repo" required placeholder="HuggingFaceTB/SmolLM2-135M-Instruct" /></label>
+              <label>GGUF file (optional) <input name="gguf" placeholder="SmolLM2-135M-Instruct-Q8_0.gguf" /></label>
               <label>Revision (optional) <input name="revision" placeholder="main" /></label>
               <label>Mirror base URL (optional) <input name="base_url" type="url" placeholder="https://hf-mirror.com" /></label>`
             : this._source === 'url'
-              ? html`<label style="grid-column: 1 / -1">Folder URL <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
-              : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja" /></label>
+              ? html`<label style="grid-column: 1 / -1">Folder URL (or a .gguf file's URL) <input name="url" type="url" required placeholder="https://example.com/models/my-model/" /></label>`
+              : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja,.gguf" /></label>
                 <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`
         }
         <div><button class="primary" type="submit" ?disabled=${this._busy}>${this._source === 'files' ? 'Add model' : 'Download'}</button></div>

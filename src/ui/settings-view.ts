@@ -1,17 +1,20 @@
 /**
  * `<hearth-settings>`: what Hearth runs on and what it stores. The engine's GPU adapter,
- * features and limits (the live engine status), and the storage used per kind (weights,
- * checkpoints, trajectories, artifacts) against the browser's quota, from GET /v1/preview/storage.
+ * features and limits (the live engine status), the storage used per kind (weights,
+ * checkpoints, trajectories, artifacts) against the browser's quota, from GET /v1/preview/storage,
+ * and the Hugging Face access token and mirror (PATCH /v1/preview/settings): the token field is
+ * write-only, the view only learns whether one is set.
  *
  * Not here: keys (keys-view.ts), the endpoint reference (api-reference.ts).
  */
 import { LitElement, css, html } from 'lit';
-import { customElement } from 'lit/decorators.js';
+import { customElement, state } from 'lit/decorators.js';
+import { live } from 'lit/directives/live.js';
 import { Task } from '@lit/task';
-import { apiGet } from './api-client';
+import { apiGet, apiSend } from './api-client';
 import { formatBytes } from './format';
 import { shared } from './theme';
-import type { StorageReport } from './types';
+import type { HubSettings, StorageReport } from './types';
 import './engine-status';
 
 const KINDS: [keyof StorageReport['kinds'], string][] = [
@@ -55,6 +58,61 @@ export class HearthSettings extends LitElement {
     args: () => [],
   });
 
+  @state() private _hubMessage = '';
+
+  private readonly _hub = new Task(this, {
+    task: async (_args, { signal }) => apiGet<HubSettings>('/v1/preview/settings', signal),
+    args: () => [],
+  });
+
+  /** Saves the form's token (when typed) and mirror, or `change` as given (removing the token). */
+  private async _saveHub(form: HTMLFormElement, change?: Record<string, unknown>): Promise<void> {
+    const data = new FormData(form);
+    const token = String(data.get('token') ?? '').trim();
+    const mirror = String(data.get('mirror') ?? '').trim();
+    try {
+      await apiSend(
+        'PATCH',
+        '/v1/preview/settings',
+        change ?? { ...(token ? { huggingface_token: token } : {}), huggingface_mirror: mirror || null },
+      );
+      this._hubMessage = 'Saved.';
+      // The token field empties (it is never shown again); the mirror field keeps what was saved.
+      (form.elements.namedItem('token') as HTMLInputElement).value = '';
+    } catch (err) {
+      this._hubMessage = (err as Error).message;
+    }
+    void this._hub.run();
+  }
+
+  private _hubCard(h: HubSettings) {
+    return html`
+      <p data-field="token">${h.huggingface.token_set ? 'A token is set.' : 'No token is set.'} It is sent only to huggingface.co and the mirror below.</p>
+      <form
+        class="grid"
+        @submit=${(e: SubmitEvent) => {
+          e.preventDefault();
+          void this._saveHub(e.target as HTMLFormElement);
+        }}
+        aria-label="Hugging Face settings"
+      >
+        <label>Access token <input name="token" type="password" autocomplete="off" placeholder=${h.huggingface.token_set ? 'unchanged' : 'hf_…'} /></label>
+        <label>Mirror base URL (optional) <input name="mirror" type="url" .value=${live(h.huggingface.mirror ?? '')} placeholder="https://hf-mirror.com" /></label>
+        <div class="row">
+          <button class="primary" type="submit">Save</button>
+          ${
+            h.huggingface.token_set
+              ? html`<button type="button" class="danger" @click=${(e: Event) => this._saveHub((e.target as HTMLElement).closest('form')!, { huggingface_token: null })}>
+                Remove token
+              </button>`
+              : ''
+          }
+        </div>
+      </form>
+      ${this._hubMessage ? html`<p role="status">${this._hubMessage}</p>` : ''}
+    `;
+  }
+
   private _storageCard(s: StorageReport) {
     const colour = (i: number) => `var(--hearth-series-${(i % 5) + 1})`;
     return html`
@@ -83,6 +141,15 @@ export class HearthSettings extends LitElement {
           pending: () => html`<p role="status">Measuring storage…</p>`,
           error: (e) => html`<p class="error" role="alert">Cannot read storage: ${(e as Error).message}</p>`,
           complete: (s) => this._storageCard(s),
+        })}
+      </section>
+      <section class="card" aria-labelledby="hub">
+        <h3 id="hub">Hugging Face</h3>
+        <p class="muted">A token (huggingface.co, Settings, Access Tokens, read access) lets gated repositories such as Llama 3.2 download.</p>
+        ${this._hub.render({
+          pending: () => html`<p role="status">Reading settings…</p>`,
+          error: (e) => html`<p class="error" role="alert">Cannot read settings: ${(e as Error).message}</p>`,
+          complete: (h) => this._hubCard(h),
         })}
       </section>
       <section class="card" aria-label="Engine status"><hearth-engine-status></hearth-engine-status></section>

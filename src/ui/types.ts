@@ -53,6 +53,21 @@ export interface BaseModel {
   default: boolean;
   loaded: boolean;
   max_model_len: number | null;
+  origin:
+    | { type: 'bundled' }
+    | { type: 'huggingface'; repo: string; revision: string | null; mirror: string | null; file: string | null }
+    | { type: 'url'; url: string }
+    | { type: 'upload' };
+  format: 'safetensors' | 'gguf';
+  /** A GGUF's quantization (Q4_K_M, Q8_0, F16). */
+  quantization: string | null;
+  /** Measured while on the GPU, else the weights' bytes. */
+  gpu_bytes: number | null;
+}
+
+/** GET /v1/preview/settings: whether a Hugging Face token is set (never the token) and the mirror. */
+export interface HubSettings {
+  huggingface: { token_set: boolean; mirror: string | null };
 }
 
 export interface ApiKey {

@@ -4,10 +4,10 @@
 // and the downloaded model then answers /v1/chat/completions. Storage numbers grow with it.
 // Picked files upload as multipart/form-data through the Service Worker, and removal frees them.
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult, startHearth, type Hearth } from './harness';
+import { serveMirror, until as waitFor, writeRangeHead } from './hf-mirror';
 
 const MODEL_DIR = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 const STALL_AT = 5 << 20;
@@ -22,11 +22,7 @@ interface Mirror {
 
 async function startMirror(): Promise<Mirror> {
   const mirror: Mirror = { url: '', stall: true, requests: [], close: async () => undefined };
-  const server: Server = createServer((req, res) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Allow-Headers', '*');
-    res.setHeader('Access-Control-Expose-Headers', 'Content-Range, ETag, Content-Length');
-    if (req.method === 'OPTIONS') return void res.writeHead(204).end();
+  const server = await serveMirror((req, res) => {
     const m = /^\/org\/tiny-chat\/resolve\/main\/([\w.-]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
     let bytes: Buffer;
     try {
@@ -37,24 +33,12 @@ async function startMirror(): Promise<Mirror> {
     }
     const range = req.headers.range ?? null;
     mirror.requests.push({ path: m[1], range });
-    const start = /^bytes=(\d+)-$/.exec(range ?? '') && (req.headers['if-range'] ?? '"v1"') === '"v1"' ? Number(/\d+/.exec(range!)![0]) : 0;
-    const headers: Record<string, string> = {
-      ETag: '"v1"',
-      'Content-Length': String(bytes.length - start),
-      'Content-Type': 'application/octet-stream',
-    };
-    if (start > 0) headers['Content-Range'] = `bytes ${start}-${bytes.length - 1}/${bytes.length}`;
-    res.writeHead(start > 0 ? 206 : 200, headers);
+    const { start } = writeRangeHead(req, res, bytes.length);
     if (mirror.stall && m[1] === 'model.safetensors') res.write(bytes.subarray(start, STALL_AT)); // ...and never ends
     else res.end(bytes.subarray(start));
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  mirror.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  mirror.close = () =>
-    new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    });
+  mirror.url = server.url;
+  mirror.close = server.close;
   return mirror;
 }
 
@@ -72,16 +56,8 @@ const ID = 'org/tiny-chat';
 const entry = async () =>
   ((await api(h.page, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as any[]).find((m) => m.id === ID);
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end)
-      throw new Error(`Timed out waiting for ${what}: ${JSON.stringify(await entry())}, mirror saw ${JSON.stringify(mirror.requests)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+  waitFor(what, probe, async () => `${JSON.stringify(await entry())}, mirror saw ${JSON.stringify(mirror.requests)}`);
 
 describe('a base model downloaded in the background', () => {
   it('survives a reload mid-download, resumes where it stopped, and then serves chat completions', async () => {

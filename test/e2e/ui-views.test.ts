@@ -378,3 +378,35 @@ it('shows download progress that survives a reload, and the download resumes whe
     await mirror.close();
   }
 });
+
+it('keeps the Hugging Face token write-only, and downloads a recommended model in one click through the mirror set beside it', async () => {
+  await goTo(h.page, 'Settings');
+  const settings = h.page.locator('hearth-settings');
+  await settings.locator('[data-field="token"]', { hasText: 'No token is set.' }).waitFor();
+  await settings.getByLabel('Access token').fill('hf_uitoken');
+  // The app's own server as the mirror: it has no such repository, so the download is refused.
+  await settings.getByLabel('Mirror base URL (optional)').fill(h.server.url);
+  await settings.getByRole('button', { name: 'Save' }).click();
+  await settings.locator('[data-field="token"]', { hasText: 'A token is set.' }).waitFor();
+  expect(await settings.getByLabel('Access token').inputValue()).toBe('');
+  expect(await settings.getByLabel('Mirror base URL (optional)').inputValue()).toBe(h.server.url);
+  const stored = await api(h.page, 'GET', '/v1/preview/settings', { key: h.key });
+  expect(stored.json.huggingface).toEqual({ token_set: true, mirror: h.server.url });
+  expect(stored.text).not.toContain('hf_uitoken');
+
+  await goTo(h.page, 'Models');
+  const recommended = h.page.locator('hearth-recommended-models');
+  const engine = (await api(h.page, 'GET', '/v1/preview/engine', { key: h.key })).json;
+  const binding = engine.gpu.limits.maxStorageBufferBindingSize as number;
+  // Qwen2.5 1.5B's BF16 embedding (151936 x 1536 x 2 bytes) against this GPU's binding limit.
+  const qwen = await recommended.locator('tr[data-recommended="Qwen/Qwen2.5-1.5B-Instruct"]').innerText();
+  if (151936 * 1536 * 2 > binding) expect(qwen).toContain(`embedding in ${Math.ceil((151936 * 1536 * 2) / binding)} bindings`);
+  else expect(qwen).not.toContain('bindings');
+  const file = 'SmolLM2-135M-Instruct-Q8_0.gguf';
+  const row = recommended.locator(`tr[data-recommended="bartowski/SmolLM2-135M-Instruct-GGUF/${file}"]`);
+  expect(await row.innerText()).toMatch(/about 136 MiB[\s\S]*about \d+ MiB/);
+  await row.getByRole('button', { name: 'Download SmolLM2 135M Instruct GGUF Q8_0' }).click();
+  await recommended.locator('p.error', { hasText: `${file} was not found` }).waitFor();
+  await screenshot(h.page, 'models-recommended');
+  await api(h.page, 'PATCH', '/v1/preview/settings', { key: h.key, body: { huggingface_token: null, huggingface_mirror: null } });
+});

@@ -52,6 +52,9 @@ export function baseModelView(m: BaseModelInfo) {
     default: m.default,
     loaded: m.loaded,
     max_model_len: m.maxModelLen,
+    format: m.format,
+    quantization: m.quantization,
+    gpu_bytes: m.gpuBytes,
   };
 }
 

@@ -14,7 +14,8 @@
 import type { GpuContext } from '../gpu/device';
 import { createKernelContext, type KernelContext } from '../gpu/context';
 import { createDenseKernels, type DenseKernels } from '../kernels/registry';
-import { loadModelFiles, type LoadedModelFiles } from '../model/repo';
+import { asRepository, loadRepository, type ModelRepository } from '../model/model-repository';
+import type { LoadedModelFiles } from '../model/repo';
 import type { ModelSource } from '../model/sources/source';
 import type { WeightSet } from '../model/weights';
 import { EventStream } from './event-stream';
@@ -22,8 +23,8 @@ import { ResidentModel } from './resident-model';
 import type { GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';
 
 export interface EngineOptions {
-  /** The repository of a catalogue model id; rejects when the id is unknown. */
-  source(id: string): Promise<ModelSource>;
+  /** The repository of a catalogue model id (a bare source is a safetensors one); rejects when the id is unknown. */
+  source(id: string): Promise<ModelSource | ModelRepository>;
   /** GPU bytes of each model's KV cache. Default 256 MiB (64 MiB on software adapters). */
   kvCacheBytes?: number;
   /** Sequences decoded together (the batch limit). Default 64. */
@@ -113,8 +114,8 @@ export class Engine implements InferenceEngine {
   }
 
   private async load(id: string, options: LoadModelOptions): Promise<ResidentModel> {
-    const source = await this.opts.source(id);
-    const files = await loadModelFiles(source, { signal: options.signal, onProgress: options.onProgress });
+    const repository = asRepository(await this.opts.source(id));
+    const files = await loadRepository(repository, { signal: options.signal, onProgress: options.onProgress });
     options.signal?.throwIfAborted();
     return this.residentFrom(id, files);
   }

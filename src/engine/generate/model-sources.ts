@@ -10,6 +10,7 @@
 import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog';
 import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
+import type { ModelRepository } from '../model/model-repository';
 import type { ModelSource } from '../model/sources/source';
 import { UrlSource } from '../model/sources/url-source';
 
@@ -24,6 +25,8 @@ export interface CatalogModel {
    * cache. Such a model is read from the cache alone (CachedSource), never from the network again.
    */
   cacheKey?: string;
+  /** A GGUF model: its file, or the ordered parts of a split one (absent: a safetensors repository). */
+  ggufFiles?: readonly string[];
 }
 
 export interface CatalogSourceOptions {
@@ -35,7 +38,7 @@ export interface CatalogSourceOptions {
 }
 
 /** The Engine's `source` for a catalogue. Unknown ids reject with a message naming them. */
-export function catalogSources(opts: CatalogSourceOptions): (id: string) => Promise<ModelSource> {
+export function catalogSources(opts: CatalogSourceOptions): (id: string) => Promise<ModelSource | ModelRepository> {
   let bundled: Promise<CatalogEntry[]> | null = null;
   return async (id) => {
     const model = await opts.lookup(id);
@@ -48,7 +51,10 @@ export function catalogSources(opts: CatalogSourceOptions): (id: string) => Prom
       const entry = (await bundled).find((e) => e.id === id);
       if (entry) return bundledSource(entry, { baseUrl: opts.baseUrl, cache: opts.cache, fetch: opts.fetch });
     }
-    if (model.cacheKey !== undefined && opts.cache) return new CachedSource(model.cacheKey, opts.cache, model.location);
-    return new UrlSource(model.location, { cache: opts.cache, fetch: opts.fetch });
+    const source =
+      model.cacheKey !== undefined && opts.cache
+        ? new CachedSource(model.cacheKey, opts.cache, model.location)
+        : new UrlSource(model.location, { cache: opts.cache, fetch: opts.fetch });
+    return model.ggufFiles ? { source, format: { type: 'gguf', files: model.ggufFiles } } : source;
   };
 }

@@ -9,7 +9,8 @@ import { ALL_STORES, DB_VERSION, openHearthDb, type StoreName } from '../../../s
 import { UnknownCursorError } from '../../../src/store/page';
 import { pageTrajectoryGroups, runHistory } from '../../../src/store/trajectory-logs';
 
-const V4_STORES: StoreName[] = ['trajectoryGroups', 'runHistory'];
+/** Stores versions 4 and later create: absent from the older databases these tests build. */
+const V4_STORES: StoreName[] = ['trajectoryGroups', 'runHistory', 'settings'];
 
 describe('the upgrade ladder', () => {
   it('upgrades a version-2 database to the current version, keeping its records', async () => {

@@ -277,7 +277,7 @@ function bodyLength(res: Response): number | null {
 }
 
 /** If-Range needs a strong ETag or a Last-Modified date; weak ETags cannot be used. */
-function responseValidator(res: Response): string | null {
+export function responseValidator(res: Response): string | null {
   const etag = res.headers.get('ETag');
   if (etag && !etag.startsWith('W/')) return etag;
   return res.headers.get('Last-Modified');

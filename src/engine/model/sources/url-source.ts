@@ -8,19 +8,24 @@
  */
 import { downloadFile } from './download';
 import type { ModelFileCache } from './file-cache';
+import { HUB_BASE, hubHeaders, type HubCredentials } from './hub-auth';
 import type { FileRequest, ModelSource } from './source';
 
-export const DEFAULT_HF_BASE = 'https://huggingface.co';
+export const DEFAULT_HF_BASE = HUB_BASE;
 
 export interface UrlSourceOptions {
+  /** Cache key and identity instead of the repo id or URL (one GGUF file of a repository holding several). */
+  id?: string;
   cache?: ModelFileCache | null;
   /** Hugging Face (or mirror) base URL for repo ids. */
   hfBase?: string;
   /** Branch, tag or commit for repo ids (default "main"). */
   revision?: string;
   fetch?: typeof fetch;
-  /** Extra request headers, e.g. Authorization for a gated repository. */
+  /** Extra request headers. */
   headers?: Record<string, string>;
+  /** A Hugging Face token, sent only when the files are on the hub or the configured mirror (hub-auth.ts). */
+  credentials?: HubCredentials | null;
   chunkBytes?: number;
   retries?: number;
   retryDelayMs?: number;
@@ -66,13 +71,13 @@ export class UrlSource implements ModelSource {
     if (/^https?:\/\//i.test(repoOrUrl)) {
       this.baseUrl = repoOrUrl.endsWith('/') ? repoOrUrl : repoOrUrl + '/';
       const shown = withoutCredentials(repoOrUrl);
-      this.id = shown.endsWith('/') ? shown : shown + '/';
-      this.label = this.id;
+      this.label = shown.endsWith('/') ? shown : shown + '/';
+      this.id = options.id ?? this.label;
     } else if (isHfRepoId(repoOrUrl)) {
       const hfBase = (options.hfBase ?? DEFAULT_HF_BASE).replace(/\/+$/, '');
       const revision = options.revision ?? 'main';
       this.baseUrl = `${hfBase}/${repoOrUrl}/resolve/${encodeURIComponent(revision)}/`;
-      this.id = revision === 'main' ? repoOrUrl : `${repoOrUrl}@${revision}`;
+      this.id = options.id ?? (revision === 'main' ? repoOrUrl : `${repoOrUrl}@${revision}`);
       this.label = `${withoutCredentials(hfBase).replace(/\/+$/, '')}/${repoOrUrl}`;
     } else {
       throw new Error(`"${repoOrUrl}" is neither a Hugging Face repo id (org/name) nor an http(s) URL`);
@@ -83,14 +88,24 @@ export class UrlSource implements ModelSource {
     return null;
   }
 
+  /** The URL `file` is fetched from. */
+  fileUrl(file: string): string {
+    return this.baseUrl + file.split('/').map(encodeURIComponent).join('/');
+  }
+
+  /** The headers every request carries: the extra ones, and the token where it may go. */
+  get headers(): Record<string, string> {
+    return { ...this.options.headers, ...hubHeaders(this.baseUrl, this.options.credentials ?? null) };
+  }
+
   open(file: string, request: FileRequest = {}): Promise<Blob | null> {
     return downloadFile({
-      url: this.baseUrl + file.split('/').map(encodeURIComponent).join('/'),
+      url: this.fileUrl(file),
       file,
       modelId: this.id,
       cache: this.options.cache ?? null,
       fetch: this.options.fetch,
-      headers: this.options.headers,
+      headers: this.headers,
       chunkBytes: this.options.chunkBytes,
       retries: this.options.retries,
       retryDelayMs: this.options.retryDelayMs,
