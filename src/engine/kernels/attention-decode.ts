@@ -27,9 +27,9 @@
  * Supported: HS a multiple of 4 up to 256 whose HS/4 leaves <= 16 vec4s per lane (16, 24, 48, 64,
  * 80, 96, 128, 256 all do), G up to 16.
  *
- * Sliding window (`dims.window`): a split's keys are clipped below to the window's first key, so
- * splits wholly before it are empty (written as such, skipped by the merge) and keys in freed
- * blocks are never read. The plan stays the one of the full context.
+ * Sliding window (`dims.window`): splits tile the keys from the window's first on, so keys in freed
+ * blocks are never read and a plan for min(context, window) keys covers a sliding layer (the model
+ * runner plans so when every layer slides).
  *
  * Reference: reference/attention-paged.ts `attentionDecodePartials`.
  */

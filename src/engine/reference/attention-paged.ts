@@ -135,8 +135,8 @@ export const EMPTY_SPLIT_MAX = -3.0e38;
 
 /**
  * Decode partials, split over the KV length: for row b (one query token at position rows[b].pos,
- * context pos + 1), head h, split s over keys [s * splitLen, min((s + 1) * splitLen, pos + 1)), clipped
- * below to the window's first key firstVisibleKey(pos, window):
+ * context pos + 1), head h, split s over keys [f + s * splitLen, min(f + (s + 1) * splitLen, pos + 1)) from
+ * the window's first key f = firstVisibleKey(pos, window) (0 without a window):
  * o[HS] = sum exp(score - m) v (unnormalised), m = max score, l = sum exp(score - m); an empty split
  * has m = EMPTY_SPLIT_MAX, l = 0, o = 0. partials: [B, NH, numSplits, HS + 2].
  */
@@ -160,8 +160,8 @@ export function attentionDecodePartials(
       const kh = Math.floor(h / G);
       for (let s = 0; s < numSplits; s++) {
         const base = ((b * NH + h) * numSplits + s) * W;
-        const start = Math.max(s * splitLen, firstVisibleKey(row.pos, window));
-        const end = Math.min((s + 1) * splitLen, ctx);
+        const start = firstVisibleKey(row.pos, window) + s * splitLen;
+        const end = Math.min(start + splitLen, ctx);
         partials.fill(0, base, base + W);
         if (start >= end) {
           partials[base + HS] = EMPTY_SPLIT_MAX;
