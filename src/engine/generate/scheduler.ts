@@ -93,6 +93,7 @@ export class Scheduler implements BatchState {
         vocabSize: this.m.runner.weights.config.vocabSize,
         maxSeqs: this.mgr.maxSeqs,
         numBlocks: this.mgr.numBlocks,
+        seqBlocks: (tokens) => this.mgr.blocksToHold(tokens, this.m.runner.limits.maxTokens),
       });
     } catch (e) {
       for (const c of req.constraints ?? []) c?.dispose();
