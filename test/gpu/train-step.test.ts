@@ -1,7 +1,8 @@
 // One training step of the GPU trainer against the reference (reference/model-train.ts): the
 // policy's logprobs, the loss and every LoRA gradient, for the three architectures, SFT and RL
 // losses, several sequences of different lengths, one micro-batch or several, saved activations
-// or recomputed ones.
+// or recomputed ones; and a hybrid model whose local layer slides over 8 tokens (as Gemma 3's local
+// and global layers) on sequences of 3x the window and more, where the full-attention reference differs.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Architecture, DType } from '../../src/engine/model/config';
 import { expectClose } from '../../src/engine/reference/check';
@@ -147,5 +148,38 @@ describe('micro-batches and recomputation change nothing but the schedule', () =
     }
     whole.weights.destroy();
     split.weights.destroy();
+  });
+});
+
+describe('training with sliding-window layers', () => {
+  it('a local (window 8) and a global layer: logprobs, SFT loss and LoRA gradients match the windowed reference', async () => {
+    const ctx = await kernelContext();
+    const cfg = testConfig('llama', { slidingWindow: 8, layerTypes: ['sliding_attention', 'full_attention'] });
+    const tensors = randomModelTensors(cfg, 'bf16', 53);
+    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
+    const f = {
+      cfg,
+      weights,
+      ref: new ReferenceModel(cfg, tensors),
+      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
+    };
+    const lora = loraConfig(ALL);
+    const seqs = randomSequences(cfg.vocabSize, [27, 40], 4);
+    const { session, adapter } = randomSession(f, lora, 29);
+    const got = (await session.logprobs(seqs)).flatMap((a) => Array.from(a));
+    const want = referenceLogprobs(f.ref, lora, adapter, seqs).flatMap((a) => Array.from(a));
+    expectClose(got, want, { atol: 2e-3, rtol: 2e-3 }, 'windowed logprobs');
+    const fullRef = new ReferenceModel({ ...cfg, slidingWindow: null, layerTypes: ['full_attention', 'full_attention'] }, tensors);
+    const full = referenceLogprobs(fullRef, lora, adapter, seqs).flatMap((a) => Array.from(a));
+    // Position 0 has no logprob (NaN in both).
+    expect(Math.max(...full.map((x, i) => (Number.isNaN(x) ? 0 : Math.abs(x - got[i]))))).toBeGreaterThan(1e-2);
+
+    const metrics = await session.step(seqs, { kind: 'sft' }, 1e-3);
+    const ref = referenceStep(f.ref, planLora(cfg, lora), adapter, seqs, { kind: 'sft' });
+    expect(metrics.loss).toBeCloseTo(ref.loss, 2);
+    const grads = await session.gradients();
+    expectClose(grads, ref.grads, { atol: 2e-3 * maxAbs(ref.grads), rtol: 2e-2 }, 'windowed SFT LoRA gradients');
+    session.dispose();
+    weights.destroy();
   });
 });
