@@ -2,9 +2,12 @@
 // policy's logprobs, the loss and every LoRA gradient, for the three architectures, SFT and RL
 // losses, several sequences of different lengths, one micro-batch or several, saved activations
 // or recomputed ones; and a hybrid model whose local layer slides over 8 tokens (as Gemma 3's local
-// and global layers) on sequences of 3x the window and more, where the full-attention reference differs.
+// and global layers) on sequences of 3x the window and more, where the full-attention reference differs;
+// and a random-weight Mistral checkpoint from a Mistral-format config.json: LoRA SFT lowers its loss
+// and the adapter exports under PEFT's Mistral names.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Architecture, DType } from '../../src/engine/model/config';
+import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
 import type { LoraModule } from '../../src/engine/reference/lora';
 import { WeightSet } from '../../src/engine/model/weights';
@@ -179,6 +182,75 @@ describe('training with sliding-window layers', () => {
     expect(metrics.loss).toBeCloseTo(ref.loss, 2);
     const grads = await session.gradients();
     expectClose(grads, ref.grads, { atol: 2e-3 * maxAbs(ref.grads), rtol: 2e-2 }, 'windowed SFT LoRA gradients');
+    session.dispose();
+    weights.destroy();
+  });
+});
+
+describe('a Mistral checkpoint (MistralForCausalLM config, random weights, sliding window 8)', () => {
+  it('LoRA SFT lowers the loss, and the adapter exports with PEFT names and shapes for Mistral', async () => {
+    const ctx = await kernelContext();
+    // Mistral's config.json keys (as Mistral-7B-v0.1 / Nemo publish them), scaled down; head_dim
+    // explicit and != hidden_size / num_attention_heads, as in Mistral-Nemo.
+    const cfg = parseModelConfig({
+      architectures: ['MistralForCausalLM'],
+      attention_dropout: 0.0,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      head_dim: 24,
+      hidden_act: 'silu',
+      hidden_size: 96,
+      initializer_range: 0.02,
+      intermediate_size: 136,
+      max_position_embeddings: 256,
+      model_type: 'mistral',
+      num_attention_heads: 6,
+      num_hidden_layers: 2,
+      num_key_value_heads: 2,
+      rms_norm_eps: 1e-5,
+      rope_theta: 1000000.0,
+      sliding_window: 8,
+      tie_word_embeddings: false,
+      torch_dtype: 'bfloat16',
+      use_cache: true,
+      vocab_size: 211,
+    });
+    expect(cfg.layerTypes).toEqual(['sliding_attention', 'sliding_attention']);
+    const tensors = randomModelTensors(cfg, 'bf16', 61);
+    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
+    const f = {
+      cfg,
+      weights,
+      ref: new ReferenceModel(cfg, tensors),
+      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
+    };
+    const rank = 4;
+    const { session } = randomSession(f, loraConfig(ALL, rank), 5);
+    const seqs = randomSequences(cfg.vocabSize, [26, 20], 8);
+    const losses: number[] = [];
+    for (let s = 0; s < 4; s++) losses.push((await session.step(seqs, { kind: 'sft' }, 2e-2)).loss);
+    expect(losses[3], `losses ${losses.join(', ')}`).toBeLessThan(0.9 * losses[0]);
+
+    // PEFT's keys for MistralForCausalLM (the Llama module names): lora_A [r, in], lora_B [out, r].
+    const exported = await session.exportAdapter();
+    const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F } = cfg;
+    const shapes: Record<string, [number, number]> = {
+      'self_attn.q_proj': [C, NH * HS],
+      'self_attn.k_proj': [C, NKV * HS],
+      'self_attn.v_proj': [C, NKV * HS],
+      'self_attn.o_proj': [NH * HS, C],
+      'mlp.gate_proj': [C, F],
+      'mlp.up_proj': [C, F],
+      'mlp.down_proj': [F, C],
+    };
+    const want = new Map<string, number[]>();
+    for (let l = 0; l < cfg.numLayers; l++) {
+      for (const [m, [inp, out]] of Object.entries(shapes)) {
+        want.set(`base_model.model.model.layers.${l}.${m}.lora_A.weight`, [rank, inp]);
+        want.set(`base_model.model.model.layers.${l}.${m}.lora_B.weight`, [out, rank]);
+      }
+    }
+    expect(new Map(exported.map((t) => [t.name, t.shape]))).toEqual(want);
     session.dispose();
     weights.destroy();
   });
