@@ -23,23 +23,11 @@ import {
   type PagedKv,
 } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
-import {
-  batchRows,
-  checked,
-  makeLayout,
-  openGpu,
-  readF32,
-  Rng,
-  runCalls,
-  uploadKv,
-  uploadRows,
-  uploadStorage,
-  type Gpu,
-} from './attention-fixtures';
+import * as fx from './attention-fixtures';
 
-let gpu: Gpu;
+let gpu: fx.Gpu;
 beforeAll(async () => {
-  gpu = await openGpu();
+  gpu = await fx.openGpu();
 });
 afterAll(() => gpu?.device.destroy());
 
@@ -62,14 +50,14 @@ function poisonDeadBlocks(kv: PagedKv, rows: readonly BatchRow[], window: number
   return poisoned;
 }
 
-function layoutFor(rng: Rng, parts: Array<{ pos: number; count: number }>, NKV: number, HS: number) {
-  const layout = makeLayout(
+function layoutFor(rng: fx.Rng, parts: Array<{ pos: number; count: number }>, NKV: number, HS: number) {
+  const layout = fx.makeLayout(
     rng,
     parts.map((r) => r.pos + r.count),
     NKV,
     HS,
   );
-  const rows = batchRows(
+  const rows = fx.batchRows(
     layout,
     parts.map((r, i) => ({ seq: i, ...r })),
   );
@@ -86,7 +74,7 @@ describe('sliding-window attention', () => {
     it(`prefill, HS ${HS}: chunks at 3x the window over freed blocks, beside a short prompt`, async () => {
       const { device } = gpu;
       const window = 20;
-      const rng = new Rng(5 + HS);
+      const rng = new fx.Rng(5 + HS);
       const { layout, rows } = layoutFor(
         rng,
         [
@@ -104,17 +92,17 @@ describe('sliding-window attention', () => {
       const wantLse = new Float32Array(T * NH);
       attentionPrefillPaged(want, wantLse, q, layout.kv, rows, NH, window);
 
-      const gkv = uploadKv(device, layout.kv);
-      const qBuf = uploadStorage(device, q, 'q');
-      const rowsBuf = uploadRows(device, rows);
+      const gkv = fx.uploadKv(device, layout.kv);
+      const qBuf = fx.uploadStorage(device, q, 'q');
+      const rowsBuf = fx.uploadRows(device, rows);
       for (const variant of ['tiled', 'naive'] as const) {
-        const attn = await checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }, { variant }));
-        const out = uploadStorage(device, new Float32Array(T * NH * HS), 'out');
-        const lse = uploadStorage(device, new Float32Array(T * NH), 'lse');
+        const attn = await fx.checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }, { variant }));
+        const out = fx.uploadStorage(device, new Float32Array(T * NH * HS), 'out');
+        const lse = fx.uploadStorage(device, new Float32Array(T * NH), 'lse');
         const dims = { B: rows.length, T, maxCount: 45, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window };
-        await runCalls(gpu, [attn.encode({ out, lse, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, dims)]);
-        expectClose(await readF32(device, out, want.length), want, TOL, `out (${variant})`);
-        expectClose(await readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${variant})`);
+        await fx.runCalls(gpu, [attn.encode({ out, lse, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, dims)]);
+        expectClose(await fx.readF32(device, out, want.length), want, TOL, `out (${variant})`);
+        expectClose(await fx.readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${variant})`);
         out.destroy();
         lse.destroy();
       }
@@ -126,7 +114,7 @@ describe('sliding-window attention', () => {
     const { device } = gpu;
     const { NH, NKV, HS } = SHAPES[0];
     const window = 20;
-    const rng = new Rng(77);
+    const rng = new fx.Rng(77);
     const contexts = [60, 21, 5];
     const { layout, rows } = layoutFor(
       rng,
@@ -160,18 +148,18 @@ describe('sliding-window attention', () => {
       );
     });
 
-    const gkv = uploadKv(device, layout.kv);
-    const qBuf = uploadStorage(device, q, 'q');
-    const rowsBuf = uploadRows(device, rows);
-    const decode = await checked(device, () => new DecodeAttention(gpu, { NH, NKV, HS }, { workgroupStorageBytes: 4096 }));
-    const merge = await checked(device, () => new AttentionMerge(gpu));
+    const gkv = fx.uploadKv(device, layout.kv);
+    const qBuf = fx.uploadStorage(device, q, 'q');
+    const rowsBuf = fx.uploadRows(device, rows);
+    const decode = await fx.checked(device, () => new DecodeAttention(gpu, { NH, NKV, HS }, { workgroupStorageBytes: 4096 }));
+    const merge = await fx.checked(device, () => new AttentionMerge(gpu));
     // A plan for the window's keys (what the runner plans when every layer slides), and 16-key splits
     // over the whole context (a hybrid model's plan: the splits past the window are empty).
     for (const plan of [decode.plan(window, B), { splitLen: KV_BLOCK, numSplits: Math.ceil(60 / KV_BLOCK) }]) {
       const floats = B * NH * plan.numSplits * (HS + 2);
-      const partials = uploadStorage(device, rng.normals(floats), 'partials');
-      const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
-      await runCalls(gpu, [
+      const partials = fx.uploadStorage(device, rng.normals(floats), 'partials');
+      const out = fx.uploadStorage(device, new Float32Array(B * NH * HS), 'out');
+      await fx.runCalls(gpu, [
         decode.encode(
           { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf },
           { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan, window },
@@ -180,11 +168,11 @@ describe('sliding-window attention', () => {
       ]);
       const wantPartials = new Float32Array(floats);
       attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen, window);
-      expectClose(await readF32(device, partials, floats), wantPartials, TOL, `partials (${plan.numSplits} x ${plan.splitLen})`);
+      expectClose(await fx.readF32(device, partials, floats), wantPartials, TOL, `partials (${plan.numSplits} x ${plan.splitLen})`);
       const refMerged = new Float32Array(B * NH * HS);
       attentionMergePartials(refMerged, wantPartials, B, NH, plan.numSplits, HS);
       expectClose(refMerged, want, TOL, `reference merge (${plan.numSplits} x ${plan.splitLen})`);
-      expectClose(await readF32(device, out, B * NH * HS), want, TOL, `merged output (${plan.numSplits} x ${plan.splitLen})`);
+      expectClose(await fx.readF32(device, out, B * NH * HS), want, TOL, `merged output (${plan.numSplits} x ${plan.splitLen})`);
       partials.destroy();
       out.destroy();
     }
@@ -195,7 +183,7 @@ describe('sliding-window attention', () => {
     const { device } = gpu;
     const { NH, NKV, HS } = SHAPES[0];
     const window = 16;
-    const rng = new Rng(31);
+    const rng = new fx.Rng(31);
     const { layout, rows } = layoutFor(
       rng,
       [
@@ -232,18 +220,18 @@ describe('sliding-window attention', () => {
       t0 += S;
     }
 
-    const gkv = uploadKv(device, layout.kv);
-    const rowsBuf = uploadRows(device, rows);
-    const qBuf = uploadStorage(device, q, 'q');
-    const doutBuf = uploadStorage(device, dout, 'dout');
-    const outBuf = uploadStorage(device, out, 'out');
-    const stats = uploadStorage(device, new Float32Array([...lse, ...new Float32Array(T * NH)]), 'stats');
+    const gkv = fx.uploadKv(device, layout.kv);
+    const rowsBuf = fx.uploadRows(device, rows);
+    const qBuf = fx.uploadStorage(device, q, 'q');
+    const doutBuf = fx.uploadStorage(device, dout, 'dout');
+    const outBuf = fx.uploadStorage(device, out, 'out');
+    const stats = fx.uploadStorage(device, new Float32Array([...lse, ...new Float32Array(T * NH)]), 'stats');
     for (const variant of ['tiled', 'naive'] as const) {
-      const kernel = await checked(device, () => new AttentionBackward(gpu, { NH, NKV, HS }, { variant }));
-      const dqkv = uploadStorage(device, rng.normals(T * W), 'dqkv');
+      const kernel = await fx.checked(device, () => new AttentionBackward(gpu, { NH, NKV, HS }, { variant }));
+      const dqkv = fx.uploadStorage(device, rng.normals(T * W), 'dqkv');
       const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
-      await runCalls(gpu, kernel.encode(io, { B: 2, T, maxCount: 50, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window }));
-      expectClose(await readF32(device, dqkv, T * W), want, { atol: 5e-5, rtol: 5e-4 }, `dqkv (${variant})`);
+      await fx.runCalls(gpu, kernel.encode(io, { B: 2, T, maxCount: 50, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window }));
+      expectClose(await fx.readF32(device, dqkv, T * W), want, { atol: 5e-5, rtol: 5e-4 }, `dqkv (${variant})`);
       dqkv.destroy();
     }
     for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf, doutBuf, stats, outBuf]) b.destroy();

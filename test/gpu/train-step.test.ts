@@ -6,7 +6,7 @@
 // and a random-weight Mistral checkpoint from a Mistral-format config.json: LoRA SFT lowers its loss
 // and the adapter exports under PEFT's Mistral names.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
 import type { LoraModule } from '../../src/engine/reference/lora';
@@ -31,6 +31,15 @@ import {
 afterAll(destroyContexts);
 
 const ALL: LoraModule[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+
+/** A trainer over `cfg` with seeded random bf16 weights, and the reference of the same weights. */
+async function fixtureOf(cfg: ModelConfig, seed: number, upload: Parameters<typeof WeightSet.upload>[3] = { ropePositions: 64 }) {
+  const ctx = await kernelContext();
+  const tensors = randomModelTensors(cfg, 'bf16', seed);
+  const weights = await WeightSet.upload(ctx.device, cfg, tensors, upload);
+  const engine = new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} });
+  return { cfg, tensors, weights, ref: new ReferenceModel(cfg, tensors), engine };
+}
 
 const RL_PPO_SEQUENCE: LossSpec = {
   kind: 'rl',
@@ -98,18 +107,11 @@ describe('one training step against the reference', () => {
 
 describe('a row-chunked embedding / lm_head (a real vocabulary over the binding limit)', () => {
   it('qwen2 with its tied embedding split in 3 chunks: logprobs and SFT gradients match the reference', async () => {
-    const ctx = await kernelContext();
     const cfg = testConfig('qwen2');
-    const tensors = randomModelTensors(cfg, 'bf16', 97);
     // 211 rows of 96 bf16: 80 rows per chunk.
-    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 256, chunkBytes: 80 * 96 * 2 });
+    const f = await fixtureOf(cfg, 97, { ropePositions: 256, chunkBytes: 80 * 96 * 2 });
+    const weights = f.weights;
     expect(weights.lmHead.chunks.length).toBe(3);
-    const f = {
-      cfg,
-      weights,
-      ref: new ReferenceModel(cfg, tensors),
-      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
-    };
     const lora = loraConfig(ALL);
     const seqs = randomSequences(cfg.vocabSize, [19, 30], 6);
     const { session, adapter } = randomSession(f, lora, 21);
@@ -156,23 +158,15 @@ describe('micro-batches and recomputation change nothing but the schedule', () =
 
 describe('training with sliding-window layers', () => {
   it('a local (window 8) and a global layer: logprobs, SFT loss and LoRA gradients match the windowed reference', async () => {
-    const ctx = await kernelContext();
     const cfg = testConfig('llama', { slidingWindow: 8, layerTypes: ['sliding_attention', 'full_attention'] });
-    const tensors = randomModelTensors(cfg, 'bf16', 53);
-    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
-    const f = {
-      cfg,
-      weights,
-      ref: new ReferenceModel(cfg, tensors),
-      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
-    };
+    const f = await fixtureOf(cfg, 53);
     const lora = loraConfig(ALL);
     const seqs = randomSequences(cfg.vocabSize, [27, 40], 4);
     const { session, adapter } = randomSession(f, lora, 29);
     const got = (await session.logprobs(seqs)).flatMap((a) => Array.from(a));
     const want = referenceLogprobs(f.ref, lora, adapter, seqs).flatMap((a) => Array.from(a));
     expectClose(got, want, { atol: 2e-3, rtol: 2e-3 }, 'windowed logprobs');
-    const fullRef = new ReferenceModel({ ...cfg, slidingWindow: null, layerTypes: ['full_attention', 'full_attention'] }, tensors);
+    const fullRef = new ReferenceModel({ ...cfg, slidingWindow: null, layerTypes: ['full_attention', 'full_attention'] }, f.tensors);
     const full = referenceLogprobs(fullRef, lora, adapter, seqs).flatMap((a) => Array.from(a));
     // Position 0 has no logprob (NaN in both).
     expect(Math.max(...full.map((x, i) => (Number.isNaN(x) ? 0 : Math.abs(x - got[i]))))).toBeGreaterThan(1e-2);
@@ -183,13 +177,12 @@ describe('training with sliding-window layers', () => {
     const grads = await session.gradients();
     expectClose(grads, ref.grads, { atol: 2e-3 * maxAbs(ref.grads), rtol: 2e-2 }, 'windowed SFT LoRA gradients');
     session.dispose();
-    weights.destroy();
+    f.weights.destroy();
   });
 });
 
 describe('a Mistral checkpoint (MistralForCausalLM config, random weights, sliding window 8)', () => {
   it('LoRA SFT lowers the loss, and the adapter exports with PEFT names and shapes for Mistral', async () => {
-    const ctx = await kernelContext();
     // Mistral's config.json keys (as Mistral-7B-v0.1 / Nemo publish them), scaled down; head_dim
     // explicit and != hidden_size / num_attention_heads, as in Mistral-Nemo.
     const cfg = parseModelConfig({
@@ -216,14 +209,7 @@ describe('a Mistral checkpoint (MistralForCausalLM config, random weights, slidi
       vocab_size: 211,
     });
     expect(cfg.layerTypes).toEqual(['sliding_attention', 'sliding_attention']);
-    const tensors = randomModelTensors(cfg, 'bf16', 61);
-    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
-    const f = {
-      cfg,
-      weights,
-      ref: new ReferenceModel(cfg, tensors),
-      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
-    };
+    const f = await fixtureOf(cfg, 61);
     const rank = 4;
     const { session } = randomSession(f, loraConfig(ALL, rank), 5);
     const seqs = randomSequences(cfg.vocabSize, [26, 20], 8);
@@ -252,6 +238,6 @@ describe('a Mistral checkpoint (MistralForCausalLM config, random weights, slidi
     }
     expect(new Map(exported.map((t) => [t.name, t.shape]))).toEqual(want);
     session.dispose();
-    weights.destroy();
+    f.weights.destroy();
   });
 });

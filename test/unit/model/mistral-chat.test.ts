@@ -41,14 +41,8 @@ describe('Mistral-Nemo chat template and tokenizer', () => {
   });
 
   it('tools, a call and its result: [AVAILABLE_TOOLS], [TOOL_CALLS] with the id, [TOOL_RESULTS]', () => {
-    const weatherTool = {
-      type: 'function',
-      function: {
-        name: 'get_weather',
-        description: 'Get the weather',
-        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-      },
-    };
+    const params = { type: 'object', properties: { city: { type: 'string' } } };
+    const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Get the weather', parameters: params } };
     const messages: ChatMessage[] = [
       { role: 'user', content: 'Weather in Paris?' },
       {
@@ -61,7 +55,7 @@ describe('Mistral-Nemo chat template and tokenizer', () => {
     const text = template.render({ messages, tools: [weatherTool], addGenerationPrompt: true });
     expect(text).toBe(
       '<s>[AVAILABLE_TOOLS][{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", ' +
-        '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}][/AVAILABLE_TOOLS]' +
+        '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}][/AVAILABLE_TOOLS]' +
         '[INST]Weather in Paris?[/INST][TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefghi"}]</s>' +
         '[TOOL_RESULTS]{"content": {"temp": 21}, "call_id": "abcdefghi"}[/TOOL_RESULTS]',
     );
