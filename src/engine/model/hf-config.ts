@@ -24,14 +24,14 @@ export class ConfigError extends Error {
 const ARCHITECTURES: Record<string, Architecture> = {
   LlamaForCausalLM: 'llama',
   // Mistral is Llama's graph and weight names (transformers' MistralModel, llama.cpp's LLM_ARCH_LLAMA
-  // for converted checkpoints) plus a sliding window (hf-window.ts).
+  // for converted checkpoints) plus a sliding window (slidingWindowOf below).
   MistralForCausalLM: 'llama',
   Qwen2ForCausalLM: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
 };
 const MODEL_TYPES: Record<string, Architecture> = { llama: 'llama', mistral: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
 
-/** MistralConfig's defaults (max_position_embeddings 4096 * 32; its sliding_window default is hf-window.ts's). */
+/** MistralConfig's defaults (max_position_embeddings 4096 * 32; its sliding_window default is in slidingWindowOf). */
 const MISTRAL_DEFAULTS = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 131072 };
 
 /** Defaults of the transformers config classes for the fields a checkpoint may leave out. */
@@ -289,7 +289,7 @@ function slidingWindowOf(c: Json, file: string, rule: WindowRule, numLayers: num
     const list = c.layer_types;
     if (!Array.isArray(list) || list.length !== numLayers || list.some((t) => !LAYER_TYPES.includes(t as LayerType))) {
       throw new ConfigError(
-        `${file}: "layer_types" must list ${numLayers} entries, each "full_attention" or "sliding_attention" (got ${JSON.stringify(list).slice(0, 200)})`,
+        `${file}: "layer_types" must list ${numLayers} entries, each "full_attention" or "sliding_attention" (got ${Array.isArray(list) ? `${list.length} entries` : typeof list})`,
       );
     }
     const slidingWindow = rule === 'qwen' && c.use_sliding_window !== true ? null : windowField(rule === 'none' ? null : 4096);
