@@ -1,9 +1,13 @@
 // One training step of the GPU trainer against the reference (reference/model-train.ts): the
 // policy's logprobs, the loss and every LoRA gradient, for the three architectures, SFT and RL
 // losses, several sequences of different lengths, one micro-batch or several, saved activations
-// or recomputed ones.
+// or recomputed ones; and a hybrid model whose local layer slides over 8 tokens (as Gemma 3's local
+// and global layers) on sequences of 3x the window and more, where the full-attention reference differs;
+// and a random-weight Mistral checkpoint from a Mistral-format config.json: LoRA SFT lowers its loss
+// and the adapter exports under PEFT's Mistral names.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
 import type { LoraModule } from '../../src/engine/reference/lora';
 import { WeightSet } from '../../src/engine/model/weights';
@@ -27,6 +31,15 @@ import {
 afterAll(destroyContexts);
 
 const ALL: LoraModule[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+
+/** A trainer over `cfg` with seeded random bf16 weights, and the reference of the same weights. */
+async function fixtureOf(cfg: ModelConfig, seed: number, upload: Parameters<typeof WeightSet.upload>[3] = { ropePositions: 64 }) {
+  const ctx = await kernelContext();
+  const tensors = randomModelTensors(cfg, 'bf16', seed);
+  const weights = await WeightSet.upload(ctx.device, cfg, tensors, upload);
+  const engine = new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} });
+  return { cfg, tensors, weights, ref: new ReferenceModel(cfg, tensors), engine };
+}
 
 const RL_PPO_SEQUENCE: LossSpec = {
   kind: 'rl',
@@ -94,18 +107,11 @@ describe('one training step against the reference', () => {
 
 describe('a row-chunked embedding / lm_head (a real vocabulary over the binding limit)', () => {
   it('qwen2 with its tied embedding split in 3 chunks: logprobs and SFT gradients match the reference', async () => {
-    const ctx = await kernelContext();
     const cfg = testConfig('qwen2');
-    const tensors = randomModelTensors(cfg, 'bf16', 97);
     // 211 rows of 96 bf16: 80 rows per chunk.
-    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 256, chunkBytes: 80 * 96 * 2 });
+    const f = await fixtureOf(cfg, 97, { ropePositions: 256, chunkBytes: 80 * 96 * 2 });
+    const weights = f.weights;
     expect(weights.lmHead.chunks.length).toBe(3);
-    const f = {
-      cfg,
-      weights,
-      ref: new ReferenceModel(cfg, tensors),
-      engine: new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {} }),
-    };
     const lora = loraConfig(ALL);
     const seqs = randomSequences(cfg.vocabSize, [19, 30], 6);
     const { session, adapter } = randomSession(f, lora, 21);
@@ -147,5 +153,91 @@ describe('micro-batches and recomputation change nothing but the schedule', () =
     }
     whole.weights.destroy();
     split.weights.destroy();
+  });
+});
+
+describe('training with sliding-window layers', () => {
+  it('a local (window 8) and a global layer: logprobs, SFT loss and LoRA gradients match the windowed reference', async () => {
+    const cfg = testConfig('llama', { slidingWindow: 8, layerTypes: ['sliding_attention', 'full_attention'] });
+    const f = await fixtureOf(cfg, 53);
+    const lora = loraConfig(ALL);
+    const seqs = randomSequences(cfg.vocabSize, [27, 40], 4);
+    const { session, adapter } = randomSession(f, lora, 29);
+    const got = (await session.logprobs(seqs)).flatMap((a) => Array.from(a));
+    const want = referenceLogprobs(f.ref, lora, adapter, seqs).flatMap((a) => Array.from(a));
+    expectClose(got, want, { atol: 2e-3, rtol: 2e-3 }, 'windowed logprobs');
+    const fullRef = new ReferenceModel({ ...cfg, slidingWindow: null, layerTypes: ['full_attention', 'full_attention'] }, f.tensors);
+    const full = referenceLogprobs(fullRef, lora, adapter, seqs).flatMap((a) => Array.from(a));
+    // Position 0 has no logprob (NaN in both).
+    expect(Math.max(...full.map((x, i) => (Number.isNaN(x) ? 0 : Math.abs(x - got[i]))))).toBeGreaterThan(1e-2);
+
+    const metrics = await session.step(seqs, { kind: 'sft' }, 1e-3);
+    const ref = referenceStep(f.ref, planLora(cfg, lora), adapter, seqs, { kind: 'sft' });
+    expect(metrics.loss).toBeCloseTo(ref.loss, 2);
+    const grads = await session.gradients();
+    expectClose(grads, ref.grads, { atol: 2e-3 * maxAbs(ref.grads), rtol: 2e-2 }, 'windowed SFT LoRA gradients');
+    session.dispose();
+    f.weights.destroy();
+  });
+});
+
+describe('a Mistral checkpoint (MistralForCausalLM config, random weights, sliding window 8)', () => {
+  it('LoRA SFT lowers the loss, and the adapter exports with PEFT names and shapes for Mistral', async () => {
+    // Mistral's config.json keys (as Mistral-7B-v0.1 / Nemo publish them), scaled down; head_dim
+    // explicit and != hidden_size / num_attention_heads, as in Mistral-Nemo.
+    const cfg = parseModelConfig({
+      architectures: ['MistralForCausalLM'],
+      attention_dropout: 0.0,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      head_dim: 24,
+      hidden_act: 'silu',
+      hidden_size: 96,
+      initializer_range: 0.02,
+      intermediate_size: 136,
+      max_position_embeddings: 256,
+      model_type: 'mistral',
+      num_attention_heads: 6,
+      num_hidden_layers: 2,
+      num_key_value_heads: 2,
+      rms_norm_eps: 1e-5,
+      rope_theta: 1000000.0,
+      sliding_window: 8,
+      tie_word_embeddings: false,
+      torch_dtype: 'bfloat16',
+      use_cache: true,
+      vocab_size: 211,
+    });
+    expect(cfg.layerTypes).toEqual(['sliding_attention', 'sliding_attention']);
+    const f = await fixtureOf(cfg, 61);
+    const rank = 4;
+    const { session } = randomSession(f, loraConfig(ALL, rank), 5);
+    const seqs = randomSequences(cfg.vocabSize, [26, 20], 8);
+    const losses: number[] = [];
+    for (let s = 0; s < 4; s++) losses.push((await session.step(seqs, { kind: 'sft' }, 2e-2)).loss);
+    expect(losses[3], `losses ${losses.join(', ')}`).toBeLessThan(0.9 * losses[0]);
+
+    // PEFT's keys for MistralForCausalLM (the Llama module names): lora_A [r, in], lora_B [out, r].
+    const exported = await session.exportAdapter();
+    const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F } = cfg;
+    const shapes: Record<string, [number, number]> = {
+      'self_attn.q_proj': [C, NH * HS],
+      'self_attn.k_proj': [C, NKV * HS],
+      'self_attn.v_proj': [C, NKV * HS],
+      'self_attn.o_proj': [NH * HS, C],
+      'mlp.gate_proj': [C, F],
+      'mlp.up_proj': [C, F],
+      'mlp.down_proj': [F, C],
+    };
+    const want = new Map<string, number[]>();
+    for (let l = 0; l < cfg.numLayers; l++) {
+      for (const [m, [inp, out]] of Object.entries(shapes)) {
+        want.set(`base_model.model.model.layers.${l}.${m}.lora_A.weight`, [rank, inp]);
+        want.set(`base_model.model.model.layers.${l}.${m}.lora_B.weight`, [out, rank]);
+      }
+    }
+    expect(new Map(exported.map((t) => [t.name, t.shape]))).toEqual(want);
+    session.dispose();
+    f.weights.destroy();
   });
 });

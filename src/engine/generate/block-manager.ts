@@ -11,6 +11,13 @@
  *   reused by a prefix hit or, least recently used first, evicted when a fresh block is needed.
  *   Unregistered free blocks are handed out first.
  * - Block-table rows (one per live sequence; also its sampler slot) come from a free list.
+ * - Sliding window (`window` > 0, when every layer of the model slides: attention-window.ts
+ *   modelWindow): a sequence drops the blocks before its window as it advances (sequence.ts), so
+ *   the blocks it holds stay about window / KV_BLOCK + the step's. A dropped block is released like
+ *   any other: if registered it stays a valid prefix-cache entry (its K/V are those of its token
+ *   chain, whatever window later queries use) until evicted, and eviction unregisters it.
+ *   A model with some full-attention layers (hybrid) keeps every block: its local layers are masked
+ *   but not yet given a smaller pool of their own.
  *
  * Not here: the GPU buffers and block copies (KvCache), when to preempt (scheduler.ts).
  */
@@ -66,11 +73,22 @@ export class KvBlockManager {
   constructor(
     readonly numBlocks: number,
     readonly maxSeqs: number,
+    /** The model's window when every layer slides (modelWindow), 0 otherwise. */
+    readonly window = 0,
   ) {
     this.refs = new Int32Array(numBlocks);
     this.keyOf = new Array(numBlocks).fill(null);
     for (let b = numBlocks - 1; b >= 0; b--) this.free.push(b);
     this.freeRows = Array.from({ length: maxSeqs }, (_, i) => maxSeqs - 1 - i);
+  }
+
+  /**
+   * Blocks a prompt of `tokens` positions holds at most while it is prefilled in chunks of at most
+   * `chunk` tokens: all of them, or with a window the window's blocks plus a chunk's.
+   */
+  blocksToHold(tokens: number, chunk: number): number {
+    const all = Math.ceil(tokens / KV_BLOCK);
+    return this.window > 0 ? Math.min(all, Math.ceil(this.window / KV_BLOCK) + Math.ceil(chunk / KV_BLOCK) + 1) : all;
   }
 
   /** Blocks that can be handed out now (free, or cached and unreferenced). */

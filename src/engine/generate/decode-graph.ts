@@ -18,6 +18,7 @@
  * drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
+import { layerWindow } from '../model/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
@@ -82,7 +83,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       }),
       attention.decode.encode(
         { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.blockTable, rows: step.rows },
-        { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan },
+        { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
       ),
     );
     if (fusedOProj) {

@@ -17,6 +17,7 @@
  *
  * Not here: buffers (step-buffers.ts), sampling and submission (model-runner.ts).
  */
+import { layerWindow } from '../model/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
@@ -100,14 +101,17 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
       calls.push(
         attention.prefill.encode(
           { ...cache, q: step.q, out: step.att },
-          { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq },
+          { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq, window: layerWindow(cfg, l) },
         ),
       );
     } else {
       if (T !== B) throw new Error(`forward: decode attention needs one token per row (T ${T}, B ${B})`);
       const plan = d.attention.plan;
       calls.push(
-        attention.decode.encode({ ...cache, q: step.q, partials: step.partials }, { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan }),
+        attention.decode.encode(
+          { ...cache, q: step.q, partials: step.partials },
+          { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
+        ),
       );
       calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
     }

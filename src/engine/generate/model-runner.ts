@@ -17,6 +17,7 @@
  *
  * Not here: which sequences run (scheduler.ts), which blocks they own (block-manager.ts).
  */
+import { modelWindow } from '../model/attention-window';
 import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
@@ -130,6 +131,8 @@ export class ModelRunner {
   readonly loraLayout: LoraLayout;
   readonly fusedMaxBatch: number;
   readonly maxContext: number;
+  /** Most keys one decode query attends to: the window when every layer slides, else maxContext. */
+  private readonly maxAttended: number;
   private readonly dense: DenseKernels;
   private readonly graphs = new GraphCache(GRAPH_CACHE);
   private readonly generalGraphs = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPH_CACHE);
@@ -149,6 +152,8 @@ export class ModelRunner {
     this.attention = createAttentionKernels(ctx, cfg);
     const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
     this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
+    const window = modelWindow(cfg);
+    this.maxAttended = window > 0 ? Math.min(window, this.maxContext) : this.maxContext;
     const limits: StepLimits = {
       maxTokens: Math.max(opts.maxTokens ?? 512, maxBatch),
       maxBatch,
@@ -156,7 +161,7 @@ export class ModelRunner {
         1,
         Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4))),
       ),
-      partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxContext),
+      partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxAttended),
     };
     this.step = new StepBuffers(ctx.device, cfg, limits);
     const generation = createGenerationKernels(ctx, {
@@ -406,11 +411,13 @@ export class ModelRunner {
 
   /**
    * The decode split plan for rows at their positions: planned for the longest context rounded up
-   * to a power of two (at least 64), so cached graphs stay valid while contexts grow within it.
+   * to a power of two (at least 64), so cached graphs stay valid while contexts grow within it. When
+   * every layer slides, the splits tile only the window's keys (attention-decode.ts), so the plan
+   * stops growing at the window.
    */
   private planFor(rows: readonly RunnerRow[]): DecodeSplitPlan {
     const longest = Math.max(...rows.map((r) => r.pos + 1));
-    const bucket = Math.min(this.maxContext, Math.max(64, 2 ** Math.ceil(Math.log2(longest))));
+    const bucket = Math.min(this.maxAttended, Math.max(64, 2 ** Math.ceil(Math.log2(longest))));
     return this.attention.decode.plan(bucket, rows.length);
   }
 

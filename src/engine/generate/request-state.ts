@@ -77,6 +77,8 @@ export interface RequestLimits {
   maxSeqs: number;
   /** Blocks of the whole KV cache. */
   numBlocks: number;
+  /** Blocks one sequence of `tokens` positions holds at most (fewer than all with a sliding window: KvBlockManager.blocksToHold). */
+  seqBlocks?: (tokens: number) => number;
 }
 
 /** Requests that can never run fail before they wait: throws with the reason. */
@@ -93,7 +95,8 @@ export function validateRequest(req: GenerationRequest, limits: RequestLimits): 
   if (P >= maxModelLen)
     throw new Error(`This model's maximum context length is ${maxModelLen} tokens. However, your request has ${P} input tokens.`);
   if (req.n > limits.maxSeqs) throw new Error(`n = ${req.n} exceeds the ${limits.maxSeqs} sequences this engine decodes at once.`);
-  const oneSeq = Math.ceil(Math.min(P + req.maxTokens, maxModelLen) / KV_BLOCK);
+  const tokens = Math.min(P + req.maxTokens, maxModelLen);
+  const oneSeq = limits.seqBlocks ? limits.seqBlocks(tokens) : Math.ceil(tokens / KV_BLOCK);
   if (oneSeq > limits.numBlocks)
     throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${limits.numBlocks * KV_BLOCK}.`);
   if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {

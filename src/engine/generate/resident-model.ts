@@ -3,10 +3,12 @@
  * precision), its paged KV cache sized by the engine's memory budget, the block manager, the model
  * runner (step buffers, sampler) and the scheduler, plus the LoRA adapter pool created on the first
  * adapter. `maxModelLen` is the smallest of max_position_embeddings, the engine's cap and what the
- * KV cache holds (one sequence must fit).
+ * KV cache holds (one sequence must fit); when every layer slides a sequence holds only its window's
+ * blocks (block-manager.ts), so the cache bounds it only if it cannot hold a window and a chunk.
  *
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
+import { modelWindow } from '../model/attention-window';
 import type { KernelContext } from '../gpu/context';
 import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
@@ -62,7 +64,7 @@ export class ResidentModel {
       maxModelLen,
     };
     this.kv = new KvCache(ctx.device, cfg, { maxSeqs: opts.maxSeqs, maxContext: maxModelLen, numBlocks, label: `kv.${files.sourceId}` });
-    this.blocks = new KvBlockManager(this.kv.numBlocks, this.kv.maxSeqs);
+    this.blocks = new KvBlockManager(this.kv.numBlocks, this.kv.maxSeqs, modelWindow(weights.config));
     this.runner = new ModelRunner(ctx, weights, this.kv, {
       dense,
       maxTokens: opts.prefillChunk,
@@ -87,7 +89,10 @@ export class ResidentModel {
     const cfg = files.config;
     const shape = kvShapeOf(cfg);
     const numBlocks = kvBlocksThatFit(shape, opts.kvCacheBytes, ctx.device.limits);
-    const capacity = numBlocks * KV_BLOCK;
+    const window = modelWindow(cfg);
+    // A windowed sequence holds its window's blocks plus one prefill chunk's (block-manager.ts blocksToHold).
+    const holdsWindow = window > 0 && numBlocks >= Math.ceil(window / KV_BLOCK) + Math.ceil(opts.prefillChunk / KV_BLOCK) + 1;
+    const capacity = holdsWindow ? Infinity : numBlocks * KV_BLOCK;
     const maxModelLen = Math.min(cfg.maxPositionEmbeddings, opts.maxModelLen ?? Infinity, capacity);
     if (maxModelLen < KV_BLOCK) {
       throw new Error(

@@ -93,6 +93,7 @@ export class Scheduler implements BatchState {
         vocabSize: this.m.runner.weights.config.vocabSize,
         maxSeqs: this.mgr.maxSeqs,
         numBlocks: this.mgr.numBlocks,
+        seqBlocks: (tokens) => this.mgr.blocksToHold(tokens, this.m.runner.limits.maxTokens),
       });
     } catch (e) {
       for (const c of req.constraints ?? []) c?.dispose();
@@ -242,7 +243,7 @@ export class Scheduler implements BatchState {
       const match =
         req.promptLogprobs === null ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK)) : { blocks: [], keys: [] };
       const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
-      const need = Math.ceil((P + 1) / KV_BLOCK) - match.blocks.length + (req.n - 1);
+      const need = this.mgr.blocksToHold(P + 1, this.m.runner.limits.maxTokens) - match.blocks.length + (req.n - 1);
       if (need > this.mgr.available - running) continue;
       const rows = Array.from({ length: rowsNeeded }, () => this.mgr.allocRow()!);
       try {

@@ -92,8 +92,9 @@ export function planPrefill(b: BatchState): PlannedStep | null {
       if (step.promptLogprobs) continue;
       chunk = Math.min(chunk, limits.promptLogitRows);
     }
-    if (choice) {
-      // A recomputation takes all its blocks at once (plus the next token's), or waits.
+    if (choice && b.mgr.window === 0) {
+      // A recomputation takes all its blocks at once (plus the next token's), or waits. With a
+      // sliding window it holds only a window's blocks whatever its length: it goes chunk by chunk.
       if (!seq.reserve(b.mgr, seq.length + 1)) continue;
     } else if (!seq.reserve(b.mgr, seq.computed + chunk)) {
       const fit = (seq.blocks.length + b.mgr.available) * KV_BLOCK - seq.computed;

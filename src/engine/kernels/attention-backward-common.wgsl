@@ -2,7 +2,8 @@
 // after attention-common.wgsl (BatchRow, kv_index, NEG_BIG). Consts: HS (a multiple of 4), NKV, G.
 //
 // The forward (attention-prefill.wgsl) was, per query row i = (token, head) and key j of its sequence:
-//   s_ij = q_i . k_j * scale,  P_ij = exp(s_ij - lse_i) (causal: j <= position of i),  o_i = sum_j P_ij v_j
+//   s_ij = q_i . k_j * scale,  P_ij = exp(s_ij - lse_i) (causal: j <= position of i, and with a
+//   sliding window position of i - j < window),  o_i = sum_j P_ij v_j
 // and the backward (FlashAttention-2, arXiv 2307.08691 Alg. 2), P recomputed from q, k and lse:
 //   D_i = dO_i . o_i   (= sum_j P_ij dP_ij),  dP_ij = dO_i . v_j,  dS_ij = P_ij (dP_ij - D_i)
 //   dv_j = sum_i P_ij dO_i,  dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_i dS_ij q_i
@@ -13,6 +14,11 @@
 const NH: u32 = NKV * G;
 const HS4: u32 = HS / 4u;
 const QKV4: u32 = (NH + 2u * NKV) * HS4; // vec4s per token row of dqkv
+
+// Whether a query at qpos sees the key at kpos (causal, within the window when window > 0).
+fn sees(qpos: u32, kpos: u32) -> bool {
+  return kpos <= qpos && (params.window == 0u || qpos - kpos < params.window);
+}
 
 // Batch row of token t and the index of its first token (rows are few: a scan, as in qkv-prep).
 fn find_row(t: u32) -> vec2<u32> {

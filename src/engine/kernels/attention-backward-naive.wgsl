@@ -21,7 +21,7 @@ fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
   for (var i = 0u; i < HS4; i++) {
     dqkv[dst + i] = vec4<f32>(0.0);
   }
-  for (var p = 0u; p <= qpos; p++) {
+  for (var p = first_key(qpos, params.window); p <= qpos; p++) {
     let at = kv_index(row.seq, p, h, NKV, HS4, params.maxBlocksPerSeq);
     var s = 0.0;
     var dp = 0.0;
@@ -57,6 +57,9 @@ fn dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   }
   // Queries at or after this key, in the same row: tokens t .. first + count - 1.
   for (var tq = t; tq < place.y + row.count; tq++) {
+    if (!sees(row.pos + tq - place.y, kpos)) {
+      break; // later queries are further past the window
+    }
     for (var g = 0u; g < G; g++) {
       let qi = tq * NH + h * G + g;
       var s = 0.0;

@@ -14,6 +14,9 @@
  * columns, dk and dv in the k and v columns, overwritten): QkvPrepBackward then works on it in place
  * and one GEMM takes it through the fused qkv weight.
  *
+ * A sliding window (`dims.window`, the forward's) masks P like the forward and skips key tiles
+ * before a query tile's window and query tiles a window past a key tile.
+ *
  * Scope: gradients reach keys of the batch's own tokens. A row with a cached prefix (pos > 0) gets
  * the prefix keys' contribution to dq, but the prefix keys themselves get no dk, dv (they have no
  * column in dqkv): the trainer runs whole sequences from position 0.
@@ -78,6 +81,8 @@ export interface AttentionBackwardDims {
   /** Tokens of the longest row (sizes the grids). */
   maxCount: number;
   maxBlocksPerSeq: number;
+  /** The forward's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
+  window?: number;
 }
 
 export interface AttentionBackwardTiling {
@@ -126,7 +131,7 @@ const GRADS = ['dqkv', 'stats', 'dout', 'q', 'k', 'v', 'blockTable', 'rows'] as 
 export const ATTENTION_BACKWARD_SPEC: KernelSpec<keyof typeof BACKWARD_BINDINGS> = {
   name: 'attention-backward',
   bindings: BACKWARD_BINDINGS,
-  uniforms: { var: 'params', struct: 'Params', fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32' } },
+  uniforms: { var: 'params', struct: 'Params', fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', window: 'u32' } },
   entryPoints: { delta: ['stats', 'dout', 'out'], dq: GRADS, dkv: GRADS },
   shaders: { tiled: [ATTENTION_COMMON_WGSL, commonWgsl, tiledCode], naive: [ATTENTION_COMMON_WGSL, commonWgsl, naiveCode] },
 };
@@ -185,7 +190,7 @@ export class AttentionBackward {
     const { NH, NKV, HS } = this.shape;
     const { B, T, maxCount } = dims;
     const label = `attention-backward.${this.variant}`;
-    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v);
+    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v, name === 'window' ? 0 : 1);
     if (maxCount > T) throw new Error(`${label}: the longest row (${maxCount}) exceeds the batch's ${T} tokens`);
     checkElements(label, 'dqkv', io.dqkv, T * (NH + 2 * NKV) * HS);
     checkElements(label, 'stats', io.stats, 2 * T * NH);
@@ -193,7 +198,7 @@ export class AttentionBackward {
     checkElements(label, 'out', io.out, T * NH * HS);
     checkElements(label, 'q', io.q, T * NH * HS);
     checkElements(label, 'rows', io.rows, B * 4);
-    const uniforms = { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS) };
+    const uniforms = { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), window: dims.window ?? 0 };
     const G = NH / NKV;
     const R = this.tiling.rowsPerTile;
     const tiled = this.variant === 'tiled';

@@ -61,6 +61,7 @@ fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) ti
   let qi = tok * NH + h * G + f % G; // (token, query head) index
   let qpos = row.y + f / G;
   let maxPos = row.y + (min(r0 + BR, nRows) - 1u) / G; // last key any row of the tile sees
+  let minPos = first_key(row.y + r0 / G, params.window); // first key any row of the tile sees
 
   var qr = array<vec4<f32>, DPT4>();
   var dor = array<vec4<f32>, DPT4>();
@@ -73,11 +74,11 @@ fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) ti
   let D = stats[params.T * NH + qi];
 
   let nTiles = maxPos / BK + 1u;
-  for (var kt = 0u; kt < nTiles; kt++) {
+  for (var kt = minPos / BK; kt < nTiles; kt++) {
     let k0 = kt * BK;
     for (var e = tid; e < BK * HS4; e += WG) {
       let p = k0 + e / HS4;
-      if (p <= maxPos) {
+      if (p >= minPos && p <= maxPos) {
         let at = kv_index(row.x, p, h, NKV, HS4, params.maxBlocksPerSeq) + e % HS4;
         k_s[e] = kCache[at];
         v_s[e] = vCache[at];
@@ -115,7 +116,7 @@ fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) ti
       }
     }
     for (var j = 0u; j < BK; j++) {
-      if (k0 + j <= qpos) {
+      if (sees(qpos, k0 + j)) {
         let ds = exp(s[j] - lse) * (dp[j] - D);
         for (var i = 0u; i < DPT4; i++) {
           acc[i] += ds * k_s[j * HS4 + lane + i * LANES];
@@ -158,8 +159,12 @@ fn dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t
     vr[i] = vCache[at + lane + i * LANES];
   }
 
-  // Query rows f = t * G + g of this sequence; those before the tile's first key see none of it.
-  let nRows = nKeys * G;
+  // Query rows f = t * G + g of this sequence; those before the tile's first key see none of it, nor
+  // do those a window or more past its last key.
+  var nRows = nKeys * G;
+  if (params.window > 0u) {
+    nRows = min(nRows, (min(kt0 + BR, nKeys) - 1u + params.window) * G);
+  }
   for (var f0 = kt0 * G; f0 < nRows; f0 += BQ) {
     for (var e = tid; e < BQ * HS4; e += WG) {
       let f = f0 + e / HS4;
@@ -212,7 +217,7 @@ fn dkv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t
       }
     }
     for (var r = 0u; r < BQ; r++) {
-      if (qp_s[r] > kpos) { // causal: the query's position >= the key's
+      if (qp_s[r] > kpos && sees(qp_s[r] - 1u, kpos)) { // causal (qp_s 0 past the end), and in the window
         let st = st_s[r];
         let pr = exp(s[r] - st.x);
         let ds = pr * (dp[r] - st.y);

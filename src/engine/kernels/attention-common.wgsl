@@ -21,3 +21,13 @@ fn kv_index(seq: u32, p: u32, h: u32, nkv: u32, hsUnits: u32, maxBlocksPerSeq: u
   let block = blockTable[seq * maxBlocksPerSeq + p / KV_BLOCK];
   return ((block * nkv + h) * KV_BLOCK + p % KV_BLOCK) * hsUnits;
 }
+
+// First key position a query at qpos sees: 0 under full attention (window 0), qpos - window + 1 in a
+// sliding-window layer (model/attention-window.ts: transformers' sliding_window_overlay, llama.cpp's
+// LLAMA_SWA_TYPE_STANDARD). Keys before it may sit in KV blocks already freed: never read them.
+fn first_key(qpos: u32, window: u32) -> u32 {
+  if (window == 0u || qpos < window) {
+    return 0u;
+  }
+  return qpos + 1u - window;
+}

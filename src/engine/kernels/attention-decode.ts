@@ -27,6 +27,10 @@
  * Supported: HS a multiple of 4 up to 256 whose HS/4 leaves <= 16 vec4s per lane (16, 24, 48, 64,
  * 80, 96, 128, 256 all do), G up to 16.
  *
+ * Sliding window (`dims.window`): splits tile the keys from the window's first on, so keys in freed
+ * blocks are never read and a plan for min(context, window) keys covers a sliding layer (the model
+ * runner plans so when every layer slides).
+ *
  * Reference: reference/attention-paged.ts `attentionDecodePartials`.
  */
 import code from './attention-decode.wgsl?raw';
@@ -50,8 +54,9 @@ export const DECODE_ATTENTION_SPEC: KernelSpec = {
   uniforms: {
     var: 'params',
     struct: 'Params',
-    // splitLen: keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT; scale = 1 / sqrt(HS)
-    fields: { maxBlocksPerSeq: 'u32', splitLen: 'u32', numSplits: 'u32', scale: 'f32' },
+    // splitLen: keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT; scale = 1 / sqrt(HS);
+    // window: sliding window in tokens (model/attention-window.ts), 0 = full causal
+    fields: { maxBlocksPerSeq: 'u32', splitLen: 'u32', numSplits: 'u32', scale: 'f32', window: 'u32' },
   },
   shaders: { main: [ATTENTION_COMMON_WGSL, code] },
 };
@@ -94,6 +99,8 @@ export interface DecodeAttentionDims {
   B: number;
   maxBlocksPerSeq: number;
   plan: DecodeSplitPlan;
+  /** This layer's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
+  window?: number;
 }
 
 const WG = 64;
@@ -248,6 +255,7 @@ export class DecodeAttention {
     checkDim(label, 'B', B);
     checkDim(label, 'numSplits', plan.numSplits);
     checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
+    checkDim(label, 'window', dims.window ?? 0, 0);
     if (plan.splitLen % KV_BLOCK !== 0 || plan.splitLen < KV_BLOCK || plan.splitLen > this.maxSplitLen) {
       throw new Error(`${label}: split length ${plan.splitLen} must be a multiple of ${KV_BLOCK} in [${KV_BLOCK}, ${this.maxSplitLen}]`);
     }
@@ -258,7 +266,13 @@ export class DecodeAttention {
       pipeline: this.pipelineFor(plan.splitLen),
       layout: this.layout,
       buffers: { partials: io.partials, q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
-      uniforms: { maxBlocksPerSeq: dims.maxBlocksPerSeq, splitLen: plan.splitLen, numSplits: plan.numSplits, scale: 1 / Math.sqrt(HS) },
+      uniforms: {
+        maxBlocksPerSeq: dims.maxBlocksPerSeq,
+        splitLen: plan.splitLen,
+        numSplits: plan.numSplits,
+        scale: 1 / Math.sqrt(HS),
+        window: dims.window ?? 0,
+      },
       workgroups: [plan.numSplits, NKV, B],
     });
   }

@@ -2,7 +2,8 @@
 // One query token per batch row (its k, v already written at position pos); context = pos + 1.
 // Workgroup (split s, kv head h, row b) handles the G = NH / NKV query heads that share kv head h
 // (GQA: K and V are read once for all G heads, never repeated) over keys
-// [s * splitLen, min((s + 1) * splitLen, ctx)), and writes for each head a partial
+// [f + s * splitLen, min(f + (s + 1) * splitLen, ctx)), f = first_key(ctx - 1, window) (0 without a
+// sliding window), and writes for each head a partial
 // (o[HS] = sum exp(score - m) v, m, l) into partials [B, NH, numSplits, HS + 2] (docs/engine.md).
 //
 // Phases (scores of the whole split stay in workgroup memory, so the softmax is exact per split
@@ -51,7 +52,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let row = workgroupUniformLoad(&row_s);
   let seq = row.x;
   let ctx = row.y;
-  let kStart = split * params.splitLen;
+  // Splits tile the keys the query sees, from the window's first: a sliding layer's plan covers
+  // the window, not the whole context.
+  let kStart = first_key(ctx - 1u, params.window) + split * params.splitLen;
   let kEnd = min(kStart + params.splitLen, ctx);
   let gStride = params.numSplits * W;
   let out0 = ((b * NH + h * G) * params.numSplits + split) * W;

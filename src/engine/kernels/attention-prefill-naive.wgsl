@@ -1,6 +1,6 @@
 // Prefill attention over the paged KV cache, naive: the readable definition the tiled kernel
 // (attention-prefill.wgsl) is tested against, and a fallback. Same bindings and semantics: one
-// invocation per (token, query head) walks keys 0 .. its position one at a time with an online
+// invocation per (token, query head) walks the keys it sees (first_key .. its position) one at a time with an online
 // softmax (running max m, denominator l, accumulator rescaled by exp(m_old - m_new)).
 
 override WG: u32 = 64u;
@@ -40,7 +40,7 @@ fn main(
   var m = NEG_BIG;
   var l = 0.0;
   var acc = array<f32, MAX_HS>();
-  for (var p = 0u; p <= qpos; p++) {
+  for (var p = first_key(qpos, params.window); p <= qpos; p++) {
     let at = kv_index(row.seq, p, kh, NKV, HS, params.maxBlocksPerSeq);
     var s = 0.0;
     for (var d = 0u; d < HS; d++) {

@@ -2,7 +2,8 @@
  * PrefillAttention: causal GQA attention of a prefill batch over the paged KV cache, written after
  * QkvPrep has put the batch's k, v into the cache. Rows of several sequences, each with its own
  * first position (a cached prefix is reused, not recomputed): query i of a row attends to
- * positions 0 .. pos + i of its own sequence. Output [T, NH * HS]; optionally the per-(token, head)
+ * positions 0 .. pos + i of its own sequence, or in a sliding-window layer (`dims.window`) only the
+ * last `window` of them (key tiles before a query tile's window are skipped, never read). Output [T, NH * HS]; optionally the per-(token, head)
  * logsumexp [T, NH] that a FlashAttention-2 backward needs (the trainer's).
  *
  * Tiled kernel (attention-prefill.wgsl), FlashAttention-2 style:
@@ -50,8 +51,9 @@ function prefillSpec(variant: 'tiled' | 'naive', vec: string, code: string): Ker
     uniforms: {
       var: 'params',
       struct: 'Params',
-      // scale = 1 / sqrt(HS); writeLse = 1 writes lse (a uniform, not an override: one pipeline serves both)
-      fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', writeLse: 'u32' },
+      // scale = 1 / sqrt(HS); writeLse = 1 writes lse (a uniform, not an override: one pipeline serves both);
+      // window: sliding window in tokens (model/attention-window.ts), 0 = full causal
+      fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', writeLse: 'u32', window: 'u32' },
     },
     shaders: { main: [ATTENTION_COMMON_WGSL, code] },
   };
@@ -90,6 +92,8 @@ export interface PrefillAttentionDims {
   /** Tokens of the longest row (sizes the grid). */
   maxCount: number;
   maxBlocksPerSeq: number;
+  /** This layer's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
+  window?: number;
 }
 
 /** Tile sizes of the tiled kernel for a shape and a workgroup-memory budget. */
@@ -164,7 +168,7 @@ export class PrefillAttention {
     const { NH, NKV, HS } = this.shape;
     const { B, T, maxCount } = dims;
     const label = `attention-prefill.${this.variant}`;
-    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v);
+    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v, name === 'window' ? 0 : 1);
     if (maxCount > T) throw new Error(`${label}: the longest row (${maxCount}) exceeds the batch's ${T} tokens`);
     checkElements(label, 'out', io.out, T * NH * HS);
     checkElements(label, 'q', io.q, T * NH * HS);
@@ -175,7 +179,14 @@ export class PrefillAttention {
       pipeline: this.pipeline,
       layout: this.layout,
       buffers: { out: io.out, lse: io.lse ?? placeholder(this.ctx), q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
-      uniforms: { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), writeLse: io.lse ? 1 : 0 },
+      uniforms: {
+        B,
+        T,
+        maxBlocksPerSeq: dims.maxBlocksPerSeq,
+        scale: 1 / Math.sqrt(HS),
+        writeLse: io.lse ? 1 : 0,
+        window: dims.window ?? 0,
+      },
       workgroups:
         this.variant === 'tiled'
           ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B]

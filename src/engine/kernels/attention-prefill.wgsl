@@ -1,7 +1,8 @@
 // Prefill attention over the paged KV cache, FlashAttention-2 style (tiled, online softmax in f32).
 // Queries of several sequences (batch rows; row b's tokens sit at positions pos .. pos + count - 1
 // and the cache already holds positions 0 .. pos + count - 1, cached prefix included); query at
-// position p attends to keys 0 .. p of its own sequence; GQA: query head h reads kv head h / G.
+// position p attends to keys first_key(p, window) .. p of its own sequence (0 .. p without a sliding
+// window); GQA: query head h reads kv head h / G. Tiles before the tile's first visible key are skipped.
 //
 // Workgroup (query tile, kv head h, row b). Its query rows are the row's (token, head-in-group)
 // pairs flattened as t * G + g, BR = WG / LANES of them, so all G heads sharing kv head h use each
@@ -64,6 +65,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let qh = h * G + f % G;
   let qpos = pos0 + t;
   let maxPos = pos0 + (min(r0 + BR, nRows) - 1u) / G; // last key any row of the tile sees
+  let minPos = first_key(pos0 + r0 / G, params.window); // first key any row of the tile sees
+  let kFirst = first_key(qpos, params.window);
   let tok = row.w + t;
 
   var qr = array<vec4<f32>, MAX_DPT4>();
@@ -75,11 +78,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var l = 0.0;
 
   let nTiles = maxPos / BK + 1u;
-  for (var kt = 0u; kt < nTiles; kt++) {
+  for (var kt = minPos / BK; kt < nTiles; kt++) {
     let k0 = kt * BK;
     for (var e = tid; e < BK * HS4; e += WG) {
       let p = k0 + e / HS4;
-      if (p <= maxPos) {
+      if (p >= minPos && p <= maxPos) {
         let at = kv_index(seq, p, h, NKV, HS4, params.maxBlocksPerSeq) + e % HS4;
         k_s[e] = kCache[at];
         v_s[e] = vCache[at];
@@ -112,10 +115,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       }
     }
 
-    // Online softmax: causal mask, new running max, rescale what was accumulated.
+    // Online softmax: causal (and window) mask, new running max, rescale what was accumulated.
     var mNew = m;
     for (var j = 0u; j < BK; j++) {
-      s[j] = select(NEG_BIG, s[j], k0 + j <= qpos);
+      s[j] = select(NEG_BIG, s[j], k0 + j <= qpos && k0 + j >= kFirst);
       mNew = max(mNew, s[j]);
     }
     let corr = exp(m - mNew);
@@ -124,7 +127,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       o[i] *= corr;
     }
     for (var j = 0u; j < BK; j++) {
-      let p = select(0.0, exp(s[j] - mNew), k0 + j <= qpos);
+      let p = select(0.0, exp(s[j] - mNew), k0 + j <= qpos && k0 + j >= kFirst);
       l += p;
       for (var i = 0u; i < DPT4; i++) {
         o[i] += p * v_s[j * HS4 + lane + i * LANES];

@@ -1,11 +1,12 @@
 /**
  * parseModelConfig: a Hugging Face `config.json` -> the engine's ModelConfig (config.ts).
  *
- * Accepts LlamaForCausalLM (SmolLM2, Llama 3.x), Qwen2ForCausalLM and Qwen3ForCausalLM, with the
- * defaults transformers' LlamaConfig / Qwen2Config / Qwen3Config apply to absent fields, both the
+ * Accepts LlamaForCausalLM (SmolLM2, Llama 3.x), MistralForCausalLM (the llama family with a sliding
+ * window), Qwen2ForCausalLM and Qwen3ForCausalLM, with the defaults transformers' LlamaConfig /
+ * MistralConfig / Qwen2Config / Qwen3Config apply to absent fields, both the
  * `rope_scaling` key of transformers 4.x and the `rope_parameters` key of transformers 5, and
  * `torch_dtype` or its newer name `dtype`. Anything the engine cannot run exactly (another
- * architecture, yarn/dynamic RoPE, sliding-window attention, a non-SiLU MLP, quantized weights) is
+ * architecture, yarn/dynamic RoPE, a non-SiLU MLP, quantized weights) is
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
@@ -22,10 +23,16 @@ export class ConfigError extends Error {
 /** HF architecture class -> Hearth family. `model_type` is the fallback when `architectures` is absent. */
 const ARCHITECTURES: Record<string, Architecture> = {
   LlamaForCausalLM: 'llama',
+  // Mistral is Llama's graph and weight names (transformers' MistralModel, llama.cpp's LLM_ARCH_LLAMA
+  // for converted checkpoints) plus a sliding window (slidingWindowOf below).
+  MistralForCausalLM: 'llama',
   Qwen2ForCausalLM: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
 };
-const MODEL_TYPES: Record<string, Architecture> = { llama: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
+const MODEL_TYPES: Record<string, Architecture> = { llama: 'llama', mistral: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
+
+/** MistralConfig's defaults (max_position_embeddings 4096 * 32; its sliding_window default is in slidingWindowOf). */
+const MISTRAL_DEFAULTS = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 131072 };
 
 /** Defaults of the transformers config classes for the fields a checkpoint may leave out. */
 const FAMILY_DEFAULTS: Record<Architecture, { ropeTheta: number; rmsNormEps: number; maxPositions: number }> = {
@@ -49,9 +56,6 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
 
   if (c.quantization_config != null) {
     throw new ConfigError(`${file}: quantized checkpoints ("quantization_config") are not supported; use f32, f16 or bf16 weights`);
-  }
-  if (c.use_sliding_window === true) {
-    throw new ConfigError(`${file}: "use_sliding_window": true is not supported (Hearth runs full causal attention)`);
   }
   const numLayers = f.positiveInt('num_hidden_layers');
   const hiddenAct = c.hidden_act ?? 'silu';
@@ -77,7 +81,10 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   }
   if (headDim % 2 !== 0) throw new ConfigError(`${file}: "head_dim" (${headDim}) must be even for RoPE`);
 
-  const defaults = FAMILY_DEFAULTS[arch];
+  const mistral = isMistral(c);
+  const defaults = mistral ? MISTRAL_DEFAULTS : FAMILY_DEFAULTS[arch];
+  const window = slidingWindowOf(c, file, mistral ? 'mistral' : arch === 'llama' ? 'none' : 'qwen', numLayers);
+  const maxPositionEmbeddings = f.positiveInt('max_position_embeddings', defaults.maxPositions);
   const rope = ropeOf(c, file, defaults.ropeTheta);
   // Llama and Qwen3 put `attention_bias` on q, k, v and o; Qwen2 always has q/k/v bias and never an o bias.
   const attentionBias = arch === 'qwen2' ? true : f.bool('attention_bias', false);
@@ -96,11 +103,11 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     rmsNormEps: f.positiveNumber('rms_norm_eps', defaults.rmsNormEps),
     ropeTheta: rope.theta,
     ropeScaling: rope.scaling,
-    // Sliding windows are refused above until the engine runs them; every layer attends fully.
-    slidingWindow: null,
-    layerTypes: fullAttentionLayers(numLayers),
-    maxPositionEmbeddings: f.positiveInt('max_position_embeddings', defaults.maxPositions),
-    // LlamaConfig, Qwen2Config and Qwen3Config all default tie_word_embeddings to False.
+    // A window past the longest context masks nothing; capped so that it stays a u32 for the kernels.
+    slidingWindow: window.slidingWindow === null ? null : Math.min(window.slidingWindow, maxPositionEmbeddings),
+    layerTypes: window.layerTypes,
+    maxPositionEmbeddings,
+    // LlamaConfig, MistralConfig, Qwen2Config and Qwen3Config all default tie_word_embeddings to False.
     tieWordEmbeddings: f.bool('tie_word_embeddings', false),
     attentionBias,
     outputBias,
@@ -116,6 +123,10 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
 /** Layer types of a model without a sliding window. */
 export function fullAttentionLayers(numLayers: number): LayerType[] {
   return Array.from({ length: numLayers }, () => 'full_attention' as const);
+}
+
+function isMistral(c: Json): boolean {
+  return Array.isArray(c.architectures) ? c.architectures[0] === 'MistralForCausalLM' : c.model_type === 'mistral';
 }
 
 function architectureOf(c: Json, file: string): Architecture {
@@ -248,4 +259,54 @@ export class FieldReader {
     if (!Number.isInteger(v) || (v as number) < 0) this.bad(name, 'a token id');
     return v as number;
   }
+}
+
+/** How a family derives its window when the config lists no `layer_types`. */
+type WindowRule = 'none' | 'mistral' | 'qwen';
+
+const LAYER_TYPES: readonly LayerType[] = ['full_attention', 'sliding_attention'];
+
+/**
+ * The sliding-window fields of a Hugging Face config.json -> ModelConfig's slidingWindow and
+ * layerTypes (model/attention-window.ts says what they mean), as transformers' config classes
+ * derive them:
+ * - `layer_types` given (transformers >= 4.53 writes it): taken as it is, checked.
+ * - MistralConfig: `sliding_window` defaults to 4096 when the key is absent; null means none; every
+ *   layer slides (MistralAttention passes config.sliding_window to every layer).
+ * - Qwen2Config / Qwen3Config: a window only with `use_sliding_window: true`, then layers
+ *   i >= `max_window_layers` (default 28) slide and the others attend fully; `sliding_window`
+ *   defaults to 4096.
+ * - LlamaConfig has no window.
+ * Reference: transformers models/mistral/configuration_mistral.py, models/qwen2/configuration_qwen2.py.
+ */
+function slidingWindowOf(c: Json, file: string, rule: WindowRule, numLayers: number): Pick<ModelConfig, 'slidingWindow' | 'layerTypes'> {
+  const f = new FieldReader(c, file);
+  const windowField = (fallback: number | null): number | null => {
+    if (!('sliding_window' in c)) return fallback;
+    return c.sliding_window === null ? null : f.positiveInt('sliding_window');
+  };
+  if (c.layer_types != null) {
+    const list = c.layer_types;
+    if (!Array.isArray(list) || list.length !== numLayers || list.some((t) => !LAYER_TYPES.includes(t as LayerType))) {
+      throw new ConfigError(
+        `${file}: "layer_types" must list ${numLayers} entries, each "full_attention" or "sliding_attention" (got ${Array.isArray(list) ? `${list.length} entries` : typeof list})`,
+      );
+    }
+    const slidingWindow = rule === 'qwen' && c.use_sliding_window !== true ? null : windowField(rule === 'none' ? null : 4096);
+    // Without a window transformers' sliding layers get sliding_window None: they attend fully.
+    if (slidingWindow === null || !list.includes('sliding_attention'))
+      return { slidingWindow: null, layerTypes: fullAttentionLayers(numLayers) };
+    return { slidingWindow, layerTypes: list as LayerType[] };
+  }
+  let slidingWindow: number | null = null;
+  let firstSliding = 0;
+  if (rule === 'mistral') slidingWindow = windowField(4096);
+  if (rule === 'qwen' && f.bool('use_sliding_window', false)) {
+    slidingWindow = windowField(4096);
+    firstSliding = c.max_window_layers == null ? 28 : (f.optionalInt('max_window_layers', 0) ?? 28);
+  }
+  const layerTypes = Array.from({ length: numLayers }, (_, i): LayerType =>
+    slidingWindow !== null && i >= firstSliding ? 'sliding_attention' : 'full_attention',
+  );
+  return { slidingWindow: layerTypes.includes('sliding_attention') ? slidingWindow : null, layerTypes };
 }

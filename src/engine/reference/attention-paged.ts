@@ -12,6 +12,7 @@
  * reference/rope.ts), any block allocation policy.
  */
 import { attentionForward } from './attention';
+import { firstVisibleKey } from '../model/attention-window';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
 import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
@@ -47,10 +48,10 @@ export function kvWritePaged(kv: PagedKv, k: Float32Array, v: Float32Array, seq:
   }
 }
 
-/** Reads positions 0..S-1 of sequence `seq` into contiguous kOut, vOut [S, NKV, HS]. */
-export function kvGatherPaged(kOut: Float32Array, vOut: Float32Array, kv: PagedKv, seq: number, S: number): void {
+/** Reads positions from..S-1 of sequence `seq` into contiguous kOut, vOut [S, NKV, HS] (earlier rows stay as they are). */
+export function kvGatherPaged(kOut: Float32Array, vOut: Float32Array, kv: PagedKv, seq: number, S: number, from = 0): void {
   const { NKV, HS } = kv;
-  for (let p = 0; p < S; p++) {
+  for (let p = from; p < S; p++) {
     for (let h = 0; h < NKV; h++) {
       const src = kvOffset(kv, seq, p, h);
       const dst = (p * NKV + h) * HS;
@@ -65,7 +66,8 @@ export function kvGatherPaged(kOut: Float32Array, vOut: Float32Array, kv: PagedK
 /**
  * Causal GQA attention of a prefill batch over the paged cache (which already holds every row's
  * prefix and its new tokens). Tokens are the rows' tokens concatenated in row order; token i of
- * row r sits at position r.pos + i and attends to positions 0..r.pos + i of its own sequence.
+ * row r sits at position r.pos + i and attends to positions 0..r.pos + i of its own sequence (with a
+ * window W > 0, only the last W of them: keys before the window may sit in freed blocks and are not read).
  * out: [T, NH, HS]; lse (optional): [T, NH], log of the softmax denominator of the scaled scores.
  */
 export function attentionPrefillPaged(
@@ -75,6 +77,7 @@ export function attentionPrefillPaged(
   kv: PagedKv,
   rows: readonly BatchRow[],
   NH: number,
+  W = 0,
 ): void {
   const { NKV, HS } = kv;
   let t0 = 0;
@@ -83,16 +86,20 @@ export function attentionPrefillPaged(
     const S = row.pos + T;
     const k = new Float32Array(S * NKV * HS);
     const v = new Float32Array(S * NKV * HS);
-    kvGatherPaged(k, v, kv, row.seq, S);
+    const first = firstVisibleKey(row.pos, W); // the row's first query sees no earlier key
+    kvGatherPaged(k, v, kv, row.seq, S, first);
     const qRow = q.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
     const outRow = out.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
-    attentionForward(outRow, qRow, k, v, T, S, NH, NKV, HS, row.pos);
-    if (lse) attentionLogsumexp(lse.subarray(t0 * NH, (t0 + T) * NH), qRow, k, T, NH, NKV, HS, row.pos);
+    attentionForward(outRow, qRow, k, v, T, S, NH, NKV, HS, row.pos, W);
+    if (lse) attentionLogsumexp(lse.subarray(t0 * NH, (t0 + T) * NH), qRow, k, T, NH, NKV, HS, row.pos, W);
     t0 += T;
   }
 }
 
-/** lse[t, h] = log sum_{j <= pos0 + t} exp(q[t,h] . k[j, h / (NH/NKV)] / sqrt(HS)): what a FlashAttention-2 backward needs. */
+/**
+ * lse[t, h] = log sum_j exp(q[t,h] . k[j, h / (NH/NKV)] / sqrt(HS)) over the keys j the query sees
+ * (firstVisibleKey(pos0 + t, W) ..= pos0 + t): what a FlashAttention-2 backward needs.
+ */
 export function attentionLogsumexp(
   lse: Float32Array, // [T, NH]
   q: Float32Array, // [T, NH, HS]
@@ -102,6 +109,7 @@ export function attentionLogsumexp(
   NKV: number,
   HS: number,
   pos0: number,
+  W = 0,
 ): void {
   const G = NH / NKV;
   const scale = 1 / Math.sqrt(HS);
@@ -109,7 +117,7 @@ export function attentionLogsumexp(
     for (let h = 0; h < NH; h++) {
       const kh = Math.floor(h / G);
       const scores: number[] = [];
-      for (let j = 0; j <= pos0 + t; j++) {
+      for (let j = firstVisibleKey(pos0 + t, W); j <= pos0 + t; j++) {
         let s = 0;
         for (let d = 0; d < HS; d++) s += q[(t * NH + h) * HS + d] * k[(j * NKV + kh) * HS + d];
         scores.push(s * scale);
@@ -127,7 +135,8 @@ export const EMPTY_SPLIT_MAX = -3.0e38;
 
 /**
  * Decode partials, split over the KV length: for row b (one query token at position rows[b].pos,
- * context pos + 1), head h, split s over keys [s * splitLen, min((s + 1) * splitLen, pos + 1)):
+ * context pos + 1), head h, split s over keys [f + s * splitLen, min(f + (s + 1) * splitLen, pos + 1)) from
+ * the window's first key f = firstVisibleKey(pos, window) (0 without a window):
  * o[HS] = sum exp(score - m) v (unnormalised), m = max score, l = sum exp(score - m); an empty split
  * has m = EMPTY_SPLIT_MAX, l = 0, o = 0. partials: [B, NH, numSplits, HS + 2].
  */
@@ -139,6 +148,7 @@ export function attentionDecodePartials(
   NH: number,
   numSplits: number,
   splitLen: number,
+  window = 0,
 ): void {
   const { NKV, HS } = kv;
   const G = NH / NKV;
@@ -150,7 +160,7 @@ export function attentionDecodePartials(
       const kh = Math.floor(h / G);
       for (let s = 0; s < numSplits; s++) {
         const base = ((b * NH + h) * numSplits + s) * W;
-        const start = s * splitLen;
+        const start = firstVisibleKey(row.pos, window) + s * splitLen;
         const end = Math.min(start + splitLen, ctx);
         partials.fill(0, base, base + W);
         if (start >= end) {

@@ -1,9 +1,11 @@
 /**
  * Causal grouped-query attention over contiguous K/V, reference (HF eager semantics in f32):
  * softmax(q k^T * HS^-0.5) v, query head h reading kv head h / (NH / NKV) (repeat_kv). Query t sits at
- * position pos0 + t and sees keys 0 .. pos0 + t. The oracle of the paged prefill and decode kernels.
- * Legend: T queries, S keys (S >= pos0 + T), NH query heads, NKV kv heads, HS head dim.
+ * position pos0 + t and sees keys 0 .. pos0 + t, or with a sliding window W > 0 only keys
+ * pos0 + t - W + 1 .. pos0 + t (model/attention-window.ts). The oracle of the paged prefill and decode kernels.
+ * Legend: T queries, S keys (S >= pos0 + T), NH query heads, NKV kv heads, HS head dim, W window (0 = full).
  */
+import { firstVisibleKey } from '../model/attention-window';
 import type { Floats } from './floats';
 
 export function attentionForward(
@@ -17,6 +19,7 @@ export function attentionForward(
   NKV: number,
   HS: number,
   pos0: number,
+  W = 0,
 ): void {
   if (NH % NKV !== 0) throw new Error(`attention: NH ${NH} is not a multiple of NKV ${NKV}`);
   if (pos0 + T > S) throw new Error(`attention: queries reach position ${pos0 + T - 1} but only ${S} keys exist`);
@@ -24,12 +27,13 @@ export function attentionForward(
   const scale = 1 / Math.sqrt(HS);
   const scores = new Float64Array(S);
   for (let t = 0; t < T; t++) {
-    const last = pos0 + t; // causal: keys 0..last
+    const last = pos0 + t; // causal: keys first..last
+    const first = firstVisibleKey(last, W);
     for (let h = 0; h < NH; h++) {
       const kh = Math.floor(h / group);
       const qo = (t * NH + h) * HS;
       let max = -Infinity;
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         let dot = 0;
         const ko = (s * NKV + kh) * HS;
         for (let d = 0; d < HS; d++) dot += q[qo + d] * k[ko + d];
@@ -37,13 +41,13 @@ export function attentionForward(
         if (scores[s] > max) max = scores[s];
       }
       let sum = 0;
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         scores[s] = Math.exp(scores[s] - max);
         sum += scores[s];
       }
       for (let d = 0; d < HS; d++) {
         let acc = 0;
-        for (let s = 0; s <= last; s++) acc += scores[s] * v[(s * NKV + kh) * HS + d];
+        for (let s = first; s <= last; s++) acc += scores[s] * v[(s * NKV + kh) * HS + d];
         out[qo + d] = acc / sum;
       }
     }
@@ -58,7 +62,8 @@ export function attentionForward(
  *   ds_s = p_s (dp_s - sum_j p_j dp_j)   (sum_j p_j dp_j = dout . out: FlashAttention-2's D)
  * and through s = q . k_s * scale: dq += scale * ds_s k_s, dk_s += scale * ds_s q.
  * GQA: kv head h / G receives the sum over its G query heads (repeat_kv's backward).
- * Keys 0 .. pos0 - 1 (a cached prefix) get gradients like any other key.
+ * Keys 0 .. pos0 - 1 (a cached prefix) get gradients like any other key; keys outside a query's
+ * window get none from it.
  */
 export function attentionBackward(
   dq: Floats, // (T, NH, HS) accumulated
@@ -74,6 +79,7 @@ export function attentionBackward(
   NKV: number,
   HS: number,
   pos0: number,
+  W = 0,
 ): void {
   if (NH % NKV !== 0) throw new Error(`attention: NH ${NH} is not a multiple of NKV ${NKV}`);
   if (pos0 + T > S) throw new Error(`attention: queries reach position ${pos0 + T - 1} but only ${S} keys exist`);
@@ -83,11 +89,12 @@ export function attentionBackward(
   const dp = new Float64Array(S);
   for (let t = 0; t < T; t++) {
     const last = pos0 + t;
+    const first = firstVisibleKey(last, W);
     for (let h = 0; h < NH; h++) {
       const kh = Math.floor(h / group);
       const qo = (t * NH + h) * HS;
       let max = -Infinity;
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         let dot = 0;
         const ko = (s * NKV + kh) * HS;
         for (let d = 0; d < HS; d++) dot += q[qo + d] * k[ko + d];
@@ -95,12 +102,12 @@ export function attentionBackward(
         if (p[s] > max) max = p[s];
       }
       let sum = 0;
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         p[s] = Math.exp(p[s] - max);
         sum += p[s];
       }
       let D = 0;
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         p[s] /= sum;
         const vo = (s * NKV + kh) * HS;
         let dot = 0;
@@ -111,7 +118,7 @@ export function attentionBackward(
         dp[s] = dot;
         D += p[s] * dot;
       }
-      for (let s = 0; s <= last; s++) {
+      for (let s = first; s <= last; s++) {
         const ds = p[s] * (dp[s] - D) * scale;
         const ko = (s * NKV + kh) * HS;
         for (let d = 0; d < HS; d++) {

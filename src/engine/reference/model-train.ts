@@ -13,6 +13,7 @@
  * Not here: the loss coefficients (engine/train), several sequences (call once per sequence: the
  * backward accumulates), gradients of base weights (frozen).
  */
+import { layerWindow } from '../model/attention-window';
 import { attentionBackward, attentionForward } from './attention';
 import { crossEntropyBackward, crossEntropyForward } from './cross-entropy';
 import { embeddingForward } from './embedding';
@@ -175,7 +176,7 @@ export function trainForward(
     }
     ropeForward(s.q, s.qn, positions, model.invFreq, T, NH, HS);
     ropeForward(s.k, s.kn, positions, model.invFreq, T, NKV, HS);
-    attentionForward(s.att, s.q, s.k, s.v, T, T, NH, NKV, HS, 0);
+    attentionForward(s.att, s.q, s.k, s.v, T, T, NH, NKV, HS, 0, layerWindow(cfg, l));
     const proj = a(T * C);
     projForward(proj, s.att, w.o, w.oBias, lora, l, 'o_proj', T, NH * HS, C);
     residualForward(s.hMid, s.hIn, proj, T * C);
@@ -259,7 +260,7 @@ export function trainBackward(
     const dq = a(T * NH * HS);
     const dk = a(T * NKV * HS);
     const dv = a(T * NKV * HS);
-    attentionBackward(dq, dk, dv, datt, s.q, s.k, s.v, T, T, NH, NKV, HS, 0);
+    attentionBackward(dq, dk, dv, datt, s.q, s.k, s.v, T, T, NH, NKV, HS, 0, layerWindow(cfg, l));
     // q = rope(qn), k = rope(kn)
     const dqn = a(T * NH * HS);
     const dkn = a(T * NKV * HS);

@@ -21,6 +21,7 @@ import { tensorToF32 } from '../model/dtype';
 import { ropeInvFreq } from '../model/rope';
 import type { TensorData } from '../model/tensor';
 import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
+import { layerWindow } from '../model/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';
@@ -215,7 +216,7 @@ export class ReferenceSession {
       save(`layers.${l}.q`, q);
       save(`layers.${l}.k`, k);
       save(`layers.${l}.v`, v);
-      attentionForward(att, q, this.k[l], this.v[l], T, S, NH, NKV, HS, pos0);
+      attentionForward(att, q, this.k[l], this.v[l], T, S, NH, NKV, HS, pos0, layerWindow(cfg, l));
       save(`layers.${l}.attention`, att);
       linearForward(proj, att, w.o, w.oBias, T, NH * HS, C);
       adapt(l, 'o_proj', proj, att, NH * HS, C);

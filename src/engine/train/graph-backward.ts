@@ -22,6 +22,7 @@
  *   dA += gB^T x (one problem over the stacked A),  dB += s g^T u, stored from dB^T = s u^T g.
  * Not here: the head and dh's first value (graph-head.ts), clipping and AdamW (session.ts).
  */
+import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
@@ -206,7 +207,7 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   calls.push(
     ...k.attentionBackward.encode(
       { dqkv: dQkv, stats: a('lse'), dout: dAtt, out: a('att'), q: a('q'), k: a('k'), v: a('v'), ...attnIo },
-      { T, B: d.B, maxCount: d.maxCount, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq },
+      { T, B: d.B, maxCount: d.maxCount, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq, window: layerWindow(cfg, l) },
     ),
   );
   const pw = qkvPrepWeights(g.weights, l);

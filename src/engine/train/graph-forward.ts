@@ -19,6 +19,7 @@
  * holds the gradient of), bit-identical to the first pass.
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
+import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { WeightSet } from '../model/weights';
@@ -119,7 +120,10 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
   const attnDims = { T, B: d.B, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq };
   calls.push(...k.qkvPrep.encode({ q: a('q'), k: a('k'), v: a('v'), qkv: a('qkv'), ...qkvPrepWeights(g.weights, l), ...attnIo }, attnDims));
   calls.push(
-    k.attention.encode({ out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo }, { ...attnDims, maxCount: d.maxCount }),
+    k.attention.encode(
+      { out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo },
+      { ...attnDims, maxCount: d.maxCount, window: layerWindow(cfg, l) },
+    ),
   );
   calls.push(
     ...k.gemm.encode({ out: a('hMid'), a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }),

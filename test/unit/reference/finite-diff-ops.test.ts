@@ -75,13 +75,15 @@ describe('finite differences: reference backward of each op (f64)', () => {
     }
   });
 
-  it('causal GQA attention: dq, dk, dv, with a cached prefix (pos0 2) and without', () => {
-    const cases: Array<{ T: number; pos0: number; NH: number; NKV: number; HS: number }> = [
+  it('causal GQA attention: dq, dk, dv, with a cached prefix (pos0 2) and without, with sliding windows 3 and 2', () => {
+    const cases: Array<{ T: number; pos0: number; NH: number; NKV: number; HS: number; W?: number }> = [
       { T: 5, pos0: 2, NH: 6, NKV: 2, HS: 4 },
       { T: 4, pos0: 0, NH: 3, NKV: 3, HS: 5 },
       { T: 3, pos0: 0, NH: 4, NKV: 1, HS: 6 },
+      { T: 6, pos0: 0, NH: 4, NKV: 2, HS: 4, W: 3 },
+      { T: 4, pos0: 3, NH: 2, NKV: 1, HS: 5, W: 2 },
     ];
-    for (const { T, pos0, NH, NKV, HS } of cases) {
+    for (const { T, pos0, NH, NKV, HS, W = 0 } of cases) {
       const S = pos0 + T;
       const rng = new Rng(300 + T * 7 + NH);
       const q = normals64(rng, T * NH * HS);
@@ -90,7 +92,7 @@ describe('finite differences: reference backward of each op (f64)', () => {
       const R = normals64(rng, T * NH * HS);
       const loss = () => {
         const out = new Float64Array(T * NH * HS);
-        attentionForward(out, q, k, v, T, S, NH, NKV, HS, pos0);
+        attentionForward(out, q, k, v, T, S, NH, NKV, HS, pos0, W);
         return weightedSum(out, R);
       };
       const dq0 = normals64(rng, q.length);
@@ -99,9 +101,9 @@ describe('finite differences: reference backward of each op (f64)', () => {
       const dq = Float64Array.from(dq0);
       const dk = Float64Array.from(dk0);
       const dv = Float64Array.from(dv0);
-      attentionBackward(dq, dk, dv, R, q, k, v, T, S, NH, NKV, HS, pos0);
+      attentionBackward(dq, dk, dv, R, q, k, v, T, S, NH, NKV, HS, pos0, W);
       const minus = (a: Float64Array, b: Float64Array) => a.map((x, i) => x - b[i]);
-      const label = `attention T ${T} pos0 ${pos0} NH ${NH} NKV ${NKV}`;
+      const label = `attention T ${T} pos0 ${pos0} NH ${NH} NKV ${NKV} window ${W}`;
       checkGradient(`${label} dq`, q, minus(dq, dq0), loss, TOL);
       checkGradient(`${label} dk`, k, minus(dk, dk0), loss, TOL);
       checkGradient(`${label} dv`, v, minus(dv, dv0), loss, TOL);

@@ -1,0 +1,131 @@
+// The issue's sliding-window test, through the Engine (scheduler, block manager, prefill and decode
+// graphs): the bundled tiny model served as a Mistral checkpoint (MistralForCausalLM,
+// sliding_window 16), a prompt of 3x the window prefilled in chunks, then greedy decoding past 4x it.
+// Prompt logprobs and every decoded token's logprob equal the reference model with the window
+// (full attention restricted to the last 16 keys) and differ from full attention; the blocks the
+// sequence holds stay bounded while its context grows past the whole KV cache (flat memory); and
+// max_model_len is the model's own limit, not the cache's. The same weights as a hybrid model
+// (`layer_types`: local, global, local, global, as Gemma 3 mixes them) keep every block and match
+// their reference too.
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/engine/generate/engine';
+import type { ModelConfig } from '../../src/engine/model/config';
+import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-cache';
+import { loadModelFiles } from '../../src/engine/model/repo';
+import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';
+import type { TensorData } from '../../src/engine/model/tensor';
+import { ReferenceModel } from '../../src/engine/reference/model';
+import { bundled, collect, promptOf, request, testEngine, type Outcome } from './engine-helpers';
+
+const WINDOW = 16;
+/** 4 blocks (64 tokens) per model: less than the 65-token context the Mistral request reaches. */
+const NUM_BLOCKS = 4;
+const PREFILL_CHUNK = 32;
+
+/** tiny-chat's files under another id, with its config.json rewritten. */
+class TinyChatAs implements ModelSource {
+  readonly label = 'tiny-chat with another config.json';
+  private readonly inner = bundled('hearth/tiny-chat');
+  constructor(
+    readonly id: string,
+    private readonly config: Record<string, unknown>,
+  ) {}
+  list(): Promise<string[] | null> {
+    return this.inner.list();
+  }
+  async open(file: string, req?: FileRequest): Promise<Blob | null> {
+    return file === 'config.json' ? new Blob([JSON.stringify(this.config)]) : this.inner.open(file, req);
+  }
+}
+
+/** log_softmax(logits)[token]. */
+function logprob(logits: Float32Array, token: number): number {
+  let max = -Infinity;
+  for (const x of logits) max = Math.max(max, x);
+  let sum = 0;
+  for (const x of logits) sum += Math.exp(x - max);
+  return logits[token] - max - Math.log(sum);
+}
+
+const sources = new Map<string, TinyChatAs>();
+let engine: Engine | null = null;
+afterAll(() => engine?.gpu.device.destroy());
+
+/** Serves tiny-chat's weights under `id` with `changes` to its config.json; the engine is shared. */
+async function serve(id: string, changes: Record<string, unknown>): Promise<{ cfg: ModelConfig; tensors: TensorData[] }> {
+  const tiny = JSON.parse(await (await bundled('hearth/tiny-chat').open('config.json'))!.text());
+  const json = { ...tiny, architectures: ['MistralForCausalLM'], model_type: 'mistral', ...changes };
+  sources.set(id, new TinyChatAs(id, json));
+  const cfg = parseModelConfig(json);
+  engine ??= await testEngine({
+    source: async (which) => sources.get(which)!,
+    kvCacheBytes: NUM_BLOCKS * KV_BLOCK * kvBytesPerToken(kvShapeOf(cfg)),
+    prefillChunk: PREFILL_CHUNK,
+    maxSeqs: 2,
+  });
+  const tensors: TensorData[] = [];
+  for await (const t of (await loadModelFiles(sources.get(id)!)).tensors()) tensors.push(t);
+  return { cfg, tensors };
+}
+
+/**
+ * Checks every prompt logprob (positions 1..) and decoded token's logprob against `cfg`'s reference
+ * over the same tokens; returns how far they are from full attention past the window.
+ */
+function checkAgainstReference(cfg: ModelConfig, tensors: TensorData[], prompt: number[], out: Outcome): number {
+  const V = cfg.vocabSize;
+  const all = [...prompt, ...out.tokens[0]];
+  const want = new ReferenceModel(cfg, tensors).forward(all);
+  const fullCfg = { ...cfg, slidingWindow: null, layerTypes: cfg.layerTypes.map(() => 'full_attention' as const) };
+  const full = new ReferenceModel(fullCfg, tensors).forward(all);
+  const at = (logits: Float32Array, p: number) => logits.subarray(p * V, (p + 1) * V);
+  let apart = 0;
+  const promptLp = out.prefilled!.promptLogprobs!;
+  for (let p = 1; p < prompt.length; p++) {
+    expect(promptLp[p]!.logprob, `prompt position ${p}`).toBeCloseTo(logprob(at(want, p - 1), prompt[p]), 2);
+    if (p > WINDOW) apart = Math.max(apart, Math.abs(promptLp[p]!.logprob - logprob(at(full, p - 1), prompt[p])));
+  }
+  out.sampled[0].forEach((tok, j) => {
+    const p = prompt.length + j;
+    expect(tok.logprob, `decoded position ${p}`).toBeCloseTo(logprob(at(want, p - 1), tok.id), 2);
+    apart = Math.max(apart, Math.abs(tok.logprob - logprob(at(full, p - 1), tok.id)));
+  });
+  return apart;
+}
+
+describe('sliding-window attention through the engine', () => {
+  it('every layer slides: a context 3x then 4x the window gives the windowed logprobs with bounded blocks', async () => {
+    const id = 'test/tiny-mistral';
+    const { cfg, tensors } = await serve(id, { sliding_window: WINDOW });
+    const served = await engine!.loadModel(id);
+    expect(served.maxModelLen).toBe(cfg.maxPositionEmbeddings);
+    const blocks = (await engine!.residentModel(id)).blocks;
+    expect(blocks.numBlocks).toBe(NUM_BLOCKS);
+
+    const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 5);
+    const maxTokens = WINDOW + 1;
+    const inUse: number[] = [];
+    const out = await collect(engine!.generate(request(id, prompt, { maxTokens, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
+      if ((ev as { type: string }).type === 'tokens') inUse.push(blocks.numBlocks - blocks.available);
+    });
+    expect(out.tokens[0]).toHaveLength(maxTokens);
+    // Memory while decoding: the blocks the window spans (2), never the 5 a 65-token context fills.
+    expect(inUse.length).toBeGreaterThan(1);
+    expect(Math.max(...inUse)).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
+    // Prefill (in chunks) and decode match the windowed reference; full attention gives other numbers.
+    expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
+  });
+
+  it('local and global layers (layer_types): the hybrid reference through prefill and decode', async () => {
+    const id = 'test/tiny-hybrid';
+    const layerTypes = ['sliding_attention', 'full_attention', 'sliding_attention', 'full_attention'];
+    const { cfg, tensors } = await serve(id, { sliding_window: WINDOW, layer_types: layerTypes });
+    expect(cfg.layerTypes).toEqual(layerTypes);
+    const served = await engine!.loadModel(id);
+    expect(served.maxModelLen).toBe(NUM_BLOCKS * KV_BLOCK); // global layers keep every block: the cache bounds it
+    const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 9);
+    const out = await collect(engine!.generate(request(id, prompt, { maxTokens: 6, promptLogprobs: 1, ignoreEos: true })), 1);
+    expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
+  });
+});
