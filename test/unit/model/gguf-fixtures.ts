@@ -39,7 +39,7 @@ export function ggufTestConfig(arch: 'qwen3' | 'llama' = 'qwen3'): ModelConfig {
 export const LLAMA3_FREQ_FACTORS = Array.from({ length: 32 }, (_, i) => Math.fround(i < 2 ? 1 : i > 12 ? 8 : 1 + (7 * (i - 2)) / 10));
 
 /** convert_hf_to_gguf.py's `permute`: HF row h*HS + i*HS/2 + j goes to row h*HS + 2j + i. */
-function permuteRows(data: Uint8Array, heads: number, headDim: number): Uint8Array {
+export function permuteRows(data: Uint8Array, heads: number, headDim: number): Uint8Array {
   const rowBytes = data.length / (heads * headDim);
   const out = new Uint8Array(data.length);
   for (let h = 0; h < heads; h++) {
