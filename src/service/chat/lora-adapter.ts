@@ -21,9 +21,14 @@ import type { Principal } from '../api-keys';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { ServiceContext } from '../context';
 
-/** The projections of a Llama/Qwen decoder layer, as PEFT names them. */
+/** The projections of a Llama/Qwen decoder layer, as PEFT names them ("all-linear"). */
 export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+/** Phi-3's fused projections (modeling_phi3.py): PEFT adapts qkv_proj and gate_up_proj as single Linears. */
+const FUSED_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
+const KNOWN_MODULES: readonly string[] = [...LORA_MODULES, ...FUSED_MODULES];
 const MODULE_PATHS: Record<string, string> = {
+  qkv_proj: 'self_attn.qkv_proj',
+  gate_up_proj: 'mlp.gate_up_proj',
   q_proj: 'self_attn.q_proj',
   k_proj: 'self_attn.k_proj',
   v_proj: 'self_attn.v_proj',
@@ -58,17 +63,15 @@ function targetModules(value: unknown, where: string): string[] {
     } catch {
       throw new AdapterError(`${where}: target_modules "${value}" is not a valid regular expression`);
     }
-    return LORA_MODULES.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
+    return KNOWN_MODULES.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
   }
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
     throw new AdapterError(`${where}: target_modules must be a list of module names`);
   }
   const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
-  const unknown = short.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
+  const unknown = short.filter((m) => !KNOWN_MODULES.includes(m));
   if (unknown.length)
-    throw new AdapterError(
-      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`,
-    );
+    throw new AdapterError(`${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${KNOWN_MODULES.join(', ')})`);
   return short;
 }
 
