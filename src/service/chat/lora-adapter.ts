@@ -71,7 +71,9 @@ function targetModules(value: unknown, where: string): string[] {
   const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
   const unknown = short.filter((m) => !KNOWN_MODULES.includes(m));
   if (unknown.length)
-    throw new AdapterError(`${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${KNOWN_MODULES.join(', ')})`);
+    throw new AdapterError(
+      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${KNOWN_MODULES.join(', ')})`,
+    );
   return short;
 }
 
