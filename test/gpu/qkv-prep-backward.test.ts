@@ -10,11 +10,10 @@ import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
 import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
 import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
-import { phi3TestRope } from '../../src/engine/reference/random-model';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import { qkvPrepBackward } from '../../src/engine/reference/qkv-prep-backward';
-import { checked, openGpu, readF32, Rng, runCalls, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import { checked, openGpu, readF32, Rng, ROPE_VARIANT_CASES, runCalls, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -34,27 +33,7 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  {
-    name: 'Phi-3: partial rotary (24 of 32 dims), LongRoPE across its switch at 24',
-    NH: 4,
-    NKV: 2,
-    HS: 32,
-    norm: null,
-    rows: [
-      { pos: 20, count: 9 },
-      { pos: 0, count: 3 },
-    ],
-    rope: phi3TestRope(32),
-  },
-  {
-    name: 'SmolLM3 NoPE layer, q/k norm f32',
-    NH: 4,
-    NKV: 2,
-    HS: 16,
-    norm: 'f32',
-    rows: [{ pos: 4, count: 5 }],
-    rope: { layerRope: false },
-  },
+  ...ROPE_VARIANT_CASES,
   { name: 'MHA HS 64, no norm, one row from position 0', NH: 4, NKV: 4, HS: 64, norm: null, rows: [{ pos: 0, count: 17 }] },
   {
     name: 'GQA 3, HS 128, q/k norm bf16, rows at positions 5, 16 and 0',

@@ -8,7 +8,6 @@ import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
 import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
-import { phi3TestRope } from '../../src/engine/reference/random-model';
 import { qkvPrepForward, type QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import {
@@ -22,6 +21,7 @@ import {
   uploadKv,
   uploadRows,
   uploadStorage,
+  ROPE_VARIANT_CASES,
   type Gpu,
 } from './attention-fixtures';
 
@@ -45,27 +45,7 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  {
-    name: 'Phi-3: partial rotary (24 of 32 dims), LongRoPE across its switch at 24, GQA 2',
-    NH: 4,
-    NKV: 2,
-    HS: 32,
-    norm: null,
-    seqs: [
-      { pos: 20, count: 9 },
-      { pos: 0, count: 5 },
-    ],
-    rope: phi3TestRope(32),
-  },
-  {
-    name: 'SmolLM3 NoPE layer: q and k not rotated, q/k norm f32',
-    NH: 4,
-    NKV: 2,
-    HS: 16,
-    norm: 'f32',
-    seqs: [{ pos: 3, count: 6 }],
-    rope: { layerRope: false },
-  },
+  ...ROPE_VARIANT_CASES.map(({ rows, ...c }) => ({ ...c, seqs: rows })),
   { name: 'MHA HS 64, one row from position 0', NH: 4, NKV: 4, HS: 64, norm: null, seqs: [{ pos: 0, count: 17 }] },
   {
     name: 'GQA 3, HS 128, Qwen3 norm bf16, three rows with prefixes',

@@ -21,6 +21,7 @@ import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
+import ropePairs from './rope-pairs.wgsl?raw';
 import { composeShader } from './shader';
 import type { KernelSpec } from './spec';
 
@@ -60,7 +61,7 @@ export const DECODE_QKV_SPEC: KernelSpec = {
       rope: 'u32',
     },
   },
-  shaders: { main: [core, code] },
+  shaders: { main: [core, ropePairs, code] },
 };
 
 export interface DecodeQkvArgs {

@@ -5,7 +5,7 @@
 //   over the first ROT dims (Phi-3 partial rotary), none when P.rope is 0 (SmolLM3 NoPE layers)
 //   k, v written into the paged KV cache at the row's position; q written to Q [B, NH, HS].
 // A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 pairs
-// (pair_dims: RoPE pairs d, d + ROT / 2, then the pass-through dims paired alike), or the whole head
+// (pair_dims, rope-pairs.wgsl: RoPE pairs d, d + ROT / 2, then the pass-through dims paired alike), or the whole head
 // (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
 // the activations only once.
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, KV_BLOCK.
@@ -36,16 +36,6 @@ fn stage_x(b: u32, k: u32) -> f32 {
 
 fn norm_w(k: u32) -> f32 {
   return VEC[P.norm_off + k];
-}
-
-// The two dims of pair i of a head (i < HS / 2): the rotated pairs (i, i + ROT / 2) first, then
-// the pass-through dims ROT.. split the same way (qkv-prep.wgsl pairs them identically).
-fn pair_dims(i: u32) -> vec2<u32> {
-  if (i < ROT / 2u) {
-    return vec2<u32>(i, i + ROT / 2u);
-  }
-  let m = ROT + (i - ROT / 2u);
-  return vec2<u32>(m, m + (HS - ROT) / 2u);
 }
 
 // Unit row u -> dimension within the head: the first U / 2 rows are the first dims of pairs

@@ -15,6 +15,7 @@
  * Reference: reference/attention-paged.ts `qkvPrepForward`.
  */
 import code from './qkv-prep.wgsl?raw';
+import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
@@ -90,7 +91,7 @@ export const QKV_PREP_SPEC: KernelSpec = {
     prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
     prep_backward: ['qkv', 'qNorm', 'kNorm', 'ropeTable', 'rows', 'dqkv'],
   },
-  shaders: { main: [ATTENTION_COMMON_WGSL, code] },
+  shaders: { main: [ATTENTION_COMMON_WGSL, ropePairs, code] },
 };
 
 /** The override constants of a shape (both directions). */

@@ -64,16 +64,7 @@ fn head_rstd(src: u32) -> f32 {
   return inverseSqrt(ss / f32(HS) + params.eps);
 }
 
-// The two dims of pair i of a head (i < HS/2): the rotated pairs (i, i + ROT/2) first, then the
-// pass-through dims ROT.. split the same way, so one loop over HS/2 pairs covers the head.
-fn pair_dims(i: u32) -> vec2<u32> {
-  if (i < ROT / 2u) {
-    return vec2<u32>(i, i + ROT / 2u);
-  }
-  let m = ROT + (i - ROT / 2u);
-  return vec2<u32>(m, m + (HS - ROT) / 2u);
-}
-
+// pair_dims(i): rope-pairs.wgsl.
 fn rotates(i: u32) -> bool {
   return params.rope != 0u && i < ROT / 2u;
 }

@@ -112,10 +112,16 @@ function projBackward(
   linearBackward(dx, null, null, dy, x, W, T, IC, OC);
   const pair = lora?.get(l, module);
   if (lora && pair) {
-    const g = grads?.get(l, module);
-    if (!g) throw new Error(`LoRA backward: the gradient has no ${module} of layer ${l}`);
+    const g = gradientOf(grads, l, module);
     loraBackward(dx, g.A, g.B, dy, x, pair.A, pair.B, lora.scale, T, IC, OC, lora.rank);
   }
+}
+
+/** The gradient accumulator of an adapted module (it must have one). */
+function gradientOf(grads: ReferenceLora | null, l: number, module: LoraModule) {
+  const g = grads?.get(l, module);
+  if (!g) throw new Error(`LoRA backward: the gradient has no ${module} of layer ${l}`);
+  return g;
 }
 
 /** A fused module's LoRA (Phi-3 qkv_proj / gate_up_proj) over the separate outputs it spans, when adapted. */
@@ -147,8 +153,7 @@ function fusedBackward(
 ) {
   const pair = lora?.get(l, module);
   if (!lora || !pair) return;
-  const g = grads?.get(l, module);
-  if (!g) throw new Error(`LoRA backward: the gradient has no ${module} of layer ${l}`);
+  const g = gradientOf(grads, l, module);
   loraBackwardSplit(dx, g.A, g.B, dys, widths, x, pair.A, pair.B, lora.scale, T, IC, lora.rank);
 }
 
