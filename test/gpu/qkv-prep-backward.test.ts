@@ -6,14 +6,24 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QkvPrepBackward } from '../../src/engine/kernels/qkv-prep-backward';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
 import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
 import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import { qkvPrepBackward } from '../../src/engine/reference/qkv-prep-backward';
-import { checked, openGpu, readF32, Rng, ROPE_VARIANT_CASES, runCalls, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  checked,
+  openGpu,
+  readF32,
+  Rng,
+  ROPE_VARIANT_CASES,
+  runCalls,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+  type RopeVariantCase,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -21,16 +31,8 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.device.destroy());
 
-interface Case {
-  name: string;
-  NH: number;
-  NKV: number;
-  HS: number;
-  norm: DType | null;
-  rows: Array<{ pos: number; count: number }>;
-  /** Phi-3: rotated dims and LongRoPE; SmolLM3 NoPE layer: layerRope false. */
-  rope?: Partial<ModelConfig> & { layerRope?: boolean };
-}
+/** Llama-style RoPE when `rope` is absent. */
+type Case = Omit<RopeVariantCase, 'rope'> & Partial<Pick<RopeVariantCase, 'rope'>>;
 
 const CASES: Case[] = [
   ...ROPE_VARIANT_CASES,
