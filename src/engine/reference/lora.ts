@@ -21,25 +21,17 @@ import { Rng } from './random';
  * checkpoints that store them fused (Phi-3, modeling_phi3.py), where PEFT adapts the fused module
  * with one A and one B over all its rows. A model has one set or the other (`loraModulesOf`).
  */
-export const LORA_MODULES = [
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'o_proj',
-  'gate_proj',
-  'up_proj',
-  'down_proj',
-  'qkv_proj',
-  'gate_up_proj',
-] as const;
-export type LoraModule = (typeof LORA_MODULES)[number];
+export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export const FUSED_LORA_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
+export type LoraModule = (typeof LORA_MODULES)[number] | (typeof FUSED_LORA_MODULES)[number];
+/** Every module name of either layout. */
+export const ALL_LORA_MODULES: readonly LoraModule[] = [...LORA_MODULES, ...FUSED_LORA_MODULES];
 
-const SEPARATE_MODULES: readonly LoraModule[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 const FUSED_MODULES: readonly LoraModule[] = ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'];
 
 /** The modules a LoRA can adapt in this model, in storage order. */
 export function loraModulesOf(cfg: Pick<ModelConfig, 'fusedProjections'>): readonly LoraModule[] {
-  return cfg.fusedProjections ? FUSED_MODULES : SEPARATE_MODULES;
+  return cfg.fusedProjections ? FUSED_MODULES : LORA_MODULES;
 }
 
 /** Throws unless every target is a module of this model (naming the model's modules). */
@@ -151,7 +143,7 @@ export function parseLoraTensorName(name: string): { layer: number; module: Lora
   const m = KEY.exec(name);
   if (!m) return null;
   const module = m[3] as LoraModule;
-  if (!(LORA_MODULES as readonly string[]).includes(module) || MODULE_PATHS[module] !== `${m[2]}.${module}`) return null;
+  if (!(ALL_LORA_MODULES as readonly string[]).includes(module) || MODULE_PATHS[module] !== `${m[2]}.${module}`) return null;
   return { layer: Number(m[1]), module, which: m[4] as 'A' | 'B' };
 }
 

@@ -44,10 +44,13 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
     base.headDim = 24; // explicit head_dim != hidden / heads, as in Qwen3
     base.rmsNormEps = 1e-6;
   }
-  if (arch === 'phi3') Object.assign(base, phi3TestRope(base.headDim));
   // SmolLM3: the second layer is a NoPE layer (no_rope_layers [1, 0]).
   if (arch === 'smollm3') base.ropeLayers = [true, false];
   const config = { ...base, ...overrides };
+  // Phi-3's RoPE follows the final head dim unless the test sets its own scaling.
+  if (arch === 'phi3') {
+    Object.assign(config, phi3TestRope(config.headDim), overrides.ropeScaling !== undefined ? { ropeScaling: overrides.ropeScaling } : {});
+  }
   return { ...config, layerTypes: overrides.layerTypes ?? fullAttentionLayers(config.numLayers) };
 }
 
@@ -56,7 +59,7 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
  * start at position 24, so short tests cross the switch.
  */
 export function phi3TestRope(headDim: number): Partial<ModelConfig> {
-  const rotaryDim = (headDim * 3) / 4;
+  const rotaryDim = 2 * Math.floor((headDim * 3) / 8); // 0.75 of the head, kept even
   const half = rotaryDim / 2;
   return {
     fusedProjections: true,

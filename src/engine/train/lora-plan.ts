@@ -23,7 +23,7 @@ import type { TensorData } from '../model/tensor';
 import {
   checkLoraTargets,
   groupLoraTensors,
-  LORA_MODULES,
+  ALL_LORA_MODULES,
   loraModuleDims,
   loraModulesOf,
   loraScale,
@@ -109,9 +109,9 @@ export function checkLoraConfig(lora: LoraConfig): void {
   if (!Number.isInteger(lora.rank) || lora.rank < 1) throw new Error(`LoRA: rank ${lora.rank} must be a positive integer`);
   if (!Number.isFinite(lora.alpha)) throw new Error(`LoRA: alpha ${lora.alpha} must be a finite number`);
   if (lora.targetModules.length === 0) throw new Error('LoRA: target_modules is empty');
-  const unknown = lora.targetModules.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
+  const unknown = lora.targetModules.filter((m) => !(ALL_LORA_MODULES as readonly string[]).includes(m));
   if (unknown.length)
-    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
+    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${ALL_LORA_MODULES.join(', ')})`);
 }
 
 export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
