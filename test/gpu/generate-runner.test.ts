@@ -138,7 +138,7 @@ describe('model runner: whole-model logits against the reference', () => {
     });
   }
 
-  it('phi3 (fused projections, partial rotary, LongRoPE) with a LoRA on qkv_proj, o_proj, gate_up_proj, down_proj beside a base row', async () => {
+  it('phi3 (fused projections, partial rotary, LongRoPE), a LoRA on its fused modules beside a base row', async () => {
     const ctx = await generateContext();
     const f = await runnerFixture(ctx, 'phi3', 'bf16', 320);
     const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });

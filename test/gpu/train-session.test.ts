@@ -1,6 +1,7 @@
 // Training sessions as the job runner uses them: a fresh adapter leaves the model unchanged, a few
-// steps memorise a tiny task (also on Phi-3's fused modules, whose PEFT export is checked), the same inputs give bit-identical adapters, and an exported adapter
-// with its optimizer state resumes exactly where the first session stopped.
+// steps memorise a tiny task (also on Phi-3's fused modules, whose PEFT export is checked), the
+// same inputs give bit-identical adapters, and an exported adapter with its optimizer state resumes
+// exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../src/engine/model/dtype';
 import type { LoraModule } from '../../src/engine/reference/lora';

@@ -5,8 +5,8 @@
 //   over the first ROT dims (Phi-3 partial rotary), none when P.rope is 0 (SmolLM3 NoPE layers)
 //   k, v written into the paged KV cache at the row's position; q written to Q [B, NH, HS].
 // A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 pairs
-// (pair_dims, rope-pairs.wgsl: RoPE pairs d, d + ROT / 2, then the pass-through dims paired alike), or the whole head
-// (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
+// (pair_dims, rope-pairs.wgsl: RoPE pairs d, d + ROT / 2, then the pass-through dims paired
+// alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
 // the activations only once.
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, KV_BLOCK.
 

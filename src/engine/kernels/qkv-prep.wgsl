@@ -1,9 +1,9 @@
 // qkv-prep (prefill side): from the QKV projection [T, (NH + 2 NKV) * HS] (bias already added by
 // the GEMM epilogue) to q [T, NH, HS] and the paged K/V cache. Per q and k head: Qwen3 RMSNorm
 // (when QK_NORM), then RoPE with HF rotate_half semantics from the shared cos/sin table
-// (model/rope.ts) over the first ROT dims (Phi-3's partial rotary; the rest pass through), skipped on
-// a layer whose `params.rope` is 0 (SmolLM3's NoPE layers); v heads are copied unchanged. Tokens are the batch rows' tokens concatenated
-// in row order (BatchRow.count each).
+// (model/rope.ts) over the first ROT dims (Phi-3's partial rotary; the rest pass through), skipped
+// on a layer whose `params.rope` is 0 (SmolLM3's NoPE layers); v heads are copied unchanged. Tokens
+// are the batch rows' tokens concatenated in row order (BatchRow.count each).
 //
 // Two entry points, q heads and k/v heads, so each binds at most 8 storage buffers (the WebGPU
 // default limit); one invocation per (token, head): a head is HS contiguous floats, the norm

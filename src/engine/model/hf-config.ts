@@ -5,8 +5,9 @@
  * (Phi-3, Phi-3.5-mini, Phi-4-mini) and SmolLM3ForCausalLM, with the defaults transformers'
  * LlamaConfig / Qwen2Config / Qwen3Config / Phi3Config / SmolLM3Config apply to absent fields, both the
  * `rope_scaling` key of transformers 4.x and the `rope_parameters` key of transformers 5, and
- * `torch_dtype` or its newer name `dtype`. Anything the engine cannot run exactly (another
- * architecture, yarn/dynamic RoPE, sliding-window attention, a non-SiLU MLP, quantized weights) is
+ * `torch_dtype` or its newer name `dtype`. Phi-3's `sliding_window` is recorded for the engine's
+ * windowed attention. Anything the engine cannot run exactly (another architecture, yarn/dynamic
+ * RoPE, `use_sliding_window`, a non-SiLU MLP, quantized weights) is
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */

@@ -43,7 +43,8 @@ const SPM_VOCAB = [
   '<|end|>',
   '<|endoftext|>',
 ];
-const SPM_TYPES = SPM_VOCAB.map((t, i) => (i === 0 ? 2 : i < 3 || t.startsWith('<|') ? 3 : i < 259 ? 6 : 1)); // 2 unk, 3 control, 6 byte, 1 normal
+// Token types: 2 unk, 3 control, 6 byte, 1 normal.
+const SPM_TYPES = SPM_VOCAB.map((t, i) => (i === 0 ? 2 : i < 3 || t.startsWith('<|') ? 3 : i < 259 ? 6 : 1));
 
 function tokenizerMetadata(arch: 'phi3' | 'smollm3'): Array<[string, ReturnType<typeof gv.u32>]> {
   if (arch === 'phi3') {
