@@ -4,7 +4,7 @@
 // adapter's tensors by PEFT key for a Phi-3 config but refuses them for a Llama one (and the reverse).
 import { describe, expect, it } from 'vitest';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { groupLoraTensors, randomLoraTensors } from '../../../src/engine/reference/lora';
+import { groupLoraTensors, loraModulesOf, randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { parseAdapterConfig } from '../../../src/service/chat/lora-adapter';
 import { defaultLoraFor } from '../../../src/service/models';
@@ -26,15 +26,19 @@ const PHI3_ADAPTER_CONFIG = {
 };
 
 describe('LoRA adapters of fused (Phi-3) checkpoints', () => {
-  it("reads PEFT's Phi-3 adapter_config.json, by list or by regex", () => {
+  it("reads PEFT's Phi-3 adapter_config.json, by list, by regex or as all-linear", () => {
     expect(parseAdapterConfig(PHI3_ADAPTER_CONFIG)).toEqual({
       rank: 8,
       alpha: 16,
       targetModules: ['down_proj', 'gate_up_proj', 'o_proj', 'qkv_proj'],
       useRslora: false,
     });
-    const regex = parseAdapterConfig({ ...PHI3_ADAPTER_CONFIG, target_modules: '.*\\.(qkv_proj|gate_up_proj)' });
+    const phi3Modules = loraModulesOf(testConfig('phi3'));
+    const regex = parseAdapterConfig({ ...PHI3_ADAPTER_CONFIG, target_modules: '.*\\.(qkv_proj|gate_up_proj)' }, undefined, phi3Modules);
     expect(regex.targetModules).toEqual(['qkv_proj', 'gate_up_proj']);
+    // "all-linear" means the base model's projections: the fused ones on Phi-3.
+    const all = parseAdapterConfig({ ...PHI3_ADAPTER_CONFIG, target_modules: 'all-linear' }, undefined, phi3Modules);
+    expect(all.targetModules).toEqual(['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj']);
   });
 
   it('a model on a Phi-3 base defaults to the fused modules; others keep the separate ones', () => {
