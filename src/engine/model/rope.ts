@@ -108,12 +108,22 @@ export function ropeFreqs(cfg: RopeParams): RopeFreqs {
   return { short, long: ropeInvFreq(cfg, true), longFrom: s.originalMaxPositionEmbeddings, scale: s.attentionFactor };
 }
 
-/** f32 (cos, sin) of frequency i at position pos: torch's f32 cos/sin of the f32 angle, times the scale in f32. */
-export function ropeCosSin(freqs: RopeFreqs, pos: number, i: number): [number, number] {
+/** Writes the f32 (cos, sin) of frequency i at `pos` to out[at], out[at + 1]: torch's f32 cos/sin of the f32 angle, times the scale in f32. */
+function writeCosSin(out: Float32Array, at: number, freqs: RopeFreqs, pos: number, i: number): void {
   const a = ropeAngle(pos, (pos >= freqs.longFrom ? freqs.long : freqs.short)[i]);
-  if (freqs.scale === 1) return [f(Math.cos(a)), f(Math.sin(a))];
-  const scale = f(freqs.scale);
-  return [f(f(Math.cos(a)) * scale), f(f(Math.sin(a)) * scale)];
+  out[at] = Math.cos(a);
+  out[at + 1] = Math.sin(a);
+  if (freqs.scale !== 1) {
+    out[at] *= f(freqs.scale);
+    out[at + 1] *= f(freqs.scale);
+  }
+}
+
+/** f32 (cos, sin) of frequency i at position pos (the table's entry). */
+export function ropeCosSin(freqs: RopeFreqs, pos: number, i: number): [number, number] {
+  const out = new Float32Array(2);
+  writeCosSin(out, 0, freqs, pos, i);
+  return [out[0], out[1]];
 }
 
 /** cos/sin table [positions, R/2, 2] (see the header). */
@@ -122,11 +132,7 @@ export function ropeTable(cfg: RopeParams, positions: number): Float32Array {
   const half = freqs.short.length;
   const table = new Float32Array(positions * half * 2);
   for (let p = 0; p < positions; p++) {
-    for (let i = 0; i < half; i++) {
-      const [cos, sin] = ropeCosSin(freqs, p, i);
-      table[(p * half + i) * 2] = cos;
-      table[(p * half + i) * 2 + 1] = sin;
-    }
+    for (let i = 0; i < half; i++) writeCosSin(table, (p * half + i) * 2, freqs, p, i);
   }
   return table;
 }
