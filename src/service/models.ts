@@ -20,6 +20,14 @@ export const DEFAULT_LORA: LoraConfig = {
   targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
 };
 
+/** The same defaults for a base model whose checkpoint fuses q|k|v and gate|up (Phi-3): PEFT's names there. */
+export const FUSED_DEFAULT_LORA: LoraConfig = { ...DEFAULT_LORA, targetModules: ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'] };
+
+/** The default LoRA for a base model of this architecture (catalog names: the engine's, or HF's class). */
+export function defaultLoraFor(architecture: string | undefined): LoraConfig {
+  return architecture === 'phi3' || architecture === 'Phi3ForCausalLM' ? FUSED_DEFAULT_LORA : DEFAULT_LORA;
+}
+
 export interface RegisterModel {
   entity?: string | null;
   project: string;
@@ -34,7 +42,8 @@ export async function registerModel(ctx: ServiceContext, caller: Principal, req:
   if (existing) return returnExisting(existing, req);
 
   const known = await ctx.catalog.list();
-  if (!known.some((m) => m.id === req.base_model)) {
+  const base = known.find((m) => m.id === req.base_model);
+  if (!base) {
     const available = known.map((m) => m.id).join(', ') || 'none (the model manifest could not be read)';
     throw new InvalidInputError(
       ['body', 'base_model'],
@@ -54,7 +63,7 @@ export async function registerModel(ctx: ServiceContext, caller: Principal, req:
     name: req.name,
     baseModel: req.base_model,
     runId: newRunId(),
-    lora: DEFAULT_LORA,
+    lora: defaultLoraFor(base.architecture),
     createdAt: now,
   };
   // ART reads the latest step right after registering: the untrained identity adapter is step 0.

@@ -11,7 +11,9 @@ import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
+import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { Rng } from '../../src/engine/reference/random';
+import { phi3TestRope } from '../../src/engine/reference/random-model';
 
 export type Gpu = KernelContext;
 
@@ -99,3 +101,40 @@ export function uploadRows(device: GPUDevice, rows: readonly BatchRow[]): GPUBuf
 }
 
 export { readF32, runCalls, uploadStorage, Rng };
+
+/** A qkv-prep case whose RoPE is not Llama's: its rope config overrides, and false on a NoPE layer. */
+export interface RopeVariantCase {
+  name: string;
+  NH: number;
+  NKV: number;
+  HS: number;
+  norm: DType | null;
+  /** Per sequence: cached prefix length and new tokens in this batch. */
+  rows: Array<{ pos: number; count: number }>;
+  rope: Partial<ModelConfig> & { layerRope?: boolean };
+}
+
+/** Phi-3 (partial rotary, LongRoPE switching at 24 inside the batch) and a SmolLM3 NoPE layer, for qkv-prep forward and backward. */
+export const ROPE_VARIANT_CASES: RopeVariantCase[] = [
+  {
+    name: 'Phi-3: partial rotary (24 of 32 dims), LongRoPE across its switch at 24, GQA 2',
+    NH: 4,
+    NKV: 2,
+    HS: 32,
+    norm: null,
+    rows: [
+      { pos: 20, count: 9 },
+      { pos: 0, count: 5 },
+    ],
+    rope: phi3TestRope(32),
+  },
+  {
+    name: 'SmolLM3 NoPE layer: q and k not rotated, q/k norm f32',
+    NH: 4,
+    NKV: 2,
+    HS: 16,
+    norm: 'f32',
+    rows: [{ pos: 3, count: 6 }],
+    rope: { layerRope: false },
+  },
+];

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readF32 } from '../../src/engine/gpu/buffers';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import { ropeInvFreq } from '../../src/engine/model/rope';
+import { layerUsesRope, ropeFreqs } from '../../src/engine/model/rope';
 import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
@@ -28,6 +28,11 @@ describe('fused decode qkv', () => {
     ['qwen3', 'bf16', false, {}, [5, 0, 16]],
     ['llama', 'f16', true, large, [3, 40, 16]],
     ['qwen3', 'bf16', true, large, [3, 40, 16]],
+    // Phi-3: fused qkv_proj, partial rotary (12 of 16 dims), LongRoPE switching at position 24;
+    // SmolLM3: layer 1 (the one run here) is a NoPE layer.
+    ['phi3', 'bf16', true, {}, [0, 37, 23, 24]],
+    ['phi3', 'f16', true, large, [3, 40]],
+    ['smollm3', 'f32', true, {}, [5, 30]],
   ];
   for (const [arch, dtype, subgroups, overrides, positions] of cases) {
     const shape = overrides.hiddenSize ? `, C ${overrides.hiddenSize}, B ${positions.length}` : '';
@@ -70,9 +75,11 @@ describe('fused decode qkv', () => {
         rmsnormForward(rq, null, rq, w.qNorm, B * NH, HS, cfg.rmsNormEps);
         rmsnormForward(rk, null, rk, w.kNorm, B * NKV, HS, cfg.rmsNormEps);
       }
-      const inv = ropeInvFreq(cfg);
-      ropeForward(rq, rq, positions, inv, B, NH, HS);
-      ropeForward(rk, rk, positions, inv, B, NKV, HS);
+      if (layerUsesRope(cfg, l)) {
+        const freqs = ropeFreqs(cfg);
+        ropeForward(rq, rq, positions, freqs, B, NH, HS);
+        ropeForward(rk, rk, positions, freqs, B, NKV, HS);
+      }
       expectClose(await read(ctx, q, B * NH * HS), rq, TOL, 'q');
       const kc = await readF32(ctx.device, cache.k[l], cache.k[l].size / 4);
       const vc = await readF32(ctx.device, cache.v[l], cache.v[l].size / 4);

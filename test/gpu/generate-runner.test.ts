@@ -138,6 +138,25 @@ describe('model runner: whole-model logits against the reference', () => {
     });
   }
 
+  it('phi3 (fused projections, partial rotary, LongRoPE), a LoRA on its fused modules beside a base row', async () => {
+    const ctx = await generateContext();
+    const f = await runnerFixture(ctx, 'phi3', 'bf16', 320);
+    const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });
+    try {
+      const a = randomLoraTensors(f.cfg, 4, ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], 13, 'bf16');
+      const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
+      const slotA = pool.upload('a', aCfg, a)!;
+      f.runner.attachLora(pool);
+      await prefillThenDecode(f, [{ slot: slotA, lora: referenceLora(f.cfg, aCfg, a) }, null], 3, 'decode-lora');
+      // Separate q/k/v modules are not this model's: the pool refuses them by name.
+      const wrong = randomLoraTensors(f.cfg, 4, ['q_proj'], 14);
+      expect(() => pool.upload('b', aCfg, wrong)).toThrow(/adapts q_proj, which this phi3 model does not have/);
+    } finally {
+      pool.destroy();
+      f.destroy();
+    }
+  });
+
   it('llama with two LoRA adapters (rank 4 on every module, rank 8 on q, v, down) beside a base row', async () => {
     const ctx = await generateContext();
     const f = await runnerFixture(ctx, 'llama', 'bf16', 310);

@@ -6,6 +6,7 @@ import type { Architecture, DType } from '../../src/engine/model/config';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
+import { layerUsesRope } from '../../src/engine/model/rope';
 import { ropeForward } from '../../src/engine/reference/rope';
 import { destroyContexts, kernelContext, read, upload, zeros } from './dense-helpers';
 import { testModel } from './decode-helpers';
@@ -63,8 +64,10 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
       rmsnormForward(q, null, q, rl.qNorm, T * NH, HS, eps);
       rmsnormForward(kk, null, kk, rl.kNorm, T * NKV, HS, eps);
     }
-    ropeForward(q, q, positions, ref.invFreq, T, NH, HS);
-    ropeForward(kk, kk, positions, ref.invFreq, T, NKV, HS);
+    if (layerUsesRope(cfg, l)) {
+      ropeForward(q, q, positions, ref.invFreq, T, NH, HS);
+      ropeForward(kk, kk, positions, ref.invFreq, T, NKV, HS);
+    }
     const att = new Float32Array(T * NH * HS);
     attentionForward(att, q, kk, v, T, T, NH, NKV, HS, 0);
     const calls: KernelCall[] = [
@@ -114,6 +117,13 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
 describe('a whole prefill forward with the dense kernels against the reference model', () => {
   it('llama (bf16, untied lm_head, o_proj and MLP biases), 9 tokens', async () => {
     await prefill('llama', 'bf16', [3, 141, 59, 26, 5, 35, 89, 79, 32]);
+  });
+  it('phi3 (bf16, fused qkv_proj / gate_up_proj, partial rotary, LongRoPE past its switch at 24), 30 tokens', async () => {
+    await prefill(
+      'phi3',
+      'bf16',
+      Array.from({ length: 30 }, (_, i) => (i * 53 + 7) % 211),
+    );
   });
   it('qwen3 (f16, q/k-norm, tied lm_head), 70 tokens: lm_head through the GEMM', async () => {
     await prefill(

@@ -6,14 +6,24 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QkvPrepBackward } from '../../src/engine/kernels/qkv-prep-backward';
-import type { DType } from '../../src/engine/model/config';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
 import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
-import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
+import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import { qkvPrepBackward } from '../../src/engine/reference/qkv-prep-backward';
-import { checked, openGpu, readF32, Rng, runCalls, uploadRows, uploadStorage, type Gpu } from './attention-fixtures';
+import {
+  checked,
+  openGpu,
+  readF32,
+  Rng,
+  ROPE_VARIANT_CASES,
+  runCalls,
+  uploadRows,
+  uploadStorage,
+  type Gpu,
+  type RopeVariantCase,
+} from './attention-fixtures';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -21,16 +31,11 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.device.destroy());
 
-interface Case {
-  name: string;
-  NH: number;
-  NKV: number;
-  HS: number;
-  norm: DType | null;
-  rows: Array<{ pos: number; count: number }>;
-}
+/** Llama-style RoPE when `rope` is absent. */
+type Case = Omit<RopeVariantCase, 'rope'> & Partial<Pick<RopeVariantCase, 'rope'>>;
 
 const CASES: Case[] = [
+  ...ROPE_VARIANT_CASES,
   { name: 'MHA HS 64, no norm, one row from position 0', NH: 4, NKV: 4, HS: 64, norm: null, rows: [{ pos: 0, count: 17 }] },
   {
     name: 'GQA 3, HS 128, q/k norm bf16, rows at positions 5, 16 and 0',
@@ -81,7 +86,8 @@ describe('qkv-prep backward', () => {
       const qkv = rng.normals(T * W, 2);
       const grad = rng.normals(T * W);
       const eps = 1e-6;
-      const cfg = { headDim: HS, ropeTheta: 1000000, ropeScaling: null };
+      const cfg = { headDim: HS, ropeTheta: 1000000, ropeScaling: null, ...c.rope };
+      const layerRope = c.rope?.layerRope ?? true;
       let norm: QkNorm | null = null;
       const io: Record<string, GPUBuffer> = {};
       if (c.norm) {
@@ -101,11 +107,14 @@ describe('qkv-prep backward', () => {
         dv.set(grad.subarray(t * W + (NH + NKV) * HS, (t + 1) * W), t * NKV * HS);
       }
       const want = new Float32Array(T * W);
-      qkvPrepBackward(want, dq, dk, dv, qkv, norm, ropeInvFreq(cfg), rows, NH, NKV, HS);
+      qkvPrepBackward(want, dq, dk, dv, qkv, norm, layerRope ? ropeFreqs(cfg) : new Float32Array(0), rows, NH, NKV, HS);
 
       const maxPos = Math.max(...rows.map((r) => r.pos + r.count));
       const dqkv = uploadStorage(device, grad, 'dqkv');
-      const kernel = await checked(device, () => new QkvPrepBackward(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null }));
+      const kernel = await checked(
+        device,
+        () => new QkvPrepBackward(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null, rotaryDim: cfg.rotaryDim }),
+      );
       await runCalls(gpu, [
         kernel.encode(
           {
@@ -115,6 +124,7 @@ describe('qkv-prep backward', () => {
             kNorm: io.kNorm,
             ropeTable: createRopeTableBuffer(device, cfg, maxPos),
             rows: uploadRows(device, rows),
+            rope: layerRope,
           },
           { T, B: rows.length },
         ),

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
-import type { DType } from '../../src/engine/model/config';
-import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
+import type { DType, ModelConfig } from '../../src/engine/model/config';
+import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
 import { qkvPrepForward, type QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import {
@@ -21,6 +21,7 @@ import {
   uploadKv,
   uploadRows,
   uploadStorage,
+  ROPE_VARIANT_CASES,
   type Gpu,
 } from './attention-fixtures';
 
@@ -39,9 +40,12 @@ interface Case {
   /** Per sequence: cached prefix length and new tokens in this batch. */
   seqs: Array<{ pos: number; count: number }>;
   theta?: number;
+  /** Phi-3: rotated dims and LongRoPE; SmolLM3 NoPE layer: rope false. */
+  rope?: Partial<ModelConfig> & { layerRope?: boolean };
 }
 
 const CASES: Case[] = [
+  ...ROPE_VARIANT_CASES.map(({ rows, ...c }) => ({ ...c, seqs: rows })),
   { name: 'MHA HS 64, one row from position 0', NH: 4, NKV: 4, HS: 64, norm: null, seqs: [{ pos: 0, count: 17 }] },
   {
     name: 'GQA 3, HS 128, Qwen3 norm bf16, three rows with prefixes',
@@ -111,7 +115,8 @@ describe('qkv-prep', () => {
         qNormBuf = uploadStorage(device, encodeFromF32(qw, c.norm), 'q_norm');
         kNormBuf = uploadStorage(device, encodeFromF32(kw, c.norm), 'k_norm');
       }
-      const rope = { headDim: HS, ropeTheta: c.theta ?? 1e6, ropeScaling: null };
+      const rope = { headDim: HS, ropeTheta: c.theta ?? 1e6, ropeScaling: null, ...c.rope };
+      const layerRope = c.rope?.layerRope ?? true;
       const maxPos = Math.max(...c.seqs.map((s) => s.pos + s.count));
 
       const gkv = uploadKv(device, layout.kv);
@@ -119,7 +124,10 @@ describe('qkv-prep', () => {
       const qBuf = uploadStorage(device, new Float32Array(T * NH * HS), 'q');
       const rowsBuf = uploadRows(device, rows);
       const table = createRopeTableBuffer(device, rope, maxPos);
-      const prep = await checked(device, () => new QkvPrep(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null }));
+      const prep = await checked(
+        device,
+        () => new QkvPrep(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null, rotaryDim: rope.rotaryDim }),
+      );
       await runCalls(
         gpu,
         prep.encode(
@@ -133,6 +141,7 @@ describe('qkv-prep', () => {
             ropeTable: table,
             blockTable: gkv.blockTable,
             rows: rowsBuf,
+            rope: layerRope,
           },
           { T, B: rows.length, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq },
         ),
@@ -140,7 +149,7 @@ describe('qkv-prep', () => {
 
       const wantQ = new Float32Array(T * NH * HS);
       const want = { ...layout.kv, k: layout.kv.k.slice(), v: layout.kv.v.slice() };
-      qkvPrepForward(wantQ, want, qkv, norm, ropeInvFreq(rope), rows, NH);
+      qkvPrepForward(wantQ, want, qkv, norm, layerRope ? ropeFreqs(rope) : new Float32Array(0), rows, NH);
       // Sanity of the fixture itself: the batch really changed the cache.
       expect(want.k.some((x, i) => x !== layout.kv.k[i])).toBe(true);
 

@@ -1,11 +1,13 @@
 // Training sessions as the job runner uses them: a fresh adapter leaves the model unchanged, a few
-// steps memorise a tiny task, the same inputs give bit-identical adapters, and an exported adapter
-// with its optimizer state resumes exactly where the first session stopped.
+// steps memorise a tiny task (also on Phi-3's fused modules, whose PEFT export is checked), the
+// same inputs give bit-identical adapters, and an exported adapter with its optimizer state resumes
+// exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../src/engine/model/dtype';
 import type { LoraModule } from '../../src/engine/reference/lora';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';
+import { planLora } from '../../src/engine/train/lora-plan';
 import { destroyContexts, kernelContext } from './dense-helpers';
 import { loraConfig, OPTIMIZER, randomSequences, referenceLogprobs, trainFixture } from './train-helpers';
 import { expectClose } from '../../src/engine/reference/check';
@@ -50,6 +52,54 @@ describe('training sessions', () => {
     f.weights.destroy();
   });
 
+  // PEFT wraps each fused nn.Linear of Phi3ForCausalLM (target_modules qkv_proj, o_proj, gate_up_proj,
+  // down_proj): lora_A [r, in_features], lora_B [out_features, r] (peft tuners/lora/layer.py). A Phi-3
+  // model refuses the separate q_proj / gate_proj targets it does not have.
+  it('Phi-3 (fused qkv_proj / gate_up_proj): SFT loss falls, and the PEFT export has the fused modules with their shapes', async () => {
+    const ctx = await kernelContext();
+    const f = await trainFixture(ctx, 'phi3', 'bf16', 43);
+    const r = 8;
+    const lora = loraConfig(['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], r, 16);
+    const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 2 });
+    const seqs = randomSequences(f.cfg.vocabSize, [28, 17], 5).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
+    const losses: number[] = [];
+    for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, 1e-2)).loss);
+    expect(losses[5]).toBeLessThan(0.5 * losses[0]);
+    for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
+
+    const adapter = await session.exportAdapter();
+    const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F } = f.cfg;
+    const want: Array<[string, number[]]> = [];
+    for (let l = 0; l < f.cfg.numLayers; l++) {
+      const p = `base_model.model.model.layers.${l}`;
+      want.push(
+        [`${p}.self_attn.qkv_proj.lora_A.weight`, [r, C]],
+        [`${p}.self_attn.qkv_proj.lora_B.weight`, [(NH + 2 * NKV) * HS, r]],
+        [`${p}.self_attn.o_proj.lora_A.weight`, [r, NH * HS]],
+        [`${p}.self_attn.o_proj.lora_B.weight`, [C, r]],
+        [`${p}.mlp.gate_up_proj.lora_A.weight`, [r, C]],
+        [`${p}.mlp.gate_up_proj.lora_B.weight`, [2 * F, r]],
+        [`${p}.mlp.down_proj.lora_A.weight`, [r, F]],
+        [`${p}.mlp.down_proj.lora_B.weight`, [C, r]],
+      );
+    }
+    const got = new Map(adapter.map((t) => [t.name, t.shape]));
+    expect([...got.keys()].sort()).toEqual(want.map(([n]) => n).sort());
+    for (const [name, shape] of want) expect(got.get(name), name).toEqual(shape);
+
+    // The exported tensors are the trained model: the reference reads them as PEFT would.
+    const after = await session.logprobs(seqs);
+    const ref = referenceLogprobs(f.ref, lora, adapter, seqs);
+    expectClose(
+      after.flatMap((a) => Array.from(a)),
+      ref.flatMap((a) => Array.from(a)),
+      { atol: 3e-3, rtol: 3e-3 },
+      'trained adapter logprobs',
+    );
+    expect(() => planLora(f.cfg, loraConfig(['q_proj', 'gate_proj']))).toThrow(/q_proj, gate_proj are not projections of this phi3 model/);
+    session.dispose();
+    f.weights.destroy();
+  });
   it('the same inputs give bit-identical adapters; export + import with the optimizer state resumes exactly', async () => {
     const ctx = await kernelContext();
     const f = await trainFixture(ctx, 'llama', 'f16', 42, { microBatchTokens: 48 });

@@ -56,6 +56,10 @@ const CASES: Array<{ arch: Architecture; dtype: DType; modules: LoraModule[]; le
   { arch: 'llama', dtype: 'bf16', modules: ALL, lengths: [21, 7, 34] },
   { arch: 'qwen2', dtype: 'f32', modules: ['q_proj', 'v_proj', 'o_proj', 'down_proj'], lengths: [18, 33] },
   { arch: 'qwen3', dtype: 'f16', modules: ['k_proj', 'gate_proj', 'up_proj', 'o_proj'], lengths: [9, 26, 17] },
+  // Phi-3: PEFT's fused modules (one A and B over q|k|v and over gate|up), partial rotary, LongRoPE
+  // switching inside the 30-token sequence; SmolLM3: a NoPE layer.
+  { arch: 'phi3', dtype: 'bf16', modules: ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], lengths: [30, 11] },
+  { arch: 'smollm3', dtype: 'f32', modules: ['q_proj', 'v_proj', 'up_proj'], lengths: [14, 9] },
 ];
 
 describe('one training step against the reference', () => {

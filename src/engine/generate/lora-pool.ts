@@ -139,7 +139,7 @@ export class LoraPool {
     const { layerUnits } = this.layout;
     for (const [id, { A, B }] of grouped) {
       const [l, module] = id.split('.') as [string, LoraModule];
-      const m = this.layout.modules[module];
+      const m = this.layout.modules[module]!; // groupLoraTensors kept only the model's modules
       const unitBase = Number(l) * layerUnits;
       data.set(tensorToF32(A), rank * (unitBase + m.aUnits));
       data.set(tensorToF32(B), rank * (unitBase + m.bUnits));

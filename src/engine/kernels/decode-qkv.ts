@@ -1,6 +1,7 @@
 /**
  * DecodeQkv: fused decode step 1 (decode-qkv.wgsl): residual + pending MLP partials, input RMSNorm,
- * the fused q|k|v GEMV with bias, Qwen3 q/k-norm, RoPE, K/V into the paged cache, q out.
+ * the fused q|k|v GEMV with bias, Qwen3 q/k-norm, RoPE (partial, or none on a NoPE layer), K/V into
+ * the paged cache, q out.
  *
  * Work split: a workgroup owns U rows of one head for a group of batch rows. Without q/k-norm U is the
  * GEMV group (16 rows: 8 RoPE pairs), so a 64-dim head spreads over 4 workgroups and a 0.5B model's
@@ -13,12 +14,14 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
+import { layerUsesRope, rotaryDim } from '../model/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, specCall, specLayout, subgroupsOf } from './common';
 import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
+import ropePairs from './rope-pairs.wgsl?raw';
 import { composeShader } from './shader';
 import type { KernelSpec } from './spec';
 
@@ -39,7 +42,7 @@ export const DECODE_QKV_SPEC: KernelSpec = {
     struct: 'Params',
     // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
     // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
-    // rope_positions: positions of the RoPE table at VEC[0]
+    // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer
     fields: {
       B: 'u32',
       C: 'u32',
@@ -55,9 +58,10 @@ export const DECODE_QKV_SPEC: KernelSpec = {
       max_blocks: 'u32',
       rope_positions: 'u32',
       eps: 'f32',
+      rope: 'u32',
     },
   },
-  shaders: { main: [core, code] },
+  shaders: { main: [core, ropePairs, code] },
 };
 
 export interface DecodeQkvArgs {
@@ -108,7 +112,8 @@ export class DecodeQkv {
     // smaller workgroups at batch 1); with it the unit is the head, walked in groups of 2 rows each.
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv', cfg.qkNorm ? {} : { rpt: 1 });
     const U = qkvUnit(HS, cfg.qkNorm, tile.TR * tile.RPT);
-    const consts = { ...tileConsts(tile), NORM: true, U, HS, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
+    const ROT = rotaryDim(cfg);
+    const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
     const label = `decode.qkv.${w.qkv.dtype}`;
     const pipeline = this.ctx.pipelines.get({
       label,
@@ -152,6 +157,7 @@ export class DecodeQkv {
         max_blocks: a.maxBlocksPerSeq,
         rope_positions: a.weights.ropePositions,
         eps: cfg.rmsNormEps,
+        rope: layerUsesRope(cfg, a.layer) ? 1 : 0,
       },
       workgroups: [(NH + 2 * NKV) * (HS / U), Math.ceil(a.B / tile.BB), 1],
     });

@@ -2,11 +2,13 @@
 //   h = residual + sum of the previous layer's pending MLP partial sums   (staged once per workgroup)
 //   x = rmsnorm(h) * input_layernorm                                       (folded into the GEMV load)
 //   q, k, v = x Wqkv^T (+ bias); [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); RoPE (rotate_half)
+//   over the first ROT dims (Phi-3 partial rotary), none when P.rope is 0 (SmolLM3 NoPE layers)
 //   k, v written into the paged KV cache at the row's position; q written to Q [B, NH, HS].
-// A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 RoPE pairs
-// (dims d and d + HS / 2), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core
-// walks the unit G rows at a time and stages the activations only once.
-// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, QK_NORM, HAS_BIAS, KV_BLOCK.
+// A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 pairs
+// (pair_dims, rope-pairs.wgsl: RoPE pairs d, d + ROT / 2, then the pass-through dims paired
+// alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
+// the activations only once.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, KV_BLOCK.
 
 struct BatchRow {
   seq: u32,     // block-table row
@@ -36,14 +38,14 @@ fn norm_w(k: u32) -> f32 {
   return VEC[P.norm_off + k];
 }
 
-// Unit row u -> dimension within the head: the first U / 2 rows are dims part * U/2 + u, the others
-// their RoPE partners HS / 2 further.
+// Unit row u -> dimension within the head: the first U / 2 rows are the first dims of pairs
+// part * U/2 + u, the others their partners.
 fn dim_of(u: u32) -> u32 {
   let half = U / 2u;
   if (u < half) {
-    return part * half + u;
+    return pair_dims(part * half + u).x;
   }
-  return HS / 2u + part * half + (u - half);
+  return pair_dims(part * half + (u - half)).y;
 }
 
 fn row_valid(j: u32) -> bool {
@@ -107,12 +109,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (b < nb) {
       let row = ROWS[b0 + b];
       let d1 = dim_of(t);
+      let d2 = dim_of(t + U / 2u);
+      let pi = part * (U / 2u) + t; // pair index: RoPE frequency when < ROT / 2
       var x1 = hv[t * BB + b];
       var x2 = hv[(t + U / 2u) * BB + b];
-      if (is_q || is_k) {
+      if ((is_q || is_k) && P.rope != 0u && pi < ROT / 2u) {
         let pos = min(row.pos, P.rope_positions - 1u);
-        let cs = VEC[2u * (pos * (HS / 2u) + d1)];
-        let sn = VEC[2u * (pos * (HS / 2u) + d1) + 1u];
+        let cs = VEC[2u * (pos * (ROT / 2u) + pi)];
+        let sn = VEC[2u * (pos * (ROT / 2u) + pi) + 1u];
         let r1 = x1 * cs - x2 * sn;
         let r2 = x2 * cs + x1 * sn;
         x1 = r1;
@@ -121,17 +125,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (is_q) {
         let o = ((b0 + b) * P.NH + head) * HS;
         Q[o + d1] = x1;
-        Q[o + d1 + HS / 2u] = x2;
+        Q[o + d2] = x2;
       } else {
         let kh = select(head - P.NH - P.NKV, head - P.NH, is_k);
         let block = BT[row.seq * P.max_blocks + row.pos / KV_BLOCK];
         let o = ((block * P.NKV + kh) * KV_BLOCK + row.pos % KV_BLOCK) * HS;
         if (is_k) {
           KC[o + d1] = x1;
-          KC[o + d1 + HS / 2u] = x2;
+          KC[o + d2] = x2;
         } else {
           VC[o + d1] = x1;
-          VC[o + d1 + HS / 2u] = x2;
+          VC[o + d2] = x2;
         }
       }
     }

@@ -14,7 +14,7 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
-import { LORA_MODULES, loraModuleDims, type LoraModule } from '../reference/lora';
+import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
 import { checkDim, checkElements, specCall, specLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
@@ -36,6 +36,19 @@ export const LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
   down: ['down_proj'],
 };
 
+/** A fused checkpoint's groups (Phi-3): one module over each fused projection's whole output. */
+const FUSED_LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
+  qkv: ['qkv_proj'],
+  o: ['o_proj'],
+  gateUp: ['gate_up_proj'],
+  down: ['down_proj'],
+};
+
+/** The module groups of a model (its modules in each, in output-column order). */
+export function loraGroupsOf(cfg: Pick<ModelConfig, 'fusedProjections'>): Record<LoraGroupName, readonly LoraModule[]> {
+  return cfg.fusedProjections ? FUSED_LORA_GROUPS : LORA_GROUPS;
+}
+
 /** Where a module sits in one layer of a slot, in units of the slot's rank. */
 export interface LoraModuleLayout {
   module: LoraModule;
@@ -47,8 +60,11 @@ export interface LoraModuleLayout {
 }
 
 export interface LoraLayout {
-  modules: Record<LoraModule, LoraModuleLayout>;
-  /** Sum over the seven modules of (in + out). */
+  /** The model's modules (loraModulesOf); the others are absent. */
+  modules: Partial<Record<LoraModule, LoraModuleLayout>>;
+  /** Each group's modules, in output-column order. */
+  groups: Record<LoraGroupName, readonly LoraModule[]>;
+  /** Sum over the model's modules of (in + out). */
   layerUnits: number;
   numLayers: number;
 }
@@ -56,13 +72,13 @@ export interface LoraLayout {
 /** The pool layout of one adapter for a model: every module of every layer, targeted or not (zeros). */
 export function loraLayout(cfg: ModelConfig): LoraLayout {
   let units = 0;
-  const modules = {} as Record<LoraModule, LoraModuleLayout>;
-  for (const m of LORA_MODULES) {
+  const modules: Partial<Record<LoraModule, LoraModuleLayout>> = {};
+  for (const m of loraModulesOf(cfg)) {
     const d = loraModuleDims(cfg, m);
     modules[m] = { module: m, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
     units += d.in + d.out;
   }
-  return { modules, layerUnits: units, numLayers: cfg.numLayers };
+  return { modules, groups: loraGroupsOf(cfg), layerUnits: units, numLayers: cfg.numLayers };
 }
 
 /** f32 elements one adapter of rank r takes in the pool. */
@@ -182,7 +198,7 @@ export class LoraKernels {
 
   /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
   encodeShrink(a: LoraShrinkArgs): KernelCall {
-    const mods = LORA_GROUPS[a.group].map((m) => a.layout.modules[m]);
+    const mods = groupModules(a);
     const K = mods[0].in;
     const xStride = a.xStride ?? K;
     checkDim('lora.shrink', 'T', a.T);
@@ -207,7 +223,7 @@ export class LoraKernels {
 
   /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
   encodeExpand(a: LoraExpandArgs): KernelCall {
-    const mods = LORA_GROUPS[a.group].map((m) => a.layout.modules[m]);
+    const mods = groupModules(a);
     const N = mods.reduce((s, m) => s + m.out, 0);
     const yStride = a.yStride ?? N;
     checkDim('lora.expand', 'T', a.T);
@@ -233,7 +249,7 @@ export class LoraKernels {
 
 /** The uniform fields shrink and expand fill alike: rows, the group's width, the X (or Y) rows, the layer, the module units. */
 function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: number, x_stride: number, units: number[]) {
-  const M = LORA_GROUPS[a.group].length;
+  const M = a.layout.groups[a.group].length;
   return {
     T: a.T,
     K,
@@ -246,6 +262,10 @@ function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: numb
     units1: units[1],
     units2: units[2],
   };
+}
+
+function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {
+  return a.layout.groups[a.group].map((m) => a.layout.modules[m]!);
 }
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */

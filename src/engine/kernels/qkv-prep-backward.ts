@@ -25,8 +25,10 @@ export interface QkvPrepBackwardIO {
   /** Packed [HS] q_norm / k_norm (the forward's); required when the shape has qkNorm. */
   qNorm?: BufferRef;
   kNorm?: BufferRef;
-  /** f32 [positions, HS/2, 2]: the forward's RoPE table. */
+  /** f32 [positions, R/2, 2]: the forward's RoPE table. */
   ropeTable: BufferRef;
+  /** false on a NoPE layer (as in the forward); absent: true. */
+  rope?: boolean;
   /** array<BatchRow> [B]: the forward's batch rows (positions of the tokens). */
   rows: BufferRef;
 }
@@ -68,7 +70,7 @@ export class QkvPrepBackward {
     checkElements(label, 'dqkv', io.dqkv, dims.T * (NH + 2 * NKV) * HS);
     if (qkNorm) checkElements(label, 'qkv', io.qkv!, dims.T * (NH + 2 * NKV) * HS);
     checkElements(label, 'rows', io.rows, dims.B * 4);
-    checkElements(label, 'ropeTable', io.ropeTable, HS);
+    checkElements(label, 'ropeTable', io.ropeTable, this.shape.rotaryDim ?? HS);
     return specCall(this.ctx, QKV_PREP_SPEC, {
       label,
       pipeline: this.pipeline,
@@ -82,7 +84,7 @@ export class QkvPrepBackward {
         rows: io.rows,
       },
       // maxBlocksPerSeq is unused by the backward entry.
-      uniforms: { T: dims.T, B: dims.B, maxBlocksPerSeq: 0, eps: qkNorm?.eps ?? 0 },
+      uniforms: { T: dims.T, B: dims.B, maxBlocksPerSeq: 0, eps: qkNorm?.eps ?? 0, rope: io.rope === false ? 0 : 1 },
       workgroups: grid2d(this.ctx, Math.ceil((dims.T * (NH + NKV)) / QKV_PREP_WG)),
     });
   }

@@ -1,7 +1,8 @@
 /**
  * QkvPrep: the prefill-side preparation of attention inputs. Reads the QKV projection
  * [T, (NH + 2 NKV) * HS] (bias already added by the GEMM epilogue), applies Qwen3 q/k RMSNorm when
- * the model has it, RoPE (HF rotate_half, cos/sin from model/rope.ts's table), writes q [T, NH, HS]
+ * the model has it, RoPE (HF rotate_half, cos/sin from model/rope.ts's table, over the first
+ * `rotaryDim` dims of a head, none on a NoPE layer), writes q [T, NH, HS]
  * and k, v into the paged cache at each token's (block-table row, position). Several sequences per
  * batch (BatchRow: seq, pos, count; tokens concatenated in row order).
  *
@@ -14,9 +15,11 @@
  * Reference: reference/attention-paged.ts `qkvPrepForward`.
  */
 import code from './qkv-prep.wgsl?raw';
+import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
+import { layerUsesRope } from '../model/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
@@ -28,6 +31,8 @@ export interface QkvPrepShape {
   HS: number;
   /** Qwen3 q_norm / k_norm: the dtype their buffers hold (packed in u32) and the norm epsilon. */
   qkNorm: { dtype: DType; eps: number } | null;
+  /** Rotated dims of a head (Phi-3 partial rotary), even, <= HS; absent: HS. */
+  rotaryDim?: number;
 }
 
 export interface QkvPrepIO {
@@ -41,8 +46,10 @@ export interface QkvPrepIO {
   /** Packed [HS]; required when the shape has qkNorm. */
   qNorm?: BufferRef;
   kNorm?: BufferRef;
-  /** f32 [positions, HS/2, 2] (model/rope.ts ropeTable): must cover every position of the batch. */
+  /** f32 [positions, R/2, 2] (model/rope.ts ropeTable): must cover every position of the batch. */
   ropeTable: BufferRef;
+  /** false on a layer without RoPE (SmolLM3 no_rope_layers); absent: true. */
+  rope?: boolean;
   /** u32 [maxSeqs, maxBlocksPerSeq]. */
   blockTable: BufferRef;
   /** array<BatchRow> [B]. */
@@ -72,24 +79,27 @@ export const QKV_PREP_SPEC: KernelSpec = {
     qkv: { var: 'qkv', type: 'f32', access: 'read', doc: '[T, (NH + 2 NKV) * HS]' },
     qNorm: { var: 'qNorm', type: 'u32', access: 'read', doc: '[HS] packed (q and backward entries)' },
     kNorm: { var: 'kNorm', type: 'u32', access: 'read', doc: '[HS] packed (kv and backward entries)' },
-    ropeTable: { var: 'ropeTable', type: 'vec2<f32>', access: 'read', doc: '[positions, HS/2] (cos, sin)' },
+    ropeTable: { var: 'ropeTable', type: 'vec2<f32>', access: 'read', doc: '[positions, R/2] (cos, sin)' },
     blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq] (kv entry)' },
     rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
     dqkv: { var: 'dqkv', type: 'f32', access: 'read_write', doc: '[T, (NH + 2 NKV) * HS] (backward entry)' },
   },
-  uniforms: { var: 'params', struct: 'Params', fields: { T: 'u32', B: 'u32', maxBlocksPerSeq: 'u32', eps: 'f32' } },
+  // rope: 1 to rotate the first ROT dims of q and k heads, 0 on a NoPE layer.
+  uniforms: { var: 'params', struct: 'Params', fields: { T: 'u32', B: 'u32', maxBlocksPerSeq: 'u32', eps: 'f32', rope: 'u32' } },
   entryPoints: {
     prep_q: ['q', 'qkv', 'qNorm', 'ropeTable', 'rows'],
     prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
     prep_backward: ['qkv', 'qNorm', 'kNorm', 'ropeTable', 'rows', 'dqkv'],
   },
-  shaders: { main: [ATTENTION_COMMON_WGSL, code] },
+  shaders: { main: [ATTENTION_COMMON_WGSL, ropePairs, code] },
 };
 
 /** The override constants of a shape (both directions). */
 export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
   const { NH, NKV, HS, qkNorm } = shape;
-  return { WG: QKV_PREP_WG, HS, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
+  const ROT = shape.rotaryDim ?? HS;
+  if (ROT % 2 !== 0 || ROT < 2 || ROT > HS) throw new Error(`qkv-prep: rotary dims ${ROT} must be even and in 2..${HS}`);
+  return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
 }
 
 interface Entry {
@@ -131,8 +141,14 @@ export class QkvPrep {
     checkElements(label, 'qkv', io.qkv, dims.T * (NH + 2 * NKV) * HS);
     checkElements(label, 'q', io.q, dims.T * NH * HS);
     checkElements(label, 'rows', io.rows, dims.B * 4);
-    checkElements(label, 'ropeTable', io.ropeTable, HS);
-    const uniforms = { T: dims.T, B: dims.B, maxBlocksPerSeq: dims.maxBlocksPerSeq, eps: qkNorm?.eps ?? 0 };
+    checkElements(label, 'ropeTable', io.ropeTable, this.shape.rotaryDim ?? HS);
+    const uniforms = {
+      T: dims.T,
+      B: dims.B,
+      maxBlocksPerSeq: dims.maxBlocksPerSeq,
+      eps: qkNorm?.eps ?? 0,
+      rope: io.rope === false ? 0 : 1,
+    };
     const { q, k, v, qkv, ropeTable, blockTable, rows } = io;
     const buffers: Record<string, BufferRef> = {
       q,
@@ -161,13 +177,14 @@ export class QkvPrep {
   }
 }
 
-/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3) and the RoPE table. */
-export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable'> {
+/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3), the RoPE table and whether the layer rotates. */
+export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable' | 'rope'> {
   const w = weights.layers[layer];
   const HS = weights.config.headDim;
   return {
     qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
     kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
     ropeTable: weights.ropeTable,
+    rope: layerUsesRope(weights.config, layer),
   };
 }

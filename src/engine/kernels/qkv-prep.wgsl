@@ -1,8 +1,9 @@
 // qkv-prep (prefill side): from the QKV projection [T, (NH + 2 NKV) * HS] (bias already added by
 // the GEMM epilogue) to q [T, NH, HS] and the paged K/V cache. Per q and k head: Qwen3 RMSNorm
 // (when QK_NORM), then RoPE with HF rotate_half semantics from the shared cos/sin table
-// (model/rope.ts); v heads are copied unchanged. Tokens are the batch rows' tokens concatenated
-// in row order (BatchRow.count each).
+// (model/rope.ts) over the first ROT dims (Phi-3's partial rotary; the rest pass through), skipped
+// on a layer whose `params.rope` is 0 (SmolLM3's NoPE layers); v heads are copied unchanged. Tokens
+// are the batch rows' tokens concatenated in row order (BatchRow.count each).
 //
 // Two entry points, q heads and k/v heads, so each binds at most 8 storage buffers (the WebGPU
 // default limit); one invocation per (token, head): a head is HS contiguous floats, the norm
@@ -11,6 +12,8 @@
 
 override WG: u32 = 64u;
 override HS: u32 = 64u;
+// Rotated dims of a head (R; the table holds R/2 entries per position).
+override ROT: u32 = 64u;
 override NH: u32 = 1u;
 override NKV: u32 = 1u;
 override QK_NORM: bool = false;
@@ -61,9 +64,18 @@ fn head_rstd(src: u32) -> f32 {
   return inverseSqrt(ss / f32(HS) + params.eps);
 }
 
-// HF rotate_half: [x1 | x2] -> [x1 cos - x2 sin | x2 cos + x1 sin], cos/sin of pos * invFreq[i].
+// pair_dims(i): rope-pairs.wgsl.
+fn rotates(i: u32) -> bool {
+  return params.rope != 0u && i < ROT / 2u;
+}
+
+// HF rotate_half: [x1 | x2] -> [x1 cos - x2 sin | x2 cos + x1 sin], cos/sin of pos * invFreq[i];
+// pass-through pairs unchanged.
 fn rope(x1: f32, x2: f32, pos: u32, i: u32) -> vec2<f32> {
-  let cs = ropeTable[pos * (HS / 2u) + i];
+  if (!rotates(i)) {
+    return vec2<f32>(x1, x2);
+  }
+  let cs = ropeTable[pos * (ROT / 2u) + i];
   return vec2<f32>(x1 * cs.x - x2 * cs.y, x2 * cs.x + x1 * cs.y);
 }
 
@@ -87,17 +99,17 @@ fn prep_q(
   let src = (t * (NH + 2u * NKV) + h) * HS;
   let dst = (t * NH + h) * HS;
   let rstd = head_rstd(src);
-  let half = HS / 2u;
-  for (var i = 0u; i < half; i++) {
-    var x1 = qkv[src + i] * rstd;
-    var x2 = qkv[src + i + half] * rstd;
+  for (var i = 0u; i < HS / 2u; i++) {
+    let d = pair_dims(i);
+    var x1 = qkv[src + d.x] * rstd;
+    var x2 = qkv[src + d.y] * rstd;
     if (QK_NORM) {
-      x1 *= unpack_weight(qNorm[weight_word(i)], i);
-      x2 *= unpack_weight(qNorm[weight_word(i + half)], i + half);
+      x1 *= unpack_weight(qNorm[weight_word(d.x)], d.x);
+      x2 *= unpack_weight(qNorm[weight_word(d.y)], d.y);
     }
     let y = rope(x1, x2, pos, i);
-    qOut[dst + i] = y.x;
-    qOut[dst + i + half] = y.y;
+    qOut[dst + d.x] = y.x;
+    qOut[dst + d.y] = y.y;
   }
 }
 
@@ -124,24 +136,25 @@ fn prep_kv(
   }
   let dst = kv_index(place.x, place.y, j, NKV, HS, params.maxBlocksPerSeq);
   let rstd = head_rstd(src);
-  let half = HS / 2u;
-  for (var i = 0u; i < half; i++) {
-    var x1 = qkv[src + i] * rstd;
-    var x2 = qkv[src + i + half] * rstd;
+  for (var i = 0u; i < HS / 2u; i++) {
+    let d = pair_dims(i);
+    var x1 = qkv[src + d.x] * rstd;
+    var x2 = qkv[src + d.y] * rstd;
     if (QK_NORM) {
-      x1 *= unpack_weight(kNorm[weight_word(i)], i);
-      x2 *= unpack_weight(kNorm[weight_word(i + half)], i + half);
+      x1 *= unpack_weight(kNorm[weight_word(d.x)], d.x);
+      x2 *= unpack_weight(kNorm[weight_word(d.y)], d.y);
     }
     let y = rope(x1, x2, place.y, i);
-    kCache[dst + i] = y.x;
-    kCache[dst + i + half] = y.y;
+    kCache[dst + d.x] = y.x;
+    kCache[dst + d.y] = y.y;
   }
 }
 
 // ---- Backward (the trainer's; QkvPrepBackward in qkv-prep-backward.ts) ----
 // In place on the gradient of the QKV projection, dqkv [T, (NH + 2 NKV) * HS]: for each q and k head
 // it holds the gradient w.r.t. the head after RoPE (the attention backward writes it there) and
-// leaves with the gradient w.r.t. the projection output, undoing the forward in reverse order:
+// leaves with the gradient w.r.t. the projection output, undoing the forward in reverse order
+// (pass-through pairs and NoPE layers skip the RoPE step):
 //   RoPE:  y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin  ->  dx1 = d1 cos + d2 sin, dx2 = d2 cos - d1 sin
 //   Qwen3: x = n * w, n = p * rstd (p: the saved projection in qkv; rstd recomputed from it)
 //          ->  dp = rstd * (dx * w - n * mean(dx * w * n))
@@ -156,11 +169,15 @@ fn norm_weight(isK: bool, i: u32) -> f32 {
   return unpack_weight(qNorm[weight_word(i)], i);
 }
 
-// RoPE backward of the pair (i, i + HS/2) at src: rotation by -theta.
+// RoPE backward of pair i (dims pair_dims(i)) at src: rotation by -theta; pass-through pairs unchanged.
 fn rope_back(src: u32, pos: u32, i: u32) -> vec2<f32> {
-  let cs = ropeTable[pos * (HS / 2u) + i];
-  let d1 = dqkv[src + i];
-  let d2 = dqkv[src + i + HS / 2u];
+  let dims = pair_dims(i);
+  let d1 = dqkv[src + dims.x];
+  let d2 = dqkv[src + dims.y];
+  if (!rotates(i)) {
+    return vec2<f32>(d1, d2);
+  }
+  let cs = ropeTable[pos * (ROT / 2u) + i];
   return vec2<f32>(d1 * cs.x + d2 * cs.y, d2 * cs.x - d1 * cs.y);
 }
 
@@ -182,8 +199,9 @@ fn prep_backward(
   if (!QK_NORM) {
     for (var i = 0u; i < half; i++) {
       let d = rope_back(src, pos, i);
-      dqkv[src + i] = d.x;
-      dqkv[src + i + half] = d.y;
+      let dims = pair_dims(i);
+      dqkv[src + dims.x] = d.x;
+      dqkv[src + dims.y] = d.y;
     }
     return;
   }
@@ -192,12 +210,14 @@ fn prep_backward(
   var dot = 0.0; // sum over the head of dx * w * p
   for (var i = 0u; i < half; i++) {
     let d = rope_back(src, pos, i);
-    dot += d.x * norm_weight(isK, i) * qkv[src + i] + d.y * norm_weight(isK, i + half) * qkv[src + i + half];
+    let e = pair_dims(i);
+    dot += d.x * norm_weight(isK, e.x) * qkv[src + e.x] + d.y * norm_weight(isK, e.y) * qkv[src + e.y];
   }
   let mean = dot * rstd / f32(HS); // mean(dx * w * n)
   for (var i = 0u; i < half; i++) {
     let d = rope_back(src, pos, i);
-    dqkv[src + i] = rstd * (d.x * norm_weight(isK, i) - qkv[src + i] * rstd * mean);
-    dqkv[src + i + half] = rstd * (d.y * norm_weight(isK, i + half) - qkv[src + i + half] * rstd * mean);
+    let e = pair_dims(i);
+    dqkv[src + e.x] = rstd * (d.x * norm_weight(isK, e.x) - qkv[src + e.x] * rstd * mean);
+    dqkv[src + e.y] = rstd * (d.y * norm_weight(isK, e.y) - qkv[src + e.y] * rstd * mean);
   }
 }

@@ -12,6 +12,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { ModelConfig } from '../model/config';
+import { rotaryDim } from '../model/rope';
 import { AdamW, ADAMW_SPEC } from './adamw';
 import { ADD_SPEC, AddInto } from './add';
 import { ATTENTION_BACKWARD_SPEC, AttentionBackward } from './attention-backward';
@@ -130,7 +131,7 @@ function qkNormOf(cfg: ModelConfig) {
 export function createAttentionKernels(ctx: KernelContext, cfg: ModelConfig, opts: AttentionKernelOptions = {}): AttentionKernels {
   const shape = attentionShape(cfg);
   return {
-    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm: qkNormOf(cfg) }),
+    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm: qkNormOf(cfg), rotaryDim: rotaryDim(cfg) }),
     prefill: new PrefillAttention(ctx, shape, opts.prefill),
     decode: new DecodeAttention(ctx, shape, opts.decode),
     merge: new AttentionMerge(ctx),
@@ -182,7 +183,7 @@ export function createTrainKernels(ctx: KernelContext, cfg: ModelConfig): TrainK
     swiglu: new SwiGlu(ctx),
     add: new AddInto(ctx),
     embedding: new Embedding(ctx),
-    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm }),
+    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm, rotaryDim: rotaryDim(cfg) }),
     attention: new PrefillAttention(ctx, shape),
     crossEntropy: new CrossEntropy(ctx),
     loraGrad: new LoraGrad(ctx),
@@ -191,6 +192,6 @@ export function createTrainKernels(ctx: KernelContext, cfg: ModelConfig): TrainK
     rmsnormBackward: new RmsNormBackward(ctx),
     swigluBackward: new SwiGluBackward(ctx),
     attentionBackward: new AttentionBackward(ctx, shape),
-    qkvPrepBackward: new QkvPrepBackward(ctx, { ...shape, qkNorm }),
+    qkvPrepBackward: new QkvPrepBackward(ctx, { ...shape, qkNorm, rotaryDim: rotaryDim(cfg) }),
   };
 }

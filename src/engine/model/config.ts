@@ -10,8 +10,8 @@
 /** Storage precision of a weight tensor as it sits in the file (and on the GPU, packed in u32). */
 export type DType = 'f32' | 'f16' | 'bf16';
 
-/** The three decoder families Hearth runs; they differ only in the flags below. */
-export type Architecture = 'llama' | 'qwen2' | 'qwen3';
+/** The decoder families Hearth runs; they differ only in the flags below. */
+export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3';
 
 /** Llama 3.x frequency-dependent RoPE scaling (transformers `_compute_llama3_parameters`). */
 export interface Llama3RopeScaling {
@@ -35,7 +35,21 @@ export interface FreqFactorsRopeScaling {
   factors: readonly number[];
 }
 
-export type RopeScaling = Llama3RopeScaling | LinearRopeScaling | FreqFactorsRopeScaling;
+/**
+ * Phi-3 LongRoPE (`rope_type: "longrope"`, older files `"su"`; transformers `_compute_longrope_parameters`):
+ * inv_freq[i] / factor[i], with the short factors while positions stay below
+ * originalMaxPositionEmbeddings and the long ones beyond; cos and sin are both multiplied by
+ * attentionFactor. One entry per rotated frequency (rotaryDim / 2).
+ */
+export interface LongRopeScaling {
+  type: 'longrope';
+  shortFactor: readonly number[];
+  longFactor: readonly number[];
+  originalMaxPositionEmbeddings: number;
+  attentionFactor: number;
+}
+
+export type RopeScaling = Llama3RopeScaling | LinearRopeScaling | FreqFactorsRopeScaling | LongRopeScaling;
 
 /** How a layer attends (transformers' `layer_types`): to every earlier token, or to the last
  *  `slidingWindow` tokens only. */
@@ -64,6 +78,18 @@ export interface ModelConfig {
   ropeTheta: number;
   /** rope_scaling / rope_parameters, when the model uses one. */
   ropeScaling: RopeScaling | null;
+  /**
+   * Leading dims of each q/k head that RoPE rotates (Phi-3 `partial_rotary_factor` * head_dim); the
+   * rest pass through. Absent: headDim (model/rope.ts `rotaryDim`).
+   */
+  rotaryDim?: number;
+  /** Per layer, whether RoPE is applied (SmolLM3 `no_rope_layers`, 1 = rotate). Absent: every layer. */
+  ropeLayers?: readonly boolean[];
+  /**
+   * The checkpoint stores q|k|v as one `self_attn.qkv_proj` and gate|up as one `mlp.gate_up_proj`
+   * (Phi-3), so the tensors, LoRA targets and PEFT names are the fused modules. Absent: false.
+   */
+  fusedProjections?: boolean;
   /**
    * sliding_window: a 'sliding_attention' layer's query at position p sees keys at positions
    * p - slidingWindow + 1 ..= p (transformers' `sliding_window_causal` mask); null without one.

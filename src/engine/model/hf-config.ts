@@ -2,8 +2,9 @@
  * parseModelConfig: a Hugging Face `config.json` -> the engine's ModelConfig (config.ts).
  *
  * Accepts LlamaForCausalLM (SmolLM2, Llama 3.x), MistralForCausalLM (the llama family with a sliding
- * window), Qwen2ForCausalLM and Qwen3ForCausalLM, with the defaults transformers' LlamaConfig /
- * MistralConfig / Qwen2Config / Qwen3Config apply to absent fields, both the
+ * window), Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM (Phi-3, Phi-3.5-mini, Phi-4-mini)
+ * and SmolLM3ForCausalLM, with the defaults transformers' LlamaConfig / MistralConfig / Qwen2Config /
+ * Qwen3Config / Phi3Config / SmolLM3Config apply to absent fields, both the
  * `rope_scaling` key of transformers 4.x and the `rope_parameters` key of transformers 5, and
  * `torch_dtype` or its newer name `dtype`. Anything the engine cannot run exactly (another
  * architecture, yarn/dynamic RoPE, a non-SiLU MLP, quantized weights) is
@@ -28,8 +29,17 @@ const ARCHITECTURES: Record<string, Architecture> = {
   MistralForCausalLM: 'llama',
   Qwen2ForCausalLM: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
+  Phi3ForCausalLM: 'phi3',
+  SmolLM3ForCausalLM: 'smollm3',
 };
-const MODEL_TYPES: Record<string, Architecture> = { llama: 'llama', mistral: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
+const MODEL_TYPES: Record<string, Architecture> = {
+  llama: 'llama',
+  mistral: 'llama',
+  qwen2: 'qwen2',
+  qwen3: 'qwen3',
+  phi3: 'phi3',
+  smollm3: 'smollm3',
+};
 
 /** MistralConfig's defaults (max_position_embeddings 4096 * 32; its sliding_window default is in slidingWindowOf). */
 const MISTRAL_DEFAULTS = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 131072 };
@@ -39,6 +49,9 @@ const FAMILY_DEFAULTS: Record<Architecture, { ropeTheta: number; rmsNormEps: num
   llama: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 2048 },
   qwen2: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
   qwen3: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
+  // transformers models/phi3/configuration_phi3.py, models/smollm3/configuration_smollm3.py.
+  phi3: { ropeTheta: 10000, rmsNormEps: 1e-5, maxPositions: 4096 },
+  smollm3: { ropeTheta: 2000000, rmsNormEps: 1e-6, maxPositions: 32768 },
 };
 
 const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
@@ -83,13 +96,15 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
 
   const mistral = isMistral(c);
   const defaults = mistral ? MISTRAL_DEFAULTS : FAMILY_DEFAULTS[arch];
-  const window = slidingWindowOf(c, file, mistral ? 'mistral' : arch === 'llama' ? 'none' : 'qwen', numLayers);
+  const window = slidingWindowOf(c, file, windowRuleOf(arch, mistral), numLayers);
   const maxPositionEmbeddings = f.positiveInt('max_position_embeddings', defaults.maxPositions);
-  const rope = ropeOf(c, file, defaults.ropeTheta);
-  // Llama and Qwen3 put `attention_bias` on q, k, v and o; Qwen2 always has q/k/v bias and never an o bias.
-  const attentionBias = arch === 'qwen2' ? true : f.bool('attention_bias', false);
+  const rotaryDim = rotaryDimOf(c, file, headDim);
+  const rope = ropeOf(c, file, defaults.ropeTheta, { rotaryDim, maxPositionEmbeddings });
+  // Llama, Qwen3 and SmolLM3 put `attention_bias` on q, k, v and o; Qwen2 always has q/k/v bias and
+  // never an o bias; Phi-3's qkv_proj / o_proj have none (modeling_phi3.py: bias=False).
+  const attentionBias = arch === 'qwen2' ? true : arch === 'phi3' ? false : f.bool('attention_bias', false);
   const outputBias = arch === 'qwen2' ? false : attentionBias;
-  const mlpBias = arch === 'llama' ? f.bool('mlp_bias', false) : false;
+  const mlpBias = arch === 'llama' || arch === 'smollm3' ? f.bool('mlp_bias', false) : false;
 
   return {
     arch,
@@ -103,12 +118,16 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     rmsNormEps: f.positiveNumber('rms_norm_eps', defaults.rmsNormEps),
     ropeTheta: rope.theta,
     ropeScaling: rope.scaling,
-    // A window past the longest context masks nothing; capped so that it stays a u32 for the kernels.
-    slidingWindow: window.slidingWindow === null ? null : Math.min(window.slidingWindow, maxPositionEmbeddings),
-    layerTypes: window.layerTypes,
+    ...(rotaryDim !== headDim ? { rotaryDim } : {}),
+    ...(arch === 'smollm3' ? { ropeLayers: noRopeLayersOf(c, f, file, numLayers) } : {}),
+    ...(arch === 'phi3' ? { fusedProjections: true } : {}),
+    // A window as long as the longest context masks nothing: every layer attends fully.
+    ...(window.slidingWindow === null || window.slidingWindow >= maxPositionEmbeddings
+      ? { slidingWindow: null, layerTypes: fullAttentionLayers(numLayers) }
+      : window),
     maxPositionEmbeddings,
-    // LlamaConfig, MistralConfig, Qwen2Config and Qwen3Config all default tie_word_embeddings to False.
-    tieWordEmbeddings: f.bool('tie_word_embeddings', false),
+    // SmolLM3Config defaults tie_word_embeddings to True; Llama, Mistral, Qwen2, Qwen3 and Phi3 to False.
+    tieWordEmbeddings: f.bool('tie_word_embeddings', arch === 'smollm3'),
     attentionBias,
     outputBias,
     mlpBias,
@@ -118,6 +137,52 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     eosTokenIds: tokenIdList(c.eos_token_id, 'eos_token_id', file),
     torchDtype: TORCH_DTYPES[String(c.torch_dtype ?? c.dtype ?? '')] ?? null,
   };
+}
+
+/**
+ * Rotated dims per head: int(head_dim * partial_rotary_factor) as transformers computes `dim` in
+ * modeling_rope_utils.py (top level in 4.x, inside rope_parameters in 5); llama.cpp's n_rot.
+ */
+function rotaryDimOf(c: Json, file: string, headDim: number): number {
+  const params = (c.rope_parameters ?? {}) as Json;
+  const key = params.partial_rotary_factor != null ? 'rope_parameters.partial_rotary_factor' : 'partial_rotary_factor';
+  const factor = params.partial_rotary_factor ?? c.partial_rotary_factor ?? 1;
+  if (typeof factor !== 'number' || !(factor > 0 && factor <= 1)) {
+    throw new ConfigError(`${file}: "${key}" must be a number in (0, 1] (got ${JSON.stringify(factor)})`);
+  }
+  const dim = Math.floor(headDim * factor);
+  if (dim < 2 || dim % 2 !== 0)
+    throw new ConfigError(`${file}: "${key}" ${factor} gives ${dim} rotated dims of ${headDim}; RoPE needs an even count`);
+  return dim;
+}
+
+/**
+ * SmolLM3's `no_rope_layers`: one 0/1 per layer, 1 = the layer applies RoPE (modeling_smollm3.py
+ * `self.use_rope = config.no_rope_layers[layer_idx]`, despite the name); absent, every
+ * `no_rope_layer_interval`-th layer (1-based) skips it, as SmolLM3Config builds it.
+ */
+function noRopeLayersOf(c: Json, f: FieldReader, file: string, numLayers: number): boolean[] {
+  const list = c.no_rope_layers;
+  if (list == null) {
+    const interval = f.positiveInt('no_rope_layer_interval', 4);
+    return Array.from({ length: numLayers }, (_, l) => (l + 1) % interval !== 0);
+  }
+  if (!Array.isArray(list) || list.length < numLayers || list.some((v) => v !== 0 && v !== 1 && typeof v !== 'boolean')) {
+    throw new ConfigError(`${file}: "no_rope_layers" must list 0 or 1 for each of the ${numLayers} layers`);
+  }
+  return list.slice(0, numLayers).map((v) => v === 1 || v === true);
+}
+
+/**
+ * Phi-3's `sliding_window` (modeling_phi3.py passes it to every layer's attention): recorded as
+ * sliding layers when it is shorter than the context, for the engine's windowed attention. Others
+ * keep refusing `use_sliding_window` above.
+ */
+/** Which of transformers' window rules an architecture's config class follows (slidingWindowOf). */
+function windowRuleOf(arch: Architecture, mistral: boolean): WindowRule {
+  if (mistral) return 'mistral';
+  if (arch === 'phi3') return 'phi3';
+  return arch === 'llama' ? 'none' : 'qwen';
 }
 
 /** Layer types of a model without a sliding window. */
@@ -154,7 +219,12 @@ function architectureOf(c: Json, file: string): Architecture {
  * RoPE base and scaling. transformers 4.x: `rope_theta` + `rope_scaling` ({type|rope_type, ...});
  * transformers 5: `rope_parameters` ({rope_type, rope_theta, ...}). "default" means no scaling.
  */
-function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; scaling: RopeScaling | null } {
+function ropeOf(
+  c: Json,
+  file: string,
+  defaultTheta: number,
+  dims: { rotaryDim: number; maxPositionEmbeddings: number },
+): { theta: number; scaling: RopeScaling | null } {
   const params = c.rope_parameters ?? c.rope_scaling;
   const key = c.rope_parameters != null ? 'rope_parameters' : 'rope_scaling';
   if (params != null && (typeof params !== 'object' || Array.isArray(params))) {
@@ -182,11 +252,50 @@ function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; s
           originalMaxPositionEmbeddings: pf.positiveInt('original_max_position_embeddings'),
         },
       };
+    case 'longrope':
+    case 'su': // Phi-3's first name for longrope
+      return { theta, scaling: longRopeOf(c, p, pf, file, key, dims) };
     default:
       throw new ConfigError(
-        `${file}: "${key}" type ${JSON.stringify(type)} is not supported; Hearth supports "default", "linear" and "llama3"`,
+        `${file}: "${key}" type ${JSON.stringify(type)} is not supported; Hearth supports "default", "linear", "llama3" and "longrope"`,
       );
   }
+}
+
+/**
+ * LongRoPE as transformers' `_compute_longrope_parameters`: original_max_position_embeddings from the
+ * rope parameters (5) or the top level (Phi-3's 4.x files); factor = max / original unless given;
+ * attention_factor = sqrt(1 + ln(factor) / ln(original)) when factor > 1 unless given, else 1.
+ */
+function longRopeOf(
+  c: Json,
+  p: Json,
+  pf: FieldReader,
+  file: string,
+  key: string,
+  dims: { rotaryDim: number; maxPositionEmbeddings: number },
+): RopeScaling {
+  const original =
+    p.original_max_position_embeddings != null
+      ? pf.positiveInt('original_max_position_embeddings')
+      : new FieldReader(c, file).positiveInt('original_max_position_embeddings', dims.maxPositionEmbeddings);
+  const factors = (name: string): number[] => {
+    const v = p[name];
+    const ok = Array.isArray(v) && v.length === dims.rotaryDim / 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0);
+    if (!ok)
+      throw new ConfigError(`${file}: "${key}.${name}" must list ${dims.rotaryDim / 2} positive numbers (one per rotated frequency)`);
+    return v as number[];
+  };
+  const factor = pf.optionalNumber('factor', 0) ?? dims.maxPositionEmbeddings / original;
+  const given = pf.optionalNumber('attention_factor', 0);
+  const attentionFactor = given ?? (factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original)));
+  return {
+    type: 'longrope',
+    shortFactor: factors('short_factor'),
+    longFactor: factors('long_factor'),
+    originalMaxPositionEmbeddings: original,
+    attentionFactor,
+  };
 }
 
 /** eos_token_id may be an int, a list of ints, or absent/null. */
@@ -262,7 +371,7 @@ export class FieldReader {
 }
 
 /** How a family derives its window when the config lists no `layer_types`. */
-type WindowRule = 'none' | 'mistral' | 'qwen';
+type WindowRule = 'none' | 'mistral' | 'phi3' | 'qwen';
 
 const LAYER_TYPES: readonly LayerType[] = ['full_attention', 'sliding_attention'];
 
@@ -276,8 +385,11 @@ const LAYER_TYPES: readonly LayerType[] = ['full_attention', 'sliding_attention'
  * - Qwen2Config / Qwen3Config: a window only with `use_sliding_window: true`, then layers
  *   i >= `max_window_layers` (default 28) slide and the others attend fully; `sliding_window`
  *   defaults to 4096.
+ * - Phi3Config: `sliding_window` (default None) on every layer (Phi3Attention passes it to each).
+ * - Qwen2Config's rule also serves SmolLM3Config, which has the same three fields.
  * - LlamaConfig has no window.
- * Reference: transformers models/mistral/configuration_mistral.py, models/qwen2/configuration_qwen2.py.
+ * Reference: transformers models/mistral/configuration_mistral.py, models/qwen2/configuration_qwen2.py,
+ * models/phi3/modeling_phi3.py, models/smollm3/configuration_smollm3.py.
  */
 function slidingWindowOf(c: Json, file: string, rule: WindowRule, numLayers: number): Pick<ModelConfig, 'slidingWindow' | 'layerTypes'> {
   const f = new FieldReader(c, file);
@@ -292,7 +404,8 @@ function slidingWindowOf(c: Json, file: string, rule: WindowRule, numLayers: num
         `${file}: "layer_types" must list ${numLayers} entries, each "full_attention" or "sliding_attention" (got ${Array.isArray(list) ? `${list.length} entries` : typeof list})`,
       );
     }
-    const slidingWindow = rule === 'qwen' && c.use_sliding_window !== true ? null : windowField(rule === 'none' ? null : 4096);
+    const slidingWindow =
+      rule === 'qwen' && c.use_sliding_window !== true ? null : windowField(rule === 'mistral' || rule === 'qwen' ? 4096 : null);
     // Without a window transformers' sliding layers get sliding_window None: they attend fully.
     if (slidingWindow === null || !list.includes('sliding_attention'))
       return { slidingWindow: null, layerTypes: fullAttentionLayers(numLayers) };
@@ -301,6 +414,7 @@ function slidingWindowOf(c: Json, file: string, rule: WindowRule, numLayers: num
   let slidingWindow: number | null = null;
   let firstSliding = 0;
   if (rule === 'mistral') slidingWindow = windowField(4096);
+  if (rule === 'phi3') slidingWindow = windowField(null);
   if (rule === 'qwen' && f.bool('use_sliding_window', false)) {
     slidingWindow = windowField(4096);
     firstSliding = c.max_window_layers == null ? 28 : (f.optionalInt('max_window_layers', 0) ?? 28);

@@ -21,7 +21,7 @@
 import { PackedMatrix } from '../gpu/packed-tensor';
 import type { ModelConfig } from './config';
 import { decodeToF32 } from './dtype';
-import { ropeTable } from './rope';
+import { ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
 import { bytesPerElement, numel } from './tensor';
 
@@ -40,6 +40,8 @@ export function layerNames(l: number) {
     q: `${p}.self_attn.q_proj.weight`,
     k: `${p}.self_attn.k_proj.weight`,
     v: `${p}.self_attn.v_proj.weight`,
+    /** Phi-3's fused [q; k; v] rows (config.fusedProjections), in place of q, k, v. */
+    qkv: `${p}.self_attn.qkv_proj.weight`,
     qBias: `${p}.self_attn.q_proj.bias`,
     kBias: `${p}.self_attn.k_proj.bias`,
     vBias: `${p}.self_attn.v_proj.bias`,
@@ -50,6 +52,8 @@ export function layerNames(l: number) {
     postNorm: `${p}.post_attention_layernorm.weight`,
     gate: `${p}.mlp.gate_proj.weight`,
     up: `${p}.mlp.up_proj.weight`,
+    /** Phi-3's fused [gate; up] rows (modeling_phi3.py Phi3MLP: gate is the first half), in place of gate, up. */
+    gateUp: `${p}.mlp.gate_up_proj.weight`,
     down: `${p}.mlp.down_proj.weight`,
     gateBias: `${p}.mlp.gate_proj.bias`,
     upBias: `${p}.mlp.up_proj.bias`,
@@ -72,7 +76,8 @@ export function planParameters(cfg: ModelConfig): ParameterSpec[] {
   for (let l = 0; l < cfg.numLayers; l++) {
     const n = layerNames(l);
     plan.push({ name: n.inputNorm, shape: [C] });
-    plan.push({ name: n.q, shape: [qRows, C] }, { name: n.k, shape: [kvRows, C] }, { name: n.v, shape: [kvRows, C] });
+    if (cfg.fusedProjections) plan.push({ name: n.qkv, shape: [qRows + 2 * kvRows, C] });
+    else plan.push({ name: n.q, shape: [qRows, C] }, { name: n.k, shape: [kvRows, C] }, { name: n.v, shape: [kvRows, C] });
     if (cfg.attentionBias) {
       plan.push({ name: n.qBias, shape: [qRows] }, { name: n.kBias, shape: [kvRows] }, { name: n.vBias, shape: [kvRows] });
     }
@@ -80,7 +85,9 @@ export function planParameters(cfg: ModelConfig): ParameterSpec[] {
     plan.push({ name: n.o, shape: [C, qRows] });
     if (cfg.outputBias) plan.push({ name: n.oBias, shape: [C] });
     plan.push({ name: n.postNorm, shape: [C] });
-    plan.push({ name: n.gate, shape: [F, C] }, { name: n.up, shape: [F, C] }, { name: n.down, shape: [C, F] });
+    if (cfg.fusedProjections) plan.push({ name: n.gateUp, shape: [2 * F, C] });
+    else plan.push({ name: n.gate, shape: [F, C] }, { name: n.up, shape: [F, C] });
+    plan.push({ name: n.down, shape: [C, F] });
     if (cfg.mlpBias) plan.push({ name: n.gateBias, shape: [F] }, { name: n.upBias, shape: [F] }, { name: n.downBias, shape: [C] });
   }
   plan.push({ name: FINAL_NORM_NAME, shape: [C] });
@@ -178,7 +185,7 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
     return label;
   };
   const vectorOffsets = new Map<string, number>();
-  let vectorLength = ropePositions * HS; // the RoPE table comes first
+  let vectorLength = ropePositions * rotaryDim(cfg); // the RoPE table comes first
   // A group of 1-D tensors stored back to back, starting on a 256-byte boundary.
   const vector = (names: string[], lengths: number[], present: boolean) => {
     if (!present) return null;
@@ -195,16 +202,31 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
   const layers = Array.from({ length: cfg.numLayers }, (_, l) => {
     const n = layerNames(l);
     return {
-      qkv: matrix(`model.layers.${l}.qkv`, qRows + 2 * kvRows, C, [
-        [n.q, 0],
-        [n.k, qRows],
-        [n.v, qRows + kvRows],
-      ]),
+      // A fused checkpoint (Phi-3) already holds these row blocks in one tensor each.
+      qkv: matrix(
+        `model.layers.${l}.qkv`,
+        qRows + 2 * kvRows,
+        C,
+        cfg.fusedProjections
+          ? [[n.qkv, 0]]
+          : [
+              [n.q, 0],
+              [n.k, qRows],
+              [n.v, qRows + kvRows],
+            ],
+      ),
       o: matrix(n.o, C, qRows, [[n.o, 0]]),
-      gateUp: matrix(`model.layers.${l}.gate_up`, 2 * F, C, [
-        [n.gate, 0],
-        [n.up, F],
-      ]),
+      gateUp: matrix(
+        `model.layers.${l}.gate_up`,
+        2 * F,
+        C,
+        cfg.fusedProjections
+          ? [[n.gateUp, 0]]
+          : [
+              [n.gate, 0],
+              [n.up, F],
+            ],
+      ),
       down: matrix(n.down, C, F, [[n.down, 0]]),
       inputNorm: vector([n.inputNorm], [C], true)!,
       postNorm: vector([n.postNorm], [C], true)!,
@@ -331,7 +353,7 @@ export class WeightSet {
 
   /** The RoPE table (model/rope.ts layout) as a binding: the start of `vectors`. */
   get ropeTable(): GPUBufferBinding {
-    return { buffer: this.vectors, offset: 0, size: this.ropePositions * this.config.headDim * 4 };
+    return { buffer: this.vectors, offset: 0, size: this.ropePositions * rotaryDim(this.config) * 4 };
   }
 
   /** A vector group as its own binding (its offset is 256-byte aligned), e.g. q_norm for qkv-prep. */

@@ -14,6 +14,7 @@
 import { attentionForward } from './attention';
 import { firstVisibleKey } from '../model/attention-window';
 import { rmsnormForward } from './rmsnorm';
+import type { RopeFreqs } from '../model/rope';
 import { ropeForward } from './rope';
 import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
 
@@ -234,7 +235,7 @@ export function qkvPrepForward(
   kv: PagedKv,
   qkv: Float32Array, // [T, (NH + 2 NKV) * HS]
   norm: QkNorm | null,
-  invFreq: Float32Array, // [HS / 2]
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
 ): void {

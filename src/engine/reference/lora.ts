@@ -15,9 +15,33 @@ import type { TensorData } from '../model/tensor';
 import type { Floats } from './floats';
 import { Rng } from './random';
 
-/** The projections of a decoder layer, in PEFT's names and the order the engine stores them. */
+/**
+ * The projections of a decoder layer, in PEFT's names and the order the engine stores them: the
+ * separate q/k/v and gate/up of most families, and the fused `qkv_proj` / `gate_up_proj` Linears of
+ * checkpoints that store them fused (Phi-3, modeling_phi3.py), where PEFT adapts the fused module
+ * with one A and one B over all its rows. A model has one set or the other (`loraModulesOf`).
+ */
 export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-export type LoraModule = (typeof LORA_MODULES)[number];
+export const FUSED_LORA_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
+export type LoraModule = (typeof LORA_MODULES)[number] | (typeof FUSED_LORA_MODULES)[number];
+/** Every module name of either layout. */
+export const ALL_LORA_MODULES: readonly LoraModule[] = [...LORA_MODULES, ...FUSED_LORA_MODULES];
+
+const FUSED_MODULES: readonly LoraModule[] = ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'];
+
+/** The modules a LoRA can adapt in this model, in storage order. */
+export function loraModulesOf(cfg: Pick<ModelConfig, 'fusedProjections'>): readonly LoraModule[] {
+  return cfg.fusedProjections ? FUSED_MODULES : LORA_MODULES;
+}
+
+/** Throws unless every target is a module of this model (naming the model's modules). */
+export function checkLoraTargets(cfg: Pick<ModelConfig, 'fusedProjections' | 'arch'>, targets: readonly string[]): void {
+  const valid = loraModulesOf(cfg);
+  const unknown = targets.filter((m) => !(valid as readonly string[]).includes(m));
+  if (unknown.length) {
+    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections of this ${cfg.arch} model (${valid.join(', ')})`);
+  }
+}
 
 const MODULE_PATHS: Record<LoraModule, string> = {
   q_proj: 'self_attn.q_proj',
@@ -27,6 +51,8 @@ const MODULE_PATHS: Record<LoraModule, string> = {
   gate_proj: 'mlp.gate_proj',
   up_proj: 'mlp.up_proj',
   down_proj: 'mlp.down_proj',
+  qkv_proj: 'self_attn.qkv_proj',
+  gate_up_proj: 'mlp.gate_up_proj',
 };
 
 /** One adapted module: A (r, in) and B (out, r). */
@@ -98,6 +124,10 @@ export function loraModuleDims(cfg: ModelConfig, module: LoraModule): { in: numb
       return { in: C, out: F };
     case 'down_proj':
       return { in: F, out: C };
+    case 'qkv_proj':
+      return { in: C, out: q + 2 * kv };
+    case 'gate_up_proj':
+      return { in: C, out: 2 * F };
   }
 }
 
@@ -113,7 +143,7 @@ export function parseLoraTensorName(name: string): { layer: number; module: Lora
   const m = KEY.exec(name);
   if (!m) return null;
   const module = m[3] as LoraModule;
-  if (!(LORA_MODULES as readonly string[]).includes(module) || MODULE_PATHS[module] !== `${m[2]}.${module}`) return null;
+  if (!(ALL_LORA_MODULES as readonly string[]).includes(module) || MODULE_PATHS[module] !== `${m[2]}.${module}`) return null;
   return { layer: Number(m[1]), module, which: m[4] as 'A' | 'B' };
 }
 
@@ -131,6 +161,11 @@ export function groupLoraTensors(
     const key = parseLoraTensorName(t.name);
     if (!key) throw new Error(`LoRA adapter: unexpected tensor ${t.name}`);
     if (key.layer >= cfg.numLayers) throw new Error(`LoRA adapter: ${t.name} names layer ${key.layer}, the model has ${cfg.numLayers}`);
+    if (!loraModulesOf(cfg).includes(key.module)) {
+      throw new Error(
+        `LoRA adapter: ${t.name} adapts ${key.module}, which this ${cfg.arch} model does not have (${loraModulesOf(cfg).join(', ')})`,
+      );
+    }
     const d = loraModuleDims(cfg, key.module);
     const want = key.which === 'A' ? [rank, d.in] : [d.out, rank];
     if (t.shape.length !== 2 || t.shape[0] !== want[0] || t.shape[1] !== want[1]) {
@@ -236,6 +271,69 @@ export function loraBackward(
     for (let j = 0; j < r; j++) for (let i = 0; i < IC; i++) dA[j * IC + i] += e[j] * inp[n * IC + i];
     for (let o = 0; o < OC; o++) for (let j = 0; j < r; j++) dB[o * r + j] += scale * dout[n * OC + o] * u[j];
   }
+}
+
+/** Rows of the parts (N, widths[i]) side by side: (N, sum of widths), as a fused Linear's output. */
+function concatColumns(parts: readonly Floats[], widths: readonly number[], N: number): Float64Array {
+  const W = widths.reduce((a, b) => a + b, 0);
+  const out = new Float64Array(N * W);
+  for (let n = 0; n < N; n++) {
+    let c = n * W;
+    parts.forEach((p, i) => {
+      for (let j = 0; j < widths[i]; j++) out[c++] = p[n * widths[i] + j];
+    });
+  }
+  return out;
+}
+
+/**
+ * A fused module's LoRA (Phi-3 qkv_proj, gate_up_proj: one A, one B [sum of widths, r]) on a model
+ * whose reference keeps the fused output's parts apart (q, k, v or gate, up): loraForward over the
+ * concatenated output, each part's columns added into it.
+ */
+export function loraForwardSplit(
+  outs: readonly Floats[], // (N, widths[i]) each, accumulated
+  widths: readonly number[],
+  inp: Floats, // (N, IC)
+  A: Floats, // (r, IC)
+  B: Floats, // (sum widths, r)
+  scale: number,
+  N: number,
+  IC: number,
+  r: number,
+): void {
+  const y = concatColumns(
+    outs.map((o) => new Float32Array(o.length)),
+    widths,
+    N,
+  );
+  loraForward(y, inp, A, B, scale, N, IC, y.length / N, r);
+  const W = y.length / N;
+  for (let n = 0; n < N; n++) {
+    let c = n * W;
+    outs.forEach((o, i) => {
+      for (let j = 0; j < widths[i]; j++) o[n * widths[i] + j] += y[c++];
+    });
+  }
+}
+
+/** Backward of loraForwardSplit: loraBackward with the parts' gradients side by side. */
+export function loraBackwardSplit(
+  dinp: Floats, // (N, IC) accumulated
+  dA: Floats, // (r, IC) accumulated
+  dB: Floats, // (sum widths, r) accumulated
+  douts: readonly Floats[], // (N, widths[i]) each
+  widths: readonly number[],
+  inp: Floats,
+  A: Floats,
+  B: Floats,
+  scale: number,
+  N: number,
+  IC: number,
+  r: number,
+): void {
+  const g = concatColumns(douts, widths, N);
+  loraBackward(dinp, dA, dB, g, inp, A, B, scale, N, IC, g.length / N, r);
 }
 
 /**

@@ -14,12 +14,13 @@
  * backward accumulates), gradients of base weights (frozen).
  */
 import { layerWindow } from '../model/attention-window';
+import { layerUsesRope } from '../model/rope';
 import { attentionBackward, attentionForward } from './attention';
 import { crossEntropyBackward, crossEntropyForward } from './cross-entropy';
 import { embeddingForward } from './embedding';
 import type { Floats } from './floats';
 import { linearBackward, linearForward, matmulForward } from './linear';
-import { loraBackward, type LoraModule, type ReferenceLora } from './lora';
+import { loraBackward, loraBackwardSplit, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
 import type { ReferenceModel } from './model';
 import { residualBackward, residualForward } from './residual';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';
@@ -112,11 +113,53 @@ function projBackward(
   linearBackward(dx, null, null, dy, x, W, T, IC, OC);
   const pair = lora?.get(l, module);
   if (lora && pair) {
-    const g = grads?.get(l, module);
-    if (!g) throw new Error(`LoRA backward: the gradient has no ${module} of layer ${l}`);
+    const g = gradientOf(grads, l, module);
     loraBackward(dx, g.A, g.B, dy, x, pair.A, pair.B, lora.scale, T, IC, OC, lora.rank);
   }
 }
+
+/** The gradient accumulator of an adapted module (it must have one). */
+function gradientOf(grads: ReferenceLora | null, l: number, module: LoraModule) {
+  const g = grads?.get(l, module);
+  if (!g) throw new Error(`LoRA backward: the gradient has no ${module} of layer ${l}`);
+  return g;
+}
+
+/** A fused module's LoRA (Phi-3 qkv_proj / gate_up_proj) over the separate outputs it spans, when adapted. */
+function fusedForward(
+  ys: Floats[],
+  widths: number[],
+  x: Floats,
+  lora: ReferenceLora | null,
+  l: number,
+  module: LoraModule,
+  T: number,
+  IC: number,
+) {
+  const pair = lora?.get(l, module);
+  if (lora && pair) loraForwardSplit(ys, widths, x, pair.A, pair.B, lora.scale, T, IC, lora.rank);
+}
+
+function fusedBackward(
+  dx: Floats,
+  dys: Floats[],
+  widths: number[],
+  x: Floats,
+  lora: ReferenceLora | null,
+  grads: ReferenceLora | null,
+  l: number,
+  module: LoraModule,
+  T: number,
+  IC: number,
+) {
+  const pair = lora?.get(l, module);
+  if (!lora || !pair) return;
+  const g = gradientOf(grads, l, module);
+  loraBackwardSplit(dx, g.A, g.B, dys, widths, x, pair.A, pair.B, lora.scale, T, IC, lora.rank);
+}
+
+/** RoPE on a NoPE layer (SmolLM3): no rotated dims, every dim passes through. */
+const NO_ROPE = new Float32Array(0);
 
 /** The training forward of one sequence at positions 0 .. T-1, keeping the activations. */
 export function trainForward(
@@ -167,6 +210,7 @@ export function trainForward(
     projForward(s.q0, s.x1, w.q, w.qBias, lora, l, 'q_proj', T, C, NH * HS);
     projForward(s.k0, s.x1, w.k, w.kBias, lora, l, 'k_proj', T, C, NKV * HS);
     projForward(s.v, s.x1, w.v, w.vBias, lora, l, 'v_proj', T, C, NKV * HS);
+    fusedForward([s.q0, s.k0, s.v], [NH * HS, NKV * HS, NKV * HS], s.x1, lora, l, 'qkv_proj', T, C);
     if (w.qNorm && w.kNorm) {
       rmsnormForward(s.qn, s.rstdQ, s.q0, w.qNorm, T * NH, HS, eps);
       rmsnormForward(s.kn, s.rstdK, s.k0, w.kNorm, T * NKV, HS, eps);
@@ -174,8 +218,9 @@ export function trainForward(
       s.qn.set(s.q0);
       s.kn.set(s.k0);
     }
-    ropeForward(s.q, s.qn, positions, model.invFreq, T, NH, HS);
-    ropeForward(s.k, s.kn, positions, model.invFreq, T, NKV, HS);
+    const freqs = layerUsesRope(cfg, l) ? model.invFreq : NO_ROPE;
+    ropeForward(s.q, s.qn, positions, freqs, T, NH, HS);
+    ropeForward(s.k, s.kn, positions, freqs, T, NKV, HS);
     attentionForward(s.att, s.q, s.k, s.v, T, T, NH, NKV, HS, 0, layerWindow(cfg, l));
     const proj = a(T * C);
     projForward(proj, s.att, w.o, w.oBias, lora, l, 'o_proj', T, NH * HS, C);
@@ -183,6 +228,7 @@ export function trainForward(
     rmsnormForward(s.x2, s.rstd2, s.hMid, w.postNorm, T, C, eps);
     projForward(s.gate, s.x2, w.gate, w.gateBias, lora, l, 'gate_proj', T, C, F);
     projForward(s.up, s.x2, w.up, w.upBias, lora, l, 'up_proj', T, C, F);
+    fusedForward([s.gate, s.up], [F, F], s.x2, lora, l, 'gate_up_proj', T, C);
     swigluForward(s.act, s.gate, s.up, T, F);
     const down = a(T * C);
     projForward(down, s.act, w.down, w.downBias, lora, l, 'down_proj', T, F, C);
@@ -245,6 +291,7 @@ export function trainBackward(
     swigluBackward(dgate, dup, dact, s.gate, s.up, T, F);
     // gate = x2 Wg^T, up = x2 Wu^T (+ LoRA); reverse order: up, then gate
     const dx2 = a(T * C);
+    fusedBackward(dx2, [dgate, dup], [F, F], s.x2, lora, grads, l, 'gate_up_proj', T, C);
     projBackward(dx2, dup, s.x2, w.up, lora, grads, l, 'up_proj', T, C, F);
     projBackward(dx2, dgate, s.x2, w.gate, lora, grads, l, 'gate_proj', T, C, F);
     // x2 = rmsnorm(hMid, post_attention_layernorm)
@@ -264,8 +311,9 @@ export function trainBackward(
     // q = rope(qn), k = rope(kn)
     const dqn = a(T * NH * HS);
     const dkn = a(T * NKV * HS);
-    ropeBackward(dkn, dk, positions, model.invFreq, T, NKV, HS);
-    ropeBackward(dqn, dq, positions, model.invFreq, T, NH, HS);
+    const freqs = layerUsesRope(cfg, l) ? model.invFreq : NO_ROPE;
+    ropeBackward(dkn, dk, positions, freqs, T, NKV, HS);
+    ropeBackward(dqn, dq, positions, freqs, T, NH, HS);
     // Qwen3: qn = rmsnorm(q0, q_norm) per head, kn likewise
     let dq0 = dqn;
     let dk0 = dkn;
@@ -277,6 +325,7 @@ export function trainBackward(
     }
     // q0, k0, v = x1 W^T (+ b, + LoRA); reverse order: v, k, q
     const dx1 = a(T * C);
+    fusedBackward(dx1, [dq0, dk0, dv], [NH * HS, NKV * HS, NKV * HS], s.x1, lora, grads, l, 'qkv_proj', T, C);
     projBackward(dx1, dv, s.x1, w.v, lora, grads, l, 'v_proj', T, C, NKV * HS);
     projBackward(dx1, dk0, s.x1, w.k, lora, grads, l, 'k_proj', T, C, NKV * HS);
     projBackward(dx1, dq0, s.x1, w.q, lora, grads, l, 'q_proj', T, C, NH * HS);

@@ -4,28 +4,31 @@
  * every position, and an incremental session (a contiguous KV cache) so greedy decoding can be
  * compared token by token.
  *
- * Per layer (HF modeling_llama / qwen2 / qwen3):
+ * Per layer (HF modeling_llama / qwen2 / qwen3 / phi3 / smollm3):
  *   x = rmsnorm(h, input_layernorm); q, k, v = x Wq^T (+b), x Wk^T (+b), x Wv^T (+b)
- *   [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); q, k = rope(q, k); append k, v to the cache
+ *   [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); q, k = rope(q, k) (the first rotaryDim dims
+ *   of a head [Phi-3]; not on SmolLM3's NoPE layers); append k, v to the cache
  *   h += attention(q, K, V) Wo^T (+b)
  *   x = rmsnorm(h, post_attention_layernorm); h += (silu(x Wg^T) * (x Wu^T)) Wd^T
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
  * LoRA (optional, per session): an adapter (reference/lora.ts) adds s (x A^T) B^T to the output of each
- * adapted projection, right after the frozen Linear (before q/k-norm and RoPE for q and k).
+ * adapted projection, right after the frozen Linear (before q/k-norm and RoPE for q and k). Phi-3
+ * stores q|k|v and gate|up fused: the reference splits the fused weights by rows, and a fused LoRA
+ * module's update (one A, B over the whole fused output) is split the same way.
  *
  * Not here: the backward pass (the trainer adds it), sampling (reference/sampler.ts).
  */
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
-import { ropeInvFreq } from '../model/rope';
+import { layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
 import type { TensorData } from '../model/tensor';
 import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
 import { layerWindow } from '../model/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';
-import { loraForward, type LoraModule, type ReferenceLora } from './lora';
+import { loraForward, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
 import { swigluForward } from './swiglu';
@@ -60,7 +63,7 @@ export class ReferenceModel {
   readonly lmHead: Float32Array; // (V, C)
   readonly finalNorm: Float32Array; // (C,)
   readonly layers: LayerWeights[] = [];
-  readonly invFreq: Float32Array; // (HS/2,)
+  readonly invFreq: RopeFreqs; // (R/2,) per position
 
   constructor(
     readonly config: ModelConfig,
@@ -75,13 +78,20 @@ export class ReferenceModel {
     this.wte = get(EMBED_NAME);
     this.lmHead = config.tieWordEmbeddings ? this.wte : get(LM_HEAD_NAME);
     this.finalNorm = get(FINAL_NORM_NAME);
+    const qRows = config.numHeads * config.headDim;
+    const kvRows = config.numKvHeads * config.headDim;
+    const C = config.hiddenSize;
+    const F = config.intermediateSize;
     for (let l = 0; l < config.numLayers; l++) {
       const n = layerNames(l);
+      // Row blocks of a fused checkpoint's qkv_proj / gate_up_proj, or the separate tensors.
+      const qkv = config.fusedProjections ? get(n.qkv) : null;
+      const gateUp = config.fusedProjections ? get(n.gateUp) : null;
       this.layers.push({
         inputNorm: get(n.inputNorm),
-        q: get(n.q),
-        k: get(n.k),
-        v: get(n.v),
+        q: qkv ? qkv.subarray(0, qRows * C) : get(n.q),
+        k: qkv ? qkv.subarray(qRows * C, (qRows + kvRows) * C) : get(n.k),
+        v: qkv ? qkv.subarray((qRows + kvRows) * C) : get(n.v),
         qBias: opt(n.qBias, config.attentionBias),
         kBias: opt(n.kBias, config.attentionBias),
         vBias: opt(n.vBias, config.attentionBias),
@@ -90,15 +100,15 @@ export class ReferenceModel {
         o: get(n.o),
         oBias: opt(n.oBias, config.outputBias),
         postNorm: get(n.postNorm),
-        gate: get(n.gate),
-        up: get(n.up),
+        gate: gateUp ? gateUp.subarray(0, F * C) : get(n.gate),
+        up: gateUp ? gateUp.subarray(F * C) : get(n.up),
         down: get(n.down),
         gateBias: opt(n.gateBias, config.mlpBias),
         upBias: opt(n.upBias, config.mlpBias),
         downBias: opt(n.downBias, config.mlpBias),
       });
     }
-    this.invFreq = ropeInvFreq(config);
+    this.invFreq = ropeFreqs(config);
   }
 
   /** Logits (T, V) of every position of `tokens`, from an empty cache, with an optional LoRA adapter. */
@@ -181,6 +191,11 @@ export class ReferenceSession {
       const w = this.lora?.get(l, m);
       if (w) loraForward(out, inp, w.A, w.B, this.lora!.scale, T, IC, OC, this.lora!.rank);
     };
+    // A fused module's update (Phi-3), split over the separate outputs.
+    const adaptFused = (l: number, m: LoraModule, inp: Float32Array, IC: number, outs: Float32Array[], widths: number[]) => {
+      const w = this.lora?.get(l, m);
+      if (w) loraForwardSplit(outs, widths, inp, w.A, w.B, this.lora!.scale, T, IC, this.lora!.rank);
+    };
 
     const h = new Float32Array(T * C); // residual stream
     embeddingForward(h, tokens, this.model.wte, T, C, V);
@@ -204,13 +219,16 @@ export class ReferenceSession {
       adapt(l, 'q_proj', q, x, C, NH * HS);
       adapt(l, 'k_proj', k, x, C, NKV * HS);
       adapt(l, 'v_proj', v, x, C, NKV * HS);
+      adaptFused(l, 'qkv_proj', x, C, [q, k, v], [NH * HS, NKV * HS, NKV * HS]);
       if (w.qNorm && w.kNorm) {
         // Qwen3: RMSNorm over each head's HS values, before RoPE.
         rmsnormForward(q, null, q, w.qNorm, T * NH, HS, eps);
         rmsnormForward(k, null, k, w.kNorm, T * NKV, HS, eps);
       }
-      ropeForward(q, q, positions, this.model.invFreq, T, NH, HS);
-      ropeForward(k, k, positions, this.model.invFreq, T, NKV, HS);
+      if (layerUsesRope(cfg, l)) {
+        ropeForward(q, q, positions, this.model.invFreq, T, NH, HS);
+        ropeForward(k, k, positions, this.model.invFreq, T, NKV, HS);
+      }
       this.k[l].set(k, pos0 * NKV * HS);
       this.v[l].set(v, pos0 * NKV * HS);
       save(`layers.${l}.q`, q);
@@ -227,6 +245,7 @@ export class ReferenceSession {
       linearForward(up, x, w.up, w.upBias, T, C, F);
       adapt(l, 'gate_proj', gate, x, C, F);
       adapt(l, 'up_proj', up, x, C, F);
+      adaptFused(l, 'gate_up_proj', x, C, [gate, up], [F, F]);
       swigluForward(act, gate, up, T, F);
       save(`layers.${l}.mlp_act`, act);
       linearForward(proj, act, w.down, w.downBias, T, F, C);

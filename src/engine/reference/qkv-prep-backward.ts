@@ -7,6 +7,7 @@
  * QkvPrepBackward (kernels/qkv-prep-backward.ts).
  */
 import type { BatchRow } from '../model/kv-cache';
+import type { RopeFreqs } from '../model/rope';
 import type { QkNorm } from './attention-paged';
 import type { Floats } from './floats';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';
@@ -19,7 +20,7 @@ export function qkvPrepBackward(
   dv: Floats, // [T, NKV, HS]
   qkv: Floats, // [T, (NH + 2 NKV) * HS] the forward's projection
   norm: QkNorm | null,
-  invFreq: Float32Array, // [HS / 2]
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
   NKV: number,

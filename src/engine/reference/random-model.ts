@@ -10,7 +10,10 @@ import type { TensorData } from '../model/tensor';
 import { planParameters } from '../model/weights';
 import { Rng } from './random';
 
-/** A test-sized config of `arch` (Llama: untied, GQA 2; Qwen2: qkv bias; Qwen3: q/k norm, explicit HS). */
+/**
+ * A test-sized config of `arch` (Llama: untied, GQA 2; Qwen2: qkv bias; Qwen3: q/k norm, explicit HS;
+ * Phi-3: fused projections, partial rotary, LongRoPE; SmolLM3: a NoPE layer).
+ */
 export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> = {}): ModelConfig {
   const base: ModelConfig = {
     arch,
@@ -27,7 +30,7 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
     slidingWindow: null,
     layerTypes: [],
     maxPositionEmbeddings: 2048,
-    tieWordEmbeddings: arch !== 'llama',
+    tieWordEmbeddings: arch !== 'llama' && arch !== 'phi3',
     attentionBias: arch === 'qwen2',
     outputBias: false,
     mlpBias: false,
@@ -41,8 +44,34 @@ export function testConfig(arch: Architecture, overrides: Partial<ModelConfig> =
     base.headDim = 24; // explicit head_dim != hidden / heads, as in Qwen3
     base.rmsNormEps = 1e-6;
   }
+  // SmolLM3: the second layer is a NoPE layer (no_rope_layers [1, 0]).
+  if (arch === 'smollm3') base.ropeLayers = [true, false];
   const config = { ...base, ...overrides };
+  // Phi-3's RoPE follows the final head dim unless the test sets its own scaling.
+  if (arch === 'phi3') {
+    Object.assign(config, phi3TestRope(config.headDim), overrides.ropeScaling !== undefined ? { ropeScaling: overrides.ropeScaling } : {});
+  }
   return { ...config, layerTypes: overrides.layerTypes ?? fullAttentionLayers(config.numLayers) };
+}
+
+/**
+ * Phi-3's RoPE at test size: fused projections, partial rotary 0.75 and LongRoPE whose long factors
+ * start at position 24, so short tests cross the switch.
+ */
+export function phi3TestRope(headDim: number): Partial<ModelConfig> {
+  const rotaryDim = 2 * Math.floor((headDim * 3) / 8); // 0.75 of the head, kept even
+  const half = rotaryDim / 2;
+  return {
+    fusedProjections: true,
+    rotaryDim,
+    ropeScaling: {
+      type: 'longrope',
+      shortFactor: Array.from({ length: half }, (_, i) => 1 + 0.05 * i),
+      longFactor: Array.from({ length: half }, (_, i) => 1.5 + 0.4 * i),
+      originalMaxPositionEmbeddings: 24,
+      attentionFactor: Math.sqrt(1 + Math.log(2048 / 24) / Math.log(24)),
+    },
+  };
 }
 
 /** Seeded random tensors for every name of the config's parameter plan, stored in `dtype`. */

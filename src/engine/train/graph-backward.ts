@@ -213,7 +213,15 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   const pw = qkvPrepWeights(g.weights, l);
   calls.push(
     k.qkvPrepBackward.encode(
-      { dqkv: dQkv, qkv: cfg.qkNorm ? a('qkv') : undefined, qNorm: pw.qNorm, kNorm: pw.kNorm, ropeTable: pw.ropeTable, rows: attnIo.rows },
+      {
+        dqkv: dQkv,
+        qkv: cfg.qkNorm ? a('qkv') : undefined,
+        qNorm: pw.qNorm,
+        kNorm: pw.kNorm,
+        ropeTable: pw.ropeTable,
+        rope: pw.rope,
+        rows: attnIo.rows,
+      },
       { T, B: d.B },
     ),
   );

@@ -20,7 +20,16 @@ import type { LoraConfig } from '../generate/types';
 import type { ModelConfig } from '../model/config';
 import { tensorFromF32, tensorToF32 } from '../model/dtype';
 import type { TensorData } from '../model/tensor';
-import { groupLoraTensors, LORA_MODULES, loraModuleDims, loraScale, loraTensorName, type LoraModule } from '../reference/lora';
+import {
+  checkLoraTargets,
+  groupLoraTensors,
+  ALL_LORA_MODULES,
+  loraModuleDims,
+  loraModulesOf,
+  loraScale,
+  loraTensorName,
+  type LoraModule,
+} from '../reference/lora';
 import { Rng } from '../reference/random';
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
@@ -34,6 +43,8 @@ const MODULE_GROUP: Record<LoraModule, LoraGroupName> = {
   gate_proj: 'gateUp',
   up_proj: 'gateUp',
   down_proj: 'down',
+  qkv_proj: 'qkv',
+  gate_up_proj: 'gateUp',
 };
 
 export const LORA_GROUPS: readonly LoraGroupName[] = ['qkv', 'o', 'gateUp', 'down'];
@@ -98,13 +109,14 @@ export function checkLoraConfig(lora: LoraConfig): void {
   if (!Number.isInteger(lora.rank) || lora.rank < 1) throw new Error(`LoRA: rank ${lora.rank} must be a positive integer`);
   if (!Number.isFinite(lora.alpha)) throw new Error(`LoRA: alpha ${lora.alpha} must be a finite number`);
   if (lora.targetModules.length === 0) throw new Error('LoRA: target_modules is empty');
-  const unknown = lora.targetModules.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
+  const unknown = lora.targetModules.filter((m) => !(ALL_LORA_MODULES as readonly string[]).includes(m));
   if (unknown.length)
-    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`);
+    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections Hearth can adapt (${ALL_LORA_MODULES.join(', ')})`);
 }
 
 export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
   checkLoraConfig(lora);
+  checkLoraTargets(cfg, lora.targetModules);
   const r = lora.rank;
   const targets = new Set(lora.targetModules);
   const C = cfg.hiddenSize;
@@ -113,7 +125,18 @@ export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
   const F = cfg.intermediateSize;
   const groupIn: Record<LoraGroupName, number> = { qkv: C, o: q, gateUp: C, down: F };
   const groupWidth: Record<LoraGroupName, number> = { qkv: q + 2 * kv, o: C, gateUp: 2 * F, down: C };
-  const col0: Record<LoraModule, number> = { q_proj: 0, k_proj: q, v_proj: q + kv, o_proj: 0, gate_proj: 0, up_proj: F, down_proj: 0 };
+  // A fused module (Phi-3's qkv_proj, gate_up_proj) is one A and one B over its whole fused output.
+  const col0: Record<LoraModule, number> = {
+    q_proj: 0,
+    k_proj: q,
+    v_proj: q + kv,
+    o_proj: 0,
+    gate_proj: 0,
+    up_proj: F,
+    down_proj: 0,
+    qkv_proj: 0,
+    gate_up_proj: 0,
+  };
   const tensors: LoraTensorSpec[] = [];
   let offset = 0;
   let maxGroupRows = 0;
@@ -121,7 +144,7 @@ export function planLora(cfg: ModelConfig, lora: LoraConfig): LoraPlan {
   for (let l = 0; l < cfg.numLayers; l++) {
     const layer = { qkv: null, o: null, gateUp: null, down: null } as LoraLayerPlan;
     for (const group of LORA_GROUPS) {
-      const mods = LORA_MODULES.filter((m) => MODULE_GROUP[m] === group && targets.has(m));
+      const mods = loraModulesOf(cfg).filter((m) => MODULE_GROUP[m] === group && targets.has(m));
       if (mods.length === 0) continue;
       const aOffset = offset;
       const modules: LoraModulePlan[] = mods.map((m, j) => {

@@ -21,9 +21,14 @@ import type { Principal } from '../api-keys';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { ServiceContext } from '../context';
 
-/** The projections of a Llama/Qwen decoder layer, as PEFT names them. */
+/** The projections of a Llama/Qwen decoder layer, as PEFT names them ("all-linear"). */
 export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+/** Phi-3's fused projections (modeling_phi3.py): PEFT adapts qkv_proj and gate_up_proj as single Linears. */
+const FUSED_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
+const KNOWN_MODULES: readonly string[] = [...LORA_MODULES, ...FUSED_MODULES];
 const MODULE_PATHS: Record<string, string> = {
+  qkv_proj: 'self_attn.qkv_proj',
+  gate_up_proj: 'mlp.gate_up_proj',
   q_proj: 'self_attn.q_proj',
   k_proj: 'self_attn.k_proj',
   v_proj: 'self_attn.v_proj',
@@ -44,9 +49,13 @@ function isEmpty(v: unknown): boolean {
 /** A `target_modules` pattern names a few projections: short, and within the safe regex subset. */
 export const TARGET_MODULES_REGEX_LIMITS = { ...REGEX_LIMITS, maxLength: 256 };
 
-/** PEFT `target_modules`: a list of (suffixes of) module names, "all-linear", or a regex matched against full names. */
-function targetModules(value: unknown, where: string): string[] {
-  if (value === 'all-linear') return [...LORA_MODULES];
+/**
+ * PEFT `target_modules`: a list of (suffixes of) module names, "all-linear", or a regex matched against
+ * full names. "all-linear" and a regex resolve against `modules`, the base model's projections when
+ * known (Phi-3's are the fused qkv_proj / gate_up_proj).
+ */
+function targetModules(value: unknown, where: string, modules: readonly string[]): string[] {
+  if (value === 'all-linear') return [...modules];
   if (typeof value === 'string') {
     // The pattern comes from an uploaded file and runs on the engine thread: refuse what could
     // backtrack catastrophically (issue 10), before V8 compiles it.
@@ -58,22 +67,25 @@ function targetModules(value: unknown, where: string): string[] {
     } catch {
       throw new AdapterError(`${where}: target_modules "${value}" is not a valid regular expression`);
     }
-    return LORA_MODULES.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
+    return modules.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
   }
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
     throw new AdapterError(`${where}: target_modules must be a list of module names`);
   }
   const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
-  const unknown = short.filter((m) => !(LORA_MODULES as readonly string[]).includes(m));
+  const unknown = short.filter((m) => !KNOWN_MODULES.includes(m));
   if (unknown.length)
     throw new AdapterError(
-      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${LORA_MODULES.join(', ')})`,
+      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${KNOWN_MODULES.join(', ')})`,
     );
   return short;
 }
 
-/** adapter_config.json -> LoraConfig; throws AdapterError naming the field or the unsupported feature. */
-export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE): LoraConfig {
+/**
+ * adapter_config.json -> LoraConfig; throws AdapterError naming the field or the unsupported feature.
+ * `modules`: the base model's projections (engine `loraModulesOf`), for "all-linear" and regexes.
+ */
+export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE, modules: readonly string[] = LORA_MODULES): LoraConfig {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new AdapterError(`${where}: expected a JSON object`);
   const c = json as Record<string, unknown>;
   const rank = c.r;
@@ -92,9 +104,9 @@ export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE): 
   }
   if (c.bias !== undefined && c.bias !== 'none')
     throw new AdapterError(`${where}: Hearth cannot serve adapters with trained biases (bias "${String(c.bias)}")`);
-  const modules = targetModules(c.target_modules ?? [...LORA_MODULES], where);
-  if (modules.length === 0) throw new AdapterError(`${where}: target_modules selects no projection`);
-  return { rank, alpha, targetModules: modules, useRslora: c.use_rslora === true };
+  const targets = targetModules(c.target_modules ?? [...modules], where, modules);
+  if (targets.length === 0) throw new AdapterError(`${where}: target_modules selects no projection`);
+  return { rank, alpha, targetModules: targets, useRslora: c.use_rslora === true };
 }
 
 /** Reads every tensor of adapter_model.safetensors. */

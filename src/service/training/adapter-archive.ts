@@ -15,6 +15,7 @@ import { zipSync } from 'fflate';
 import type { ModelConfig } from '../../engine/model/config';
 import { parseModelConfig } from '../../engine/model/hf-config';
 import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
+import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord, RunRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
@@ -85,10 +86,10 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
   }
   let lora;
   try {
-    lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)));
+    const config = await baseModelConfig(ctx, req.base_model);
+    lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)), undefined, loraModulesOf(config));
     const tensors = await parseAdapterModel(files.adapterModel);
     // Every planned tensor present with the base model's shapes, nothing else.
-    const config = await baseModelConfig(ctx, req.base_model);
     loraFromTensors(planLora(config, lora), config, tensors);
   } catch (err) {
     if (err instanceof UnavailableError) throw err;

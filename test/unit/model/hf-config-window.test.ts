@@ -65,8 +65,10 @@ describe('sliding windows in config.json', () => {
       ropeTheta: 10000,
       tieWordEmbeddings: false,
     });
-    // A window past the context masks nothing; it is capped there.
-    expect(parseModelConfig({ ...minimal, max_position_embeddings: 1000 }).slidingWindow).toBe(1000);
+    // A window as long as the context masks nothing: no window, every layer attends fully.
+    const long = parseModelConfig({ ...minimal, max_position_embeddings: 1000 });
+    expect(long.slidingWindow).toBeNull();
+    expect(new Set(long.layerTypes)).toEqual(new Set(['full_attention']));
   });
 
   it('Qwen2: use_sliding_window slides layers from max_window_layers on; without it the window field is ignored', () => {

@@ -13,7 +13,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Architecture, ModelConfig } from '../../../src/engine/model/config';
 import { expectClose } from '../../../src/engine/reference/check';
-import { LORA_MODULES, randomLoraTensors, ReferenceLora, referenceLora, type LoraModule } from '../../../src/engine/reference/lora';
+import {
+  LORA_MODULES,
+  loraModulesOf,
+  randomLoraTensors,
+  ReferenceLora,
+  referenceLora,
+  type LoraModule,
+} from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients, trainForward } from '../../../src/engine/reference/model-train';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
@@ -47,6 +54,9 @@ const CASES: Array<{ arch: Architecture; modules: readonly LoraModule[]; rank: n
   { arch: 'llama', modules: LORA_MODULES, rank: 3 },
   { arch: 'qwen2', modules: ['q_proj', 'v_proj', 'down_proj'], rank: 2 },
   { arch: 'qwen3', modules: LORA_MODULES, rank: 2 },
+  // Phi-3: PEFT's fused modules, partial rotary; SmolLM3: a NoPE layer.
+  { arch: 'phi3', modules: ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], rank: 2 },
+  { arch: 'smollm3', modules: ['q_proj', 'k_proj', 'up_proj'], rank: 2 },
 ];
 
 describe('finite differences: whole-model LoRA gradients (f64)', () => {
@@ -99,12 +109,12 @@ describe('finite differences: whole-model LoRA gradients (f64)', () => {
   });
 
   it('the training forward gives the inference reference logits, with and without an adapter', () => {
-    for (const arch of ['llama', 'qwen2', 'qwen3'] as const) {
+    for (const arch of ['llama', 'qwen2', 'qwen3', 'phi3', 'smollm3'] as const) {
       const cfg = testConfig(arch);
       const model = new ReferenceModel(cfg, randomModelTensors(cfg, 'bf16', 51));
       const tokens = [4, 77, 3, 150, 9, 9, 200, 31];
       expectClose(trainForward(model, null, tokens).logits, model.forward(tokens), { atol: 1e-5, rtol: 1e-5 }, `${arch} logits`);
-      const lora = referenceLora(cfg, { rank: 4, alpha: 8 }, randomLoraTensors(cfg, 4, LORA_MODULES, 52));
+      const lora = referenceLora(cfg, { rank: 4, alpha: 8 }, randomLoraTensors(cfg, 4, loraModulesOf(cfg), 52));
       const withLora = trainForward(model, lora, tokens).logits;
       expectClose(withLora, model.forward(tokens, undefined, lora), { atol: 1e-5, rtol: 1e-5 }, `${arch} logits with LoRA`);
       let moved = 0;
