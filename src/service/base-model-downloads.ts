@@ -19,15 +19,16 @@
 import { loadModelFiles, type LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import type { PickedFile } from '../engine/model/sources/files-source';
 import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
 import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
 import { ModelFilesQuotaError } from '../store/model-files';
 import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
+import { storeUploadParts, type UploadPart } from './base-model-upload';
 import type { BaseModelCatalog } from './base-models';
 import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
+import { newId } from './ids';
 
 export type DownloadRequest =
   | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null }
@@ -51,8 +52,6 @@ export interface BaseModelDeps {
   fetch: typeof fetch;
   now(): number;
 }
-
-const CHUNK = 4 << 20;
 
 /** What the loader learnt of a repository, as stored in the record. */
 function summary(files: LoadedModelFiles): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'maxPositionEmbeddings'> {
@@ -219,48 +218,48 @@ export class BaseModelDownloads {
   }
 
   /**
-   * Stores picked files as a base model (the upload of the Models view) after the loader has
-   * validated them like a download. `id` defaults to "local/<name>", the name from config.json's
+   * Stores an uploaded model (the upload of the Models view) as its body streams in, then has the
+   * loader validate it like a download. `id` defaults to "local/<name>", the name from config.json's
    * `_name_or_path`, else its `model_type` ("local/qwen3"), numbered when taken ("local/qwen3-2").
+   * Anything that fails (a body over its cap, a full quota, files that are no model) removes every
+   * file the upload wrote.
    */
-  async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
+  async addFiles(parts: AsyncIterable<UploadPart>): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
     // The start-up sweep would take this upload's files, written before its record, for orphans.
     await this.resuming.catch(() => undefined);
-    const byName = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
-    const config = byName.get('config.json');
-    if (!config) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
-    const taken = async (candidate: string) =>
-      (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
-    let id = requestedId ?? (await defaultUploadId(config));
-    if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
-    if (requestedId !== undefined && (await taken(id))) {
-      throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
-    }
-    // A default id that is taken gets a number: uploading two folders without naming them both works.
-    for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
-    const cacheKey = `files:${id}`;
-    await cache.removeModel(cacheKey);
+    // The id may come after the files (or from config.json): the files get a key of their own.
+    const cacheKey = `files:${newId()}`;
     let loaded: LoadedModelFiles;
+    let id: string;
     try {
-      for (const [name, file] of byName) {
-        for (let offset = 0; offset < file.size; offset += CHUNK) {
-          const data = new Uint8Array(await file.slice(offset, offset + CHUNK).arrayBuffer());
-          await cache.append(cacheKey, name, offset, data, { validator: null, total: file.size, url: '' });
-        }
-        if (file.size === 0) await cache.append(cacheKey, name, 0, new Uint8Array(0), { validator: null, total: 0, url: '' });
-        await cache.complete(cacheKey, name);
+      const stored = await storeUploadParts(cache, cacheKey, parts);
+      const requestedId = stored.id;
+      if (!stored.files.includes('config.json')) {
+        const detail = stored.files.length === 0 ? 'No files were sent.' : 'The picked files have no config.json.';
+        throw new InvalidInputError(['body', 'files'], detail, stored.files, stored.files.length === 0 ? 'missing' : 'value_error');
       }
-      loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
+      const taken = async (candidate: string) =>
+        (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
+      id = requestedId ?? (await defaultUploadId((await cache.get(cacheKey, 'config.json')) ?? new Blob([])));
+      if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
+      if (requestedId !== undefined && (await taken(id))) {
+        throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
+      }
+      // A default id that is taken gets a number: uploading two folders without naming them both works.
+      for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
+      try {
+        loaded = await loadModelFiles(new CachedSource(cacheKey, cache, 'the picked files'));
+      } catch (err) {
+        if (err instanceof ModelFilesQuotaError || err instanceof SourceError) throw err;
+        throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, stored.files);
+      }
     } catch (err) {
       await cache.removeModel(cacheKey);
       // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
       if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
-      if (err instanceof SourceError || err instanceof ConflictError) throw err;
-      throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, [
-        ...byName.keys(),
-      ]);
+      throw err;
     }
     const now = this.deps.now();
     const record: BaseModelRecord = {

@@ -4,10 +4,14 @@
 // touching the shared base models or reading another's job ids, a revoked key's jobs and streams.
 // Each is refused or ended in its route family's error shape (never a 500, never no answer), and
 // a bystander principal's chat completes beside it.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
 import { dumpHearthDb } from './idb';
+
+const TINY_CHAT = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 
 let h: Hearth;
 /** Another principal's key: the one whose chat must keep working. */
@@ -62,9 +66,9 @@ describe('deeply nested JSON (issue 10, item 5)', () => {
 
 describe('request bodies are cut at their route cap while read (issue 10, item 6)', () => {
   /** POSTs a streamed body of `mib` MiB (1 MiB chunks) from the page; how many MiB the Service Worker pulled. */
-  const streamBody = (path: string, key: string, mib: number) =>
+  const streamBody = (path: string, key: string | null, mib: number, type = 'application/json') =>
     h.page.evaluate(
-      async ({ path, key, mib }) => {
+      async ({ path, key, mib, type }) => {
         let pulled = 0;
         const chunk = new Uint8Array(1 << 20).fill(0x20);
         const body = new ReadableStream<Uint8Array>({
@@ -76,14 +80,14 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
         });
         const init = {
           method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), 'Content-Type': type },
           body,
           duplex: 'half',
         };
         const res = await fetch(path, init);
         return { status: res.status, json: await res.json(), pulled };
       },
-      { path, key, mib },
+      { path, key, mib, type },
     );
 
   it('answers 413 in each family shape after reading little more than the 32 MiB cap of a 512 MiB body', async () => {
@@ -98,6 +102,95 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
     // The stream is cancelled at the cap, not read to its end (the browser may pull a few chunks ahead).
     expect(c.pulled).toBeLessThan(64);
     expect(p.pulled).toBeLessThan(64);
+  });
+
+  it('refuses a missing or bad key (401), a non-admin upload (403) and a JSON upload (415) before reading the body', async () => {
+    const [none, bad, upload, json] = await Promise.all([
+      streamBody('/v1/chat/completions', null, 512),
+      streamBody('/v1/preview/models', 'sk-not-a-key', 512),
+      streamBody('/v1/preview/base-models/files', hostile, 512, 'multipart/form-data; boundary=x'),
+      streamBody('/v1/preview/base-models/files', h.key, 512),
+    ]);
+    expect(none.status).toBe(401);
+    expect(none.json.error).toMatchObject({ code: 401 });
+    expect(bad.status).toBe(401);
+    expect(bad.json.detail).toBeTruthy();
+    expect(upload.status).toBe(403);
+    expect(upload.json.detail).toMatch(/needs the admin key/);
+    expect(json.status).toBe(415);
+    // Only what the browser's pipes pull ahead on their own, never the body up to its cap.
+    for (const r of [none, bad, upload, json]) expect(r.pulled).toBeLessThan(8);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+  });
+
+  it('writes a base-model upload to storage while its body is still streaming in', async () => {
+    const names = readdirSync(TINY_CHAT);
+    const out = await h.page.evaluate(
+      async ({ key, names }) => {
+        const enc = new TextEncoder();
+        const boundary = 'e2e-upload-boundary';
+        const head = (name: string) =>
+          enc.encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+          );
+        const pieces: (Uint8Array | 'extra')[] = [];
+        for (const name of names) {
+          pieces.push(head(name), new Uint8Array(await (await fetch(`/models/tiny-chat/${name}`)).arrayBuffer()), enc.encode('\r\n'));
+        }
+        pieces.push(head('extra.bin'), 'extra', enc.encode(`\r\n--${boundary}--\r\n`));
+        /** Whether the engine's model-file cache holds at least `bytes` of extra.bin. */
+        const stored = async (bytes: number) => {
+          const db = await new Promise<IDBDatabase>((ok, fail) => {
+            const req = indexedDB.open('hearth-model-files');
+            req.onsuccess = () => ok(req.result);
+            req.onerror = () => fail(req.error);
+          });
+          const files = await new Promise<any[]>((ok, fail) => {
+            const req = db.transaction('files').objectStore('files').getAll();
+            req.onsuccess = () => ok(req.result);
+            req.onerror = () => fail(req.error);
+          });
+          db.close();
+          return files.some((f) => f.file === 'extra.bin' && f.bytes >= bytes);
+        };
+        // 24 MiB of extra.bin; after 16 MiB the body waits until storage holds 8 MiB of it.
+        let sent = 0;
+        let storedWhileSending = false;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const next = pieces[0];
+            if (next === undefined) return controller.close();
+            if (next !== 'extra') {
+              pieces.shift();
+              return controller.enqueue(next);
+            }
+            if (sent === 16 && !storedWhileSending) {
+              for (let i = 0; i < 300 && !storedWhileSending; i++) {
+                storedWhileSending = await stored(8 << 20);
+                if (!storedWhileSending) await new Promise((r) => setTimeout(r, 50));
+              }
+            }
+            controller.enqueue(new Uint8Array(1 << 20).fill(sent));
+            if (++sent === 24) pieces.shift();
+          },
+        });
+        const init = {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+          body,
+          duplex: 'half',
+        };
+        const res = await fetch('/v1/preview/base-models/files', init);
+        return { status: res.status, json: await res.json(), storedWhileSending };
+      },
+      { key: h.key, names },
+    );
+    expect(out.status, JSON.stringify(out.json)).toBe(201);
+    expect(out.json).toMatchObject({ status: 'cached', origin: { type: 'upload' } });
+    expect(out.storedWhileSending).toBe(true);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    const removed = await api(h.page, 'DELETE', `/v1/preview/base-models/${encodeURIComponent(out.json.id)}`, { key: h.key });
+    expect(removed.status).toBe(200);
   });
 });
 
