@@ -275,7 +275,12 @@ export class BaseModelDownloads {
       startedAt: now,
       updatedAt: now,
     };
-    await putBaseModel(this.deps.db, record);
+    // Files first, then the record (a crash between leaves bytes the start-up sweep removes); a
+    // record that does not fit the quota (507) leaves none of the files either.
+    await putBaseModel(this.deps.db, record).catch(async (err: unknown) => {
+      await cache.removeModel(cacheKey);
+      throw err;
+    });
     this.deps.catalog.invalidate();
     return record;
   }
