@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
 import { dumpHearthDb } from './idb';
+import { streamUpload } from './upload-stream';
 
 const TINY_CHAT = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 
@@ -125,66 +126,8 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
 
   it('writes a base-model upload to storage while its body is still streaming in', async () => {
     const names = readdirSync(TINY_CHAT);
-    const out = await h.page.evaluate(
-      async ({ key, names }) => {
-        const enc = new TextEncoder();
-        const boundary = 'e2e-upload-boundary';
-        const head = (name: string) =>
-          enc.encode(
-            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-          );
-        const pieces: (Uint8Array | 'extra')[] = [];
-        for (const name of names) {
-          pieces.push(head(name), new Uint8Array(await (await fetch(`/models/tiny-chat/${name}`)).arrayBuffer()), enc.encode('\r\n'));
-        }
-        pieces.push(head('extra.bin'), 'extra', enc.encode(`\r\n--${boundary}--\r\n`));
-        /** Whether the engine's model-file cache holds at least `bytes` of extra.bin. */
-        const stored = async (bytes: number) => {
-          const db = await new Promise<IDBDatabase>((ok, fail) => {
-            const req = indexedDB.open('hearth-model-files');
-            req.onsuccess = () => ok(req.result);
-            req.onerror = () => fail(req.error);
-          });
-          const files = await new Promise<any[]>((ok, fail) => {
-            const req = db.transaction('files').objectStore('files').getAll();
-            req.onsuccess = () => ok(req.result);
-            req.onerror = () => fail(req.error);
-          });
-          db.close();
-          return files.some((f) => f.file === 'extra.bin' && f.bytes >= bytes);
-        };
-        // 24 MiB of extra.bin; after 16 MiB the body waits until storage holds 8 MiB of it.
-        let sent = 0;
-        let storedWhileSending = false;
-        const body = new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            const next = pieces[0];
-            if (next === undefined) return controller.close();
-            if (next !== 'extra') {
-              pieces.shift();
-              return controller.enqueue(next);
-            }
-            if (sent === 16 && !storedWhileSending) {
-              for (let i = 0; i < 300 && !storedWhileSending; i++) {
-                storedWhileSending = await stored(8 << 20);
-                if (!storedWhileSending) await new Promise((r) => setTimeout(r, 50));
-              }
-            }
-            controller.enqueue(new Uint8Array(1 << 20).fill(sent));
-            if (++sent === 24) pieces.shift();
-          },
-        });
-        const init = {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
-          body,
-          duplex: 'half',
-        };
-        const res = await fetch('/v1/preview/base-models/files', init);
-        return { status: res.status, json: await res.json(), storedWhileSending };
-      },
-      { key: h.key, names },
-    );
+    // 24 MiB of extra.bin; after 16 MiB the body waits until storage holds 8 MiB of it.
+    const out = await streamUpload(h.page, h.key, { names, extraMiB: 24, pauseAtMiB: 16, storedMiB: 8 });
     expect(out.status, JSON.stringify(out.json)).toBe(201);
     expect(out.json).toMatchObject({ status: 'cached', origin: { type: 'upload' } });
     expect(out.storedWhileSending).toBe(true);
