@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, MODEL, ok } from './chat-helpers';
 import { api, BLANK_PATH, loadOpenAI, openApp, startHearth, type Hearth } from './harness';
+import { modelFileKeys } from './idb';
 import { streamUpload } from './upload-stream';
 
 const TINY_CHAT = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
@@ -22,22 +23,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** The model-file cache's keys (one per stored model), read from a page of the origin. */
-const cachedModels = (page: Awaited<ReturnType<typeof openApp>>) =>
-  page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((ok, fail) => {
-      const req = indexedDB.open('hearth-model-files');
-      req.onsuccess = () => ok(req.result);
-      req.onerror = () => fail(req.error);
-    });
-    const keys = await new Promise<IDBValidKey[]>((ok) => {
-      const req = db.transaction('files').objectStore('files').getAllKeys();
-      req.onsuccess = () => ok(req.result);
-    });
-    db.close();
-    return [...new Set(keys.map((k) => String((k as string[])[0])))];
-  });
-
 describe('an engine killed between the two writes of an upload', () => {
   it('leaves no files behind once the next engine starts, and no half-added model', { timeout: 120_000 }, async () => {
     // The upload comes from a page that does not host the engine, so closing the host kills only the engine.
@@ -46,7 +31,7 @@ describe('an engine killed between the two writes of an upload', () => {
     const upload = streamUpload(uploader, h.key, { names: readdirSync(TINY_CHAT), extraMiB: 24, pauseAtMiB: 16, storedMiB: 8, hold: true });
     await uploader.waitForFunction(() => (globalThis as { __uploadHeld?: boolean }).__uploadHeld === true, null, { timeout: 60_000 });
     // Files written, record not: the engine dies here.
-    expect((await cachedModels(uploader)).filter((k) => k.startsWith('files:'))).toHaveLength(1);
+    expect((await modelFileKeys(uploader)).filter((k) => k.startsWith('files:'))).toHaveLength(1);
     await h.page.close();
     const answer = await upload;
     expect(answer.status).not.toBe(201);
@@ -54,10 +39,10 @@ describe('an engine killed between the two writes of an upload', () => {
     const host = await openApp(h.context, h.server);
     await loadOpenAI(host);
     // The next engine's start-up sweep removes the orphaned files.
-    let left = await cachedModels(host);
+    let left = await modelFileKeys(host);
     for (let i = 0; i < 100 && left.some((k) => k.startsWith('files:')); i++) {
       await new Promise((r) => setTimeout(r, 100));
-      left = await cachedModels(host);
+      left = await modelFileKeys(host);
     }
     expect(left.filter((k) => k.startsWith('files:'))).toEqual([]);
     const listed = (await api(host, 'GET', '/v1/preview/base-models', { key: h.key })).json.data as { id: string }[];

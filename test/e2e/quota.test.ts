@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, MODEL, ok } from './chat-helpers';
+import { modelFileKeys } from './idb';
 import { adminKeyOf, api, BLANK_PATH, CHROMIUM, CHROMIUM_FLAGS, loadOpenAI, openApp, serveDist, type AppServer } from './harness';
 
 const TINY_CHAT = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
@@ -176,19 +177,7 @@ describe('a full storage quota', () => {
     expect(models.some((m) => m.name === 'no-room')).toBe(false);
     const base = (await api(page, 'GET', '/v1/preview/base-models', { key: admin })).json.data as { id: string }[];
     expect(base.some((m) => m.id === 'e2e/no-room')).toBe(false);
-    const stored = await page.evaluate(async () => {
-      const db = await new Promise<IDBDatabase>((ok, fail) => {
-        const req = indexedDB.open('hearth-model-files');
-        req.onsuccess = () => ok(req.result);
-        req.onerror = () => fail(req.error);
-      });
-      const keys = await new Promise<IDBValidKey[]>((ok) => {
-        const req = db.transaction('files').objectStore('files').getAllKeys();
-        req.onsuccess = () => ok(req.result);
-      });
-      db.close();
-      return keys.map((k) => String((k as string[])[0]));
-    });
+    const stored = await modelFileKeys(page);
     expect(stored.filter((k) => !k.startsWith('bundled:'))).toEqual([]);
   });
 });
