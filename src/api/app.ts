@@ -1,17 +1,15 @@
 /**
- * The /v1 HTTP app: a Hono app (standard Request -> Response) with request ids, a body size
- * limit, bearer authentication on every route, and the route families mounted under their
- * prefixes. The engine worker serves it behind the Service Worker; tests call `app.request()`;
+ * The /v1 HTTP app: a Hono app (standard Request -> Response) with request ids, bearer
+ * authentication and then a body size limit on every route, and the route families mounted
+ * under their prefixes. The engine worker serves it behind the Service Worker; tests call `app.request()`;
  * the same app could be served from Node unchanged.
  *
  * Not here: business logic (src/service), transport (src/host).
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { except } from 'hono/combine';
 import { requestId } from 'hono/request-id';
 import { bearerAuth } from './auth';
-import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, DEFAULT_MAX_BODY_BYTES } from './body-limits';
+import { limitBody } from './body-stream';
 import { chatConcurrency } from './chat-concurrency';
 import type { AppDeps, AppEnv } from './env';
 import { errorResponse, onError } from './errors';
@@ -34,25 +32,15 @@ import { sftTrainingJobs, trainingJobs } from './routes/training-jobs';
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   // strict: false makes `/v1/chat/completions/` (a form clients send) match its route.
   const app = new Hono<AppEnv>({ strict: false });
-  const maxSize = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
   app.use('*', requestId());
   app.use('*', async function provideDeps(c, next) {
     c.set('deps', deps);
     await next();
   });
-  app.use(
-    '/v1/*',
-    // Model uploads have their own, larger limit (routes/base-models.ts).
-    except(
-      BASE_MODEL_FILES_PATH,
-      bodyLimit({
-        maxSize,
-        onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(c.req.path, maxSize)),
-      }),
-    ),
-  );
   app.use('/v1/*', bearerAuth());
+  // After authentication, so that a refused request's body is never read.
+  app.use('/v1/*', limitBody());
   // Before anything reads the body: it re-creates the request with a signal of its own.
   app.use('/v1/*', trackOpenRequests());
   app.use('/v1/*', limitJsonDepth());

@@ -1,8 +1,8 @@
 /**
  * The size limit of each route's request body, in one place that both sides of the bridge read:
- * the Service Worker cuts a body at its route's cap while reading it (src/host/wire.ts), so a
- * hostile or runaway body is never buffered past the cap, and the app checks the same caps
- * (app.ts, routes/base-models.ts) for callers that reach it without the Service Worker.
+ * the app counts a body against its route's cap while reading it, after authentication
+ * (body-stream.ts), and the Service Worker ends the stream it hands over just past the same cap
+ * (src/host/wire.ts), so a hostile or runaway body is never buffered past the cap.
  * No imports: the Service Worker bundles this file.
  *
  * Not here: the nesting-depth limit of JSON bodies (json-depth.ts).
@@ -12,7 +12,7 @@
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** The path base-model uploads come to (exempt from the default limit). */
 export const BASE_MODEL_FILES_PATH = '/v1/preview/base-models/files';
-/** Largest base-model upload: the body crosses from the Service Worker to the engine as one ArrayBuffer. */
+/** Largest base-model upload (streamed to storage as it arrives: the cap bounds what one upload may store). */
 export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024 * 1024;
 
 /** The cap on the body of a request to `pathname`. */

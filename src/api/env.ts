@@ -13,6 +13,8 @@ export interface AppDeps {
   onEngineChange(listener: () => void): () => void;
   /** Largest accepted request body; default 32 MiB. */
   maxBodyBytes?: number;
+  /** Largest accepted base-model upload; default 2 GiB (body-limits.ts). */
+  maxUploadBytes?: number;
 }
 
 export interface AppEnv {

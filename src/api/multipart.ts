@@ -1,15 +1,17 @@
 /**
- * Reading a multipart/form-data upload (artifacts, PEFT adapters) into text fields and files,
- * with the /v1/preview error rules: 415 for another content type (body-type.ts, as for every
- * body), 400 for a body that does not parse, 422 naming a missing field.
+ * Reading a multipart/form-data upload with the /v1/preview error rules: 415 for another content
+ * type (body-type.ts, as for every body), 400 for a body that does not parse, 422 naming a
+ * missing field. Small uploads (artifacts, PEFT adapters) are collected into text fields and
+ * files; a base-model upload takes the parts as they stream (`formParts`).
  *
- * Not here: what the files must hold (the services check that).
+ * Not here: the parser (multipart-stream.ts), what the files must hold (the services check that).
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { InvalidInputError } from '../service/errors';
 import { requireMediaType } from './body-type';
 import type { AppEnv } from './env';
+import { multipartBoundary, partBytes, partText, readMultipart, type FormPart } from './multipart-stream';
 
 export interface Upload {
   fields: Map<string, string>;
@@ -17,22 +19,24 @@ export interface Upload {
   files: { name: string; bytes: Uint8Array }[];
 }
 
-/** The request's form: 415 unless it is multipart/form-data, 400 when it does not parse. */
-export async function readForm(c: Context<AppEnv>): Promise<FormData> {
+/** The parts of the request's form as they stream in: 415 unless it is multipart/form-data, 400 without a boundary. */
+export function formParts(c: Context<AppEnv>): AsyncGenerator<FormPart> {
   requireMediaType(c, 'multipart/form-data');
-  try {
-    return await c.req.formData();
-  } catch (err) {
-    throw new HTTPException(400, { message: `The multipart body does not parse: ${(err as Error).message}` });
-  }
+  const boundary = multipartBoundary(c.req.header('Content-Type'));
+  if (!boundary) throw new HTTPException(400, { message: 'The multipart body does not parse: its Content-Type names no boundary.' });
+  const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  return readMultipart(body, boundary);
 }
 
+/** Longest text field of a small upload (names and ids). */
+const MAX_FIELD_BYTES = 64 * 1024;
+
+/** A small upload (under the app's 32 MiB body cap) with every part read into memory. */
 export async function readUpload(c: Context<AppEnv>): Promise<Upload> {
-  const form = await readForm(c);
   const upload: Upload = { fields: new Map(), files: [] };
-  for (const [key, value] of form.entries()) {
-    if (typeof value === 'string') upload.fields.set(key, value);
-    else upload.files.push({ name: value.name.split(/[\\/]/).pop() || key, bytes: new Uint8Array(await value.arrayBuffer()) });
+  for await (const part of formParts(c)) {
+    if (part.filename === null) upload.fields.set(part.name, await partText(part, MAX_FIELD_BYTES));
+    else upload.files.push({ name: part.filename.split(/[\\/]/).pop() || part.name, bytes: await partBytes(part) });
   }
   return upload;
 }

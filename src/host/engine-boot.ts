@@ -59,6 +59,8 @@ export interface EngineOptions {
   training?: (inference: GpuInferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
   now?: () => number;
   maxBodyBytes?: number;
+  /** Largest base-model upload (default 2 GiB); tests set a small one. */
+  maxUploadBytes?: number;
   /**
    * Where downloaded and uploaded base models are kept (IndexedDB in the engine worker). Default:
    * in memory, for this engine's lifetime only (Node tests).
@@ -160,6 +162,7 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     services,
     engine: info,
     maxBodyBytes: opts.maxBodyBytes,
+    maxUploadBytes: opts.maxUploadBytes,
     onEngineChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -38,13 +38,17 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
       let res: Response;
       try {
         const engine = await booting;
+        const { request, release } = fromWireRequest(wire, wireAbortSignal(wire));
         try {
-          res = await engine.app.fetch(fromWireRequest(wire, wireAbortSignal(wire)));
+          res = await engine.app.fetch(request);
         } finally {
-          // Answered: a stream is cancelled through its body from now on.
+          // Answered: a stream is cancelled through its body from now on, and what the app did
+          // not read of the request body is not pulled across.
           wire.abort?.close();
+          release();
         }
       } catch (err) {
+        wire.body?.cancel().catch(() => undefined);
         // Boot failed (e.g. IndexedDB unavailable in this profile): say so instead of a network error.
         const message = `The Hearth engine failed to start: ${err instanceof Error ? err.message : String(err)}`;
         res = jsonErrorResponse(new URL(wire.url).pathname, 503, message);

@@ -1,18 +1,20 @@
 /**
  * The request and response as they cross from the Service Worker to the engine worker: plain
- * structured-cloneable objects. The request body travels as a transferred ArrayBuffer; the
- * response body as a transferred ReadableStream, so a streamed response (SSE) arrives chunk by
- * chunk instead of after the whole body is ready.
+ * structured-cloneable objects. Both bodies travel as transferred ReadableStreams: a streamed
+ * response (SSE) arrives chunk by chunk instead of after the whole body is ready, and a request
+ * body crosses only as the engine reads it, after authentication and with its route's cap
+ * counted while it streams (issue 10, item 6): a refused request's body is never read, and a
+ * 2 GiB upload goes to storage without ever being held whole.
  *
  * Not here: the ports themselves (sw/engine-link.ts, engine-host.ts).
  */
-import { readCapped } from '../service/capped-read';
+import { cappedStream } from '../service/capped-read';
 
 export interface WireRequest {
   method: string;
   url: string;
   headers: [string, string][];
-  body: ArrayBuffer | null;
+  body: ReadableStream<Uint8Array> | null;
   /**
    * Where the Service Worker says the client gave up (it posts one message when the page aborted
    * its fetch). A non-streaming completion has no response body yet to cancel, so without this
@@ -52,32 +54,37 @@ export const MSG = {
 export type ControlOp = 'ping' | 'admin-key';
 export type ControlReply = { ok: true; value: unknown } | { ok: false; error: string };
 
-/** A request body over its route's cap (`toWireRequest` stopped reading at the cap). */
-export class BodyTooLargeError extends Error {
-  override name = 'BodyTooLargeError';
-  constructor(readonly cap: number) {
-    super(`The request body is larger than ${cap} bytes.`);
-  }
-}
-
 /**
- * The request as it crosses to the engine. Its body is read with a byte counter and cut at `cap`
- * (issue 10, item 6): a declared Content-Length over the cap fails before reading, and a longer
- * stream is cancelled at the cap instead of being buffered whole.
+ * The request as it crosses to the engine, its body a stream the engine pulls from. The stream
+ * ends just past `cap` bytes: the chunk that passes the cap still crosses, so that the engine's
+ * own count (api/body-stream.ts) answers 413, and nothing after it does.
  */
-export async function toWireRequest(req: Request, cap = Infinity): Promise<WireRequest> {
+export function toWireRequest(req: Request, cap = Infinity): WireRequest {
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== null;
-  const declared = req.headers.get('Content-Length');
-  if (hasBody && declared !== null && Number(declared) > cap) throw new BodyTooLargeError(cap);
-  const bytes = hasBody ? await readCapped(req.body, cap, declared === null ? undefined : Number(declared)) : null;
-  if (bytes === undefined) throw new BodyTooLargeError(cap);
-  // readCapped's array owns its whole buffer, so the buffer is transferred without a copy.
-  const body = bytes && bytes.byteLength > 0 ? (bytes.buffer as ArrayBuffer) : null;
+  const body = hasBody ? cappedStream(req.body, cap, null) : null;
   return { method: req.method, url: req.url, headers: [...req.headers], body };
 }
 
-export function fromWireRequest(w: WireRequest, signal?: AbortSignal): Request {
-  return new Request(w.url, { method: w.method, headers: w.headers, body: w.body, signal });
+/**
+ * The wire request as the app reads it, and `release()`, called once it is answered: it stops
+ * the body's source wherever the app left it (a request refused before its body was read, such
+ * as a 401, never has the rest of its body pulled across).
+ */
+export function fromWireRequest(w: WireRequest, signal?: AbortSignal): { request: Request; release: () => void } {
+  const source = w.body?.getReader();
+  const body =
+    source &&
+    new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await source.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => source.cancel(reason),
+    });
+  // `duplex` is required for a stream body (the Fetch standard); lib.dom's RequestInit lacks it.
+  const init = { method: w.method, headers: w.headers, body, signal, duplex: 'half' } as RequestInit;
+  return { request: new Request(w.url, init), release: () => void source?.cancel().catch(() => undefined) };
 }
 
 /** An AbortSignal that fires when the Service Worker posts on the request's abort port. */

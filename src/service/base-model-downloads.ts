@@ -24,7 +24,6 @@ import { loadRepository, SAFETENSORS, type ModelFormat } from '../engine/model/m
 import type { LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import { FilesSource, type PickedFile } from '../engine/model/sources/files-source';
 import { ggufDisplayName } from '../engine/model/sources/gguf-files';
 import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
@@ -32,10 +31,12 @@ import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBase
 import { ModelFilesQuotaError } from '../store/model-files';
 import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
-import { checkGgufHeader, ggufFactsOf, hubGgufTarget, pickedGgufFiles, urlGgufTarget, type GgufTarget } from './base-model-gguf';
+import { storeUploadParts, type UploadPart } from './base-model-upload';
+import { ggufFactsOf, hubGgufTarget, urlGgufTarget, checkGgufHeader, pickedGgufFiles, type GgufTarget } from './base-model-gguf';
 import type { BaseModelCatalog } from './base-models';
 import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
 import { defaultHubMirror, hubCredentials } from './hub-settings';
+import { newId } from './ids';
 
 export type DownloadRequest =
   | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null; file?: string | null }
@@ -59,8 +60,6 @@ export interface BaseModelDeps {
   fetch: typeof fetch;
   now(): number;
 }
-
-const CHUNK = 4 << 20;
 
 /** The weights' format a record says (records from before GGUF are safetensors). */
 export function formatOf(r: Pick<BaseModelRecord, 'format' | 'ggufFiles'>): ModelFormat {
@@ -262,52 +261,60 @@ export class BaseModelDownloads {
   }
 
   /**
-   * Stores picked files as a base model (the upload of the Models view) after the loader has
-   * validated them like a download. `id` defaults to "local/<name>", the name from config.json's
+   * Stores an uploaded model (the upload of the Models view) as its body streams in, then has the
+   * loader validate it like a download. `id` defaults to "local/<name>", the name from config.json's
    * `_name_or_path`, else its `model_type` ("local/qwen3"), numbered when taken ("local/qwen3-2").
+   * Anything that fails (a body over its cap, a full quota, files that are no model) removes every
+   * file the upload wrote.
    */
-  async addFiles(files: PickedFile[], requestedId?: string): Promise<BaseModelRecord> {
+  async addFiles(parts: AsyncIterable<UploadPart>): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
     // The start-up sweep would take this upload's files, written before its record, for orphans.
     await this.resuming.catch(() => undefined);
-    const picked = new Map(files.map((f) => [f.name.slice(f.name.lastIndexOf('/') + 1), f]));
-    // A GGUF model is its .gguf files alone (its config and tokenizer are in their metadata).
-    const ggufFiles = pickedGgufFiles([...picked.keys()]);
-    const byName = ggufFiles ? new Map(ggufFiles.map((name) => [name, picked.get(name)!])) : picked;
-    const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : SAFETENSORS;
-    const config = byName.get('config.json');
-    if (!config && !ggufFiles) throw new InvalidInputError(['body', 'files'], 'The picked files have no config.json.', [...byName.keys()]);
-    // A GGUF's header is read from the picked file before anything is stored.
-    const facts = ggufFiles ? await ggufFactsOf(new FilesSource(byName.values()), ggufFiles).catch(pickedFilesError(ggufFiles)) : null;
-    const taken = async (candidate: string) =>
-      (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
-    let id = requestedId ?? (ggufFiles ? `local/${idPart(ggufDisplayName(ggufFiles[0]))}` : await defaultUploadId(config!));
-    if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
-    if (requestedId !== undefined && (await taken(id))) {
-      throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
-    }
-    // A default id that is taken gets a number: uploading two folders without naming them both works.
-    for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
-    const cacheKey = `files:${id}`;
-    await cache.removeModel(cacheKey);
-    let loaded: LoadedModelFiles;
+    // The id may come after the files (or from config.json): the files get a key of their own.
+    const cacheKey = `files:${newId()}`;
+    let loaded!: LoadedModelFiles;
+    let id: string;
+    let gguf: Pick<BaseModelRecord, 'format' | 'ggufFiles' | 'quantization'> | null = null;
     try {
-      for (const [name, file] of byName) {
-        for (let offset = 0; offset < file.size; offset += CHUNK) {
-          const data = new Uint8Array(await file.slice(offset, offset + CHUNK).arrayBuffer());
-          await cache.append(cacheKey, name, offset, data, { validator: null, total: file.size, url: '' });
-        }
-        if (file.size === 0) await cache.append(cacheKey, name, 0, new Uint8Array(0), { validator: null, total: 0, url: '' });
-        await cache.complete(cacheKey, name);
+      const stored = await storeUploadParts(cache, cacheKey, parts);
+      const requestedId = stored.id;
+      // A GGUF model is its .gguf files alone (its config and tokenizer are in their metadata).
+      const ggufFiles = pickedGgufFiles(stored.files);
+      if (!ggufFiles && !stored.files.includes('config.json')) {
+        const detail = stored.files.length === 0 ? 'No files were sent.' : 'The picked files have no config.json.';
+        throw new InvalidInputError(['body', 'files'], detail, stored.files, stored.files.length === 0 ? 'missing' : 'value_error');
       }
-      loaded = await loadRepository({ source: new CachedSource(cacheKey, cache, 'the picked files'), format });
+      const source = new CachedSource(cacheKey, cache, 'the picked files');
+      const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : SAFETENSORS;
+      // A GGUF's header is checked before its id is taken or its weights are read.
+      const facts = ggufFiles ? await ggufFactsOf(source, ggufFiles).catch(pickedFilesError(ggufFiles)) : null;
+      const taken = async (candidate: string) =>
+        (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
+      id =
+        requestedId ??
+        (ggufFiles
+          ? `local/${idPart(ggufDisplayName(ggufFiles[0]))}`
+          : await defaultUploadId((await cache.get(cacheKey, 'config.json')) ?? new Blob([])));
+      if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
+      if (requestedId !== undefined && (await taken(id))) {
+        throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
+      }
+      // A default id that is taken gets a number: uploading two folders without naming them both works.
+      for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
+      try {
+        loaded = await loadRepository({ source, format });
+      } catch (err) {
+        if (err instanceof ModelFilesQuotaError || err instanceof SourceError) throw err;
+        pickedFilesError(stored.files)(err);
+      }
+      if (ggufFiles) gguf = { format: 'gguf', ggufFiles, quantization: facts?.quantization ?? null };
     } catch (err) {
       await cache.removeModel(cacheKey);
       // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
       if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
-      if (err instanceof SourceError || err instanceof ConflictError) throw err;
-      return pickedFilesError([...byName.keys()])(err);
+      throw err;
     }
     const now = this.deps.now();
     const record: BaseModelRecord = {
@@ -320,11 +327,16 @@ export class BaseModelDownloads {
       status: 'cached',
       error: null,
       ...summary(loaded),
-      ...(ggufFiles ? { format: 'gguf' as const, ggufFiles, quantization: facts?.quantization ?? null } : {}),
+      ...gguf,
       startedAt: now,
       updatedAt: now,
     };
-    await putBaseModel(this.deps.db, record);
+    // Files first, then the record (a crash between leaves bytes the start-up sweep removes); a
+    // record that does not fit the quota (507) leaves none of the files either.
+    await putBaseModel(this.deps.db, record).catch(async (err: unknown) => {
+      await cache.removeModel(cacheKey);
+      throw err;
+    });
     this.deps.catalog.invalidate();
     return record;
   }

@@ -30,3 +30,35 @@ export async function readCapped(stream: ReadableStream<Uint8Array>, cap: number
   }
   return total === out.byteLength ? out : out.slice(0, total);
 }
+
+/**
+ * `stream` passed through with a byte counter, pulled only as its reader reads (no pipe reading
+ * ahead). Past `cap` it errors with `over()`, or, when `over` is null, lets the chunk that passed
+ * the cap through and then ends (so a counter further on sees the excess itself).
+ */
+export function cappedStream(stream: ReadableStream<Uint8Array>, cap: number, over: (() => Error) | null): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  let total = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (total > cap) {
+          controller.close();
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        total += value.byteLength;
+        if (total > cap && over) {
+          controller.error(over());
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}

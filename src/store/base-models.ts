@@ -5,6 +5,7 @@
  * Not here: the files themselves (model-files.ts), bundled models (models/index.json).
  */
 import type { BaseModelRecord, HearthDb } from './schema';
+import { writeTx } from './tx';
 
 export async function getBaseModel(db: HearthDb, id: string): Promise<BaseModelRecord | undefined> {
   return db.get('baseModels', id);
@@ -15,8 +16,11 @@ export async function listBaseModels(db: HearthDb): Promise<BaseModelRecord[]> {
   return (await db.getAll('baseModels')).sort((a, b) => a.startedAt - b.startedAt);
 }
 
+/** Writes go through writeTx so that a full quota is a StorageQuotaError (507), not a raw DOMException. */
 export async function putBaseModel(db: HearthDb, record: BaseModelRecord): Promise<void> {
-  await db.put('baseModels', record);
+  await writeTx(db, ['baseModels'], async (tx) => {
+    await tx.objectStore('baseModels').put(record);
+  });
 }
 
 /** Applies `change` to the record if it still exists (a deletion meanwhile wins); returns the result. */
@@ -25,15 +29,13 @@ export async function updateBaseModel(
   id: string,
   change: Partial<Omit<BaseModelRecord, 'id'>>,
 ): Promise<BaseModelRecord | undefined> {
-  const tx = db.transaction('baseModels', 'readwrite');
-  const record = await tx.store.get(id);
-  if (!record) {
-    await tx.done;
-    return undefined;
-  }
-  const updated = { ...record, ...change };
-  await Promise.all([tx.store.put(updated), tx.done]);
-  return updated;
+  return writeTx(db, ['baseModels'], async (tx) => {
+    const record = await tx.objectStore('baseModels').get(id);
+    if (!record) return undefined;
+    const updated = { ...record, ...change };
+    await tx.objectStore('baseModels').put(updated);
+    return updated;
+  });
 }
 
 export async function deleteBaseModel(db: HearthDb, id: string): Promise<void> {

@@ -190,14 +190,21 @@ export class IdbModelFileCache {
   async complete(modelId: string, file: string): Promise<Blob> {
     const db = await this.open();
     const tx = db.transaction(['files', 'chunks'], 'readwrite');
-    const record = await tx.objectStore('files').get([modelId, file]);
-    if (!record) throw new Error(`${modelId}/${file}: nothing cached to complete`);
-    const [chunks] = await Promise.all([
-      tx.objectStore('chunks').getAll(chunkRange(modelId, file)),
-      tx.objectStore('files').put({ ...record, complete: true, total: record.bytes, updatedAt: Date.now() }),
-      tx.done,
-    ]);
-    return new Blob(chunks.map((c) => c.blob));
+    tx.done.catch(() => {}); // observed below
+    try {
+      const record = await tx.objectStore('files').get([modelId, file]);
+      if (!record) throw new Error(`${modelId}/${file}: nothing cached to complete`);
+      const [chunks] = await Promise.all([
+        tx.objectStore('chunks').getAll(chunkRange(modelId, file)),
+        tx.objectStore('files').put({ ...record, complete: true, total: record.bytes, updatedAt: Date.now() }),
+        tx.done,
+      ]);
+      return new Blob(chunks.map((c) => c.blob));
+    } catch (e) {
+      // Marking the file complete rewrites its record: a full quota refuses that too.
+      if (tx.error === null) tx.abort();
+      throw isQuotaError(e) || isQuotaError(tx.error) ? new ModelFilesQuotaError(modelId, file) : e;
+    }
   }
 
   async discard(modelId: string, file: string): Promise<void> {

@@ -45,3 +45,21 @@ export async function seedHearthDb(page: Page, records: { store: string; value: 
     db.close();
   }, records);
 }
+
+/** The model ids the model-file cache ("hearth-model-files") holds files of, e.g. "files:<uuid>" or "bundled:hearth/tiny-chat". */
+export async function modelFileKeys(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((ok, fail) => {
+      const req = indexedDB.open('hearth-model-files');
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    });
+    const keys = await new Promise<IDBValidKey[]>((ok, fail) => {
+      const req = db.transaction('files').objectStore('files').getAllKeys();
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    });
+    db.close();
+    return [...new Set(keys.map((k) => String((k as string[])[0])))];
+  });
+}

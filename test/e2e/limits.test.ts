@@ -4,10 +4,15 @@
 // touching the shared base models or reading another's job ids, a revoked key's jobs and streams.
 // Each is refused or ended in its route family's error shape (never a 500, never no answer), and
 // a bystander principal's chat completes beside it.
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
 import { dumpHearthDb } from './idb';
+import { streamUpload } from './upload-stream';
+
+const TINY_CHAT = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 
 let h: Hearth;
 /** Another principal's key: the one whose chat must keep working. */
@@ -62,9 +67,9 @@ describe('deeply nested JSON (issue 10, item 5)', () => {
 
 describe('request bodies are cut at their route cap while read (issue 10, item 6)', () => {
   /** POSTs a streamed body of `mib` MiB (1 MiB chunks) from the page; how many MiB the Service Worker pulled. */
-  const streamBody = (path: string, key: string, mib: number) =>
+  const streamBody = (path: string, key: string | null, mib: number, type = 'application/json') =>
     h.page.evaluate(
-      async ({ path, key, mib }) => {
+      async ({ path, key, mib, type }) => {
         let pulled = 0;
         const chunk = new Uint8Array(1 << 20).fill(0x20);
         const body = new ReadableStream<Uint8Array>({
@@ -76,14 +81,14 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
         });
         const init = {
           method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          headers: { ...(key ? { Authorization: `Bearer ${key}` } : {}), 'Content-Type': type },
           body,
           duplex: 'half',
         };
         const res = await fetch(path, init);
         return { status: res.status, json: await res.json(), pulled };
       },
-      { path, key, mib },
+      { path, key, mib, type },
     );
 
   it('answers 413 in each family shape after reading little more than the 32 MiB cap of a 512 MiB body', async () => {
@@ -98,6 +103,37 @@ describe('request bodies are cut at their route cap while read (issue 10, item 6
     // The stream is cancelled at the cap, not read to its end (the browser may pull a few chunks ahead).
     expect(c.pulled).toBeLessThan(64);
     expect(p.pulled).toBeLessThan(64);
+  });
+
+  it('refuses a missing or bad key (401), a non-admin upload (403) and a JSON upload (415) before reading the body', async () => {
+    const [none, bad, upload, json] = await Promise.all([
+      streamBody('/v1/chat/completions', null, 512),
+      streamBody('/v1/preview/models', 'sk-not-a-key', 512),
+      streamBody('/v1/preview/base-models/files', hostile, 512, 'multipart/form-data; boundary=x'),
+      streamBody('/v1/preview/base-models/files', h.key, 512),
+    ]);
+    expect(none.status).toBe(401);
+    expect(none.json.error).toMatchObject({ code: 401 });
+    expect(bad.status).toBe(401);
+    expect(bad.json.detail).toBeTruthy();
+    expect(upload.status).toBe(403);
+    expect(upload.json.detail).toMatch(/needs the admin key/);
+    expect(json.status).toBe(415);
+    // Only what the browser's pipes pull ahead on their own, never the body up to its cap.
+    for (const r of [none, bad, upload, json]) expect(r.pulled).toBeLessThan(8);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+  });
+
+  it('writes a base-model upload to storage while its body is still streaming in', async () => {
+    const names = readdirSync(TINY_CHAT);
+    // 24 MiB of extra.bin; after 16 MiB the body waits until storage holds 8 MiB of it.
+    const out = await streamUpload(h.page, h.key, { names, extraMiB: 24, pauseAtMiB: 16, storedMiB: 8 });
+    expect(out.status, JSON.stringify(out.json)).toBe(201);
+    expect(out.json).toMatchObject({ status: 'cached', origin: { type: 'upload' } });
+    expect(out.storedWhileSending).toBe(true);
+    expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    const removed = await api(h.page, 'DELETE', `/v1/preview/base-models/${encodeURIComponent(out.json.id)}`, { key: h.key });
+    expect(removed.status).toBe(200);
   });
 });
 

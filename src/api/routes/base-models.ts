@@ -6,20 +6,17 @@
  * admin key's (403 for others): every principal lists and uses the same models. Ids are HF-style
  * "org/name": send them encoded (`org%2Fname`); the unencoded form matches too.
  *
- * Uploads are exempt from the app's 32 MiB body limit and have their own (body-limits.ts).
+ * Uploads have a larger body limit than the app's 32 MiB (body-limits.ts) and are written to
+ * storage as the body streams in (multipart-stream.ts, service/base-model-upload.ts).
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import type { PickedFile } from '../../engine/model/sources/files-source';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
 import type { ServiceContext } from '../../service/context';
-import { InvalidInputError, UnavailableError } from '../../service/errors';
-import { requireJsonBody, requireMediaType } from '../body-type';
+import { UnavailableError } from '../../service/errors';
+import { requireJsonBody } from '../body-type';
 import { adminOnly } from '../auth';
-import { BASE_MODEL_FILES_PATH, bodyTooLargeMessage, MAX_UPLOAD_BYTES } from '../body-limits';
 import type { AppEnv } from '../env';
-import { errorResponse } from '../errors';
-import { readForm } from '../multipart';
+import { formParts } from '../multipart';
 import { BaseModelIdParam, DownloadBaseModelRequest } from '../schemas/base-models';
 import { previewValidator } from '../validation';
 import { iso } from '../views';
@@ -76,36 +73,11 @@ baseModels.post(
   },
 );
 
-baseModels.post(
-  '/files',
-  adminOnly('Uploading a base model'),
-  // The media type first: bodyLimit re-wraps the body stream, which a JSON body read by the
-  // depth check (json-depth.ts) has already consumed.
-  async (c, next) => {
-    requireMediaType(c, 'multipart/form-data');
-    await next();
-  },
-  bodyLimit({
-    maxSize: MAX_UPLOAD_BYTES,
-    onError: (c) => errorResponse(c, 413, bodyTooLargeMessage(BASE_MODEL_FILES_PATH, MAX_UPLOAD_BYTES)),
-  }),
-  async (c) => {
-    const services = c.get('deps').services;
-    const form = await readForm(c);
-    const files: PickedFile[] = [];
-    let id: string | undefined;
-    for (const [name, value] of form.entries()) {
-      if (typeof value === 'string') {
-        if (name === 'id' && value !== '') id = value;
-      } else {
-        files.push(value);
-      }
-    }
-    if (files.length === 0) throw new InvalidInputError(['body', 'files'], 'No files were sent.', null, 'missing');
-    const record = await downloads(services).addFiles(files, id);
-    return c.json(baseModelView(await requireBaseModelInfo(services, record.id)), 201);
-  },
-);
+baseModels.post('/files', adminOnly('Uploading a base model'), async (c) => {
+  const services = c.get('deps').services;
+  const record = await downloads(services).addFiles(formParts(c));
+  return c.json(baseModelView(await requireBaseModelInfo(services, record.id)), 201);
+});
 
 baseModels.get('/:id{.+}', previewValidator('param', BaseModelIdParam), async (c) => {
   return c.json(baseModelView(await requireBaseModelInfo(c.get('deps').services, c.req.valid('param').id)));

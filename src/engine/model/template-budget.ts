@@ -16,8 +16,11 @@
  * - memory: `range()` refuses to build more than TEMPLATE_BUDGET.maxRangeItems numbers before
  *   building any (the library's range builds its whole array up front), and every string or list
  *   an operation creates is checked against a cap (values that are only looked up, such as a long
- *   message, are not counted: the request already holds them). One built-in call can still create
- *   one oversized string before the check refuses it; V8 bounds that by its maximum string length.
+ *   message, are not counted: the request already holds them). The filters that can multiply a
+ *   string in one call (`indent`, `replace`, `join`) have the size of their result checked from
+ *   their operand and arguments before they build it; a method call such as `s.replace(a, b)` can
+ *   still create one oversized string before the check refuses it (V8 bounds that by its maximum
+ *   string length).
  *
  * Not here: what the template means (chat-template.ts).
  * Reference: https://github.com/huggingface/huggingface.js/tree/main/packages/jinja (the
@@ -77,6 +80,51 @@ class BudgetedInterpreter extends Interpreter {
       this.step();
       return evaluateBlock(statements, environment);
     };
+    this.boundFilterGrowth();
+  }
+
+  /**
+   * Checks what `indent`, `replace` and `join` would build before they build it: the library's
+   * applyFilter evaluates a filter's arguments (evaluateArguments) and then does the work in the
+   * same step, so the check sits between the two. Private in the typings, like evaluateBlock.
+   */
+  private boundFilterGrowth(): void {
+    type Args = [RuntimeValue[], Map<string, RuntimeValue>];
+    const self = this as unknown as {
+      applyFilter: (operand: RuntimeValue, filter: FilterNode, environment: Environment) => RuntimeValue;
+      evaluateArguments: (args: Statement[], environment: Environment) => Args;
+    };
+    if (typeof self.applyFilter !== 'function' || typeof self.evaluateArguments !== 'function')
+      throw new Error('@huggingface/jinja has no Interpreter.applyFilter/evaluateArguments: update template-budget.ts');
+    const applyFilter = self.applyFilter.bind(this);
+    const evaluateArguments = self.evaluateArguments.bind(this);
+    let pending: { name: string; operand: RuntimeValue } | undefined;
+    self.applyFilter = (operand, filter, environment) => {
+      const name = (filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' ? filter.callee?.value : '') ?? '';
+      // A filter without arguments never reaches evaluateArguments: check it here.
+      if (filter.type === 'Identifier') this.checkGrowth(name, operand, [], new Map());
+      else pending = { name, operand };
+      try {
+        return applyFilter(operand, filter, environment);
+      } finally {
+        pending = undefined;
+      }
+    };
+    self.evaluateArguments = (args, environment) => {
+      // Only the filter's own arguments: a filter inside them sets its own.
+      const mine = pending;
+      pending = undefined;
+      const out = evaluateArguments(args, environment);
+      if (mine) this.checkGrowth(mine.name, mine.operand, out[0], out[1]);
+      return out;
+    };
+  }
+
+  private checkGrowth(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
+    const chars = filterResultChars(name, operand, args, kwargs);
+    if (chars !== null && chars > this.maxChars) {
+      throw new TemplateBudgetError(`the template's ${name} filter would build a string of more than ${this.maxChars} characters`);
+    }
   }
 
   override evaluate(statement: Statement, environment: Environment): RuntimeValue {
@@ -103,6 +151,45 @@ class BudgetedInterpreter extends Interpreter {
       throw new TemplateBudgetError(`the template built a list of more than ${this.budget.maxListItems} items`);
     }
   }
+}
+
+/** A filter node as @huggingface/jinja's parser builds it: a name, or a call of one. */
+type FilterNode = { type: string; value?: string; callee?: { value?: string } };
+
+/**
+ * The characters `indent`, `replace` or `join` would produce from these operand and arguments (an
+ * upper bound), or null for another filter or operand.
+ */
+function filterResultChars(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): number | null {
+  const arg = (i: number, key: string) => args[i] ?? kwargs.get(key);
+  const num = (v: RuntimeValue | undefined, fallback: number) => (typeof v?.value === 'number' ? v.value : fallback);
+  const str = (v: RuntimeValue | undefined, fallback: string) => (typeof v?.value === 'string' ? v.value : fallback);
+  if (operand.type === 'StringValue') {
+    const text = operand.value as string;
+    if (name === 'indent') {
+      const lines = text.split('\n').length;
+      return text.length + lines * Math.max(0, num(arg(0, 'width'), 4));
+    }
+    if (name === 'replace') {
+      const from = str(arg(0, 'old'), '');
+      const to = str(arg(1, 'new'), '');
+      const count = num(arg(2, 'count'), Infinity);
+      const times = Math.min(count < 0 ? Infinity : count, from === '' ? text.length + 1 : Math.floor(text.length / from.length));
+      return text.length + times * Math.max(0, to.length - from.length);
+    }
+    // Joining a string joins its characters.
+    if (name === 'join') return text.length + Math.max(0, text.length - 1) * str(arg(0, 'separator'), '').length;
+    return null;
+  }
+  if (name === 'join' && (operand.type === 'ArrayValue' || operand.type === 'TupleValue')) {
+    const items = operand.value as RuntimeValue[];
+    const sep = str(arg(0, 'separator'), '');
+    let chars = Math.max(0, items.length - 1) * sep.length;
+    // A number or other scalar prints in a few dozen characters at most.
+    for (const item of items) chars += typeof item.value === 'string' ? item.value.length : 32;
+    return chars;
+  }
+  return null;
 }
 
 /** Python's range(), refusing (before building anything) more than `max` numbers. */

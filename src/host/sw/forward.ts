@@ -13,9 +13,9 @@
  * Not here: finding the engine (engine-link.ts).
  */
 import * as Comlink from 'comlink';
-import { bodyCapFor, bodyTooLargeMessage } from '../../api/body-limits';
+import { bodyCapFor } from '../../api/body-limits';
 import { jsonErrorResponse } from '../../service/error-envelope';
-import { BodyTooLargeError, fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
+import { fromWireResponse, toWireRequest, type WireRequest, type WireResponse } from '../wire';
 import type { EngineLink, Link } from './engine-link';
 import { progressTimeoutFor, progressTimer, timedOut, withChunkTimeout } from './progress-timeout';
 
@@ -55,10 +55,13 @@ export interface Requester {
 
 export async function forward(links: EngineLink, request: Request, requester?: Requester): Promise<Response> {
   const path = new URL(request.url).pathname;
-  const wire = await toCappedWireRequest(request, path);
-  if (wire instanceof Response) return wire;
+  // The body is not read here: the engine authenticates first, then pulls it with its cap counted.
+  const wire = toWireRequest(request, bodyCapFor(path));
   const link = await links.get(HOST_WAIT_MS);
-  if (!link) return unavailable(path, NO_HOST);
+  if (!link) {
+    wire.body?.cancel().catch(() => undefined);
+    return unavailable(path, NO_HOST);
+  }
 
   const watch = watchHost(links, link);
   const clientGone = abortWhenGone(request.signal, requester);
@@ -107,17 +110,6 @@ export async function forward(links: EngineLink, request: Request, requester?: R
   return fromWireResponse(winner, guardStream(withChunkTimeout(winner.body, timeoutMs, path, sse), watch));
 }
 
-/** The request for the engine, or a 413 in its family's shape once the body passes its route's cap. */
-async function toCappedWireRequest(request: Request, path: string): Promise<WireRequest | Response> {
-  const cap = bodyCapFor(path);
-  try {
-    return await toWireRequest(request, cap);
-  } catch (err) {
-    if (err instanceof BodyTooLargeError) return jsonErrorResponse(path, 413, bodyTooLargeMessage(path, cap));
-    throw err;
-  }
-}
-
 /**
  * Aborts when the browser aborts the FetchEvent's request, or when the requesting tab no longer
  * exists (checked every LIVENESS_MS until `stop()`).
@@ -147,8 +139,9 @@ function withAbortPort(wire: WireRequest, clientSignal: AbortSignal): { wire: Wi
   };
   if (clientSignal.aborted) tell();
   else clientSignal.addEventListener('abort', tell, { once: true });
+  const transfers: Transferable[] = wire.body ? [channel.port2, wire.body] : [channel.port2];
   return {
-    wire: Comlink.transfer({ ...wire, abort: channel.port2 }, [channel.port2]),
+    wire: Comlink.transfer({ ...wire, abort: channel.port2 }, transfers),
     close: () => {
       clientSignal.removeEventListener('abort', tell);
       channel.port1.close();

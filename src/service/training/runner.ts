@@ -21,6 +21,7 @@ import {
   type NewEvent,
 } from '../../store/training-jobs';
 import type { CheckpointRecord, JobProgressRecord, TrainingJobRecord } from '../../store/schema';
+import { StorageQuotaError } from '../../store/tx';
 import { dataFile } from '../artifacts';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { JobQueue, ServiceContext } from '../context';
@@ -112,8 +113,11 @@ export class JobRunner implements JobQueue {
         if (this.stopped) return;
         const next = await this.nextJob();
         if (!next) break;
-        await this.run(next.job, next.resumed);
+        const moved = await this.run(next.job, next.resumed);
         this.notify();
+        // A job that could not even be started (storage is full) would be picked again at once:
+        // wait for the next wake instead of spinning.
+        if (!moved) break;
       }
     }
   }
@@ -129,13 +133,27 @@ export class JobRunner implements JobQueue {
     return job && { job, resumed: false };
   }
 
-  private async run(pending: TrainingJobRecord, resumed: boolean): Promise<void> {
+  /** Runs one job to its end; false when it could not be started at all. */
+  private async run(pending: TrainingJobRecord, resumed: boolean): Promise<boolean> {
     const abort = new AbortController();
     this.running = { jobId: pending.id, abort };
     try {
-      const job = resumed
-        ? pending
-        : await updateJob(this.ctx.db, pending.id, transitionSources('start'), { status: 'RUNNING', trainingStart: this.ctx.now() }, []);
+      let job = pending;
+      if (!resumed) {
+        try {
+          job = await updateJob(
+            this.ctx.db,
+            pending.id,
+            transitionSources('start'),
+            { status: 'RUNNING', trainingStart: this.ctx.now() },
+            [],
+          );
+        } catch (err) {
+          if (!(err instanceof StorageQuotaError)) throw err;
+          // Not even RUNNING fits: fail it (PENDING -> FAILED) if that fits, else leave it queued.
+          return await this.finish(pending.id, 'fail', messageOf(err));
+        }
+      }
       this.notify();
       const progress = resumed ? await this.replayEvents(job.id) : new JobProgress();
       let trainerCtx: TrainerContext;
@@ -143,14 +161,14 @@ export class JobRunner implements JobQueue {
         trainerCtx = await this.trainerContext(job, progress, abort.signal, resumed);
       } catch (err) {
         await this.finish(job.id, 'fail', messageOf(err));
-        return;
+        return true;
       }
       try {
         await this.trainer.train(trainerCtx);
         if (abort.signal.aborted) throw abort.signal.reason;
         await this.finish(job.id, 'complete', null, progress);
       } catch (err) {
-        if (err instanceof JobGoneError) return;
+        if (err instanceof JobGoneError) return true;
         await this.finish(job.id, 'fail', messageOf(abort.signal.aborted ? abort.signal.reason : err), progress);
       }
     } catch (err) {
@@ -159,6 +177,7 @@ export class JobRunner implements JobQueue {
     } finally {
       this.running = undefined;
     }
+    return true;
   }
 
   /** A resumed job's progress rebuilt from the events its previous host emitted. */
@@ -173,8 +192,14 @@ export class JobRunner implements JobQueue {
     }
   }
 
-  /** Ends a job with its terminal status and event in one transaction. */
-  private async finish(jobId: string, how: 'complete' | 'fail', error: string | null, progress?: JobProgress): Promise<void> {
+  /**
+   * Ends a job with its terminal status and event in one transaction. When storage is full
+   * (issue 10, item 9) the job's saved progress goes first (its adapter and optimizer state, the
+   * largest record a job owns, of no use once it ends; a delete needs no quota), then the status
+   * and event are written again, and failing that the status alone, the smallest write that ends
+   * the job. False when not even that fitted (the job stays as it was, logged).
+   */
+  private async finish(jobId: string, how: 'complete' | 'fail', error: string | null, progress?: JobProgress): Promise<boolean> {
     const type: JobEventType = how === 'complete' ? 'training_ended' : 'training_failed';
     const events: NewEvent[] = [];
     if (how === 'complete' && progress && !progress.started) {
@@ -182,14 +207,33 @@ export class JobRunner implements JobQueue {
       events.push(this.event('training_started', { num_sequences: 0 }));
     }
     events.push(this.event(type, how === 'fail' ? { error_message: error ?? 'Training failed with an unknown error.' } : {}));
-    await updateJob(
-      this.ctx.db,
-      jobId,
-      transitionSources(how),
-      { status: how === 'complete' ? 'COMPLETED' : 'FAILED', trainingEnd: this.ctx.now(), errorMessage: how === 'fail' ? error : null },
-      events,
-    ).catch(ignoreGone);
+    const change = {
+      status: how === 'complete' ? 'COMPLETED' : 'FAILED',
+      trainingEnd: this.ctx.now(),
+      errorMessage: how === 'fail' ? error : null,
+    } as const;
+    const write = (withEvents: NewEvent[]) =>
+      updateJob(this.ctx.db, jobId, transitionSources(how), change, withEvents).then(() => true, ignoreGone);
+    try {
+      await write(events);
+    } catch (err) {
+      if (!(err instanceof StorageQuotaError)) throw err;
+      await deleteJobProgress(this.ctx.db, jobId);
+      try {
+        await write(events);
+      } catch (again) {
+        if (!(again instanceof StorageQuotaError)) throw again;
+        try {
+          await write([]);
+        } catch (last) {
+          if (!(last instanceof StorageQuotaError)) throw last;
+          console.error(`[hearth] training job ${jobId} could not be marked ${change.status}: storage is full.`, last);
+          return false;
+        }
+      }
+    }
     await deleteJobProgress(this.ctx.db, jobId);
+    return true;
   }
 
   private progressRecord(job: TrainingJobRecord, step: StepProgress): JobProgressRecord {
@@ -295,10 +339,14 @@ const EMPTY_PROGRESS: StepProgress = {
   precomputed: null,
 };
 
-function ignoreGone(err: unknown): void {
+function ignoreGone(err: unknown): boolean {
   if (!(err instanceof JobGoneError)) throw err;
+  return true;
 }
 
 function messageOf(err: unknown): string {
+  if (err instanceof StorageQuotaError) {
+    return 'The browser storage quota for this site is exhausted, so the job could not save its progress. Free space by deleting checkpoints or models, or allow this site more storage, and create the job again.';
+  }
   return err instanceof Error ? err.message : String(err);
 }

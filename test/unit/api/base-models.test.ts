@@ -259,12 +259,14 @@ describe('uploads and removal', () => {
     expect(refused.json.detail).toMatch(job.id);
     await e.db.delete('trainingJobs', job.id);
 
+    const cacheKey = (await e.db.get('baseModels', 'me/qwen3'))!.cacheKey;
+    expect((await e.services.modelFiles!.listModels()).some((m) => m.modelId === cacheKey)).toBe(true);
     const removed = await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('me/qwen3')}`);
     expect(removed.status).toBe(200);
     expect(removed.json).toMatchObject({ id: 'me/qwen3', deleted: true });
     expect(removed.json.freed_bytes).toBeGreaterThan(0);
     expect(await find('me/qwen3')).toBeUndefined();
-    expect((await e.services.modelFiles!.listModels()).some((m) => m.modelId === 'files:me/qwen3')).toBe(false);
+    expect((await e.services.modelFiles!.listModels()).some((m) => m.modelId === cacheKey)).toBe(false);
 
     // A bundled model stays listed; unknown ids are 404, encoded or not.
     const bundledId = bundled('tiny-chat').id;

@@ -25,21 +25,48 @@ describe('isV1', () => {
 });
 
 describe('wire conversion', () => {
-  it('carries method, url, headers and body bytes of a request', async () => {
+  it('carries method, url, headers and the body stream of a request', async () => {
     const req = new Request('http://127.0.0.1/v1/preview/models', {
       method: 'POST',
       headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', 'X-Stainless-Lang': 'js' },
       body: '{"a":1}',
     });
-    const wire = await toWireRequest(req);
-    expect(structuredClone(wire)).toEqual(wire);
-    const back = fromWireRequest(wire);
+    const wire = toWireRequest(req);
+    // The body crosses as a transferred stream: it is moved, not cloned.
+    const { body, ...rest } = wire;
+    const moved = structuredClone(wire, { transfer: [body as unknown as Transferable] });
+    expect({ ...moved, body: undefined }).toEqual({ ...rest, body: undefined });
+    const { request: back } = fromWireRequest(moved);
     expect(back.method).toBe('POST');
     expect(back.url).toBe(req.url);
     expect(back.headers.get('authorization')).toBe('Bearer k');
     expect(back.headers.get('x-stainless-lang')).toBe('js');
     expect(await back.json()).toEqual({ a: 1 });
-    expect((await toWireRequest(new Request('http://127.0.0.1/v1/x'))).body).toBeNull();
+    expect(toWireRequest(new Request('http://127.0.0.1/v1/x')).body).toBeNull();
+  });
+
+  it('ends a request body just past its cap, and release() stops a body the app never read', async () => {
+    const chunk = new Uint8Array(1000);
+    let pulled = 0;
+    const endless = () =>
+      new ReadableStream<Uint8Array>({
+        pull(c) {
+          pulled++;
+          c.enqueue(chunk.slice());
+        },
+      });
+    const request = () => new Request('http://127.0.0.1/v1/x', { method: 'POST', body: endless(), duplex: 'half' } as RequestInit);
+    const capped = toWireRequest(request(), 2500);
+    expect((await new Response(capped.body).arrayBuffer()).byteLength).toBe(3000);
+
+    pulled = 0;
+    const unread = fromWireRequest(toWireRequest(request()));
+    unread.release();
+    await new Promise((r) => setTimeout(r, 20));
+    const before = pulled;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(pulled).toBe(before);
+    expect(pulled).toBeLessThan(10);
   });
 
   it('passes a response body through as a stream, chunk by chunk', async () => {

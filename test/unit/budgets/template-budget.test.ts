@@ -39,6 +39,20 @@ describe('renderWithBudget', () => {
     expect(() => render(lists)).toThrow(/list of more than 1000000 items/);
   });
 
+  it('refuses a filter whose result would be oversized before it builds it', () => {
+    // Each would build a string past V8's maximum length (a RangeError, not a budget error, if built).
+    expect(() => render("{{ 'a\\nb' | indent(600000000, true) }}")).toThrow(/indent filter would build a string of more than/);
+    const text = { messages: [{ role: 'user', content: 'x'.repeat(30_000) }] };
+    const wide = '{% set ns = namespace(s="y") %}{% for i in range(15) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}';
+    expect(() => render(`${wide}{{ messages[0].content | replace('', ns.s) }}`, text)).toThrow(/replace filter would build/);
+    const many = `${wide}{% set ns.l = [] %}{% for i in range(200) %}{% set ns.l = ns.l + [ns.s ~ ns.s ~ ns.s ~ ns.s] %}{% endfor %}`;
+    expect(() => render(`${many}{{ ns.l | join(messages[0].content) }}`, text)).toThrow(/join filter would build/);
+    // Within the cap they render as the library does.
+    expect(
+      render("{{ 'a\\nb' | indent(2, true) }}|{{ 'abc' | replace('b', 'xy') }}|{{ ['a', 'b'] | join('-') }}|{{ 'ab' | join(',') }}"),
+    ).toBe('  a\n  b|axyc|a-b|a,b');
+  });
+
   it('does not count the text the request brought against the string cap', () => {
     const long = 'x'.repeat(TEMPLATE_BUDGET.maxStringChars + 10);
     expect(render('{{ messages[0].content }}!', { messages: [{ role: 'user', content: long }] })).toHaveLength(long.length + 1);
