@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBytes, readF32 } from '../../src/engine/gpu/buffers';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import { decodeToF32, tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/model/dtype';
 import { ropeTable } from '../../src/engine/model/rope';
-import type { TensorData } from '../../src/engine/model/tensor';
+import { blockLayout, type TensorData } from '../../src/engine/model/tensor';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
+import { dequantizeTensor } from '../../src/engine/reference/dequant';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { destroyContexts, kernelContext } from './dense-helpers';
 
@@ -15,11 +16,11 @@ async function readRows(device: GPUDevice, m: PackedMatrix, r0: number, n: numbe
   const out = new Float32Array(n * m.cols);
   for (let r = r0; r < r0 + n; r++) {
     const { chunk, index } = m.locate(r);
-    const eb = m.elementBytes;
-    const bytes = new Uint8Array(
-      await readBytes(device, chunk.buffer, m.cols * eb + ((m.cols * eb) % 4 ? 2 : 0), index * m.rowStride * eb),
-    );
-    out.set(decodeToF32(bytes, m.dtype, m.cols), (r - r0) * m.cols);
+    const { blockSize, typeSize } = blockLayout(m.dtype);
+    const rowBytes = (m.cols / blockSize) * typeSize;
+    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * m.rowBytes));
+    const row: TensorData = { name: m.label, dtype: m.dtype, shape: [m.cols], data: bytes.subarray(0, rowBytes) };
+    out.set(dequantizeTensor(row), (r - r0) * m.cols);
   }
   return out;
 }

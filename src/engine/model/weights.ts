@@ -5,25 +5,27 @@
  *   order (STYLE.md "For Hearth" 3). WeightSet validates uploads against it, the reference forward
  *   reads by these names, and the loader can check a repository before any upload
  *   (`checkAgainstPlan`).
- * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout).
+ * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout), GGML
+ *   block types (Q8_0, Q4_K, ...) as their blocks, dequantized by the kernels that read them.
  *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
  *   qkv = [q; k; v] rows, gateUp = [gate; up] rows. The embedding (and an untied lm_head) is
  *   row-chunked by the device's binding limit.
  * - `vectors`: one f32 buffer of the model's constants, because the fused decode kernels would
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
- *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16): norm weights and
+ *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16, and block types
+ *   dequantized as llama.cpp does, reference/dequant.ts): norm weights and
  *   biases, the q/k/v biases back to back and the gate/up biases back to back. Each group starts on a
  *   256-byte boundary, so it can also be bound on its own (`vectorBinding`).
  *
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
+import { dequantizeTensor } from '../reference/dequant';
 import type { ModelConfig } from './config';
-import { decodeToF32 } from './dtype';
 import { ropeTable } from './rope';
 import type { TensorData } from './tensor';
-import { bytesPerElement, numel } from './tensor';
+import { numel, tensorBytes } from './tensor';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */
@@ -296,12 +298,17 @@ export class WeightSet {
         if (t.shape.length !== want!.length || t.shape.some((d, i) => d !== want![i])) {
           fail(`tensor ${t.name}: shape ${shapeText(t.shape)} expected ${shapeText(want!)}`);
         }
-        if (t.data.byteLength !== numel(t.shape) * bytesPerElement(t.dtype)) {
+        // A block type's rows (or a vector) must be whole blocks: a matrix row of a GGUF file always is.
+        const rowBytes = tensorBytes(t.dtype, t.shape[t.shape.length - 1]);
+        if (rowBytes === null) {
+          fail(`tensor ${t.name}: ${shapeText(t.shape)} ${t.dtype} has rows that are not whole ${t.dtype} blocks`);
+        }
+        if (t.data.byteLength !== (numel(t.shape) / t.shape[t.shape.length - 1]) * rowBytes!) {
           fail(`tensor ${t.name}: ${t.data.byteLength} bytes for ${shapeText(t.shape)} ${t.dtype}`);
         }
         const offset = layout.vectorOffsets.get(t.name);
         if (offset !== undefined) {
-          device.queue.writeBuffer(vectors, offset * 4, decodeToF32(t.data, t.dtype));
+          device.queue.writeBuffer(vectors, offset * 4, dequantizeTensor(t));
           continue;
         }
         const { plan, rowStart } = home.get(t.name)!;

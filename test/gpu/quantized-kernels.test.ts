@@ -1,0 +1,123 @@
+/**
+ * The weight-reading kernels on GGML block types against dequantize-then-f32 math (reference/
+ * dequant.ts, checked against llama.cpp): for every block type, random blocks (every quant bit random)
+ * in a matrix split in row chunks, through the decode GEMV, the tiled GEMM (Y = X W^T, and the
+ * training backward dX = dY W through the frozen weight), the embedding gather and lm_head (final norm
+ * then projection over a tied embedding). Rows have an odd number of blocks where the type's blocks
+ * are not whole u32 words (Q8_0, Q4_0, Q5_0, Q3_K, Q6_K), so the zero padding block of
+ * gpu/packed-tensor.ts is exercised too.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCalls } from '../../src/engine/gpu/kernel-call';
+import { rowLayout } from '../../src/engine/gpu/packed-tensor';
+import { Embedding } from '../../src/engine/kernels/embedding';
+import { Gemm } from '../../src/engine/kernels/gemm';
+import { Gemv } from '../../src/engine/kernels/gemv';
+import { LmHead } from '../../src/engine/kernels/lm-head';
+import type { BlockDType } from '../../src/engine/model/config';
+import { blockLayout } from '../../src/engine/model/tensor';
+import { EMBED_NAME, FINAL_NORM_NAME, WeightSet } from '../../src/engine/model/weights';
+import { expectClose } from '../../src/engine/reference/check';
+import { dequantizeTensor } from '../../src/engine/reference/dequant';
+import { embeddingForward } from '../../src/engine/reference/embedding';
+import { linearBackward, linearForward } from '../../src/engine/reference/linear';
+import { Rng } from '../../src/engine/reference/random';
+import { randomBlockTensor } from '../../src/engine/reference/random-quantized';
+import { testConfig } from '../../src/engine/reference/random-model';
+import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
+import { tensorFromF32 } from '../../src/engine/model/dtype';
+import { destroyContexts, kernelContext, read, TOL, upload, zeros } from './dense-helpers';
+
+afterAll(destroyContexts);
+
+const TYPES: BlockDType[] = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k'];
+
+/** Dequantized weights differ from the reference only by f32 rounding (an FMA where it rounds twice). */
+const EXACT = { atol: 1e-6, rtol: 1e-6 };
+
+describe('kernels reading GGML block weights against the dequantized reference', () => {
+  for (const dtype of TYPES) {
+    it(`${dtype}: GEMV, GEMM forward and dX, embedding and lm_head over a row-chunked matrix`, async () => {
+      const ctx = await kernelContext();
+      const rng = new Rng(TYPES.indexOf(dtype) + 1);
+      const { blockSize } = blockLayout(dtype);
+      // One or three blocks per row: odd, so 2-byte-aligned types get a padding block.
+      const C = blockSize === 32 ? 96 : 256;
+      const V = 13;
+      const cfg = testConfig('qwen2', { hiddenSize: C, vocabSize: V, numLayers: 0, tieWordEmbeddings: true });
+      const emb = randomBlockTensor(EMBED_NAME, dtype, V, C, 1, rng);
+      const norm = rng.uniforms(C, 0.5, 1.5);
+      const weights = await WeightSet.upload(ctx.device, cfg, [emb, tensorFromF32(FINAL_NORM_NAME, [C], norm, 'f32')], {
+        // 5 rows per chunk (padding block included) -> chunks of 5, 5 and 3 rows
+        chunkBytes: 5 * rowLayout(EMBED_NAME, dtype, C).rowBytes,
+        ropePositions: 1,
+      });
+      const W = weights.embedding;
+      expect(W.chunks.map((c) => c.rows)).toEqual([5, 5, 3]);
+      const w = dequantizeTensor(emb);
+
+      // Decode GEMV, B = 3
+      const B = 3;
+      const x = rng.normals(B * C);
+      const y = zeros(ctx, B * V);
+      await runCalls(ctx, new Gemv(ctx).encode({ out: y, x: upload(ctx, x), weight: W, B }));
+      const wantY = new Float32Array(B * V);
+      linearForward(wantY, x, w, null, B, C, V);
+      expectClose(await read(ctx, y, B * V), wantY, TOL, 'gemv');
+
+      // Tiled GEMM, Y = X W^T over N chunks (M = 5), then dX = dY W over K chunks, accumulating
+      const M = 5;
+      const xm = rng.normals(M * C);
+      const ym = zeros(ctx, M * V);
+      await runCalls(ctx, new Gemm(ctx).encode({ out: ym, a: upload(ctx, xm), b: { weight: W, layout: 'rows-are-n' }, M, N: V, K: C }));
+      const wantYm = new Float32Array(M * V);
+      linearForward(wantYm, xm, w, null, M, C, V);
+      expectClose(await read(ctx, ym, M * V), wantYm, TOL, 'gemm');
+      const dy = rng.normals(M * V);
+      const dx0 = rng.normals(M * C);
+      const dx = upload(ctx, dx0);
+      await runCalls(
+        ctx,
+        new Gemm(ctx).encode({ out: dx, a: upload(ctx, dy), b: { weight: W, layout: 'rows-are-k' }, M, N: C, K: V, accumulate: true }),
+      );
+      const wantDx = Float32Array.from(dx0);
+      linearBackward(wantDx, null, null, dy, new Float32Array(M * C), w, M, C, V);
+      expectClose(await read(ctx, dx, M * C), wantDx, TOL, 'gemm dX');
+
+      // Embedding gather: rows from every chunk, repeats included
+      const tokens = [12, 0, 7, 4, 5, 12, 10];
+      const e = zeros(ctx, tokens.length * C);
+      await runCalls(
+        ctx,
+        new Embedding(ctx).encode({ out: e, tokens: upload(ctx, Uint32Array.from(tokens)), embedding: W, T: tokens.length }),
+      );
+      const wantE = new Float32Array(tokens.length * C);
+      embeddingForward(wantE, tokens, w, tokens.length, C, V);
+      expectClose(await read(ctx, e, tokens.length * C), wantE, EXACT, 'embedding');
+
+      // lm_head (tied): final RMSNorm then the projection, for 2 gathered rows of 4
+      const hidden = rng.normals(4 * C, 2);
+      const rows = [3, 1];
+      const logits = zeros(ctx, rows.length * V);
+      await runCalls(
+        ctx,
+        new LmHead(ctx).encode({
+          weights,
+          logits,
+          hidden: upload(ctx, hidden),
+          R: rows.length,
+          rows: upload(ctx, Uint32Array.from(rows)),
+          scratch: zeros(ctx, rows.length * C),
+        }),
+      );
+      const picked = new Float32Array(rows.length * C);
+      rows.forEach((r, i) => picked.set(hidden.subarray(r * C, (r + 1) * C), i * C));
+      const normed = new Float32Array(rows.length * C);
+      rmsnormForward(normed, null, picked, norm, rows.length, C, cfg.rmsNormEps);
+      const wantLogits = new Float32Array(rows.length * V);
+      linearForward(wantLogits, normed, w, null, rows.length, C, V);
+      expectClose(await read(ctx, logits, rows.length * V), wantLogits, TOL, 'lm_head');
+      weights.destroy();
+    });
+  }
+});
