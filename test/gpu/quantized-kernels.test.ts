@@ -1,9 +1,9 @@
 /**
  * The weight-reading kernels on GGML block types against dequantize-then-f32 math (reference/
  * dequant.ts, checked against llama.cpp): for every block type, random blocks (every quant bit random)
- * in a matrix split in row chunks, through the decode GEMV, the tiled GEMM (Y = X W^T, and the
- * training backward dX = dY W through the frozen weight), the embedding gather and lm_head (final norm
- * then projection over a tied embedding). Rows have an odd number of blocks where the type's blocks
+ * in a matrix split in row chunks, through the decode GEMV, the embedding gather, lm_head (final norm
+ * then projection over a tied embedding) and the GEMM (Y = X W^T, tiled and naive, so both load8 and
+ * load1; for a few types also the training backward dX = dY W through the frozen weight). Rows have an odd number of blocks where the type's blocks
  * are not whole u32 words (Q8_0, Q4_0, Q5_0, Q3_K, Q6_K), so the zero padding block of
  * gpu/packed-tensor.ts is exercised too.
  */
@@ -35,9 +35,11 @@ const TYPES: BlockDType[] = ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'q2_k', 'q3
 /** Dequantized weights differ from the reference only by f32 rounding (an FMA where it rounds twice). */
 const EXACT = { atol: 1e-6, rtol: 1e-6 };
 
+const DX_TYPES: BlockDType[] = ['q8_0', 'q4_k', 'q6_k'];
+
 describe('kernels reading GGML block weights against the dequantized reference', () => {
   for (const dtype of TYPES) {
-    it(`${dtype}: GEMV, GEMM forward and dX, embedding and lm_head over a row-chunked matrix`, async () => {
+    it(`${dtype}: GEMV, embedding, lm_head, GEMM tiled and naive${DX_TYPES.includes(dtype) ? ' and dX' : ''} over a row-chunked matrix`, async () => {
       const ctx = await kernelContext();
       const rng = new Rng(TYPES.indexOf(dtype) + 1);
       const { blockSize } = blockLayout(dtype);
@@ -64,25 +66,6 @@ describe('kernels reading GGML block weights against the dequantized reference',
       const wantY = new Float32Array(B * V);
       linearForward(wantY, x, w, null, B, C, V);
       expectClose(await read(ctx, y, B * V), wantY, TOL, 'gemv');
-
-      // Tiled GEMM, Y = X W^T over N chunks (M = 5), then dX = dY W over K chunks, accumulating
-      const M = 5;
-      const xm = rng.normals(M * C);
-      const ym = zeros(ctx, M * V);
-      await runCalls(ctx, new Gemm(ctx).encode({ out: ym, a: upload(ctx, xm), b: { weight: W, layout: 'rows-are-n' }, M, N: V, K: C }));
-      const wantYm = new Float32Array(M * V);
-      linearForward(wantYm, xm, w, null, M, C, V);
-      expectClose(await read(ctx, ym, M * V), wantYm, TOL, 'gemm');
-      const dy = rng.normals(M * V);
-      const dx0 = rng.normals(M * C);
-      const dx = upload(ctx, dx0);
-      await runCalls(
-        ctx,
-        new Gemm(ctx).encode({ out: dx, a: upload(ctx, dy), b: { weight: W, layout: 'rows-are-k' }, M, N: C, K: V, accumulate: true }),
-      );
-      const wantDx = Float32Array.from(dx0);
-      linearBackward(wantDx, null, null, dy, new Float32Array(M * C), w, M, C, V);
-      expectClose(await read(ctx, dx, M * C), wantDx, TOL, 'gemm dX');
 
       // Embedding gather: rows from every chunk, repeats included
       const tokens = [12, 0, 7, 4, 5, 12, 10];
@@ -117,6 +100,34 @@ describe('kernels reading GGML block weights against the dequantized reference',
       const wantLogits = new Float32Array(rows.length * V);
       linearForward(wantLogits, normed, w, null, rows.length, C, V);
       expectClose(await read(ctx, logits, rows.length * V), wantLogits, TOL, 'lm_head');
+
+      // GEMM, Y = X W^T over N chunks (M = 5): the tiled kernel (8 weights per load) and the naive one
+      // (one weight per load, the accessors' load1)
+      const M = 5;
+      const xm = rng.normals(M * C);
+      const wantYm = new Float32Array(M * V);
+      linearForward(wantYm, xm, w, null, M, C, V);
+      for (const naive of [false, true]) {
+        const ym = zeros(ctx, M * V);
+        const b = { weight: W, layout: 'rows-are-n' } as const;
+        await runCalls(ctx, new Gemm(ctx).encode({ out: ym, a: upload(ctx, xm), b, M, N: V, K: C, naive }));
+        expectClose(await read(ctx, ym, M * V), wantYm, TOL, naive ? 'gemm-naive' : 'gemm');
+      }
+
+      // The training backward dX = dY W through the frozen weight, over K chunks, accumulating (a few
+      // types: it reads the same load8 as the forward, along the other axis; test/gpu/train-quantized
+      // runs whole QLoRA steps)
+      if (!DX_TYPES.includes(dtype)) return weights.destroy();
+      const dy = rng.normals(M * V);
+      const dx0 = rng.normals(M * C);
+      const dx = upload(ctx, dx0);
+      await runCalls(
+        ctx,
+        new Gemm(ctx).encode({ out: dx, a: upload(ctx, dy), b: { weight: W, layout: 'rows-are-k' }, M, N: C, K: V, accumulate: true }),
+      );
+      const wantDx = Float32Array.from(dx0);
+      linearBackward(wantDx, null, null, dy, new Float32Array(M * C), w, M, C, V);
+      expectClose(await read(ctx, dx, M * C), wantDx, TOL, 'gemm dX');
       weights.destroy();
     });
   }
