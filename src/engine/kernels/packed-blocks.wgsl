@@ -3,6 +3,12 @@
 // (gpu/packed-tensor.ts). Every block size is even and every field offset inside a block is even, so a
 // field starts on a 2-byte boundary but may straddle two u32 words (Q8_0's 34-byte blocks).
 // WNAME is replaced by the binding's name (kernels/shader.ts). Layouts: ggml/src/ggml-common.h.
+//
+// Speed: load8 decodes its block's scale (and a K-quant's packed 6-bit scale and min) on every call,
+// so each 8 weights pay for the scale again, and fields that straddle words cost two loads. Faster
+// paths, for when a GPU bench shows dequantization bound: a kernel that walks whole blocks (32 or 256
+// weights per lane, scales decoded once), K-quant scales unpacked at upload into a side buffer, and
+// llama.cpp's integer dot products (activations quantized to 8 bits per block, dot4I8Packed).
 
 fn WNAME_word(w: u32) -> u32 {
   return WNAME[w >> 2u][w & 3u];
