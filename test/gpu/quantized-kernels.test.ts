@@ -2,7 +2,7 @@
  * The weight-reading kernels on GGML block types against dequantize-then-f32 math (reference/
  * dequant.ts, checked against llama.cpp): for every block type, random blocks (every quant bit random)
  * in a matrix split in row chunks, through the decode GEMV, the embedding gather, lm_head (final norm
- * then projection over a tied embedding) and the GEMM (Y = X W^T, tiled and naive, so both load8 and
+ * folded into the projection over a tied embedding, as decode runs it) and the GEMM (Y = X W^T, tiled and naive, so both load8 and
  * load1; for a few types also the training backward dX = dY W through the frozen weight). Rows have an odd number of blocks where the type's blocks
  * are not whole u32 words (Q8_0, Q4_0, Q5_0, Q3_K, Q6_K), so the zero padding block of
  * gpu/packed-tensor.ts is exercised too.
@@ -10,6 +10,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { rowLayout } from '../../src/engine/gpu/packed-tensor';
+import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { Gemm } from '../../src/engine/kernels/gemm';
 import { Gemv } from '../../src/engine/kernels/gemv';
@@ -78,28 +79,19 @@ describe('kernels reading GGML block weights against the dequantized reference',
       embeddingForward(wantE, tokens, w, tokens.length, C, V);
       expectClose(await read(ctx, e, tokens.length * C), wantE, EXACT, 'embedding');
 
-      // lm_head (tied): final RMSNorm then the projection, for 2 gathered rows of 4
-      const hidden = rng.normals(4 * C, 2);
-      const rows = [3, 1];
-      const logits = zeros(ctx, rows.length * V);
-      await runCalls(
-        ctx,
-        new LmHead(ctx).encode({
-          weights,
-          logits,
-          hidden: upload(ctx, hidden),
-          R: rows.length,
-          rows: upload(ctx, Uint32Array.from(rows)),
-          scratch: zeros(ctx, rows.length * C),
-        }),
-      );
-      const picked = new Float32Array(rows.length * C);
-      rows.forEach((r, i) => picked.set(hidden.subarray(r * C, (r + 1) * C), i * C));
-      const normed = new Float32Array(rows.length * C);
-      rmsnormForward(normed, null, picked, norm, rows.length, C, cfg.rmsNormEps);
-      const wantLogits = new Float32Array(rows.length * V);
-      linearForward(wantLogits, normed, w, null, rows.length, C, V);
-      expectClose(await read(ctx, logits, rows.length * V), wantLogits, TOL, 'lm_head');
+      // lm_head (tied) as a decode step runs it: the final RMSNorm folded into the GEMV over the stream
+      const R = 2;
+      const stream = new DecodeStream(ctx.device, R, C, 1);
+      const hidden = rng.normals(R * C, 2);
+      ctx.device.queue.writeBuffer(stream.buffer, 0, hidden);
+      const logits = zeros(ctx, R * V);
+      await runCalls(ctx, new LmHead(ctx).encodeDecode(weights, stream, R, logits));
+      const normed = new Float32Array(R * C);
+      rmsnormForward(normed, null, hidden, norm, R, C, cfg.rmsNormEps);
+      const wantLogits = new Float32Array(R * V);
+      linearForward(wantLogits, normed, w, null, R, C, V);
+      expectClose(await read(ctx, logits, R * V), wantLogits, TOL, 'lm_head');
+      stream.destroy();
 
       // GEMM, Y = X W^T over N chunks (M = 5): the tiled kernel (8 weights per load) and the naive one
       // (one weight per load, the accessors' load1)

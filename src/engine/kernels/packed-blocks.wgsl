@@ -47,6 +47,23 @@ fn WNAME_sbytes(w: u32) -> vec4<f32> {
   return vec4<f32>((vec4<i32>(bitcast<i32>(w)) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u));
 }
 
+// The nibbles of weights i..i+7 (i a multiple of 8) of a 32-weight block whose 16 nibble bytes start
+// at byte q: low nibbles are weights 0..15, high nibbles 16..31 (Q4_0, Q4_1, Q5_0, Q5_1).
+fn WNAME_nibbles8(q: u32, i: u32) -> mat2x4<f32> {
+  let o = q + i % 16u;
+  let shift = (i / 16u) * 4u;
+  return mat2x4<f32>(WNAME_fields(WNAME_u32at(o), shift, 0xfu), WNAME_fields(WNAME_u32at(o + 4u), shift, 0xfu));
+}
+
+// 16 times the 5th bits of weights i..i+7 of a Q5_0 / Q5_1 block: bits i.. of its u32 qh.
+fn WNAME_q5high8(qh: u32, i: u32) -> mat2x4<f32> {
+  let h = vec4<u32>(qh >> i);
+  return mat2x4<f32>(
+    vec4<f32>((h >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u)) * 16.0,
+    vec4<f32>((h >> vec4<u32>(4u, 5u, 6u, 7u)) & vec4<u32>(1u)) * 16.0,
+  );
+}
+
 // Q4_K / Q5_K: scale and min of sub-block j (0..7), 6 bits each packed in the 12 bytes at s
 // (ggml's get_scale_min_k4), as (d * scale, dmin * min) with the super-block's d at b and dmin at b + 2.
 fn WNAME_scale_min_k4(b: u32, s: u32, j: u32) -> vec2<f32> {

@@ -12,12 +12,7 @@ fn WNAME_load1(e: u32) -> f32 {
 
 fn WNAME_load8(e: u32) -> mat2x4<f32> {
   let b = (e / 32u) * 18u;
-  let i = e % 32u;
-  let o = b + 2u + i % 16u;
-  let shift = (i / 16u) * 4u;
+  let q = WNAME_nibbles8(b + 2u, e % 32u);
   let d = WNAME_f16(b);
-  return mat2x4<f32>(
-    (WNAME_fields(WNAME_u32at(o), shift, 0xfu) - 8.0) * d,
-    (WNAME_fields(WNAME_u32at(o + 4u), shift, 0xfu) - 8.0) * d,
-  );
+  return mat2x4<f32>((q[0] - 8.0) * d, (q[1] - 8.0) * d);
 }

@@ -13,13 +13,8 @@ fn WNAME_load1(e: u32) -> f32 {
 
 fn WNAME_load8(e: u32) -> mat2x4<f32> {
   let b = (e / 32u) * 20u;
-  let i = e % 32u;
-  let o = b + 4u + i % 16u;
-  let shift = (i / 16u) * 4u;
+  let q = WNAME_nibbles8(b + 4u, e % 32u);
   let d = WNAME_f16(b);
   let m = WNAME_f16(b + 2u);
-  return mat2x4<f32>(
-    WNAME_fields(WNAME_u32at(o), shift, 0xfu) * d + m,
-    WNAME_fields(WNAME_u32at(o + 4u), shift, 0xfu) * d + m,
-  );
+  return mat2x4<f32>(q[0] * d + m, q[1] * d + m);
 }

@@ -13,15 +13,7 @@ fn WNAME_load1(e: u32) -> f32 {
 
 fn WNAME_load8(e: u32) -> mat2x4<f32> {
   let b = (e / 32u) * 22u;
-  let i = e % 32u;
-  let o = b + 6u + i % 16u;
-  let shift = (i / 16u) * 4u;
-  let qh = WNAME_u32at(b + 2u) >> i;
+  let q = WNAME_nibbles8(b + 6u, e % 32u) + WNAME_q5high8(WNAME_u32at(b + 2u), e % 32u);
   let d = WNAME_f16(b);
-  let h0 = vec4<f32>((vec4<u32>(qh) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u)) * 16.0;
-  let h1 = vec4<f32>((vec4<u32>(qh) >> vec4<u32>(4u, 5u, 6u, 7u)) & vec4<u32>(1u)) * 16.0;
-  return mat2x4<f32>(
-    (WNAME_fields(WNAME_u32at(o), shift, 0xfu) + h0 - 16.0) * d,
-    (WNAME_fields(WNAME_u32at(o + 4u), shift, 0xfu) + h1 - 16.0) * d,
-  );
+  return mat2x4<f32>((q[0] - 16.0) * d, (q[1] - 16.0) * d);
 }
