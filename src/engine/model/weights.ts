@@ -295,8 +295,8 @@ export class WeightSet {
     const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
     const layout = planLayout(config, ropePositions);
     const shapes = new Map(planParameters(config).map((p) => [p.name, p.shape]));
-    const home = new Map<string, { plan: MatrixPlan; rowStart: number }>();
-    for (const plan of layout.matrices) for (const part of plan.parts) home.set(part.name, { plan, rowStart: part.rowStart });
+    const home = new Map<string, MatrixPlan>();
+    for (const plan of layout.matrices) for (const part of plan.parts) home.set(part.name, plan);
     const matrices = new Map<string, PackedMatrix>();
     const pending = new Map<string, TensorData[]>();
     const vectors = device.createBuffer({
@@ -334,7 +334,7 @@ export class WeightSet {
           device.queue.writeBuffer(vectors, offset * 4, dequantizeTensor(t));
           continue;
         }
-        const { plan } = home.get(t.name)!;
+        const plan = home.get(t.name)!;
         // A fused matrix is made once all its parts are here (they are next to each other in real
         // files), because its dtype depends on theirs.
         const parts = [...(pending.get(plan.label) ?? []), t];
