@@ -2,8 +2,8 @@
  * QLoRA: one training step of the GPU trainer over a frozen quantized base (GGML blocks, dequantized
  * inside the GEMMs of the forward and of the backward dX through each frozen weight) against the
  * reference trainer on the same weights dequantized to f32: the policy's logprobs and every f32 LoRA
- * gradient. Two block types, one of 34-byte blocks (Q8_0, rows padded by a zero block) and one with a
- * min (Q5_1), plus Q4_0 for the untied lm_head.
+ * gradient. Two block types (few, as each compiles its own GEMMs): one of 34-byte blocks (Q8_0, rows
+ * padded by a zero block) and one with a min and a 5th bit (Q5_1).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DType } from '../../src/engine/model/config';
@@ -20,13 +20,13 @@ import { loraConfig, maxAbs, randomSequences, randomSession, referenceLogprobs, 
 afterAll(destroyContexts);
 
 describe('one QLoRA step over a quantized base against the reference', () => {
-  it('llama, Q8_0 attention and embedding, Q5_1 MLP, Q4_0 lm_head: logprobs and SFT LoRA gradients', async () => {
+  it('llama, Q8_0 attention, embedding and lm_head, Q5_1 MLP: logprobs and SFT LoRA gradients', async () => {
     const ctx = await kernelContext();
     const cfg = testConfig('llama', { intermediateSize: 160 });
-    const dtypeOf = (name: string): DType => (name.includes('mlp') ? 'q5_1' : name === 'lm_head.weight' ? 'q4_0' : 'q8_0');
+    const dtypeOf = (name: string): DType => (name.includes('mlp') ? 'q5_1' : 'q8_0');
     const tensors = randomQuantizedModel(cfg, dtypeOf, 31);
     const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
-    expect([weights.layers[0].qkv.dtype, weights.layers[0].down.dtype, weights.lmHead.dtype]).toEqual(['q8_0', 'q5_1', 'q4_0']);
+    expect([weights.layers[0].qkv.dtype, weights.layers[0].down.dtype, weights.lmHead.dtype]).toEqual(['q8_0', 'q5_1', 'q8_0']);
     const f = {
       cfg,
       weights,
