@@ -6,10 +6,10 @@ import { createKernelContext } from '../../src/engine/gpu/context';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { DType, FloatDType } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/model/config';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
 
-export const DTYPES: FloatDType[] = ['f32', 'f16', 'bf16'];
+export const DTYPES: DType[] = ['f32', 'f16', 'bf16'];
 
 /** Tolerances per weight dtype: products of rounded weights with f32 activations, f32 accumulation. */
 export const TOL = { atol: 2e-4, rtol: 2e-4 };
