@@ -9,11 +9,12 @@
  * Not here: the measurements (generation.ts).
  */
 import { bundledSource, type CatalogEntry } from '../../src/engine/model/catalog';
-import type { ModelConfig } from '../../src/engine/model/config';
+import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
-import type { TensorData } from '../../src/engine/model/tensor';
+import { tensorBytes, type TensorData } from '../../src/engine/model/tensor';
 import { planParameters } from '../../src/engine/model/weights';
+import { matrixDtype, parseBenchModel, randomFormatTensors, weightBytesPerToken } from './quantized';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';
 
@@ -109,12 +110,14 @@ export async function benchModel(name: string, opts: { baseUrl?: string; layers?
     const parameters = tiny.weights.reduce((s, w) => s + w.shape.reduce((a, b) => a * b, 1), 0);
     return { name, files: tiny, parameters, totalLayers: tiny.config.numLayers, weightBytes: tiny.weightBytes };
   }
-  const shape = BENCH_SHAPES[name];
-  if (!shape) throw new Error(`bench: unknown model ${name} (${GENERATION_BENCH_MODELS.join(', ')})`);
+  const { shape: shapeName, format } = parseBenchModel(name);
+  const shape = BENCH_SHAPES[shapeName];
+  if (!shape) throw new Error(`bench: unknown model ${name} (${GENERATION_BENCH_MODELS.join(', ')}, each also as <name>@q8_0 or @q4_k)`);
   const full = parseModelConfig(shape);
   const config: ModelConfig = { ...full, numLayers: Math.min(full.numLayers, opts.layers ?? full.numLayers) };
   const plan = planParameters(config);
   const parameters = plan.reduce((s, p) => s + p.shape.reduce((a, b) => a * b, 1), 0);
+  if (format !== 'bf16') return quantizedBenchModel(name, tiny, config, format, parameters, full.numLayers);
   const files: LoadedModelFiles = {
     ...tiny,
     sourceId: `random/${name}`,
@@ -133,4 +136,32 @@ export async function benchModel(name: string, opts: { baseUrl?: string; layers?
     },
   };
   return { name, files, parameters, totalLayers: full.numLayers, weightBytes: 2 * parameters };
+}
+
+/** A random shape with its matrices in a GGML block format (quantized.ts), 1-D tensors in f32. */
+function quantizedBenchModel(
+  name: string,
+  tiny: LoadedModelFiles,
+  config: ModelConfig,
+  format: DType,
+  parameters: number,
+  totalLayers: number,
+): BenchModel {
+  const weights = planParameters(config).map((p) => {
+    const n = p.shape.reduce((a, b) => a * b, 1);
+    const dtype = p.shape.length === 2 ? matrixDtype(format, p.shape[1]) : 'f32';
+    return { name: p.name, dtype, shape: p.shape, file: 'random', bytes: tensorBytes(dtype, n)! };
+  });
+  const files: LoadedModelFiles = {
+    ...tiny,
+    sourceId: `random/${name}`,
+    config,
+    eosTokenIds: [],
+    weights,
+    weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
+    async *tensors() {
+      yield* randomFormatTensors(config, format, 7);
+    },
+  };
+  return { name, files, parameters, totalLayers, weightBytes: weightBytesPerToken(config, format) };
 }

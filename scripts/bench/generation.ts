@@ -61,6 +61,8 @@ export interface GenerationBenchResult {
   prefillTokensPerSecond: number;
   decode: DecodeFigures[];
   gpuBytes: { weights: number; kvCache: number; activations: number; total: number };
+  /** Weight bytes a decode step reads per token (every matrix once, in its stored format). */
+  weightBytesPerToken: number;
   maxModelLen: number;
 }
 
@@ -193,6 +195,7 @@ export async function runGenerationBench(
         prefillTokensPerSecond: P / (ttftMs / 1000),
         decode,
         gpuBytes: { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes },
+        weightBytesPerToken: bm.weightBytes,
         maxModelLen: model.served.maxModelLen,
       });
     } finally {

@@ -47,6 +47,41 @@ export function generationTable(results: GenerationBenchResult[]): string {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
+/**
+ * The quantized section: each shape in bf16 and GGML block formats side by side (issue 11): decode
+ * at batch 1, the weight bytes a decoded token reads, GPU memory, and on a GPU of known bandwidth the
+ * fraction of the bandwidth limit (those bytes / bandwidth over the step time).
+ */
+export function quantizedTable(results: GenerationBenchResult[]): string {
+  const head = [
+    'model',
+    'format',
+    'layers',
+    'decode tok/s B=1',
+    'ms / step',
+    'prefill tok/s',
+    'weight bytes / token',
+    'GPU memory',
+    'of bandwidth limit (B=1)',
+  ];
+  const rows = results.map((r) => {
+    const [shape, format = 'bf16'] = r.model.split('@', 2);
+    const d1 = r.decode.find((d) => d.batch === 1);
+    return [
+      shape,
+      format,
+      r.layers === r.totalLayers ? `${r.layers}` : `${r.layers} of ${r.totalLayers}`,
+      d1?.tokensPerSecond.toFixed(1) ?? '-',
+      d1?.stepMs.toFixed(1) ?? '-',
+      r.prefillTokensPerSecond.toFixed(1),
+      mib(r.weightBytesPerToken),
+      `${mib(r.gpuBytes.total)} (weights ${mib(r.gpuBytes.weights)})`,
+      d1?.bandwidthRatio == null ? 'n/a (bandwidth unknown)' : `${(100 * d1.bandwidthRatio).toFixed(1)} %`,
+    ];
+  });
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
 export interface RecordedRun {
   runtime: 'node' | 'chromium';
   device: string;

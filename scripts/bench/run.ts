@@ -10,6 +10,8 @@
  *   npm run bench -- --prompt 512 --steps 32 --layers 4 --batches 1,8
  *   npm run bench -- --chromium --record --json results.json
  *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
+ *   npm run bench -- --sections quantized          SmolLM2-135M and Qwen2.5-0.5B shapes in bf16, Q8_0 and Q4_K
+ *                                                  (quantized.ts): decode tok/s, weight bytes per token, GPU memory
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
@@ -26,7 +28,8 @@ import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
 import { e2eOptionsFromArgs, e2eTable, runE2eBench, type E2eBenchResult } from './e2e';
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
-import { generationTable, recordRun } from './report';
+import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
+import { generationTable, quantizedTable, recordRun } from './report';
 import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
 import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
 import { runTrajectoryBench, trajectoryTable, type TrajectoryBenchResult } from './trajectories';
@@ -59,6 +62,16 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
     }
   : null;
 const training = sections.includes('training') ? trainOptionsFromArgs(args) : null;
+const quantized: GenerationBenchOptions | null = sections.includes('quantized')
+  ? {
+      models: QUANTIZED_BENCH_SHAPES.flatMap((s) => QUANTIZED_BENCH_FORMATS.map((f) => (f === 'bf16' ? s : `${s}@${f}`))),
+      promptTokens: num('prompt'),
+      decodeSteps: num('steps'),
+      layers: num('layers'),
+      batches: [1],
+      quick: args.quick === true ? true : args.full === true ? false : undefined,
+    }
+  : null;
 const log = (line: string) => console.error(line);
 
 let runtime: 'node' | 'chromium';
@@ -66,6 +79,7 @@ let device: string;
 let genResults: GenerationBenchResult[] = [];
 let trainResults: TrainBenchResult[] = [];
 let structuredResults: StructuredBenchResult[] = [];
+let quantizedResults: GenerationBenchResult[] = [];
 if (args.chromium) {
   runtime = 'chromium';
   const out = await runInChromium({ generation, training }, log);
@@ -73,8 +87,9 @@ if (args.chromium) {
   trainResults = out.training;
   if (sections.includes('structured')) log('bench: the structured section runs in Node only; skipped with --chromium');
   if (sections.includes('trajectories')) log('bench: the trajectories section runs in Node only; skipped with --chromium');
+  if (quantized) log('bench: the quantized section runs in Node only; skipped with --chromium');
   device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
-} else if (!generation && !training && !sections.includes('structured')) {
+} else if (!generation && !training && !quantized && !sections.includes('structured')) {
   // Only sections that need no GPU (trajectories, e2e).
   runtime = 'node';
   device = 'no GPU, IndexedDB from fake-indexeddb';
@@ -85,6 +100,7 @@ if (args.chromium) {
   device = [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ');
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
+  if (quantized) quantizedResults = await runGenerationBench(gpu, quantized, log);
   if (sections.includes('structured')) {
     structuredResults = await runStructuredBench(
       gpu,
@@ -106,6 +122,7 @@ const E2E_TITLE = 'End to end through the Service Worker';
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
+if (quantizedResults.length) tables.push({ title: 'Quantized weights (decode)', markdown: quantizedTable(quantizedResults) });
 if (structuredResults.length)
   tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
 if (trajectoryResults.length)
@@ -118,6 +135,7 @@ const json = {
   date: new Date().toISOString(),
   generation: genResults,
   training: trainResults,
+  quantized: quantizedResults,
   structured: structuredResults,
   trajectories: trajectoryResults,
   e2e,

@@ -5,11 +5,13 @@ import type { KernelContext } from '../../src/engine/gpu/context';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import type { BatchRow } from '../../src/engine/model/kv-cache';
 import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';
+import { isBlockDType } from '../../src/engine/model/tensor';
 import { WeightSet } from '../../src/engine/model/weights';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { Rng } from '../../src/engine/reference/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
+import { dequantizedTensor, randomQuantizedModel } from '../../src/engine/reference/random-quantized';
 import { upload } from './dense-helpers';
 
 export interface TestModel {
@@ -18,17 +20,26 @@ export interface TestModel {
   ref: ReferenceModel;
 }
 
+/** A weight dtype for every tensor, or one per matrix (a quantized model's mix: block types allowed). */
+export type WeightDtypes = DType | ((name: string) => DType);
+
 export async function testModel(
   ctx: KernelContext,
   arch: Architecture,
-  dtype: DType,
+  dtype: WeightDtypes,
   seed: number,
   overrides: Partial<ModelConfig> = {},
 ): Promise<TestModel> {
   const cfg = testConfig(arch, overrides);
-  const tensors = randomModelTensors(cfg, dtype, seed);
+  if (typeof dtype === 'string' && !isBlockDType(dtype)) {
+    const tensors = randomModelTensors(cfg, dtype, seed);
+    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 512 });
+    return { cfg, weights, ref: new ReferenceModel(cfg, tensors) };
+  }
+  // Random blocks on the GPU; the reference runs on the same blocks dequantized to f32.
+  const tensors = randomQuantizedModel(cfg, typeof dtype === 'string' ? () => dtype : dtype, seed);
   const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 512 });
-  return { cfg, weights, ref: new ReferenceModel(cfg, tensors) };
+  return { cfg, weights, ref: new ReferenceModel(cfg, tensors.map(dequantizedTensor)) };
 }
 
 /** A stream whose residual and `pending` partial blocks hold random values; returns them too. */

@@ -15,13 +15,13 @@ import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config';
 import { packBatchRows } from '../../src/engine/model/kv-cache';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/reference/random';
 import { kernelContext, read, upload, zeros } from './dense-helpers';
-import { attentionPartials, batchWithCache, cacheOffset, testModel } from './decode-helpers';
+import { attentionPartials, batchWithCache, cacheOffset, testModel, type WeightDtypes } from './decode-helpers';
 
 const SPLIT = 16;
 
@@ -38,7 +38,7 @@ export interface DecodeRun {
 
 export async function runDecode(
   arch: Architecture,
-  dtype: DType,
+  dtype: WeightDtypes,
   prompts: number[][],
   starts: number[],
   generate: number,

@@ -1,11 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBytes, readF32 } from '../../src/engine/gpu/buffers';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import { decodeToF32, tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/model/dtype';
 import { ropeTable } from '../../src/engine/model/rope';
-import type { TensorData } from '../../src/engine/model/tensor';
+import { blockLayout, type TensorData } from '../../src/engine/model/tensor';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
+import { dequantizeTensor } from '../../src/engine/reference/dequant';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
+import { randomQuantizedModel } from '../../src/engine/reference/random-quantized';
 import { destroyContexts, kernelContext } from './dense-helpers';
 
 afterAll(destroyContexts);
@@ -15,11 +17,11 @@ async function readRows(device: GPUDevice, m: PackedMatrix, r0: number, n: numbe
   const out = new Float32Array(n * m.cols);
   for (let r = r0; r < r0 + n; r++) {
     const { chunk, index } = m.locate(r);
-    const eb = m.elementBytes;
-    const bytes = new Uint8Array(
-      await readBytes(device, chunk.buffer, m.cols * eb + ((m.cols * eb) % 4 ? 2 : 0), index * m.rowStride * eb),
-    );
-    out.set(decodeToF32(bytes, m.dtype, m.cols), (r - r0) * m.cols);
+    const { blockSize, typeSize } = blockLayout(m.dtype);
+    const rowBytes = (m.cols / blockSize) * typeSize;
+    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * m.rowBytes));
+    const row: TensorData = { name: m.label, dtype: m.dtype, shape: [m.cols], data: bytes.subarray(0, rowBytes) };
+    out.set(dequantizeTensor(row), (r - r0) * m.cols);
   }
   return out;
 }
@@ -113,7 +115,7 @@ describe('WeightSet', () => {
     ws.destroy();
   });
 
-  it('refuses missing, misshapen, unexpected, truncated or mixed-precision tensors with a clear error', async () => {
+  it('refuses missing, misshapen, unexpected or truncated tensors, and rows that are not whole blocks, with a clear error', async () => {
     const ctx = await kernelContext();
     const cfg = testConfig('llama');
     const tensors = randomModelTensors(cfg, 'f16', 6);
@@ -130,9 +132,36 @@ describe('WeightSet', () => {
     await expect(up(tensors.map((t) => (t.name === 'model.norm.weight' ? { ...t, data: t.data.subarray(2) } : t)))).rejects.toThrow(
       /tensor model.norm.weight: 190 bytes for \[96\] f16/,
     );
-    const f32k = randomModelTensors(cfg, 'f32', 6).find((t) => t.name === 'model.layers.0.self_attn.k_proj.weight')!;
-    await expect(up(tensors.map((t) => (t.name === f32k.name ? f32k : t)))).rejects.toThrow(
-      /model.layers.0.self_attn.k_proj.weight is f32 but model.layers.0.qkv holds f16: the parts of a fused matrix must share a dtype/,
+    // 96 columns are three Q8_0 blocks but not whole Q4_K super-blocks of 256
+    const q4k = { ...tensors.find((t) => t.name === 'model.layers.0.mlp.up_proj.weight')!, dtype: 'q4_k' as const };
+    await expect(up(tensors.map((t) => (t.name === q4k.name ? q4k : t)))).rejects.toThrow(
+      'WeightSet: tensor model.layers.0.mlp.up_proj.weight: [136, 96] q4_k has rows that are not whole q4_k blocks',
     );
+  });
+
+  it('keeps block-type matrices as their blocks, and a fused matrix of mixed dtypes as f32', async () => {
+    const ctx = await kernelContext();
+    const cfg = testConfig('qwen2', { hiddenSize: 64, intermediateSize: 96, numHeads: 4, numKvHeads: 2, headDim: 16, vocabSize: 9 });
+    // q and k in Q8_0, v in Q4_0 (llama.cpp's Q4_K_M mixes a layer's q / k / v the same way)
+    const dtypeOf = (name: string) => (name.endsWith('v_proj.weight') && name.includes('.1.') ? 'q4_0' : 'q8_0');
+    const tensors = randomQuantizedModel(cfg, dtypeOf, 7);
+    const ws = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 4 });
+    const { hiddenSize: C, intermediateSize: F } = cfg;
+    const value = (name: string) => dequantizeTensor(tensors.find((t) => t.name === name)!);
+    for (const l of [0, 1]) {
+      const n = layerNames(l);
+      const w = ws.layers[l];
+      expect(w.qkv.dtype).toBe(l === 0 ? 'q8_0' : 'f32');
+      expect(await readRows(ctx.device, w.qkv, 0, 64)).toEqual(value(n.q));
+      expect(await readRows(ctx.device, w.qkv, 64, 32)).toEqual(value(n.k));
+      expect(await readRows(ctx.device, w.qkv, 96, 32)).toEqual(value(n.v));
+      expect(await readRows(ctx.device, w.gateUp, F, F)).toEqual(value(n.up));
+      // down_proj rows are 3 Q8_0 blocks (102 bytes): one zero block pads each row to 136 bytes
+      expect(w.down.dtype).toBe('q8_0');
+      expect(w.down.rowBytes).toBe(136);
+      expect(await readRows(ctx.device, w.down, 0, C)).toEqual(value(n.down));
+    }
+    expect(ws.embedding.bytes).toBe(Math.ceil((cfg.vocabSize * 2 * 34) / 16) * 16);
+    ws.destroy();
   });
 });

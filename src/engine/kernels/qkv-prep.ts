@@ -67,7 +67,8 @@ export interface QkvPrepDims {
 /** Invocations per workgroup (one per token and head). */
 export const QKV_PREP_WG = 64;
 
-const DTYPE_CODE: Record<DType, number> = { f32: 0, f16: 1, bf16: 2 };
+// Norm weights are plain floats (WeightSet decodes every 1-D tensor, block types included, to f32).
+const DTYPE_CODE: Readonly<Record<string, number>> = { f32: 0, f16: 1, bf16: 2 };
 
 /** One interface for the three entry points (prep_q, prep_kv, prep_backward); each layout lists what its entry reads. */
 export const QKV_PREP_SPEC: KernelSpec = {

@@ -14,15 +14,41 @@
 import type { DType } from '../model/config';
 import { wgslDeclarations, type KernelSpec } from './spec';
 import packedBf16 from './packed-bf16.wgsl?raw';
+import packedBlocks from './packed-blocks.wgsl?raw';
 import packedF16 from './packed-f16.wgsl?raw';
 import packedF32 from './packed-f32.wgsl?raw';
+import packedQ2K from './packed-q2_k.wgsl?raw';
+import packedQ3K from './packed-q3_k.wgsl?raw';
+import packedQ4K from './packed-q4_k.wgsl?raw';
+import packedQ4_0 from './packed-q4_0.wgsl?raw';
+import packedQ4_1 from './packed-q4_1.wgsl?raw';
+import packedQ5K from './packed-q5_k.wgsl?raw';
+import packedQ5_0 from './packed-q5_0.wgsl?raw';
+import packedQ5_1 from './packed-q5_1.wgsl?raw';
+import packedQ6K from './packed-q6_k.wgsl?raw';
+import packedQ8_0 from './packed-q8_0.wgsl?raw';
 import reduceShared from './reduce-shared.wgsl?raw';
 import reduceSubgroup from './reduce-subgroup.wgsl?raw';
 import reduceTree from './reduce-tree.wgsl?raw';
 
 export type ShaderConst = number | boolean | { f32: number } | { i32: number };
 
-const PACKED: Record<DType, string> = { f32: packedF32, f16: packedF16, bf16: packedBf16 };
+// Block types dequantize in the accessor, over the byte helpers of packed-blocks.wgsl.
+const PACKED: Record<DType, string> = {
+  f32: packedF32,
+  f16: packedF16,
+  bf16: packedBf16,
+  q8_0: `${packedBlocks}\n${packedQ8_0}`,
+  q4_0: `${packedBlocks}\n${packedQ4_0}`,
+  q4_1: `${packedBlocks}\n${packedQ4_1}`,
+  q5_0: `${packedBlocks}\n${packedQ5_0}`,
+  q5_1: `${packedBlocks}\n${packedQ5_1}`,
+  q2_k: `${packedBlocks}\n${packedQ2K}`,
+  q3_k: `${packedBlocks}\n${packedQ3K}`,
+  q4_k: `${packedBlocks}\n${packedQ4K}`,
+  q5_k: `${packedBlocks}\n${packedQ5K}`,
+  q6_k: `${packedBlocks}\n${packedQ6K}`,
+};
 
 /** `fn <name>_load1(e)` and `fn <name>_load8(e)` over the binding `<name>: array<vec4<u32>>` of `dtype`. */
 export function packedAccessors(name: string, dtype: DType): string {

@@ -6,9 +6,9 @@
  * reference forward (which runs in f32 on decoded weights). Not here: the GPU packing of weights
  * (model/weights.ts) or the WGSL unpacking (kernels/packed-*.wgsl).
  */
-import type { DType } from './config';
+import type { DType, FloatDType } from './config';
 import type { TensorData } from './tensor';
-import { bytesPerElement, numel } from './tensor';
+import { bytesPerElement, isBlockDType, numel } from './tensor';
 
 const f32Scratch = new Float32Array(1);
 const u32Scratch = new Uint32Array(f32Scratch.buffer);
@@ -65,8 +65,15 @@ export function f32ToBf16Bits(value: number): number {
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
+/** The plain float dtype, or a clear error for a block type (those decode in reference/dequant.ts). */
+function floatDtype(dtype: DType, what: string): FloatDType {
+  if (isBlockDType(dtype)) throw new Error(`${what}: ${dtype} is a block type (reference/dequant.ts decodes it)`);
+  return dtype;
+}
+
 /** Little-endian bytes of `dtype` -> f32 values. `count` defaults to what the bytes hold. */
-export function decodeToF32(bytes: Uint8Array, dtype: DType, count?: number): Float32Array {
+export function decodeToF32(bytes: Uint8Array, blockOrFloat: DType, count?: number): Float32Array {
+  const dtype = floatDtype(blockOrFloat, 'decodeToF32');
   const n = count ?? bytes.byteLength / bytesPerElement(dtype);
   if (n * bytesPerElement(dtype) > bytes.byteLength) {
     throw new Error(`decodeToF32: ${n} ${dtype} elements need ${n * bytesPerElement(dtype)} bytes, got ${bytes.byteLength}`);
@@ -84,7 +91,8 @@ export function decodeToF32(bytes: Uint8Array, dtype: DType, count?: number): Fl
 }
 
 /** f32 values -> little-endian bytes of `dtype` (rounded to nearest even for f16 / bf16). */
-export function encodeFromF32(values: ArrayLike<number>, dtype: DType): Uint8Array {
+export function encodeFromF32(values: ArrayLike<number>, blockOrFloat: DType): Uint8Array {
+  const dtype = floatDtype(blockOrFloat, 'encodeFromF32');
   const n = values.length;
   const out = new Uint8Array(n * bytesPerElement(dtype));
   const view = new DataView(out.buffer);
@@ -103,15 +111,19 @@ export function roundToDtype(values: ArrayLike<number>, dtype: DType): Float32Ar
   return decodeToF32(encodeFromF32(values, dtype), dtype);
 }
 
-/** A tensor's elements as f32 (any file dtype), checking the byte count against the shape. */
+/**
+ * A tensor's elements as f32 (any plain float dtype), checking the byte count against the shape. Block
+ * types decode through reference/dequant.ts (`dequantizeTensor`): this module cannot import it.
+ */
 export function tensorToF32(t: TensorData): Float32Array {
   const n = numel(t.shape);
-  if (t.data.byteLength !== n * bytesPerElement(t.dtype)) {
+  const dtype = floatDtype(t.dtype, `tensor ${t.name}`);
+  if (t.data.byteLength !== n * bytesPerElement(dtype)) {
     throw new Error(
-      `tensor ${t.name}: ${t.data.byteLength} bytes for shape [${t.shape.join(', ')}] ${t.dtype} (expected ${n * bytesPerElement(t.dtype)})`,
+      `tensor ${t.name}: ${t.data.byteLength} bytes for shape [${t.shape.join(', ')}] ${dtype} (expected ${n * bytesPerElement(dtype)})`,
     );
   }
-  return decodeToF32(t.data, t.dtype, n);
+  return decodeToF32(t.data, dtype, n);
 }
 
 /** Builds a TensorData from f32 values, storing them in `dtype` (tests, model making). */

@@ -6,12 +6,12 @@
  * Used by scripts/make-models, tests, and the trainer for PEFT `adapter_model.safetensors`.
  * Not here: reading (safetensors.ts).
  */
-import type { DType } from './config';
+import type { FloatDType } from './config';
 import { FILE_DTYPE } from './safetensors';
-import { bytesPerElement, numel, type TensorData } from './tensor';
+import { bytesPerElement, isBlockDType, numel, type TensorData } from './tensor';
 
 /** Position of each weight dtype in the Rust `Dtype` enum; larger sorts first. */
-const DTYPE_RANK: Record<DType, number> = { f16: 0, bf16: 1, f32: 2 };
+const DTYPE_RANK: Record<FloatDType, number> = { f16: 0, bf16: 1, f32: 2 };
 
 /** The header and the data parts in file order; join them to get the file. */
 export interface SafetensorsParts {
@@ -26,6 +26,8 @@ export function safetensorsParts(tensors: readonly TensorData[], metadata?: Reco
     if (seen.has(t.name)) throw new Error(`safetensors writer: duplicate tensor name "${t.name}"`);
     if (t.name === '__metadata__') throw new Error('safetensors writer: "__metadata__" is reserved');
     seen.add(t.name);
+    if (isBlockDType(t.dtype))
+      throw new Error(`safetensors writer: tensor "${t.name}" is ${t.dtype}, a GGML block type safetensors cannot hold`);
     const expected = numel(t.shape) * bytesPerElement(t.dtype);
     if (t.data.byteLength !== expected) {
       throw new Error(
@@ -33,7 +35,9 @@ export function safetensorsParts(tensors: readonly TensorData[], metadata?: Reco
       );
     }
   }
-  const sorted = [...tensors].sort((a, b) => DTYPE_RANK[b.dtype] - DTYPE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sorted = [...(tensors as ReadonlyArray<TensorData & { dtype: FloatDType }>)].sort(
+    (a, b) => DTYPE_RANK[b.dtype] - DTYPE_RANK[a.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
   const header: Record<string, unknown> = {};
   if (metadata) header.__metadata__ = metadata;
   let offset = 0;

@@ -9,7 +9,7 @@
  * or overlap; end - begin = numel * dtype size; the file ends exactly at the last tensor.
  * Not here: writing (safetensors-writer.ts), sharded repositories and name/shape checks (repo.ts).
  */
-import type { DType } from './config';
+import type { DType, FloatDType } from './config';
 import type { TensorData } from './tensor';
 
 /** Header bound of the Rust reader (`MAX_HEADER_SIZE`). */
@@ -43,7 +43,7 @@ export const SAFETENSORS_DTYPE_BITS: Readonly<Record<string, number>> = {
 
 /** The file dtypes Hearth loads as weights, and their engine names. */
 export const WEIGHT_DTYPES: Readonly<Record<string, DType>> = { F32: 'f32', F16: 'f16', BF16: 'bf16' };
-export const FILE_DTYPE: Readonly<Record<DType, string>> = { f32: 'F32', f16: 'F16', bf16: 'BF16' };
+export const FILE_DTYPE: Readonly<Record<FloatDType, string>> = { f32: 'F32', f16: 'F16', bf16: 'BF16' };
 
 /** A malformed or unusable safetensors file; the message starts with the file name. */
 export class SafetensorsError extends Error {

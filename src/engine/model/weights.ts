@@ -5,25 +5,28 @@
  *   order (STYLE.md "For Hearth" 3). WeightSet validates uploads against it, the reference forward
  *   reads by these names, and the loader can check a repository before any upload
  *   (`checkAgainstPlan`).
- * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout).
+ * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout), GGML
+ *   block types (Q8_0, Q4_K, ...) as their blocks, dequantized by the kernels that read them.
  *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
- *   qkv = [q; k; v] rows, gateUp = [gate; up] rows. The embedding (and an untied lm_head) is
- *   row-chunked by the device's binding limit.
+ *   qkv = [q; k; v] rows, gateUp = [gate; up] rows, in the parts' dtype (f32 when they differ). The
+ *   embedding (and an untied lm_head) is row-chunked by the device's binding limit.
  * - `vectors`: one f32 buffer of the model's constants, because the fused decode kernels would
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
- *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16): norm weights and
+ *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16, and block types
+ *   dequantized as llama.cpp does, reference/dequant.ts): norm weights and
  *   biases, the q/k/v biases back to back and the gate/up biases back to back. Each group starts on a
  *   256-byte boundary, so it can also be bound on its own (`vectorBinding`).
  *
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
+import { dequantizeTensor } from '../reference/dequant';
 import type { ModelConfig } from './config';
-import { decodeToF32 } from './dtype';
+import { encodeFromF32 } from './dtype';
 import { ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
-import { bytesPerElement, numel } from './tensor';
+import { numel, tensorBytes } from './tensor';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */
@@ -171,7 +174,7 @@ interface MatrixPlan {
 
 /**
  * Where each matrix and vector goes, from the config alone: so tensors can be written as they arrive,
- * one at a time (the loader streams them), and a matrix is created when its first part tells its dtype.
+ * one at a time (the loader streams them), and a matrix is created when its parts tell its dtype.
  */
 function planLayout(cfg: ModelConfig, ropePositions: number) {
   const C = cfg.hiddenSize;
@@ -243,6 +246,27 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
   return { matrices, layers, finalNorm, vectorOffsets, vectorLength };
 }
 
+/**
+ * The matrix of `plan` holding `parts` (all of them, checked), in their dtype when they share one.
+ * Parts in different dtypes (llama.cpp's Q4_K_M keeps attn_v in Q6_K beside Q4_K q and k) are stored
+ * dequantized to f32, the one dtype that holds every part exactly: correct, but 8x a Q4_K matrix's bytes.
+ */
+function packMatrix(device: GPUDevice, plan: MatrixPlan, parts: TensorData[], chunkBytes: number): PackedMatrix {
+  const mixed = parts.some((p) => p.dtype !== parts[0].dtype);
+  const dtype = mixed ? 'f32' : parts[0].dtype;
+  const m = new PackedMatrix(device, { label: plan.label, dtype, rows: plan.rows, cols: plan.cols, chunkBytes });
+  try {
+    for (const part of plan.parts) {
+      const t = parts.find((p) => p.name === part.name)!;
+      m.writeRows(part.rowStart, mixed ? encodeFromF32(dequantizeTensor(t), 'f32') : t.data);
+    }
+  } catch (e) {
+    m.destroy();
+    throw e;
+  }
+  return m;
+}
+
 export class WeightSet {
   readonly embedding: PackedMatrix;
   /** The embedding itself when tie_word_embeddings. */
@@ -278,9 +302,9 @@ export class WeightSet {
 
   /**
    * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads each as it
-   * arrives, so a stream (async iterable) from the loader is never held in memory as a whole. A matrix
-   * is created when its first part arrives, in that part's dtype; the parts of a fused matrix must
-   * share it. On any error every buffer made so far is destroyed (nothing half-loaded).
+   * arrives, so a stream (async iterable) from the loader is never held in memory as a whole (only the
+   * parts of one fused matrix wait for each other). A matrix is created in its parts' dtype, f32 when
+   * they differ (packMatrix). On any error every buffer made so far is destroyed (nothing half-loaded).
    */
   static async upload(
     device: GPUDevice,
@@ -293,9 +317,10 @@ export class WeightSet {
     const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
     const layout = planLayout(config, ropePositions);
     const shapes = new Map(planParameters(config).map((p) => [p.name, p.shape]));
-    const home = new Map<string, { plan: MatrixPlan; rowStart: number }>();
-    for (const plan of layout.matrices) for (const part of plan.parts) home.set(part.name, { plan, rowStart: part.rowStart });
+    const home = new Map<string, MatrixPlan>();
+    for (const plan of layout.matrices) for (const part of plan.parts) home.set(part.name, plan);
     const matrices = new Map<string, PackedMatrix>();
+    const pending = new Map<string, TensorData[]>();
     const vectors = device.createBuffer({
       label: 'weights.vectors',
       size: Math.max(16, Math.ceil((layout.vectorLength * 4) / 16) * 16),
@@ -318,24 +343,29 @@ export class WeightSet {
         if (t.shape.length !== want!.length || t.shape.some((d, i) => d !== want![i])) {
           fail(`tensor ${t.name}: shape ${shapeText(t.shape)} expected ${shapeText(want!)}`);
         }
-        if (t.data.byteLength !== numel(t.shape) * bytesPerElement(t.dtype)) {
+        // A block type's rows (or a vector) must be whole blocks: a matrix row of a GGUF file always is.
+        const rowBytes = tensorBytes(t.dtype, t.shape[t.shape.length - 1]);
+        if (rowBytes === null) {
+          fail(`tensor ${t.name}: ${shapeText(t.shape)} ${t.dtype} has rows that are not whole ${t.dtype} blocks`);
+        }
+        if (t.data.byteLength !== (numel(t.shape) / t.shape[t.shape.length - 1]) * rowBytes!) {
           fail(`tensor ${t.name}: ${t.data.byteLength} bytes for ${shapeText(t.shape)} ${t.dtype}`);
         }
         const offset = layout.vectorOffsets.get(t.name);
         if (offset !== undefined) {
-          device.queue.writeBuffer(vectors, offset * 4, decodeToF32(t.data, t.dtype));
+          device.queue.writeBuffer(vectors, offset * 4, dequantizeTensor(t));
           continue;
         }
-        const { plan, rowStart } = home.get(t.name)!;
-        let m = matrices.get(plan.label);
-        if (!m) {
-          m = new PackedMatrix(device, { label: plan.label, dtype: t.dtype, rows: plan.rows, cols: plan.cols, chunkBytes });
-          matrices.set(plan.label, m);
-        } else if (m.dtype !== t.dtype) {
-          // One dtype per fused matrix (mixed-precision q/k/v do not occur in real checkpoints).
-          fail(`${t.name} is ${t.dtype} but ${plan.label} holds ${m.dtype}: the parts of a fused matrix must share a dtype`);
+        const plan = home.get(t.name)!;
+        // A fused matrix is made once all its parts are here (they are next to each other in real
+        // files), because its dtype depends on theirs.
+        const parts = [...(pending.get(plan.label) ?? []), t];
+        if (parts.length < plan.parts.length) {
+          pending.set(plan.label, parts);
+          continue;
         }
-        m.writeRows(rowStart, t.data);
+        pending.delete(plan.label);
+        matrices.set(plan.label, packMatrix(device, plan, parts, chunkBytes));
       }
       for (const name of shapes.keys()) if (!seen.has(name)) fail(`missing tensor ${name}`);
       return new WeightSet(config, ropePositions, vectors, matrices, layout);

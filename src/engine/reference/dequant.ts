@@ -9,7 +9,8 @@
  * valid block).
  */
 import { ggmlBytes, ggmlType, QK_K } from '../model/gguf/ggml-types';
-import { bf16BitsToF32, f16BitsToF32 } from '../model/dtype';
+import { bf16BitsToF32, f16BitsToF32, tensorToF32 } from '../model/dtype';
+import { ggmlName, isBlockDType, numel, type TensorData } from '../model/tensor';
 
 type BlockDecoder = (b: Uint8Array, o: number, y: Float32Array, yo: number) => void;
 
@@ -240,4 +241,9 @@ export function dequantize(typeName: string, bytes: Uint8Array, elements: number
   const y = new Float32Array(elements);
   for (let blk = 0; blk < elements / t.blockSize; blk++) decode(bytes, blk * t.typeSize, y, blk * t.blockSize);
   return y;
+}
+
+/** A tensor's elements as f32, whatever its dtype: block types dequantized, plain floats decoded. */
+export function dequantizeTensor(t: TensorData): Float32Array {
+  return isBlockDType(t.dtype) ? dequantize(ggmlName(t.dtype), t.data, numel(t.shape)) : tensorToF32(t);
 }

@@ -1,0 +1,20 @@
+// Accessors of packed Q4_1 blocks (20 bytes per 32 weights: f16 d, f16 m, 16 bytes of nibbles, low
+// nibbles are weights 0..15 and high nibbles 16..31; w = q * d + m), bound as
+// `WNAME: array<vec4<u32>>` with the byte helpers of packed-blocks.wgsl. e: element index; for
+// WNAME_load8 a multiple of 8, so the 8 weights lie in one block (gpu/packed-tensor.ts).
+// Reference: reference/dequant.ts q4_1.
+
+fn WNAME_load1(e: u32) -> f32 {
+  let b = (e / 32u) * 20u;
+  let i = e % 32u;
+  let q = (WNAME_byte(b + 4u + i % 16u) >> ((i / 16u) * 4u)) & 0xfu;
+  return f32(q) * WNAME_f16(b) + WNAME_f16(b + 2u);
+}
+
+fn WNAME_load8(e: u32) -> mat2x4<f32> {
+  let b = (e / 32u) * 20u;
+  let q = WNAME_nibbles8(b + 4u, e % 32u);
+  let d = WNAME_f16(b);
+  let m = WNAME_f16(b + 2u);
+  return mat2x4<f32>(q[0] * d + m, q[1] * d + m);
+}
