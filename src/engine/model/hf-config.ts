@@ -10,6 +10,7 @@
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
 import type { Architecture, DType, LayerType, ModelConfig, RopeScaling } from './config';
+import { isGemma3Config, parseGemma3Config } from './hf-config-gemma3';
 
 /** A config.json (or generation_config.json) that Hearth cannot use; the message names the field. */
 export class ConfigError extends Error {
@@ -20,21 +21,21 @@ export class ConfigError extends Error {
 }
 
 /** HF architecture class -> Hearth family. `model_type` is the fallback when `architectures` is absent. */
-const ARCHITECTURES: Record<string, Architecture> = {
+const ARCHITECTURES: Record<string, Exclude<Architecture, 'gemma3'>> = {
   LlamaForCausalLM: 'llama',
   Qwen2ForCausalLM: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
 };
-const MODEL_TYPES: Record<string, Architecture> = { llama: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
+const MODEL_TYPES: Record<string, Exclude<Architecture, 'gemma3'>> = { llama: 'llama', qwen2: 'qwen2', qwen3: 'qwen3' };
 
 /** Defaults of the transformers config classes for the fields a checkpoint may leave out. */
-const FAMILY_DEFAULTS: Record<Architecture, { ropeTheta: number; rmsNormEps: number; maxPositions: number }> = {
+const FAMILY_DEFAULTS: Record<Exclude<Architecture, 'gemma3'>, { ropeTheta: number; rmsNormEps: number; maxPositions: number }> = {
   llama: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 2048 },
   qwen2: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
   qwen3: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
 };
 
-const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
+export const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
 
 type Json = Record<string, unknown>;
 
@@ -44,6 +45,8 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     throw new ConfigError(`${file}: expected a JSON object`);
   }
   const c = json as Json;
+  // Gemma 3 has its own field set (and a nested text_config in multimodal checkpoints): hf-config-gemma3.ts.
+  if (isGemma3Config(c)) return parseGemma3Config(c, file);
   const f = new FieldReader(c, file);
   const arch = architectureOf(c, file);
 
@@ -118,7 +121,7 @@ export function fullAttentionLayers(numLayers: number): LayerType[] {
   return Array.from({ length: numLayers }, () => 'full_attention' as const);
 }
 
-function architectureOf(c: Json, file: string): Architecture {
+function architectureOf(c: Json, file: string): Exclude<Architecture, 'gemma3'> {
   const list = c.architectures;
   if (list != null) {
     if (!Array.isArray(list) || list.length === 0 || typeof list[0] !== 'string') {
@@ -126,24 +129,28 @@ function architectureOf(c: Json, file: string): Architecture {
     }
     const arch = ARCHITECTURES[list[0]];
     if (!arch) {
-      throw new ConfigError(`${file}: unsupported architecture "${list[0]}"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`);
+      throw new ConfigError(`${file}: unsupported architecture "${list[0]}"; Hearth runs ${supportedClasses()}`);
     }
     return arch;
   }
   const arch = typeof c.model_type === 'string' ? MODEL_TYPES[c.model_type] : undefined;
   if (!arch) {
     throw new ConfigError(
-      `${file}: unsupported model_type ${JSON.stringify(c.model_type ?? null)} and no "architectures"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`,
+      `${file}: unsupported model_type ${JSON.stringify(c.model_type ?? null)} and no "architectures"; Hearth runs ${supportedClasses()}`,
     );
   }
   return arch;
+}
+
+function supportedClasses(): string {
+  return [...Object.keys(ARCHITECTURES), 'Gemma3ForCausalLM', 'Gemma3ForConditionalGeneration'].join(', ');
 }
 
 /**
  * RoPE base and scaling. transformers 4.x: `rope_theta` + `rope_scaling` ({type|rope_type, ...});
  * transformers 5: `rope_parameters` ({rope_type, rope_theta, ...}). "default" means no scaling.
  */
-function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; scaling: RopeScaling | null } {
+export function ropeOf(c: Json, file: string, defaultTheta: number): { theta: number; scaling: RopeScaling | null } {
   const params = c.rope_parameters ?? c.rope_scaling;
   const key = c.rope_parameters != null ? 'rope_parameters' : 'rope_scaling';
   if (params != null && (typeof params !== 'object' || Array.isArray(params))) {

@@ -11,6 +11,12 @@
  *   x = rmsnorm(h, post_attention_layernorm); h += (silu(x Wg^T) * (x Wu^T)) Wd^T
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
+ * Gemma 3 (transformers modeling_gemma3.py, Gemma3DecoderLayer; llama.cpp src/models/gemma3.cpp):
+ *   h = embed * sqrt(C) (the normaliser rounded to the embedding's dtype); every norm is x * (1 + w);
+ *   h += rmsnorm(attention(...) Wo^T, post_attention_layernorm)
+ *   x = rmsnorm(h, pre_feedforward_layernorm); h += rmsnorm((gelu_tanh(x Wg^T) * (x Wu^T)) Wd^T, post_feedforward_layernorm)
+ *   the scores are scaled by query_pre_attn_scalar^-1/2, and sliding layers rotate with rope_local_base_freq.
+ *
  * LoRA (optional, per session): an adapter (reference/lora.ts) adds s (x A^T) B^T to the output of each
  * adapted projection, right after the frozen Linear (before q/k-norm and RoPE for q and k).
  *
@@ -18,16 +24,16 @@
  */
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
-import { ropeInvFreq } from '../model/rope';
+import { layerRopeParams, ropeInvFreq } from '../model/rope';
 import type { TensorData } from '../model/tensor';
-import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
+import { checkAgainstPlan, EMBED_NAME, embeddingScaleIn, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';
 import { loraForward, type LoraModule, type ReferenceLora } from './lora';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
-import { swigluForward } from './swiglu';
+import { mlpActivationForward } from './swiglu';
 
 /** One layer's weights in f32 (shapes as in the HF file). */
 interface LayerWeights {
@@ -42,7 +48,9 @@ interface LayerWeights {
   kNorm: Float32Array | null; // (HS,)
   o: Float32Array; // (C, NH*HS)
   oBias: Float32Array | null;
-  postNorm: Float32Array; // (C,)
+  postNorm: Float32Array; // (C,) the norm before the MLP (Gemma: pre_feedforward_layernorm)
+  attnOutNorm: Float32Array | null; // (C,) Gemma: post_attention_layernorm on the attention output
+  mlpOutNorm: Float32Array | null; // (C,) Gemma: post_feedforward_layernorm on the MLP output
   gate: Float32Array; // (F, C)
   up: Float32Array; // (F, C)
   down: Float32Array; // (C, F)
@@ -60,6 +68,8 @@ export class ReferenceModel {
   readonly finalNorm: Float32Array; // (C,)
   readonly layers: LayerWeights[] = [];
   readonly invFreq: Float32Array; // (HS/2,)
+  readonly layerInvFreq: Float32Array[]; // (L, HS/2): invFreq, or Gemma's sliding layers' own base
+  readonly embeddingScale: number;
 
   constructor(
     readonly config: ModelConfig,
@@ -71,24 +81,31 @@ export class ReferenceModel {
     if (problem) throw new Error(`ReferenceModel: ${problem}`);
     const get = (name: string) => tensorToF32(byName.get(name)!);
     const opt = (name: string, present: boolean) => (present ? get(name) : null);
+    // Gemma3RMSNorm: x * (1.0 + weight.float()), the sum in f32.
+    const offset = config.normWeightOffset ?? 0;
+    const norm = (name: string) => get(name).map((w) => Math.fround(offset + w));
+    const optNorm = (name: string, present: boolean) => (present ? norm(name) : null);
     this.wte = get(EMBED_NAME);
+    this.embeddingScale = embeddingScaleIn(config, byName.get(EMBED_NAME)!.dtype);
     this.lmHead = config.tieWordEmbeddings ? this.wte : get(LM_HEAD_NAME);
-    this.finalNorm = get(FINAL_NORM_NAME);
+    this.finalNorm = norm(FINAL_NORM_NAME);
     for (let l = 0; l < config.numLayers; l++) {
       const n = layerNames(l);
       this.layers.push({
-        inputNorm: get(n.inputNorm),
+        inputNorm: norm(n.inputNorm),
         q: get(n.q),
         k: get(n.k),
         v: get(n.v),
         qBias: opt(n.qBias, config.attentionBias),
         kBias: opt(n.kBias, config.attentionBias),
         vBias: opt(n.vBias, config.attentionBias),
-        qNorm: opt(n.qNorm, config.qkNorm),
-        kNorm: opt(n.kNorm, config.qkNorm),
+        qNorm: optNorm(n.qNorm, config.qkNorm),
+        kNorm: optNorm(n.kNorm, config.qkNorm),
         o: get(n.o),
         oBias: opt(n.oBias, config.outputBias),
-        postNorm: get(n.postNorm),
+        postNorm: norm(config.sandwichNorms ? n.preFfnNorm : n.postNorm),
+        attnOutNorm: optNorm(n.postNorm, !!config.sandwichNorms),
+        mlpOutNorm: optNorm(n.postFfnNorm, !!config.sandwichNorms),
         gate: get(n.gate),
         up: get(n.up),
         down: get(n.down),
@@ -98,6 +115,7 @@ export class ReferenceModel {
       });
     }
     this.invFreq = ropeInvFreq(config);
+    this.layerInvFreq = Array.from({ length: config.numLayers }, (_, l) => ropeInvFreq(layerRopeParams(config, l)));
   }
 
   /** Logits (T, V) of every position of `tokens`, from an empty cache, with an optional LoRA adapter. */
@@ -183,6 +201,7 @@ export class ReferenceSession {
 
     const h = new Float32Array(T * C); // residual stream
     embeddingForward(h, tokens, this.model.wte, T, C, V);
+    if (this.model.embeddingScale !== 1) for (let i = 0; i < T * C; i++) h[i] *= this.model.embeddingScale;
     save('embedding', h);
     const x = new Float32Array(T * C);
     const q = new Float32Array(T * NH * HS);
@@ -208,8 +227,10 @@ export class ReferenceSession {
         rmsnormForward(q, null, q, w.qNorm, T * NH, HS, eps);
         rmsnormForward(k, null, k, w.kNorm, T * NKV, HS, eps);
       }
-      ropeForward(q, q, positions, this.model.invFreq, T, NH, HS);
-      ropeForward(k, k, positions, this.model.invFreq, T, NKV, HS);
+      ropeForward(q, q, positions, this.model.layerInvFreq[l], T, NH, HS);
+      ropeForward(k, k, positions, this.model.layerInvFreq[l], T, NKV, HS);
+      // Gemma: scores * query_pre_attn_scalar^-1/2 where attentionForward applies HS^-1/2.
+      if (cfg.attentionScale !== undefined) for (let i = 0; i < q.length; i++) q[i] *= cfg.attentionScale * Math.sqrt(HS);
       this.k[l].set(k, pos0 * NKV * HS);
       this.v[l].set(v, pos0 * NKV * HS);
       save(`layers.${l}.q`, q);
@@ -219,6 +240,7 @@ export class ReferenceSession {
       save(`layers.${l}.attention`, att);
       linearForward(proj, att, w.o, w.oBias, T, NH * HS, C);
       adapt(l, 'o_proj', proj, att, NH * HS, C);
+      if (w.attnOutNorm) rmsnormForward(proj, null, proj, w.attnOutNorm, T, C, eps);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual_attn`, h);
       rmsnormForward(x, null, h, w.postNorm, T, C, eps);
@@ -226,10 +248,11 @@ export class ReferenceSession {
       linearForward(up, x, w.up, w.upBias, T, C, F);
       adapt(l, 'gate_proj', gate, x, C, F);
       adapt(l, 'up_proj', up, x, C, F);
-      swigluForward(act, gate, up, T, F);
+      mlpActivationForward(cfg.hiddenAct, act, gate, up, T, F);
       save(`layers.${l}.mlp_act`, act);
       linearForward(proj, act, w.down, w.downBias, T, F, C);
       adapt(l, 'down_proj', proj, act, F, C);
+      if (w.mlpOutNorm) rmsnormForward(proj, null, proj, w.mlpOutNorm, T, C, eps);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual`, h);
     }
