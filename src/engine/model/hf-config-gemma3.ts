@@ -150,6 +150,9 @@ function gemmaLayerTypes(t: Json, f: FieldReader, where: string, numLayers: numb
     }
     return list as LayerType[];
   }
-  const pattern = f.positiveInt('sliding_window_pattern', new FieldReader(t, where).positiveInt('_sliding_window_pattern', DEFAULTS.slidingWindowPattern));
+  const pattern = f.positiveInt(
+    'sliding_window_pattern',
+    new FieldReader(t, where).positiveInt('_sliding_window_pattern', DEFAULTS.slidingWindowPattern),
+  );
   return Array.from({ length: numLayers }, (_, i) => ((i + 1) % pattern === 0 ? 'full_attention' : 'sliding_attention'));
 }
