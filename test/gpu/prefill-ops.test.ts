@@ -49,7 +49,9 @@ describe('prefill-side kernels against the reference', () => {
     const w = rng.uniforms(C, 0.5, 1.5);
     const h = rng.normals(N * C);
     const out = upload(ctx, h);
-    await runCalls(ctx, [new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors: upload(ctx, w), weightOffset: 0, eps, accumulate: true })]);
+    await runCalls(ctx, [
+      new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors: upload(ctx, w), weightOffset: 0, eps, accumulate: true }),
+    ]);
     const want = new Float32Array(N * C);
     rmsnormForward(want, null, x, w, N, C, eps);
     for (let i = 0; i < N * C; i++) want[i] += h[i];
@@ -85,24 +87,25 @@ describe('prefill-side kernels against the reference', () => {
     expectClose(await read(ctx, out, rows.length * C), want, TOL, 'out');
   });
 
-  for (const act of ['silu', 'gelu_tanh'] as const) it(`${act} gated activation over a fused [gate | up] output`, async () => {
-    const ctx = await kernelContext();
-    const rng = new Rng(6);
-    const T = 13,
-      F = 77;
-    const gu = rng.normals(T * 2 * F, 3);
-    const out = zeros(ctx, T * F);
-    await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F, { act })]);
-    const gate = new Float32Array(T * F);
-    const up = new Float32Array(T * F);
-    for (let t = 0; t < T; t++) {
-      gate.set(gu.subarray(t * 2 * F, t * 2 * F + F), t * F);
-      up.set(gu.subarray(t * 2 * F + F, (t + 1) * 2 * F), t * F);
-    }
-    const want = new Float32Array(T * F);
-    mlpActivationForward(act, want, gate, up, T, F);
-    expectClose(await read(ctx, out, T * F), want, TOL, 'out');
-  });
+  for (const act of ['silu', 'gelu_tanh'] as const)
+    it(`${act} gated activation over a fused [gate | up] output`, async () => {
+      const ctx = await kernelContext();
+      const rng = new Rng(6);
+      const T = 13,
+        F = 77;
+      const gu = rng.normals(T * 2 * F, 3);
+      const out = zeros(ctx, T * F);
+      await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F, { act })]);
+      const gate = new Float32Array(T * F);
+      const up = new Float32Array(T * F);
+      for (let t = 0; t < T; t++) {
+        gate.set(gu.subarray(t * 2 * F, t * 2 * F + F), t * F);
+        up.set(gu.subarray(t * 2 * F + F, (t + 1) * 2 * F), t * F);
+      }
+      const want = new Float32Array(T * F);
+      mlpActivationForward(act, want, gate, up, T, F);
+      expectClose(await read(ctx, out, T * F), want, TOL, 'out');
+    });
 
   it('adds into a residual at offsets', async () => {
     const ctx = await kernelContext();

@@ -42,8 +42,19 @@ describe('Gemma 3 LoRA training', () => {
     for (const mode of ['save', 'recompute'] as const) {
       const f = await gemmaFixture(mode);
       const seqs = randomSequences(f.cfg.vocabSize, [19, 11], 21).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
-      const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: adapter, optimizerState: null, optimizer: OPTIMIZER, seed: 1 });
-      expectClose(flat(await session.logprobs(seqs)), flat(referenceLogprobs(f.ref, lora, adapter, seqs)), { atol: 2e-3, rtol: 2e-3 }, `${mode} logprobs`);
+      const session = f.engine.sessionFor(f.weights, {
+        lora,
+        initialAdapter: adapter,
+        optimizerState: null,
+        optimizer: OPTIMIZER,
+        seed: 1,
+      });
+      expectClose(
+        flat(await session.logprobs(seqs)),
+        flat(referenceLogprobs(f.ref, lora, adapter, seqs)),
+        { atol: 2e-3, rtol: 2e-3 },
+        `${mode} logprobs`,
+      );
       await session.step(seqs, { kind: 'sft' }, 0);
       const grads = await session.gradients();
 
@@ -54,7 +65,10 @@ describe('Gemma 3 LoRA training', () => {
         for (const group of Object.values(plan.layers[layer])) {
           for (const m of group?.modules ?? []) {
             const d = loraModuleDims(f.cfg, m.module);
-            for (const [which, offset, n] of [['A', m.aOffset, lora.rank * d.in], ['B', m.bOffset, d.out * lora.rank]] as const) {
+            for (const [which, offset, n] of [
+              ['A', m.aOffset, lora.rank * d.in],
+              ['B', m.bOffset, d.out * lora.rank],
+            ] as const) {
               let at = 0;
               for (let i = 1; i < n; i++) if (Math.abs(grads[offset + i]) > Math.abs(grads[offset + at])) at = i;
               const name = loraTensorName(m.layer, m.module, which);
@@ -69,9 +83,10 @@ describe('Gemma 3 LoRA training', () => {
               const fd = (loss(nudged(eps)) - loss(nudged(-eps))) / (2 * eps);
               // Central differences are exact to O(eps^2) (~1e-3 relative here) and the reference runs in f32.
               const err = Math.abs(grads[offset + at] - fd);
-              expect(err, `${mode} layer ${m.layer} ${m.module} ${which}[${at}]: GPU ${grads[offset + at]}, differences ${fd}`).toBeLessThan(
-                1e-3 + 1e-2 * Math.abs(fd),
-              );
+              expect(
+                err,
+                `${mode} layer ${m.layer} ${m.module} ${which}[${at}]: GPU ${grads[offset + at]}, differences ${fd}`,
+              ).toBeLessThan(1e-3 + 1e-2 * Math.abs(fd));
               expect(Math.abs(fd)).toBeGreaterThan(1e-2);
             }
           }
@@ -106,7 +121,12 @@ describe('Gemma 3 LoRA training', () => {
       expect(t.shape).toEqual(key.which === 'A' ? [8, d.in] : [d.out, 8]);
     }
     // The trained adapter is what the reference sees through those tensors.
-    expectClose(flat(await session.logprobs(seqs)), flat(referenceLogprobs(f.ref, lora, exported, seqs)), { atol: 3e-3, rtol: 3e-3 }, 'trained adapter');
+    expectClose(
+      flat(await session.logprobs(seqs)),
+      flat(referenceLogprobs(f.ref, lora, exported, seqs)),
+      { atol: 3e-3, rtol: 3e-3 },
+      'trained adapter',
+    );
     session.dispose();
     f.weights.destroy();
   });

@@ -91,7 +91,8 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     const out = outNorm === null ? step.h : step.x;
     linear(out, y, w, bias, outNorm === null);
     lora(group, l, y, out);
-    if (outNorm !== null) calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
+    if (outNorm !== null)
+      calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
   };
 
   const scale = embeddingScaleIn(cfg, weights.embedding.dtype);

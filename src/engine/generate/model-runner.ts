@@ -274,7 +274,11 @@ export class ModelRunner {
           0,
           Uint32Array.from({ length: B }, (_, i) => i),
         );
-        return { graph: hasLora ? 'decode-lora' : 'decode-general', replay: this.generalDecodeGraph(forward, B, plan, hasLora).calls, fresh: [] };
+        return {
+          graph: hasLora ? 'decode-lora' : 'decode-general',
+          replay: this.generalDecodeGraph(forward, B, plan, hasLora).calls,
+          fresh: [],
+        };
       }
       const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
       return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', replay: g.calls, fresh: [] };
@@ -457,7 +461,14 @@ export class ModelRunner {
 /** Dispatches of the general graph outside its layers: the embedding's row chunks and lm_head's calls. */
 function encodeCount(f: ForwardContext, R: number): number {
   const embedding = f.weights.embedding.chunks.length;
-  const head = f.dense.lmHead.encode({ weights: f.weights, logits: f.step.logits, hidden: f.step.h, R, rows: f.step.gather, scratch: f.step.scratch });
+  const head = f.dense.lmHead.encode({
+    weights: f.weights,
+    logits: f.step.logits,
+    hidden: f.step.h,
+    R,
+    rows: f.step.gather,
+    scratch: f.step.scratch,
+  });
   for (const c of head) c.dispose();
   return embedding + head.length;
 }

@@ -46,7 +46,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   }
   const c = json as Json;
   // Gemma 3 has its own field set (and a nested text_config in multimodal checkpoints): hf-config-gemma3.ts.
-  if (isGemma3Config(c)) return parseGemma3Config(c, file);
+  if (isGemma3Config(c)) return parseGemma3Config(c, file, { ConfigError, FieldReader, ropeOf, tokenIdList, TORCH_DTYPES });
   const f = new FieldReader(c, file);
   const arch = architectureOf(c, file);
 

@@ -164,7 +164,8 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
     const file = located.get(fileName)!;
     const e = headerOf(name);
     const dtype = WEIGHT_DTYPES[e.dtype];
-    if (!dtype) throw new RepositoryError(`${file}: tensor ${fileName} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
+    if (!dtype)
+      throw new RepositoryError(`${file}: tensor ${fileName} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
     weights.push({ name, dtype, shape: e.shape, file, bytes: e.end - e.begin, ...(fileName !== name ? { fileName } : {}) });
   }
   // File order within each shard, shards in name order: sequential reads of each file.

@@ -116,7 +116,8 @@ export function checkpointTensorName(cfg: ModelConfig, name: string): string | n
 export function deviceVector(cfg: ModelConfig, name: string, values: Float32Array): Float32Array {
   const isNorm = name.endsWith('norm.weight');
   const offset = isNorm ? (cfg.normWeightOffset ?? 0) : 0;
-  const scale = name.endsWith('self_attn.q_norm.weight') && cfg.attentionScale !== undefined ? cfg.attentionScale * Math.sqrt(cfg.headDim) : 1;
+  const scale =
+    name.endsWith('self_attn.q_norm.weight') && cfg.attentionScale !== undefined ? cfg.attentionScale * Math.sqrt(cfg.headDim) : 1;
   if (offset === 0 && scale === 1) return values;
   return values.map((w) => Math.fround(Math.fround(offset + w) * scale));
 }

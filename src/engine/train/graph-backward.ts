@@ -188,7 +188,17 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
     if (outNorm === null) return dh;
     const dBranch = buf.get('dBranch');
     calls.push(
-      k.rmsnormBackward.encode({ dinp: dBranch, dout: dh, inp: a(y), rstd: a(rstd), vectors, weightOffset: outNorm, N: T, C, accumulate: false }),
+      k.rmsnormBackward.encode({
+        dinp: dBranch,
+        dout: dh,
+        inp: a(y),
+        rstd: a(rstd),
+        vectors,
+        weightOffset: outNorm,
+        N: T,
+        C,
+        accumulate: false,
+      }),
     );
     return dBranch;
   };

@@ -127,7 +127,9 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     k.attention.encode({ out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo }, { ...attnDims, maxCount: d.maxCount }),
   );
   const oOut = w.attnOutNorm === null ? a('hMid') : a('oOut');
-  calls.push(...k.gemm.encode({ out: oOut, a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }));
+  calls.push(
+    ...k.gemm.encode({ out: oOut, a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }),
+  );
   if (L.o) {
     calls.push(...loraShrink(g, L.o, a('att'), a('u.o'), T));
     calls.push(...loraExpand(g, L.o, a('u.o'), oOut, T));
@@ -161,7 +163,9 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     // Gemma: the backward reads downOut and rstdD, so they are computed in both passes; the
     // recomputation normalises into the scratch x (recomputed next anyway) instead of h[l+1].
     const downOut = a('downOut');
-    calls.push(...k.gemm.encode({ out: downOut, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors, bias: w.downBias }));
+    calls.push(
+      ...k.gemm.encode({ out: downOut, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors, bias: w.downBias }),
+    );
     if (L.down) calls.push(...loraExpand(g, L.down, a('u.down'), downOut, T));
     const out = opts.writeOutput ? residualOut(g, l) : x;
     calls.push(k.rmsnorm.encode({ out, inp: downOut, N: T, C, vectors, weightOffset: w.mlpOutNorm, eps, rstd: a('rstdD') }));

@@ -71,7 +71,14 @@ describe('Gemma 3 against llama.cpp', () => {
 
   it('gives the prompt logprobs llama.cpp gives on the same weights', async () => {
     const cfg = tinyGemma3Config();
-    expect(cfg.layerTypes).toEqual(['sliding_attention', 'sliding_attention', 'sliding_attention', 'sliding_attention', 'sliding_attention', 'full_attention']);
+    expect(cfg.layerTypes).toEqual([
+      'sliding_attention',
+      'sliding_attention',
+      'sliding_attention',
+      'sliding_attention',
+      'sliding_attention',
+      'full_attention',
+    ]);
     const tensors = randomGemma3Tensors(cfg, 'f32', 7);
     const { hiddenSize: C, numLayers, vocabSize: V } = cfg;
 

@@ -19,7 +19,14 @@ import { Rng } from '../../../src/engine/reference/random';
 import { residualBackward, residualForward } from '../../../src/engine/reference/residual';
 import { rmsnormBackward, rmsnormForward } from '../../../src/engine/reference/rmsnorm';
 import { ropeBackward, ropeForward } from '../../../src/engine/reference/rope';
-import { geluTanh, mlpActivationBackward, mlpActivationForward, silu, swigluBackward, swigluForward } from '../../../src/engine/reference/swiglu';
+import {
+  geluTanh,
+  mlpActivationBackward,
+  mlpActivationForward,
+  silu,
+  swigluBackward,
+  swigluForward,
+} from '../../../src/engine/reference/swiglu';
 import { checkGradient, normals64, weightedSum } from './finite-diff';
 
 const TOL = { atol: 1e-7, rtol: 1e-6 };
