@@ -18,10 +18,32 @@ import { planParameters } from '../../src/engine/model/weights';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';
 
-/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B, google/gemma-3-270m,
- *  google/gemma-3-1b-it); the training bench uses them too. */
 const LAYER_TYPES_270M = Array.from({ length: 18 }, (_, i) => ((i + 1) % 6 === 0 ? 'full_attention' : 'sliding_attention'));
 
+/** google/gemma-3-270m's config.json (the fields the engine reads). */
+const GEMMA_3_270M: Record<string, unknown> = {
+  architectures: ['Gemma3ForCausalLM'],
+  model_type: 'gemma3_text',
+  hidden_size: 640,
+  intermediate_size: 2048,
+  num_hidden_layers: 18,
+  num_attention_heads: 4,
+  num_key_value_heads: 1,
+  head_dim: 256,
+  query_pre_attn_scalar: 256,
+  vocab_size: 262144,
+  max_position_embeddings: 32768,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  rope_local_base_freq: 10000,
+  sliding_window: 512,
+  layer_types: LAYER_TYPES_270M,
+  hidden_activation: 'gelu_pytorch_tanh',
+  torch_dtype: 'bfloat16',
+};
+
+/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B, google/gemma-3-270m,
+ *  google/gemma-3-1b-it); the training bench uses them too. */
 export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
   'smollm2-135m': {
     architectures: ['LlamaForCausalLM'],
@@ -53,45 +75,15 @@ export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
     hidden_act: 'silu',
     torch_dtype: 'bfloat16',
   },
-  'gemma-3-270m': {
-    architectures: ['Gemma3ForCausalLM'],
-    model_type: 'gemma3_text',
-    hidden_size: 640,
-    intermediate_size: 2048,
-    num_hidden_layers: 18,
-    num_attention_heads: 4,
-    num_key_value_heads: 1,
-    head_dim: 256,
-    query_pre_attn_scalar: 256,
-    vocab_size: 262144,
-    max_position_embeddings: 32768,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    rope_local_base_freq: 10000,
-    sliding_window: 512,
-    layer_types: LAYER_TYPES_270M,
-    hidden_activation: 'gelu_pytorch_tanh',
-    torch_dtype: 'bfloat16',
-  },
+  'gemma-3-270m': GEMMA_3_270M,
+  // google/gemma-3-1b-it: the 270M's fields at other sizes, and the older every-6th-global pattern key.
   'gemma-3-1b': {
-    architectures: ['Gemma3ForCausalLM'],
-    model_type: 'gemma3_text',
+    ...GEMMA_3_270M,
     hidden_size: 1152,
     intermediate_size: 6912,
     num_hidden_layers: 26,
-    num_attention_heads: 4,
-    num_key_value_heads: 1,
-    head_dim: 256,
-    query_pre_attn_scalar: 256,
-    vocab_size: 262144,
-    max_position_embeddings: 32768,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    rope_local_base_freq: 10000,
-    sliding_window: 512,
+    layer_types: undefined,
     sliding_window_pattern: 6,
-    hidden_activation: 'gelu_pytorch_tanh',
-    torch_dtype: 'bfloat16',
   },
 };
 

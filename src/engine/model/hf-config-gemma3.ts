@@ -94,13 +94,12 @@ export function parseGemma3Config(c: Json, file: string, h: ConfigHelpers): Mode
   // Gemma3TextConfig defaults tie_word_embeddings to True; the multimodal config keeps it at the top.
   const tied = new FieldReader(c, file).bool('tie_word_embeddings', f.bool('tie_word_embeddings', true));
 
+  const attention = { numHeads, numKvHeads, headDim };
   return {
     arch: 'gemma3',
     hiddenSize,
     numLayers,
-    numHeads,
-    numKvHeads,
-    headDim,
+    ...attention,
     intermediateSize: f.positiveInt('intermediate_size'),
     vocabSize: f.positiveInt('vocab_size'),
     rmsNormEps: f.positiveNumber('rms_norm_eps', DEFAULTS.rmsNormEps),

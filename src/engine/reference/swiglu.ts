@@ -57,31 +57,19 @@ export function geluTanhGrad(x: number): number {
   return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
 }
 
-/** The gated MLP activation of either family: silu (SwiGLU) or gelu_tanh (Gemma's GeGLU), out = act(gate) * up. */
-export function mlpActivationForward(
-  act: MlpActivation,
-  out: Floats, // (N, F)
-  gate: Floats, // (N, F)
-  up: Floats, // (N, F)
-  N: number,
-  F: number,
-): void {
-  if (act === 'silu') return swigluForward(out, gate, up, N, F);
+/** The gated MLP activation of either family: silu (SwiGLU) or gelu_tanh (Gemma's GeGLU), out = act(gate) * up;
+ *  the arguments of swigluForward (out, gate, up: (N, F)). */
+export function mlpActivationForward(act: MlpActivation, ...args: Parameters<typeof swigluForward>): void {
+  if (act === 'silu') return swigluForward(...args);
+  const [out, gate, up, N, F] = args;
   for (let i = 0; i < N * F; i++) out[i] = geluTanh(gate[i]) * up[i];
 }
 
-/** Backward of mlpActivationForward, accumulating: dgate += dout * u * act'(g), dup += dout * act(g). */
-export function mlpActivationBackward(
-  act: MlpActivation,
-  dgate: Floats, // (N, F) accumulated
-  dup: Floats, // (N, F) accumulated
-  dout: Floats, // (N, F)
-  gate: Floats, // (N, F)
-  up: Floats, // (N, F)
-  N: number,
-  F: number,
-): void {
-  if (act === 'silu') return swigluBackward(dgate, dup, dout, gate, up, N, F);
+/** Backward of mlpActivationForward, accumulating: dgate += dout * u * act'(g), dup += dout * act(g); the
+ *  arguments of swigluBackward. */
+export function mlpActivationBackward(act: MlpActivation, ...args: Parameters<typeof swigluBackward>): void {
+  if (act === 'silu') return swigluBackward(...args);
+  const [dgate, dup, dout, gate, up, N, F] = args;
   for (let i = 0; i < N * F; i++) {
     dgate[i] += dout[i] * up[i] * geluTanhGrad(gate[i]);
     dup[i] += dout[i] * geluTanh(gate[i]);
