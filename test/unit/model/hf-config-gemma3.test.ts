@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
 import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights';
+import { parseLoraTensorName } from '../../../src/engine/reference/lora';
 import { gemma3Fixture } from './gemma3-fixtures';
 
 const pattern = (L: number) => Array.from({ length: L }, (_, i) => ((i + 1) % 6 === 0 ? 'full_attention' : 'sliding_attention'));
@@ -98,6 +99,11 @@ describe('Gemma 3 config.json', () => {
     expect(checkpointTensorName(c, 'model.language_model.embed_tokens.weight')).toBe('model.embed_tokens.weight');
     expect(checkpointTensorName(c, 'vision_tower.vision_model.embeddings.patch_embedding.weight')).toBeNull();
     expect(checkpointTensorName(c, 'model.multi_modal_projector.mm_soft_emb_norm.weight')).toBeNull();
+    // PEFT adapters trained on such a checkpoint name the same layers.
+    for (const prefix of ['base_model.model.model.language_model.', 'base_model.model.language_model.model.', 'base_model.model.model.']) {
+      expect(parseLoraTensorName(`${prefix}layers.3.self_attn.q_proj.lora_A.weight`)).toEqual({ layer: 3, module: 'q_proj', which: 'A' });
+    }
+    expect(parseLoraTensorName('base_model.model.model.vision_tower.encoder.layers.3.self_attn.q_proj.lora_A.weight')).toBeNull();
   });
 
   it('refuses what the engine would run wrong, naming the field', () => {
