@@ -2,7 +2,8 @@
  * SwiGluBackward: the MLP activation's backward (swiglu-backward.wgsl), from d(silu(gate) * up)
  * [T, F] and the saved fused [gate | up] GEMM output [T, 2F] to d[gate | up] [T, 2F] in the same
  * fused layout, ready for one dX GEMM through the fused gate_up weight. Elementwise.
- * Gemma's GeGLU (gelu_tanh(gate) * up) with `act`. Reference: reference/swiglu.ts `swigluBackward`, `mlpActivationBackward`.
+ * Gemma's GeGLU (gelu_tanh(gate) * up) with `act`. Reference: reference/swiglu.ts `swigluBackward`,
+ * `mlpActivationBackward`.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';

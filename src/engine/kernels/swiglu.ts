@@ -1,6 +1,7 @@
 /**
  * SwiGlu: the prefill MLP activation (swiglu.wgsl), out[t, f] = silu(gate) * up from the fused
- * [gate | up] GEMM output [T, 2F], or Gemma's GeGLU gelu_tanh(gate) * up. Elementwise, one invocation per output.
+ * [gate | up] GEMM output [T, 2F], or Gemma's GeGLU gelu_tanh(gate) * up. Elementwise, one
+ * invocation per output.
  * Decode fuses this into DecodeMlp (or Gemv's swiglu epilogue). Reference: reference/swiglu.ts.
  */
 import type { KernelContext } from '../gpu/context';
