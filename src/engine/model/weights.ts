@@ -13,8 +13,10 @@
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
  *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16): norm weights and
- *   biases, the q/k/v biases back to back and the gate/up biases back to back. Each group starts on a
- *   256-byte boundary, so it can also be bound on its own (`vectorBinding`).
+ *   biases, the q/k/v biases back to back and the gate/up biases back to back (Gemma's norms with
+ *   their + 1 and its softmax scale in q_norm: `deviceVector`), then Gemma's second RoPE table for
+ *   its sliding layers (`ropeTableOf`). Each group starts on a 256-byte boundary, so it can also be
+ *   bound on its own (`vectorBinding`).
  *
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
@@ -320,6 +322,9 @@ export class WeightSet {
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
     const chunkBytes = Math.min(opts.chunkBytes ?? limit, limit);
     const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
+    if (config.attentionScale !== undefined && !config.qkNorm) {
+      throw new Error('WeightSet: a softmax scale other than 1/sqrt(head_dim) is folded into q_norm, and this model has none');
+    }
     const layout = planLayout(config, ropePositions);
     const shapes = new Map(planParameters(config).map((p) => [p.name, p.shape]));
     const home = new Map<string, { plan: MatrixPlan; rowStart: number }>();
