@@ -7,11 +7,7 @@
 // sliding and full attention agree (longer contexts: the sliding-window work).
 // llama.cpp computes f_attention_scale as 1/sqrt(head_dim) for Gemma 3 (all but 27B), so the fixture
 // has query_pre_attn_scalar = head_dim as the real checkpoints do; the GPU tests cover a different one.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
@@ -19,6 +15,7 @@ import { layerNames } from '../../../src/engine/model/weights';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 import { randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';
+import { llamaCppOracle } from './llama-cpp';
 
 const PROMPT = [2, 72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100, 33];
 
@@ -58,16 +55,7 @@ function logSoftmax(row: Float32Array): Float64Array {
 }
 
 describe('Gemma 3 against llama.cpp', () => {
-  let llama: Llama;
-  let dir: string;
-  beforeAll(async () => {
-    llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
-    dir = mkdtempSync(join(tmpdir(), 'hearth-gemma3-'));
-  });
-  afterAll(async () => {
-    await llama?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const llamaCpp = llamaCppOracle('hearth-gemma3-');
 
   it('gives the prompt logprobs llama.cpp gives on the same weights', async () => {
     const cfg = tinyGemma3Config();
@@ -115,25 +103,8 @@ describe('Gemma 3 against llama.cpp', () => {
       ],
       tensors: ggufTensors,
     });
-    const path = join(dir, 'gemma3.gguf');
-    writeFileSync(path, gguf);
-
     const ours = new ReferenceModel(cfg, tensors).forward(PROMPT);
-    const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-    const ctx = await model.createContext({
-      contextSize: 64,
-      batchSize: 64,
-      threads: 2,
-      experimentalKvCacheKeyType: 'F32',
-      experimentalKvCacheValueType: 'F32',
-    });
-    const out = await ctx.getSequence().controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-    const theirs = new Float32Array(PROMPT.length * V);
-    out.forEach((o, i) => {
-      for (const [token, logit] of o!.next.logits!) theirs[i * V + (token as number)] = logit;
-    });
-    await ctx.dispose();
-    await model.dispose();
+    const theirs = await llamaCpp.logits(gguf, 'gemma3.gguf', PROMPT, V);
 
     // Prompt logprobs: log p(token t+1 | tokens ..t), and the whole distribution at every position.
     let worst = 0;
