@@ -1,6 +1,7 @@
 /**
  * The models `npm run bench` measures generation on: the bundled default model (its real files), and
- * random bf16 weights with the exact shapes of SmolLM2-135M and Qwen2.5-0.5B (their config.json),
+ * random bf16 weights with the exact shapes of SmolLM2-135M, Qwen2.5-0.5B, Gemma-3-270M and Gemma-3-1B
+ * (their config.json; Gemma's 262k vocabulary exercises the row-chunked lm_head and the sampler),
  * made in memory one tensor at a time as the upload consumes them (a 0.5B model is never held
  * whole). The random models borrow the bundled model's tokenizer and template: the bench feeds
  * token ids, so only the shapes matter.
@@ -18,7 +19,32 @@ import { matrixDtype, parseBenchModel, randomFormatTensors, weightBytesPerToken 
 
 export const BUNDLED_ID = 'hearth/tiny-chat';
 
-/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B); the training bench uses them too. */
+const LAYER_TYPES_270M = Array.from({ length: 18 }, (_, i) => ((i + 1) % 6 === 0 ? 'full_attention' : 'sliding_attention'));
+
+/** google/gemma-3-270m's config.json (the fields the engine reads). */
+const GEMMA_3_270M: Record<string, unknown> = {
+  architectures: ['Gemma3ForCausalLM'],
+  model_type: 'gemma3_text',
+  hidden_size: 640,
+  intermediate_size: 2048,
+  num_hidden_layers: 18,
+  num_attention_heads: 4,
+  num_key_value_heads: 1,
+  head_dim: 256,
+  query_pre_attn_scalar: 256,
+  vocab_size: 262144,
+  max_position_embeddings: 32768,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  rope_local_base_freq: 10000,
+  sliding_window: 512,
+  layer_types: LAYER_TYPES_270M,
+  hidden_activation: 'gelu_pytorch_tanh',
+  torch_dtype: 'bfloat16',
+};
+
+/** config.json of the benchmarked shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B, google/gemma-3-270m,
+ *  google/gemma-3-1b-it); the training bench uses them too. */
 export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
   'smollm2-135m': {
     architectures: ['LlamaForCausalLM'],
@@ -50,6 +76,16 @@ export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
     hidden_act: 'silu',
     torch_dtype: 'bfloat16',
   },
+  'gemma-3-270m': GEMMA_3_270M,
+  // google/gemma-3-1b-it: the 270M's fields at other sizes, and the older every-6th-global pattern key.
+  'gemma-3-1b': {
+    ...GEMMA_3_270M,
+    hidden_size: 1152,
+    intermediate_size: 6912,
+    num_hidden_layers: 26,
+    layer_types: undefined,
+    sliding_window_pattern: 6,
+  },
 };
 
 export const GENERATION_BENCH_MODELS = ['tiny-chat', ...Object.keys(BENCH_SHAPES)];
@@ -80,12 +116,14 @@ export function* randomBf16Tensors(cfg: ModelConfig, seed: number): Generator<Te
     const bytes = new Uint8Array(2 * n);
     const half = new Uint16Array(bytes.buffer);
     const isNorm = name.endsWith('norm.weight');
+    // Norm weights near 1 as the kernels apply them (Gemma stores w of x * (1 + w), near 0).
+    const normCenter = 1 - (cfg.normWeightOffset ?? 0);
     const scale = isNorm ? 0.2 : name.endsWith('.bias') ? 0.1 : Math.sqrt(3 / (shape.length > 1 ? shape[1] : 1));
     for (let i = 0; i < n; i++) {
       s ^= s << 13;
       s ^= s >>> 17;
       s ^= s << 5;
-      f[0] = (isNorm ? 1 : 0) + scale * (2 * ((s >>> 0) / 4294967296) - 1);
+      f[0] = (isNorm ? normCenter : 0) + scale * (2 * ((s >>> 0) / 4294967296) - 1);
       half[i] = u[0] >>> 16;
     }
     yield { name, dtype: 'bf16', shape, data: bytes };
@@ -114,7 +152,8 @@ export async function benchModel(name: string, opts: { baseUrl?: string; layers?
   const shape = BENCH_SHAPES[shapeName];
   if (!shape) throw new Error(`bench: unknown model ${name} (${GENERATION_BENCH_MODELS.join(', ')}, each also as <name>@q8_0 or @q4_k)`);
   const full = parseModelConfig(shape);
-  const config: ModelConfig = { ...full, numLayers: Math.min(full.numLayers, opts.layers ?? full.numLayers) };
+  const numLayers = Math.min(full.numLayers, opts.layers ?? full.numLayers);
+  const config: ModelConfig = { ...full, numLayers, layerTypes: full.layerTypes.slice(0, numLayers) };
   const plan = planParameters(config);
   const parameters = plan.reduce((s, p) => s + p.shape.reduce((a, b) => a * b, 1), 0);
   if (format !== 'bf16') return quantizedBenchModel(name, tiny, config, format, parameters, full.numLayers);

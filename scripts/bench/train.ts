@@ -110,7 +110,7 @@ export async function runTrainingBench(
     if (!shape) throw new Error(`train bench: unknown model ${model} (${TRAIN_BENCH_MODELS.join(', ')})`);
     const full = parseModelConfig(shape);
     const layers = Math.min(full.numLayers, options.layers ?? (quick ? 1 : full.numLayers));
-    const cfg: ModelConfig = { ...full, numLayers: layers };
+    const cfg: ModelConfig = { ...full, numLayers: layers, layerTypes: full.layerTypes.slice(0, layers) };
     log(`train bench: ${model} (${layers} of ${full.numLayers} layers), ${tokens} tokens per step, LoRA rank ${rank}, on ${device}`);
     const weights = await WeightSet.upload(ctx.device, cfg, randomBf16Tensors(cfg, 7), { ropePositions: Math.max(tokens, 16) });
     const engine = new GpuTrainingEngine({

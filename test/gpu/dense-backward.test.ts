@@ -16,7 +16,7 @@ import { expectClose } from '../../src/engine/reference/check';
 import { linearBackward } from '../../src/engine/reference/linear';
 import { Rng } from '../../src/engine/reference/random';
 import { rmsnormBackward, rmsnormForward } from '../../src/engine/reference/rmsnorm';
-import { swigluBackward } from '../../src/engine/reference/swiglu';
+import { mlpActivationBackward } from '../../src/engine/reference/swiglu';
 import { destroyContexts, kernelContext, packedMatrix, read, TOL, upload, zeros } from './dense-helpers';
 
 afterAll(destroyContexts);
@@ -101,29 +101,30 @@ describe('RMSNorm backward', () => {
 });
 
 describe('SwiGLU backward', () => {
-  it('d[gate | up] of 13 rows of F 77 from strided inputs', async () => {
-    const ctx = await kernelContext();
-    const rng = new Rng(6);
-    const T = 13,
-      F = 77,
-      dStride = 80;
-    const gu = rng.normals(T * 2 * F, 3);
-    const dact = rng.normals(T * dStride);
-    const dgu = zeros(ctx, T * 2 * F);
-    await runCalls(ctx, [
-      new SwiGluBackward(ctx).encode({ dgateUp: dgu, dact: upload(ctx, dact), gateUp: upload(ctx, gu), T, F, dactStride: dStride }),
-    ]);
-    const want = new Float32Array(T * 2 * F);
-    for (let t = 0; t < T; t++) {
-      const row = (a: Float32Array, off: number, stride: number) => a.subarray(t * stride + off, t * stride + off + F);
-      const dg = new Float32Array(F);
-      const du = new Float32Array(F);
-      swigluBackward(dg, du, row(dact, 0, dStride), row(gu, 0, 2 * F), row(gu, F, 2 * F), 1, F);
-      want.set(dg, t * 2 * F);
-      want.set(du, t * 2 * F + F);
-    }
-    expectClose(await read(ctx, dgu, T * 2 * F), want, TOL, 'd gate | d up');
-  });
+  for (const act of ['silu', 'gelu_tanh'] as const)
+    it(`${act}: d[gate | up] of 13 rows of F 77 from strided inputs`, async () => {
+      const ctx = await kernelContext();
+      const rng = new Rng(6);
+      const T = 13,
+        F = 77,
+        dStride = 80;
+      const gu = rng.normals(T * 2 * F, 3);
+      const dact = rng.normals(T * dStride);
+      const dgu = zeros(ctx, T * 2 * F);
+      await runCalls(ctx, [
+        new SwiGluBackward(ctx).encode({ dgateUp: dgu, dact: upload(ctx, dact), gateUp: upload(ctx, gu), T, F, dactStride: dStride, act }),
+      ]);
+      const want = new Float32Array(T * 2 * F);
+      for (let t = 0; t < T; t++) {
+        const row = (a: Float32Array, off: number, stride: number) => a.subarray(t * stride + off, t * stride + off + F);
+        const dg = new Float32Array(F);
+        const du = new Float32Array(F);
+        mlpActivationBackward(act, dg, du, row(dact, 0, dStride), row(gu, 0, 2 * F), row(gu, F, 2 * F), 1, F);
+        want.set(dg, t * 2 * F);
+        want.set(du, t * 2 * F + F);
+      }
+      expectClose(await read(ctx, dgu, T * 2 * F), want, TOL, 'd gate | d up');
+    });
 });
 
 describe('GEMM dX = dY W through frozen packed weights [out, in]', () => {

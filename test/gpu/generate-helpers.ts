@@ -47,10 +47,18 @@ export async function runnerFixture(
   arch: Architecture,
   dtype: DType,
   seed: number,
-  opts: { maxSeqs?: number; maxContext?: number; overrides?: Partial<ModelConfig>; maxTokens?: number; fusedMaxBatch?: number } = {},
+  opts: {
+    maxSeqs?: number;
+    maxContext?: number;
+    overrides?: Partial<ModelConfig>;
+    maxTokens?: number;
+    fusedMaxBatch?: number;
+    /** A model of its own (e.g. a Gemma 3 checkpoint parsed from its config format) instead of testConfig's. */
+    model?: { cfg: ModelConfig; tensors: TensorData[] };
+  } = {},
 ): Promise<RunnerFixture> {
-  const cfg = testConfig(arch, opts.overrides);
-  const tensors = randomModelTensors(cfg, dtype, seed);
+  const cfg = opts.model?.cfg ?? testConfig(arch, opts.overrides);
+  const tensors = opts.model?.tensors ?? randomModelTensors(cfg, dtype, seed);
   const maxContext = opts.maxContext ?? 128;
   const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: maxContext });
   const maxSeqs = opts.maxSeqs ?? 6;

@@ -17,6 +17,7 @@ import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceSession } from '../../src/engine/reference/model';
+import { randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
 import { Rng } from '../../src/engine/reference/random';
 import {
   argmax,
@@ -151,6 +152,31 @@ describe('model runner: whole-model logits against the reference', () => {
       // Separate q/k/v modules are not this model's: the pool refuses them by name.
       const wrong = randomLoraTensors(f.cfg, 4, ['q_proj'], 14);
       expect(() => pool.upload('b', aCfg, wrong)).toThrow(/adapts q_proj, which this phi3 model does not have/);
+    } finally {
+      pool.destroy();
+      f.destroy();
+    }
+  });
+
+  // Gemma 3 in gemma-3-270m's config format: 6 layers (5 sliding with rope_local_base_freq, 1 global),
+  // query_pre_attn_scalar != head_dim (the scale the engine folds into q_norm), bf16 weights (the
+  // embedding normaliser rounded to bf16 as transformers does). Decode runs the general graph. The
+  // window (128) is longer than these contexts, where sliding and full attention agree.
+  it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (decode-general), and a LoRA adapter', async () => {
+    const ctx = await generateContext();
+    const cfg = tinyGemma3Config({ sliding_window: 128, query_pre_attn_scalar: 24 });
+    const f = await runnerFixture(ctx, 'gemma3', 'bf16', 320, { model: { cfg, tensors: randomGemma3Tensors(cfg, 'bf16', 320) } });
+    const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 2 });
+    try {
+      const seqs = await prefillThenDecode(f, [null, null, null], 2, 'decode-general');
+      expect(seqs.map((s) => s.out.length)).toEqual([3, 3, 3]);
+      const a = randomLoraTensors(f.cfg, 4, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 13, 'f32');
+      const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
+      const slot = pool.upload('a', aCfg, a)!;
+      f.runner.attachLora(pool);
+      // The same rows again from position 0 (their KV entries are overwritten), one with the adapter.
+      for (const i of [0, 1, 2]) f.runner.sampler.release(i);
+      await prefillThenDecode(f, [{ slot, lora: referenceLora(f.cfg, aCfg, a) }, null, null], 1, 'decode-lora');
     } finally {
       pool.destroy();
       f.destroy();

@@ -9,7 +9,7 @@ import { embeddingForward } from '../../src/engine/reference/embedding';
 import { Rng } from '../../src/engine/reference/random';
 import { residualForward } from '../../src/engine/reference/residual';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
-import { swigluForward } from '../../src/engine/reference/swiglu';
+import { mlpActivationForward } from '../../src/engine/reference/swiglu';
 import { DTYPES, destroyContexts, kernelContext, packedMatrix, read, TOL, upload, zeros } from './dense-helpers';
 
 afterAll(destroyContexts);
@@ -38,6 +38,25 @@ describe('prefill-side kernels against the reference', () => {
       expectClose(await read(ctx, rstd, N), wantRstd, TOL, 'rstd');
     });
   }
+
+  it("rmsnorm added into a residual (Gemma's post-attention / post-feedforward norms)", async () => {
+    const ctx = await kernelContext();
+    const rng = new Rng(9);
+    const N = 5,
+      C = 96,
+      eps = 1e-6;
+    const x = rng.normals(N * C, 2);
+    const w = rng.uniforms(C, 0.5, 1.5);
+    const h = rng.normals(N * C);
+    const out = upload(ctx, h);
+    await runCalls(ctx, [
+      new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors: upload(ctx, w), weightOffset: 0, eps, accumulate: true }),
+    ]);
+    const want = new Float32Array(N * C);
+    rmsnormForward(want, null, x, w, N, C, eps);
+    for (let i = 0; i < N * C; i++) want[i] += h[i];
+    expectClose(await read(ctx, out, N * C), want, TOL, 'h + rmsnorm(x)');
+  });
 
   it('rmsnorm of gathered rows (the last token of each sequence) into a compact output', async () => {
     const ctx = await kernelContext();
@@ -68,24 +87,25 @@ describe('prefill-side kernels against the reference', () => {
     expectClose(await read(ctx, out, rows.length * C), want, TOL, 'out');
   });
 
-  it('swiglu over a fused [gate | up] output', async () => {
-    const ctx = await kernelContext();
-    const rng = new Rng(6);
-    const T = 13,
-      F = 77;
-    const gu = rng.normals(T * 2 * F, 3);
-    const out = zeros(ctx, T * F);
-    await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F)]);
-    const gate = new Float32Array(T * F);
-    const up = new Float32Array(T * F);
-    for (let t = 0; t < T; t++) {
-      gate.set(gu.subarray(t * 2 * F, t * 2 * F + F), t * F);
-      up.set(gu.subarray(t * 2 * F + F, (t + 1) * 2 * F), t * F);
-    }
-    const want = new Float32Array(T * F);
-    swigluForward(want, gate, up, T, F);
-    expectClose(await read(ctx, out, T * F), want, TOL, 'out');
-  });
+  for (const act of ['silu', 'gelu_tanh'] as const)
+    it(`${act} gated activation over a fused [gate | up] output`, async () => {
+      const ctx = await kernelContext();
+      const rng = new Rng(6);
+      const T = 13,
+        F = 77;
+      const gu = rng.normals(T * 2 * F, 3);
+      const out = zeros(ctx, T * F);
+      await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F, { act })]);
+      const gate = new Float32Array(T * F);
+      const up = new Float32Array(T * F);
+      for (let t = 0; t < T; t++) {
+        gate.set(gu.subarray(t * 2 * F, t * 2 * F + F), t * F);
+        up.set(gu.subarray(t * 2 * F + F, (t + 1) * 2 * F), t * F);
+      }
+      const want = new Float32Array(T * F);
+      mlpActivationForward(act, want, gate, up, T, F);
+      expectClose(await read(ctx, out, T * F), want, TOL, 'out');
+    });
 
   it('adds into a residual at offsets', async () => {
     const ctx = await kernelContext();
@@ -101,7 +121,9 @@ describe('prefill-side kernels against the reference', () => {
   });
 
   for (const dtype of DTYPES) {
-    it(`embedding gather over row chunks (${dtype}, odd C, chunks of 7 rows)`, async () => {
+    // Gemma scales its embeddings (by sqrt(C) in the weight dtype; 5.5 is exact in each).
+    const scale = dtype === 'f32' ? 1 : 5.5;
+    it(`embedding gather over row chunks (${dtype}, odd C, chunks of 7 rows, times ${scale})`, async () => {
       const ctx = await kernelContext();
       const rng = new Rng(8);
       const V = 50,
@@ -115,10 +137,11 @@ describe('prefill-side kernels against the reference', () => {
       const out = zeros(ctx, T * C + 5);
       await runCalls(
         ctx,
-        new Embedding(ctx).encode({ out, tokens: upload(ctx, Uint32Array.from(tokens)), embedding: matrix, T, outOffset: 5 }),
+        new Embedding(ctx).encode({ out, tokens: upload(ctx, Uint32Array.from(tokens)), embedding: matrix, T, outOffset: 5, scale }),
       );
       const want = new Float32Array(T * C);
       embeddingForward(want, tokens, ref, T, C, V);
+      for (let i = 0; i < want.length; i++) want[i] *= scale;
       expectClose((await read(ctx, out, T * C + 5)).subarray(5), want, { atol: 0, rtol: 0 }, 'rows');
     });
   }

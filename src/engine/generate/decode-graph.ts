@@ -23,6 +23,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
+import type { ModelConfig } from '../model/config';
 import type { KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
@@ -49,10 +50,20 @@ export interface DecodeGraph {
   dispatchesOutsideLayers: number;
 }
 
+/**
+ * Whether the fused decode kernels run this model: they fold Llama/Qwen's norms and SwiGLU into their
+ * GEMVs, so Gemma 3 (sandwich norms, GeGLU, scaled embeddings, a second RoPE table) decodes through the
+ * general graph instead (forward-graph.ts), one materialised activation per op.
+ */
+export function fusedDecodeCovers(cfg: ModelConfig): boolean {
+  return !cfg.sandwichNorms && cfg.hiddenAct === 'silu' && cfg.embeddingScale === undefined && cfg.ropeLocalTheta === undefined;
+}
+
 /** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */
 export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
   const { weights, kv, dense, attention, step } = g;
   const cfg = weights.config;
+  if (!fusedDecodeCovers(cfg)) throw new Error(`decode: the fused decode kernels do not run ${cfg.arch}; use the general graph`);
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);

@@ -11,6 +11,9 @@
  *   x = rmsnorm(h); qkv = x Wqkv^T + b [+ LoRA q|k|v]; QkvPrep (q/k-norm, RoPE, K/V into the cache)
  *   att = attention(q, cache); h += att Wo^T + b [+ LoRA o]
  *   x = rmsnorm(h); gu = x Wgu^T + b [+ LoRA gate|up]; act = silu(g) u; h += act Wd^T + b [+ LoRA down]
+ * Gemma 3 (config.ts): h starts as the embedding times its normaliser, act = gelu_tanh(g) u, and the
+ * o_proj and down_proj outputs go through their own RMSNorm (sandwich norms) before the residual add,
+ * so they land in x and RmsNorm adds them into h. Gemma decodes through this graph too (model-runner.ts).
  * Linear layers go through Gemv up to 64 rows (a short chunk keeps hundreds of workgroups) and
  * the tiled Gemm beyond. LoRA is a shrink and an expand per module group (kernels/lora.ts), run
  * only when some row has an adapter.
@@ -25,7 +28,7 @@ import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { KvCache } from '../model/kv-cache';
-import type { WeightSet } from '../model/weights';
+import { embeddingScaleIn, type WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
 
 /** Largest row count the GEMV path takes (Gemv's limit). */
@@ -84,7 +87,17 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     calls.push(f.loraKernels.encodeExpand({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, y, T }));
   };
 
-  calls.push(...dense.embedding.encode({ out: step.h, tokens: step.tokens, embedding: weights.embedding, T }));
+  // h += y W^T + b [+ LoRA], or with Gemma's sandwich norm h += rmsnorm(y W^T + b [+ LoRA], outNorm).
+  const residualBranch = (y: GPUBuffer, w: PackedMatrix, bias: number | null, group: LoraGroupName, l: number, outNorm: number | null) => {
+    const out = outNorm === null ? step.h : step.x;
+    linear(out, y, w, bias, outNorm === null);
+    lora(group, l, y, out);
+    if (outNorm !== null)
+      calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
+  };
+
+  const scale = embeddingScaleIn(cfg, weights.embedding.dtype);
+  calls.push(...dense.embedding.encode({ out: step.h, tokens: step.tokens, embedding: weights.embedding, T, scale }));
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
     calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
@@ -115,14 +128,12 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
       );
       calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
     }
-    linear(step.h, step.att, w.o, w.oBias, true);
-    lora('o', l, step.att, step.h);
+    residualBranch(step.att, w.o, w.oBias, 'o', l, w.attnOutNorm);
     calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.postNorm, eps }));
     linear(step.gu, step.x, w.gateUp, w.gateUpBias, false);
     lora('gateUp', l, step.x, step.gu);
-    calls.push(dense.swiglu.encode(step.act, step.gu, T, F));
-    linear(step.h, step.act, w.down, w.downBias, true);
-    lora('down', l, step.act, step.h);
+    calls.push(dense.swiglu.encode(step.act, step.gu, T, F, { act: cfg.hiddenAct }));
+    residualBranch(step.act, w.down, w.downBias, 'down', l, w.mlpOutNorm);
   }
   if (d.R > 0) {
     calls.push(...dense.lmHead.encode({ weights, logits: step.logits, hidden: step.h, R: d.R, rows: step.gather, scratch: step.scratch }));

@@ -5,8 +5,8 @@
  * A step is a batch of rows, each a sequence's block-table row, its first position and its tokens:
  *   - every row one token and no LoRA row: the fused decode graph (decode-graph.ts), its calls
  *     cached per (B, split plan, MLP mode) and replayed;
- *   - every row one token with LoRA rows: the general graph with decode attention
- *     (forward-graph.ts), cached the same way;
+ *   - every row one token with LoRA rows, or a model the fused kernels do not cover (Gemma 3:
+ *     fusedDecodeCovers): the general graph with decode attention (forward-graph.ts), cached the same way;
  *   - otherwise (prefill chunks): the general graph with prefill attention, encoded per step.
  * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
  * and the sampler over the logits of each sampled row's last token (a row can be sampled several
@@ -27,7 +27,7 @@ import { createAttentionKernels, createGenerationKernels, type AttentionKernels,
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { GraphCache, encodeDecode, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
+import { GraphCache, encodeDecode, fusedDecodeCovers, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
 import { encodeForward, encodePromptLogits, type ForwardContext, type ForwardDims } from './forward-graph';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
@@ -79,7 +79,7 @@ export interface StepResult {
   sampled: SamplerRowOutput[];
   promptLogprobs: PositionLogprobs[] | null;
   /** Which graph ran, and its dispatch counts (bench figures). */
-  graph: 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'prefill';
+  graph: 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'decode-general' | 'prefill';
   dispatches: number;
   /** Bytes copied back to the CPU. */
   readbackBytes: number;
@@ -279,14 +279,18 @@ export class ModelRunner {
     const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i && (s.at ?? 0) === 0);
     if (decode && fusedOrder && !spec.promptLogprobs) {
       const plan = this.planFor(rows);
-      if (hasLora) {
+      if (hasLora || !fusedDecodeCovers(this.weights.config)) {
         // Sampled rows are the batch rows in order (prefill steps overwrite the gather list).
         device.queue.writeBuffer(
           this.step.gather,
           0,
           Uint32Array.from({ length: B }, (_, i) => i),
         );
-        return { graph: 'decode-lora', replay: this.loraDecodeGraph(forward, B, plan).calls, fresh: [] };
+        return {
+          graph: hasLora ? 'decode-lora' : 'decode-general',
+          replay: this.generalDecodeGraph(forward, B, plan, hasLora).calls,
+          fresh: [],
+        };
       }
       const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
       return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', replay: g.calls, fresh: [] };
@@ -442,17 +446,22 @@ export class ModelRunner {
     return this.generalGraphs.get(key, () => ({ calls: encodeForward(forward, dims) })).calls;
   }
 
-  private loraDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
-    const key = `lora|${B}|${plan.splitLen}|${plan.numSplits}`;
+  /** The general graph as a decode step (LoRA rows, or a model the fused kernels do not cover). */
+  private generalDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): DecodeGraph {
+    const key = `${lora ? 'lora' : 'general'}|${B}|${plan.splitLen}|${plan.numSplits}`;
     return this.graphs.get(key, () => {
-      const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora: true });
-      return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: 0, dispatchesOutsideLayers: 0 };
+      const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora });
+      // Per layer: the calls between the embedding and lm_head, spread evenly (bench figures).
+      const outside = encodeCount(forward, B);
+      const perLayer = (calls.length - outside) / this.weights.config.numLayers;
+      return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
     });
   }
 
   /** The decode graph a batch of B rows at these positions would use (bench figures). */
   describeDecode(B: number, longestContext: number): DecodeGraph {
     const rows = Array.from({ length: B }, (_, i) => ({ seq: i, pos: longestContext - 1, tokens: [0], adapterSlot: NO_ADAPTER }));
+    if (!fusedDecodeCovers(this.weights.config)) return this.generalDecodeGraph(this.forwardContext(), B, this.planFor(rows), false);
     return this.decodeGraph(B, this.planFor(rows), B <= this.fusedMaxBatch ? 'fused' : 'unfused');
   }
 
@@ -476,6 +485,21 @@ export class ModelRunner {
     this.sampler.destroy();
     this.promptLogprobs.destroy();
   }
+}
+
+/** Dispatches of the general graph outside its layers: the embedding's row chunks and lm_head's calls. */
+function encodeCount(f: ForwardContext, R: number): number {
+  const embedding = f.weights.embedding.chunks.length;
+  const head = f.dense.lmHead.encode({
+    weights: f.weights,
+    logits: f.step.logits,
+    hidden: f.step.h,
+    R,
+    rows: f.step.gather,
+    scratch: f.step.scratch,
+  });
+  for (const c of head) c.dispose();
+  return embedding + head.length;
 }
 
 function alignTo4(n: number): number {

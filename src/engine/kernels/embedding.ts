@@ -28,7 +28,18 @@ export const EMBEDDING_SPEC: KernelSpec = {
   uniforms: {
     var: 'P',
     struct: 'Params',
-    fields: { T: 'u32', C: 'u32', row_start: 'u32', rows: 'u32', w_stride: 'u32', out_off: 'u32', out_stride: 'u32', tok_off: 'u32' },
+    fields: {
+      T: 'u32',
+      C: 'u32',
+      row_start: 'u32',
+      rows: 'u32',
+      w_stride: 'u32',
+      out_off: 'u32',
+      out_stride: 'u32',
+      tok_off: 'u32',
+      // Gemma's sqrt(hidden_size) normaliser (model/weights.ts embeddingScaleIn); 1 for the other families.
+      scale: 'f32',
+    },
   },
   shaders: { main: [code] },
 };
@@ -43,6 +54,8 @@ export interface EmbeddingArgs {
   T: number;
   outOffset?: number;
   outStride?: number;
+  /** Each row times this (default 1). */
+  scale?: number;
 }
 
 export class Embedding {
@@ -81,6 +94,7 @@ export class Embedding {
           out_off: a.outOffset ?? 0,
           out_stride: outStride,
           tok_off: a.tokenOffset ?? 0,
+          scale: a.scale ?? 1,
         },
         workgroups: grid(this.ctx, a.T),
       }),

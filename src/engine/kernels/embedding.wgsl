@@ -1,7 +1,7 @@
 // Token embedding gather over one row chunk of the embedding: for every token whose id falls in this
-// chunk's rows, out[t] = E[id] unpacked to f32. One dispatch per chunk (the ids live on the GPU, so
-// each chunk checks them itself); tokens of other chunks are skipped, ids >= V by all of them.
-// One workgroup per token, 8 elements per load.
+// chunk's rows, out[t] = E[id] unpacked to f32, times P.scale (Gemma's normaliser, else 1). One
+// dispatch per chunk (the ids live on the GPU, so each chunk checks them itself); tokens of other
+// chunks are skipped, ids >= V by all of them. One workgroup per token, 8 elements per load.
 
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -20,7 +20,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     for (var e = 0u; e < 8u; e++) {
       let c = 8u * g + e;
       if (c < P.C) {
-        OUT[dst + c] = w[e / 4u][e % 4u];
+        OUT[dst + c] = w[e / 4u][e % 4u] * P.scale;
       }
     }
   }

@@ -185,7 +185,7 @@ export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepI
   return {
     qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
     kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
-    ropeTable: weights.ropeTable,
+    ropeTable: weights.ropeTableOf(layer),
     rope: layerUsesRope(weights.config, layer),
   };
 }

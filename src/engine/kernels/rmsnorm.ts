@@ -47,6 +47,9 @@ export interface RmsNormArgs {
   rows?: BufferRef;
   /** f32 [N]: receives 1 / rms of each row. */
   rstd?: BufferRef;
+  /** out += the normalised row instead of out =: Gemma's post-attention / post-feedforward norms,
+   *  whose output goes straight into the residual (`inp` and `out` must be different buffers). */
+  accumulate?: boolean;
 }
 
 export class RmsNorm {
@@ -65,7 +68,7 @@ export class RmsNorm {
     if (!a.rows) checkElements('rmsnorm', 'inp', a.inp, (a.inOffset ?? 0) + (a.N - 1) * inStride + a.C);
     checkElements('rmsnorm', 'weight', a.vectors, a.weightOffset + a.C);
     const WG = a.C <= 256 ? 64 : 256;
-    const consts = { WG, BB: 1, GATHER: !!a.rows, RSTD: !!a.rstd };
+    const consts = { WG, BB: 1, GATHER: !!a.rows, RSTD: !!a.rstd, ACCUMULATE: !!a.accumulate };
     const pipeline = this.ctx.pipelines.get({
       label: RMSNORM_SPEC.name,
       layout: this.layout.pipeline,

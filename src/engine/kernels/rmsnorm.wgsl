@@ -1,8 +1,9 @@
 // RMSNorm of rows (prefill side, and the final norm before lm_head on selected rows):
 //   out[n] = inp[row(n)] * rsqrt(mean(inp[row(n)]^2) + eps) * weight
 // row(n) = IDX[n] with GATHER (e.g. the last token of each sequence), else n. With RSTD the per-row
-// 1/rms is saved for a backward pass. One workgroup per row; WG invocations stride the C elements.
-// Consts: WG, BB = 1 (reduction helpers), GATHER, RSTD.
+// 1/rms is saved for a backward pass. With ACCUMULATE, out[n] += ... (Gemma's sandwich norms add
+// their output into the residual). One workgroup per row; WG invocations stride the C elements.
+// Consts: WG, BB = 1 (reduction helpers), GATHER, RSTD, ACCUMULATE.
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/) {
@@ -33,6 +34,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let r = red[0];
   let dst = P.out_off + n * P.out_stride;
   for (var c = lid; c < P.C; c += WG) {
-    OUT[dst + c] = IN[src + c] * r * VEC[P.w_off + c];
+    let y = IN[src + c] * r * VEC[P.w_off + c];
+    if (ACCUMULATE) {
+      OUT[dst + c] += y;
+    } else {
+      OUT[dst + c] = y;
+    }
   }
 }

@@ -2,12 +2,16 @@
  * SwiGluBackward: the MLP activation's backward (swiglu-backward.wgsl), from d(silu(gate) * up)
  * [T, F] and the saved fused [gate | up] GEMM output [T, 2F] to d[gate | up] [T, 2F] in the same
  * fused layout, ready for one dX GEMM through the fused gate_up weight. Elementwise.
- * Reference: reference/swiglu.ts `swigluBackward`.
+ * Gemma's GeGLU (gelu_tanh(gate) * up) with `act`. Reference: reference/swiglu.ts `swigluBackward`,
+ * `mlpActivationBackward`.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import type { MlpActivation } from '../model/config';
+import activation from './activation.wgsl?raw';
 import { checkDim, checkElements, grid, specCall, specLayout } from './common';
-import { withDeclarations, type KernelSpec } from './spec';
+import { composeShader } from './shader';
+import type { KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
 
 export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
@@ -18,7 +22,7 @@ export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
     dgateUp: { var: 'DGU', type: 'f32', access: 'read_write', doc: '[T, 2F] d gate | d up, row stride dgu_stride' },
   },
   uniforms: { var: 'P', struct: 'Params', fields: { T: 'u32', F: 'u32', gu_stride: 'u32', d_stride: 'u32', dgu_stride: 'u32' } },
-  shaders: { main: [code] },
+  shaders: { main: [activation, code] },
 };
 
 export interface SwiGluBackwardArgs {
@@ -33,6 +37,8 @@ export interface SwiGluBackwardArgs {
   gateUpStride?: number;
   dactStride?: number;
   dgateUpStride?: number;
+  /** The gate's activation (default silu; Gemma: gelu_tanh). */
+  act?: MlpActivation;
 }
 
 export class SwiGluBackward {
@@ -43,7 +49,8 @@ export class SwiGluBackward {
   }
 
   encode(a: SwiGluBackwardArgs): KernelCall {
-    const label = 'swiglu-backward';
+    const act = a.act ?? 'silu';
+    const label = `swiglu-backward.${act}`;
     checkDim(label, 'T', a.T);
     checkDim(label, 'F', a.F);
     const guStride = a.gateUpStride ?? 2 * a.F;
@@ -56,7 +63,7 @@ export class SwiGluBackward {
       label,
       layout: this.layout.pipeline,
       entryPoint: 'main',
-      code: withDeclarations(SWIGLU_BACKWARD_SPEC, code),
+      code: composeShader({ spec: SWIGLU_BACKWARD_SPEC, consts: { GELU: act === 'gelu_tanh' }, body: SWIGLU_BACKWARD_SPEC.shaders.main }),
     });
     return specCall(this.ctx, SWIGLU_BACKWARD_SPEC, {
       pipeline,

@@ -4,6 +4,7 @@
 //   dGU[t, f]     = d * u * sig(g) * (1 + g * (1 - sig(g)))     (d gate)
 //   dGU[t, F + f] = d * silu(g)                                  (d up)
 // written into the fused layout, so dX = dGU [Wg; Wu] is one GEMM through the fused weight.
+// GELU (Gemma's GeGLU, act = gelu_tanh): dGU[t, f] = d * u * gelu_tanh'(g), dGU[t, F + f] = d * gelu_tanh(g).
 // One invocation per (t, f). The only producer of dGU, so it writes (no accumulation).
 
 @compute @workgroup_size(256)
@@ -17,7 +18,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let g = GU[t * P.gu_stride + f];
   let u = GU[t * P.gu_stride + P.F + f];
   let d = DACT[t * P.d_stride + f];
-  let sig = 1.0 / (1.0 + exp(-g));
-  DGU[t * P.dgu_stride + f] = d * u * sig * (1.0 + g * (1.0 - sig));
-  DGU[t * P.dgu_stride + P.F + f] = d * g * sig;
+  if (GELU) {
+    DGU[t * P.dgu_stride + f] = d * u * gelu_tanh_grad(g);
+    DGU[t * P.dgu_stride + P.F + f] = d * gelu_tanh(g);
+  } else {
+    let sig = 1.0 / (1.0 + exp(-g));
+    DGU[t * P.dgu_stride + f] = d * u * sig * (1.0 + g * (1.0 - sig));
+    DGU[t * P.dgu_stride + P.F + f] = d * g * sig;
+  }
 }

@@ -18,7 +18,7 @@ export type BlockDType = 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q2_k' | '
 export type DType = FloatDType | BlockDType;
 
 /** The decoder families Hearth runs; they differ only in the flags below. */
-export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3';
+export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3' | 'gemma3';
 
 /** Llama 3.x frequency-dependent RoPE scaling (transformers `_compute_llama3_parameters`). */
 export interface Llama3RopeScaling {
@@ -116,11 +116,31 @@ export interface ModelConfig {
   mlpBias: boolean;
   /** Qwen3: per-head RMSNorm on q and k (q_norm / k_norm) before RoPE. */
   qkNorm: boolean;
-  /** hidden_act; only "silu" is supported. */
-  hiddenAct: 'silu';
+  /** The MLP's gate activation: SiLU (SwiGLU) or Gemma's tanh-approximated GELU (GeGLU, "gelu_pytorch_tanh"). */
+  hiddenAct: MlpActivation;
   /** Token ids from config.json (generation_config.json and the tokenizer may add more). */
   bosTokenId: number | null;
   eosTokenIds: number[];
   /** torch_dtype from the file, informative only: each tensor carries its own dtype. */
   torchDtype: DType | null;
+
+  // Gemma 3 (transformers modeling_gemma3.py; llama.cpp src/models/gemma3.cpp). Absent in the other
+  // families, which behave as the defaults say.
+  /** RMSNorm multiplies by (normWeightOffset + w): 1 in Gemma ("x * (1 + w)"); default 0. */
+  normWeightOffset?: number;
+  /** Token embeddings are multiplied by this (Gemma: sqrt(hidden_size), rounded to the embedding's
+   *  dtype as transformers casts its normaliser, see embeddingScaleIn); default 1. */
+  embeddingScale?: number;
+  /** Gemma's sandwich norms: post_attention_layernorm on the attention output and post_feedforward_layernorm
+   *  on the MLP output before each residual add, pre_feedforward_layernorm before the MLP. */
+  sandwichNorms?: boolean;
+  /** Softmax scale of q.k (Gemma: query_pre_attn_scalar^-1/2); default 1/sqrt(headDim). */
+  attentionScale?: number;
+  /** RoPE base of 'sliding_attention' layers (Gemma's rope_local_base_freq, no scaling); default: ropeTheta with ropeScaling. */
+  ropeLocalTheta?: number;
+  /** A multimodal checkpoint (Gemma3ForConditionalGeneration): the text model's tensors sit under
+   *  `language_model.` (or `model.language_model.`), the vision tower's are skipped (checkpointTensorName). */
+  multimodalCheckpoint?: boolean;
 }
+
+export type MlpActivation = 'silu' | 'gelu_tanh';

@@ -12,6 +12,7 @@
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
 import type { Architecture, DType, LayerType, ModelConfig, RopeScaling } from './config';
+import { isGemma3Config, parseGemma3Config } from './hf-config-gemma3';
 
 /** A config.json (or generation_config.json) that Hearth cannot use; the message names the field. */
 export class ConfigError extends Error {
@@ -22,7 +23,7 @@ export class ConfigError extends Error {
 }
 
 /** HF architecture class -> Hearth family. `model_type` is the fallback when `architectures` is absent. */
-const ARCHITECTURES: Record<string, Architecture> = {
+const ARCHITECTURES: Record<string, Exclude<Architecture, 'gemma3'>> = {
   LlamaForCausalLM: 'llama',
   // Mistral is Llama's graph and weight names (transformers' MistralModel, llama.cpp's LLM_ARCH_LLAMA
   // for converted checkpoints) plus a sliding window (slidingWindowOf below).
@@ -32,7 +33,7 @@ const ARCHITECTURES: Record<string, Architecture> = {
   Phi3ForCausalLM: 'phi3',
   SmolLM3ForCausalLM: 'smollm3',
 };
-const MODEL_TYPES: Record<string, Architecture> = {
+const MODEL_TYPES: Record<string, Exclude<Architecture, 'gemma3'>> = {
   llama: 'llama',
   mistral: 'llama',
   qwen2: 'qwen2',
@@ -45,7 +46,7 @@ const MODEL_TYPES: Record<string, Architecture> = {
 const MISTRAL_DEFAULTS = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 131072 };
 
 /** Defaults of the transformers config classes for the fields a checkpoint may leave out. */
-const FAMILY_DEFAULTS: Record<Architecture, { ropeTheta: number; rmsNormEps: number; maxPositions: number }> = {
+const FAMILY_DEFAULTS: Record<Exclude<Architecture, 'gemma3'>, { ropeTheta: number; rmsNormEps: number; maxPositions: number }> = {
   llama: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 2048 },
   qwen2: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
   qwen3: { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768 },
@@ -54,7 +55,7 @@ const FAMILY_DEFAULTS: Record<Architecture, { ropeTheta: number; rmsNormEps: num
   smollm3: { ropeTheta: 2000000, rmsNormEps: 1e-6, maxPositions: 32768 },
 };
 
-const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
+export const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
 
 type Json = Record<string, unknown>;
 
@@ -64,6 +65,8 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     throw new ConfigError(`${file}: expected a JSON object`);
   }
   const c = json as Json;
+  // Gemma 3 has its own field set (and a nested text_config in multimodal checkpoints): hf-config-gemma3.ts.
+  if (isGemma3Config(c)) return parseGemma3Config(c, file, { ConfigError, FieldReader, ropeOf, tokenIdList, TORCH_DTYPES });
   const f = new FieldReader(c, file);
   const arch = architectureOf(c, file);
 
@@ -194,7 +197,7 @@ function isMistral(c: Json): boolean {
   return Array.isArray(c.architectures) ? c.architectures[0] === 'MistralForCausalLM' : c.model_type === 'mistral';
 }
 
-function architectureOf(c: Json, file: string): Architecture {
+function architectureOf(c: Json, file: string): Exclude<Architecture, 'gemma3'> {
   const list = c.architectures;
   if (list != null) {
     if (!Array.isArray(list) || list.length === 0 || typeof list[0] !== 'string') {
@@ -202,24 +205,28 @@ function architectureOf(c: Json, file: string): Architecture {
     }
     const arch = ARCHITECTURES[list[0]];
     if (!arch) {
-      throw new ConfigError(`${file}: unsupported architecture "${list[0]}"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`);
+      throw new ConfigError(`${file}: unsupported architecture "${list[0]}"; Hearth runs ${supportedClasses()}`);
     }
     return arch;
   }
   const arch = typeof c.model_type === 'string' ? MODEL_TYPES[c.model_type] : undefined;
   if (!arch) {
     throw new ConfigError(
-      `${file}: unsupported model_type ${JSON.stringify(c.model_type ?? null)} and no "architectures"; Hearth runs ${Object.keys(ARCHITECTURES).join(', ')}`,
+      `${file}: unsupported model_type ${JSON.stringify(c.model_type ?? null)} and no "architectures"; Hearth runs ${supportedClasses()}`,
     );
   }
   return arch;
+}
+
+function supportedClasses(): string {
+  return [...Object.keys(ARCHITECTURES), 'Gemma3ForCausalLM', 'Gemma3ForConditionalGeneration'].join(', ');
 }
 
 /**
  * RoPE base and scaling. transformers 4.x: `rope_theta` + `rope_scaling` ({type|rope_type, ...});
  * transformers 5: `rope_parameters` ({rope_type, rope_theta, ...}). "default" means no scaling.
  */
-function ropeOf(
+export function ropeOf(
   c: Json,
   file: string,
   defaultTheta: number,

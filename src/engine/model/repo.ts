@@ -19,7 +19,7 @@ import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from './sources/source';
 import type { TensorData } from './tensor';
 import { ModelTokenizer } from './tokenizer';
-import { checkAgainstPlan, isIgnorableTensor } from './weights';
+import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from './weights';
 
 /** A repository that is incomplete or inconsistent; the message names the file and the problem. */
 export class RepositoryError extends Error {
@@ -41,6 +41,8 @@ export interface WeightEntry {
   /** The safetensors file holding it. */
   file: string;
   bytes: number;
+  /** Its name in that file when the engine's differs (a multimodal Gemma 3's language_model.*). */
+  fileName?: string;
 }
 
 export interface LoadedModelFiles {
@@ -138,20 +140,33 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
   } else {
     for (const name of opened.get(SINGLE_FILE)!.names) located.set(name, SINGLE_FILE);
   }
-  const headerOf = (name: string) => opened.get(located.get(name)!)!.entry(name);
+  // The engine's name of each tensor (a multimodal checkpoint's text model renamed, its vision tower left out).
+  const fileNames = new Map<string, string>();
+  for (const name of located.keys()) {
+    const engineName = checkpointTensorName(config, name);
+    if (engineName === null) continue;
+    if (fileNames.has(engineName)) throw new RepositoryError(`${where}: ${fileNames.get(engineName)} and ${name} are both ${engineName}`);
+    fileNames.set(engineName, name);
+  }
+  const headerOf = (name: string) => {
+    const fileName = fileNames.get(name)!;
+    return opened.get(located.get(fileName)!)!.entry(fileName);
+  };
   const problem = checkAgainstPlan(
     config,
-    [...located.keys()].map((name) => ({ name, shape: headerOf(name).shape })),
+    [...fileNames.keys()].map((name) => ({ name, shape: headerOf(name).shape })),
   );
   if (problem) throw new RepositoryError(`${where}: ${problem}`);
 
   const weights: WeightEntry[] = [];
-  for (const [name, file] of located) {
+  for (const [name, fileName] of fileNames) {
     if (isIgnorableTensor(config, name)) continue;
+    const file = located.get(fileName)!;
     const e = headerOf(name);
     const dtype = WEIGHT_DTYPES[e.dtype];
-    if (!dtype) throw new RepositoryError(`${file}: tensor ${name} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
-    weights.push({ name, dtype, shape: e.shape, file, bytes: e.end - e.begin });
+    if (!dtype)
+      throw new RepositoryError(`${file}: tensor ${fileName} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
+    weights.push({ name, dtype, shape: e.shape, file, bytes: e.end - e.begin, ...(fileName !== name ? { fileName } : {}) });
   }
   // File order within each shard, shards in name order: sequential reads of each file.
   weights.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : headerOf(a.name).begin - headerOf(b.name).begin));
@@ -167,7 +182,10 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
     weights,
     weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
     async *tensors() {
-      for (const w of weights) yield await opened.get(w.file)!.read(w.name);
+      for (const w of weights) {
+        const t = await opened.get(w.file)!.read(w.fileName ?? w.name);
+        yield w.fileName ? { ...t, name: w.name } : t;
+      }
     },
     files: {
       config: configJson,

@@ -84,6 +84,15 @@ export function ropeInvFreq(cfg: RopeParams, long = false): Float32Array {
   return inv;
 }
 
+/**
+ * RoPE of layer l: Gemma 3's sliding layers use `rope_local_base_freq` without scaling (transformers
+ * Gemma3TextModel.rotary_emb_local; llama.cpp freq_base_swa), every other layer the model's own.
+ */
+export function layerRopeParams(cfg: RopeParams & Pick<ModelConfig, 'layerTypes' | 'ropeLocalTheta'>, l: number): RopeParams {
+  if (cfg.ropeLocalTheta === undefined || cfg.layerTypes[l] !== 'sliding_attention') return cfg;
+  return { headDim: cfg.headDim, ropeTheta: cfg.ropeLocalTheta, ropeScaling: null };
+}
+
 /** The f32 angle of position `pos` at frequency `invFreq` (torch: an f32 product). */
 export function ropeAngle(pos: number, invFreq: number): number {
   return f(pos * invFreq);

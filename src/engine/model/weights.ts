@@ -14,17 +14,19 @@
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
  *   offset 0), followed by every 1-D tensor decoded to f32 (exact for f16 / bf16, and block types
- *   dequantized as llama.cpp does, reference/dequant.ts): norm weights and
- *   biases, the q/k/v biases back to back and the gate/up biases back to back. Each group starts on a
- *   256-byte boundary, so it can also be bound on its own (`vectorBinding`).
+ *   dequantized as llama.cpp does, reference/dequant.ts): norm weights and biases, the q/k/v biases
+ *   back to back and the gate/up biases back to back (Gemma's norms with their + 1 and its softmax
+ *   scale in q_norm: `deviceVector`), then Gemma's second RoPE table for its sliding layers
+ *   (`ropeTableOf`). Each group starts on a 256-byte boundary, so it can also be bound on its own
+ *   (`vectorBinding`).
  *
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
 import { dequantizeTensor } from '../reference/dequant';
-import type { ModelConfig } from './config';
-import { encodeFromF32 } from './dtype';
-import { ropeTable, rotaryDim } from './rope';
+import type { DType, ModelConfig } from './config';
+import { encodeFromF32, roundToDtype } from './dtype';
+import { layerRopeParams, ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
 import { numel, tensorBytes } from './tensor';
 
@@ -53,6 +55,9 @@ export function layerNames(l: number) {
     o: `${p}.self_attn.o_proj.weight`,
     oBias: `${p}.self_attn.o_proj.bias`,
     postNorm: `${p}.post_attention_layernorm.weight`,
+    // Gemma 3's sandwich norms (its post_attention_layernorm normalises the attention output instead).
+    preFfnNorm: `${p}.pre_feedforward_layernorm.weight`,
+    postFfnNorm: `${p}.post_feedforward_layernorm.weight`,
     gate: `${p}.mlp.gate_proj.weight`,
     up: `${p}.mlp.up_proj.weight`,
     /** Phi-3's fused [gate; up] rows (modeling_phi3.py Phi3MLP: gate is the first half), in place of gate, up. */
@@ -88,14 +93,50 @@ export function planParameters(cfg: ModelConfig): ParameterSpec[] {
     plan.push({ name: n.o, shape: [C, qRows] });
     if (cfg.outputBias) plan.push({ name: n.oBias, shape: [C] });
     plan.push({ name: n.postNorm, shape: [C] });
+    if (cfg.sandwichNorms) plan.push({ name: n.preFfnNorm, shape: [C] });
     if (cfg.fusedProjections) plan.push({ name: n.gateUp, shape: [2 * F, C] });
     else plan.push({ name: n.gate, shape: [F, C] }, { name: n.up, shape: [F, C] });
     plan.push({ name: n.down, shape: [C, F] });
     if (cfg.mlpBias) plan.push({ name: n.gateBias, shape: [F] }, { name: n.upBias, shape: [F] }, { name: n.downBias, shape: [C] });
+    if (cfg.sandwichNorms) plan.push({ name: n.postFfnNorm, shape: [C] });
   }
   plan.push({ name: FINAL_NORM_NAME, shape: [C] });
   if (!cfg.tieWordEmbeddings) plan.push({ name: LM_HEAD_NAME, shape: [cfg.vocabSize, C] });
   return plan;
+}
+
+/**
+ * The engine's name of a checkpoint tensor, or null for a tensor of a part the engine does not run.
+ * A multimodal Gemma 3 checkpoint (Gemma3ForConditionalGeneration) keeps the text model under
+ * `language_model.` (transformers < 4.52: language_model.model.layers.0...) or `model.language_model.`
+ * (later: model.language_model.layers.0...) beside `vision_tower` and `multi_modal_projector`.
+ */
+export function checkpointTensorName(cfg: ModelConfig, name: string): string | null {
+  if (!cfg.multimodalCheckpoint) return name;
+  if (name.startsWith('language_model.')) return name.slice('language_model.'.length);
+  if (name.startsWith('model.language_model.')) return `model.${name.slice('model.language_model.'.length)}`;
+  if (/^(model\.)?(vision_tower|multi_modal_projector)\./.test(name)) return null;
+  return name;
+}
+
+/**
+ * A 1-D tensor as the kernels read it from `vectors`: Gemma's norms are x * (1 + w), so the offset is
+ * added here once (in f32, as Gemma3RMSNorm computes 1.0 + weight.float()); and Gemma's softmax scale
+ * query_pre_attn_scalar^-1/2 is folded into q_norm, times sqrt(HS) that the attention kernels apply
+ * as 1/sqrt(HS): q_norm's output is the only input of q, RoPE is linear, so the scores are exact.
+ */
+export function deviceVector(cfg: ModelConfig, name: string, values: Float32Array): Float32Array {
+  const isNorm = name.endsWith('norm.weight');
+  const offset = isNorm ? (cfg.normWeightOffset ?? 0) : 0;
+  const scale =
+    name.endsWith('self_attn.q_norm.weight') && cfg.attentionScale !== undefined ? cfg.attentionScale * Math.sqrt(cfg.headDim) : 1;
+  if (offset === 0 && scale === 1) return values;
+  return values.map((w) => Math.fround(Math.fround(offset + w) * scale));
+}
+
+/** Gemma's embedding normaliser in the embedding's dtype (transformers: embed_scale.to(weight.dtype)); 1 without one. */
+export function embeddingScaleIn(cfg: ModelConfig, dtype: DType): number {
+  return cfg.embeddingScale === undefined ? 1 : roundToDtype([cfg.embeddingScale], dtype)[0];
 }
 
 /**
@@ -145,7 +186,12 @@ export interface GpuLayerWeights {
   /** [C, F]. */
   down: PackedMatrix;
   inputNorm: number; // (C,)
+  /** The norm before the MLP: post_attention_layernorm, or Gemma's pre_feedforward_layernorm. */
   postNorm: number; // (C,)
+  /** Gemma's post_attention_layernorm on the attention output before the residual add. */
+  attnOutNorm: number | null; // (C,)
+  /** Gemma's post_feedforward_layernorm on the MLP output before the residual add. */
+  mlpOutNorm: number | null; // (C,)
   qkvBias: number | null; // ((NH + 2 NKV) HS,) q, k, v biases back to back
   qNorm: number | null; // (HS,)
   kNorm: number | null; // (HS,)
@@ -232,7 +278,9 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
       ),
       down: matrix(n.down, C, F, [[n.down, 0]]),
       inputNorm: vector([n.inputNorm], [C], true)!,
-      postNorm: vector([n.postNorm], [C], true)!,
+      postNorm: vector([cfg.sandwichNorms ? n.preFfnNorm : n.postNorm], [C], true)!,
+      attnOutNorm: vector([n.postNorm], [C], !!cfg.sandwichNorms),
+      mlpOutNorm: vector([n.postFfnNorm], [C], !!cfg.sandwichNorms),
       // Fused biases: [q; k; v] and [gate; up] read as one vector each.
       qkvBias: vector([n.qBias, n.kBias, n.vBias], [qRows, kvRows, kvRows], cfg.attentionBias),
       qNorm: vector([n.qNorm], [HS], cfg.qkNorm),
@@ -243,7 +291,9 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
     };
   });
   const finalNorm = vector([FINAL_NORM_NAME], [C], true)!;
-  return { matrices, layers, finalNorm, vectorOffsets, vectorLength };
+  // Gemma's sliding layers rotate with their own base: a second table, after the 1-D tensors.
+  const localRope = vector(['rope.local'], [ropePositions * HS], cfg.ropeLocalTheta !== undefined);
+  return { matrices, layers, finalNorm, localRope, vectorOffsets, vectorLength };
 }
 
 /**
@@ -272,6 +322,8 @@ export class WeightSet {
   /** The embedding itself when tie_word_embeddings. */
   readonly lmHead: PackedMatrix;
   readonly finalNorm: number;
+  /** Offset of the sliding layers' RoPE table in `vectors` (Gemma), or null. */
+  private readonly localRope: number | null;
   readonly layers: GpuLayerWeights[];
   /** The RoPE table, then every 1-D tensor in f32, at the offsets named in the layers (and finalNorm). */
   readonly vectors: GPUBuffer;
@@ -291,6 +343,7 @@ export class WeightSet {
     this.embedding = matrices.get(EMBED_NAME)!;
     this.lmHead = config.tieWordEmbeddings ? this.embedding : matrices.get(LM_HEAD_NAME)!;
     this.finalNorm = layout.finalNorm;
+    this.localRope = layout.localRope;
     this.layers = layout.layers.map((l) => ({
       ...l,
       qkv: matrices.get(l.qkv)!,
@@ -315,6 +368,9 @@ export class WeightSet {
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
     const chunkBytes = Math.min(opts.chunkBytes ?? limit, limit);
     const ropePositions = opts.ropePositions ?? Math.min(config.maxPositionEmbeddings, 131072);
+    if (config.attentionScale !== undefined && !config.qkNorm) {
+      throw new Error('WeightSet: a softmax scale other than 1/sqrt(head_dim) is folded into q_norm, and this model has none');
+    }
     const layout = planLayout(config, ropePositions);
     const shapes = new Map(planParameters(config).map((p) => [p.name, p.shape]));
     const home = new Map<string, MatrixPlan>();
@@ -331,6 +387,10 @@ export class WeightSet {
     };
     try {
       device.queue.writeBuffer(vectors, 0, ropeTable(config, ropePositions));
+      if (layout.localRope !== null) {
+        const local = config.layerTypes.findIndex((t) => t === 'sliding_attention');
+        if (local >= 0) device.queue.writeBuffer(vectors, layout.localRope * 4, ropeTable(layerRopeParams(config, local), ropePositions));
+      }
       const seen = new Set<string>();
       for await (const t of tensors as AsyncIterable<TensorData>) {
         const want = shapes.get(t.name);
@@ -353,7 +413,7 @@ export class WeightSet {
         }
         const offset = layout.vectorOffsets.get(t.name);
         if (offset !== undefined) {
-          device.queue.writeBuffer(vectors, offset * 4, dequantizeTensor(t));
+          device.queue.writeBuffer(vectors, offset * 4, deviceVector(config, t.name, dequantizeTensor(t)));
           continue;
         }
         const plan = home.get(t.name)!;
@@ -384,6 +444,12 @@ export class WeightSet {
   /** The RoPE table (model/rope.ts layout) as a binding: the start of `vectors`. */
   get ropeTable(): GPUBufferBinding {
     return { buffer: this.vectors, offset: 0, size: this.ropePositions * rotaryDim(this.config) * 4 };
+  }
+
+  /** The RoPE table layer l rotates with: Gemma's sliding layers have their own (rope_local_base_freq). */
+  ropeTableOf(layer: number): GPUBufferBinding {
+    if (this.localRope === null || this.config.layerTypes[layer] !== 'sliding_attention') return this.ropeTable;
+    return this.vectorBinding(this.localRope, this.ropePositions * this.config.headDim);
   }
 
   /** A vector group as its own binding (its offset is 256-byte aligned), e.g. q_norm for qkv-prep. */

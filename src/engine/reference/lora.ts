@@ -136,7 +136,10 @@ export function loraTensorName(layer: number, module: LoraModule, which: 'A' | '
   return `base_model.model.model.layers.${layer}.${MODULE_PATHS[module]}.lora_${which}.weight`;
 }
 
-const KEY = /^(?:base_model\.model\.)?model\.layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_([AB])(?:\.[\w-]+)?\.weight$/;
+// The text model of a multimodal Gemma 3 (Gemma3ForConditionalGeneration) sits at model.language_model.layers
+// (transformers >= 4.52) or language_model.model.layers in PEFT's keys.
+const KEY =
+  /^(?:base_model\.model\.)?(?:model\.language_model\.|language_model\.model\.|model\.)layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_([AB])(?:\.[\w-]+)?\.weight$/;
 
 /** The (layer, module, A|B) a PEFT key names, or null for a key that is not a LoRA matrix. */
 export function parseLoraTensorName(name: string): { layer: number; module: LoraModule; which: 'A' | 'B' } | null {

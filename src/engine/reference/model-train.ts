@@ -1,5 +1,5 @@
 /**
- * The whole-model training pass of Llama / Qwen2 / Qwen3 with LoRA, reference: a forward over one
+ * The whole-model training pass of Llama / Qwen2 / Qwen3 / Gemma 3 with LoRA, reference: a forward over one
  * sequence (positions 0 .. T-1) that keeps every activation the backward needs, and the backward
  * that calls the layers' backward functions in exactly the reverse order of the forward, returning
  * the LoRA gradients and d(embedding output). Plain loops in f32 or f64 (the finite-difference
@@ -9,6 +9,9 @@
  * o, gate, up and down projections, y = x W^T (+ b) + s (x A^T) B^T: with no adapter it gives the
  * same logits (tested). The loss enters as dlogits; `lossAndGradients` builds them from per-position
  * coefficients (reference/cross-entropy.ts), which covers SFT and every RL loss.
+ * Gemma 3 (reference/model.ts): scaled embeddings, sandwich norms on the o_proj and down_proj outputs
+ * (their inputs and rstd kept), GeGLU, the sliding layers' own RoPE base, q scaled so that the
+ * attention's HS^-1/2 gives query_pre_attn_scalar^-1/2.
  *
  * Not here: the loss coefficients (engine/train), several sequences (call once per sequence: the
  * backward accumulates), gradients of base weights (frozen).
@@ -25,7 +28,7 @@ import type { ReferenceModel } from './model';
 import { residualBackward, residualForward } from './residual';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';
 import { ropeBackward, ropeForward } from './rope';
-import { swigluBackward, swigluForward } from './swiglu';
+import { mlpActivationBackward, mlpActivationForward } from './swiglu';
 
 export type Precision = 'f32' | 'f64';
 
@@ -50,6 +53,10 @@ interface LayerActs {
   gate: Floats; // (T, F)
   up: Floats; // (T, F)
   act: Floats; // (T, F) silu(gate) * up, input of down_proj
+  oOut: Floats | null; // (T, C) Gemma: o_proj's output before post_attention_layernorm
+  rstdO: Floats | null; // (T,)
+  downOut: Floats | null; // (T, C) Gemma: down_proj's output before post_feedforward_layernorm
+  rstdD: Floats | null; // (T,)
 }
 
 /** Everything a training forward saved, and its logits. */
@@ -182,6 +189,16 @@ export function trainForward(
 
   let h = a(T * C);
   embeddingForward(h, tokens, model.wte, T, C, V);
+  if (model.embeddingScale !== 1) for (let i = 0; i < T * C; i++) h[i] *= model.embeddingScale;
+  const qScale = cfg.attentionScale === undefined ? 1 : cfg.attentionScale * Math.sqrt(HS);
+  // Gemma: a branch output y becomes rmsnorm(y, outNorm) before the residual add; its input and rstd are kept.
+  const branchNorm = (y: Floats, outNorm: Floats | null): [Floats, Floats | null, Floats | null] => {
+    if (!outNorm) return [y, null, null];
+    const normed = a(T * C);
+    const rstd = a(T);
+    rmsnormForward(normed, rstd, y, outNorm, T, C, eps);
+    return [normed, y, rstd];
+  };
   const layers: LayerActs[] = [];
   for (let l = 0; l < cfg.numLayers; l++) {
     const w: Layer = model.layers[l];
@@ -205,6 +222,10 @@ export function trainForward(
       gate: a(T * F),
       up: a(T * F),
       act: a(T * F),
+      oOut: null,
+      rstdO: null,
+      downOut: null,
+      rstdD: null,
     };
     rmsnormForward(s.x1, s.rstd1, s.hIn, w.inputNorm, T, C, eps);
     projForward(s.q0, s.x1, w.q, w.qBias, lora, l, 'q_proj', T, C, NH * HS);
@@ -218,22 +239,27 @@ export function trainForward(
       s.qn.set(s.q0);
       s.kn.set(s.k0);
     }
-    const freqs = layerUsesRope(cfg, l) ? model.invFreq : NO_ROPE;
+    const freqs = layerUsesRope(cfg, l) ? model.layerInvFreq[l] : NO_ROPE;
     ropeForward(s.q, s.qn, positions, freqs, T, NH, HS);
     ropeForward(s.k, s.kn, positions, freqs, T, NKV, HS);
+    if (qScale !== 1) for (let i = 0; i < s.q.length; i++) s.q[i] *= qScale;
     attentionForward(s.att, s.q, s.k, s.v, T, T, NH, NKV, HS, 0, layerWindow(cfg, l));
     const proj = a(T * C);
     projForward(proj, s.att, w.o, w.oBias, lora, l, 'o_proj', T, NH * HS, C);
-    residualForward(s.hMid, s.hIn, proj, T * C);
+    const [attnOut, oOut, rstdO] = branchNorm(proj, w.attnOutNorm);
+    [s.oOut, s.rstdO] = [oOut, rstdO];
+    residualForward(s.hMid, s.hIn, attnOut, T * C);
     rmsnormForward(s.x2, s.rstd2, s.hMid, w.postNorm, T, C, eps);
     projForward(s.gate, s.x2, w.gate, w.gateBias, lora, l, 'gate_proj', T, C, F);
     projForward(s.up, s.x2, w.up, w.upBias, lora, l, 'up_proj', T, C, F);
     fusedForward([s.gate, s.up], [F, F], s.x2, lora, l, 'gate_up_proj', T, C);
-    swigluForward(s.act, s.gate, s.up, T, F);
+    mlpActivationForward(cfg.hiddenAct, s.act, s.gate, s.up, T, F);
     const down = a(T * C);
     projForward(down, s.act, w.down, w.downBias, lora, l, 'down_proj', T, F, C);
+    const [mlpOut, downOut, rstdD] = branchNorm(down, w.mlpOutNorm);
+    [s.downOut, s.rstdD] = [downOut, rstdD];
     const hOut = a(T * C);
-    residualForward(hOut, s.hMid, down, T * C);
+    residualForward(hOut, s.hMid, mlpOut, T * C);
     layers.push(s);
     h = hOut;
   }
@@ -274,6 +300,14 @@ export function trainBackward(
   linearBackward(dxFinal, null, null, dlogits, acts.xFinal, model.lmHead, T, C, V);
   let dh = a(T * C);
   rmsnormBackward(dh, null, dxFinal, acts.hFinal, model.finalNorm, acts.rstdFinal, T, C);
+  const qScale = cfg.attentionScale === undefined ? 1 : cfg.attentionScale * Math.sqrt(HS);
+  // Gemma: out = rmsnorm(y, outNorm), so dy = rmsnorm_backward(dout); without the norm dy = dout.
+  const branchNormBackward = (dout: Floats, y: Floats | null, outNorm: Floats | null, rstd: Floats | null): Floats => {
+    if (!outNorm || !y || !rstd) return dout;
+    const dy = a(T * C);
+    rmsnormBackward(dy, null, dout, y, outNorm, rstd, T, C);
+    return dy;
+  };
 
   for (let l = cfg.numLayers - 1; l >= 0; l--) {
     const w: Layer = model.layers[l];
@@ -282,13 +316,13 @@ export function trainBackward(
     const dhMid = a(T * C);
     const ddown = a(T * C);
     residualBackward(dhMid, ddown, dh, T * C);
-    // down = act Wd^T (+ LoRA)
+    // [Gemma: rmsnorm(downOut, post_feedforward_layernorm)] down = act Wd^T (+ LoRA)
     const dact = a(T * F);
-    projBackward(dact, ddown, s.act, w.down, lora, grads, l, 'down_proj', T, F, C);
-    // act = silu(gate) * up
+    projBackward(dact, branchNormBackward(ddown, s.downOut, w.mlpOutNorm, s.rstdD), s.act, w.down, lora, grads, l, 'down_proj', T, F, C);
+    // act = silu(gate) * up  [Gemma: gelu_tanh(gate) * up]
     const dgate = a(T * F);
     const dup = a(T * F);
-    swigluBackward(dgate, dup, dact, s.gate, s.up, T, F);
+    mlpActivationBackward(cfg.hiddenAct, dgate, dup, dact, s.gate, s.up, T, F);
     // gate = x2 Wg^T, up = x2 Wu^T (+ LoRA); reverse order: up, then gate
     const dx2 = a(T * C);
     fusedBackward(dx2, [dgate, dup], [F, F], s.x2, lora, grads, l, 'gate_up_proj', T, C);
@@ -302,16 +336,17 @@ export function trainBackward(
     residualBackward(dhIn, dproj, dhMid, T * C);
     // proj = att Wo^T (+ LoRA)
     const datt = a(T * NH * HS);
-    projBackward(datt, dproj, s.att, w.o, lora, grads, l, 'o_proj', T, NH * HS, C);
+    projBackward(datt, branchNormBackward(dproj, s.oOut, w.attnOutNorm, s.rstdO), s.att, w.o, lora, grads, l, 'o_proj', T, NH * HS, C);
     // att = attention(q, k, v)
     const dq = a(T * NH * HS);
     const dk = a(T * NKV * HS);
     const dv = a(T * NKV * HS);
     attentionBackward(dq, dk, dv, datt, s.q, s.k, s.v, T, T, NH, NKV, HS, 0, layerWindow(cfg, l));
-    // q = rope(qn), k = rope(kn)
+    // [Gemma: q *= qScale] q = rope(qn), k = rope(kn)
+    if (qScale !== 1) for (let i = 0; i < dq.length; i++) dq[i] *= qScale;
     const dqn = a(T * NH * HS);
     const dkn = a(T * NKV * HS);
-    const freqs = layerUsesRope(cfg, l) ? model.invFreq : NO_ROPE;
+    const freqs = layerUsesRope(cfg, l) ? model.layerInvFreq[l] : NO_ROPE;
     ropeBackward(dkn, dk, positions, freqs, T, NKV, HS);
     ropeBackward(dqn, dq, positions, freqs, T, NH, HS);
     // Qwen3: qn = rmsnorm(q0, q_norm) per head, kn likewise

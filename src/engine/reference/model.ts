@@ -12,6 +12,12 @@
  *   x = rmsnorm(h, post_attention_layernorm); h += (silu(x Wg^T) * (x Wu^T)) Wd^T
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
+ * Gemma 3 (transformers modeling_gemma3.py, Gemma3DecoderLayer; llama.cpp src/models/gemma3.cpp):
+ *   h = embed * sqrt(C) (the normaliser rounded to the embedding's dtype); every norm is x * (1 + w);
+ *   h += rmsnorm(attention(...) Wo^T, post_attention_layernorm)
+ *   x = rmsnorm(h, pre_feedforward_layernorm); h += rmsnorm((gelu_tanh(x Wg^T) * (x Wu^T)) Wd^T, post_feedforward_layernorm)
+ *   the scores are scaled by query_pre_attn_scalar^-1/2, and sliding layers rotate with rope_local_base_freq.
+ *
  * LoRA (optional, per session): an adapter (reference/lora.ts) adds s (x A^T) B^T to the output of each
  * adapted projection, right after the frozen Linear (before q/k-norm and RoPE for q and k). Phi-3
  * stores q|k|v and gate|up fused: the reference splits the fused weights by rows, and a fused LoRA
@@ -21,9 +27,9 @@
  */
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
-import { layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
+import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
 import type { TensorData } from '../model/tensor';
-import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
+import { checkAgainstPlan, EMBED_NAME, embeddingScaleIn, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
 import { layerWindow } from '../model/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
@@ -31,7 +37,7 @@ import { linearForward } from './linear';
 import { loraForward, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
-import { swigluForward } from './swiglu';
+import { mlpActivationForward } from './swiglu';
 
 /** One layer's weights in f32 (shapes as in the HF file). */
 interface LayerWeights {
@@ -46,7 +52,9 @@ interface LayerWeights {
   kNorm: Float32Array | null; // (HS,)
   o: Float32Array; // (C, NH*HS)
   oBias: Float32Array | null;
-  postNorm: Float32Array; // (C,)
+  postNorm: Float32Array; // (C,) the norm before the MLP (Gemma: pre_feedforward_layernorm)
+  attnOutNorm: Float32Array | null; // (C,) Gemma: post_attention_layernorm on the attention output
+  mlpOutNorm: Float32Array | null; // (C,) Gemma: post_feedforward_layernorm on the MLP output
   gate: Float32Array; // (F, C)
   up: Float32Array; // (F, C)
   down: Float32Array; // (C, F)
@@ -64,6 +72,8 @@ export class ReferenceModel {
   readonly finalNorm: Float32Array; // (C,)
   readonly layers: LayerWeights[] = [];
   readonly invFreq: RopeFreqs; // (R/2,) per position
+  readonly layerInvFreq: RopeFreqs[]; // per layer: invFreq, or Gemma's sliding layers' own base
+  readonly embeddingScale: number;
 
   constructor(
     readonly config: ModelConfig,
@@ -75,9 +85,14 @@ export class ReferenceModel {
     if (problem) throw new Error(`ReferenceModel: ${problem}`);
     const get = (name: string) => tensorToF32(byName.get(name)!);
     const opt = (name: string, present: boolean) => (present ? get(name) : null);
+    // Gemma3RMSNorm: x * (1.0 + weight.float()), the sum in f32.
+    const offset = config.normWeightOffset ?? 0;
+    const norm = (name: string) => get(name).map((w) => Math.fround(offset + w));
+    const optNorm = (name: string, present: boolean) => (present ? norm(name) : null);
     this.wte = get(EMBED_NAME);
+    this.embeddingScale = embeddingScaleIn(config, byName.get(EMBED_NAME)!.dtype);
     this.lmHead = config.tieWordEmbeddings ? this.wte : get(LM_HEAD_NAME);
-    this.finalNorm = get(FINAL_NORM_NAME);
+    this.finalNorm = norm(FINAL_NORM_NAME);
     const qRows = config.numHeads * config.headDim;
     const kvRows = config.numKvHeads * config.headDim;
     const C = config.hiddenSize;
@@ -88,18 +103,20 @@ export class ReferenceModel {
       const qkv = config.fusedProjections ? get(n.qkv) : null;
       const gateUp = config.fusedProjections ? get(n.gateUp) : null;
       this.layers.push({
-        inputNorm: get(n.inputNorm),
+        inputNorm: norm(n.inputNorm),
         q: qkv ? qkv.subarray(0, qRows * C) : get(n.q),
         k: qkv ? qkv.subarray(qRows * C, (qRows + kvRows) * C) : get(n.k),
         v: qkv ? qkv.subarray((qRows + kvRows) * C) : get(n.v),
         qBias: opt(n.qBias, config.attentionBias),
         kBias: opt(n.kBias, config.attentionBias),
         vBias: opt(n.vBias, config.attentionBias),
-        qNorm: opt(n.qNorm, config.qkNorm),
-        kNorm: opt(n.kNorm, config.qkNorm),
+        qNorm: optNorm(n.qNorm, config.qkNorm),
+        kNorm: optNorm(n.kNorm, config.qkNorm),
         o: get(n.o),
         oBias: opt(n.oBias, config.outputBias),
-        postNorm: get(n.postNorm),
+        postNorm: norm(config.sandwichNorms ? n.preFfnNorm : n.postNorm),
+        attnOutNorm: optNorm(n.postNorm, !!config.sandwichNorms),
+        mlpOutNorm: optNorm(n.postFfnNorm, !!config.sandwichNorms),
         gate: gateUp ? gateUp.subarray(0, F * C) : get(n.gate),
         up: gateUp ? gateUp.subarray(F * C) : get(n.up),
         down: get(n.down),
@@ -109,6 +126,7 @@ export class ReferenceModel {
       });
     }
     this.invFreq = ropeFreqs(config);
+    this.layerInvFreq = Array.from({ length: config.numLayers }, (_, l) => ropeFreqs(layerRopeParams(config, l)));
   }
 
   /** Logits (T, V) of every position of `tokens`, from an empty cache, with an optional LoRA adapter. */
@@ -199,6 +217,7 @@ export class ReferenceSession {
 
     const h = new Float32Array(T * C); // residual stream
     embeddingForward(h, tokens, this.model.wte, T, C, V);
+    if (this.model.embeddingScale !== 1) for (let i = 0; i < T * C; i++) h[i] *= this.model.embeddingScale;
     save('embedding', h);
     const x = new Float32Array(T * C);
     const q = new Float32Array(T * NH * HS);
@@ -226,9 +245,11 @@ export class ReferenceSession {
         rmsnormForward(k, null, k, w.kNorm, T * NKV, HS, eps);
       }
       if (layerUsesRope(cfg, l)) {
-        ropeForward(q, q, positions, this.model.invFreq, T, NH, HS);
-        ropeForward(k, k, positions, this.model.invFreq, T, NKV, HS);
+        ropeForward(q, q, positions, this.model.layerInvFreq[l], T, NH, HS);
+        ropeForward(k, k, positions, this.model.layerInvFreq[l], T, NKV, HS);
       }
+      // Gemma: scores * query_pre_attn_scalar^-1/2 where attentionForward applies HS^-1/2.
+      if (cfg.attentionScale !== undefined) for (let i = 0; i < q.length; i++) q[i] *= cfg.attentionScale * Math.sqrt(HS);
       this.k[l].set(k, pos0 * NKV * HS);
       this.v[l].set(v, pos0 * NKV * HS);
       save(`layers.${l}.q`, q);
@@ -238,6 +259,7 @@ export class ReferenceSession {
       save(`layers.${l}.attention`, att);
       linearForward(proj, att, w.o, w.oBias, T, NH * HS, C);
       adapt(l, 'o_proj', proj, att, NH * HS, C);
+      if (w.attnOutNorm) rmsnormForward(proj, null, proj, w.attnOutNorm, T, C, eps);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual_attn`, h);
       rmsnormForward(x, null, h, w.postNorm, T, C, eps);
@@ -246,10 +268,11 @@ export class ReferenceSession {
       adapt(l, 'gate_proj', gate, x, C, F);
       adapt(l, 'up_proj', up, x, C, F);
       adaptFused(l, 'gate_up_proj', x, C, [gate, up], [F, F]);
-      swigluForward(act, gate, up, T, F);
+      mlpActivationForward(cfg.hiddenAct, act, gate, up, T, F);
       save(`layers.${l}.mlp_act`, act);
       linearForward(proj, act, w.down, w.downBias, T, F, C);
       adapt(l, 'down_proj', proj, act, F, C);
+      if (w.mlpOutNorm) rmsnormForward(proj, null, proj, w.mlpOutNorm, T, C, eps);
       for (let i = 0; i < T * C; i++) h[i] += proj[i];
       save(`layers.${l}.residual`, h);
     }

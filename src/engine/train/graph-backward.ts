@@ -17,6 +17,9 @@
  *   x = rmsnorm(h[l]) (recomputed); qkv = x Wqkv^T + LoRA:  dx = dQkv Wqkv (+ LoRA), dA/dB q, k, v
  *   x = rmsnorm(h[l]):                 dh += rmsnorm_backward(dx)          (dh = dL/dh[l])
  *
+ * Gemma's sandwich norms put one more step before each branch's Linear backward:
+ *   h[l+1] = hMid + rmsnorm(downOut):  dBranch = rmsnorm_backward(dh), then dAct = dBranch Wd ...
+ *   hMid = h[l] + rmsnorm(oOut):       dBranch = rmsnorm_backward(dh), then dAtt = dBranch Wo ...
  * LoRA of a group (y = x W^T + s (x A^T) B^T, u = x A^T saved, g = dL/dy):
  *   gB = s g B (per module, into its r columns),  dx += gB A (one GEMM over the stacked A),
  *   dA += gB^T x (one problem over the stacked A),  dB += s g^T u, stored from dB^T = s u^T g.
@@ -180,15 +183,35 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
 
   if (buf.plan.mode === 'recompute') calls.push(...encodeLayerForward(g, l, d, { writeOutput: false }));
   calls.push(k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps }));
-  calls.push(k.swiglu.encode(act, a('gu'), T, F));
+  calls.push(k.swiglu.encode(act, a('gu'), T, F, { act: cfg.hiddenAct }));
+  // Gemma: out = rmsnorm(y, outNorm) added to the residual, so dL/dy = rmsnorm_backward(dh) (written, not accumulated).
+  const branchGrad = (outNorm: number | null, y: 'oOut' | 'downOut', rstd: 'rstdO' | 'rstdD') => {
+    if (outNorm === null) return dh;
+    const dBranch = buf.get('dBranch');
+    calls.push(
+      k.rmsnormBackward.encode({
+        dinp: dBranch,
+        dout: dh,
+        inp: a(y),
+        rstd: a(rstd),
+        vectors,
+        weightOffset: outNorm,
+        N: T,
+        C,
+        accumulate: false,
+      }),
+    );
+    return dBranch;
+  };
 
-  // h[l+1] = hMid + act Wd^T (+ b) + LoRA
+  // h[l+1] = hMid + act Wd^T (+ b) + LoRA   [Gemma: hMid + rmsnorm(downOut)]
+  const dDown = branchGrad(w.mlpOutNorm, 'downOut', 'rstdD');
   const dAct = buf.get('dAct');
-  calls.push(...k.gemm.encode({ out: dAct, a: dh, b: { weight: w.down, layout: 'rows-are-k' }, M: T, N: F, K: C }));
-  if (L.down) calls.push(...loraBackward(g, L.down, dh, act, a('u.down'), dAct, T));
-  // act = silu(gate) * up
+  calls.push(...k.gemm.encode({ out: dAct, a: dDown, b: { weight: w.down, layout: 'rows-are-k' }, M: T, N: F, K: C }));
+  if (L.down) calls.push(...loraBackward(g, L.down, dDown, act, a('u.down'), dAct, T));
+  // act = silu(gate) * up   [Gemma: gelu_tanh(gate) * up]
   const dGu = buf.get('dGu');
-  calls.push(k.swigluBackward.encode({ dgateUp: dGu, dact: dAct, gateUp: a('gu'), T, F }));
+  calls.push(k.swigluBackward.encode({ dgateUp: dGu, dact: dAct, gateUp: a('gu'), T, F, act: cfg.hiddenAct }));
   // gu = x Wgu^T (+ b) + LoRA
   calls.push(...k.gemm.encode({ out: dx, a: dGu, b: { weight: w.gateUp, layout: 'rows-are-k' }, M: T, N: C, K: 2 * F }));
   if (L.gateUp) calls.push(...loraBackward(g, L.gateUp, dGu, x, a('u.gateUp'), dx, T));
@@ -197,10 +220,11 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
     k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: a('hMid'), rstd: a('rstd2'), vectors, weightOffset: w.postNorm, N: T, C }),
   );
 
-  // hMid = h[l] + att Wo^T (+ b) + LoRA
+  // hMid = h[l] + att Wo^T (+ b) + LoRA   [Gemma: h[l] + rmsnorm(oOut)]
+  const dO = branchGrad(w.attnOutNorm, 'oOut', 'rstdO');
   const dAtt = buf.get('dAtt');
-  calls.push(...k.gemm.encode({ out: dAtt, a: dh, b: { weight: w.o, layout: 'rows-are-k' }, M: T, N: NQ, K: C }));
-  if (L.o) calls.push(...loraBackward(g, L.o, dh, a('att'), a('u.o'), dAtt, T));
+  calls.push(...k.gemm.encode({ out: dAtt, a: dO, b: { weight: w.o, layout: 'rows-are-k' }, M: T, N: NQ, K: C }));
+  if (L.o) calls.push(...loraBackward(g, L.o, dO, a('att'), a('u.o'), dAtt, T));
   // att = attention(q, k, v); q, k, v = qkv-prep(qkv)
   const dQkv = buf.get('dQkv');
   const attnIo = { blockTable: buf.get('blockTable'), rows: buf.get('rows') };

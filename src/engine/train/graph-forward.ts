@@ -10,6 +10,9 @@
  *   hMid = att Wo^T (+ b) + LoRA + h[l]
  *   x = rmsnorm(hMid) (rstd2)          gu = x Wgu^T (+ b) + LoRA;  act = silu(gate) * up
  *   h[l+1] = act Wd^T (+ b) + LoRA + hMid
+ * Gemma 3 (sandwich norms, config.ts): oOut = att Wo^T + LoRA, hMid = h[l] + rmsnorm(oOut) (rstdO);
+ * downOut = act Wd^T + LoRA, h[l+1] = hMid + rmsnorm(downOut) (rstdD); act = gelu_tanh(gate) * up;
+ * h[0] is the embedding times its normaliser.
  * LoRA: one GEMM u = x [A_1; ..; A_n]^T per group (the group's A matrices are stacked, lora-plan.ts),
  * then one accumulating GEMM per module y[:, col0 .. col0 + out] += s u_m B_m^T into the module's
  * columns of the fused output, before q/k-norm and RoPE as in PEFT.
@@ -22,7 +25,7 @@
 import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
-import type { WeightSet } from '../model/weights';
+import { embeddingScaleIn, type WeightSet } from '../model/weights';
 import type { TrainingBuffers } from './activations';
 import type { TrainKernels } from '../kernels/registry';
 import type { LoraGroupPlan, LoraPlan } from './lora-plan';
@@ -86,7 +89,9 @@ export function loraExpand(g: TrainGraph, group: LoraGroupPlan, u: BufferRef, y:
 
 /** h[0] = the embeddings of the micro-batch's tokens. */
 export function encodeEmbedding(g: TrainGraph, d: MicroBatchDims): KernelCall[] {
-  return g.k.embedding.encode({ out: g.buf.residual[0], tokens: g.buf.get('tokens'), embedding: g.weights.embedding, T: d.T });
+  const embedding = g.weights.embedding;
+  const scale = embeddingScaleIn(g.weights.config, embedding.dtype);
+  return g.k.embedding.encode({ out: g.buf.residual[0], tokens: g.buf.get('tokens'), embedding, T: d.T, scale });
 }
 
 export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, opts: { writeOutput: boolean }): KernelCall[] {
@@ -125,12 +130,16 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
       { ...attnDims, maxCount: d.maxCount, window: layerWindow(cfg, l) },
     ),
   );
+  const oOut = w.attnOutNorm === null ? a('hMid') : a('oOut');
   calls.push(
-    ...k.gemm.encode({ out: a('hMid'), a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }),
+    ...k.gemm.encode({ out: oOut, a: a('att'), b: { weight: w.o, layout: 'rows-are-n' }, M: T, N: C, K: NQ, vectors, bias: w.oBias }),
   );
   if (L.o) {
     calls.push(...loraShrink(g, L.o, a('att'), a('u.o'), T));
-    calls.push(...loraExpand(g, L.o, a('u.o'), a('hMid'), T));
+    calls.push(...loraExpand(g, L.o, a('u.o'), oOut, T));
+  }
+  if (w.attnOutNorm !== null) {
+    calls.push(k.rmsnorm.encode({ out: a('hMid'), inp: oOut, N: T, C, vectors, weightOffset: w.attnOutNorm, eps, rstd: a('rstdO') }));
   }
   calls.push(k.add.encode(a('hMid'), h, T * C));
 
@@ -152,9 +161,20 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     calls.push(...loraShrink(g, L.gateUp, x, a('u.gateUp'), T));
     calls.push(...loraExpand(g, L.gateUp, a('u.gateUp'), a('gu'), T));
   }
-  calls.push(k.swiglu.encode(act, a('gu'), T, F));
+  calls.push(k.swiglu.encode(act, a('gu'), T, F, { act: cfg.hiddenAct }));
   if (L.down) calls.push(...loraShrink(g, L.down, act, a('u.down'), T));
-  if (opts.writeOutput) {
+  if (w.mlpOutNorm !== null) {
+    // Gemma: the backward reads downOut and rstdD, so they are computed in both passes; the
+    // recomputation normalises into the scratch x (recomputed next anyway) instead of h[l+1].
+    const downOut = a('downOut');
+    calls.push(
+      ...k.gemm.encode({ out: downOut, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors, bias: w.downBias }),
+    );
+    if (L.down) calls.push(...loraExpand(g, L.down, a('u.down'), downOut, T));
+    const out = opts.writeOutput ? residualOut(g, l) : x;
+    calls.push(k.rmsnorm.encode({ out, inp: downOut, N: T, C, vectors, weightOffset: w.mlpOutNorm, eps, rstd: a('rstdD') }));
+    if (opts.writeOutput) calls.push(k.add.encode(out, a('hMid'), T * C));
+  } else if (opts.writeOutput) {
     const out = residualOut(g, l);
     calls.push(...k.gemm.encode({ out, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors, bias: w.downBias }));
     if (L.down) calls.push(...loraExpand(g, L.down, a('u.down'), out, T));

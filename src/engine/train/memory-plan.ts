@@ -16,7 +16,9 @@
  * before q/k-norm and RoPE: what Qwen3's q/k-norm backward needs; scratch for the others); q [T, NH HS] after RoPE; k, v
  * the layer's KV blocks [blocks, NKV, 16, HS] (after norm and RoPE, as the attention reads them);
  * att [T, NH HS]; lse [2, T, NH] (attention logsumexp, then the backward's row sums); hMid [T, C] residual after attention; rstd2;
- * gu [T, 2F] fused gate | up; the LoRA shrinks u = x A^T of each adapted group [T, n r].
+ * gu [T, 2F] fused gate | up; the LoRA shrinks u = x A^T of each adapted group [T, n r]; with Gemma's
+ * sandwich norms also oOut / downOut [T, C], the o_proj and down_proj outputs before their norms, and
+ * their rstdO / rstdD [T].
  * Scratch (one of each, reused by every layer and the head): see `planActivations`.
  *
  * Every tensor is its own GPU buffer: a dispatch may not bind one buffer both writable and
@@ -48,6 +50,10 @@ export type LayerTensor =
   | 'hMid'
   | 'rstd2'
   | 'gu'
+  | 'oOut'
+  | 'rstdO'
+  | 'downOut'
+  | 'rstdD'
   | 'u.qkv'
   | 'u.o'
   | 'u.gateUp'
@@ -55,6 +61,7 @@ export type LayerTensor =
 
 export type ScratchTensor =
   | 'qkv'
+  | 'dBranch'
   | 'x'
   | 'act'
   | 'hFinal'
@@ -151,6 +158,7 @@ export function planActivations(cfg: ModelConfig, lora: LoraPlan, opts: PlanOpti
     f32('hMid', [T, C]),
     f32('rstd2', [T]),
     f32('gu', [T, 2 * F]),
+    ...(cfg.sandwichNorms ? [f32('oOut', [T, C]), f32('rstdO', [T]), f32('downOut', [T, C]), f32('rstdD', [T])] : []),
   ];
   for (const g of LORA_GROUPS) if (groupRows(g) > 0) layer.push(f32(`u.${g}`, [T, groupRows(g)]));
 
@@ -164,6 +172,8 @@ export function planActivations(cfg: ModelConfig, lora: LoraPlan, opts: PlanOpti
     f32('xFinal', [T, C]),
     f32('rstdFinal', [T]),
     f32('dh', [T, C]),
+    // Gemma: the gradient of a sandwich-normed branch output (o_proj or down_proj, before its norm).
+    ...(cfg.sandwichNorms ? [f32('dBranch', [T, C])] : []),
     f32('dx', [T, C]),
     f32('dAct', [T, F]),
     f32('dGu', [T, 2 * F]),

