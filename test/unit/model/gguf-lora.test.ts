@@ -1,7 +1,7 @@
-// The GGUF LoRA export's cases llama.cpp's logits test does not reach (gguf-lora-llama-cpp.test.ts
-// runs llama and qwen3): Phi-3's fused modules land on its fused GGUF weights with their bytes and
-// shapes as llama.cpp checks them, a zero scale stays a zero update (llama.cpp reads alpha 0 as
-// scale 1), and an architecture without a llama.cpp mapping is refused by name.
+// The GGUF LoRA export's file layout and the cases llama.cpp's logit tests (gguf-llama-cpp.test.ts,
+// families-llama-cpp.test.ts) do not reach: Phi-3's fused modules land on its fused GGUF weights
+// with their bytes and shapes as llama.cpp checks them, a zero scale stays a zero update (llama.cpp
+// reads alpha 0 as scale 1), and an architecture without a llama.cpp mapping is refused by name.
 import { describe, expect, it } from 'vitest';
 import { GgufLoraError, ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
