@@ -1,7 +1,8 @@
 /**
  * `<hearth-model-checkpoints>`: one registered model's checkpoints: step, metrics, time; download
- * one as a PEFT adapter zip or as a GGUF LoRA adapter for llama.cpp; delete chosen steps. The `model` property is the model (from the
- * list in registered-models.ts); it fires `hearth-changed` after a deletion.
+ * one as a PEFT adapter zip or as a GGUF LoRA adapter for llama.cpp; delete chosen steps. The
+ * `model` property is the model (from the list in registered-models.ts); it fires `hearth-changed`
+ * after a deletion.
  *
  * Not here: the model list, deleting the whole model (registered-models.ts).
  */

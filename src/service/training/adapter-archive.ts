@@ -35,17 +35,23 @@ import { adapterFromUpload } from './adapter-upload';
 
 /**
  * The base model's config: a bundled model's config.json from its folder; a downloaded or uploaded
- * one's from the model-file cache (config.json, or a GGUF's metadata from its first part's header).
+ * one's from the model-file cache (config.json, or a GGUF's metadata and the tensor tables of all
+ * its parts: only headers are read).
  */
 export async function baseModelConfig(ctx: ServiceContext, baseModel: string): Promise<ModelConfig> {
   const entry = await ctx.catalog.get(baseModel);
   if (!entry) throw new UnavailableError(`The base model ${baseModel} is no longer in the catalogue.`);
   if (entry.cacheKey !== undefined && ctx.modelFiles) {
     const source = new CachedSource(entry.cacheKey, ctx.modelFiles, entry.location);
-    const file = entry.ggufFiles ? orderGgufParts(entry.ggufFiles)[0] : 'config.json';
-    const blob = await source.open(file);
-    if (!blob) throw new UnavailableError(`The base model ${baseModel} has no ${file} in the model cache.`);
-    return entry.ggufFiles ? ggufModelConfig(await readGguf(blobBytes(blob), file), file) : parseModelConfig(JSON.parse(await blob.text()));
+    const open = async (file: string) => {
+      const blob = await source.open(file);
+      if (!blob) throw new UnavailableError(`The base model ${baseModel} has no ${file} in the model cache.`);
+      return blob;
+    };
+    if (!entry.ggufFiles) return parseModelConfig(JSON.parse(await (await open('config.json')).text()));
+    const parts = orderGgufParts(entry.ggufFiles);
+    const headers = await Promise.all(parts.map(async (file) => readGguf(blobBytes(await open(file)), file)));
+    return ggufModelConfig({ ...headers[0], tensors: headers.flatMap((h) => h.tensors) }, parts[0]);
   }
   const fetchFn = ctx.fetch;
   const url = new URL('config.json', entry.location.endsWith('/') ? entry.location : entry.location + '/').href;
