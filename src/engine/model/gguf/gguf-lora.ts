@@ -41,7 +41,7 @@ const ARCHITECTURES: Partial<Record<Architecture, { gguf: string; permuted: bool
 };
 
 /** The architectures whose adapters export, for messages. */
-export const GGUF_LORA_ARCHITECTURES = Object.keys(ARCHITECTURES) as Architecture[];
+const GGUF_LORA_ARCHITECTURES = Object.keys(ARCHITECTURES) as Architecture[];
 
 /** PEFT module -> the GGUF layer weight it adapts (gguf-model.ts's names, plus Phi-3's fused weights). */
 function ggufModule(module: LoraModule): string {
@@ -65,7 +65,7 @@ function permuteRows(rows: Float32Array, heads: number, headDim: number, cols: n
   return out;
 }
 
-export interface GgufLoraOptions {
+interface GgufLoraOptions {
   rank: number;
   alpha: number;
   useRslora?: boolean;
