@@ -1,7 +1,8 @@
 /**
  * `<hearth-model-checkpoints>`: one registered model's checkpoints: step, metrics, time; download
- * one as a PEFT adapter zip; delete chosen steps. The `model` property is the model (from the
- * list in registered-models.ts); it fires `hearth-changed` after a deletion.
+ * one as a PEFT adapter zip or as a GGUF LoRA adapter for llama.cpp; delete chosen steps. The
+ * `model` property is the model (from the list in registered-models.ts); it fires `hearth-changed`
+ * after a deletion.
  *
  * Not here: the model list, deleting the whole model (registered-models.ts).
  */
@@ -39,13 +40,16 @@ export class HearthModelCheckpoints extends LitElement {
     args: () => [this.model.id] as const,
   });
 
-  private async _download(step: number): Promise<void> {
+  private async _download(step: number, format: 'peft' | 'gguf'): Promise<void> {
     this._error = '';
     try {
-      const { blob, fileName } = await apiBlob(`/v1/preview/models/${encodeURIComponent(this.model.id)}/checkpoints/${step}/adapter`);
+      const query = format === 'gguf' ? '?format=gguf' : '';
+      const { blob, fileName } = await apiBlob(
+        `/v1/preview/models/${encodeURIComponent(this.model.id)}/checkpoints/${step}/adapter${query}`,
+      );
       const a = document.createElement('a');
       a.href = URL.createObjectURL(blob);
-      a.download = fileName ?? `${this.model.name}-step${step}-adapter.zip`;
+      a.download = fileName ?? `${this.model.name}-step${step}-adapter.${format === 'gguf' ? 'gguf' : 'zip'}`;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
     } catch (err) {
@@ -98,7 +102,10 @@ export class HearthModelCheckpoints extends LitElement {
                     <td>${c.step}</td>
                     <td><div class="metrics">${Object.entries(c.metrics).length ? Object.entries(c.metrics).map(([k, v]) => html`<span><span class="muted">${k}</span> ${formatMetric(v)}</span>`) : html`<span class="muted">none</span>`}</div></td>
                     <td>${formatTime(c.created_at)}</td>
-                    <td><button @click=${() => this._download(c.step)} aria-label=${`Download step ${c.step} as a PEFT adapter`}>Adapter zip</button></td>
+                    <td><div class="row">
+                      <button @click=${() => this._download(c.step, 'peft')} aria-label=${`Download step ${c.step} as a PEFT adapter`}>Adapter zip</button>
+                      <button @click=${() => this._download(c.step, 'gguf')} aria-label=${`Download step ${c.step} as a GGUF adapter for llama.cpp`}>GGUF</button>
+                    </div></td>
                   </tr>`,
                 )}
               </tbody>

@@ -146,6 +146,15 @@ it('registers a model, downloads a checkpoint as an adapter, imports it, deletes
   const zipPath = await (await download).path();
   const zip = readFileSync(zipPath);
   expect(zip.subarray(0, 2).toString()).toBe('PK');
+  const ggufDownload = h.page.waitForEvent('download');
+  await model.getByRole('button', { name: 'Download step 0 as a GGUF adapter for llama.cpp' }).click();
+  const gguf = await ggufDownload;
+  expect(gguf.suggestedFilename()).toBe('ui-model-step0-adapter.gguf');
+  expect(
+    readFileSync(await gguf.path())
+      .subarray(0, 4)
+      .toString(),
+  ).toBe('GGUF');
 
   const importForm = view.locator('form[aria-labelledby="import"]');
   await importForm.getByLabel('Name').fill('ui-imported');

@@ -13,14 +13,19 @@
  */
 import { zipSync } from 'fflate';
 import type { ModelConfig } from '../../engine/model/config';
+import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
+import { readGguf } from '../../engine/model/gguf/gguf-reader';
+import { orderGgufParts } from '../../engine/model/gguf/gguf-split';
 import { parseModelConfig } from '../../engine/model/hf-config';
+import { blobBytes } from '../../engine/model/safetensors';
+import { CachedSource } from '../../engine/model/sources/cached-source';
 import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord, RunRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
 import type { ServiceContext } from '../context';
 import { ConflictError, InvalidInputError, UnavailableError } from '../errors';
 import { newId, newRunId } from '../ids';
@@ -28,10 +33,26 @@ import { requireModel } from '../models';
 import { adapterFiles, engineLoraConfig } from './adapter-files';
 import { adapterFromUpload } from './adapter-upload';
 
-/** The base model's config.json, read from its catalogue location. */
+/**
+ * The base model's config: a bundled model's config.json from its folder; a downloaded or uploaded
+ * one's from the model-file cache (config.json, or a GGUF's metadata and the tensor tables of all
+ * its parts: only headers are read).
+ */
 export async function baseModelConfig(ctx: ServiceContext, baseModel: string): Promise<ModelConfig> {
   const entry = await ctx.catalog.get(baseModel);
   if (!entry) throw new UnavailableError(`The base model ${baseModel} is no longer in the catalogue.`);
+  if (entry.cacheKey !== undefined && ctx.modelFiles) {
+    const source = new CachedSource(entry.cacheKey, ctx.modelFiles, entry.location);
+    const open = async (file: string) => {
+      const blob = await source.open(file);
+      if (!blob) throw new UnavailableError(`The base model ${baseModel} has no ${file} in the model cache.`);
+      return blob;
+    };
+    if (!entry.ggufFiles) return parseModelConfig(JSON.parse(await (await open('config.json')).text()));
+    const parts = orderGgufParts(entry.ggufFiles);
+    const headers = await Promise.all(parts.map(async (file) => readGguf(blobBytes(await open(file)), file)));
+    return ggufModelConfig({ ...headers[0], tensors: headers.flatMap((h) => h.tensors) }, parts[0]);
+  }
   const fetchFn = ctx.fetch;
   const url = new URL('config.json', entry.location.endsWith('/') ? entry.location : entry.location + '/').href;
   const res = await fetchFn(url);
@@ -44,8 +65,13 @@ export interface AdapterZip {
   bytes: Uint8Array;
 }
 
-/** A checkpoint's PEFT files as a zip; 404 for an unknown model or step. */
-export async function checkpointAdapterZip(ctx: ServiceContext, caller: Principal, modelId: string, step: number): Promise<AdapterZip> {
+/** A checkpoint's model and PEFT files (step 0 without files: the identity adapter); 404 for an unknown model or step. */
+export async function checkpointAdapterFiles(
+  ctx: ServiceContext,
+  caller: Principal,
+  modelId: string,
+  step: number,
+): Promise<{ model: ModelRecord; files: AdapterFiles }> {
   const model = await requireModel(ctx, caller, modelId);
   let files = await readAdapter(ctx, caller, modelId, step);
   if (!files) {
@@ -53,6 +79,12 @@ export async function checkpointAdapterZip(ctx: ServiceContext, caller: Principa
     const plan = planLora(await baseModelConfig(ctx, model.baseModel), lora);
     files = adapterFiles(model.baseModel, lora, loraToTensors(plan, new Float32Array(loraParameterCount(plan))));
   }
+  return { model, files };
+}
+
+/** A checkpoint's PEFT files as a zip; 404 for an unknown model or step. */
+export async function checkpointAdapterZip(ctx: ServiceContext, caller: Principal, modelId: string, step: number): Promise<AdapterZip> {
+  const { model, files } = await checkpointAdapterFiles(ctx, caller, modelId, step);
   const bytes = zipSync({
     [ADAPTER_CONFIG_FILE]: [files.adapterConfig, { level: 0 }],
     [ADAPTER_MODEL_FILE]: [files.adapterModel, { level: 0 }],

@@ -4,8 +4,9 @@
 // a 422 naming it with nothing kept; a file it can run starts downloading after the bytes the
 // check read. The Hugging Face token is write-only and goes only to the configured mirror.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
+import { readGguf, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { splitGguf, tinyChatGguf } from '../../e2e/gguf-fixture';
 import { tinyLlamaKeys } from '../model/gguf-vocab-fixtures';
@@ -124,6 +125,22 @@ describe('POST /v1/preview/base-models with a GGUF file', () => {
     expect(done.parameters).toBe(4196608);
     expect(done.gpu_bytes).toBe(done.bytes);
     expect((await e.call('GET', '/v1/models')).json.data.map((m: { id: string }) => m.id)).toContain('org/tiny/tiny-BF16.gguf');
+  });
+
+  it("exports a LoRA on a downloaded GGUF as a GGUF adapter, its shapes from the GGUF's metadata", async () => {
+    const model = await e.call('POST', '/v1/preview/models', {
+      body: { entity: null, project: 'p', name: 'on-gguf', base_model: 'org/tiny/tiny-BF16.gguf' },
+    });
+    expect(model.status, JSON.stringify(model.json)).toBe(200);
+    const res = await e.app.request(`${ORIGIN}/v1/preview/models/${model.json.id}/checkpoints/0/adapter?format=gguf`, {
+      headers: { Authorization: `Bearer ${e.adminKey}` },
+    });
+    expect(res.status).toBe(200);
+    const adapter = await readGguf(memoryBytes(new Uint8Array(await res.arrayBuffer())), 'adapter.gguf');
+    expect(adapter.metadata.get('general.architecture')?.value).toBe('llama');
+    const base = await readGguf(memoryBytes(tinyParts[1]), 'part 2');
+    const down = base.tensors.find((t) => t.name === 'blk.3.ffn_down.weight')!;
+    expect(adapter.tensors.find((t) => t.name === 'blk.3.ffn_down.weight.lora_a')!.ne[0]).toBe(down.ne[0]);
   });
 
   it('takes a URL ending in .gguf as one GGUF file, named by the URL', async () => {

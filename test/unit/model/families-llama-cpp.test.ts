@@ -20,10 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { rotaryDim } from '../../../src/engine/model/rope';
 import type { TensorData } from '../../../src/engine/model/tensor';
+import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES, permuteRows } from './gguf-fixtures';
@@ -197,7 +199,7 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
   });
 
   /** llama.cpp's logits of every prompt position, with a context of `contextSize` tokens. */
-  async function llamaCppLogits(path: string, V: number, contextSize: number): Promise<Float32Array> {
+  async function llamaCppLogits(path: string, V: number, contextSize: number, lora?: string): Promise<Float32Array> {
     const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
     const ctx = await model.createContext({
       contextSize,
@@ -205,6 +207,7 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
       threads: 2,
       experimentalKvCacheKeyType: 'F32',
       experimentalKvCacheValueType: 'F32',
+      ...(lora ? { lora: { adapters: [{ filePath: lora }] } } : {}),
     });
     const out = await ctx.getSequence().controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
     const logits = new Float32Array(PROMPT.length * V);
@@ -238,6 +241,33 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
         den += theirs[i] ** 2;
       }
       expect(Math.sqrt(num / den), `${label}: relative RMS difference of the logits`).toBeLessThan(3e-3);
+    },
+    60_000,
+  );
+
+  // Issue 11: Hearth's GGUF LoRA export on these layouts: Phi-3's fused modules land on attn_qkv and
+  // ffn_up, SmolLM3's B rows for q/k are permuted like its base weights. llama.cpp with the adapter
+  // must give Hearth's logits with the PEFT adapter (which moves them by far more than the bound).
+  it.each([
+    ['phi3', phi3Json(512, 4096)],
+    ['smollm3', SMOLLM3_JSON],
+  ] as const)(
+    "%s: llama.cpp with Hearth's exported GGUF LoRA adapter gives Hearth's logits with the adapter",
+    async (arch, json) => {
+      const cfg = parseModelConfig(json);
+      const tensors = randomModelTensors(cfg, 'f32', 78);
+      const opts = { rank: 4, alpha: 8 };
+      const peft = randomLoraTensors(cfg, opts.rank, loraModulesOf(cfg), 79);
+      const [modelPath, loraPath] = [join(dir, `${arch}-base.gguf`), join(dir, `${arch}-lora.gguf`)];
+      writeFileSync(modelPath, familyGguf(cfg, tensors, arch));
+      writeFileSync(loraPath, ggufLoraAdapter(cfg, opts, peft));
+      const reference = new ReferenceModel(cfg, tensors);
+      const ours = reference.forward(PROMPT, undefined, referenceLora(cfg, opts, peft));
+      const theirs = await llamaCppLogits(modelPath, cfg.vocabSize, 32, loraPath);
+      const rel = (a: Float32Array, b: Float32Array) =>
+        Math.sqrt(a.reduce((n, x, i) => n + (x - b[i]) ** 2, 0) / b.reduce((d, x) => d + x * x, 0));
+      expect(rel(reference.forward(PROMPT), ours), `${arch}: the adapter's effect`).toBeGreaterThan(0.5);
+      expect(rel(theirs, ours), `${arch}: llama.cpp vs Hearth with the adapter`).toBeLessThan(5e-3);
     },
     60_000,
   );

@@ -8,8 +8,17 @@ import { getLlama, type Llama, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll } from 'vitest';
 
 export interface LlamaCppOracle {
-  /** Writes `gguf` as `file` in the scratch folder and returns llama.cpp's logits (T, V) of `tokens` (T <= 64). */
-  logits(gguf: Uint8Array, file: string, tokens: readonly number[], V: number): Promise<Float32Array>;
+  /**
+   * Writes `gguf` as `file` in the scratch folder and returns llama.cpp's logits (T, V) of `tokens`
+   * (T <= 64), with a GGUF LoRA adapter (`--lora`) applied when given.
+   */
+  logits(
+    gguf: Uint8Array,
+    file: string,
+    tokens: readonly number[],
+    V: number,
+    lora?: { gguf: Uint8Array; file: string },
+  ): Promise<Float32Array>;
 }
 
 /** Call inside a describe block. */
@@ -25,9 +34,11 @@ export function llamaCppOracle(prefix: string): LlamaCppOracle {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   return {
-    async logits(gguf, file, tokens, V) {
+    async logits(gguf, file, tokens, V, lora) {
       const path = join(dir, file);
       writeFileSync(path, gguf);
+      const loraPath = lora ? join(dir, lora.file) : null;
+      if (lora && loraPath) writeFileSync(loraPath, lora.gguf);
       const model = await llama!.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
       const ctx = await model.createContext({
         contextSize: 64,
@@ -35,6 +46,7 @@ export function llamaCppOracle(prefix: string): LlamaCppOracle {
         threads: 2,
         experimentalKvCacheKeyType: 'F32',
         experimentalKvCacheValueType: 'F32',
+        ...(loraPath ? { lora: { adapters: [{ filePath: loraPath }] } } : {}),
       });
       const out = await ctx.getSequence().controlledEvaluate(tokens.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
       const logits = new Float32Array(tokens.length * V);

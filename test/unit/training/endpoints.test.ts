@@ -5,7 +5,9 @@ import 'fake-indexeddb/auto';
 import { readFileSync } from 'node:fs';
 import { unzipSync, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
+import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
+import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { initLoraParameters, loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
 import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/chat/lora-adapter';
 import { adapterFiles } from '../../../src/service/training/adapter-files';
@@ -228,6 +230,46 @@ describe('checkpoint adapters as PEFT zips', { timeout: 60_000 }, () => {
       form({ project: 'p', base_model: 'hearth/tiny-chat' }, { 'a.zip': zip }),
     );
     expect([noName.status, noName.json.detail[0].loc, noName.json.detail[0].type]).toEqual([422, ['body', 'name'], 'missing']);
+    await e.close();
+  });
+
+  it('downloads a checkpoint as a GGUF LoRA adapter for llama.cpp, and refuses an unknown format', async () => {
+    const e = await engine();
+    const plan = planLora(tinyChat, LORA);
+    const tensors = loraToTensors(plan, initLoraParameters(plan, 5));
+    const files = adapterFiles('hearth/tiny-chat', LORA, tensors);
+    const fields = { project: 'p', name: 'g', base_model: 'hearth/tiny-chat' };
+    const imported = await send(
+      e,
+      'POST',
+      '/v1/preview/models/import',
+      form(fields, { 'adapter_config.json': files.adapterConfig, 'adapter_model.safetensors': files.adapterModel }),
+    );
+    const r = await send(e, 'GET', `/v1/preview/models/${imported.json.id}/checkpoints/1/adapter?format=gguf`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-disposition')).toBe('attachment; filename="g-step1-adapter.gguf"');
+    expect(new TextDecoder().decode(r.bytes.subarray(0, 4))).toBe('GGUF');
+    const gguf = await readGguf(memoryBytes(r.bytes), 'adapter.gguf');
+    const meta = (k: string) => gguf.metadata.get(k)?.value;
+    expect([meta('general.type'), meta('adapter.type'), meta('general.architecture'), meta('adapter.lora.alpha')]).toEqual([
+      'adapter',
+      'lora',
+      'llama',
+      16,
+    ]);
+    expect(gguf.tensors).toHaveLength(tinyChat.numLayers * 7 * 2);
+    // PEFT's A [r, in] is llama.cpp's lora_a (ne [in, r]) byte for byte.
+    const a = gguf.tensors.find((t) => t.name === 'blk.2.ffn_down.weight.lora_a')!;
+    expect(a.ne).toEqual([tinyChat.intermediateSize, 8]);
+    const peftA = tensors.find((t) => t.name === 'base_model.model.model.layers.2.mlp.down_proj.lora_A.weight')!;
+    expect(await readGgufTensor(memoryBytes(r.bytes), a)).toEqual(peftA.data);
+
+    // Step 0 (the identity adapter) exports too; an unknown step is a 404, an unknown format a 422.
+    const model = await register(e);
+    expect((await send(e, 'GET', `/v1/preview/models/${model}/checkpoints/0/adapter?format=gguf`)).status).toBe(200);
+    expect((await send(e, 'GET', `/v1/preview/models/${model}/checkpoints/3/adapter?format=gguf`)).status).toBe(404);
+    const bad = await send(e, 'GET', `/v1/preview/models/${model}/checkpoints/0/adapter?format=ggml`);
+    expect([bad.status, bad.json.detail[0].loc]).toEqual([422, ['query', 'format']]);
     await e.close();
   });
 });

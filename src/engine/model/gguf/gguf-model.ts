@@ -23,7 +23,7 @@ import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInf
 const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3'];
 
 /** GGUF tensor name suffix (after `blk.N.`) -> HF name suffix (after `model.layers.N.`). */
-const LAYER_NAMES: Readonly<Record<string, string>> = {
+export const LAYER_NAMES: Readonly<Record<string, string>> = {
   attn_norm: 'input_layernorm',
   attn_q: 'self_attn.q_proj',
   attn_k: 'self_attn.k_proj',
