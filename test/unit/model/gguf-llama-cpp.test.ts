@@ -14,55 +14,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
+import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';
+import { compareLogits as compare, llamaCppLogits } from './llama-cpp-oracle';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 
 const TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K'];
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
-
-/** Relative RMS of (a - b) over the RMS of b, and how many rows' argmax agree. */
-function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; argmaxAgree: number } {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.length; i++) {
-    num += (a[i] - b[i]) ** 2;
-    den += b[i] ** 2;
-  }
-  let agree = 0;
-  for (let r = 0; r < a.length / V; r++) {
-    const row = (x: Float32Array) => x.subarray(r * V, (r + 1) * V);
-    const arg = (x: Float32Array) => x.indexOf(Math.max(...x));
-    if (arg(row(a)) === arg(row(b))) agree++;
-  }
-  return { rel: Math.sqrt(num / den), argmaxAgree: agree };
-}
-
-/** llama.cpp's logits of every position of PROMPT for the GGUF at `path` (CPU, F32 KV cache). */
-async function llamaCppLogits(llama: Llama, path: string, V: number): Promise<Float32Array> {
-  const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-  const ctx = await model.createContext({
-    contextSize: 64,
-    batchSize: 64,
-    threads: 2,
-    experimentalKvCacheKeyType: 'F32',
-    experimentalKvCacheValueType: 'F32',
-  });
-  const seq = ctx.getSequence();
-  const out = await seq.controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-  const theirs = new Float32Array(PROMPT.length * V);
-  out.forEach((o, i) => {
-    for (const [token, logit] of o!.next.logits!) theirs[i * V + (token as number)] = logit;
-  });
-  await ctx.dispose();
-  await model.dispose();
-  return theirs;
-}
 
 describe('GGUF blocks against llama.cpp', () => {
   let llama: Llama;
@@ -94,7 +57,7 @@ describe('GGUF blocks against llama.cpp', () => {
       const ours = new ReferenceModel(fx.config, fx.tensors).forward(PROMPT);
 
       const V = fx.config.vocabSize;
-      const theirs = await llamaCppLogits(llama, path, V);
+      const theirs = await llamaCppLogits(llama, path, PROMPT, V);
 
       const { rel, argmaxAgree } = compare(ours, theirs, V);
       expect(rel, `${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
@@ -118,7 +81,7 @@ describe('GGUF blocks against llama.cpp', () => {
       const loaded = await referenceTensorsFromGguf(memoryBytes(fx.gguf), `${arch}-${type}.gguf`);
       expect(loaded.config).toEqual({ ...fx.config, rmsNormEps: Math.fround(fx.config.rmsNormEps), bosTokenId: null });
       const ours = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
-      const theirs = await llamaCppLogits(llama, path, fx.config.vocabSize);
+      const theirs = await llamaCppLogits(llama, path, PROMPT, fx.config.vocabSize);
       const { rel, argmaxAgree } = compare(ours, theirs, fx.config.vocabSize);
       expect(rel, `${arch} ${type}: relative RMS difference of the logits`).toBeLessThan(0.03);
       expect(argmaxAgree).toBeGreaterThanOrEqual(PROMPT.length - 1);
