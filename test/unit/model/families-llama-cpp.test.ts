@@ -12,6 +12,8 @@
 // of 1, where Hearth too uses the long factors from position 1 on (position 0 does not turn).
 // SmolLM3: llama.cpp hard-codes a NoPE layer every 4th layer (src/models/smollm3.cpp,
 // n_no_rope_layer_step = 4), the default no_rope_layers pattern, so the model has 4 layers.
+// The same file read back by Hearth's GGUF loader alone (config from the metadata, names, LongRoPE
+// tensors, un-permuted rows) must give llama.cpp's logits too.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,11 +22,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { rotaryDim } from '../../../src/engine/model/rope';
 import type { TensorData } from '../../../src/engine/model/tensor';
+import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 import { ReferenceModel } from '../../../src/engine/reference/model';
+import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES, permuteRows } from './gguf-fixtures';
 
@@ -228,16 +234,32 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
       const cfg = parseModelConfig(json);
       const tensors = randomModelTensors(cfg, 'f32', 77);
       const path = join(dir, `${arch}-${contextSize}.gguf`);
-      writeFileSync(path, familyGguf(cfg, tensors, arch));
-      const ours = new ReferenceModel(cfg, tensors).forward(PROMPT);
+      const gguf = familyGguf(cfg, tensors, arch);
+      writeFileSync(path, gguf);
       const theirs = await llamaCppLogits(path, cfg.vocabSize, contextSize);
-      let num = 0;
-      let den = 0;
-      for (let i = 0; i < ours.length; i++) {
-        num += (ours[i] - theirs[i]) ** 2;
-        den += theirs[i] ** 2;
-      }
-      expect(Math.sqrt(num / den), `${label}: relative RMS difference of the logits`).toBeLessThan(3e-3);
+      const relRms = (ours: Float32Array) => {
+        let num = 0;
+        let den = 0;
+        for (let i = 0; i < ours.length; i++) {
+          num += (ours[i] - theirs[i]) ** 2;
+          den += theirs[i] ** 2;
+        }
+        return Math.sqrt(num / den);
+      };
+      expect(relRms(new ReferenceModel(cfg, tensors).forward(PROMPT)), `${label}: relative RMS difference of the logits`).toBeLessThan(
+        3e-3,
+      );
+
+      const loaded = await referenceTensorsFromGguf(memoryBytes(gguf), `${arch}.gguf`);
+      const family = (c: ModelConfig) => [c.arch, c.rotaryDim, c.ropeLayers, c.fusedProjections, c.slidingWindow, c.layerTypes];
+      expect(family(loaded.config)).toEqual(family(cfg));
+      expect(loaded.config.ropeScaling?.type).toBe(cfg.ropeScaling?.type);
+      // The serving loader reads the same config, and its tensor table fits the engine's plan for the family.
+      const served = await loadGgufModelFiles(new FilesSource([new File([gguf as BlobPart], `${arch}.gguf`)]), [`${arch}.gguf`]);
+      expect(served.config).toEqual(loaded.config);
+      expect(served.weights.map((w) => w.name).sort()).toEqual(loaded.tensors.map((t) => t.name).sort());
+      const fromGguf = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
+      expect(relRms(fromGguf), `${label}: relative RMS difference of the logits, model loaded from the GGUF`).toBeLessThan(3e-3);
     },
     60_000,
   );
