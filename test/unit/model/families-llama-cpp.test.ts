@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
+import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
@@ -33,6 +33,7 @@ import { ReferenceModel } from '../../../src/engine/reference/model';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES, permuteRows } from './gguf-fixtures';
+import { compareLogits, llamaCppLogits } from './llama-cpp-oracle';
 
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
 /** SmolLM3's byte-level BPE vocabulary (GPT-2 style, as its tokenizer). */
@@ -202,26 +203,6 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** llama.cpp's logits of every prompt position, with a context of `contextSize` tokens. */
-  async function llamaCppLogits(path: string, V: number, contextSize: number): Promise<Float32Array> {
-    const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-    const ctx = await model.createContext({
-      contextSize,
-      batchSize: 32,
-      threads: 2,
-      experimentalKvCacheKeyType: 'F32',
-      experimentalKvCacheValueType: 'F32',
-    });
-    const out = await ctx.getSequence().controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-    const logits = new Float32Array(PROMPT.length * V);
-    out.forEach((o, i) => {
-      for (const [token, logit] of o!.next.logits!) logits[i * V + (token as number)] = logit;
-    });
-    await ctx.dispose();
-    await model.dispose();
-    return logits;
-  }
-
   it.each([
     // llama.cpp pads a context to 256 tokens, so the original length is 512 here (and the attention
     // factor, sqrt(1 + ln 8 / ln 512), derived from max / original as transformers does).
@@ -236,16 +217,8 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
       const path = join(dir, `${arch}-${contextSize}.gguf`);
       const gguf = familyGguf(cfg, tensors, arch);
       writeFileSync(path, gguf);
-      const theirs = await llamaCppLogits(path, cfg.vocabSize, contextSize);
-      const relRms = (ours: Float32Array) => {
-        let num = 0;
-        let den = 0;
-        for (let i = 0; i < ours.length; i++) {
-          num += (ours[i] - theirs[i]) ** 2;
-          den += theirs[i] ** 2;
-        }
-        return Math.sqrt(num / den);
-      };
+      const theirs = await llamaCppLogits(llama, path, PROMPT, cfg.vocabSize, contextSize);
+      const relRms = (ours: Float32Array) => compareLogits(ours, theirs, cfg.vocabSize).rel;
       expect(relRms(new ReferenceModel(cfg, tensors).forward(PROMPT)), `${label}: relative RMS difference of the logits`).toBeLessThan(
         3e-3,
       );

@@ -20,12 +20,19 @@ export function compareLogits(a: Float32Array, b: Float32Array, V: number): { re
   return { rel: Math.sqrt(num / den), argmaxAgree: agree };
 }
 
-/** llama.cpp's logits of every position of `prompt` for the GGUF at `path` (CPU, 2 threads, F32 KV cache). */
-export async function llamaCppLogits(llama: Llama, path: string, prompt: readonly number[], V: number): Promise<Float32Array> {
+/** llama.cpp's logits of every position of `prompt` for the GGUF at `path` (CPU, 2 threads, F32 KV cache), in a
+ *  context of `contextSize` tokens (Phi-3's LongRoPE picks its factors by it). */
+export async function llamaCppLogits(
+  llama: Llama,
+  path: string,
+  prompt: readonly number[],
+  V: number,
+  contextSize = 64,
+): Promise<Float32Array> {
   const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
   const ctx = await model.createContext({
-    contextSize: 64,
-    batchSize: 64,
+    contextSize,
+    batchSize: contextSize,
     threads: 2,
     experimentalKvCacheKeyType: 'F32',
     experimentalKvCacheValueType: 'F32',
