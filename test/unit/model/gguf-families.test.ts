@@ -50,6 +50,10 @@ describe('GGUF families', () => {
     expect([windowed.slidingWindow, windowed.layerTypes]).toEqual([4, ['sliding_attention', 'sliding_attention']]);
     const whole = ggufModelConfig((await model('llama', [['llama.attention.sliding_window', gv.u32(4096)]])).file);
     expect([whole.slidingWindow, whole.layerTypes]).toEqual([null, ['full_attention', 'full_attention']]);
+    const half = await model('llama', [['llama.attention.sliding_window', gv.f32(4.5)]]);
+    expect(() => ggufModelConfig(half.file, 'm.gguf')).toThrow(
+      'm.gguf: metadata key llama.attention.sliding_window (4.5) must be a whole number',
+    );
     const none = ggufModelConfig((await model('llama', [])).file);
     expect([none.slidingWindow, none.rotaryDim, none.ropeLayers]).toEqual([null, undefined, undefined]);
     // llama.cpp's n_no_rope_layer_step = 4: layers 3 and 7 (0-based) skip RoPE.

@@ -24,7 +24,7 @@ export const FAMILY_LAYER_NAMES: Partial<Record<Architecture, Readonly<Record<st
   phi3: { attn_qkv: 'self_attn.qkv_proj', ffn_up: 'mlp.gate_up_proj' },
 };
 
-export const ROPE_FREQS = 'rope_freqs.weight';
+const ROPE_FREQS = 'rope_freqs.weight';
 const ROPE_SHORT = 'rope_factors_short.weight';
 const ROPE_LONG = 'rope_factors_long.weight';
 /** Tensors a GGUF may carry that are RoPE parameters, not weights of the HF layout. */
@@ -46,6 +46,9 @@ export function ggufFamilyConfig(
     throw new GgufError(`${name}: metadata key ${a}.rope.dimension_count (${rotaryDim}) must be even and at most the head size ${headDim}`);
   }
   const window = ggufValue(file, `${a}.attention.sliding_window`) === undefined ? null : k('attention.sliding_window');
+  if (window !== null && !Number.isInteger(window)) {
+    throw new GgufError(`${name}: metadata key ${a}.attention.sliding_window (${window}) must be a whole number of tokens`);
+  }
   const sliding = window !== null && window < maxPositionEmbeddings;
   const layerTypes = Array.from({ length: numLayers }, (): LayerType => (sliding ? 'sliding_attention' : 'full_attention'));
   return {
