@@ -3,9 +3,10 @@
 // answers chat; a model registered on it trains with an SFT job (f32 LoRA over the frozen Q8_0
 // blocks, dequantized inside the GEMMs) whose loss falls, and the checkpoint answers at once with
 // the reply it was taught. The task is training.test.ts's: a fixed reply ("42") the model never
-// gives (it answers with sums of one-digit numbers, at most 18). The job is short (8 steps, ~50 s
-// with the download here): enough to learn to begin with "42", not yet to end the turn after it
-// ("422222" in the runs here), which training.test.ts's 24 steps teach.
+// gives (it answers with sums of one-digit numbers, at most 18). The job is short (16 steps; ~50 s
+// with the download here). Training on SwiftShader is not bit-identical from run to run: the losses
+// went from ~6.9 to 0.1-0.4 and the reply was "42" in the runs here, while 8 steps at 1e-2 gave
+// "422222" once and "322222" once, so the check is that the reply begins with what was taught.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeGguf } from '../../src/engine/model/gguf/gguf-writer';
 import { tinyChatGguf } from './gguf-fixture';
@@ -40,7 +41,9 @@ const call = (method: string, path: string, body?: unknown) => api(h.page, metho
 const entry = async () => ((await call('GET', '/v1/preview/base-models')).json.data as any[]).find((m) => m.id === ID);
 const ticket = (n: number) => `Ticket ${n}: status?`;
 const REPLY = '42';
-const TRAIN_TICKETS = Array.from({ length: 16 }, (_, i) => 100 + 7 * i);
+const TRAIN_TICKETS = Array.from({ length: 32 }, (_, i) => 100 + 7 * i);
+// One learning rate per batch of 2: 1e-2, then down to 4e-3 so the last updates settle on the reply.
+const SCHEDULE = Array.from({ length: 16 }, (_, i) => (i < 10 ? 1e-2 : 1e-2 * (1 - 0.1 * (i - 9))));
 
 async function reply(model: string, content: string): Promise<string> {
   const r = await call('POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content }], temperature: 0, max_tokens: 6 });
@@ -108,15 +111,17 @@ describe('QLoRA on a quantized GGUF base model', () => {
     const job = await call('POST', '/v1/preview/sft-training-jobs', {
       model_id: model.json.id,
       training_data_url: '/e2e-qlora/train.jsonl',
-      config: { batch_size: 2, learning_rate: 1e-2 },
+      config: { batch_size: 2, learning_rate: SCHEDULE },
     });
     expect(job.status, job.text).toBe(200);
     const loss = await losses(job.json.id);
-    expect(loss).toHaveLength(8);
-    // Each step's loss is measured before its update: the last two far below the first two.
-    expect(loss[6] + loss[7], `losses ${loss.map((l) => l.toFixed(3)).join(', ')}`).toBeLessThan(0.5 * (loss[0] + loss[1]));
+    expect(loss).toHaveLength(16);
+    // Each step's loss is measured before its update: the last four far below the first four.
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    expect(sum(loss.slice(12)), `losses ${loss.map((l) => l.toFixed(3)).join(', ')}`).toBeLessThan(0.3 * sum(loss.slice(0, 4)));
 
     const name = `${model.json.entity}/${model.json.project}/${model.json.name}`;
-    expect(await reply(`${name}:step1`, ticket(TRAIN_TICKETS[0]))).toMatch(/^42/);
+    const trained = await reply(`${name}:step1`, ticket(TRAIN_TICKETS[0]));
+    expect(trained, `losses ${loss.map((l) => l.toFixed(3)).join(', ')}`).toMatch(/^42/);
   });
 });
