@@ -5,10 +5,11 @@
 // config as `llama.*` keys and the tokenizer as `tokenizer.ggml.*` (gpt2 model, "smollm"
 // pre-tokenizer: Digits(individual) then the GPT-2 regex, as this tokenizer.json does). `splitGguf`
 // cuts a file into gguf-split parts (examples/gguf-split: `split.no` from 0, `split.count`,
-// `split.tensors.count`; the first part keeps every other key).
+// `split.tensors.count`; the first part keeps every other key). With `Q8_0`, the matrices are
+// quantized as llama-quantize does (ggml's quantize_row_q8_0_ref) and the norms stay F32.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { f32ToF16Bits, tensorToF32 } from '../../src/engine/model/dtype';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { GgufValueType } from '../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
@@ -52,6 +53,22 @@ function permute(data: Uint8Array, heads: number, rowBytes: number): Uint8Array 
   return out;
 }
 
+/** ggml's quantize_row_q8_0_ref: per 32 values, d = max|x| / 127 (stored f16), q = round(x / d). */
+function quantizeQ8_0(x: Float32Array): Uint8Array {
+  const out = new Uint8Array((x.length / 32) * 34);
+  const view = new DataView(out.buffer);
+  for (let b = 0; b < x.length / 32; b++) {
+    let amax = 0;
+    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b * 32 + j]));
+    const d = amax / 127;
+    const id = d ? 1 / d : 0;
+    view.setUint16(b * 34, f32ToF16Bits(d), true);
+    // roundf: halves away from zero.
+    for (let j = 0; j < 32; j++) view.setInt8(b * 34 + 2 + j, Math.sign(x[b * 32 + j]) * Math.round(Math.abs(x[b * 32 + j] * id)));
+  }
+  return out;
+}
+
 /** Token types (llama.cpp `llama_token_type`): 1 normal, 3 control, 4 user-defined. */
 function tokenizerMetadata(tj: Json, tc: Json): Metadata {
   const tokens: string[] = [];
@@ -80,8 +97,11 @@ function tokenizerMetadata(tj: Json, tc: Json): Metadata {
   ];
 }
 
-/** The bundled model as one BF16 GGUF file, with `architecture` written as its general.architecture. */
-export async function tinyChatGguf(architecture = 'llama'): Promise<{ metadata: Metadata; tensors: GgufTensorInput[] }> {
+/** The bundled model as one BF16 (or Q8_0) GGUF file, with `architecture` written as its general.architecture. */
+export async function tinyChatGguf(
+  architecture = 'llama',
+  type: 'BF16' | 'Q8_0' = 'BF16',
+): Promise<{ metadata: Metadata; tensors: GgufTensorInput[] }> {
   const config = JSON.parse(readFileSync(DIR + 'config.json', 'utf8')) as Json;
   const weights = await SafetensorsFile.open(new Uint8Array(readFileSync(DIR + 'model.safetensors')));
   const tensors: GgufTensorInput[] = [];
@@ -93,11 +113,11 @@ export async function tinyChatGguf(architecture = 'llama'): Promise<{ metadata: 
       tensors.push({ name: ggufName(name), ne, type: 'F32', data: new Uint8Array(tensorToF32(t).buffer) });
       continue;
     }
-    let data = t.data;
-    const rowBytes = t.shape[1] * 2;
+    let data = type === 'Q8_0' ? quantizeQ8_0(tensorToF32(t)) : t.data;
+    const rowBytes = data.length / t.shape[0];
     if (name.endsWith('q_proj.weight')) data = permute(data, config.num_attention_heads, rowBytes);
     if (name.endsWith('k_proj.weight')) data = permute(data, config.num_key_value_heads, rowBytes);
-    tensors.push({ name: ggufName(name), ne, type: 'BF16', data });
+    tensors.push({ name: ggufName(name), ne, type, data });
   }
   // llama.cpp's order: the embedding first, then the layers, then the output norm.
   const rank = (n: string) => (n === 'token_embd.weight' ? -1 : n === 'output_norm.weight' ? 1e9 : Number(/^blk\.(\d+)/.exec(n)![1]));
@@ -106,7 +126,8 @@ export async function tinyChatGguf(architecture = 'llama'): Promise<{ metadata: 
   const metadata: Metadata = [
     ['general.architecture', gv.str(a)],
     ['general.name', gv.str('tiny-chat')],
-    ['general.file_type', gv.u32(32)],
+    // llama_ftype: 32 MOSTLY_BF16, 7 MOSTLY_Q8_0.
+    ['general.file_type', gv.u32(type === 'Q8_0' ? 7 : 32)],
     [`${a}.block_count`, gv.u32(config.num_hidden_layers)],
     [`${a}.context_length`, gv.u32(config.max_position_embeddings)],
     [`${a}.embedding_length`, gv.u32(config.hidden_size)],

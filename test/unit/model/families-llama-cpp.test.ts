@@ -12,23 +12,30 @@
 // of 1, where Hearth too uses the long factors from position 1 on (position 0 does not turn).
 // SmolLM3: llama.cpp hard-codes a NoPE layer every 4th layer (src/models/smollm3.cpp,
 // n_no_rope_layer_step = 4), the default no_rope_layers pattern, so the model has 4 layers.
+// The same file read back by Hearth's GGUF loader alone (config from the metadata, names, LongRoPE
+// tensors, un-permuted rows) must give llama.cpp's logits too.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
+import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
+import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { rotaryDim } from '../../../src/engine/model/rope';
 import type { TensorData } from '../../../src/engine/model/tensor';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 import { ReferenceModel } from '../../../src/engine/reference/model';
+import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES, permuteRows } from './gguf-fixtures';
+import { compareLogits, llamaCppLogits } from './llama-cpp-oracle';
 
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
 /** SmolLM3's byte-level BPE vocabulary (GPT-2 style, as its tokenizer). */
@@ -198,27 +205,6 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** llama.cpp's logits of every prompt position, with a context of `contextSize` tokens. */
-  async function llamaCppLogits(path: string, V: number, contextSize: number, lora?: string): Promise<Float32Array> {
-    const model = await llama.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-    const ctx = await model.createContext({
-      contextSize,
-      batchSize: 32,
-      threads: 2,
-      experimentalKvCacheKeyType: 'F32',
-      experimentalKvCacheValueType: 'F32',
-      ...(lora ? { lora: { adapters: [{ filePath: lora }] } } : {}),
-    });
-    const out = await ctx.getSequence().controlledEvaluate(PROMPT.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-    const logits = new Float32Array(PROMPT.length * V);
-    out.forEach((o, i) => {
-      for (const [token, logit] of o!.next.logits!) logits[i * V + (token as number)] = logit;
-    });
-    await ctx.dispose();
-    await model.dispose();
-    return logits;
-  }
-
   it.each([
     // llama.cpp pads a context to 256 tokens, so the original length is 512 here (and the attention
     // factor, sqrt(1 + ln 8 / ln 512), derived from max / original as transformers does).
@@ -231,16 +217,24 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
       const cfg = parseModelConfig(json);
       const tensors = randomModelTensors(cfg, 'f32', 77);
       const path = join(dir, `${arch}-${contextSize}.gguf`);
-      writeFileSync(path, familyGguf(cfg, tensors, arch));
-      const ours = new ReferenceModel(cfg, tensors).forward(PROMPT);
-      const theirs = await llamaCppLogits(path, cfg.vocabSize, contextSize);
-      let num = 0;
-      let den = 0;
-      for (let i = 0; i < ours.length; i++) {
-        num += (ours[i] - theirs[i]) ** 2;
-        den += theirs[i] ** 2;
-      }
-      expect(Math.sqrt(num / den), `${label}: relative RMS difference of the logits`).toBeLessThan(3e-3);
+      const gguf = familyGguf(cfg, tensors, arch);
+      writeFileSync(path, gguf);
+      const theirs = await llamaCppLogits(llama, path, PROMPT, cfg.vocabSize, contextSize);
+      const relRms = (ours: Float32Array) => compareLogits(ours, theirs, cfg.vocabSize).rel;
+      expect(relRms(new ReferenceModel(cfg, tensors).forward(PROMPT)), `${label}: relative RMS difference of the logits`).toBeLessThan(
+        3e-3,
+      );
+
+      const loaded = await referenceTensorsFromGguf(memoryBytes(gguf), `${arch}.gguf`);
+      const family = (c: ModelConfig) => [c.arch, c.rotaryDim, c.ropeLayers, c.fusedProjections, c.slidingWindow, c.layerTypes];
+      expect(family(loaded.config)).toEqual(family(cfg));
+      expect(loaded.config.ropeScaling?.type).toBe(cfg.ropeScaling?.type);
+      // The serving loader reads the same config, and its tensor table fits the engine's plan for the family.
+      const served = await loadGgufModelFiles(new FilesSource([new File([gguf as BlobPart], `${arch}.gguf`)]), [`${arch}.gguf`]);
+      expect(served.config).toEqual(loaded.config);
+      expect(served.weights.map((w) => w.name).sort()).toEqual(loaded.tensors.map((t) => t.name).sort());
+      const fromGguf = new ReferenceModel(loaded.config, loaded.tensors).forward(PROMPT);
+      expect(relRms(fromGguf), `${label}: relative RMS difference of the logits, model loaded from the GGUF`).toBeLessThan(3e-3);
     },
     60_000,
   );
@@ -263,7 +257,7 @@ describe('Phi-3 and SmolLM3 against llama.cpp', () => {
       writeFileSync(loraPath, ggufLoraAdapter(cfg, opts, peft));
       const reference = new ReferenceModel(cfg, tensors);
       const ours = reference.forward(PROMPT, undefined, referenceLora(cfg, opts, peft));
-      const theirs = await llamaCppLogits(modelPath, cfg.vocabSize, 32, loraPath);
+      const theirs = await llamaCppLogits(llama, modelPath, PROMPT, cfg.vocabSize, 32, loraPath);
       const rel = (a: Float32Array, b: Float32Array) =>
         Math.sqrt(a.reduce((n, x, i) => n + (x - b[i]) ** 2, 0) / b.reduce((d, x) => d + x * x, 0));
       expect(rel(reference.forward(PROMPT), ours), `${arch}: the adapter's effect`).toBeGreaterThan(0.5);

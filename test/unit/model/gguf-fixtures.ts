@@ -16,10 +16,10 @@ import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 import { testConfig } from '../../../src/engine/reference/random-model';
 
 /** K-quant rows are 256 elements, so every projection's input size is a multiple of 256. */
-export function ggufTestConfig(arch: 'qwen3' | 'llama' = 'qwen3'): ModelConfig {
+export function ggufTestConfig(arch: 'qwen3' | 'llama' = 'qwen3', numLayers = 2): ModelConfig {
   return testConfig(arch, {
     hiddenSize: 256,
-    numLayers: 2,
+    numLayers,
     numHeads: 4,
     numKvHeads: 2,
     headDim: 64,
@@ -64,14 +64,23 @@ export interface GgufFixture {
 }
 
 /** A random Qwen3 (or Llama) GGUF whose token embedding is `embedType` and whose seven projections
- *  per layer (and Llama's lm_head) are `weightType`; norms f32. */
-export function randomGguf(weightType: string, seed: number, embedType = 'F32', arch: 'qwen3' | 'llama' = 'qwen3'): GgufFixture {
-  const cfg = ggufTestConfig(arch);
+ *  per layer (and Llama's lm_head) are `weightType`, or the type it gives for each GGUF tensor name
+ *  (a mix, as llama.cpp's Q4_K_M files mix types); norms f32. */
+export function randomGguf(
+  weightType: string | ((gguf: string) => string),
+  seed: number,
+  embedType = 'F32',
+  arch: 'qwen3' | 'llama' = 'qwen3',
+  numLayers = 2,
+): GgufFixture {
+  const cfg = ggufTestConfig(arch, numLayers);
+  const typeOf = typeof weightType === 'string' ? () => weightType : weightType;
   const rng = new Rng(seed);
   const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F, vocabSize: V } = cfg;
   const ggufTensors: GgufTensorInput[] = [];
   const hf: TensorData[] = [];
-  const add = (gguf: string, hfName: string, shape: number[], type: string, amplitude: number, permuteHeads = 0) => {
+  const add = (gguf: string, hfName: string, shape: number[], type: string | null, amplitude: number, permuteHeads = 0) => {
+    type ??= typeOf(gguf);
     const elements = shape.reduce((a, b) => a * b, 1);
     const data = randomBlocks(type, elements, amplitude, rng);
     // ggml's ne is the HF shape reversed (ne[0] = the innermost, row length); the bytes are the same
@@ -93,21 +102,21 @@ export function randomGguf(weightType: string, seed: number, embedType = 'F32', 
     const b = `blk.${l}`;
     norm(`${b}.attn_norm.weight`, n.inputNorm, C);
     const permute = arch === 'llama';
-    add(`${b}.attn_q.weight`, n.q, [NH * HS, C], weightType, w(C), permute ? NH : 0);
-    add(`${b}.attn_k.weight`, n.k, [NKV * HS, C], weightType, w(C), permute ? NKV : 0);
-    add(`${b}.attn_v.weight`, n.v, [NKV * HS, C], weightType, w(C));
+    add(`${b}.attn_q.weight`, n.q, [NH * HS, C], null, w(C), permute ? NH : 0);
+    add(`${b}.attn_k.weight`, n.k, [NKV * HS, C], null, w(C), permute ? NKV : 0);
+    add(`${b}.attn_v.weight`, n.v, [NKV * HS, C], null, w(C));
     if (cfg.qkNorm) {
       norm(`${b}.attn_q_norm.weight`, n.qNorm, HS);
       norm(`${b}.attn_k_norm.weight`, n.kNorm, HS);
     }
-    add(`${b}.attn_output.weight`, n.o, [C, NH * HS], weightType, w(NH * HS));
+    add(`${b}.attn_output.weight`, n.o, [C, NH * HS], null, w(NH * HS));
     norm(`${b}.ffn_norm.weight`, n.postNorm, C);
-    add(`${b}.ffn_gate.weight`, n.gate, [F, C], weightType, w(C));
-    add(`${b}.ffn_up.weight`, n.up, [F, C], weightType, w(C));
-    add(`${b}.ffn_down.weight`, n.down, [C, F], weightType, w(F));
+    add(`${b}.ffn_gate.weight`, n.gate, [F, C], null, w(C));
+    add(`${b}.ffn_up.weight`, n.up, [F, C], null, w(C));
+    add(`${b}.ffn_down.weight`, n.down, [C, F], null, w(F));
   }
   norm('output_norm.weight', 'model.norm.weight', C);
-  if (!cfg.tieWordEmbeddings) add('output.weight', 'lm_head.weight', [V, C], weightType, w(C) * 4);
+  if (!cfg.tieWordEmbeddings) add('output.weight', 'lm_head.weight', [V, C], null, w(C) * 4);
   if (arch === 'llama') {
     ggufTensors.push({
       name: 'rope_freqs.weight',

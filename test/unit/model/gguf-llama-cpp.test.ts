@@ -20,27 +20,11 @@ import { LORA_MODULES, randomLoraTensors, referenceLora } from '../../../src/eng
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';
 import { llamaCppOracle } from './llama-cpp';
+import { compareLogits as compare } from './llama-cpp-oracle';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 
 const TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K'];
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
-
-/** Relative RMS of (a - b) over the RMS of b, and how many rows' argmax agree. */
-function compare(a: Float32Array, b: Float32Array, V: number): { rel: number; argmaxAgree: number } {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.length; i++) {
-    num += (a[i] - b[i]) ** 2;
-    den += b[i] ** 2;
-  }
-  let agree = 0;
-  for (let r = 0; r < a.length / V; r++) {
-    const row = (x: Float32Array) => x.subarray(r * V, (r + 1) * V);
-    const arg = (x: Float32Array) => x.indexOf(Math.max(...x));
-    if (arg(row(a)) === arg(row(b))) agree++;
-  }
-  return { rel: Math.sqrt(num / den), argmaxAgree: agree };
-}
 
 describe('GGUF blocks against llama.cpp', () => {
   const llamaCpp = llamaCppOracle('hearth-gguf-');

@@ -4,8 +4,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, type Llama, type Token } from 'node-llama-cpp';
+import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll } from 'vitest';
+import { llamaCppLogits } from './llama-cpp-oracle';
 
 export interface LlamaCppOracle {
   /**
@@ -39,23 +40,7 @@ export function llamaCppOracle(prefix: string): LlamaCppOracle {
       writeFileSync(path, gguf);
       const loraPath = lora ? join(dir, lora.file) : null;
       if (lora && loraPath) writeFileSync(loraPath, lora.gguf);
-      const model = await llama!.loadModel({ modelPath: path, gpuLayers: 0, useMmap: false });
-      const ctx = await model.createContext({
-        contextSize: 64,
-        batchSize: 64,
-        threads: 2,
-        experimentalKvCacheKeyType: 'F32',
-        experimentalKvCacheValueType: 'F32',
-        ...(loraPath ? { lora: { adapters: [{ filePath: loraPath }] } } : {}),
-      });
-      const out = await ctx.getSequence().controlledEvaluate(tokens.map((t) => [t as Token, { generateNext: { logits: true } }] as const));
-      const logits = new Float32Array(tokens.length * V);
-      out.forEach((o, i) => {
-        for (const [token, logit] of o!.next.logits!) logits[i * V + (token as number)] = logit;
-      });
-      await ctx.dispose();
-      await model.dispose();
-      return logits;
+      return llamaCppLogits(llama!, path, tokens, V, 64, loraPath ?? undefined);
     },
   };
 }

@@ -11,16 +11,17 @@
  *   rotate-half, so the rows are put back. Rows are whole blocks, so this works on quantized data.
  *   Qwen2/Qwen3 files are not permuted (llama.cpp runs them with NEOX RoPE).
  * - Llama 3's frequency scaling comes as the tensor `rope_freqs.weight` (one divisor per frequency).
+ * - Phi-3, SmolLM3 and Mistral's sliding window: gguf-families.ts.
  *
  * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
  */
-import type { Architecture, ModelConfig } from '../config';
-import { fullAttentionLayers } from '../hf-config';
+import type { Architecture, ModelConfig, RopeScaling } from '../config';
 import type { ByteSource } from '../safetensors';
 import { ggmlBytes } from './ggml-types';
+import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 
-const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3'];
+const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3', 'phi3', 'smollm3'];
 
 /** GGUF tensor name suffix (after `blk.N.`) -> HF name suffix (after `model.layers.N.`). */
 export const LAYER_NAMES: Readonly<Record<string, string>> = {
@@ -41,15 +42,13 @@ const GLOBAL_NAMES: Readonly<Record<string, string>> = {
   'output_norm.weight': 'model.norm.weight',
   'output.weight': 'lm_head.weight',
 };
-/** Tensors a GGUF may carry that are not weights of the HF layout. */
-export const ROPE_FREQS = 'rope_freqs.weight';
-
-/** The HF name of a GGUF tensor, or null for one Hearth does not know. */
-export function hfTensorName(gguf: string): string | null {
+/** The HF name of a GGUF tensor of an `arch` model, or null for one Hearth does not know. */
+export function hfTensorName(gguf: string, arch?: Architecture): string | null {
   if (GLOBAL_NAMES[gguf]) return GLOBAL_NAMES[gguf];
   const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(gguf);
-  if (!m || !LAYER_NAMES[m[2]]) return null;
-  return `model.layers.${m[1]}.${LAYER_NAMES[m[2]]}.${m[3]}`;
+  const suffix = m && ((arch && FAMILY_LAYER_NAMES[arch]?.[m[2]]) || LAYER_NAMES[m[2]]);
+  if (!suffix) return null;
+  return `model.layers.${m[1]}.${suffix}.${m[3]}`;
 }
 
 function num(file: GgufFile, key: string, name: string, fallback?: number): number {
@@ -90,6 +89,8 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
   const scalingType = ggufValue(file, `${a}.rope.scaling.type`);
   const factor = ggufValue(file, `${a}.rope.scaling.factor`);
   const numLayers = k('block_count');
+  const headDim = k('attention.key_length', hiddenSize / numHeads);
+  const maxPositionEmbeddings = k('context_length');
   // Each layer needs tensors of its own: more layers than tensors is a hostile count, refused before any per-layer work.
   if (!Number.isInteger(numLayers) || numLayers > file.tensors.length) {
     throw new GgufError(`${name}: metadata key ${a}.block_count (${numLayers}) does not fit the ${file.tensors.length} tensors`);
@@ -100,15 +101,14 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
     numLayers,
     numHeads,
     numKvHeads: k('attention.head_count_kv', numHeads),
-    headDim: k('attention.key_length', hiddenSize / numHeads),
+    headDim,
     intermediateSize: k('feed_forward_length'),
     vocabSize: k('vocab_size', Array.isArray(tokens) ? tokens.length : embd.ne[1]),
     rmsNormEps: k('attention.layer_norm_rms_epsilon'),
     ropeTheta: k('rope.freq_base', 10000),
     ropeScaling: scalingType === 'linear' && typeof factor === 'number' && factor !== 1 ? { type: 'linear', factor } : null,
-    slidingWindow: null,
-    layerTypes: fullAttentionLayers(numLayers),
-    maxPositionEmbeddings: k('context_length'),
+    ...ggufFamilyConfig(file, a, k, name, { numLayers, headDim, maxPositionEmbeddings }),
+    maxPositionEmbeddings,
     tieWordEmbeddings: !has('output.weight'),
     attentionBias: has('blk.0.attn_q.bias'),
     outputBias: has('blk.0.attn_output.bias'),
@@ -148,25 +148,25 @@ export async function readHfTensor(
   t: GgufTensorInfo,
   cfg: ModelConfig,
 ): Promise<{ name: string; shape: number[]; type: string; data: Uint8Array }> {
-  const name = hfTensorName(t.name);
+  const name = hfTensorName(t.name, cfg.arch);
   if (!name) throw new GgufError(`tensor ${t.name} has no Hugging Face counterpart`);
   let data = await readGgufTensor(src, t);
   // A weight's rows are ne[0] elements; a bias's "rows" are its single elements.
   const rowBytes = t.ne.length === 1 ? t.type.typeSize : ggmlBytes(t.type, t.ne[0]);
-  if (cfg.arch === 'llama' && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
+  if (PERMUTED_QK.includes(cfg.arch) && /\.self_attn\.[qk]_proj\.(weight|bias)$/.test(name)) {
     const heads = name.includes('.q_proj') ? cfg.numHeads : cfg.numKvHeads;
     data = unpermuteRows(data, heads, cfg.headDim, rowBytes);
   }
   return { name, shape: [...t.ne].reverse(), type: t.type.name, data };
 }
 
-/** Llama 3's RoPE frequency divisors (`rope_freqs.weight`, f32 [HS/2]), when the file has them. */
-export async function ggufRopeFactors(src: ByteSource, file: GgufFile, cfg: ModelConfig): Promise<number[] | null> {
-  const t = file.tensors.find((x) => x.name === ROPE_FREQS);
-  if (!t) return null;
-  if (t.type.name !== 'F32' || t.elements !== cfg.headDim / 2) {
-    throw new GgufError(`tensor ${ROPE_FREQS} must be F32 [${cfg.headDim / 2}], got ${t.type.name} [${t.ne.join(', ')}]`);
-  }
-  const bytes = await readGgufTensor(src, t);
-  return Array.from(new Float32Array(bytes.slice().buffer));
+/** The RoPE scaling of a model whose rope tensors (`rope_freqs`, LongRoPE's factors) are `found`; without any, the metadata's. */
+export async function ggufRopeOf(
+  file: GgufFile,
+  cfg: ModelConfig,
+  found: ReadonlyArray<{ src: ByteSource; info: GgufTensorInfo }>,
+  name = 'model.gguf',
+): Promise<RopeScaling | null> {
+  const k = (key: string, fallback?: number) => num(file, `${cfg.arch}.${key}`, name, fallback);
+  return (await ggufRopeScaling(file, cfg, found, k)) ?? cfg.ropeScaling;
 }

@@ -22,7 +22,8 @@ import { blobBytes, type ByteSource } from '../safetensors';
 import type { ModelSource } from '../sources/source';
 import { ModelTokenizer } from '../tokenizer';
 import { checkAgainstPlan } from '../weights';
-import { ggufArchitecture, ggufModelConfig, ggufRopeFactors, hfTensorName, readHfTensor, ROPE_FREQS } from './gguf-model';
+import { ROPE_TENSORS } from './gguf-families';
+import { ggufArchitecture, ggufModelConfig, hfTensorName, ggufRopeOf, readHfTensor } from './gguf-model';
 import { GgufError, readGguf, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 import { checkSplitPart, orderGgufParts } from './gguf-split';
 import { ggufTokenizerFiles } from './gguf-tokenizer';
@@ -110,12 +111,11 @@ async function load(source: ModelSource, files: string[], options: LoadOptions):
     );
   }
   const located: Located[] = [];
+  const rope = all.filter((t) => ROPE_TENSORS.has(t.info.name)).map((t) => ({ src: t.part.src, info: t.info }));
+  config.ropeScaling = await ggufRopeOf(first.gguf, config, rope, first.file);
   for (const { part, info } of all) {
-    if (info.name === ROPE_FREQS) {
-      config.ropeScaling = { type: 'freq_factors', factors: (await ggufRopeFactors(part.src, part.gguf, config))! };
-      continue;
-    }
-    const hfName = hfTensorName(info.name);
+    if (ROPE_TENSORS.has(info.name)) continue;
+    const hfName = hfTensorName(info.name, config.arch);
     if (!hfName) throw new GgufError(`${part.file}: tensor ${info.name} is not part of a ${config.arch} model Hearth runs`);
     const dtype = GGUF_DTYPES[info.type.name] as DType | undefined;
     if (!dtype) throw new GgufError(`${part.file}: tensor ${info.name} has type ${info.type.name}, which Hearth does not load`);
