@@ -17,10 +17,9 @@
  *   building any (the library's range builds its whole array up front), and every string or list
  *   an operation creates is checked against a cap (values that are only looked up, such as a long
  *   message, are not counted: the request already holds them). The filters that can multiply a
- *   string in one call (`indent`, `replace`, `join`) have the size of their result checked from
- *   their operand and arguments before they build it; a method call such as `s.replace(a, b)` can
- *   still create one oversized string before the check refuses it (V8 bounds that by its maximum
- *   string length).
+ *   string in one call (the filters `indent`, `replace`, `join`, and the string method
+ *   `s.replace(a, b)`) have the size of their result checked from their operand and arguments
+ *   before they build it.
  *
  * Not here: what the template means (chat-template.ts).
  * Reference: https://github.com/huggingface/huggingface.js/tree/main/packages/jinja (the
@@ -123,15 +122,35 @@ class BudgetedInterpreter extends Interpreter {
   private checkGrowth(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
     const chars = filterResultChars(name, operand, args, kwargs);
     if (chars !== null && chars > this.maxChars) {
-      throw new TemplateBudgetError(`the template's ${name} filter would build a string of more than ${this.maxChars} characters`);
+      throw new TemplateBudgetError(`the template's ${name} would build a string of more than ${this.maxChars} characters`);
     }
   }
 
   override evaluate(statement: Statement, environment: Environment): RuntimeValue {
     this.step();
-    const value = super.evaluate(statement, environment);
+    const value = this.boundedReplaceMethod(statement, environment) ?? super.evaluate(statement, environment);
     if (statement && !LOOKUPS.has(statement.type)) this.checkSize(value);
     return value;
+  }
+
+  /**
+   * `s.replace(a, b)` on a string: the library's method builds its result in one call, so the
+   * member is answered here with the same function behind a size check (the string is evaluated
+   * once, as the library would). Null for every other node, which the library evaluates.
+   */
+  private boundedReplaceMethod(statement: Statement, environment: Environment): RuntimeValue | null {
+    const member = statement as unknown as MemberNode;
+    if (member?.type !== 'MemberExpression' || member.computed || member.property?.value !== 'replace') return null;
+    const object = this.evaluate(member.object as Statement, environment);
+    if (object.type !== 'StringValue') return super.evaluate(statement, environment);
+    const replace = (object as unknown as { builtins: Map<string, RuntimeValue> }).builtins.get('replace') as FunctionLike;
+    const Function = replace.constructor as new (fn: FunctionLike['value']) => RuntimeValue;
+    return new Function((args, scope) => {
+      const last = args.at(-1);
+      const kwargs = last?.type === 'KeywordArgumentsValue' ? (last.value as Map<string, RuntimeValue>) : new Map<string, RuntimeValue>();
+      this.checkGrowth('replace', object, kwargs.size > 0 ? args.slice(0, -1) : args, kwargs);
+      return replace.value(args, scope);
+    });
   }
 
   private step(): void {
@@ -152,6 +171,12 @@ class BudgetedInterpreter extends Interpreter {
     }
   }
 }
+
+/** A member access node as @huggingface/jinja's parser builds it (`object.property`). */
+type MemberNode = { type: string; computed?: boolean; object?: unknown; property?: { value?: unknown } };
+
+/** A built-in method as the library holds it: a FunctionValue whose value is called with the arguments. */
+type FunctionLike = RuntimeValue & { value: (args: RuntimeValue[], scope: Environment) => RuntimeValue };
 
 /** A filter node as @huggingface/jinja's parser builds it: a name, or a call of one. */
 type FilterNode = { type: string; value?: string; callee?: { value?: string } };

@@ -41,16 +41,22 @@ describe('renderWithBudget', () => {
 
   it('refuses a filter whose result would be oversized before it builds it', () => {
     // Each would build a string past V8's maximum length (a RangeError, not a budget error, if built).
-    expect(() => render("{{ 'a\\nb' | indent(600000000, true) }}")).toThrow(/indent filter would build a string of more than/);
+    expect(() => render("{{ 'a\\nb' | indent(600000000, true) }}")).toThrow(/indent would build a string of more than/);
     const text = { messages: [{ role: 'user', content: 'x'.repeat(30_000) }] };
     const wide = '{% set ns = namespace(s="y") %}{% for i in range(15) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}';
-    expect(() => render(`${wide}{{ messages[0].content | replace('', ns.s) }}`, text)).toThrow(/replace filter would build/);
+    expect(() => render(`${wide}{{ messages[0].content | replace('', ns.s) }}`, text)).toThrow(/replace would build/);
+    // The same through the string method, before the library builds it.
+    expect(() => render(`${wide}{{ messages[0].content.replace('', ns.s) }}`, text)).toThrow(/replace would build/);
+    expect(() => render(`${wide}{{ messages[0].content.replace('x', ns.s, count=-1) }}`, text)).toThrow(/replace would build/);
     const many = `${wide}{% set ns.l = [] %}{% for i in range(200) %}{% set ns.l = ns.l + [ns.s ~ ns.s ~ ns.s ~ ns.s] %}{% endfor %}`;
-    expect(() => render(`${many}{{ ns.l | join(messages[0].content) }}`, text)).toThrow(/join filter would build/);
+    expect(() => render(`${many}{{ ns.l | join(messages[0].content) }}`, text)).toThrow(/join would build/);
     // Within the cap they render as the library does.
     expect(
       render("{{ 'a\\nb' | indent(2, true) }}|{{ 'abc' | replace('b', 'xy') }}|{{ ['a', 'b'] | join('-') }}|{{ 'ab' | join(',') }}"),
     ).toBe('  a\n  b|axyc|a-b|a,b');
+    const methods = "{{ 'abcb'.replace('b', 'xy') }}|{{ 'abcb'.replace('b', 'x', 1) }}|{{ 'abcb'.replace('b', 'x', count=1) }}";
+    expect(render(methods)).toBe(new Template(methods).render({}));
+    expect(render(methods)).toBe('axycxy|axcb|axcb');
   });
 
   it('does not count the text the request brought against the string cap', () => {
