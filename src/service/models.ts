@@ -54,29 +54,7 @@ export async function registerModel(ctx: ServiceContext, caller: Principal, req:
     );
   }
 
-  const now = ctx.now();
-  const model: ModelRecord = {
-    id: newId(),
-    principalId: caller.id,
-    entity,
-    project: req.project,
-    name: req.name,
-    baseModel: req.base_model,
-    runId: newRunId(),
-    lora: defaultLoraFor(base.architecture),
-    createdAt: now,
-  };
-  // ART reads the latest step right after registering: the untrained identity adapter is step 0.
-  const stepZero: CheckpointRecord = {
-    id: newId(),
-    modelId: model.id,
-    principalId: caller.id,
-    step: 0,
-    metrics: {},
-    files: [],
-    createdAt: now,
-  };
-  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now };
+  const { model, stepZero, run } = newModelRecords(caller, entity, req, defaultLoraFor(base.architecture), ctx.now());
   try {
     await insertModel(ctx.db, model, stepZero, run);
   } catch (err) {
@@ -87,6 +65,42 @@ export async function registerModel(ctx: ServiceContext, caller: Principal, req:
     return returnExisting(winner, req);
   }
   return model;
+}
+
+/**
+ * The records a new model starts with: the model, its step 0 (the untrained identity adapter: ART
+ * reads the latest step right after registering) and its run. Registration and adapter import
+ * both write them.
+ */
+export function newModelRecords(
+  caller: Principal,
+  entity: string,
+  req: Pick<RegisterModel, 'project' | 'name' | 'base_model'>,
+  lora: LoraConfig,
+  now: number,
+): { model: ModelRecord; stepZero: CheckpointRecord; run: RunRecord } {
+  const model: ModelRecord = {
+    id: newId(),
+    principalId: caller.id,
+    entity,
+    project: req.project,
+    name: req.name,
+    baseModel: req.base_model,
+    runId: newRunId(),
+    lora,
+    createdAt: now,
+  };
+  const stepZero: CheckpointRecord = {
+    id: newId(),
+    modelId: model.id,
+    principalId: caller.id,
+    step: 0,
+    metrics: {},
+    files: [],
+    createdAt: now,
+  };
+  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now };
+  return { model, stepZero, run };
 }
 
 function returnExisting(existing: ModelRecord, req: RegisterModel): ModelRecord {

@@ -14,8 +14,8 @@
  * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
- * (kernel-call.ts); the runner keeps the last few in a DecodeGraphCache (LRU, disposing what it
- * drops). Batches with LoRA rows use forward-graph.ts instead.
+ * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a GraphCache (LRU, disposing
+ * what it drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
 import { layerWindow } from '../model/attention-window';

@@ -2,12 +2,11 @@
  * ModelRunner: one model's forward steps on the GPU, each recorded into one command encoder and
  * submitted once, with only the sampled tokens (and requested logprobs) read back.
  *
- * A step is a batch of rows, each a sequence's block-table row, its first position and its tokens:
- *   - every row one token and no LoRA row: the fused decode graph (decode-graph.ts), its calls
- *     cached per (B, split plan, MLP mode) and replayed;
- *   - every row one token with LoRA rows, or a model the fused kernels do not cover (Gemma 3:
- *     fusedDecodeCovers): the general graph with decode attention (forward-graph.ts), cached the same way;
- *   - otherwise (prefill chunks): the general graph with prefill attention, encoded per step.
+ * A step is a batch of rows, each a sequence's block-table row, its first position and its tokens.
+ * Its forward pass is a graph StepGraphs (step-graphs.ts) keeps per shape and replays: the fused
+ * decode graph when every row is one token (or the general graph with decode attention for LoRA
+ * rows and models the fused kernels do not cover), the general graph with prefill attention
+ * otherwise (prefill chunks, jump-forward drafts).
  * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
  * and the sampler over the logits of each sampled row's last token (a row can be sampled several
  * times: the `n` choices of a prompt fork from its last logits; a jump-forward draft samples every
@@ -20,18 +19,18 @@
 import { modelWindow } from '../model/attention-window';
 import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
-import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
 import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
-import { GraphCache, encodeDecode, fusedDecodeCovers, type DecodeGraph, type DecodeMlpMode } from './decode-graph';
-import { encodeForward, encodePromptLogits, type ForwardContext, type ForwardDims } from './forward-graph';
+import type { DecodeGraph } from './decode-graph';
+import { encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
 import { StepBuffers, type StepLimits } from './step-buffers';
+import { StepGraphs } from './step-graphs';
 
 export interface RunnerRow {
   /** Block-table row of the sequence. */
@@ -98,10 +97,6 @@ export interface RunnerOptions {
   samplerWorkgroupSize?: SamplerWorkgroupSize;
 }
 
-const GRAPH_CACHE = 8;
-/** General graphs kept (prefill and drafted shapes); each holds a few hundred calls' bind groups and uniforms. */
-const GENERAL_GRAPH_CACHE = 16;
-
 /** The uploaded rows of a step: batch size, token count, and each row's last token index. */
 interface StepBatch {
   B: number;
@@ -129,13 +124,9 @@ export class ModelRunner {
   readonly step: StepBuffers;
   readonly loraKernels: LoraKernels;
   readonly loraLayout: LoraLayout;
-  readonly fusedMaxBatch: number;
   readonly maxContext: number;
-  /** Most keys one decode query attends to: the window when every layer slides, else maxContext. */
-  private readonly maxAttended: number;
   private readonly dense: DenseKernels;
-  private readonly graphs = new GraphCache(GRAPH_CACHE);
-  private readonly generalGraphs = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPH_CACHE);
+  private readonly graphs: StepGraphs;
   private readonly staging: GPUBuffer[] = [];
   private lora: LoraPool | null = null;
   /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
@@ -152,8 +143,9 @@ export class ModelRunner {
     this.attention = createAttentionKernels(ctx, cfg);
     const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
     this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
+    // Most keys one decode query attends to: the window when every layer slides.
     const window = modelWindow(cfg);
-    this.maxAttended = window > 0 ? Math.min(window, this.maxContext) : this.maxContext;
+    const maxAttended = window > 0 ? Math.min(window, this.maxContext) : this.maxContext;
     const limits: StepLimits = {
       maxTokens: Math.max(opts.maxTokens ?? 512, maxBatch),
       maxBatch,
@@ -161,7 +153,7 @@ export class ModelRunner {
         1,
         Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4))),
       ),
-      partialsFloats: this.attention.decode.partialsFloats(maxBatch, this.maxAttended),
+      partialsFloats: this.attention.decode.partialsFloats(maxBatch, maxAttended),
     };
     this.step = new StepBuffers(ctx.device, cfg, limits);
     const generation = createGenerationKernels(ctx, {
@@ -174,7 +166,16 @@ export class ModelRunner {
     this.promptLogprobs = generation.promptLogprobs;
     this.loraKernels = generation.lora;
     this.loraLayout = loraLayout(cfg);
-    this.fusedMaxBatch = opts.fusedMaxBatch ?? 4;
+    const forward = {
+      weights,
+      kv,
+      dense: this.dense,
+      attention: this.attention,
+      loraKernels: this.loraKernels,
+      loraLayout: this.loraLayout,
+      step: this.step,
+    };
+    this.graphs = new StepGraphs(forward, opts.fusedMaxBatch ?? 4, maxAttended);
   }
 
   get limits(): StepLimits {
@@ -186,7 +187,6 @@ export class ModelRunner {
     if (this.lora === pool) return;
     // Cached graphs with LoRA rows bind the pool's buffers.
     this.graphs.clear();
-    this.generalGraphs.clear();
     this.lora = pool;
   }
 
@@ -204,7 +204,9 @@ export class ModelRunner {
   async run(spec: StepSpec): Promise<StepResult> {
     const batch = this.uploadRows(spec);
     const forward = this.forwardContext();
-    const { graph, replay, fresh } = this.chooseGraph(spec, batch, forward);
+    const { graph, replay } = this.chooseGraph(spec, batch, forward);
+    // Calls of this step alone (prompt-logprob rows), disposed once submitted.
+    const fresh: KernelCall[] = [];
     const promptRows = this.preparePromptLogprobs(spec, batch, forward, fresh);
     if (spec.samples.length > 0) this.sampler.prepare(spec.samples);
     const submitted = this.recordAndSubmit(spec, batch, graph, replay, fresh, promptRows);
@@ -264,36 +266,26 @@ export class ModelRunner {
   }
 
   /**
-   * The forward pass of the step: a cached decode graph to replay (every row one token, sampled
-   * in row order, no prompt logprobs), or the general graph encoded for this step (`fresh`,
-   * disposed once submitted) with its sampled rows' last-token logits gathered in sampler order.
+   * The forward pass of the step, a cached graph to replay (StepGraphs): a decode graph when every
+   * row is one token sampled in row order and no prompt logprobs are asked, else the general graph
+   * with the sampled rows' logits gathered in sampler order.
    */
-  private chooseGraph(
-    spec: StepSpec,
-    batch: StepBatch,
-    forward: ForwardContext,
-  ): { graph: StepResult['graph']; replay: KernelCall[]; fresh: KernelCall[] } {
+  private chooseGraph(spec: StepSpec, batch: StepBatch, forward: ForwardContext): { graph: StepResult['graph']; replay: KernelCall[] } {
     const { rows, samples } = spec;
     const { B, T, decode, hasLora, lastToken } = batch;
     const device = this.ctx.device;
     const fusedOrder = samples.length === B && samples.every((s, i) => s.row === i && (s.at ?? 0) === 0);
     if (decode && fusedOrder && !spec.promptLogprobs) {
-      const plan = this.planFor(rows);
-      if (hasLora || !fusedDecodeCovers(this.weights.config)) {
-        // Sampled rows are the batch rows in order (prefill steps overwrite the gather list).
+      const { graph, calls } = this.graphs.decodeStep(forward, B, this.graphs.plan(rows), hasLora);
+      // The general graph's lm_head reads the batch rows in order (prefill steps overwrite the gather list).
+      if (graph === 'decode-lora' || graph === 'decode-general') {
         device.queue.writeBuffer(
           this.step.gather,
           0,
           Uint32Array.from({ length: B }, (_, i) => i),
         );
-        return {
-          graph: hasLora ? 'decode-lora' : 'decode-general',
-          replay: this.generalDecodeGraph(forward, B, plan, hasLora).calls,
-          fresh: [],
-        };
       }
-      const g = this.decodeGraph(B, plan, B <= this.fusedMaxBatch ? 'fused' : 'unfused');
-      return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', replay: g.calls, fresh: [] };
+      return { graph, replay: calls };
     }
     if (samples.length > 0) {
       const gather = samples.map((s) => {
@@ -306,10 +298,10 @@ export class ModelRunner {
     }
     const attention =
       decode && !spec.promptLogprobs
-        ? { kind: 'decode' as const, plan: this.planFor(rows) }
+        ? { kind: 'decode' as const, plan: this.graphs.plan(rows) }
         : { kind: 'prefill' as const, maxCount: Math.max(...rows.map((r) => r.tokens.length)) };
     const graph = decode && hasLora ? 'decode-lora' : 'prefill';
-    return { graph, replay: this.generalGraph(forward, { T, B, attention, R: samples.length, lora: hasLora }), fresh: [] };
+    return { graph, replay: this.graphs.generalStep(forward, { T, B, attention, R: samples.length, lora: hasLora }) };
   }
 
   /** Gathers the asked prompt positions' hidden states and encodes their lm_head; returns the row count (0: none asked). */
@@ -413,56 +405,9 @@ export class ModelRunner {
     return { sampled, promptLogprobs };
   }
 
-  /**
-   * The decode split plan for rows at their positions: planned for the longest context rounded up
-   * to a power of two (at least 64), so cached graphs stay valid while contexts grow within it. When
-   * every layer slides, the splits tile only the window's keys (attention-decode.ts), so the plan
-   * stops growing at the window.
-   */
-  private planFor(rows: readonly RunnerRow[]): DecodeSplitPlan {
-    const longest = Math.max(...rows.map((r) => r.pos + 1));
-    const bucket = Math.min(this.maxAttended, Math.max(64, 2 ** Math.ceil(Math.log2(longest))));
-    return this.attention.decode.plan(bucket, rows.length);
-  }
-
-  private decodeGraph(B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
-    const key = `${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.graphs.get(key, () =>
-      encodeDecode({ weights: this.weights, kv: this.kv, dense: this.dense, attention: this.attention, step: this.step }, B, plan, mlp),
-    );
-  }
-
-  /**
-   * The general graph for these dims, cached like the decode graphs: its calls read every per-step
-   * value (tokens, rows, positions, gather lists) from the step buffers, so a shape seen before is
-   * replayed instead of encoded again. Jump-forward drafts repeat a few row shapes step after step,
-   * and encoding this graph (hundreds of bind groups and uniform blocks) cost more on an H100 than
-   * running it; long prompts repeat their full prefill chunks.
-   */
-  private generalGraph(forward: ForwardContext, dims: ForwardDims): KernelCall[] {
-    const a = dims.attention;
-    const attention = a.kind === 'prefill' ? `prefill:${a.maxCount}` : `decode:${a.plan.splitLen}:${a.plan.numSplits}`;
-    const key = `${dims.T}|${dims.B}|${attention}|${dims.R}|${dims.lora}`;
-    return this.generalGraphs.get(key, () => ({ calls: encodeForward(forward, dims) })).calls;
-  }
-
-  /** The general graph as a decode step (LoRA rows, or a model the fused kernels do not cover). */
-  private generalDecodeGraph(forward: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): DecodeGraph {
-    const key = `${lora ? 'lora' : 'general'}|${B}|${plan.splitLen}|${plan.numSplits}`;
-    return this.graphs.get(key, () => {
-      const calls = encodeForward(forward, { T: B, B, attention: { kind: 'decode', plan }, R: B, lora });
-      // Per layer: the calls between the embedding and lm_head, spread evenly (bench figures).
-      const outside = encodeCount(forward, B);
-      const perLayer = (calls.length - outside) / this.weights.config.numLayers;
-      return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
-    });
-  }
-
-  /** The decode graph a batch of B rows at these positions would use (bench figures). */
+  /** The decode graph a batch of B rows at this context would use (bench figures). */
   describeDecode(B: number, longestContext: number): DecodeGraph {
-    const rows = Array.from({ length: B }, (_, i) => ({ seq: i, pos: longestContext - 1, tokens: [0], adapterSlot: NO_ADAPTER }));
-    if (!fusedDecodeCovers(this.weights.config)) return this.generalDecodeGraph(this.forwardContext(), B, this.planFor(rows), false);
-    return this.decodeGraph(B, this.planFor(rows), B <= this.fusedMaxBatch ? 'fused' : 'unfused');
+    return this.graphs.describeDecode(this.forwardContext(), B, longestContext);
   }
 
   private takeStaging(bytes: number): GPUBuffer {
@@ -478,28 +423,12 @@ export class ModelRunner {
 
   destroy(): void {
     this.graphs.clear();
-    this.generalGraphs.clear();
     for (const b of this.staging) b.destroy();
     this.staging.length = 0;
     this.step.destroy();
     this.sampler.destroy();
     this.promptLogprobs.destroy();
   }
-}
-
-/** Dispatches of the general graph outside its layers: the embedding's row chunks and lm_head's calls. */
-function encodeCount(f: ForwardContext, R: number): number {
-  const embedding = f.weights.embedding.chunks.length;
-  const head = f.dense.lmHead.encode({
-    weights: f.weights,
-    logits: f.step.logits,
-    hidden: f.step.h,
-    R,
-    rows: f.step.gather,
-    scratch: f.step.scratch,
-  });
-  for (const c of head) c.dispose();
-  return embedding + head.length;
 }
 
 function alignTo4(n: number): number {

@@ -27,6 +27,7 @@
  */
 import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import type { LoraGradProblem } from '../kernels/lora-grad';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import type { LoraGroupPlan } from './lora-plan';
@@ -79,57 +80,20 @@ export function loraBackward(
     }),
   );
   const part = g.buf.get('loraPart');
+  const [dA, dB] = loraBackwardProblems(group, r, T, s);
   // dA_stack += gB^T x
-  calls.push(
-    ...k.loraGrad.encode({
-      x: gB,
-      y: xIn,
-      out: g.state.grads,
-      part,
-      problems: [
-        {
-          M: group.rows,
-          N: group.in,
-          K: T,
-          xOffset: 0,
-          ldx: group.rows,
-          yOffset: 0,
-          ldy: group.in,
-          outOffset: group.aOffset,
-          ldo: group.in,
-          transposed: false,
-          alpha: 1,
-        },
-      ],
-    }),
-  );
+  calls.push(...k.loraGrad.encode({ x: gB, y: xIn, out: g.state.grads, part, problems: dA }));
   // dB_m^T += s u_m^T dy_m, stored transposed into B_m [out, r]
-  calls.push(
-    ...k.loraGrad.encode({
-      x: u,
-      y: dy,
-      out: g.state.grads,
-      part,
-      problems: group.modules.map((m) => ({
-        M: r,
-        N: m.out,
-        K: T,
-        xOffset: m.aRow,
-        ldx: group.rows,
-        yOffset: m.col0,
-        ldy: group.outWidth,
-        outOffset: m.bOffset,
-        ldo: r,
-        transposed: true,
-        alpha: s,
-      })),
-    }),
-  );
+  calls.push(...k.loraGrad.encode({ x: u, y: dy, out: g.state.grads, part, problems: dB }));
   return calls;
 }
 
-/** The LoRA split-K scratch a group needs at T tokens (the two problem sets of loraBackward run one after the other). */
-export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number) {
+/**
+ * The two LoRA-gradient problem sets of a group at T tokens, in the order loraBackward runs them:
+ * dA_stack += gB^T x (into the stacked A), then dB_m^T += s u_m^T dy_m (stored transposed into each
+ * B_m). The trainer also sizes its split-K scratch from them (LoraGrad.partFloats reads the shapes).
+ */
+export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number, s = 1): LoraGradProblem[][] {
   const dA = [
     {
       M: group.rows,
@@ -139,7 +103,7 @@ export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number)
       ldx: group.rows,
       yOffset: 0,
       ldy: group.in,
-      outOffset: 0,
+      outOffset: group.aOffset,
       ldo: group.in,
       transposed: false,
       alpha: 1,
@@ -149,14 +113,14 @@ export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number)
     M: r,
     N: m.out,
     K: T,
-    xOffset: 0,
+    xOffset: m.aRow,
     ldx: group.rows,
-    yOffset: 0,
+    yOffset: m.col0,
     ldy: group.outWidth,
-    outOffset: 0,
+    outOffset: m.bOffset,
     ldo: r,
     transposed: true,
-    alpha: 1,
+    alpha: s,
   }));
   return [dA, dB];
 }

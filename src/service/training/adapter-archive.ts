@@ -22,14 +22,14 @@ import { CachedSource } from '../../engine/model/sources/cached-source';
 import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
-import type { CheckpointRecord, ModelRecord, RunRecord } from '../../store/schema';
+import type { CheckpointRecord, ModelRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
 import type { ServiceContext } from '../context';
 import { ConflictError, InvalidInputError, UnavailableError } from '../errors';
-import { newId, newRunId } from '../ids';
-import { requireModel } from '../models';
+import { newId } from '../ids';
+import { newModelRecords, requireModel } from '../models';
 import { adapterFiles, engineLoraConfig } from './adapter-files';
 import { adapterFromUpload } from './adapter-upload';
 
@@ -130,26 +130,8 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
   }
 
   const now = ctx.now();
-  const model: ModelRecord = {
-    id: newId(),
-    principalId: caller.id,
-    entity,
-    project: req.project,
-    name: req.name,
-    baseModel: req.base_model,
-    runId: newRunId(),
-    lora: { r: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules, ...(lora.useRslora ? { useRslora: true } : {}) },
-    createdAt: now,
-  };
-  const stepZero: CheckpointRecord = {
-    id: newId(),
-    modelId: model.id,
-    principalId: caller.id,
-    step: 0,
-    metrics: {},
-    files: [],
-    createdAt: now,
-  };
+  const loraConfig = { r: lora.rank, alpha: lora.alpha, targetModules: lora.targetModules, ...(lora.useRslora ? { useRslora: true } : {}) };
+  const { model, stepZero, run } = newModelRecords(caller, entity, req, loraConfig, now);
   const stepOne: CheckpointRecord = {
     id: newId(),
     modelId: model.id,
@@ -159,7 +141,6 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
     files: [ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE],
     createdAt: now,
   };
-  const run: RunRecord = { id: model.runId, modelId: model.id, principalId: caller.id, createdAt: now };
   try {
     await insertModel(ctx.db, model, stepZero, run, {
       checkpoint: stepOne,

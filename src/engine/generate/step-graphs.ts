@@ -1,0 +1,116 @@
+/**
+ * StepGraphs: the recorded calls of a ModelRunner's forward passes, cached by shape and replayed.
+ * Every call reads its per-step values (tokens, rows, positions, gather lists) from the step
+ * buffers, so a graph encoded once serves every later step of the same shape; encoding one (hundreds
+ * of bind groups and uniform blocks) costs more on an H100 than running it.
+ *
+ *   - decode steps (every row one token, sampled in row order): the fused decode graph
+ *     (decode-graph.ts) per (B, split plan, MLP mode), or the general graph with decode attention
+ *     for LoRA rows and for models the fused kernels do not cover (Gemma 3: fusedDecodeCovers);
+ *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
+ *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
+ *     prefill chunks.
+ *
+ * Each kind is a small LRU (disposing what it drops). A graph with LoRA rows binds the adapter
+ * pool's buffers, so attaching another pool clears them (ModelRunner.attachLora).
+ *
+ * Not here: uploading a step's rows, the sampler, submission (model-runner.ts).
+ */
+import type { KernelCall } from '../gpu/kernel-call';
+import type { DecodeSplitPlan } from '../kernels/attention-decode';
+import { encodeDecode, fusedDecodeCovers, GraphCache, type DecodeGraph } from './decode-graph';
+import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
+
+/** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
+const DECODE_GRAPHS = 8;
+/** General graphs kept (prefill, drafted and LoRA-decode shapes). */
+const GENERAL_GRAPHS = 16;
+
+export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'decode-general';
+
+export class StepGraphs {
+  private readonly decode = new GraphCache(DECODE_GRAPHS);
+  private readonly general = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS);
+  /** The fused decode kernels run this model (read once: the config does not change). */
+  private readonly fused: boolean;
+
+  constructor(
+    private readonly forward: Omit<ForwardContext, 'loraTables'>,
+    /** Largest batch decoded with the fused MLP (split-K partials); larger ones use the GEMV pair. */
+    private readonly fusedMaxBatch: number,
+    /** Most keys one decode query attends to (the window when every layer slides). */
+    private readonly maxAttended: number,
+  ) {
+    this.fused = fusedDecodeCovers(forward.weights.config);
+  }
+
+  /**
+   * The decode split plan for rows at their positions: planned for the longest context rounded up
+   * to a power of two (at least 64), so cached graphs stay valid while contexts grow within it. When
+   * every layer slides, the splits tile only the window's keys (attention-decode.ts), so the plan
+   * stops growing at the window.
+   */
+  plan(rows: readonly { pos: number }[]): DecodeSplitPlan {
+    const longest = Math.max(...rows.map((r) => r.pos + 1));
+    const bucket = Math.min(this.maxAttended, Math.max(64, 2 ** Math.ceil(Math.log2(longest))));
+    return this.forward.attention.decode.plan(bucket, rows.length);
+  }
+
+  /** The calls of a decode step of B rows, and which graph they are. */
+  decodeStep(f: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): { graph: DecodeGraphName; calls: KernelCall[] } {
+    if (lora || !this.fused) {
+      return { graph: lora ? 'decode-lora' : 'decode-general', calls: this.generalStep(f, decodeDims(B, plan, lora)) };
+    }
+    const g = this.fusedDecode(B, plan);
+    return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', calls: g.calls };
+  }
+
+  /** The general graph for these dims. */
+  generalStep(f: ForwardContext, dims: ForwardDims): KernelCall[] {
+    const a = dims.attention;
+    const attention = a.kind === 'prefill' ? `prefill:${a.maxCount}` : `decode:${a.plan.splitLen}:${a.plan.numSplits}`;
+    const key = `${dims.T}|${dims.B}|${attention}|${dims.R}|${dims.lora}`;
+    return this.general.get(key, () => ({ calls: encodeForward(f, dims) })).calls;
+  }
+
+  /** The decode graph a batch of B rows without adapters at this context would use (bench figures). */
+  describeDecode(f: ForwardContext, B: number, longestContext: number): DecodeGraph {
+    const plan = this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
+    if (this.fused) return this.fusedDecode(B, plan);
+    const calls = this.generalStep(f, decodeDims(B, plan, false));
+    // Per layer: the calls between the embedding and lm_head, spread evenly.
+    const outside = callsOutsideLayers(f, B);
+    const perLayer = (calls.length - outside) / f.weights.config.numLayers;
+    return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
+  }
+
+  clear(): void {
+    this.decode.clear();
+    this.general.clear();
+  }
+
+  private fusedDecode(B: number, plan: DecodeSplitPlan): DecodeGraph {
+    const mlp = B <= this.fusedMaxBatch ? 'fused' : 'unfused';
+    return this.decode.get(`${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`, () => encodeDecode(this.forward, B, plan, mlp));
+  }
+}
+
+/** The general graph's dims for a decode step: every row one token, each sampled. */
+function decodeDims(B: number, plan: DecodeSplitPlan, lora: boolean): ForwardDims {
+  return { T: B, B, attention: { kind: 'decode', plan }, R: B, lora };
+}
+
+/** Dispatches of the general graph outside its layers: the embedding's row chunks and lm_head's calls. */
+function callsOutsideLayers(f: ForwardContext, R: number): number {
+  const embedding = f.weights.embedding.chunks.length;
+  const head = f.dense.lmHead.encode({
+    weights: f.weights,
+    logits: f.step.logits,
+    hidden: f.step.h,
+    R,
+    rows: f.step.gather,
+    scratch: f.step.scratch,
+  });
+  for (const c of head) c.dispose();
+  return embedding + head.length;
+}
