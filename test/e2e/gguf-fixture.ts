@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { f32ToF16Bits, tensorToF32 } from '../../src/engine/model/dtype';
+import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { GgufValueType } from '../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
@@ -38,19 +39,6 @@ function ggufName(hf: string): string {
   const m = /^model\.layers\.(\d+)\.(.+)\.weight$/.exec(hf);
   if (!m || !LAYER[m[2]]) throw new Error(`no GGUF name for ${hf}`);
   return `blk.${m[1]}.${LAYER[m[2]]}.weight`;
-}
-
-/** convert_hf_to_gguf.py's `LlamaModel.permute` on rows of `rowBytes`: HF row h*HS + i*HS/2 + j goes to h*HS + 2j + i. */
-function permute(data: Uint8Array, heads: number, rowBytes: number): Uint8Array {
-  const headDim = data.length / rowBytes / heads;
-  const out = new Uint8Array(data.length);
-  for (let h = 0; h < heads; h++)
-    for (let i = 0; i < 2; i++)
-      for (let j = 0; j < headDim / 2; j++) {
-        const from = (h * headDim + i * (headDim / 2) + j) * rowBytes;
-        out.set(data.subarray(from, from + rowBytes), (h * headDim + 2 * j + i) * rowBytes);
-      }
-  return out;
 }
 
 /** ggml's quantize_row_q8_0_ref: per 32 values, d = max|x| / 127 (stored f16), q = round(x / d). */
@@ -115,8 +103,8 @@ export async function tinyChatGguf(
     }
     let data = type === 'Q8_0' ? quantizeQ8_0(tensorToF32(t)) : t.data;
     const rowBytes = data.length / t.shape[0];
-    if (name.endsWith('q_proj.weight')) data = permute(data, config.num_attention_heads, rowBytes);
-    if (name.endsWith('k_proj.weight')) data = permute(data, config.num_key_value_heads, rowBytes);
+    if (name.endsWith('q_proj.weight')) data = permuteRows(data, config.num_attention_heads, config.head_dim, rowBytes);
+    if (name.endsWith('k_proj.weight')) data = permuteRows(data, config.num_key_value_heads, config.head_dim, rowBytes);
     tensors.push({ name: ggufName(name), ne, type, data });
   }
   // llama.cpp's order: the embedding first, then the layers, then the output norm.

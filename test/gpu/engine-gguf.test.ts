@@ -15,7 +15,7 @@ import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
-import { permuteRows } from '../unit/model/gguf-fixtures';
+import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import { gpt2MetadataFrom } from '../unit/model/gguf-vocab-fixtures';
 import { bundled, collect, request, testEngine } from './engine-helpers';
 

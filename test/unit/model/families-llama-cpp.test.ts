@@ -24,6 +24,7 @@ import type { ModelConfig } from '../../../src/engine/model/config';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
+import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
@@ -34,7 +35,7 @@ import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-mod
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
-import { EXTRA_TOKENS, MERGES, permuteRows } from './gguf-fixtures';
+import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 import { compareLogits, llamaCppLogits } from './llama-cpp-oracle';
 
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];

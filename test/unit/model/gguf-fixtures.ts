@@ -7,6 +7,7 @@
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import type { TensorData } from '../../../src/engine/model/tensor';
 import { layerNames } from '../../../src/engine/model/weights';
@@ -37,21 +38,6 @@ export function ggufTestConfig(arch: 'qwen3' | 'llama' = 'qwen3', numLayers = 2)
  *  at frequency 2 (not where Llama 3's does) so that a 14-token prompt already turns far enough for a
  *  missing divisor to change the logits. */
 export const LLAMA3_FREQ_FACTORS = Array.from({ length: 32 }, (_, i) => Math.fround(i < 2 ? 1 : i > 12 ? 8 : 1 + (7 * (i - 2)) / 10));
-
-/** convert_hf_to_gguf.py's `permute`: HF row h*HS + i*HS/2 + j goes to row h*HS + 2j + i. */
-export function permuteRows(data: Uint8Array, heads: number, headDim: number): Uint8Array {
-  const rowBytes = data.length / (heads * headDim);
-  const out = new Uint8Array(data.length);
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < 2; i++) {
-      for (let j = 0; j < headDim / 2; j++) {
-        const from = (h * headDim + i * (headDim / 2) + j) * rowBytes;
-        out.set(data.subarray(from, from + rowBytes), (h * headDim + 2 * j + i) * rowBytes);
-      }
-    }
-  }
-  return out;
-}
 
 export const EXTRA_TOKENS = ['ab', 'Ġt', 'he', 'in', 'er', 'on', 'at', '<|endoftext|>'];
 export const MERGES = ['a b', 'Ġ t', 'h e', 'i n', 'e r', 'o n', 'a t'];

@@ -23,7 +23,7 @@ import type { Architecture, ModelConfig } from '../config';
 import { tensorToF32 } from '../dtype';
 import type { TensorData } from '../tensor';
 import { groupLoraTensors, loraScale, type LoraModule } from '../../reference/lora';
-import { LAYER_NAMES } from './gguf-model';
+import { LAYER_NAMES, permuteRows } from './gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from './gguf-writer';
 
 /** Refused: an architecture or module llama.cpp has no LoRA target for. The message names it. */
@@ -52,19 +52,6 @@ function ggufModule(module: LoraModule): string {
   return found[0];
 }
 
-/** convert_hf_to_gguf.py's permute of f32 rows of `cols`: HF row h*HS + i*HS/2 + j -> row h*HS + 2j + i. */
-function permuteRows(rows: Float32Array, heads: number, headDim: number, cols: number): Float32Array {
-  const out = new Float32Array(rows.length);
-  const half = headDim / 2;
-  for (let h = 0; h < heads; h++)
-    for (let i = 0; i < 2; i++)
-      for (let j = 0; j < half; j++) {
-        const from = (h * headDim + i * half + j) * cols;
-        out.set(rows.subarray(from, from + cols), (h * headDim + 2 * j + i) * cols);
-      }
-  return out;
-}
-
 interface GgufLoraOptions {
   rank: number;
   alpha: number;
@@ -91,12 +78,14 @@ export function ggufLoraAdapter(cfg: ModelConfig, opts: GgufLoraOptions, tensors
     const [layer, module] = id.split('.') as [string, LoraModule];
     const weight = `blk.${layer}.${ggufModule(module)}.weight`;
     const a = tensorToF32(A);
-    let b = scale === 0 ? new Float32Array(B.shape[0] * r) : tensorToF32(B);
+    const b = scale === 0 ? new Float32Array(B.shape[0] * r) : tensorToF32(B);
+    let bBytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    // B's rows are q/k output rows: permuted like the base weights they add to.
     if (arch.permuted && (module === 'q_proj' || module === 'k_proj')) {
-      b = permuteRows(b, module === 'q_proj' ? cfg.numHeads : cfg.numKvHeads, cfg.headDim, r);
+      bBytes = permuteRows(bBytes, module === 'q_proj' ? cfg.numHeads : cfg.numKvHeads, cfg.headDim);
     }
     out.push({ name: `${weight}.lora_a`, ne: [A.shape[1], r], type: 'F32', data: new Uint8Array(a.buffer, a.byteOffset, a.byteLength) });
-    out.push({ name: `${weight}.lora_b`, ne: [r, B.shape[0]], type: 'F32', data: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) });
+    out.push({ name: `${weight}.lora_b`, ne: [r, B.shape[0]], type: 'F32', data: bBytes });
   }
   return writeGguf({
     metadata: [

@@ -122,20 +122,38 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
 }
 
 /**
- * Undoes llama.cpp's q/k row permutation: GGUF row h*HS + 2j + i holds HF row h*HS + i*HS/2 + j
- * (i in {0, 1}, j < HS/2). Works on any row-major rows of `rowBytes` bytes (quantized ones too).
+ * llama.cpp's converter permutes the rows of llama's q/k projections (convert_hf_to_gguf.py
+ * `LlamaModel.permute`): HF row h*HS + i*HS/2 + j is GGUF row h*HS + 2j + i (i in {0, 1}, j < HS/2).
+ * Both directions work on any row-major rows of `rowBytes` bytes (quantized ones too); rowBytes
+ * defaults to the data split into heads * headDim rows.
  */
-export function unpermuteRows(data: Uint8Array, heads: number, headDim: number, rowBytes: number): Uint8Array {
-  if (data.length !== heads * headDim * rowBytes)
-    throw new Error(`unpermuteRows: ${data.length} bytes for ${heads} x ${headDim} rows of ${rowBytes}`);
+export function permuteRows(data: Uint8Array, heads: number, headDim: number, rowBytes?: number): Uint8Array {
+  return moveRows(data, heads, headDim, rowBytes, 'to-gguf');
+}
+
+/** Undoes permuteRows: GGUF row order back to HF's. */
+export function unpermuteRows(data: Uint8Array, heads: number, headDim: number, rowBytes?: number): Uint8Array {
+  return moveRows(data, heads, headDim, rowBytes, 'to-hf');
+}
+
+function moveRows(
+  data: Uint8Array,
+  heads: number,
+  headDim: number,
+  rowBytes = data.length / (heads * headDim),
+  to: 'to-gguf' | 'to-hf',
+): Uint8Array {
+  if (data.length !== heads * headDim * rowBytes || !Number.isInteger(rowBytes))
+    throw new Error(`permuteRows: ${data.length} bytes for ${heads} x ${headDim} rows of ${rowBytes}`);
   const out = new Uint8Array(data.length);
   const half = headDim / 2;
   for (let h = 0; h < heads; h++) {
     for (let j = 0; j < half; j++) {
       for (let i = 0; i < 2; i++) {
-        const from = (h * headDim + 2 * j + i) * rowBytes;
-        const to = (h * headDim + i * half + j) * rowBytes;
-        out.set(data.subarray(from, from + rowBytes), to);
+        const hf = (h * headDim + i * half + j) * rowBytes;
+        const gguf = (h * headDim + 2 * j + i) * rowBytes;
+        const [from, at] = to === 'to-gguf' ? [hf, gguf] : [gguf, hf];
+        out.set(data.subarray(from, from + rowBytes), at);
       }
     }
   }
