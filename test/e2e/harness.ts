@@ -15,7 +15,7 @@
  * browser profile: its tabs share the Service Worker, the engine-host lock and IndexedDB; a new
  * context starts from nothing. Requires `npm run build` first (`npm test` does it).
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,14 +199,16 @@ export function openaiBundle(): Promise<string> {
     const outDir = join(ROOT, 'node_modules/.cache/hearth-e2e', `openai-${version}`);
     const out = join(outDir, 'openai.iife.js');
     if (!existsSync(out)) {
-      mkdirSync(outDir, { recursive: true });
+      // Built into a folder of this process and renamed into place: two e2e files may run at once.
+      const building = `${outDir}.${process.pid}`;
+      mkdirSync(building, { recursive: true });
       const { build } = await import('vite');
       await build({
         configFile: false,
         logLevel: 'silent',
         root: ROOT,
         build: {
-          outDir,
+          outDir: building,
           emptyOutDir: false,
           minify: false,
           lib: {
@@ -217,6 +219,12 @@ export function openaiBundle(): Promise<string> {
           },
         },
       });
+      try {
+        renameSync(building, outDir);
+      } catch {
+        // Another file renamed its build into place first: the same bundle.
+        rmSync(building, { recursive: true, force: true });
+      }
     }
     return readFileSync(out, 'utf8');
   })();

@@ -37,7 +37,7 @@ interface Run {
  * would (streamed, so a slow software adapter never meets the browser's limit on how long a
  * Service Worker may take to start a response).
  */
-async function runSeeds(body: Record<string, unknown>): Promise<Run[]> {
+async function runSeeds(body: Record<string, unknown>, seeds = SEEDS): Promise<Run[]> {
   const h = hearth.current;
   return h.page.evaluate(
     async ({ key, body, seeds }) => {
@@ -78,7 +78,7 @@ async function runSeeds(body: Record<string, unknown>): Promise<Run[]> {
         }),
       );
     },
-    { key: h.key, body, seeds: SEEDS },
+    { key: h.key, body, seeds },
   );
 }
 
@@ -132,16 +132,22 @@ describe('structured outputs finish with the bundled model at temperature 1', ()
   // one-digit sums, writes random tokens inside the free strings (`{"name": "]9049 +3 cameras18...`)
   // and rarely the closing quote, so the name never ends before the limit. Whitespace and numbers
   // are bounded; a free string is not (bounding it would cut real answers), so this fails until
-  // the default model writes JSON strings. `it.fails` turns into a failure the day it passes.
+  // the default model writes JSON strings. The canary samples 4 of the 20 seeds: 2 unfinished
+  // among them already break "19 of 20", and an unfinished run costs all 200 tokens of grammar
+  // work per step (20 seeds took 122 s of the suite, 4 take about a fifth). `it.fails` turns into
+  // a failure the day at most one of the 4 is unfinished: then assert 19 of all 20 again.
   it.fails('the JSON schema of a person', async () => {
-    const runs = await runSeeds({
-      ...base,
-      messages: [{ role: 'user', content: 'Describe a person as JSON.' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON } },
-    });
+    const runs = await runSeeds(
+      {
+        ...base,
+        messages: [{ role: 'user', content: 'Describe a person as JSON.' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema: PERSON } },
+      },
+      SEEDS.slice(0, 4),
+    );
     const finished = (r: Run) => r.finish === 'stop';
     report('person schema', runs, finished);
-    expect(runs.filter(finished).length).toBeGreaterThanOrEqual(19);
+    expect(runs.length - runs.filter(finished).length).toBeLessThanOrEqual(1);
     for (const r of runs.filter(finished)) expect(ajv.validate(PERSON, JSON.parse(r.content!)), r.content!).toBe(true);
   }, 1_800_000);
 });
