@@ -1,6 +1,7 @@
 /**
  * One tool call as a JSON object the model writes, read incrementally: `{"name": ..., "<args>":
- * ...}` with `<args>` = "arguments" (Hermes tags) or "parameters" (tool_choice "required"). It
+ * ...}` with `<args>` = "arguments" (Hermes tags, Mistral's `[TOOL_CALLS] [...]`) or "parameters"
+ * (tool_choice "required"); Mistral's parser reads a missing "arguments" as `{}`. It
  * reports the name once its string is complete and the re-dumped argument text piece by piece
  * (tool-calls-json.ts), and at the end says whether the object was a valid call (a string name,
  * the arguments key present), as vLLM's `function_call["name"]` / `["arguments"]` lookups would.
@@ -44,11 +45,18 @@ export class CallObjectReader implements JsonEvents {
   constructor(
     private readonly argumentsKey: string,
     private readonly listener: CallObjectListener,
+    /** A call without the arguments key is valid (its arguments are `{}`). */
+    private readonly argumentsOptional = false,
   ) {}
 
-  /** The object was closed with a string name and an arguments key. */
+  /** The object was closed with a string name and an arguments key (unless it is optional). */
   get valid(): boolean {
-    return this.started && this.depth === 0 && this.nameIsString && this.sawArguments;
+    return this.started && this.depth === 0 && this.nameIsString && (this.sawArguments || this.argumentsOptional);
+  }
+
+  /** The arguments key was present. */
+  get hasArguments(): boolean {
+    return this.sawArguments;
   }
 
   /**
@@ -149,11 +157,14 @@ export class CallObjectReader implements JsonEvents {
   }
 }
 
-/** A parsed call object as vLLM reads it, or null when it is not one. */
-export function callFromObject(value: PyValue, argumentsKey: string, id: string): ToolCall | null {
+/** The arguments of a call that has none, where they are optional (Mistral: `tool_call.get("arguments", {})`). */
+export const EMPTY_ARGUMENTS: PyValue = { kind: 'object', entries: new Map() };
+
+/** A parsed call object as vLLM reads it, or null when it is not one; `defaultArguments` stands in for a missing arguments key. */
+export function callFromObject(value: PyValue, argumentsKey: string, id: string, defaultArguments?: PyValue): ToolCall | null {
   if (value.kind !== 'object') return null;
   const name = value.entries.get('name');
-  const args = value.entries.get(argumentsKey);
+  const args = value.entries.get(argumentsKey) ?? defaultArguments;
   if (!name || name.kind !== 'string' || !args) return null;
   return { id, type: 'function', function: { name: name.value, arguments: dumps(args) } };
 }
