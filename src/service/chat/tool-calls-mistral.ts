@@ -10,7 +10,9 @@
  * - v11 and later ("named"): `[TOOL_CALLS]name[ARGS]{...}`, repeated per call. Each piece after a
  *   `[TOOL_CALLS]` is a call when it holds a `{`: the name is the text before it (less `[ARGS]`),
  *   the arguments are the text from it on, as written (vLLM keeps even malformed arguments, so
- *   the model sees its own attempt in the next turn); a piece without `{` is skipped.
+ *   the model sees its own attempt in the next turn); a piece without `{` is skipped. Beyond
+ *   vLLM: a `[CALL_ID]id` after the name (how mistral-common's v11+ templates write past calls,
+ *   so a model may copy it) is not part of the name.
  * Content is the text before the first `[TOOL_CALLS]` (null when empty). parallel_tool_calls
  * false keeps the first call. Ids are Mistral's 9 alphanumeric characters (vLLM's MistralToolCall):
  * Mistral's chat templates refuse any other id when the calls come back in the next request.
@@ -42,6 +44,7 @@ import { EMPTY_ARGUMENTS, callFromObject, mergeDeltas } from './tool-calls-objec
 
 export const MISTRAL_TOOL_CALLS = '[TOOL_CALLS]';
 export const MISTRAL_ARGS = '[ARGS]';
+export const MISTRAL_CALL_ID = '[CALL_ID]';
 
 /** "array": `[TOOL_CALLS] [{...}]` (tokenizers before v11); "named": `[TOOL_CALLS]name[ARGS]{...}`. */
 export type MistralCallFormat = 'array' | 'named';
@@ -94,6 +97,13 @@ function readCallArray(text: string): ToolCall[] | null {
   }
 }
 
+/** The function name in the text before a v11 call's `{`: without `[ARGS]`, and without a `[CALL_ID]id`. */
+function nameBefore(text: string): string {
+  const name = text.replaceAll(MISTRAL_ARGS, '');
+  const callId = name.indexOf(MISTRAL_CALL_ID);
+  return callId >= 0 ? name.slice(0, callId) : name;
+}
+
 /** A v11 call piece (the text after one `[TOOL_CALLS]`), or null when it has no `{`. */
 function namedCall(piece: string): ToolCall | null {
   const brace = piece.indexOf('{');
@@ -101,7 +111,7 @@ function namedCall(piece: string): ToolCall | null {
   return {
     id: '',
     type: 'function',
-    function: { name: piece.slice(0, brace).replaceAll(MISTRAL_ARGS, ''), arguments: piece.slice(brace) },
+    function: { name: nameBefore(piece.slice(0, brace)), arguments: piece.slice(brace) },
   };
 }
 
@@ -233,7 +243,7 @@ export class MistralToolCallStream {
       index: this.index,
       id: this.newId(),
       type: 'function',
-      function: { name: this.name.slice(0, brace).replaceAll(MISTRAL_ARGS, ''), arguments: this.name.slice(brace) },
+      function: { name: nameBefore(this.name.slice(0, brace)), arguments: this.name.slice(brace) },
     });
     this.name = '';
     this.mode = 'arguments';

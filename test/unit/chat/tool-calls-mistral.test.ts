@@ -80,6 +80,13 @@ const outputs: [string, MistralCallFormat, string, string | null, ToolCall[]][] 
     null,
     [call(0, 'f', '{"a": [1, 2')],
   ],
+  [
+    'v11: a [CALL_ID]id after the name (as the v11 template writes past calls) is not part of it',
+    'named',
+    '[TOOL_CALLS]get_weather[CALL_ID]abcdefghi[ARGS]{"city": "Paris"}',
+    null,
+    [call(0, 'get_weather', '{"city": "Paris"}')],
+  ],
   ['v11: a name that never reaches its arguments: no calls, no content', 'named', 'Hi[TOOL_CALLS]get_wea', 'Hi', []],
 ];
 
