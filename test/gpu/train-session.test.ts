@@ -1,7 +1,7 @@
 // Training sessions as the job runner uses them: a fresh adapter leaves the model unchanged, a few
-// steps memorise a tiny task (also on Phi-3's fused modules, whose PEFT export is checked), the
-// same inputs give bit-identical adapters, and an exported adapter with its optimizer state resumes
-// exactly where the first session stopped.
+// steps memorise a tiny task (also on SmolLM3 with its NoPE layer and on Phi-3's fused modules, whose
+// PEFT exports are checked), the same inputs give bit-identical adapters, and an exported adapter
+// with its optimizer state resumes exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../src/engine/model/dtype';
 import type { LoraModule } from '../../src/engine/reference/lora';
@@ -48,6 +48,25 @@ describe('training sessions', () => {
     expectClose(flat(after), flat(referenceLogprobs(f.ref, lora, adapter, seqs)), { atol: 3e-3, rtol: 3e-3 }, 'trained adapter logprobs');
     expect(losses[5]).toBeLessThan(0.5 * losses[0]);
     for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
+    session.dispose();
+    f.weights.destroy();
+  });
+
+  it('SmolLM3 (a NoPE layer): SFT loss falls, and the PEFT export has the llama module names', async () => {
+    const ctx = await kernelContext();
+    const f = await trainFixture(ctx, 'smollm3', 'bf16', 44);
+    expect(f.cfg.ropeLayers).toContain(false);
+    const lora = loraConfig(MODULES, 8, 16);
+    const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 3 });
+    const seqs = randomSequences(f.cfg.vocabSize, [24, 17], 6).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
+    const losses: number[] = [];
+    for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, 1e-2)).loss);
+    expect(losses[5]).toBeLessThan(0.5 * losses[0]);
+    for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
+    const names = (await session.exportAdapter()).map((t) => t.name);
+    expect(names).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
+    expect(names).toContain(`base_model.model.model.layers.${f.cfg.numLayers - 1}.mlp.down_proj.lora_B.weight`);
+    expect(names).toHaveLength(f.cfg.numLayers * MODULES.length * 2);
     session.dispose();
     f.weights.destroy();
   });
