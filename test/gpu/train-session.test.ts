@@ -9,7 +9,7 @@ import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';
 import { planLora } from '../../src/engine/train/lora-plan';
 import { destroyContexts, kernelContext } from './dense-helpers';
-import { loraConfig, OPTIMIZER, randomSequences, referenceLogprobs, trainFixture } from './train-helpers';
+import { loraConfig, OPTIMIZER, randomSequences, referenceLogprobs, sftFromFreshAdapter, trainFixture } from './train-helpers';
 import { expectClose } from '../../src/engine/reference/check';
 import { crossEntropyForward } from '../../src/engine/reference/cross-entropy';
 
@@ -56,11 +56,12 @@ describe('training sessions', () => {
     const ctx = await kernelContext();
     const f = await trainFixture(ctx, 'smollm3', 'bf16', 44);
     expect(f.cfg.ropeLayers).toContain(false);
-    const lora = loraConfig(MODULES, 8, 16);
-    const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 3 });
-    const seqs = randomSequences(f.cfg.vocabSize, [24, 17], 6).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
-    const losses: number[] = [];
-    for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, 1e-2)).loss);
+    const { session, losses } = await sftFromFreshAdapter(f, loraConfig(MODULES, 8, 16), {
+      seed: 3,
+      dataSeed: 6,
+      lengths: [24, 17],
+      lr: 1e-2,
+    });
     expect(losses[5]).toBeLessThan(0.5 * losses[0]);
     for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
     const names = (await session.exportAdapter()).map((t) => t.name);
@@ -79,10 +80,7 @@ describe('training sessions', () => {
     const f = await trainFixture(ctx, 'phi3', 'bf16', 43);
     const r = 8;
     const lora = loraConfig(['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], r, 16);
-    const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 2 });
-    const seqs = randomSequences(f.cfg.vocabSize, [28, 17], 5).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
-    const losses: number[] = [];
-    for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, 1e-2)).loss);
+    const { session, seqs, losses } = await sftFromFreshAdapter(f, lora, { seed: 2, dataSeed: 5, lengths: [28, 17], lr: 1e-2 });
     expect(losses[5]).toBeLessThan(0.5 * losses[0]);
     for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
 

@@ -40,7 +40,7 @@ import { RequiredToolCallsStream } from './tool-calls-forced';
 import { partialTagSuffix, type ExtractedToolCalls } from './tool-calls-hermes';
 import { JsonSyntaxError } from './tool-calls-json';
 import { loads, rawDecode, type PyValue } from './tool-calls-json-values';
-import { EMPTY_ARGUMENTS, callFromObject, mergeDeltas } from './tool-calls-object';
+import { EMPTY_ARGUMENTS, callFromObject, stepDelta } from './tool-calls-object';
 
 export const MISTRAL_TOOL_CALLS = '[TOOL_CALLS]';
 export const MISTRAL_ARGS = '[ARGS]';
@@ -180,12 +180,10 @@ export class MistralToolCallStream {
   }
 
   private take(): OutputDelta | null {
-    const delta: OutputDelta = {};
-    if (this.content) delta.content = this.content;
-    if (this.deltas.length) delta.toolCalls = mergeDeltas(this.deltas);
+    const delta = stepDelta(this.content, this.deltas);
     this.content = '';
     this.deltas = [];
-    return delta.content !== undefined || delta.toolCalls ? delta : null;
+    return delta;
   }
 
   private collect(delta: OutputDelta | null): void {

@@ -11,7 +11,7 @@
  *
  * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-forced.ts).
  */
-import type { ToolCall, ToolCallDelta } from './output-parser';
+import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
 import type { JsonEvents } from './tool-calls-json';
 import { CanonicalWriter, dumps, type PyValue } from './tool-calls-json-values';
 
@@ -182,4 +182,12 @@ export function mergeDeltas(deltas: readonly ToolCallDelta[]): ToolCallDelta[] {
     same.function = { ...same.function, ...(args ? { arguments: args } : {}) };
   }
   return out;
+}
+
+/** The delta of a step's content and tool call pieces, or null when it has neither. */
+export function stepDelta(content: string, deltas: readonly ToolCallDelta[]): OutputDelta | null {
+  const delta: OutputDelta = {};
+  if (content) delta.content = content;
+  if (deltas.length) delta.toolCalls = mergeDeltas(deltas);
+  return delta.content !== undefined || delta.toolCalls ? delta : null;
 }

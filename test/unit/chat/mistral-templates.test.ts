@@ -9,20 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { ChatTemplate, type ChatMessage } from '../../../src/engine/model/chat-template';
 import { extractMistralToolCalls } from '../../../src/service/chat/tool-calls-mistral';
 import { chatOutputOptions, chatOutputParser } from '../../../src/service/chat/tool-calls-output-parser';
+import { weatherTool } from './fixtures';
 
 const fixture = (v: string) => readFileSync(new URL(`../model/fixtures/mistral-common-${v}.chat_template.jinja`, import.meta.url), 'utf8');
 const v3 = fixture('v3');
 const v11 = fixture('v11');
 const tokens = { bos_token: '<s>', eos_token: '</s>' };
 
-const weather = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Get the weather',
-    parameters: { type: 'object', properties: { city: { type: 'string' } } },
-  },
-};
 const available =
   '[AVAILABLE_TOOLS][{"type": "function", "function": {"name": "get_weather", "description": "Get the weather", ' +
   '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}][/AVAILABLE_TOOLS]';
@@ -43,7 +36,11 @@ const conversation = (id: string): ChatMessage[] => [
 
 describe("mistral-common's chat templates and the Mistral tool parser", () => {
   it('v3: tools before the last user turn, the system text folded into it, calls as an array, a numeric result as a number', () => {
-    const text = new ChatTemplate(v3, tokens).render({ messages: conversation('abcdefghi'), tools: [weather], addGenerationPrompt: true });
+    const text = new ChatTemplate(v3, tokens).render({
+      messages: conversation('abcdefghi'),
+      tools: [weatherTool],
+      addGenerationPrompt: true,
+    });
     const call = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcdefghi"}]';
     expect(text).toBe(
       `<s>[INST]Weather in Paris?[/INST]${call}</s>[TOOL_RESULTS]{"content": 21, "call_id": "abcdefghi"}[/TOOL_RESULTS]` +
@@ -51,7 +48,7 @@ describe("mistral-common's chat templates and the Mistral tool parser", () => {
     );
     // What the model learned to write is what the parser reads (the "id" key is not an argument).
     const options = chatOutputOptions(
-      { tools: [weather] },
+      { tools: [weatherTool] },
       { templateSource: v3, promptText: text, turnEnd: '</s>', hasToken: () => false },
     );
     expect(options.tools).toEqual({ kind: 'auto', parallel: true, format: 'mistral' });
@@ -61,14 +58,18 @@ describe("mistral-common's chat templates and the Mistral tool parser", () => {
   });
 
   it('v11: [SYSTEM_PROMPT], calls as name[CALL_ID]id[ARGS]arguments, results with [TOOL_CONTENT]', () => {
-    const text = new ChatTemplate(v11, tokens).render({ messages: conversation('abcdefghi'), tools: [weather], addGenerationPrompt: true });
+    const text = new ChatTemplate(v11, tokens).render({
+      messages: conversation('abcdefghi'),
+      tools: [weatherTool],
+      addGenerationPrompt: true,
+    });
     const call = '[TOOL_CALLS]get_weather[CALL_ID]abcdefghi[ARGS]{"city": "Paris"}';
     expect(text).toBe(
       `<s>[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Weather in Paris?[/INST]${call}</s>` +
         `[TOOL_RESULTS]abcdefghi[TOOL_CONTENT]21[/TOOL_RESULTS]It is 21 C.</s>${available}[INST]Thanks[/INST]`,
     );
     const options = chatOutputOptions(
-      { tools: [weather] },
+      { tools: [weatherTool] },
       { templateSource: v11, promptText: text, turnEnd: '</s>', hasToken: (t) => t === '[ARGS]' },
     );
     expect(options.tools).toEqual({ kind: 'auto', parallel: true, format: 'mistral-v11' });
@@ -89,8 +90,8 @@ describe("mistral-common's chat templates and the Mistral tool parser", () => {
         parallelToolCalls: true,
       }).toolCalls;
       const template = new ChatTemplate(source, tokens);
-      expect(template.render({ messages: conversation(call.id), tools: [weather] })).toContain(call.id);
-      expect(() => template.render({ messages: conversation('chatcmpl-tool-0123456789abcdef'), tools: [weather] }), format).toThrow(
+      expect(template.render({ messages: conversation(call.id), tools: [weatherTool] })).toContain(call.id);
+      expect(() => template.render({ messages: conversation('chatcmpl-tool-0123456789abcdef'), tools: [weatherTool] }), format).toThrow(
         /9 characters/,
       );
     }

@@ -12,15 +12,10 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServedModel } from '../../../src/engine/generate/types';
 import { ChatTemplate, ChatTemplates } from '../../../src/engine/model/chat-template';
-import { planChat } from '../../../src/service/chat/plan';
-import { buildPrompt } from '../../../src/service/chat/prompt';
 import { reasoningApplies, splitReasoning } from '../../../src/service/chat/reasoning-parser';
 import type { ChatRequest } from '../../../src/service/chat/request';
-import type { ChatCompletionChunk, StreamErrorEvent } from '../../../src/service/chat/response-types';
-import { collectResponse, streamResponse } from '../../../src/service/chat/run';
 import { extractHermesToolCalls } from '../../../src/service/chat/tool-calls-hermes';
-import { adjustRequest, chatOutputOptions, chatOutputParser } from '../../../src/service/chat/tool-calls-output-parser';
-import { eventsFor, handleOf, sampled, servedModel } from './fixtures';
+import { runChat, servedModel, weatherTool } from './fixtures';
 
 const source = readFileSync(new URL('../model/fixtures/smollm3-3b.chat_template.jinja', import.meta.url), 'utf8');
 const template = new ChatTemplate(source, { eos_token: '<|im_end|>' });
@@ -117,40 +112,18 @@ describe('SmolLM3 through the chat service: /think, /no_think and XML tool calls
     const qwen3 = await servedModel('tiny-qwen3');
     served = { ...qwen3, id: 'HuggingFaceTB/SmolLM3-3B', chatTemplates: new ChatTemplates(null, source, qwen3.tokenizer.specialTokens) };
   });
-  const weather = {
-    type: 'function',
-    function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
-  };
-
-  /** The message and finish reason of a request whose model writes `output` then <|im_end|>, non-streamed and streamed (rebuilt). */
+  /** The message and finish reason of a request whose model writes `output`, non-streamed and streamed (rebuilt). */
   async function complete(req: ChatRequest, output: string) {
-    const prompt = buildPrompt(req, served);
-    const options = chatOutputOptions(req, { templateSource: source, promptText: prompt.text, turnEnd: '<|im_end|>' });
-    const plan = (stream: boolean) =>
-      planChat({
-        req: adjustRequest({ ...req, stream }, options),
-        served,
-        servedName: served.id,
-        prompt,
-        maxTokens: 200,
-        adapter: null,
-        parser: chatOutputParser(options),
-        requestId: 'r1',
-        now: 0,
-      });
-    const ids = [...served.tokenizer.encode(output, { addSpecialTokens: false }), served.tokenizer.eosTokenId!];
-    const events = () => eventsFor([{ tokens: sampled(ids), finish: { reason: 'stop' } }]);
-    const { message, finish_reason } = (await collectResponse(plan(false), handleOf(events()))).choices[0];
-    const chunks: (ChatCompletionChunk | StreamErrorEvent)[] = [];
-    for await (const c of streamResponse(plan(true), handleOf(events()))) chunks.push(c);
-    const deltas = (chunks as ChatCompletionChunk[]).map((c) => c.choices[0]).filter((c) => c !== undefined);
+    const { prompt, response, chunks } = await runChat(served, req, output);
+    const { message, finish_reason } = response.choices[0];
+    const deltas = chunks.map((c) => c.choices[0]).filter((c) => c !== undefined);
     const streamed = {
       content: deltas.map((d) => d.delta.content ?? '').join(''),
       reasoning: deltas.map((d) => d.delta.reasoning_content ?? '').join(''),
       calls: deltas.flatMap((d) => d.delta.tool_calls ?? []),
       finish: deltas.find((d) => d.finish_reason)?.finish_reason,
     };
-    return { prompt: prompt.text, message, finish_reason, streamed };
+    return { prompt, message, finish_reason, streamed };
   }
 
   it('thinking by default: reasoning_content and content, streamed the same', async () => {
@@ -177,13 +150,13 @@ describe('SmolLM3 through the chat service: /think, /no_think and XML tool calls
   it('xml_tools listed in the prompt; the reasoning, then a <tool_call> answer, become reasoning and tool_calls', async () => {
     const req: ChatRequest = {
       messages: [{ role: 'user', content: 'Weather in Paris?' }],
-      tools: [weather],
-      chat_template_kwargs: { xml_tools: [weather] },
+      tools: [weatherTool],
+      chat_template_kwargs: { xml_tools: [weatherTool] },
     };
     const output =
       '<think>\nI need the weather tool.\n</think>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
     const r = await complete(req, output);
-    expect(r.prompt).toContain("<tools>\n{'type': 'function', 'function': {'name': 'get_weather', ");
+    expect(r.prompt).toContain("<tools>\n{'type': 'function', 'function': {'name': 'get_weather', 'description': 'Get the weather', ");
     expect(r.message.reasoning_content).toBe('\nI need the weather tool.\n');
     expect(r.message.content).toBe('\n');
     expect(r.message.tool_calls.map((c) => c.function)).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);

