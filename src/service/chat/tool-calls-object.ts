@@ -7,9 +7,11 @@
  * the arguments key present), as vLLM's `function_call["name"]` / `["arguments"]` lookups would.
  * Other keys are read and ignored.
  *
- * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits).
+ * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits), and a step's
+ * tool call deltas merged into one delta per call (mergeDeltas, stepDelta).
  *
- * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-forced.ts).
+ * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-mistral.ts,
+ * tool-calls-forced.ts).
  */
 import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
 import type { JsonEvents } from './tool-calls-json';
