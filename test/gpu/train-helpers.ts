@@ -51,6 +51,22 @@ export function randomSession(
   return { session: f.engine.sessionFor(f.weights, { lora, initialAdapter: adapter, optimizerState: null, optimizer, seed }), adapter };
 }
 
+/**
+ * Six SFT steps at `lr` from a fresh adapter (B = 0) on seeded sequences of `lengths` (SFT fields
+ * only): the session, the sequences and the loss of each step.
+ */
+export async function sftFromFreshAdapter(
+  f: TrainFixture,
+  lora: LoraConfig,
+  o: { seed: number; dataSeed: number; lengths: number[]; lr: number },
+) {
+  const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: o.seed });
+  const seqs = randomSequences(f.cfg.vocabSize, o.lengths, o.dataSeed).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
+  const losses: number[] = [];
+  for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, o.lr)).loss);
+  return { session, seqs, losses };
+}
+
 /** Seeded sequences of the given lengths: random tokens, a trainable tail, RL fields filled. */
 export function randomSequences(V: number, lengths: number[], seed: number, groups?: number[]): TrainingSequence[] {
   const rng = new Rng(seed);

@@ -1,7 +1,7 @@
 // Training sessions as the job runner uses them: a fresh adapter leaves the model unchanged, a few
-// steps memorise a tiny task (also on Phi-3's fused modules, whose PEFT export is checked), the
-// same inputs give bit-identical adapters, and an exported adapter with its optimizer state resumes
-// exactly where the first session stopped.
+// steps memorise a tiny task (also on SmolLM3 with its NoPE layer and on Phi-3's fused modules, whose
+// PEFT exports are checked), the same inputs give bit-identical adapters, and an exported adapter
+// with its optimizer state resumes exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../src/engine/model/dtype';
 import type { LoraModule } from '../../src/engine/reference/lora';
@@ -9,7 +9,7 @@ import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';
 import { planLora } from '../../src/engine/train/lora-plan';
 import { destroyContexts, kernelContext } from './dense-helpers';
-import { loraConfig, OPTIMIZER, randomSequences, referenceLogprobs, trainFixture } from './train-helpers';
+import { loraConfig, OPTIMIZER, randomSequences, referenceLogprobs, sftFromFreshAdapter, trainFixture } from './train-helpers';
 import { expectClose } from '../../src/engine/reference/check';
 import { crossEntropyForward } from '../../src/engine/reference/cross-entropy';
 
@@ -52,6 +52,26 @@ describe('training sessions', () => {
     f.weights.destroy();
   });
 
+  it('SmolLM3 (a NoPE layer): SFT loss falls, and the PEFT export has the llama module names', async () => {
+    const ctx = await kernelContext();
+    const f = await trainFixture(ctx, 'smollm3', 'bf16', 44);
+    expect(f.cfg.ropeLayers).toContain(false);
+    const { session, losses } = await sftFromFreshAdapter(f, loraConfig(MODULES, 8, 16), {
+      seed: 3,
+      dataSeed: 6,
+      lengths: [24, 17],
+      lr: 1e-2,
+    });
+    expect(losses[5]).toBeLessThan(0.5 * losses[0]);
+    for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
+    const names = (await session.exportAdapter()).map((t) => t.name);
+    expect(names).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
+    expect(names).toContain(`base_model.model.model.layers.${f.cfg.numLayers - 1}.mlp.down_proj.lora_B.weight`);
+    expect(names).toHaveLength(f.cfg.numLayers * MODULES.length * 2);
+    session.dispose();
+    f.weights.destroy();
+  });
+
   // PEFT wraps each fused nn.Linear of Phi3ForCausalLM (target_modules qkv_proj, o_proj, gate_up_proj,
   // down_proj): lora_A [r, in_features], lora_B [out_features, r] (peft tuners/lora/layer.py). A Phi-3
   // model refuses the separate q_proj / gate_proj targets it does not have.
@@ -60,10 +80,7 @@ describe('training sessions', () => {
     const f = await trainFixture(ctx, 'phi3', 'bf16', 43);
     const r = 8;
     const lora = loraConfig(['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'], r, 16);
-    const session = f.engine.sessionFor(f.weights, { lora, initialAdapter: null, optimizerState: null, optimizer: OPTIMIZER, seed: 2 });
-    const seqs = randomSequences(f.cfg.vocabSize, [28, 17], 5).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
-    const losses: number[] = [];
-    for (let i = 0; i < 6; i++) losses.push((await session.step(seqs, { kind: 'sft' }, 1e-2)).loss);
+    const { session, seqs, losses } = await sftFromFreshAdapter(f, lora, { seed: 2, dataSeed: 5, lengths: [28, 17], lr: 1e-2 });
     expect(losses[5]).toBeLessThan(0.5 * losses[0]);
     for (let i = 1; i < losses.length; i++) expect(losses[i]).toBeLessThan(losses[i - 1]);
 

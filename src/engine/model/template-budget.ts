@@ -21,11 +21,13 @@
  *   `s.replace(a, b)`) have the size of their result checked from their operand and arguments
  *   before they build it.
  *
- * Not here: what the template means (chat-template.ts).
+ * Not here: what the template means (chat-template.ts), filters answered as Python's Jinja2 does
+ * (template-python.ts, whose strings are capped by the same limit).
  * Reference: https://github.com/huggingface/huggingface.js/tree/main/packages/jinja (the
  * interpreter extended here); transformers' `apply_chat_template` globals.
  */
 import { Environment, Interpreter, type Template } from '@huggingface/jinja';
+import { pythonFilter, type PythonFilterContext } from './template-python';
 
 /** The limits of one render; README.md "Budgets for untrusted files and programs" lists them. */
 export const TEMPLATE_BUDGET = {
@@ -98,7 +100,17 @@ class BudgetedInterpreter extends Interpreter {
     const applyFilter = self.applyFilter.bind(this);
     const evaluateArguments = self.evaluateArguments.bind(this);
     let pending: { name: string; operand: RuntimeValue } | undefined;
+    const python: PythonFilterContext = {
+      evaluate: (node, environment) => this.evaluate(node, environment),
+      maxChars: this.maxChars,
+      tooLong: (what) => {
+        throw new TemplateBudgetError(what);
+      },
+    };
     self.applyFilter = (operand, filter, environment) => {
+      // Filters where the library and Python's Jinja2 differ (template-python.ts); its result is sized by evaluate().
+      const own = pythonFilter(operand, filter, environment, python);
+      if (own) return own;
       const name = (filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' ? filter.callee?.value : '') ?? '';
       // A filter without arguments never reaches evaluateArguments: check it here.
       if (filter.type === 'Identifier') this.checkGrowth(name, operand, [], new Map());

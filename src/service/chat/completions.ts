@@ -27,7 +27,7 @@ import { resolveModel } from './resolve-model';
 import type { ChatCompletion, ChatCompletionChunk, StreamErrorEvent } from './response-types';
 import { collectResponse, streamResponse } from './run';
 import { inferenceEngine, serveModel } from './served-models';
-import { chatOutputOptions, chatOutputParser } from './tool-calls-output-parser';
+import { adjustRequest, chatOutputOptions, chatOutputParser } from './tool-calls-output-parser';
 
 export type ChatReply =
   | { stream: false; response: ChatCompletion }
@@ -75,10 +75,11 @@ export async function createChatCompletion(
     templateSource: template.source,
     promptText: prompt.text,
     turnEnd: served.tokenizer.specialTokens.eos_token ?? null,
+    hasToken: (token) => served.tokenizer.tokenToId(token) !== undefined,
   });
   const adapter = resolved.checkpoint ? await checkpointAdapter(ctx, caller, resolved.checkpoint.model, resolved.checkpoint.record) : null;
   const run = planChat({
-    req,
+    req: adjustRequest(req, outputOptions),
     served,
     servedName: resolved.servedName,
     prompt,

@@ -8,9 +8,10 @@
  *   arguments = json.dumps(parameters). Non-streamed: content "", and no calls when the output is
  *   not such an array (cut short by max_tokens). Streamed: each call's first delta once its name
  *   is complete, then its re-dumped parameters in pieces; as with Hermes, calls already sent stand
- *   if the array turns out broken.
+ *   if the array turns out broken. Mistral's `[TOOL_CALLS] [...]` array (tool-calls-mistral.ts)
+ *   streams through the same reader, with "arguments" for "parameters".
  *
- * Not here: the grammars (structured/), auto tool calls (tool-calls-hermes.ts).
+ * Not here: the grammars (structured/), auto tool calls (tool-calls-hermes.ts, tool-calls-mistral.ts).
  */
 import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
 import { CallObjectReader, callFromObject, makeToolCallId, mergeDeltas } from './tool-calls-object';
@@ -73,7 +74,15 @@ export class NamedToolCallStream {
   }
 }
 
-/** The streamed form of requiredToolCalls. */
+/** How the call objects of an array are written: the arguments' key, and whether it may be missing (then `{}`). */
+export interface CallArrayShape {
+  argumentsKey: string;
+  argumentsOptional: boolean;
+}
+
+const REQUIRED_SHAPE: CallArrayShape = { argumentsKey: 'parameters', argumentsOptional: false };
+
+/** The streamed form of requiredToolCalls (and of any array of call objects, by `shape`). */
 export class RequiredToolCallsStream {
   private readonly reader: JsonEventReader;
   private depth = 0;
@@ -84,11 +93,16 @@ export class RequiredToolCallsStream {
   private name: string | null = null;
   private anySent = false;
   private stopped = false;
+  /** The array was closed (what follows it is ignored). */
+  private closed = false;
+  /** parallel_tool_calls false stopped the reading at a second call. */
+  private stoppedAtSecondCall = false;
   private deltas: ToolCallDelta[] = [];
 
   constructor(
     private readonly parallelToolCalls: boolean,
     private readonly newId: () => string = makeToolCallId,
+    private readonly shape: CallArrayShape = REQUIRED_SHAPE,
   ) {
     // The reader calls its handler's methods with the handler as `this`; they reach the parser as `self`.
     // oxlint-disable-next-line typescript/no-this-alias
@@ -103,7 +117,11 @@ export class RequiredToolCallsStream {
         self.depth++;
       },
       endArray() {
-        if (self.depth === 1) return void (self.depth = 0);
+        if (self.depth === 1) {
+          self.depth = 0;
+          self.closed = true;
+          return;
+        }
         self.depth--;
         self.call!.endArray();
       },
@@ -134,6 +152,11 @@ export class RequiredToolCallsStream {
 
   get calledTools(): boolean {
     return this.anySent;
+  }
+
+  /** Reading stopped before the array was closed: it is not (or not only) an array of calls. */
+  get broken(): boolean {
+    return this.stopped && !this.closed && !this.stoppedAtSecondCall;
   }
 
   push(text: string): OutputDelta | null {
@@ -170,29 +193,40 @@ export class RequiredToolCallsStream {
   private startCall(): void {
     if (!this.parallelToolCalls && this.index >= 0) {
       this.stopped = true;
+      this.stoppedAtSecondCall = true;
       throw new JsonSyntaxError('one call only');
     }
     this.index++;
     this.sent = false;
     this.held = '';
     this.name = null;
-    this.call = new CallObjectReader('parameters', {
-      name: (name) => {
-        this.name = name;
-        // Nothing left to stream: send at the end, once the call is known to be valid.
-        if (!this.call!.argumentsDone) this.send();
+    const call = new CallObjectReader(
+      this.shape.argumentsKey,
+      {
+        name: (name) => {
+          this.name = name;
+          // Nothing left to stream: send at the end, once the call is known to be valid.
+          if (!this.call!.argumentsDone) this.send();
+        },
+        arguments: (piece) => {
+          if (this.sent) this.deltas.push({ index: this.index, function: { arguments: piece } });
+          else this.held += piece;
+        },
       },
-      arguments: (piece) => {
-        if (this.sent) this.deltas.push({ index: this.index, function: { arguments: piece } });
-        else this.held += piece;
-      },
-    });
+      this.shape.argumentsOptional,
+    );
+    this.call = call;
   }
 
   private endCall(): void {
     if (!this.call!.valid) {
       this.stopped = true;
       throw new JsonSyntaxError('not a call');
+    }
+    // A call without arguments (where they are optional) has `{}`, as the non-streamed parse says.
+    if (!this.call!.hasArguments) {
+      if (this.sent) this.deltas.push({ index: this.index, function: { arguments: '{}' } });
+      else this.held += '{}';
     }
     this.name = this.call!.finalName;
     this.send();

@@ -25,7 +25,7 @@
  * Reference: vLLM vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py.
  */
 import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
-import { CallObjectReader, callFromObject, makeToolCallId, mergeDeltas } from './tool-calls-object';
+import { CallObjectReader, callFromObject, makeToolCallId, stepDelta } from './tool-calls-object';
 import { JsonEventReader, JsonSyntaxError } from './tool-calls-json';
 import { loads } from './tool-calls-json-values';
 
@@ -134,12 +134,10 @@ export class HermesToolCallStream {
   }
 
   private takeDelta(): OutputDelta | null {
-    const delta: OutputDelta = {};
-    if (this.content) delta.content = this.content;
-    if (this.deltas.length) delta.toolCalls = mergeDeltas(this.deltas);
+    const delta = stepDelta(this.content, this.deltas);
     this.content = '';
     this.deltas = [];
-    return delta.content !== undefined || delta.toolCalls ? delta : null;
+    return delta;
   }
 
   private run(atEnd: boolean): void {

@@ -1,6 +1,7 @@
 /**
  * JSON values as vLLM's Python holds and re-dumps them, for tool calls: `loads` (json.loads into
- * values with dict semantics: a repeated key keeps its first place and its last value), `dumps`
+ * values with dict semantics: a repeated key keeps its first place and its last value), `rawDecode`
+ * (the first value of a text, as JSONDecoder.raw_decode), `dumps`
  * (json.dumps(value, ensure_ascii=False)), and CanonicalWriter, which writes the same text from
  * the reader's events piece by piece, so a streamed tool call's argument pieces join to exactly
  * the non-streamed `arguments` (for objects without repeated keys: Python's dict moves a repeated
@@ -87,8 +88,8 @@ export type PyValue =
   | { kind: 'string'; value: string }
   | { kind: 'scalar'; text: string; value: number | boolean | null | bigint };
 
-/** json.loads: the whole text must be one JSON value (whitespace around it allowed). */
-export function loads(text: string): PyValue {
+/** Events -> a PyValue: the reader's handler and the value read so far. */
+function valueBuilder(): { events: JsonEvents; root: () => PyValue | null } {
   const stack: PyValue[] = [];
   const keys: (string | null)[] = [];
   let root: PyValue | null = null;
@@ -99,7 +100,7 @@ export function loads(text: string): PyValue {
     else if (parent.kind === 'array') parent.items.push(v);
     else if (parent.kind === 'object') parent.entries.set(keys[keys.length - 1]!, v);
   };
-  const reader = new JsonEventReader({
+  const events: JsonEvents = {
     startObject: () => {
       const v: PyValue = { kind: 'object', entries: new Map() };
       add(v);
@@ -131,10 +132,33 @@ export function loads(text: string): PyValue {
     },
     stringEnd: () => add({ kind: 'string', value: str }),
     scalar: (t, value) => add({ kind: 'scalar', text: t, value }),
-  });
+  };
+  return { events, root: () => root };
+}
+
+/** json.loads: the whole text must be one JSON value (whitespace around it allowed). */
+export function loads(text: string): PyValue {
+  const value = valueBuilder();
+  const reader = new JsonEventReader(value.events);
   reader.push(text);
   reader.end();
-  return root!;
+  return value.root()!;
+}
+
+/**
+ * json.JSONDecoder().raw_decode on text that starts with a value: the first JSON value, whatever
+ * follows it ignored (vLLM's Mistral parser reads a call array this way). A container ends at its
+ * closing bracket; a bare number or literal at the next character that cannot continue it.
+ */
+export function rawDecode(text: string): PyValue {
+  const value = valueBuilder();
+  const reader = new JsonEventReader(value.events);
+  for (const ch of text) {
+    if (reader.complete) break;
+    reader.push(ch);
+  }
+  if (!reader.complete) reader.end();
+  return value.root()!;
 }
 
 /** json.dumps(value, ensure_ascii=False). */

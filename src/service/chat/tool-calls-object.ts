@@ -1,16 +1,19 @@
 /**
  * One tool call as a JSON object the model writes, read incrementally: `{"name": ..., "<args>":
- * ...}` with `<args>` = "arguments" (Hermes tags) or "parameters" (tool_choice "required"). It
+ * ...}` with `<args>` = "arguments" (Hermes tags, Mistral's `[TOOL_CALLS] [...]`) or "parameters"
+ * (tool_choice "required"); Mistral's parser reads a missing "arguments" as `{}`. It
  * reports the name once its string is complete and the re-dumped argument text piece by piece
  * (tool-calls-json.ts), and at the end says whether the object was a valid call (a string name,
  * the arguments key present), as vLLM's `function_call["name"]` / `["arguments"]` lookups would.
  * Other keys are read and ignored.
  *
- * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits).
+ * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits), and a step's
+ * tool call deltas merged into one delta per call (mergeDeltas, stepDelta).
  *
- * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-forced.ts).
+ * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-mistral.ts,
+ * tool-calls-forced.ts).
  */
-import type { ToolCall, ToolCallDelta } from './output-parser';
+import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
 import type { JsonEvents } from './tool-calls-json';
 import { CanonicalWriter, dumps, type PyValue } from './tool-calls-json-values';
 
@@ -44,11 +47,18 @@ export class CallObjectReader implements JsonEvents {
   constructor(
     private readonly argumentsKey: string,
     private readonly listener: CallObjectListener,
+    /** A call without the arguments key is valid (its arguments are `{}`). */
+    private readonly argumentsOptional = false,
   ) {}
 
-  /** The object was closed with a string name and an arguments key. */
+  /** The object was closed with a string name and an arguments key (unless it is optional). */
   get valid(): boolean {
-    return this.started && this.depth === 0 && this.nameIsString && this.sawArguments;
+    return this.started && this.depth === 0 && this.nameIsString && (this.sawArguments || this.argumentsOptional);
+  }
+
+  /** The arguments key was present. */
+  get hasArguments(): boolean {
+    return this.sawArguments;
   }
 
   /**
@@ -149,11 +159,14 @@ export class CallObjectReader implements JsonEvents {
   }
 }
 
-/** A parsed call object as vLLM reads it, or null when it is not one. */
-export function callFromObject(value: PyValue, argumentsKey: string, id: string): ToolCall | null {
+/** The arguments of a call that has none, where they are optional (Mistral: `tool_call.get("arguments", {})`). */
+export const EMPTY_ARGUMENTS: PyValue = { kind: 'object', entries: new Map() };
+
+/** A parsed call object as vLLM reads it, or null when it is not one; `defaultArguments` stands in for a missing arguments key. */
+export function callFromObject(value: PyValue, argumentsKey: string, id: string, defaultArguments?: PyValue): ToolCall | null {
   if (value.kind !== 'object') return null;
   const name = value.entries.get('name');
-  const args = value.entries.get(argumentsKey);
+  const args = value.entries.get(argumentsKey) ?? defaultArguments;
   if (!name || name.kind !== 'string' || !args) return null;
   return { id, type: 'function', function: { name: name.value, arguments: dumps(args) } };
 }
@@ -171,4 +184,12 @@ export function mergeDeltas(deltas: readonly ToolCallDelta[]): ToolCallDelta[] {
     same.function = { ...same.function, ...(args ? { arguments: args } : {}) };
   }
   return out;
+}
+
+/** The delta of a step's content and tool call pieces, or null when it has neither. */
+export function stepDelta(content: string, deltas: readonly ToolCallDelta[]): OutputDelta | null {
+  const delta: OutputDelta = {};
+  if (content) delta.content = content;
+  if (deltas.length) delta.toolCalls = mergeDeltas(deltas);
+  return delta.content !== undefined || delta.toolCalls ? delta : null;
 }

@@ -48,6 +48,9 @@ describe('renderWithBudget', () => {
     // The same through the string method, before the library builds it.
     expect(() => render(`${wide}{{ messages[0].content.replace('', ns.s) }}`, text)).toThrow(/replace would build/);
     expect(() => render(`${wide}{{ messages[0].content.replace('x', ns.s, count=-1) }}`, text)).toThrow(/replace would build/);
+    // A list holding itself twice, 40 levels deep: its repr (the string filter, template-python.ts) is capped while it is written.
+    const nested = '{% set ns = namespace(l=["ab"]) %}{% for i in range(40) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}';
+    expect(() => render(`${nested}{{ ns.l | string }}`)).toThrow(/string filter would build more than/);
     const many = `${wide}{% set ns.l = [] %}{% for i in range(200) %}{% set ns.l = ns.l + [ns.s ~ ns.s ~ ns.s ~ ns.s] %}{% endfor %}`;
     expect(() => render(`${many}{{ ns.l | join(messages[0].content) }}`, text)).toThrow(/join would build/);
     // Within the cap they render as the library does.

@@ -1,11 +1,19 @@
 // Shared by the chat unit tests: the bundled models' real files (tokenizer, chat template,
 // generation_config) as the ServedModel the engine would hand the service (without weights on a
 // GPU), generated tokens as the engine reports them, and engine event sequences as a
-// GenerationHandle (what a run consumes; the tests write the sequences by hand).
+// GenerationHandle (what a run consumes; the tests write the sequences by hand); and a request run
+// through the chat service's steps (prompt, output options, plan, response and stream) over a
+// model output given as text.
 import type { GenerationEvent, GenerationHandle, SampledToken, ServedModel } from '../../../src/engine/generate/types';
 import { loadModelFiles } from '../../../src/engine/model/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
 import { mulberry32 } from '../../../src/engine/reference/random';
+import { planChat } from '../../../src/service/chat/plan';
+import { buildPrompt } from '../../../src/service/chat/prompt';
+import type { ChatRequest } from '../../../src/service/chat/request';
+import type { ChatCompletionChunk, StreamErrorEvent } from '../../../src/service/chat/response-types';
+import { collectResponse, streamResponse } from '../../../src/service/chat/run';
+import { adjustRequest, chatOutputOptions, chatOutputParser } from '../../../src/service/chat/tool-calls-output-parser';
 
 const cache = new Map<string, Promise<ServedModel>>();
 
@@ -86,4 +94,47 @@ export function eventsFor(
     if (c.finish) events.push({ type: 'finished', choice, reason: c.finish.reason, stopTokenId: c.finish.stopTokenId ?? null });
   });
   return events;
+}
+
+/** A tool as a client sends it. */
+export const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Get the weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  },
+};
+
+/**
+ * `req` through the chat service's steps as createChatCompletion takes them (prompt, output options
+ * from the template and vocabulary, the adjusted request, plan), with a model that writes `output`
+ * and then its EOS token: the options, the non-streamed response and the stream's chunks.
+ */
+export async function runChat(served: ServedModel, req: ChatRequest, output: string) {
+  const prompt = buildPrompt(req, served);
+  const options = chatOutputOptions(req, {
+    templateSource: served.chatTemplates.forRequest({ hasTools: (req.tools?.length ?? 0) > 0 }).source,
+    promptText: prompt.text,
+    turnEnd: served.tokenizer.specialTokens.eos_token ?? null,
+    hasToken: (t) => served.tokenizer.tokenToId(t) !== undefined,
+  });
+  const plan = (stream: boolean) =>
+    planChat({
+      req: adjustRequest({ ...req, stream }, options),
+      served,
+      servedName: served.id,
+      prompt,
+      maxTokens: 200,
+      adapter: null,
+      parser: chatOutputParser(options),
+      requestId: 'r1',
+      now: 0,
+    });
+  const ids = [...served.tokenizer.encode(output, { addSpecialTokens: false }), served.tokenizer.eosTokenId!];
+  const events = () => eventsFor([{ tokens: sampled(ids), finish: { reason: 'stop' } }]);
+  const response = await collectResponse(plan(false), handleOf(events()));
+  const chunks: (ChatCompletionChunk | StreamErrorEvent)[] = [];
+  for await (const c of streamResponse(plan(true), handleOf(events()))) chunks.push(c);
+  return { prompt: prompt.text, options, response, chunks: chunks as ChatCompletionChunk[] };
 }

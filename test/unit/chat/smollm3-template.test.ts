@@ -4,13 +4,18 @@
 // Hearth's template engine, and its outputs through the chat service's parsers: reasoning is split
 // at </think> only when the prompt left the block open (vLLM's prompt_is_reasoning_end), and the
 // template's tool-call format is what the hermes parser reads.
-// Not here: tokenisation (no npm package ships SmolLM3's tokenizer.json: Llama 3's vocabulary with
-// its reserved special tokens renamed to <|im_start|>, <think>...).
+// Then the chat service end to end on that template (prompt, output options, plan, response and
+// stream): no npm package ships SmolLM3's tokenizer.json (Llama 3's vocabulary with its reserved
+// special tokens renamed to <|im_start|>, <think>, <tool_call>...), so tiny-qwen3's tokenizer, which
+// has the same special token texts, stands in for it.
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { ChatTemplate } from '../../../src/engine/model/chat-template';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ServedModel } from '../../../src/engine/generate/types';
+import { ChatTemplate, ChatTemplates } from '../../../src/engine/model/chat-template';
 import { reasoningApplies, splitReasoning } from '../../../src/service/chat/reasoning-parser';
+import type { ChatRequest } from '../../../src/service/chat/request';
 import { extractHermesToolCalls } from '../../../src/service/chat/tool-calls-hermes';
+import { runChat, servedModel, weatherTool } from './fixtures';
 
 const source = readFileSync(new URL('../model/fixtures/smollm3-3b.chat_template.jinja', import.meta.url), 'utf8');
 const template = new ChatTemplate(source, { eos_token: '<|im_end|>' });
@@ -74,8 +79,7 @@ describe("SmolLM3's chat template with the reasoning and tool parsers", () => {
     expect(applies(prompt)).toBe(false);
   });
 
-  // The template writes each tool with `tool | string`; @huggingface/jinja has no `string` filter for
-  // objects (Python prints a dict's repr), so tools go in as their JSON text here.
+  // The template writes each tool with `tool | string`: Python's str() of the dict (template-python.ts).
   it('XML tools: the template lists them and asks for <tool_call> JSON, which the hermes parser reads', () => {
     const tool = {
       type: 'function',
@@ -84,18 +88,82 @@ describe("SmolLM3's chat template with the reasoning and tool parsers", () => {
     const prompt = template.render({
       messages: [{ role: 'user', content: 'Weather in Paris?' }],
       addGenerationPrompt: true,
-      kwargs: { xml_tools: [JSON.stringify(tool)], enable_thinking: false },
+      kwargs: { xml_tools: [tool], enable_thinking: false },
     });
-    expect(prompt).toContain(`<tools>\n${JSON.stringify(tool)}\n</tools>`);
-    expect(prompt).toContain('### Tools\n\n');
-    expect(prompt).toContain('<tools>\n');
-    expect(prompt).toContain('get_weather');
-    expect(prompt).toContain('<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>');
+    expect(prompt).toContain(
+      '### Tools\n\nYou may call one or more functions to assist with the user query.\n' +
+        'You are provided with function signatures within <tools></tools> XML tags:\n\n<tools>\n' +
+        "{'type': 'function', 'function': {'name': 'get_weather', 'parameters': {'type': 'object', 'properties': {'city': {'type': 'string'}}}}}\n" +
+        '</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n' +
+        '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>\n\n<|im_end|>\n',
+    );
     const out = 'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
     const parsed = extractHermesToolCalls(out, { parallelToolCalls: true, newId: () => 'call_1' });
     expect(parsed.content).toBe('Let me check.\n');
     expect(parsed.toolCalls).toEqual([
       { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
     ]);
+  });
+});
+
+describe('SmolLM3 through the chat service: /think, /no_think and XML tool calls', () => {
+  let served: ServedModel;
+  beforeAll(async () => {
+    const qwen3 = await servedModel('tiny-qwen3');
+    served = { ...qwen3, id: 'HuggingFaceTB/SmolLM3-3B', chatTemplates: new ChatTemplates(null, source, qwen3.tokenizer.specialTokens) };
+  });
+  /** The message and finish reason of a request whose model writes `output`, non-streamed and streamed (rebuilt). */
+  async function complete(req: ChatRequest, output: string) {
+    const { prompt, response, chunks } = await runChat(served, req, output);
+    const { message, finish_reason } = response.choices[0];
+    const deltas = chunks.map((c) => c.choices[0]).filter((c) => c !== undefined);
+    const streamed = {
+      content: deltas.map((d) => d.delta.content ?? '').join(''),
+      reasoning: deltas.map((d) => d.delta.reasoning_content ?? '').join(''),
+      calls: deltas.flatMap((d) => d.delta.tool_calls ?? []),
+      finish: deltas.find((d) => d.finish_reason)?.finish_reason,
+    };
+    return { prompt, message, finish_reason, streamed };
+  }
+
+  it('thinking by default: reasoning_content and content, streamed the same', async () => {
+    const r = await complete(
+      { messages: [{ role: 'user', content: 'What is 2+3?' }] },
+      '<think>\n2 plus 3 is 5.\n</think>\nThe answer is 5.',
+    );
+    expect(r.message.reasoning_content).toBe('\n2 plus 3 is 5.\n');
+    expect(r.message.content).toBe('\nThe answer is 5.');
+    expect(r.streamed).toMatchObject({ reasoning: '\n2 plus 3 is 5.\n', content: '\nThe answer is 5.', finish: 'stop' });
+  });
+
+  it('"/no_think" in the system message: the whole output is content', async () => {
+    const messages = [
+      { role: 'system', content: 'Be brief. /no_think' },
+      { role: 'user', content: 'Hi' },
+    ];
+    const r = await complete({ messages }, 'Hello!');
+    expect(r.prompt.endsWith('<|im_start|>assistant\n<think>\n\n</think>\n')).toBe(true);
+    expect(r.message).toMatchObject({ content: 'Hello!', reasoning_content: null });
+    expect(r.streamed).toMatchObject({ content: 'Hello!', reasoning: '' });
+  });
+
+  it('xml_tools listed in the prompt; the reasoning, then a <tool_call> answer, become reasoning and tool_calls', async () => {
+    const req: ChatRequest = {
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [weatherTool],
+      chat_template_kwargs: { xml_tools: [weatherTool] },
+    };
+    const output =
+      '<think>\nI need the weather tool.\n</think>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    const r = await complete(req, output);
+    expect(r.prompt).toContain("<tools>\n{'type': 'function', 'function': {'name': 'get_weather', 'description': 'Get the weather', ");
+    expect(r.message.reasoning_content).toBe('\nI need the weather tool.\n');
+    expect(r.message.content).toBe('\n');
+    expect(r.message.tool_calls.map((c) => c.function)).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);
+    expect(r.finish_reason).toBe('tool_calls');
+    expect(r.streamed.reasoning).toBe('\nI need the weather tool.\n');
+    expect(r.streamed.calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
+    expect(r.streamed.calls.map((c) => c.function?.arguments ?? '').join('')).toBe('{"city": "Paris"}');
+    expect(r.streamed.finish).toBe('tool_calls');
   });
 });

