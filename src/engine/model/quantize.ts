@@ -71,57 +71,69 @@ interface Fit {
   offset: number;
 }
 
+/** x − lo of the sub-block being fitted (scratch). */
+const shifted = new Float64Array(SUB);
+
 /**
  * The scale and offset of one sub-block of 32: weighted least squares over a few roundings
- * (see the header). `w` are the weights of the squared error.
+ * (see the header). `w` are the weights of the squared error. The error of each candidate comes
+ * from the sums the fit already has (Σw(s·q + m − x)² expanded), so each candidate is one pass.
  */
 function fitSubBlock(x: Float32Array, at: number, w: Float32Array): Fit {
   let lo = x[at];
   let hi = x[at];
   let sumW = 0;
   let sumX = 0;
+  let sumX2 = 0;
   for (let i = 0; i < SUB; i++) {
     const v = x[at + i];
-    lo = Math.min(lo, v);
-    hi = Math.max(hi, v);
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
     sumW += w[i];
     sumX += w[i] * v;
+    sumX2 += w[i] * v * v;
   }
   // The offset is a subtracted min: never positive, so a sub-block of positive values starts at 0.
-  lo = Math.min(lo, 0);
+  if (lo > 0) lo = 0;
   if (hi === lo) return { scale: 0, offset: lo };
-  const error = (scale: number, offset: number, inv: number, start: number) => {
-    let e = 0;
-    for (let i = 0; i < SUB; i++) {
-      const q = clampQ(Math.round(inv * (x[at + i] - start)));
-      const diff = scale * q + offset - x[at + i];
-      e += w[i] * diff * diff;
-    }
-    return e;
-  };
-  let best: Fit = { scale: (hi - lo) / Q4_MAX, offset: lo };
-  let bestError = error(best.scale, best.offset, Q4_MAX / (hi - lo), lo);
-  // Grids of Q4_MAX - 1 ... Q4_MAX + 1 steps over [lo, hi]: each gives other roundings to refit.
-  for (let step = 0; step <= 20; step++) {
-    const inv = (Q4_MAX - 1 + 0.1 * step) / (hi - lo);
+  for (let i = 0; i < SUB; i++) shifted[i] = x[at + i] - lo;
+  // Σw(s·q + m − x)² from the weighted sums of q, q², q·x (and of 1, x, x²).
+  const error = (s: number, m: number, sumL: number, sumL2: number, sumXL: number) =>
+    s * s * sumL2 + 2 * s * m * sumL - 2 * s * sumXL + m * m * sumW - 2 * m * sumX + sumX2;
+  let best: Fit = { scale: 0, offset: lo };
+  let bestError = Infinity;
+  // Grids of Q4_MAX − 1 ... Q4_MAX + 1 steps over [lo, hi] (and Q4_MAX itself, kept as it is, first):
+  // each rounds some values differently, and the least-squares refit of each is a candidate.
+  for (let step = -1; step <= 20; step++) {
+    const inv = (step < 0 ? Q4_MAX : Q4_MAX - 1 + 0.1 * step) / (hi - lo);
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;
     for (let i = 0; i < SUB; i++) {
-      const q = clampQ(Math.round(inv * (x[at + i] - lo)));
-      sumL += w[i] * q;
-      sumL2 += w[i] * q * q;
-      sumXL += w[i] * q * x[at + i];
+      // shifted ≥ 0: truncating v + 0.5 rounds it.
+      let q = (inv * shifted[i] + 0.5) | 0;
+      if (q > Q4_MAX) q = Q4_MAX;
+      const wq = w[i] * q;
+      sumL += wq;
+      sumL2 += wq * q;
+      sumXL += wq * x[at + i];
     }
-    const det = sumW * sumL2 - sumL * sumL;
-    if (!(det > 0)) continue;
-    let scale = (sumW * sumXL - sumX * sumL) / det;
-    let offset = (sumL2 * sumX - sumL * sumXL) / det;
-    if (offset > 0) {
-      offset = 0;
-      scale = sumXL / sumL2;
+    let scale: number;
+    let offset: number;
+    if (step < 0) {
+      scale = 1 / inv;
+      offset = lo;
+    } else {
+      const det = sumW * sumL2 - sumL * sumL;
+      if (!(det > 0)) continue;
+      scale = (sumW * sumXL - sumX * sumL) / det;
+      offset = (sumL2 * sumX - sumL * sumXL) / det;
+      if (offset > 0) {
+        offset = 0;
+        scale = sumXL / sumL2;
+      }
     }
-    const e = error(scale, offset, inv, lo);
+    const e = error(scale, offset, sumL, sumL2, sumXL);
     if (e < bestError) {
       bestError = e;
       best = { scale, offset };
@@ -157,8 +169,12 @@ export function quantizeQ4_K(x: Float32Array): Uint8Array {
       for (let i = 0; i < SUB; i++) w[i] = rms + Math.abs(x[s + i]);
       fits.push(fitSubBlock(x, s, w));
     }
-    const maxScale = Math.max(0, ...fits.map((f) => f.scale));
-    const maxMin = Math.max(0, ...fits.map((f) => -f.offset));
+    let maxScale = 0;
+    let maxMin = 0;
+    for (const f of fits) {
+      maxScale = Math.max(maxScale, f.scale);
+      maxMin = Math.max(maxMin, -f.offset);
+    }
     const d = toF16(maxScale / 63);
     const dmin = toF16(maxMin / 63);
     view.setUint16(o, d.bits, true);
