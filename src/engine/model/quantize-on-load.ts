@@ -17,7 +17,7 @@
  *
  * Not here: the block formats (quantize.ts), the GPU upload (weights.ts).
  */
-import type { DType, ModelConfig } from './config';
+import type { ModelConfig } from './config';
 import { ggmlBytes, ggmlType } from './gguf/ggml-types';
 import { quantize, quantizeBlockSize, type QuantizeTarget } from './quantize';
 import type { LoadedModelFiles, WeightEntry } from './repo';
@@ -41,8 +41,27 @@ export function quantizeTensor(t: TensorData, dtype: QuantizeTarget): TensorData
   return { name: t.name, dtype, shape: t.shape, data: quantize(dtype, dequantizeTensor(t)) };
 }
 
-function blockBytes(dtype: DType, shape: readonly number[]): number {
-  return ggmlBytes(ggmlType(ggmlName(dtype as QuantizeTarget)), numel([...shape]));
+/** Values quantized between two yields to the worker's other tasks (a multiple of every block size). */
+const SLICE = 1 << 18;
+
+/**
+ * quantizeTensor in slices, letting the engine's other tasks (chat steps, HTTP) run between them:
+ * a 150k-row embedding takes seconds to quantize, which must not stall the one engine thread.
+ */
+async function quantizeTensorYielding(t: TensorData, dtype: QuantizeTarget): Promise<TensorData> {
+  if (isBlockDType(t.dtype)) throw new Error(`quantizeTensor: ${t.name} is ${t.dtype} already`);
+  const x = dequantizeTensor(t);
+  const { typeSize, blockSize } = ggmlType(ggmlName(dtype));
+  const data = new Uint8Array(blockBytes(dtype, t.shape));
+  for (let at = 0; at < x.length; at += SLICE) {
+    data.set(quantize(dtype, x.subarray(at, at + SLICE)), (at / blockSize) * typeSize);
+    if (at + SLICE < x.length) await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  return { name: t.name, dtype, shape: t.shape, data };
+}
+
+function blockBytes(dtype: QuantizeTarget, shape: readonly number[]): number {
+  return ggmlBytes(ggmlType(ggmlName(dtype)), numel([...shape]));
 }
 
 /**
@@ -68,7 +87,7 @@ export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget):
     async *tensors() {
       for await (const t of files.tensors()) {
         const dtype = dtypes.get(t.name);
-        yield dtype ? quantizeTensor(t, dtype) : t;
+        yield dtype ? await quantizeTensorYielding(t, dtype) : t;
       }
     },
   };

@@ -2,9 +2,14 @@
 // dequantizers (src/engine/reference/dequant.ts, ggml's dequantize_row_* to the bit): the bytes of a
 // hand-made block sit where ggml's block structs put them, and random rows round-trip within the
 // error each format allows. The Q4_K search is held to beat the plain min/max fit it replaces.
+// quantizeOnLoad on the bundled tiny-chat: which tensors become which blocks, and their bytes.
 import { describe, expect, it } from 'vitest';
 import { f16BitsToF32, f32ToF16Bits } from '../../../src/engine/model/dtype';
 import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quantize';
+import { quantizeOnLoad } from '../../../src/engine/model/quantize-on-load';
+import { loadModelFiles } from '../../../src/engine/model/repo';
+import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
+import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { Rng } from '../../../src/engine/reference/random';
 
@@ -96,5 +101,29 @@ describe('Q4_K quantizer', () => {
     expect(dequantize('Q4_K', quantizeQ4_K(new Float32Array(256)), 256)).toEqual(new Float32Array(256));
     const y = dequantize('Q4_K', quantizeQ4_K(new Float32Array(256).fill(-0.75)), 256);
     for (const v of y) expect(v).toBeCloseTo(-0.75, 2);
+  });
+});
+
+describe('quantizeOnLoad', () => {
+  it('streams tiny-chat (bf16, tied) as Q8_0 blocks, the embedding included; norms stay as they are', async () => {
+    const files = await loadModelFiles(new BundledSource('models/tiny-chat/'));
+    const q8 = quantizeOnLoad(files, 'q8_0');
+    expect(q8.fileWeightBytes).toBe(files.weightBytes);
+    expect(q8.weightBytes).toBe((files.weightBytes / 2 - 9 * 256) * (34 / 32) + 9 * 256 * 2);
+    const originals = new Map<string, Float32Array>();
+    for await (const t of files.tensors()) originals.set(t.name, tensorToF32(t));
+    for await (const t of q8.tensors()) {
+      const entry = q8.weights.find((w) => w.name === t.name)!;
+      expect([t.dtype, t.data.length]).toEqual([entry.dtype, entry.bytes]);
+      if (t.shape.length === 1) {
+        expect(t.dtype).toBe('bf16');
+        continue;
+      }
+      expect(t.dtype).toBe('q8_0');
+      // The embedding (4096 x 256) is quantized in several slices: the blocks are those of one pass.
+      if (t.name === 'model.embed_tokens.weight') {
+        expect(Buffer.from(t.data).equals(quantizeQ8_0(originals.get(t.name)!))).toBe(true); // one Buffer compare: toEqual is slow on 1 MB
+      }
+    }
   });
 });
