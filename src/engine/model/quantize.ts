@@ -179,8 +179,11 @@ export function quantizeQ4_K(x: Float32Array): Uint8Array {
     const dmin = toF16(maxMin / 63);
     view.setUint16(o, d.bits, true);
     view.setUint16(o + 2, dmin.bits, true);
-    const sc = fits.map((f) => (maxScale > 0 ? Math.min(63, Math.round((63 / maxScale) * f.scale)) : 0));
-    const mn = fits.map((f) => (maxMin > 0 ? Math.min(63, Math.round((63 / maxMin) * -f.offset)) : 0));
+    // 6-bit codes of each scale and min against the block's largest (a fit's scale is never negative:
+    // its rounding grows with x; clamped all the same, as a code outside 0..63 would corrupt the bytes).
+    const code = (v: number, max: number) => (max > 0 ? Math.max(0, Math.min(63, Math.round((63 / max) * v))) : 0);
+    const sc = fits.map((f) => code(f.scale, maxScale));
+    const mn = fits.map((f) => code(-f.offset, maxMin));
     for (let j = 0; j < 8; j++) {
       if (j < 4) {
         out[o + 4 + j] = sc[j];
