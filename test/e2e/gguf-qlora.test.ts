@@ -134,7 +134,7 @@ describe('QLoRA on a quantized GGUF base model', () => {
 
 describe('QLoRA on a safetensors model quantized to Q4_K on load', () => {
   it(
-    'adds the bundled model as Q4_K blocks and trains a short SFT job over them whose checkpoint serves',
+    'adds the bundled model as Q4_K blocks and trains a one-step SFT job over them whose checkpoint serves',
     { timeout: 600_000 },
     async () => {
       const url = `${h.server.url}/models/tiny-chat/`;
@@ -153,7 +153,7 @@ describe('QLoRA on a safetensors model quantized to Q4_K on load', () => {
         return_existing: true,
       });
       expect(model.status, model.text).toBe(200);
-      const lines = TRAIN_TICKETS.slice(0, 4).map((n) =>
+      const lines = TRAIN_TICKETS.slice(0, 2).map((n) =>
         JSON.stringify({
           messages: [
             { role: 'user', content: ticket(n) },
@@ -169,8 +169,9 @@ describe('QLoRA on a safetensors model quantized to Q4_K on load', () => {
       });
       expect(job.status, job.text).toBe(200);
       const loss = await losses(job.json.id);
-      expect(loss).toHaveLength(2);
-      for (const l of loss) expect(Number.isFinite(l) && l > 0, `losses ${loss.join(', ')}`).toBe(true);
+      // One step: a job's fixed cost in the browser is most of this test; the Q8_0 job above shows the loss falling.
+      expect(loss).toHaveLength(1);
+      expect(Number.isFinite(loss[0]) && loss[0] > 0, `loss ${loss[0]}`).toBe(true);
       const trained = await reply(`${model.json.entity}/${model.json.project}/${model.json.name}:step1`, ticket(TRAIN_TICKETS[0]));
       expect(trained.length).toBeGreaterThan(0);
     },

@@ -35,20 +35,15 @@ export function quantizedDtype(cfg: ModelConfig, name: string, shape: readonly n
   return target === 'q4_k' && cols % quantizeBlockSize('q8_0') === 0 ? 'q8_0' : null;
 }
 
-/** A float tensor as `dtype` blocks (its rows are whole blocks: quantizedDtype checked). */
-export function quantizeTensor(t: TensorData, dtype: QuantizeTarget): TensorData {
-  if (isBlockDType(t.dtype)) throw new Error(`quantizeTensor: ${t.name} is ${t.dtype} already`);
-  return { name: t.name, dtype, shape: t.shape, data: quantize(dtype, dequantizeTensor(t)) };
-}
-
 /** Values quantized between two yields to the worker's other tasks (a multiple of every block size). */
 const SLICE = 1 << 18;
 
 /**
- * quantizeTensor in slices, letting the engine's other tasks (chat steps, HTTP) run between them:
- * a 150k-row embedding takes seconds to quantize, which must not stall the one engine thread.
+ * A float tensor as `dtype` blocks (its rows are whole blocks: quantizedDtype checked), made in
+ * slices that let the engine's other tasks (chat steps, HTTP) run between them: a 150k-row
+ * embedding takes seconds to quantize, which must not stall the one engine thread.
  */
-async function quantizeTensorYielding(t: TensorData, dtype: QuantizeTarget): Promise<TensorData> {
+export async function quantizeTensor(t: TensorData, dtype: QuantizeTarget): Promise<TensorData> {
   if (isBlockDType(t.dtype)) throw new Error(`quantizeTensor: ${t.name} is ${t.dtype} already`);
   const x = dequantizeTensor(t);
   const { typeSize, blockSize } = ggmlType(ggmlName(dtype));
@@ -87,7 +82,7 @@ export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget):
     async *tensors() {
       for await (const t of files.tensors()) {
         const dtype = dtypes.get(t.name);
-        yield dtype ? await quantizeTensorYielding(t, dtype) : t;
+        yield dtype ? await quantizeTensor(t, dtype) : t;
       }
     },
   };

@@ -9,7 +9,9 @@ import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quantize';
 import { quantizeOnLoad } from '../../../src/engine/model/quantize-on-load';
 import { loadModelFiles } from '../../../src/engine/model/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { roundToDtype, tensorToF32 } from '../../../src/engine/model/dtype';
+import { embeddingScaleIn } from '../../../src/engine/model/weights';
+import { testConfig } from '../../../src/engine/reference/random-model';
 import { dequantize } from '../../../src/engine/reference/dequant';
 import { Rng } from '../../../src/engine/reference/random';
 
@@ -125,5 +127,12 @@ describe('quantizeOnLoad', () => {
         expect(Buffer.from(t.data).equals(quantizeQ8_0(originals.get(t.name)!))).toBe(true); // one Buffer compare: toEqual is slow on 1 MB
       }
     }
+  });
+
+  it('scales a Gemma embedding quantized on load by its normaliser in f32 (a bf16 one: in bf16, as transformers does)', () => {
+    const cfg = { ...testConfig('llama'), embeddingScale: Math.sqrt(640) };
+    expect(embeddingScaleIn(cfg, 'q8_0')).toBe(Math.fround(Math.sqrt(640)));
+    expect(embeddingScaleIn(cfg, 'bf16')).toBe(roundToDtype([Math.sqrt(640)], 'bf16')[0]);
+    expect(embeddingScaleIn(cfg, 'bf16')).not.toBe(Math.fround(Math.sqrt(640)));
   });
 });
