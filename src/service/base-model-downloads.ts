@@ -155,7 +155,8 @@ export class BaseModelDownloads {
     const facts =
       gguf && (!existing || existing.status === 'error') ? await checkGgufHeader(source, gguf, cache, loc, this.deps.fetch) : null;
     const now = this.deps.now();
-    const quantized = quantization !== undefined ? quantizedOnLoad(quantization) : {};
+    // A GGUF's `quantization` is its file type (checkDownloadQuantization let only null through).
+    const quantized = quantization !== undefined && !gguf ? quantizedOnLoad(quantization) : {};
     const record: BaseModelRecord = existing
       ? { ...existing, ...quantized, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
       : {
