@@ -5,6 +5,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogSources } from '../../../src/engine/generate/model-sources';
+import { asRepository, loadRepository } from '../../../src/engine/model/model-repository';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { insertJob } from '../../../src/store/training-jobs';
 import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixture';
@@ -215,8 +217,12 @@ describe('quantize on load', () => {
     // the tied embedding (4096 x 256) stays bf16 as lm_head, the 9 norms of 256 stay as they are.
     expect(done.gpu_bytes).toBe((4 * 786432 * 144) / 256 + 4096 * 256 * 2 + 9 * 256 * 2);
     expect(done.bytes).toBe(bundled('tiny-chat').parameters * 2);
-    // The engine loads it as it was added: the catalogue passes the record's choice on.
-    expect((await e.services.catalog.get(url))?.quantizeOnLoad).toBe('q4_k');
+    // The engine loads it as it was added: the catalogue hands the record's choice to the loader.
+    const sources = catalogSources({ baseUrl: ORIGIN, lookup: (id) => e.services.catalog.get(id), cache: e.services.modelFiles! });
+    const loaded = await loadRepository(asRepository(await sources(url)));
+    const dtypes = new Map(loaded.weights.map((w) => [w.name, w.dtype]));
+    expect([dtypes.get('model.layers.0.self_attn.q_proj.weight'), dtypes.get('model.embed_tokens.weight')]).toEqual(['q4_k', 'bf16']);
+    expect(loaded.weightBytes).toBe(done.gpu_bytes);
     expect((await post({})).status).toBe(200);
     const conflict = await post({ quantization: 'q8_0' });
     expect(conflict.status).toBe(409);
