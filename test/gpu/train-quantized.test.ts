@@ -60,7 +60,7 @@ describe('one QLoRA step over a quantized base against the reference', () => {
   it('llama quantized to Q4_K on load (down_proj, 160 wide, falls back to Q8_0; lm_head stays f32)', async () => {
     const cfg = testConfig('llama', { hiddenSize: 256, numHeads: 8, headDim: 32, intermediateSize: 160, numLayers: 1 });
     const tensors = await Promise.all(
-      randomModelTensors(cfg, 'f32', 17).map((t) => {
+      randomModelTensors(cfg, 'f32', 17).map(async (t) => {
         const dtype = quantizedDtype(cfg, t.name, t.shape, 'q4_k');
         return dtype ? quantizeTensor(t, dtype) : t;
       }),
