@@ -17,10 +17,13 @@
  * A GGUF file (a repository's file, a URL ending in .gguf, or picked .gguf files) takes the same
  * path; its header is checked before the download starts (base-model-gguf.ts). Downloads from the
  * hub or the configured mirror carry the Hugging Face token of the settings (hub-settings.ts).
+ * A safetensors model may be added quantized (`quantization`: Q8_0 or Q4_K blocks made as it loads,
+ * engine/model/quantize-on-load.ts); the record keeps the choice, so every load uses it.
  *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
-import { loadRepository, SAFETENSORS, type ModelFormat } from '../engine/model/model-repository';
+import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
+import type { QuantizeTarget } from '../engine/model/quantize';
 import type { LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
@@ -33,6 +36,7 @@ import type { BaseModelRecord, HearthDb } from '../store/schema';
 import { jobsWithStatus } from '../store/training-jobs';
 import { storeUploadParts, type UploadPart } from './base-model-upload';
 import { ggufFactsOf, hubGgufTarget, urlGgufTarget, checkGgufHeader, pickedGgufFiles, type GgufTarget } from './base-model-gguf';
+import { checkDownloadQuantization, formatOf, quantizedOnLoad, uploadQuantization, type LoadQuantization } from './base-model-quantization';
 import type { BaseModelCatalog } from './base-models';
 import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
 import { defaultHubMirror, hubCredentials } from './hub-settings';
@@ -61,18 +65,16 @@ export interface BaseModelDeps {
   now(): number;
 }
 
-/** The weights' format a record says (records from before GGUF are safetensors). */
-export function formatOf(r: Pick<BaseModelRecord, 'format' | 'ggufFiles'>): ModelFormat {
-  return r.format === 'gguf' && r.ggufFiles ? { type: 'gguf', files: r.ggufFiles } : SAFETENSORS;
-}
-
 /** What the loader learnt of a repository, as stored in the record. */
-function summary(files: LoadedModelFiles): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'maxPositionEmbeddings'> {
+function summary(
+  files: LoadedModelFiles,
+): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'gpuBytes' | 'maxPositionEmbeddings'> {
   const parameters = files.weights.reduce((s, w) => s + w.shape.reduce((p, d) => p * d, 1), 0);
   return {
     architecture: files.config.arch,
     parameters,
-    bytes: files.weightBytes,
+    bytes: files.fileWeightBytes ?? files.weightBytes,
+    gpuBytes: files.weightBytes,
     maxPositionEmbeddings: files.config.maxPositionEmbeddings,
   };
 }
@@ -135,14 +137,16 @@ export class BaseModelDownloads {
 
   /**
    * Starts (or resumes) a download. Returns the record and whether anything had to start: a
-   * model already cached, or downloading here, is returned as it is.
+   * model already cached, or downloading here, is returned as it is. `quantization` applies to
+   * safetensors models only (422 for a GGUF); asking for another one than a known model's is a 409.
    */
-  async start(req: DownloadRequest): Promise<{ record: BaseModelRecord; started: boolean }> {
+  async start(req: DownloadRequest, quantization?: LoadQuantization): Promise<{ record: BaseModelRecord; started: boolean }> {
     const { id, location, revision, hfBase, source, gguf } = await this.describe(req);
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot download models.');
     if (await this.isBundled(id)) throw new ConflictError(`${id} is a bundled model: it needs no download.`);
     const existing = await getBaseModel(this.deps.db, id);
+    checkDownloadQuantization(quantization, id, !!gguf, existing);
     if (existing && (existing.status === 'cached' || this.live.has(id))) return { record: existing, started: false };
     // A repository that failed may have been fixed: forget what it answered (404s are remembered).
     if (existing?.status === 'error') await cache.removeModel(existing.cacheKey);
@@ -151,8 +155,10 @@ export class BaseModelDownloads {
     const facts =
       gguf && (!existing || existing.status === 'error') ? await checkGgufHeader(source, gguf, cache, loc, this.deps.fetch) : null;
     const now = this.deps.now();
+    // A GGUF's `quantization` is its file type (checkDownloadQuantization let only null through).
+    const quantized = quantization !== undefined && !gguf ? quantizedOnLoad(quantization) : {};
     const record: BaseModelRecord = existing
-      ? { ...existing, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
+      ? { ...existing, ...quantized, status: 'downloading', error: null, revision, hfBase, updatedAt: now }
       : {
           id,
           source: req.type,
@@ -166,7 +172,7 @@ export class BaseModelDownloads {
           parameters: null,
           bytes: null,
           maxPositionEmbeddings: facts?.maxPositionEmbeddings ?? null,
-          ...(gguf ? { format: 'gguf' as const, ggufFiles: gguf.files, quantization: facts?.quantization ?? null } : {}),
+          ...(gguf ? { format: 'gguf' as const, ggufFiles: gguf.files, quantization: facts?.quantization ?? null } : quantized),
           startedAt: now,
           updatedAt: now,
         };
@@ -277,17 +283,19 @@ export class BaseModelDownloads {
     let loaded!: LoadedModelFiles;
     let id: string;
     let gguf: Pick<BaseModelRecord, 'format' | 'ggufFiles' | 'quantization'> | null = null;
+    let quantization: QuantizeTarget | null = null;
     try {
       const stored = await storeUploadParts(cache, cacheKey, parts);
       const requestedId = stored.id;
       // A GGUF model is its .gguf files alone (its config and tokenizer are in their metadata).
       const ggufFiles = pickedGgufFiles(stored.files);
+      quantization = uploadQuantization(stored.quantization, !!ggufFiles);
       if (!ggufFiles && !stored.files.includes('config.json')) {
         const detail = stored.files.length === 0 ? 'No files were sent.' : 'The picked files have no config.json.';
         throw new InvalidInputError(['body', 'files'], detail, stored.files, stored.files.length === 0 ? 'missing' : 'value_error');
       }
       const source = new CachedSource(cacheKey, cache, 'the picked files');
-      const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : SAFETENSORS;
+      const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : formatOf({ quantizeOnLoad: quantization ?? undefined });
       // A GGUF's header is checked before its id is taken or its weights are read.
       const facts = ggufFiles ? await ggufFactsOf(source, ggufFiles).catch(pickedFilesError(ggufFiles)) : null;
       const taken = async (candidate: string) =>
@@ -327,7 +335,7 @@ export class BaseModelDownloads {
       status: 'cached',
       error: null,
       ...summary(loaded),
-      ...gguf,
+      ...(gguf ?? quantizedOnLoad(quantization)),
       startedAt: now,
       updatedAt: now,
     };

@@ -33,7 +33,10 @@ export interface BaseModelInfo {
   /** Where it came from, without credentials (issue 10, item 4). */
   origin: BaseModelOrigin;
   format: 'safetensors' | 'gguf';
-  /** A GGUF's quantization (Q4_K_M, Q8_0, F16), once its header was read; null for safetensors. */
+  /**
+   * The weights' quantization: a GGUF's (Q4_K_M, Q8_0, F16, once its header was read), or the blocks
+   * a safetensors model is quantized to as it loads (Q8_0, Q4_K); null for safetensors as they are.
+   */
   quantization: string | null;
   /**
    * GPU bytes: what the engine measures while the model is on the GPU (weights, KV cache, step
@@ -146,7 +149,7 @@ function addedInfo(
     origin: originOf(r),
     format: r.format ?? 'safetensors',
     quantization: r.quantization ?? null,
-    gpuBytes: r.bytes,
+    gpuBytes: r.gpuBytes ?? r.bytes,
   };
 }
 

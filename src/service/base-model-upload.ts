@@ -24,6 +24,8 @@ export interface StoredUpload {
   files: string[];
   /** The `id` field, when one was sent and not empty. */
   id: string | undefined;
+  /** The `quantization` field ("q8_0", "q4_k", "none"), when one was sent and not empty: checked by the caller. */
+  quantization: string | undefined;
 }
 
 const CHUNK = 4 << 20;
@@ -34,10 +36,12 @@ const MAX_ID_BYTES = 1024;
 export async function storeUploadParts(cache: ModelFileCache, cacheKey: string, parts: AsyncIterable<UploadPart>): Promise<StoredUpload> {
   const files: string[] = [];
   let id: string | undefined;
+  let quantization: string | undefined;
   for await (const part of parts) {
     if (part.filename === null) {
       const value = await fieldText(part);
       if (part.name === 'id' && value !== '') id = value;
+      if (part.name === 'quantization' && value !== '') quantization = value;
       continue;
     }
     // A folder pick may send "folder/config.json": the model's files are matched by name.
@@ -46,7 +50,7 @@ export async function storeUploadParts(cache: ModelFileCache, cacheKey: string, 
     else files.push(name);
     await storeFile(cache, cacheKey, name, part.body);
   }
-  return { files, id };
+  return { files, id, quantization };
 }
 
 async function storeFile(cache: ModelFileCache, cacheKey: string, name: string, body: AsyncIterable<Uint8Array>): Promise<void> {

@@ -7,6 +7,7 @@
  * models exist, and where are their files".
  */
 import { z } from 'zod';
+import type { QuantizeTarget } from '../engine/model/quantize';
 import { listBaseModels } from '../store/base-models';
 import type { HearthDb } from '../store/schema';
 
@@ -35,6 +36,8 @@ export interface BaseModelEntry {
   cacheKey?: string;
   /** A GGUF model's file, or the ordered parts of a split one; absent for safetensors repositories. */
   ggufFiles?: readonly string[];
+  /** A safetensors model loaded as Q8_0 or Q4_K blocks (chosen when it was added). */
+  quantizeOnLoad?: QuantizeTarget;
 }
 
 /** One place base models come from. `list` may fail (network, storage); the catalogue retries. */
@@ -85,6 +88,7 @@ export function cachedModels(db: HearthDb): BaseModelSource {
           source: 'cached' as const,
           cacheKey: r.cacheKey,
           ...(r.format === 'gguf' && r.ggufFiles ? { ggufFiles: r.ggufFiles } : {}),
+          ...(r.quantizeOnLoad ? { quantizeOnLoad: r.quantizeOnLoad } : {}),
         }));
     },
   };

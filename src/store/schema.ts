@@ -246,6 +246,14 @@ export interface BaseModelRecord {
   ggufFiles?: string[];
   /** A GGUF model's quantization (llama.cpp's file type name: Q4_K_M, Q8_0, F16), once its header was read. */
   quantization?: string | null;
+  /**
+   * A safetensors model loaded quantized: its matrices become Q8_0 or Q4_K blocks as they load
+   * (engine/model/quantize-on-load.ts), chosen when it was added; `quantization` shows it as
+   * "Q8_0" / "Q4_K". Absent: file precision.
+   */
+  quantizeOnLoad?: 'q8_0' | 'q4_k';
+  /** GPU bytes of the weights when they differ from `bytes` (the files'): a model quantized on load. */
+  gpuBytes?: number | null;
   startedAt: number;
   updatedAt: number;
 }

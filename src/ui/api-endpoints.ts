@@ -45,7 +45,8 @@ export const ENDPOINTS: EndpointDoc[] = [
     group: 'Base models',
     method: 'POST',
     path: '/v1/preview/base-models',
-    summary: 'Download a base model from a Hugging Face repo (or a mirror), one GGUF file of a repo, or a URL, in the background (admin).',
+    summary:
+      'Download a base model from a Hugging Face repo (or a mirror), one GGUF file of a repo, or a URL, in the background (admin); quantization "q8_0" or "q4_k" loads a safetensors model quantized.',
     body: { source: { type: 'huggingface', repo: 'bartowski/SmolLM2-135M-Instruct-GGUF', file: 'SmolLM2-135M-Instruct-Q8_0.gguf' } },
   },
   {
@@ -58,7 +59,8 @@ export const ENDPOINTS: EndpointDoc[] = [
     group: 'Base models',
     method: 'POST',
     path: '/v1/preview/base-models/files',
-    summary: 'Add a base model from files (config.json, tokenizer, safetensors; or a .gguf file), multipart (admin).',
+    summary:
+      'Add a base model from files (config.json, tokenizer, safetensors; or a .gguf file), multipart, with optional id and quantization fields (admin).',
     form: { file: '<files>' },
   },
   {

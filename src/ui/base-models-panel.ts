@@ -1,6 +1,6 @@
 /**
  * `<hearth-base-models>`: the base models Hearth knows (bundled, downloaded, added from files)
- * with architecture, size, format (safetensors, or GGUF and its quantization), GPU bytes and
+ * with architecture, size, format (safetensors, quantized on load or not, or GGUF and its quantization), GPU bytes and
  * status; loading a new one from a Hugging Face repo id (optionally one GGUF file of it, optionally through a mirror) or
  * a URL, or from files picked from disk; a progress bar with bytes, speed and time left while it
  * downloads (the download runs in the engine and its progress is kept by the API, so it is still
@@ -70,7 +70,11 @@ export class HearthBaseModels extends LitElement {
           throw new Error(
             'Pick the model files: config.json, the tokenizer files and the .safetensors weights, or the .gguf file (every part of a split one).',
           );
-        await apiUpload('/v1/preview/base-models/files', text('id') ? { id: text('id') } : {}, files);
+        const fields = {
+          ...(text('id') ? { id: text('id') } : {}),
+          ...(text('quantization') ? { quantization: text('quantization') } : {}),
+        };
+        await apiUpload('/v1/preview/base-models/files', fields, files);
       } else {
         const source =
           this._source === 'url'
@@ -82,7 +86,10 @@ export class HearthBaseModels extends LitElement {
                 ...(text('base_url') ? { base_url: text('base_url') } : {}),
                 ...(text('gguf') ? { file: text('gguf') } : {}),
               };
-        await apiSend('POST', '/v1/preview/base-models', { source });
+        await apiSend('POST', '/v1/preview/base-models', {
+          source,
+          ...(text('quantization') ? { quantization: text('quantization') } : {}),
+        });
       }
       form.reset();
     } catch (err) {
@@ -148,7 +155,7 @@ export class HearthBaseModels extends LitElement {
               <td>${m.architecture ?? '—'}</td>
               <td>${formatCount(m.parameters)}</td>
               <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}
-                <br /><span class="muted" data-field="format">${m.format === 'gguf' ? `GGUF${m.quantization ? ` ${m.quantization}` : ''}` : 'safetensors'}${m.gpu_bytes ? ` · ${formatBytes(m.gpu_bytes)} on GPU` : ''}</span></td>
+                <br /><span class="muted" data-field="format">${m.format === 'gguf' ? `GGUF${m.quantization ? ` ${m.quantization}` : ''}` : `safetensors${m.quantization ? ` as ${m.quantization}` : ''}`}${m.gpu_bytes ? ` · ${formatBytes(m.gpu_bytes)} on GPU` : ''}</span></td>
               <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}</td>
               <td class="row">
                 ${
@@ -187,6 +194,14 @@ export class HearthBaseModels extends LitElement {
               : html`<label>Model files <input name="file" type="file" multiple accept=".json,.safetensors,.txt,.model,.jinja,.gguf" /></label>
                 <label>Model id (optional) <input name="id" placeholder="local/my-model" /></label>`
         }
+        <label
+          >Quantize on load (safetensors)
+          <select name="quantization">
+            <option value="">No: the file's precision</option>
+            <option value="q8_0">Q8_0 (8-bit)</option>
+            <option value="q4_k">Q4_K (4-bit)</option>
+          </select></label
+        >
         <div><button class="primary" type="submit" ?disabled=${this._busy}>${this._source === 'files' ? 'Add model' : 'Download'}</button></div>
       </form>
       ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}

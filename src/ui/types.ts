@@ -59,7 +59,7 @@ export interface BaseModel {
     | { type: 'url'; url: string }
     | { type: 'upload' };
   format: 'safetensors' | 'gguf';
-  /** A GGUF's quantization (Q4_K_M, Q8_0, F16). */
+  /** A GGUF's quantization (Q4_K_M, Q8_0, F16), or the blocks a safetensors model is quantized to on load (Q8_0, Q4_K). */
   quantization: string | null;
   /** Measured while on the GPU, else the weights' bytes. */
   gpu_bytes: number | null;

@@ -6,10 +6,11 @@
 // pre-tokenizer: Digits(individual) then the GPT-2 regex, as this tokenizer.json does). `splitGguf`
 // cuts a file into gguf-split parts (examples/gguf-split: `split.no` from 0, `split.count`,
 // `split.tensors.count`; the first part keeps every other key). With `Q8_0`, the matrices are
-// quantized as llama-quantize does (ggml's quantize_row_q8_0_ref) and the norms stay F32.
+// quantized as llama-quantize does (Hearth's quantizer, model/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { f32ToF16Bits, tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/model/dtype';
+import { quantizeQ8_0 } from '../../src/engine/model/quantize';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { GgufValueType } from '../../src/engine/model/gguf/gguf-reader';
@@ -39,22 +40,6 @@ function ggufName(hf: string): string {
   const m = /^model\.layers\.(\d+)\.(.+)\.weight$/.exec(hf);
   if (!m || !LAYER[m[2]]) throw new Error(`no GGUF name for ${hf}`);
   return `blk.${m[1]}.${LAYER[m[2]]}.weight`;
-}
-
-/** ggml's quantize_row_q8_0_ref: per 32 values, d = max|x| / 127 (stored f16), q = round(x / d). */
-function quantizeQ8_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array((x.length / 32) * 34);
-  const view = new DataView(out.buffer);
-  for (let b = 0; b < x.length / 32; b++) {
-    let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b * 32 + j]));
-    const d = amax / 127;
-    const id = d ? 1 / d : 0;
-    view.setUint16(b * 34, f32ToF16Bits(d), true);
-    // roundf: halves away from zero.
-    for (let j = 0; j < 32; j++) view.setInt8(b * 34 + 2 + j, Math.sign(x[b * 32 + j]) * Math.round(Math.abs(x[b * 32 + j] * id)));
-  }
-  return out;
 }
 
 /** Token types (llama.cpp `llama_token_type`): 1 normal, 3 control, 4 user-defined. */

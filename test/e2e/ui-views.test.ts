@@ -284,11 +284,12 @@ it('adds a base model from files picked from disk, and removes it', async () => 
   await row.waitFor({ state: 'detached' });
 });
 
-it('downloads a base model from a URL until it is cached', { timeout: 120_000 }, async () => {
+it('downloads a base model from a URL, to load quantized to Q8_0, until it is cached', { timeout: 120_000 }, async () => {
   const url = `${h.server.url}/models/tiny-qwen2/`;
   const panel = h.page.locator('hearth-base-models');
   await panel.getByRole('button', { name: 'URL', exact: true }).click();
   await panel.getByLabel('Folder URL').fill(url);
+  await panel.getByLabel('Quantize on load (safetensors)').selectOption('q8_0');
   await panel.getByRole('button', { name: 'Download' }).click();
   const row = panel.locator(`tr[data-base-model="${url}"]`);
   await row.waitFor();
@@ -296,6 +297,7 @@ it('downloads a base model from a URL until it is cached', { timeout: 120_000 },
   expect(await panel.getByLabel('Folder URL').inputValue()).toBe('');
   await row.locator('[data-field="status"]', { hasText: 'cached' }).waitFor({ timeout: 100_000 });
   expect(await row.innerText()).toMatch(/qwen2[\s\S]*617\.0k/);
+  expect(await row.locator('[data-field="format"]').innerText()).toMatch(/^safetensors as Q8_0 · [\d.]+ [KM]i?B on GPU$/);
 });
 
 /** Another origin serving tiny-qwen2's files slowly (16 KiB per 40 ms), with ranges, ETags and CORS: a download long enough to watch and reload through. */

@@ -12,6 +12,9 @@
  *   the one test/unit/model/gguf-llama-cpp.test.ts holds Hearth's reference forward to (relative RMS
  *   0.03; 0.006 measured), the engine being within f32 rounding of that reference. Q5_1 is the embedding, not a
  *   projection: llama.cpp's prebuilt x86 Q5_1 matmul disagrees with its own dequantizer (see there).
+ * - The bundled model quantized on load (model/quantize-on-load.ts: a safetensors model's matrices
+ *   made Q4_K blocks as it loads), served by the same engine: the same check against the reference
+ *   on the weights it made, dequantized.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,12 +24,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
 import type { PromptLogprob } from '../../src/engine/generate/types';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
-import type { LoadedModelFiles } from '../../src/engine/model/repo';
+import { quantizeOnLoad } from '../../src/engine/model/quantize-on-load';
+import type { TensorData } from '../../src/engine/model/tensor';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
+import { dequantizedTensor } from '../../src/engine/reference/random-quantized';
 import { randomGguf, type GgufFixture } from '../unit/model/gguf-fixtures';
 import { llamaCppLogits } from '../unit/model/llama-cpp-oracle';
-import { collect, request, testEngine } from './engine-helpers';
+import { bundled, collect, request, testEngine } from './engine-helpers';
 
 const MODEL = 'gguf/mixed-types';
 const PROMPT = [72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100];
@@ -136,5 +142,30 @@ describe('a GGUF mixing all 13 block types in the Engine', () => {
       return row.indexOf(Math.max(...row));
     });
     expect(top.filter((t, i) => t === theirTop[i]).length).toBeGreaterThanOrEqual(PROMPT.length - 2);
+  });
+});
+
+describe('a safetensors model quantized to Q4_K on load in the Engine', () => {
+  it("keeps Q4_K blocks on the GPU and gives the reference's greedy tokens and prompt logprobs on them, dequantized", async () => {
+    const q4 = quantizeOnLoad(await loadModelFiles(bundled('hearth/tiny-chat')), 'q4_k');
+    const blocks: TensorData[] = [];
+    for await (const t of q4.tensors()) blocks.push(t);
+    await engine.loadFiles('tiny-chat/q4_k', {
+      ...q4,
+      tensors: async function* () {
+        yield* blocks;
+      },
+    });
+    const weights = await engine.residentWeights('tiny-chat/q4_k');
+    // Projections in Q4_K; the tied embedding (the lm_head) stays bf16, as quantize-on-load.ts says.
+    expect([weights.layers[0].qkv.dtype, weights.layers[3].down.dtype, weights.embedding.dtype]).toEqual(['q4_k', 'q4_k', 'bf16']);
+    const ref = new ReferenceModel(q4.config, blocks.map(dequantizedTensor));
+    const V = q4.config.vocabSize;
+    const prompt = PROMPT.slice(0, 8);
+    const got = await collect(engine.generate(request('tiny-chat/q4_k', prompt, { maxTokens: 2, promptLogprobs: 5, ignoreEos: true })), 1);
+    expect(got.tokens[0]).toEqual(greedyDecode(ref, prompt, 2));
+    const want = logSoftmax(ref.forward(prompt), V);
+    const err = Math.max(...reported(got.prefilled!.promptLogprobs!).map(([pos, id, lp]) => Math.abs(lp - want[pos * V + id])));
+    expect(err, 'max |engine - reference| over the reported logprobs').toBeLessThan(1e-4);
   });
 });

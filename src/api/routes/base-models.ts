@@ -4,7 +4,9 @@
  * mirror) or a URL in the background (202); upload picked files as one (multipart/form-data);
  * read one; remove a model's cached weights. Adding, uploading, re-pointing and removing are the
  * admin key's (403 for others): every principal lists and uses the same models. Ids are HF-style
- * "org/name": send them encoded (`org%2Fname`); the unencoded form matches too.
+ * "org/name": send them encoded (`org%2Fname`); the unencoded form matches too. A safetensors
+ * model may be added to load quantized (`quantization`: "q8_0" or "q4_k", a JSON field, or a form
+ * field of the upload).
  *
  * Uploads have a larger body limit than the app's 32 MiB (body-limits.ts) and are written to
  * storage as the body streams in (multipart-stream.ts, service/base-model-upload.ts).
@@ -67,7 +69,8 @@ baseModels.post(
   previewValidator('json', DownloadBaseModelRequest),
   async (c) => {
     const services = c.get('deps').services;
-    const { record, started } = await downloads(services).start(c.req.valid('json').source);
+    const body = c.req.valid('json');
+    const { record, started } = await downloads(services).start(body.source, body.quantization);
     const entry = await requireBaseModelInfo(services, record.id);
     return c.json(baseModelView(entry), started || entry.status !== 'cached' ? 202 : 200);
   },

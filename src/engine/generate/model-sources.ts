@@ -11,6 +11,7 @@ import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog
 import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import type { ModelRepository } from '../model/model-repository';
+import type { QuantizeTarget } from '../model/quantize';
 import type { ModelSource } from '../model/sources/source';
 import { UrlSource } from '../model/sources/url-source';
 
@@ -27,6 +28,8 @@ export interface CatalogModel {
   cacheKey?: string;
   /** A GGUF model: its file, or the ordered parts of a split one (absent: a safetensors repository). */
   ggufFiles?: readonly string[];
+  /** A safetensors model loaded as Q8_0 or Q4_K blocks (model/quantize-on-load.ts). */
+  quantizeOnLoad?: QuantizeTarget;
 }
 
 export interface CatalogSourceOptions {
@@ -55,6 +58,7 @@ export function catalogSources(opts: CatalogSourceOptions): (id: string) => Prom
       model.cacheKey !== undefined && opts.cache
         ? new CachedSource(model.cacheKey, opts.cache, model.location)
         : new UrlSource(model.location, { cache: opts.cache, fetch: opts.fetch });
-    return model.ggufFiles ? { source, format: { type: 'gguf', files: model.ggufFiles } } : source;
+    if (model.ggufFiles) return { source, format: { type: 'gguf', files: model.ggufFiles } };
+    return model.quantizeOnLoad ? { source, format: { type: 'safetensors', quantize: model.quantizeOnLoad } } : source;
   };
 }

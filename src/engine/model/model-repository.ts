@@ -4,13 +4,17 @@
  * the config and tokenizer in their metadata). `loadRepository` reads either into the same
  * LoadedModelFiles, so the engine serves and trains both the same way.
  *
+ * A safetensors model may be loaded quantized (`quantize`: Q8_0 or Q4_K blocks, quantize-on-load.ts).
+ *
  * Not here: reading each format (repo.ts, gguf/gguf-repo.ts), where files come from (sources/).
  */
 import { loadGgufModelFiles } from './gguf/gguf-repo';
+import type { QuantizeTarget } from './quantize';
+import { quantizeOnLoad } from './quantize-on-load';
 import { loadModelFiles, type LoadedModelFiles, type LoadOptions } from './repo';
 import type { ModelSource } from './sources/source';
 
-export type ModelFormat = { type: 'safetensors' } | { type: 'gguf'; files: readonly string[] };
+export type ModelFormat = { type: 'safetensors'; quantize?: QuantizeTarget } | { type: 'gguf'; files: readonly string[] };
 
 export interface ModelRepository {
   source: ModelSource;
@@ -24,8 +28,8 @@ export function asRepository(repo: ModelSource | ModelRepository): ModelReposito
   return 'format' in repo ? repo : { source: repo, format: SAFETENSORS };
 }
 
-export function loadRepository(repo: ModelRepository, options: LoadOptions = {}): Promise<LoadedModelFiles> {
-  return repo.format.type === 'gguf'
-    ? loadGgufModelFiles(repo.source, [...repo.format.files], options)
-    : loadModelFiles(repo.source, options);
+export async function loadRepository(repo: ModelRepository, options: LoadOptions = {}): Promise<LoadedModelFiles> {
+  if (repo.format.type === 'gguf') return loadGgufModelFiles(repo.source, [...repo.format.files], options);
+  const files = await loadModelFiles(repo.source, options);
+  return repo.format.quantize ? quantizeOnLoad(files, repo.format.quantize) : files;
 }

@@ -57,7 +57,10 @@ export interface LoadedModelFiles {
   eosTokenIds: number[];
   /** Every weight the engine uses (the plan's tensors), in file order. */
   weights: WeightEntry[];
+  /** Bytes of `weights` as loaded (on the GPU): their file bytes, or their blocks when quantized on load. */
   weightBytes: number;
+  /** Bytes of the weights in the files, where they differ from weightBytes (quantize-on-load.ts). */
+  fileWeightBytes?: number;
   /** Streams the weights one tensor at a time, in `weights` order. */
   tensors(): AsyncGenerator<TensorData>;
   /** The parsed JSON files as found, for storing or exporting the model. */

@@ -28,7 +28,7 @@ import type { DType, ModelConfig } from './config';
 import { encodeFromF32, roundToDtype } from './dtype';
 import { layerRopeParams, ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
-import { numel, tensorBytes } from './tensor';
+import { isBlockDType, numel, tensorBytes } from './tensor';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */
@@ -134,9 +134,14 @@ export function deviceVector(cfg: ModelConfig, name: string, values: Float32Arra
   return values.map((w) => Math.fround(Math.fround(offset + w) * scale));
 }
 
-/** Gemma's embedding normaliser in the embedding's dtype (transformers: embed_scale.to(weight.dtype)); 1 without one. */
+/**
+ * Gemma's embedding normaliser in the embedding's dtype (transformers: embed_scale.to(weight.dtype)); 1
+ * without one. A block-quantized embedding (quantize-on-load.ts) has no such dtype: f32, as llama.cpp
+ * scales its quantized embeddings.
+ */
 export function embeddingScaleIn(cfg: ModelConfig, dtype: DType): number {
-  return cfg.embeddingScale === undefined ? 1 : roundToDtype([cfg.embeddingScale], dtype)[0];
+  if (cfg.embeddingScale === undefined) return 1;
+  return isBlockDType(dtype) ? Math.fround(cfg.embeddingScale) : roundToDtype([cfg.embeddingScale], dtype)[0];
 }
 
 /**

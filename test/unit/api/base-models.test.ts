@@ -5,6 +5,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogSources } from '../../../src/engine/generate/model-sources';
+import { asRepository, loadRepository } from '../../../src/engine/model/model-repository';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { insertJob } from '../../../src/store/training-jobs';
 import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixture';
@@ -186,9 +188,52 @@ describe('downloads', () => {
   });
 });
 
-async function upload(files: [string, string][], id?: string) {
+describe('quantize on load', () => {
+  it('adds a safetensors model to load as Q4_K blocks, keeps the choice, and refuses unknown or conflicting formats', async () => {
+    const url = `${ORIGIN}/models/tiny-chat/`;
+    const post = (body: object) => e.call('POST', '/v1/preview/base-models', { body: { source: { type: 'url', url }, ...body } });
+    const unknown = await post({ quantization: 'q4' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.json.detail[0]).toMatchObject({ loc: ['body', 'quantization'], type: 'literal_error' });
+    const gguf = await e.call('POST', '/v1/preview/base-models', {
+      body: { source: { type: 'huggingface', repo: 'org/x-GGUF', file: 'x-Q8_0.gguf' }, quantization: 'q8_0' },
+    });
+    expect(gguf.status).toBe(422);
+    expect(gguf.json.detail[0].msg).toMatch(/GGUF model keeps the blocks/);
+    expect(await find(url)).toBeUndefined();
+
+    const started = await post({ quantization: 'q4_k' });
+    expect(started.status, JSON.stringify(started.json)).toBe(202);
+    expect(started.json).toMatchObject({ format: 'safetensors', quantization: 'Q4_K' });
+    await e.services.baseModels!.idle();
+    const done = await find(url);
+    expect(done).toMatchObject({
+      status: 'cached',
+      format: 'safetensors',
+      quantization: 'Q4_K',
+      parameters: bundled('tiny-chat').parameters,
+    });
+    // tiny-chat (bf16, tied): its 4 x 786432 projection weights become Q4_K (144 bytes per 256),
+    // the tied embedding (4096 x 256) stays bf16 as lm_head, the 9 norms of 256 stay as they are.
+    expect(done.gpu_bytes).toBe((4 * 786432 * 144) / 256 + 4096 * 256 * 2 + 9 * 256 * 2);
+    expect(done.bytes).toBe(bundled('tiny-chat').parameters * 2);
+    // The engine loads it as it was added: the catalogue hands the record's choice to the loader.
+    const sources = catalogSources({ baseUrl: ORIGIN, lookup: (id) => e.services.catalog.get(id), cache: e.services.modelFiles! });
+    const loaded = await loadRepository(asRepository(await sources(url)));
+    const dtypes = new Map(loaded.weights.map((w) => [w.name, w.dtype]));
+    expect([dtypes.get('model.layers.0.self_attn.q_proj.weight'), dtypes.get('model.embed_tokens.weight')]).toEqual(['q4_k', 'bf16']);
+    expect(loaded.weightBytes).toBe(done.gpu_bytes);
+    expect((await post({})).status).toBe(200);
+    const conflict = await post({ quantization: 'q8_0' });
+    expect(conflict.status).toBe(409);
+    expect(conflict.json.detail).toMatch(/Q4_K: remove it first/);
+  });
+});
+
+async function upload(files: [string, string][], id?: string, quantization?: string) {
   const form = new FormData();
   if (id) form.append('id', id);
+  if (quantization) form.append('quantization', quantization);
   for (const [dir, name] of files) form.append('files', new File([await readFile(MODELS + `${dir}/${name}`)], name));
   const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
     method: 'POST',
@@ -208,6 +253,23 @@ describe('uploads and removal', () => {
     expect(incomplete.status).toBe(422);
     expect(JSON.stringify(incomplete.json)).toMatch(/tokenizer\.json is missing/);
     expect(await find('me/broken')).toBeUndefined();
+    const badFormat = await upload(
+      names.map((n) => ['tiny-qwen3', n]),
+      'me/int4',
+      'int4',
+    );
+    expect(badFormat.status).toBe(422);
+    expect(badFormat.json.detail[0]).toMatchObject({ loc: ['body', 'quantization'], input: 'int4' });
+    expect(await find('me/int4')).toBeUndefined();
+    // tiny-qwen3 (f32, hidden 64, tied): Q8_0 everywhere, the embedding included: 34 bytes per 32 weights.
+    const q8 = await upload(
+      names.map((n) => ['tiny-qwen3', n]),
+      'me/qwen3-q8',
+      'q8_0',
+    );
+    expect(q8.status, JSON.stringify(q8.json)).toBe(201);
+    expect(q8.json).toMatchObject({ format: 'safetensors', quantization: 'Q8_0', bytes: bundled('tiny-qwen3').parameters * 4 });
+    expect(q8.json.gpu_bytes).toBeLessThan(q8.json.bytes * (34 / 32 / 4) * 1.01);
 
     const added = await upload(
       names.map((n) => ['tiny-qwen3', n]),
