@@ -186,6 +186,35 @@ describe('KvBlockManager for a hybrid model (local pool for the sliding layers)'
     expect([mgr.available, mgr.local!.available]).toEqual([16, 6]);
   });
 
+  it('a prefix hit is shortened to the longest prefix whose window the local pool still holds', () => {
+    const mgr = hybrid(16, 6, 20);
+    const toks = tokens(80, 3);
+    const a = new Sequence(0, toks, root);
+    decodeTo(mgr, a, 80);
+    a.releaseBlocks(mgr);
+    // A shorter request sharing the first 2 blocks touches their local blocks (now the newest in
+    // the LRU list); then 4 fresh local blocks evict the other cached ones (2, 3, 4).
+    const s = new Sequence(1, [...toks.slice(0, 32), ...tokens(20, 900)], root);
+    s.adoptPrefix(mgr, mgr.match(root, s.tokens, 3));
+    expect([s.computed, s.local.live]).toEqual([32, 2]);
+    expect(s.reserve(mgr, 52)).toBe(true);
+    s.releaseBlocks(mgr);
+    const other = new Sequence(2, tokens(64, 500), prefixRoot('x', null));
+    expect(other.reserve(mgr, 64)).toBe(true);
+    // The main pool holds all 4 blocks of `a`'s prefix, but the local pool only blocks 0 and 1: the
+    // 4- and 3-block prefixes lack their window (blocks 2, 3 and 1, 2), the 2-block one has it.
+    const hit = mgr.match(root, toks, 4);
+    expect(hit.blocks).toHaveLength(2);
+    expect(hit.local).toHaveLength(2);
+    expect(hit.local.every((b) => b !== DROPPED)).toBe(true);
+    other.releaseBlocks(mgr);
+    const b = new Sequence(3, toks, root);
+    b.adoptPrefix(mgr, hit);
+    decodeTo(mgr, b, 40);
+    b.releaseBlocks(mgr);
+    expect([mgr.available, mgr.local!.available]).toEqual([16, 6]);
+  });
+
   it("forks share both pools' full blocks and copy the partial block in each", () => {
     const mgr = hybrid(16, 8, 20);
     const parent = new Sequence(0, tokens(70), root);
