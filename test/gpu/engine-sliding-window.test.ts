@@ -5,9 +5,13 @@
 // (full attention restricted to the last 16 keys) and differ from full attention; the blocks the
 // sequence holds stay bounded while its context grows past the whole KV cache (flat memory); and
 // max_model_len is the model's own limit, not the cache's. The same weights as a hybrid model
-// (`layer_types`: local, global, local, global, as Gemma 3 mixes them) keep every block and match
-// their reference too.
+// (`layer_types`: local, global, local, global, as Gemma 3 mixes them) keep the local layers' K/V in
+// a pool of their own: at 3x the window its blocks in use stay at the window's while the global
+// layers' pool holds the whole context, and prompt and decode logprobs match the hybrid reference,
+// also for a prefix-cache hit (whose local blocks before the window are gone) and for two sequences
+// decoded together with one preempted and recomputed.
 import { afterAll, describe, expect, it } from 'vitest';
+import type { KvBlockManager } from '../../src/engine/generate/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
 import type { ModelConfig } from '../../src/engine/model/config';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
@@ -49,40 +53,53 @@ function logprob(logits: Float32Array, token: number): number {
 }
 
 const sources = new Map<string, TinyChatAs>();
-let engine: Engine | null = null;
-afterAll(() => engine?.gpu.device.destroy());
+/** Engines by KV budget (in blocks of every layer) and prefill chunk, on one device. */
+const engines = new Map<string, Engine>();
+afterAll(() => engines.values().next().value?.gpu.device.destroy());
 
-/** Serves tiny-chat's weights under `id` with `changes` to its config.json; the engine is shared. */
-async function serve(id: string, changes: Record<string, unknown>): Promise<{ cfg: ModelConfig; tensors: TensorData[] }> {
+/**
+ * Serves tiny-chat's weights under `id` with `changes` to its config.json, on the engine of a
+ * `blocks`-block budget and `chunk`-token prefill steps.
+ */
+async function serve(
+  id: string,
+  changes: Record<string, unknown>,
+  { blocks, chunk } = { blocks: NUM_BLOCKS, chunk: PREFILL_CHUNK },
+): Promise<{ engine: Engine; cfg: ModelConfig; tensors: TensorData[] }> {
   const tiny = JSON.parse(await (await bundled('hearth/tiny-chat').open('config.json'))!.text());
   const json = { ...tiny, architectures: ['MistralForCausalLM'], model_type: 'mistral', ...changes };
   sources.set(id, new TinyChatAs(id, json));
   const cfg = parseModelConfig(json);
-  engine ??= await testEngine({
-    source: async (which) => sources.get(which)!,
-    kvCacheBytes: NUM_BLOCKS * KV_BLOCK * kvBytesPerToken(kvShapeOf(cfg)),
-    prefillChunk: PREFILL_CHUNK,
-    maxSeqs: 2,
-  });
+  const key = `${blocks}:${chunk}`;
+  const engine =
+    engines.get(key) ??
+    (await testEngine({
+      source: async (which) => sources.get(which)!,
+      kvCacheBytes: blocks * KV_BLOCK * kvBytesPerToken(kvShapeOf(cfg)),
+      prefillChunk: chunk,
+      maxSeqs: 2,
+    }));
+  engines.set(key, engine);
   const tensors: TensorData[] = [];
   for await (const t of (await loadModelFiles(sources.get(id)!)).tensors()) tensors.push(t);
-  return { cfg, tensors };
+  return { engine, cfg, tensors };
 }
 
 /**
- * Checks every prompt logprob (positions 1..) and decoded token's logprob against `cfg`'s reference
- * over the same tokens; returns how far they are from full attention past the window.
+ * Checks every prompt logprob (positions 1.., when asked) and decoded token's logprob against
+ * `cfg`'s reference over the same tokens; returns how far they are from full attention past the
+ * window (0 without `vsFull`).
  */
-function checkAgainstReference(cfg: ModelConfig, tensors: TensorData[], prompt: number[], out: Outcome): number {
+function checkAgainstReference(cfg: ModelConfig, tensors: TensorData[], prompt: number[], out: Outcome, vsFull = true): number {
   const V = cfg.vocabSize;
   const all = [...prompt, ...out.tokens[0]];
   const want = new ReferenceModel(cfg, tensors).forward(all);
   const fullCfg = { ...cfg, slidingWindow: null, layerTypes: cfg.layerTypes.map(() => 'full_attention' as const) };
-  const full = new ReferenceModel(fullCfg, tensors).forward(all);
+  const full = vsFull ? new ReferenceModel(fullCfg, tensors).forward(all) : want;
   const at = (logits: Float32Array, p: number) => logits.subarray(p * V, (p + 1) * V);
   let apart = 0;
-  const promptLp = out.prefilled!.promptLogprobs!;
-  for (let p = 1; p < prompt.length; p++) {
+  const promptLp = out.prefilled?.promptLogprobs ?? [];
+  for (let p = 1; p < promptLp.length; p++) {
     expect(promptLp[p]!.logprob, `prompt position ${p}`).toBeCloseTo(logprob(at(want, p - 1), prompt[p]), 2);
     if (p > WINDOW) apart = Math.max(apart, Math.abs(promptLp[p]!.logprob - logprob(at(full, p - 1), prompt[p])));
   }
@@ -97,16 +114,16 @@ function checkAgainstReference(cfg: ModelConfig, tensors: TensorData[], prompt: 
 describe('sliding-window attention through the engine', () => {
   it('every layer slides: a context 3x then 4x the window gives the windowed logprobs with bounded blocks', async () => {
     const id = 'test/tiny-mistral';
-    const { cfg, tensors } = await serve(id, { sliding_window: WINDOW });
-    const served = await engine!.loadModel(id);
+    const { engine, cfg, tensors } = await serve(id, { sliding_window: WINDOW });
+    const served = await engine.loadModel(id);
     expect(served.maxModelLen).toBe(cfg.maxPositionEmbeddings);
-    const blocks = (await engine!.residentModel(id)).blocks;
+    const blocks = (await engine.residentModel(id)).blocks;
     expect(blocks.numBlocks).toBe(NUM_BLOCKS);
 
     const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 5);
     const maxTokens = WINDOW + 1;
     const inUse: number[] = [];
-    const out = await collect(engine!.generate(request(id, prompt, { maxTokens, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
+    const out = await collect(engine.generate(request(id, prompt, { maxTokens, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
       if ((ev as { type: string }).type === 'tokens') inUse.push(blocks.numBlocks - blocks.available);
     });
     expect(out.tokens[0]).toHaveLength(maxTokens);
@@ -117,15 +134,53 @@ describe('sliding-window attention through the engine', () => {
     expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
   });
 
-  it('local and global layers (layer_types): the hybrid reference through prefill and decode', async () => {
+  it('local and global layers (layer_types): a flat local pool at 3x the window, prefix hits and preemption match the reference', async () => {
     const id = 'test/tiny-hybrid';
     const layerTypes = ['sliding_attention', 'full_attention', 'sliding_attention', 'full_attention'];
-    const { cfg, tensors } = await serve(id, { sliding_window: WINDOW, layer_types: layerTypes });
+    // 8 blocks of every layer, prefill steps of 16 tokens: the local pool gets what 2 sequences hold
+    // at most (2 x (1 + 2) + 1 = 7 blocks: model/kv-pools.ts), the global layers the rest (9 blocks).
+    const { engine, cfg, tensors } = await serve(id, { sliding_window: WINDOW, layer_types: layerTypes }, { blocks: 8, chunk: 16 });
     expect(cfg.layerTypes).toEqual(layerTypes);
-    const served = await engine!.loadModel(id);
-    expect(served.maxModelLen).toBe(NUM_BLOCKS * KV_BLOCK); // global layers keep every block: the cache bounds it
+    const served = await engine.loadModel(id);
+    expect(served.maxModelLen).toBe(9 * KV_BLOCK); // the global layers keep every block: their pool bounds it
+    const model = await engine.residentModel(id);
+    const mgr = model.blocks;
+    const local = mgr.local!;
+    expect([mgr.numBlocks, local.numBlocks, model.kv.localNumBlocks]).toEqual([9, 7, 7]);
+    const inUse = (m: KvBlockManager) => m.numBlocks - m.available;
+
+    // A prompt of 3x the window (three prefill steps), then decoding.
     const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 9);
-    const out = await collect(engine!.generate(request(id, prompt, { maxTokens: 6, promptLogprobs: 1, ignoreEos: true })), 1);
-    expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
+    const held = { global: [0], local: [0] };
+    const first = await collect(engine.generate(request(id, prompt, { maxTokens: 6, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
+      if ((ev as { type: string }).type !== 'tokens') return;
+      held.global.push(inUse(mgr));
+      held.local.push(inUse(local));
+    });
+    expect(checkAgainstReference(cfg, tensors, prompt, first)).toBeGreaterThan(0.05);
+    // KV memory: the global layers hold the 54-token context (4 blocks), the local layers the window's.
+    expect(Math.max(...held.global)).toBe(4);
+    expect(Math.max(...held.local)).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
+
+    // The same prompt again: its first 2 blocks come from the prefix cache (the local pool's block 0
+    // was dropped, block 1 is in the window of position 32), the rest is computed, and every decoded
+    // logprob matches the reference.
+    const again = await collect(engine.generate(request(id, prompt, { maxTokens: 6, ignoreEos: true })), 1);
+    expect(again.prefilled!.cachedTokens).toBe(2 * KV_BLOCK);
+    expect(again.tokens[0]).toEqual(first.tokens[0]);
+    checkAgainstReference(cfg, tensors, prompt, again, false);
+
+    // Two sequences of 76 tokens need 10 global blocks of the 9: decoded together until the second
+    // needs a fifth block while the first holds five and is preempted, recomputed once the first
+    // ends, and both match the reference.
+    const preemptions = model.scheduler.stats.preemptions;
+    const prompts = [promptOf(3 * WINDOW, cfg.vocabSize, 3), promptOf(3 * WINDOW, cfg.vocabSize, 4)];
+    const outs = await Promise.all(prompts.map((p) => collect(engine.generate(request(id, p, { maxTokens: 28, ignoreEos: true })), 1)));
+    expect(model.scheduler.stats.preemptions).toBeGreaterThan(preemptions);
+    outs.forEach((out, i) => {
+      expect(out.tokens[0]).toHaveLength(28);
+      checkAgainstReference(cfg, tensors, prompts[i], out, false);
+    });
+    expect([inUse(mgr), inUse(local)]).toEqual([0, 0]);
   });
 });

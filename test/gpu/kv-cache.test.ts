@@ -1,6 +1,7 @@
 /**
  * KvCache: the size arithmetic (budget and binding limit), buffer shapes, block-table writes and
- * the copy-on-write block copy, on the real GPU.
+ * the copy-on-write block copy, on the real GPU; and a hybrid model's local pool (its layers'
+ * smaller buffers, its own block table, copies within its layers only).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -110,6 +111,47 @@ describe('KvCache on the GPU', () => {
       expect(Array.from(got)).toEqual(Array.from(want));
     }
     expect(() => cache.recordCopyBlocks(device.createCommandEncoder(), [[0, 6]])).toThrow(/out of/);
+    cache.destroy();
+  });
+
+  it("a local pool: its layers' buffers hold its blocks, its table is theirs, its copies touch only them", async () => {
+    const { device } = gpu;
+    const rng = new Rng(7);
+    const cache = new KvCache(device, SHAPE, { maxSeqs: 2, maxContext: 64, numBlocks: 6, local: { layers: [0, 2], numBlocks: 3 } });
+    expect(cache.k.map((b) => b.size / cache.blockBytes)).toEqual([3, 6, 3]);
+    expect([cache.poolOf(0), cache.poolOf(1), cache.poolOf(2)]).toEqual(['local', 'main', 'local']);
+    expect([cache.tableOf(0), cache.tableOf(1), cache.tableOf(2)]).toEqual([
+      cache.localBlockTable,
+      cache.blockTable,
+      cache.localBlockTable,
+    ]);
+    expect(cache.bytes).toBe(2 * (3 + 6 + 3) * cache.blockBytes + 2 * cache.blockTable.size);
+    cache.writeBlockTable(1, [2, 0], 0, 'local');
+    cache.writeBlockTable(1, [5, 4], 0, 'main');
+    expect(Array.from((await readU32(device, cache.localBlockTable!, 8)).subarray(4, 6))).toEqual([2, 0]);
+    expect(Array.from((await readU32(device, cache.blockTable, 8)).subarray(4, 6))).toEqual([5, 4]);
+    expect(() => cache.writeBlockTable(0, [3], 0, 'local')).toThrow(/local block 3/);
+    const buffers = [...cache.k, ...cache.v];
+    const before = buffers.map((buf) => {
+      const data = rng.normals(buf.size / 4);
+      device.queue.writeBuffer(buf, 0, data);
+      return data;
+    });
+    const copies = [[2, 0, 'local'] as const, [5, 1] as const];
+    const encoder = device.createCommandEncoder();
+    cache.recordCopyBlocks(encoder, copies);
+    device.queue.submit([encoder.finish()]);
+    const per = cache.blockBytes / 4;
+    for (let i = 0; i < buffers.length; i++) {
+      const want = before[i].slice();
+      const [src, dst] = cache.poolOf(i % 3) === 'local' ? copies[0] : copies[1];
+      want.copyWithin(dst * per, src * per, (src + 1) * per);
+      expect(Array.from(await readF32(device, buffers[i], want.length))).toEqual(Array.from(want));
+    }
+    expect(() => cache.recordCopyBlocks(device.createCommandEncoder(), [[1, 3, 'local']])).toThrow(/local pool/);
+    expect(
+      () => new KvCache(device, SHAPE, { maxSeqs: 1, maxContext: 16, numBlocks: 4, local: { layers: [0, 1, 2], numBlocks: 2 } }),
+    ).toThrow(/some, not all/);
     cache.destroy();
   });
 

@@ -16,12 +16,22 @@
  *   the blocks it holds stay about window / KV_BLOCK + the step's. A dropped block is released like
  *   any other: if registered it stays a valid prefix-cache entry (its K/V are those of its token
  *   chain, whatever window later queries use) until evicted, and eviction unregisters it.
- *   A model with some full-attention layers (hybrid) keeps every block: its local layers are masked
- *   but not yet given a smaller pool of their own.
+ * - Hybrid models (some layers slide, some attend fully: attention-window.ts hybridWindow): this
+ *   manager owns the full-attention layers' blocks (window 0) and `local`, a second manager (no rows
+ *   of its own), the sliding layers' blocks, dropped behind the window as above. A sequence holds a
+ *   block of each pool for every block position it keeps (sequence.ts), registered under the same
+ *   chain key in both. A prefix hit needs the main pool's blocks of the whole prefix and the local
+ *   pool's blocks of the window before its end (what the first recomputed query sees): `match`
+ *   shortens the hit until both hold (vLLM v1's hybrid cache-hit search does the same), so a prefix
+ *   whose local blocks were evicted is recomputed, never read from stale blocks.
  *
  * Not here: the GPU buffers and block copies (KvCache), when to preempt (scheduler.ts).
  */
+import { firstVisibleKey } from '../model/attention-window';
 import { KV_BLOCK } from '../model/kv-cache';
+
+/** A sequence's block entry whose block was released because it lies wholly before the window. */
+export const DROPPED = -1;
 
 interface CachedEntry {
   block: number;
@@ -55,6 +65,8 @@ export interface PrefixMatch {
   blocks: number[];
   /** Chain key of each matched block. */
   keys: string[];
+  /** With a local pool: its blocks of the same positions, DROPPED before the window of the prefix's end. */
+  local: number[];
 }
 
 export class KvBlockManager {
@@ -73,9 +85,13 @@ export class KvBlockManager {
   constructor(
     readonly numBlocks: number,
     readonly maxSeqs: number,
-    /** The model's window when every layer slides (modelWindow), 0 otherwise. */
+    /** The model's window when every layer slides (modelWindow), 0 otherwise; a local pool's window. */
     readonly window = 0,
+    /** A hybrid model's sliding layers' pool (window > 0, maxSeqs 0); this one is then the full layers'. */
+    readonly local: KvBlockManager | null = null,
   ) {
+    if (local && (window !== 0 || local.window === 0 || local.local !== null || local.maxSeqs !== 0))
+      throw new Error('KvBlockManager: a local pool has a window and no rows or pool of its own, beside a full-attention pool');
     this.refs = new Int32Array(numBlocks);
     this.keyOf = new Array(numBlocks).fill(null);
     for (let b = numBlocks - 1; b >= 0; b--) this.free.push(b);
@@ -94,6 +110,24 @@ export class KvBlockManager {
   /** Blocks that can be handed out now (free, or cached and unreferenced). */
   get available(): number {
     return this.free.length + this.evictable.size;
+  }
+
+  /** Whether every pool can hand out `count` blocks now. */
+  hasAvailable(count: number): boolean {
+    return this.available >= count && (this.local?.hasAvailable(count) ?? true);
+  }
+
+  /**
+   * Whether a prompt of `tokens` positions whose cached prefix is `match` can be admitted with
+   * `forks` more choices (a copied partial block each), leaving a block per running sequence, in
+   * every pool.
+   */
+  admits(tokens: number, chunk: number, match: PrefixMatch, forks: number, running: number): boolean {
+    const need = this.blocksToHold(tokens, chunk) - match.blocks.length + forks;
+    if (need > this.available - running) return false;
+    if (!this.local) return true;
+    const cachedLocal = match.local.filter((b) => b !== DROPPED).length;
+    return this.local.blocksToHold(tokens, chunk) - cachedLocal + forks <= this.local.available - running;
   }
 
   get rowsAvailable(): number {
@@ -158,21 +192,45 @@ export class KvBlockManager {
    * The blocks are not acquired: call `acquire` on the ones kept.
    */
   match(root: string, tokens: readonly number[], maxBlocks: number): PrefixMatch {
-    const out: PrefixMatch = { blocks: [], keys: [] };
+    const out: PrefixMatch = { blocks: [], keys: [], local: [] };
     let parent = root;
     const n = Math.min(maxBlocks, Math.floor(tokens.length / KV_BLOCK));
     for (let i = 0; i < n; i++) {
       const ids = tokens.slice(i * KV_BLOCK, (i + 1) * KV_BLOCK);
       const key = chainKey(parent, ids);
-      const e = this.cache.get(key);
+      const block = this.cached(key, parent, ids);
       this.lookups++;
-      if (!e || e.parent !== parent || e.tokens.some((t, j) => t !== ids[j])) break;
+      if (block === null) break;
       this.hits++;
-      out.blocks.push(e.block);
+      out.blocks.push(block);
       out.keys.push(key);
       parent = key;
     }
+    if (this.local) this.matchLocal(this.local, root, tokens, out);
     return out;
+  }
+
+  /**
+   * Shortens `out` to the longest prefix whose window blocks the local pool still holds (those the
+   * query right after the prefix sees), and fills `out.local` with them.
+   */
+  private matchLocal(local: KvBlockManager, root: string, tokens: readonly number[], out: PrefixMatch): void {
+    const has = out.keys.map((key, i) =>
+      local.cached(key, i === 0 ? root : out.keys[i - 1], tokens.slice(i * KV_BLOCK, (i + 1) * KV_BLOCK)),
+    );
+    let k = out.blocks.length;
+    const firstSeen = (n: number) => Math.floor(firstVisibleKey(n * KV_BLOCK, local.window) / KV_BLOCK);
+    while (k > 0 && has.slice(firstSeen(k), k).some((b) => b === null)) k--;
+    this.hits -= out.blocks.length - k;
+    out.blocks.length = k;
+    out.keys.length = k;
+    out.local = has.slice(0, k).map((b, i) => (i < firstSeen(k) ? DROPPED : b!));
+  }
+
+  /** The block registered under `key` if its entry has this parent and tokens (a collision is a miss). */
+  private cached(key: string, parent: string, ids: readonly number[]): number | null {
+    const e = this.cache.get(key);
+    return e && e.parent === parent && e.tokens.every((t, j) => t === ids[j]) ? e.block : null;
   }
 
   /**

@@ -85,7 +85,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         stream,
         pending,
         rows: step.rows,
-        blockTable: kv.blockTable,
+        blockTable: kv.tableOf(l),
         maxBlocksPerSeq: kv.maxBlocksPerSeq,
         k: kv.k[l],
         v: kv.v[l],
@@ -93,7 +93,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         B,
       }),
       attention.decode.encode(
-        { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.blockTable, rows: step.rows },
+        { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows },
         { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
       ),
     );

@@ -103,7 +103,8 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
     linear(step.qkv, step.x, w.qkv, w.qkvBias, false);
     lora('qkv', l, step.x, step.qkv);
-    const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.blockTable, rows: step.rows };
+    // A hybrid model's sliding layers read their own pool's block table (kv-cache.ts).
+    const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows };
     calls.push(
       ...attention.qkvPrep.encode(
         { ...cache, ...qkvPrepWeights(weights, l), q: step.q, qkv: step.qkv },

@@ -26,7 +26,6 @@ import type { KvBlockManager } from './block-manager';
 import type { SampleRequest } from './model-runner';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { SamplerRowOutput } from '../kernels/sampler';
-import { KV_BLOCK } from '../model/kv-cache';
 
 /** What planning a draft may use beyond the row's own token and sample. */
 export interface DraftBudget {
@@ -66,12 +65,7 @@ export function planDraft(s: RequestState, c: ChoiceState, first: SampleRequest,
   const constraint = c.constraint!;
   // Each drafted token may be emitted: stay within max_tokens and the context (one more token
   // than the draft is emitted when all of it is taken).
-  const room = Math.min(
-    budget.rows,
-    s.req.maxTokens - c.output.length - 1,
-    budget.maxModelLen - seq.length - 1,
-    (seq.blocks.length + budget.mgr.available) * KV_BLOCK - seq.computed - 1,
-  );
+  const room = Math.min(budget.rows, s.req.maxTokens - c.output.length - 1, budget.maxModelLen - seq.length - 1, seq.room(budget.mgr) - 1);
   if (room <= 0) return null;
   let tokens = constraint.forcedTokens!().slice(0, room);
   if (tokens.length === 0) return null;

@@ -23,7 +23,7 @@ import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from 
 import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
@@ -62,8 +62,8 @@ export interface StepSpec {
   rows: readonly RunnerRow[];
   samples: readonly SampleRequest[];
   promptLogprobs?: PromptLogprobsRequest | null;
-  /** Whole-block copies [src, dst] recorded before the step's pass (forks made since the last step). */
-  copiesBefore?: ReadonlyArray<readonly [number, number]>;
+  /** Whole-block copies [src, dst, pool] recorded before the step's pass (forks made since the last step). */
+  copiesBefore?: readonly BlockCopy[];
   /**
    * A decode step submitted before the previous step was read back: row b's input id is the token
    * the previous step sampled for its row b, copied on the GPU from the sampler's output (the
@@ -71,7 +71,7 @@ export interface StepSpec {
    */
   tokensFromLastSample?: boolean;
   /** Copies after the pass (forks from blocks this step writes: `n` choices at the end of a prompt). */
-  copiesAfter?: ReadonlyArray<readonly [number, number]>;
+  copiesAfter?: readonly BlockCopy[];
 }
 
 export interface StepResult {
@@ -143,7 +143,8 @@ export class ModelRunner {
     this.attention = createAttentionKernels(ctx, cfg);
     const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
     this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
-    // Most keys one decode query attends to: the window when every layer slides.
+    // Most keys one decode query attends to: the window when every layer slides (a hybrid model's
+    // full-attention layers see the whole context).
     const window = modelWindow(cfg);
     const maxAttended = window > 0 ? Math.min(window, this.maxContext) : this.maxContext;
     const limits: StepLimits = {

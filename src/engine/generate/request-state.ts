@@ -79,6 +79,8 @@ export interface RequestLimits {
   numBlocks: number;
   /** Blocks one sequence of `tokens` positions holds at most (fewer than all with a sliding window: KvBlockManager.blocksToHold). */
   seqBlocks?: (tokens: number) => number;
+  /** A hybrid model's pool for its sliding layers: its blocks and what one sequence holds there. */
+  localPool?: { numBlocks: number; seqBlocks: (tokens: number) => number };
 }
 
 /** Requests that can never run fail before they wait: throws with the reason. */
@@ -99,6 +101,11 @@ export function validateRequest(req: GenerationRequest, limits: RequestLimits): 
   const oneSeq = limits.seqBlocks ? limits.seqBlocks(tokens) : Math.ceil(tokens / KV_BLOCK);
   if (oneSeq > limits.numBlocks)
     throw new Error(`The request needs ${oneSeq * KV_BLOCK} tokens of KV cache; the cache holds ${limits.numBlocks * KV_BLOCK}.`);
+  const local = limits.localPool;
+  if (local && local.seqBlocks(tokens) > local.numBlocks)
+    throw new Error(
+      `The request needs ${local.seqBlocks(tokens) * KV_BLOCK} tokens of KV cache in the sliding-window layers; they hold ${local.numBlocks * KV_BLOCK}.`,
+    );
   if (req.promptLogprobs !== null && (req.promptLogprobs < 0 || req.promptLogprobs > MAX_TOP_LOGPROBS)) {
     throw new Error(`prompt_logprobs must be in [0, ${MAX_TOP_LOGPROBS}], got ${req.promptLogprobs}.`);
   }

@@ -4,16 +4,19 @@
  * runner (step buffers, sampler) and the scheduler, plus the LoRA adapter pool created on the first
  * adapter. `maxModelLen` is the smallest of max_position_embeddings, the engine's cap and what the
  * KV cache holds (one sequence must fit); when every layer slides a sequence holds only its window's
- * blocks (block-manager.ts), so the cache bounds it only if it cannot hold a window and a chunk.
+ * blocks (block-manager.ts), so the cache bounds it only if it cannot hold a window and a chunk. A
+ * hybrid model's sliding layers get a pool of their own sized from the window (model/kv-pools.ts),
+ * and its full-attention layers' pool bounds the context.
  *
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
 import { modelWindow } from '../model/attention-window';
+import { planKvPools, type KvPoolPlan } from '../model/kv-pools';
 import type { KernelContext } from '../gpu/context';
 import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
 import type { LoadedModelFiles } from '../model/repo';
-import { KV_BLOCK, KvCache, kvBlocksThatFit, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';
+import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';
 import { WeightSet } from '../model/weights';
 import { KvBlockManager } from './block-manager';
 import { LoraPool } from './lora-pool';
@@ -49,7 +52,7 @@ export class ResidentModel {
     readonly weights: WeightSet,
     files: LoadedModelFiles,
     maxModelLen: number,
-    numBlocks: number,
+    pools: KvPoolPlan,
     dense: DenseKernels,
     private readonly opts: ResidentModelOptions,
   ) {
@@ -63,8 +66,15 @@ export class ResidentModel {
       eosTokenIds: files.eosTokenIds,
       maxModelLen,
     };
-    this.kv = new KvCache(ctx.device, cfg, { maxSeqs: opts.maxSeqs, maxContext: maxModelLen, numBlocks, label: `kv.${files.sourceId}` });
-    this.blocks = new KvBlockManager(this.kv.numBlocks, this.kv.maxSeqs, modelWindow(weights.config));
+    this.kv = new KvCache(ctx.device, cfg, {
+      maxSeqs: opts.maxSeqs,
+      maxContext: maxModelLen,
+      numBlocks: pools.numBlocks,
+      local: pools.local ?? undefined,
+      label: `kv.${files.sourceId}`,
+    });
+    const local = pools.local ? new KvBlockManager(pools.local.numBlocks, 0, pools.local.window) : null;
+    this.blocks = new KvBlockManager(this.kv.numBlocks, this.kv.maxSeqs, modelWindow(weights.config), local);
     this.runner = new ModelRunner(ctx, weights, this.kv, {
       dense,
       maxTokens: opts.prefillChunk,
@@ -88,7 +98,12 @@ export class ResidentModel {
   ): Promise<ResidentModel> {
     const cfg = files.config;
     const shape = kvShapeOf(cfg);
-    const numBlocks = kvBlocksThatFit(shape, opts.kvCacheBytes, ctx.device.limits);
+    const pools = planKvPools(
+      cfg,
+      { budgetBytes: opts.kvCacheBytes, maxSeqs: opts.maxSeqs, prefillChunk: opts.prefillChunk },
+      ctx.device.limits,
+    );
+    const numBlocks = pools.numBlocks;
     const window = modelWindow(cfg);
     // A windowed sequence holds its window's blocks plus one prefill chunk's (block-manager.ts blocksToHold).
     const holdsWindow = window > 0 && numBlocks >= Math.ceil(window / KV_BLOCK) + Math.ceil(opts.prefillChunk / KV_BLOCK) + 1;
@@ -101,7 +116,7 @@ export class ResidentModel {
     }
     const weights = await WeightSet.upload(ctx.device, cfg, files.tensors(), { ropePositions: maxModelLen });
     try {
-      return new ResidentModel(ctx, weights, { ...files, sourceId: id }, maxModelLen, numBlocks, dense, opts);
+      return new ResidentModel(ctx, weights, { ...files, sourceId: id }, maxModelLen, pools, dense, opts);
     } catch (e) {
       weights.destroy();
       throw e;

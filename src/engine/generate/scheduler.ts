@@ -17,7 +17,7 @@
  * Not here: GPU work (model-runner.ts), block ownership (block-manager.ts, sequence.ts), per-token
  * rules (request-state.ts), beam bookkeeping (beam-search.ts).
  */
-import { KV_BLOCK, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
 import { AdapterResidency } from './adapter-residency';
 import { BeamSearch, beamParams } from './beam-search';
 import { prefixRoot, type KvBlockManager } from './block-manager';
@@ -46,7 +46,7 @@ export class Scheduler implements BatchState {
   readonly active: RequestState[] = [];
   private readonly adapters: AdapterResidency;
   readonly beamSeqs = new Map<RequestState, Sequence[]>();
-  pendingCopies: Array<[number, number]> = [];
+  pendingCopies: BlockCopy[] = [];
   /** Jump-forward decoding of grammar-forced tokens (jump-forward.ts); the Engine turns it on for GPUs (engine.ts says why). */
   jumpForward = false;
   private wake: (() => void) | null = null;
@@ -88,12 +88,15 @@ export class Scheduler implements BatchState {
       },
     });
     try {
+      const chunk = this.m.runner.limits.maxTokens;
+      const local = this.mgr.local;
       validateRequest(req, {
         maxModelLen: this.m.maxModelLen,
         vocabSize: this.m.runner.weights.config.vocabSize,
         maxSeqs: this.mgr.maxSeqs,
         numBlocks: this.mgr.numBlocks,
-        seqBlocks: (tokens) => this.mgr.blocksToHold(tokens, this.m.runner.limits.maxTokens),
+        seqBlocks: (tokens) => this.mgr.blocksToHold(tokens, chunk),
+        localPool: local ? { numBlocks: local.numBlocks, seqBlocks: (tokens) => local.blocksToHold(tokens, chunk) } : undefined,
       });
     } catch (e) {
       for (const c of req.constraints ?? []) c?.dispose();
@@ -241,10 +244,11 @@ export class Scheduler implements BatchState {
       const P = req.promptTokenIds.length;
       // Prompt logprobs need every prompt position's logits: no prefix reuse (as vLLM).
       const match =
-        req.promptLogprobs === null ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK)) : { blocks: [], keys: [] };
+        req.promptLogprobs === null
+          ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK))
+          : { blocks: [], keys: [], local: [] };
       const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
-      const need = this.mgr.blocksToHold(P + 1, this.m.runner.limits.maxTokens) - match.blocks.length + (req.n - 1);
-      if (need > this.mgr.available - running) continue;
+      if (!this.mgr.admits(P + 1, this.m.runner.limits.maxTokens, match, req.n - 1, running)) continue;
       const rows = Array.from({ length: rowsNeeded }, () => this.mgr.allocRow()!);
       try {
         const params = req.beamSearch ? beamParams(req.n, this.m.runner.weights.config.vocabSize) : null;
@@ -262,7 +266,7 @@ export class Scheduler implements BatchState {
         s.adapterAcquired = true;
       }
       s.promptSeq = new Sequence(rows[0], req.promptTokenIds, s.root);
-      s.promptSeq.adoptPrefix(this.mgr, match.blocks, match.keys);
+      s.promptSeq.adoptPrefix(this.mgr, match);
       s.cachedTokens = match.blocks.length * KV_BLOCK;
       if (req.beamSearch) {
         const eos = new Set(req.sampling[0].ignoreEos ? [] : (req.sampling[0].eosTokenIds ?? []));

@@ -14,8 +14,7 @@
  *
  * Not here: running the step and applying its tokens (step-results.ts).
  */
-import type { KvCache } from '../model/kv-cache';
-import { KV_BLOCK } from '../model/kv-cache';
+import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
 import type { KvBlockManager } from './block-manager';
 import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
 import { canJumpForward, planDraft } from './jump-forward';
@@ -35,7 +34,7 @@ export interface PlannedStep {
   samples: SampleRequest[];
   owners: RowOwner[];
   promptLogprobs: (PromptLogprobsRequest & { req: RequestState; position: number }) | null;
-  copiesAfter: Array<[number, number]>;
+  copiesAfter: BlockCopy[];
 }
 
 export interface SchedulerStats {
@@ -59,7 +58,7 @@ export interface BatchState {
   /** Live beams' sequences of each beam-search request, aligned with BeamSearch.live. */
   readonly beamSeqs: Map<RequestState, Sequence[]>;
   /** Block copies for the next step (beam forks). */
-  pendingCopies: Array<[number, number]>;
+  pendingCopies: BlockCopy[];
   /** Decode grammar-forced tokens as drafts (jump-forward.ts). */
   readonly jumpForward: boolean;
   readonly stats: SchedulerStats;
@@ -83,7 +82,7 @@ export function planPrefill(b: BatchState): PlannedStep | null {
     if (seq.blocks.length === 0 && seq.computed === 0 && (choice || s.req.promptLogprobs === null)) {
       // A preempted sequence (or prompt) starts again: reuse what the prefix cache still holds.
       const match = b.mgr.match(s.root, seq.tokens, Math.floor((seq.length - 1) / KV_BLOCK));
-      seq.adoptPrefix(b.mgr, match.blocks, match.keys);
+      seq.adoptPrefix(b.mgr, match);
       if (!choice) s.cachedTokens = seq.computed;
     }
     let chunk = Math.min(seq.length - seq.computed, budget);
@@ -93,17 +92,18 @@ export function planPrefill(b: BatchState): PlannedStep | null {
       chunk = Math.min(chunk, limits.promptLogitRows);
     }
     if (choice && b.mgr.window === 0) {
-      // A recomputation takes all its blocks at once (plus the next token's), or waits. With a
-      // sliding window it holds only a window's blocks whatever its length: it goes chunk by chunk.
-      if (!seq.reserve(b.mgr, seq.length + 1)) continue;
+      // A recomputation takes all its blocks at once (plus the next token's), or waits: it cannot
+      // be preempted again, so it must not hold part of them while it waits. With a sliding window
+      // it holds only a window's blocks whatever its length: it goes chunk by chunk (every pool
+      // when every layer slides, the local pool of a hybrid model).
+      if (!seq.reserve(b.mgr, seq.computed + chunk, seq.length + 1)) continue;
     } else if (!seq.reserve(b.mgr, seq.computed + chunk)) {
-      const fit = (seq.blocks.length + b.mgr.available) * KV_BLOCK - seq.computed;
-      chunk = Math.min(chunk, fit);
+      chunk = Math.min(chunk, seq.room(b.mgr));
       if (chunk <= 0 || !seq.reserve(b.mgr, seq.computed + chunk)) continue;
     }
     const finishing = seq.computed + chunk === seq.length;
-    if (finishing && !choice && !s.beam && s.req.n > 1 && seq.length % KV_BLOCK !== 0 && b.mgr.available < s.req.n - 1) {
-      continue; // the forks need a block each for their copy of the partial block
+    if (finishing && !choice && !s.beam && s.req.n > 1 && seq.length % KV_BLOCK !== 0 && !b.mgr.hasAvailable(s.req.n - 1)) {
+      continue; // the forks need a block each (in every pool) for their copy of the partial block
     }
     const at = step.rows.length;
     const pos = seq.computed;
@@ -134,7 +134,7 @@ export function planPrefill(b: BatchState): PlannedStep | null {
         for (let i = 1; i < s.req.n; i++) {
           const fork = seq.fork(b.mgr, s.rows[i])!;
           children.push(fork.child);
-          if (fork.copy) step.copiesAfter.push(fork.copy);
+          step.copiesAfter.push(...fork.copies);
         }
         s.choices.forEach((c, i) => {
           c.seq = i === 0 ? seq : children[i - 1];

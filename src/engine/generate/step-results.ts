@@ -118,7 +118,7 @@ export function beamStep(b: BatchState, s: RequestState, outputs: SamplerRowOutp
     let fork = parent.fork(b.mgr, row);
     while (!fork && preemptOne(b)) fork = parent.fork(b.mgr, row);
     if (!fork) throw new Error('The KV cache ran out of memory during beam search; retry with a smaller width or fewer tokens.');
-    if (fork.copy) b.pendingCopies.push(fork.copy);
+    b.pendingCopies.push(...fork.copies);
     next.push(fork.child);
   }
   // Children were forked from the parents' state before this step's tokens: append them now.

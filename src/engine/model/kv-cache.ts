@@ -4,6 +4,11 @@
  * buffer u32 `[maxSeqs, maxBlocksPerSeq]`, the size arithmetic that decides how many blocks fit a
  * memory budget and the binding limit, and the on-GPU block copy used for copy-on-write when `n`
  * choices fork from a shared partial block.
+ * A hybrid model (some layers slide, some attend fully) has two pools: 'main' for the full-attention
+ * layers and 'local' for the sliding ones, each with its own block count and block table (a row
+ * per sequence in both), so the sliding layers' buffers hold about a window per sequence
+ * (model/kv-pools.ts sizes them; vLLM v1's hybrid KV cache manager keeps one block table per
+ * group of layers the same way).
  *
  * Not here: which block belongs to whom. Reference counts, free lists and prefix hashing are the
  * KV block manager's (engine/generate); it writes block-table rows through `writeBlockTable`.
@@ -28,6 +33,12 @@ export interface BatchRow {
 }
 
 export const NO_ADAPTER = 0xffffffff;
+
+/** A block pool: 'main' (every layer, or a hybrid model's full-attention layers) or 'local' (its sliding layers). */
+export type KvPool = 'main' | 'local';
+
+/** A whole-block copy from `src` to `dst` within one pool (main when not given). */
+export type BlockCopy = readonly [src: number, dst: number, pool?: KvPool];
 
 /** Packs rows for upload as `array<BatchRow>` (16 bytes each, field order seq, pos, adapter, count). */
 export function packBatchRows(rows: readonly BatchRow[]): Uint32Array {
@@ -83,19 +94,27 @@ export interface KvCacheOptions {
   numBlocks?: number;
   /** GPU bytes the whole cache (all layers, K and V) may take; blocks are derived from it. */
   memoryBudgetBytes?: number;
+  /** A hybrid model's sliding layers and their pool's block count (with `numBlocks` for the main pool). */
+  local?: { layers: readonly number[]; numBlocks: number };
   label?: string;
 }
 
 export class KvCache {
   readonly shape: KvShape;
   readonly numBlocks: number;
+  /** Blocks of the local pool (0 without one). */
+  readonly localNumBlocks: number;
   readonly maxSeqs: number;
   readonly maxBlocksPerSeq: number;
-  /** k[l], v[l]: f32 [numBlocks, NKV, KV_BLOCK, HS]. */
+  /** k[l], v[l]: f32 [numBlocks, NKV, KV_BLOCK, HS], or [localNumBlocks, ...] for a local layer. */
   readonly k: GPUBuffer[] = [];
   readonly v: GPUBuffer[] = [];
   /** u32 [maxSeqs, maxBlocksPerSeq]; entries past a sequence's length are never read. */
   readonly blockTable: GPUBuffer;
+  /** The local pool's block table, same shape; null without a local pool. */
+  readonly localBlockTable: GPUBuffer | null;
+  /** Layers whose K/V live in the local pool. */
+  private readonly localLayers: ReadonlySet<number>;
   /** Bytes of one block in one layer's K or V buffer. */
   readonly blockBytes: number;
   /** A buffer the size of one block: copies within one buffer are not allowed by WebGPU, so a copy goes through it. */
@@ -125,25 +144,50 @@ export class KvCache {
     }
     if (numBlocks < 1)
       throw new Error(`KvCache: the budget holds no block (one block of all layers is ${2 * numLayers * this.blockBytes} bytes)`);
+    const local = opts.local;
+    if (local) {
+      if (opts.numBlocks === undefined) throw new Error('KvCache: a local pool needs numBlocks for the main pool');
+      const fitsBinding = kvBlocksThatFit({ ...this.shape, numLayers: 1 }, Number.POSITIVE_INFINITY, limits);
+      if (!(local.numBlocks >= 1 && local.numBlocks <= fitsBinding))
+        throw new Error(`KvCache: ${local.numBlocks} local blocks, expected 1 .. ${fitsBinding} (one layer's binding limit)`);
+      if (local.layers.length === 0 || local.layers.length >= numLayers || local.layers.some((l) => !(l >= 0 && l < numLayers)))
+        throw new Error(`KvCache: local layers ${JSON.stringify(local.layers)} must be some, not all, of the ${numLayers} layers`);
+    }
     this.numBlocks = numBlocks;
+    this.localNumBlocks = local?.numBlocks ?? 0;
+    this.localLayers = new Set(local?.layers ?? []);
     this.maxSeqs = opts.maxSeqs;
     this.maxBlocksPerSeq = Math.ceil(opts.maxContext / KV_BLOCK);
     const label = opts.label ?? 'kv';
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     for (let l = 0; l < numLayers; l++) {
-      this.k.push(device.createBuffer({ label: `${label}.k[${l}]`, size: numBlocks * this.blockBytes, usage }));
-      this.v.push(device.createBuffer({ label: `${label}.v[${l}]`, size: numBlocks * this.blockBytes, usage }));
+      const size = this.blocksIn(this.poolOf(l)) * this.blockBytes;
+      this.k.push(device.createBuffer({ label: `${label}.k[${l}]`, size, usage }));
+      this.v.push(device.createBuffer({ label: `${label}.v[${l}]`, size, usage }));
     }
-    this.blockTable = device.createBuffer({
-      label: `${label}.blockTable`,
-      size: Math.max(16, this.maxSeqs * this.maxBlocksPerSeq * 4),
-      usage,
-    });
+    const tableBytes = Math.max(16, this.maxSeqs * this.maxBlocksPerSeq * 4);
+    this.blockTable = device.createBuffer({ label: `${label}.blockTable`, size: tableBytes, usage });
+    this.localBlockTable = local ? device.createBuffer({ label: `${label}.localBlockTable`, size: tableBytes, usage }) : null;
   }
 
-  /** GPU bytes held (K, V of every layer and the block table). */
+  /** The pool layer `l` keeps its K/V in. */
+  poolOf(l: number): KvPool {
+    return this.localLayers.has(l) ? 'local' : 'main';
+  }
+
+  /** Blocks of a pool. */
+  blocksIn(pool: KvPool): number {
+    return pool === 'local' ? this.localNumBlocks : this.numBlocks;
+  }
+
+  /** The block table layer `l`'s kernels read. */
+  tableOf(l: number): GPUBuffer {
+    return this.localLayers.has(l) ? this.localBlockTable! : this.blockTable;
+  }
+
+  /** GPU bytes held (K, V of every layer and the block tables). */
   get bytes(): number {
-    return 2 * this.shape.numLayers * this.numBlocks * this.blockBytes + this.blockTable.size;
+    return [...this.k, ...this.v, this.blockTable, ...(this.localBlockTable ? [this.localBlockTable] : [])].reduce((n, b) => n + b.size, 0);
   }
 
   /** Tokens the cache can hold in all. */
@@ -151,31 +195,35 @@ export class KvCache {
     return this.numBlocks * KV_BLOCK;
   }
 
-  /** Writes block-table row `seq` (its first `blocks.length` entries). Queue-ordered before later submits. */
-  writeBlockTable(seq: number, blocks: ArrayLike<number>, firstEntry = 0): void {
+  /** Writes block-table row `seq` of `pool` (its first `blocks.length` entries). Queue-ordered before later submits. */
+  writeBlockTable(seq: number, blocks: ArrayLike<number>, firstEntry = 0, pool: KvPool = 'main'): void {
     if (seq < 0 || seq >= this.maxSeqs) throw new Error(`KvCache: block-table row ${seq} out of [0, ${this.maxSeqs})`);
     if (firstEntry + blocks.length > this.maxBlocksPerSeq) {
       throw new Error(`KvCache: ${firstEntry + blocks.length} blocks exceed maxBlocksPerSeq ${this.maxBlocksPerSeq}`);
     }
     const data = Uint32Array.from(blocks);
-    for (const b of data) if (b >= this.numBlocks) throw new Error(`KvCache: block ${b} out of [0, ${this.numBlocks})`);
+    const count = this.blocksIn(pool);
+    for (const b of data) if (b >= count) throw new Error(`KvCache: ${pool} block ${b} out of [0, ${count})`);
     if (data.length === 0) return;
-    this.device.queue.writeBuffer(this.blockTable, (seq * this.maxBlocksPerSeq + firstEntry) * 4, data);
+    const table = pool === 'local' ? this.localBlockTable : this.blockTable;
+    if (!table) throw new Error('KvCache: no local pool');
+    this.device.queue.writeBuffer(table, (seq * this.maxBlocksPerSeq + firstEntry) * 4, data);
   }
 
   /**
-   * Records copies of whole blocks, `pairs[i] = [src, dst]`, in every layer's K and V (copy-on-write
-   * of a shared partial block). Never submits. Copies within one GPUBuffer are forbidden by WebGPU,
-   * so each goes src -> staging -> dst; commands of one encoder run in order, so one staging
-   * block serves all of them.
+   * Records copies of whole blocks, `copies[i] = [src, dst, pool]`, in the K and V of every layer of
+   * the copy's pool (copy-on-write of a shared partial block). Never submits. Copies within one
+   * GPUBuffer are forbidden by WebGPU, so each goes src -> staging -> dst; commands of one encoder
+   * run in order, so one staging block serves all of them.
    */
-  recordCopyBlocks(encoder: GPUCommandEncoder, pairs: ReadonlyArray<readonly [number, number]>): void {
-    for (const [src, dst] of pairs) {
-      if (src < 0 || src >= this.numBlocks || dst < 0 || dst >= this.numBlocks) {
-        throw new Error(`KvCache: copy ${src} -> ${dst} out of [0, ${this.numBlocks})`);
+  recordCopyBlocks(encoder: GPUCommandEncoder, copies: readonly BlockCopy[]): void {
+    for (const [src, dst, pool = 'main'] of copies) {
+      const count = this.blocksIn(pool);
+      if (src < 0 || src >= count || dst < 0 || dst >= count) {
+        throw new Error(`KvCache: copy ${src} -> ${dst} out of [0, ${count}) (${pool} pool)`);
       }
     }
-    const moves = pairs.filter(([s, d]) => s !== d);
+    const moves = copies.filter(([s, d]) => s !== d);
     if (moves.length === 0) return;
     this.staging ??= this.device.createBuffer({
       label: 'kv.copyStaging',
@@ -184,17 +232,19 @@ export class KvCache {
     });
     const n = this.blockBytes;
     for (const buffers of [this.k, this.v]) {
-      for (const buf of buffers) {
-        for (const [src, dst] of moves) {
-          encoder.copyBufferToBuffer(buf, src * n, this.staging, 0, n);
-          encoder.copyBufferToBuffer(this.staging, 0, buf, dst * n, n);
+      buffers.forEach((buf, l) => {
+        for (const [src, dst, pool = 'main'] of moves) {
+          if (pool !== this.poolOf(l)) continue;
+          encoder.copyBufferToBuffer(buf, src * n, this.staging!, 0, n);
+          encoder.copyBufferToBuffer(this.staging!, 0, buf, dst * n, n);
         }
-      }
+      });
     }
   }
 
   destroy(): void {
     for (const b of [...this.k, ...this.v, this.blockTable]) b.destroy();
+    this.localBlockTable?.destroy();
     this.staging?.destroy();
   }
 }

@@ -10,7 +10,7 @@ const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i *
 function prefilled(mgr: KvBlockManager, row: number, toks: number[], root = prefixRoot(undefined, null)): Sequence {
   const seq = new Sequence(row, toks, root);
   const m = mgr.match(root, toks, Math.floor((toks.length - 1) / 16));
-  seq.adoptPrefix(mgr, m.blocks, m.keys);
+  seq.adoptPrefix(mgr, m);
   expect(seq.reserve(mgr, toks.length)).toBe(true);
   seq.advance(mgr, toks.length - seq.computed);
   return seq;
@@ -66,14 +66,14 @@ describe('KvBlockManager', () => {
     const parent = prefilled(mgr, mgr.allocRow()!, tokens(40));
     const fork = parent.fork(mgr, mgr.allocRow()!)!;
     expect(fork.child.blocks.slice(0, 2)).toEqual(parent.blocks.slice(0, 2));
-    expect(fork.copy).toEqual([parent.blocks[2], fork.child.blocks[2]]);
+    expect(fork.copies).toEqual([[parent.blocks[2], fork.child.blocks[2], 'main']]);
     expect(fork.child.blocks[2]).not.toBe(parent.blocks[2]);
     expect(mgr.refCount(parent.blocks[0])).toBe(2);
     expect(fork.child.computed).toBe(40);
     expect(mgr.rowsAvailable).toBe(1);
     // A fork on a block boundary has nothing to copy.
     const even = prefilled(mgr, mgr.allocRow()!, tokens(32, 5));
-    expect(even.fork(mgr, 0)!.copy).toBeNull();
+    expect(even.fork(mgr, 0)!.copies).toEqual([]);
     expect(() => mgr.freeRow(2)).not.toThrow();
     expect(() => mgr.freeRow(2)).toThrow(/twice/);
   });

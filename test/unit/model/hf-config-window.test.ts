@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { layerWindow, modelWindow } from '../../../src/engine/model/attention-window';
+import { hybridWindow, layerWindow, localLayers, modelWindow } from '../../../src/engine/model/attention-window';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 
@@ -37,6 +37,7 @@ describe('sliding windows in config.json', () => {
     });
     expect(modelWindow(c)).toBe(4096);
     expect(layerWindow(c, 31)).toBe(4096);
+    expect([hybridWindow(c), localLayers(c)]).toEqual([0, []]); // one pool, windowed as a whole
   });
 
   it('Mistral-Nemo-Instruct-2407: sliding_window null is full attention; explicit head_dim 128', () => {
@@ -78,6 +79,8 @@ describe('sliding windows in config.json', () => {
     expect(c.slidingWindow).toBe(512);
     expect(c.layerTypes).toEqual([...full(20), ...sliding(4)]);
     expect(modelWindow(c)).toBe(0); // hybrid: some layers attend fully
+    // ...so layers 20..23 keep their K/V in the local pool (model/kv-pools.ts).
+    expect([hybridWindow(c), localLayers(c)]).toEqual([512, [20, 21, 22, 23]]);
     expect(layerWindow(c, 19)).toBe(0);
     expect(layerWindow(c, 20)).toBe(512);
     // max_window_layers defaults to 28 (Qwen2Config): past this model's 24 layers, nothing slides.
