@@ -9,7 +9,9 @@
 // a pool of their own: at 3x the window its blocks in use stay at the window's while the global
 // layers' pool holds the whole context, and prompt and decode logprobs match the hybrid reference,
 // also for a prefix-cache hit (whose local blocks before the window are gone) and for two sequences
-// decoded together with one preempted and recomputed.
+// decoded together with one preempted and recomputed. A tiny Gemma 3 (its config format, 5 local
+// layers then a global one, random weights) decodes through the general graph past 3x the window
+// with the same bounded local pool and the reference's logprobs.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KvBlockManager } from '../../src/engine/generate/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
@@ -19,7 +21,9 @@ import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-
 import { loadModelFiles } from '../../src/engine/model/repo';
 import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';
 import type { TensorData } from '../../src/engine/model/tensor';
+import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
 import { ReferenceModel } from '../../src/engine/reference/model';
+import { randomGemma3Tensors, tinyGemma3Json } from '../unit/model/gemma3-fixtures';
 import { bundled, collect, promptOf, request, testEngine, type Outcome } from './engine-helpers';
 
 const WINDOW = 16;
@@ -27,19 +31,22 @@ const WINDOW = 16;
 const NUM_BLOCKS = 4;
 const PREFILL_CHUNK = 32;
 
-/** tiny-chat's files under another id, with its config.json rewritten. */
+/** tiny-chat's files under another id, with its config.json rewritten (and its weights, when given). */
 class TinyChatAs implements ModelSource {
   readonly label = 'tiny-chat with another config.json';
   private readonly inner = bundled('hearth/tiny-chat');
   constructor(
     readonly id: string,
     private readonly config: Record<string, unknown>,
+    private readonly weights?: Uint8Array,
   ) {}
   list(): Promise<string[] | null> {
     return this.inner.list();
   }
   async open(file: string, req?: FileRequest): Promise<Blob | null> {
-    return file === 'config.json' ? new Blob([JSON.stringify(this.config)]) : this.inner.open(file, req);
+    if (file === 'config.json') return new Blob([JSON.stringify(this.config)]);
+    if (file === 'model.safetensors' && this.weights) return new Blob([this.weights as Uint8Array<ArrayBuffer>]);
+    return this.inner.open(file, req);
   }
 }
 
@@ -65,12 +72,13 @@ async function serve(
   id: string,
   changes: Record<string, unknown>,
   { blocks, chunk } = { blocks: NUM_BLOCKS, chunk: PREFILL_CHUNK },
+  model?: { json: Record<string, unknown>; tensors: TensorData[] },
 ): Promise<{ engine: Engine; cfg: ModelConfig; tensors: TensorData[] }> {
   const tiny = JSON.parse(await (await bundled('hearth/tiny-chat').open('config.json'))!.text());
-  const json = { ...tiny, architectures: ['MistralForCausalLM'], model_type: 'mistral', ...changes };
-  sources.set(id, new TinyChatAs(id, json));
+  const json = model?.json ?? { ...tiny, architectures: ['MistralForCausalLM'], model_type: 'mistral', ...changes };
+  sources.set(id, new TinyChatAs(id, json, model && writeSafetensors(model.tensors)));
   const cfg = parseModelConfig(json);
-  const key = `${blocks}:${chunk}`;
+  const key = `${blocks}:${chunk}:${JSON.stringify(kvShapeOf(cfg))}`;
   const engine =
     engines.get(key) ??
     (await testEngine({
@@ -182,5 +190,31 @@ describe('sliding-window attention through the engine', () => {
       checkAgainstReference(cfg, tensors, prompts[i], out, false);
     });
     expect([inUse(mgr), inUse(local)]).toEqual([0, 0]);
+  });
+
+  it('Gemma 3 (5 local layers, then a global one): decoding through the general graph past 3x the window keeps the local pool flat', async () => {
+    const id = 'test/tiny-gemma3-window';
+    // Gemma 3's config format with a 16-token window; tiny-chat's tokenizer, so its vocabulary size.
+    const json = tinyGemma3Json({ sliding_window: WINDOW, vocab_size: 4096 });
+    const model = { json, tensors: randomGemma3Tensors(parseModelConfig(json), 'f32', 21) };
+    const { engine, cfg, tensors } = await serve(id, {}, { blocks: 8, chunk: 16 }, model);
+    expect(cfg.layerTypes.filter((t) => t === 'sliding_attention')).toHaveLength(5);
+    await engine.loadModel(id);
+    const resident = await engine.residentModel(id);
+    const mgr = resident.blocks;
+    const local = mgr.local!;
+    const inUse = (m: KvBlockManager) => m.numBlocks - m.available;
+    const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 5);
+    const held = { global: [0], local: [0] };
+    const out = await collect(engine.generate(request(id, prompt, { maxTokens: 8, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
+      if ((ev as { type: string }).type !== 'tokens') return;
+      held.global.push(inUse(mgr));
+      held.local.push(inUse(local));
+    });
+    expect(out.tokens[0]).toHaveLength(8);
+    expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
+    // The global layer holds the 56-token context; the local layers the window's blocks and a step's.
+    expect(Math.max(...held.global)).toBe(Math.ceil((3 * WINDOW + 8) / KV_BLOCK));
+    expect(Math.max(...held.local)).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
   });
 });
