@@ -10,49 +10,19 @@
 // The same file read by Hearth's GGUF loader (issue 11) is the safetensors model again, and a Gemma 3
 // adapter exported as a GGUF LoRA moves llama.cpp's logits as it moves Hearth's.
 import { describe, expect, it } from 'vitest';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
-import type { ModelConfig } from '../../../src/engine/model/config';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
-import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { TensorData } from '../../../src/engine/model/tensor';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
-import { layerNames } from '../../../src/engine/model/weights';
 import { ReferenceModel } from '../../../src/engine/reference/model';
-import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
-import { randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';
+import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';
 import { llamaCppOracle } from './llama-cpp';
 
 const PROMPT = [2, 72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100, 33];
-
-/** HF name -> llama.cpp's gemma3 tensor name (llama-arch.cpp LLM_ARCH_GEMMA3). */
-function ggufName(name: string): string {
-  if (name === 'model.embed_tokens.weight') return 'token_embd.weight';
-  if (name === 'model.norm.weight') return 'output_norm.weight';
-  const m = /^model\.layers\.(\d+)\.(.+)$/.exec(name)!;
-  const n = layerNames(0);
-  const local = `model.layers.0.${m[2]}`;
-  const table: Record<string, string> = {
-    [n.inputNorm]: 'attn_norm',
-    [n.q]: 'attn_q',
-    [n.k]: 'attn_k',
-    [n.v]: 'attn_v',
-    [n.qNorm]: 'attn_q_norm',
-    [n.kNorm]: 'attn_k_norm',
-    [n.o]: 'attn_output',
-    [n.postNorm]: 'post_attention_norm',
-    [n.preFfnNorm]: 'ffn_norm',
-    [n.gate]: 'ffn_gate',
-    [n.up]: 'ffn_up',
-    [n.down]: 'ffn_down',
-    [n.postFfnNorm]: 'post_ffw_norm',
-  };
-  return `blk.${m[1]}.${table[local]}.weight`;
-}
 
 /** log_softmax of one row. */
 function logSoftmax(row: Float32Array): Float64Array {
@@ -62,46 +32,6 @@ function logSoftmax(row: Float32Array): Float64Array {
   for (const x of row) sum += Math.exp(x - max);
   const lse = max + Math.log(sum);
   return Float64Array.from(row, (x) => x - lse);
-}
-
-/** The model as convert_hf_to_gguf.py (Gemma3Model) writes it: F32, norm weights as w + 1, no output.weight (tied). */
-function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Uint8Array {
-  const { hiddenSize: C, numLayers, vocabSize: V } = cfg;
-  const ggufTensors: GgufTensorInput[] = tensors.map((t) => {
-    let values = tensorToF32(t);
-    // convert_hf_to_gguf.py (Gemma3Model.modify_tensors): norm weights are written as w + 1.
-    if (t.name.endsWith('norm.weight')) values = values.map((w) => w + 1);
-    return { name: ggufName(t.name), ne: [...t.shape].reverse(), type: 'F32', data: new Uint8Array(values.buffer) };
-  });
-  const tokens = [...BYTE_TO_CHAR, ...EXTRA_TOKENS];
-  const a = 'gemma3';
-  return writeGguf({
-    metadata: [
-      ['general.architecture', gv.str(a)],
-      ['general.name', gv.str('hearth-gemma3-test')],
-      [`${a}.block_count`, gv.u32(numLayers)],
-      [`${a}.context_length`, gv.u32(cfg.maxPositionEmbeddings)],
-      [`${a}.embedding_length`, gv.u32(C)],
-      [`${a}.feed_forward_length`, gv.u32(cfg.intermediateSize)],
-      [`${a}.attention.head_count`, gv.u32(cfg.numHeads)],
-      [`${a}.attention.head_count_kv`, gv.u32(cfg.numKvHeads)],
-      [`${a}.attention.key_length`, gv.u32(cfg.headDim)],
-      [`${a}.attention.value_length`, gv.u32(cfg.headDim)],
-      [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(cfg.rmsNormEps)],
-      [`${a}.attention.sliding_window`, gv.u32(cfg.slidingWindow!)],
-      [`${a}.rope.freq_base`, gv.f32(cfg.ropeTheta)],
-      [`${a}.rope.freq_base_swa`, gv.f32(cfg.ropeLocalTheta!)],
-      ['tokenizer.ggml.model', gv.str('gpt2')],
-      ['tokenizer.ggml.pre', gv.str('default')],
-      ['tokenizer.ggml.tokens', gv.strs(tokens)],
-      ['tokenizer.ggml.token_type', gv.i32s(tokens.map((t) => (t.startsWith('<|') ? 3 : 1)))],
-      ['tokenizer.ggml.merges', gv.strs(MERGES)],
-      ['tokenizer.ggml.bos_token_id', gv.u32(cfg.bosTokenId!)],
-      ['tokenizer.ggml.eos_token_id', gv.u32(V - 1)],
-      ['tokenizer.ggml.add_bos_token', gv.bool(false)],
-    ],
-    tensors: ggufTensors,
-  });
 }
 
 /** Relative RMS of (a - b) over the RMS of b. */
