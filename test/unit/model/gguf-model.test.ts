@@ -2,7 +2,7 @@
 // tensor names map to the HF names the engine plans by; llama's q/k row permutation is undone.
 import { describe, expect, it } from 'vitest';
 import { ggufModelConfig, hfTensorName, unpermuteRows } from '../../../src/engine/model/gguf/gguf-model';
-import { GgufValueType, readGguf } from '../../../src/engine/model/gguf/gguf-reader';
+import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf } from '../../../src/engine/model/gguf/gguf-writer';
 import { memoryBytes as source } from '../../../src/engine/model/safetensors';
 import { randomGguf } from './gguf-fixtures';
@@ -39,61 +39,6 @@ describe('GGUF model metadata', () => {
     expect(() => ggufModelConfig(partial, 'p.gguf')).toThrow('p.gguf: metadata key llama.attention.head_count is missing');
     const none = await readGguf(source(writeGguf({ metadata: [], tensors })));
     expect(() => ggufModelConfig(none, 'n.gguf')).toThrow('n.gguf: metadata key general.architecture is missing');
-  });
-
-  it("reads Gemma 3's sliding-window pattern, local RoPE base and softmax scale as llama.cpp does", async () => {
-    const gemma = async (layers: number, extra: Array<[string, ReturnType<typeof gv.u32>]>) => {
-      const a = 'gemma3';
-      const tensors = [
-        { name: 'token_embd.weight', ne: [8, 4], type: 'F32', data: new Uint8Array(128) },
-        ...Array.from({ length: layers }, (_, l) => ({
-          name: `blk.${l}.attn_norm.weight`,
-          ne: [8],
-          type: 'F32',
-          data: new Uint8Array(32),
-        })),
-      ];
-      const metadata: Array<[string, ReturnType<typeof gv.u32>]> = [
-        ['general.architecture', gv.str(a)],
-        [`${a}.block_count`, gv.u32(layers)],
-        [`${a}.context_length`, gv.u32(1024)],
-        [`${a}.embedding_length`, gv.u32(8)],
-        [`${a}.feed_forward_length`, gv.u32(16)],
-        [`${a}.attention.head_count`, gv.u32(4)],
-        [`${a}.attention.key_length`, gv.u32(4)],
-        [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(1e-6)],
-        ...extra,
-      ];
-      return ggufModelConfig(await readGguf(source(writeGguf({ metadata, tensors }))), 'gemma.gguf');
-    };
-    const types = (c: { layerTypes: readonly string[] }) => c.layerTypes.map((t) => (t === 'full_attention' ? 'G' : 'L')).join('');
-    const window: [string, ReturnType<typeof gv.u32>] = ['gemma3.attention.sliding_window', gv.u32(512)];
-    const every6th = await gemma(7, [window]);
-    expect(types(every6th)).toBe('LLLLLGL');
-    expect([every6th.slidingWindow, every6th.ropeLocalTheta, every6th.normWeightOffset, every6th.hiddenAct]).toEqual([
-      512,
-      10000,
-      0,
-      'gelu_tanh',
-    ]);
-    expect(every6th.attentionScale).toBeCloseTo(1 / 2, 12);
-    expect(types(await gemma(4, [window, ['gemma3.attention.sliding_window_pattern', gv.u32(2)]]))).toBe('LGLG');
-    const bools: [string, ReturnType<typeof gv.u32>] = [
-      'gemma3.attention.sliding_window_pattern',
-      { type: GgufValueType.ARRAY, itemType: GgufValueType.BOOL, value: [false, true, true] },
-    ];
-    expect(types(await gemma(3, [window, bools]))).toBe('GLL');
-    const noWindow = await gemma(3, [['gemma3.attention.sliding_window', gv.u32(0)]]);
-    expect([types(noWindow), noWindow.slidingWindow]).toEqual(['GGG', null]);
-    expect((await gemma(2, [window, ['gemma3.rope.freq_base_swa', gv.f32(20000)]])).ropeLocalTheta).toBe(20000);
-    // 62 layers is llama.cpp's 27B: scaled by (n_embd / n_head)^-1/2 = 2^-1/2, not head_dim^-1/2.
-    expect((await gemma(62, [window])).attentionScale).toBeCloseTo(Math.SQRT1_2, 12);
-    await expect(gemma(2, [window, ['gemma3.final_logit_softcapping', gv.f32(30)]])).rejects.toThrow(
-      'gemma.gguf: metadata key gemma3.final_logit_softcapping (30) is not supported',
-    );
-    expect(hfTensorName('blk.3.ffn_norm.weight', 'gemma3')).toBe('model.layers.3.pre_feedforward_layernorm.weight');
-    expect(hfTensorName('blk.3.post_attention_norm.weight', 'gemma3')).toBe('model.layers.3.post_attention_layernorm.weight');
-    expect(hfTensorName('blk.3.post_ffw_norm.weight', 'gemma3')).toBe('model.layers.3.post_feedforward_layernorm.weight');
   });
 
   it('puts llama q/k rows back in rotate-half order within each head', () => {

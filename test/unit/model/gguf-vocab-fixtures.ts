@@ -125,16 +125,26 @@ function convertLlama2(): Metadata {
           ? TokenType.BYTE
           : TokenType.NORMAL,
   );
-  const scores = mergeScores(tj, tokens, types);
+  const template = '{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}';
+  return spmMetadata({ tj, config, tokens, types, scores: mergeScores(tj, tokens, types) }, template, []);
+}
+
+/** A SentencePiece vocabulary's keys: BOS added, no EOS, the given template and extra keys. */
+function spmMetadata(
+  v: { tj: Json; config: Json; tokens: string[]; types: number[]; scores: number[] },
+  template: string,
+  extra: Metadata,
+): Metadata {
   return [
     ['tokenizer.ggml.model', gv.str('llama')],
-    ['tokenizer.ggml.tokens', gv.strs(tokens)],
-    ['tokenizer.ggml.scores', gv.f32s(scores)],
-    ['tokenizer.ggml.token_type', gv.i32s(types)],
-    ...specialIds(tj, config),
+    ['tokenizer.ggml.tokens', gv.strs(v.tokens)],
+    ['tokenizer.ggml.scores', gv.f32s(v.scores)],
+    ['tokenizer.ggml.token_type', gv.i32s(v.types)],
+    ...specialIds(v.tj, v.config),
     ['tokenizer.ggml.add_bos_token', gv.bool(true)],
     ['tokenizer.ggml.add_eos_token', gv.bool(false)],
-    ['tokenizer.chat_template', gv.str('{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}')],
+    ...extra,
+    ['tokenizer.chat_template', gv.str(template)],
   ];
 }
 
@@ -177,17 +187,7 @@ function convertGemma3(): Metadata {
     types[id] = special ? TokenType.CONTROL : TokenType.USER_DEFINED;
     scores[id] = -1000;
   }
-  return [
-    ['tokenizer.ggml.model', gv.str('llama')],
-    ['tokenizer.ggml.tokens', gv.strs(tokens)],
-    ['tokenizer.ggml.scores', gv.f32s(scores)],
-    ['tokenizer.ggml.token_type', gv.i32s(types)],
-    ...specialIds(tj, config),
-    ['tokenizer.ggml.add_bos_token', gv.bool(true)],
-    ['tokenizer.ggml.add_eos_token', gv.bool(false)],
-    ['tokenizer.ggml.add_space_prefix', gv.bool(false)],
-    ['tokenizer.chat_template', gv.str(config.chat_template)],
-  ];
+  return spmMetadata({ tj, config, tokens, types, scores }, config.chat_template, [['tokenizer.ggml.add_space_prefix', gv.bool(false)]]);
 }
 
 /** A small byte-level vocabulary (the 256 byte characters and a few merges), quick to build. */
