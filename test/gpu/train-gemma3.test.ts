@@ -3,8 +3,12 @@
 // scaled embeddings, q/k norms with the folded query_pre_attn_scalar, two RoPE bases); the SFT
 // gradients of every LoRA module against the reference trainer, with saved and with recomputed
 // activations; then SFT steps from a fresh PEFT adapter make the loss fall, and the exported
-// adapter's names and shapes are PEFT's for Gemma3ForCausalLM.
+// adapter's names and shapes are PEFT's for Gemma3ForCausalLM. The same model as a GGUF (norms stored
+// as 1 + w, loaded by loadGgufModelFiles) gives the safetensors model's logprobs and gradients.
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
+import { FilesSource } from '../../src/engine/model/sources/files-source';
+import type { TensorData } from '../../src/engine/model/tensor';
 import { WeightSet } from '../../src/engine/model/weights';
 import { expectClose } from '../../src/engine/reference/check';
 import { loraModuleDims, parseLoraTensorName, randomLoraTensors, type LoraModule } from '../../src/engine/reference/lora';
@@ -13,7 +17,7 @@ import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import { planLora } from '../../src/engine/train/lora-plan';
 import { destroyContexts, kernelContext } from './dense-helpers';
 import { loraConfig, maxAbs, OPTIMIZER, randomSequences, referenceLogprobs, referenceStep } from './train-helpers';
-import { randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
+import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
 
 afterAll(destroyContexts);
 
@@ -96,5 +100,33 @@ describe('Gemma 3 LoRA training', () => {
     );
     session.dispose();
     f.weights.destroy();
+  });
+
+  it('a Gemma 3 GGUF trains as its safetensors original: the same logprobs and LoRA gradients', async () => {
+    const ctx = await kernelContext();
+    const cfg = tinyGemma3Config();
+    const tensors = randomGemma3Tensors(cfg, 'f32', 91);
+    const bytes = gemma3Gguf(cfg, tensors);
+    const served = await loadGgufModelFiles(new FilesSource([new File([bytes as BlobPart], 'g.gguf')]), ['g.gguf']);
+    const fromGguf: TensorData[] = [];
+    for await (const t of served.tensors()) fromGguf.push({ ...t, dtype: 'f32' });
+    const weights = await WeightSet.upload(ctx.device, served.config, fromGguf, { ropePositions: 64 });
+    const engine = new GpuTrainingEngine({ kernelContext: ctx, weights: async () => weights, log: () => {}, activationMode: 'save' });
+    const lora = loraConfig(ALL);
+    const adapter = randomLoraTensors(cfg, lora.rank, ALL, 18, 'f32', 0.5);
+    const session = engine.sessionFor(weights, { lora, initialAdapter: adapter, optimizerState: null, optimizer: OPTIMIZER, seed: 1 });
+    const seqs = randomSequences(cfg.vocabSize, [13, 9], 22).map((s) => ({ tokens: s.tokens, trainable: s.trainable }));
+    const ref = new ReferenceModel(cfg, tensors);
+    expectClose(
+      flat(await session.logprobs(seqs)),
+      flat(referenceLogprobs(ref, lora, adapter, seqs)),
+      { atol: 2e-3, rtol: 2e-3 },
+      'logprobs',
+    );
+    await session.step(seqs, { kind: 'sft' }, 0);
+    const want = referenceStep(ref, planLora(cfg, lora), adapter, seqs, { kind: 'sft' });
+    expectClose(await session.gradients(), want.grads, { atol: 2e-3 * maxAbs(want.grads), rtol: 2e-2 }, 'LoRA gradients');
+    session.dispose();
+    weights.destroy();
   });
 });

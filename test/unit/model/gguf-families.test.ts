@@ -1,9 +1,10 @@
 // The family parts of a GGUF's model (gguf-families.ts) that test/unit/model/families-llama-cpp.test.ts
 // does not reach through llama.cpp: Phi-3's fused names only in phi3 files, Mistral's sliding window
-// from `llama.attention.sliding_window`, and bad RoPE metadata refused naming the key or tensor.
+// from `llama.attention.sliding_window`, Gemma 3's sliding pattern, local RoPE base and softmax scale
+// read as llama.cpp reads them, and bad RoPE metadata refused naming the key or tensor.
 import { describe, expect, it } from 'vitest';
 import { ggufModelConfig, ggufRopeOf, hfTensorName } from '../../../src/engine/model/gguf/gguf-model';
-import { readGguf, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
+import { GgufValueType, readGguf, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 
@@ -59,6 +60,37 @@ describe('GGUF families', () => {
     // llama.cpp's n_no_rope_layer_step = 4: layers 3 and 7 (0-based) skip RoPE.
     const smol = ggufModelConfig((await model('smollm3', [], [], 8)).file);
     expect(smol.ropeLayers).toEqual([true, true, true, false, true, true, true, false]);
+  });
+
+  it("reads Gemma 3's sliding-window pattern, local RoPE base and softmax scale as llama.cpp does", async () => {
+    // Head size 4 (key_length): llama.cpp scales q by 4^-1/2, except in its 27B (62 layers): (16 / 2)^-1/2.
+    const gemma = async (layers: number, extra: Array<[string, GgufMetadataEntry]>) =>
+      ggufModelConfig((await model('gemma3', [['gemma3.attention.key_length', gv.u32(4)], ...extra], [], layers)).file, 'gemma.gguf');
+    const types = (c: { layerTypes: readonly string[] }) => c.layerTypes.map((t) => (t === 'full_attention' ? 'G' : 'L')).join('');
+    const window: [string, GgufMetadataEntry] = ['gemma3.attention.sliding_window', gv.u32(512)];
+    const every6th = await gemma(7, [window]);
+    expect(types(every6th)).toBe('LLLLLGL');
+    expect([every6th.slidingWindow, every6th.ropeLocalTheta, every6th.normWeightOffset, every6th.hiddenAct]).toEqual([
+      512,
+      10000,
+      0,
+      'gelu_tanh',
+    ]);
+    expect(every6th.attentionScale).toBeCloseTo(1 / 2, 12);
+    expect(types(await gemma(4, [window, ['gemma3.attention.sliding_window_pattern', gv.u32(2)]]))).toBe('LGLG');
+    const bools: GgufMetadataEntry = { type: GgufValueType.ARRAY, itemType: GgufValueType.BOOL, value: [false, true, true] };
+    expect(types(await gemma(3, [window, ['gemma3.attention.sliding_window_pattern', bools]]))).toBe('GLL');
+    const noWindow = await gemma(3, [['gemma3.attention.sliding_window', gv.u32(0)]]);
+    expect([types(noWindow), noWindow.slidingWindow]).toEqual(['GGG', null]);
+    expect((await gemma(2, [window, ['gemma3.rope.freq_base_swa', gv.f32(20000)]])).ropeLocalTheta).toBe(20000);
+    expect((await gemma(62, [window])).attentionScale).toBeCloseTo(8 ** -0.5, 12);
+    await expect(gemma(2, [window, ['gemma3.final_logit_softcapping', gv.f32(30)]])).rejects.toThrow(
+      'gemma.gguf: metadata key gemma3.final_logit_softcapping (30) is not supported',
+    );
+    expect(hfTensorName('blk.3.ffn_norm.weight', 'gemma3')).toBe('model.layers.3.pre_feedforward_layernorm.weight');
+    expect(hfTensorName('blk.3.post_attention_norm.weight', 'gemma3')).toBe('model.layers.3.post_attention_layernorm.weight');
+    expect(hfTensorName('blk.3.post_ffw_norm.weight', 'gemma3')).toBe('model.layers.3.post_feedforward_layernorm.weight');
+    expect(hfTensorName('blk.3.ffn_norm.weight', 'llama')).toBe('model.layers.3.post_attention_layernorm.weight');
   });
 
   it('refuses a rotary size larger than the head, and LongRoPE factors of the wrong size or without their pair', async () => {

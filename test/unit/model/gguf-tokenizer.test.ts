@@ -1,6 +1,6 @@
 // A GGUF's tokenizer must tokenize as llama.cpp does for that file: real vocabularies (Qwen3's and
 // Llama 3.1's byte-level BPE, Llama 2's SentencePiece) are written as GGUF metadata the way
-// llama.cpp's converter writes them, Hearth builds its tokenizer from the file alone, and
+// llama.cpp's converter writes them (Gemma 3's SentencePiece too), Hearth builds its tokenizer from the file alone, and
 // node-llama-cpp (llama.cpp's own build) loads the very same file vocabulary-only and tokenizes a
 // varied corpus. Also: decoding, BOS, special ids, the chat template from metadata, and refusals.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { ggufTokenizerFiles } from '../../../src/engine/model/gguf/gguf-tokenize
 import { gv } from '../../../src/engine/model/gguf/gguf-writer';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
-import { gpt2Metadata, hubFiles, llama2Metadata, smallGpt2Metadata, vocabGguf, type Metadata } from './gguf-vocab-fixtures';
+import { gemma3Metadata, gpt2Metadata, hubFiles, llama2Metadata, smallGpt2Metadata, vocabGguf, type Metadata } from './gguf-vocab-fixtures';
 
 const CORPUS = [
   'Hello, world!',
@@ -34,6 +34,7 @@ const CORPUS = [
   '   \n \n\t\t  ',
   'a',
   'zero\u200bwidth\u00a0nbsp',
+  '<start_of_turn>user\nHi  there,\n\n\n  <b>bold</b>\t\tok<end_of_turn>\n<start_of_turn>model\n',
 ];
 
 /** A file's tokenizer as Hearth builds it, from the GGUF bytes alone. */
@@ -47,6 +48,7 @@ const VOCABULARIES = {
   qwen3: () => gpt2Metadata('tokenizer-qwen3', 'qwen2', false),
   'llama3.1': () => gpt2Metadata('tokenizer-llama3_1', 'llama-bpe', true),
   'llama2 (SentencePiece)': () => llama2Metadata(),
+  'gemma3 (SentencePiece)': () => gemma3Metadata(),
 };
 type Vocabulary = keyof typeof VOCABULARIES;
 /** Each real vocabulary's GGUF and Hearth tokenizer, built once for the whole file. */
@@ -95,15 +97,22 @@ describe('GGUF tokenizers against llama.cpp', () => {
     60_000,
   );
 
-  it('the SentencePiece vocabulary tokenizes as the original Llama 2 tokenizer.json does, and decodes plain text back', async () => {
-    const { tokenizer } = await vocabulary('llama2 (SentencePiece)');
-    const { tokenizer: tj, config } = hubFiles('tokenizer-llama2');
-    const original = ModelTokenizer.fromJson(tj, config);
-    for (const text of CORPUS) {
-      expect(tokenizer.encode(text), JSON.stringify(text)).toEqual(original.encode(text));
-      if (!text.includes('<')) expect(tokenizer.decode(tokenizer.encode(text, { addSpecialTokens: false }))).toBe(text);
-    }
-  }, 60_000);
+  it.each([
+    ['llama2 (SentencePiece)', 'tokenizer-llama2'],
+    ['gemma3 (SentencePiece)', 'tokenizer-gemma3'],
+  ] as const)(
+    '%s tokenizes as the original tokenizer.json does, and decodes plain text back',
+    async (name, pkg) => {
+      const { tokenizer } = await vocabulary(name);
+      const { tokenizer: tj, config } = hubFiles(pkg);
+      const original = ModelTokenizer.fromJson(tj, config);
+      for (const text of CORPUS) {
+        expect(tokenizer.encode(text), JSON.stringify(text)).toEqual(original.encode(text));
+        if (!text.includes('<')) expect(tokenizer.decode(tokenizer.encode(text, { addSpecialTokens: false }))).toBe(text);
+      }
+    },
+    60_000,
+  );
 });
 
 const replace = (metadata: Metadata, key: string, value: Metadata[number][1] | null): Metadata =>
@@ -135,6 +144,15 @@ describe('GGUF tokenizer metadata', () => {
       .forRequest()
       .render({ messages: [{ role: 'user', content: 'Hi' }] });
     expect(rendered).toBe('[user] Hi</s>');
+
+    // Gemma 3: BOS added, <eos> and <end_of_turn> end generation, its own template from the file.
+    const gemma = await vocabulary('gemma3 (SentencePiece)');
+    expect(gemma.tokenizer.encode('Hi', { addSpecialTokens: true })[0]).toBe(2);
+    expect(gemma.files.eogTokenIds).toEqual(expect.arrayContaining([1, 106]));
+    const turn = new ChatTemplates(null, gemma.files.tokenizerConfig.chat_template, gemma.tokenizer.specialTokens)
+      .forRequest()
+      .render({ messages: [{ role: 'user', content: 'Hello' }], addGenerationPrompt: true });
+    expect(turn).toBe('<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\n');
   }, 60_000);
 
   it.each(GGUF_PRE_TOKENIZERS)('the pre-tokenizer "%s" passes the regex budget and round-trips text', async (pre) => {

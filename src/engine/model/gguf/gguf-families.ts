@@ -9,11 +9,13 @@
  *   (llama.cpp hard-codes `n_no_rope_layer_step = 4`, SmolLM3's default `no_rope_layers`).
  * - Mistral is written as `llama`; `{arch}.attention.sliding_window`, where a file has it and it is
  *   shorter than the context, makes every layer a sliding one, as transformers' Mistral and Phi-3 do.
+ * - Gemma 3 (`gemma3`): gguf-gemma3.ts.
  *
  * Not here: the shared name table and config keys (gguf-model.ts), parsing (gguf-reader.ts).
  */
 import type { Architecture, LayerType, ModelConfig, RopeScaling } from '../config';
 import type { ByteSource } from '../safetensors';
+import { GEMMA3_LAYER_NAMES, gemma3Config } from './gguf-gemma3';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 
 /** Families whose q/k rows llama.cpp's converter permutes for its interleaved RoPE (gguf-model.ts `unpermuteRows`). */
@@ -22,6 +24,7 @@ export const PERMUTED_QK: readonly Architecture[] = ['llama', 'smollm3'];
 /** GGUF layer tensor suffixes whose HF name differs in a family. */
 export const FAMILY_LAYER_NAMES: Partial<Record<Architecture, Readonly<Record<string, string>>>> = {
   phi3: { attn_qkv: 'self_attn.qkv_proj', ffn_up: 'mlp.gate_up_proj' },
+  gemma3: GEMMA3_LAYER_NAMES,
 };
 
 const ROPE_FREQS = 'rope_freqs.weight';
@@ -30,17 +33,34 @@ const ROPE_LONG = 'rope_factors_long.weight';
 /** Tensors a GGUF may carry that are RoPE parameters, not weights of the HF layout. */
 export const ROPE_TENSORS: ReadonlySet<string> = new Set([ROPE_FREQS, ROPE_SHORT, ROPE_LONG]);
 
-type NumberKey = (key: string, fallback?: number) => number;
+export type NumberKey = (key: string, fallback?: number) => number;
 
-/** The family fields of a ModelConfig (rotaryDim, ropeLayers, fusedProjections, sliding window). */
+/** The fields of a ModelConfig a family sets: rotaryDim, ropeLayers, fusedProjections, the sliding window, Gemma's. */
+export type FamilyFields = Pick<
+  ModelConfig,
+  | 'rotaryDim'
+  | 'ropeLayers'
+  | 'fusedProjections'
+  | 'slidingWindow'
+  | 'layerTypes'
+  | 'hiddenAct'
+  | 'normWeightOffset'
+  | 'embeddingScale'
+  | 'sandwichNorms'
+  | 'attentionScale'
+  | 'ropeLocalTheta'
+>;
+
+/** The family fields of a ModelConfig (rotaryDim, ropeLayers, fusedProjections, sliding window, Gemma 3's). */
 export function ggufFamilyConfig(
   file: GgufFile,
   a: Architecture,
   k: NumberKey,
   name: string,
-  dims: { numLayers: number; headDim: number; maxPositionEmbeddings: number },
-): Pick<ModelConfig, 'rotaryDim' | 'ropeLayers' | 'fusedProjections' | 'slidingWindow' | 'layerTypes'> {
+  dims: { numLayers: number; hiddenSize: number; numHeads: number; headDim: number; maxPositionEmbeddings: number },
+): FamilyFields {
   const { numLayers, headDim, maxPositionEmbeddings } = dims;
+  if (a === 'gemma3') return gemma3Config(file, k, name, dims);
   const rotaryDim = k('rope.dimension_count', headDim);
   if (!Number.isInteger(rotaryDim) || rotaryDim % 2 !== 0 || rotaryDim > headDim) {
     throw new GgufError(`${name}: metadata key ${a}.rope.dimension_count (${rotaryDim}) must be even and at most the head size ${headDim}`);
@@ -57,6 +77,7 @@ export function ggufFamilyConfig(
     ...(a === 'phi3' ? { fusedProjections: true } : {}),
     slidingWindow: sliding ? window : null,
     layerTypes,
+    hiddenAct: 'silu',
   };
 }
 

@@ -12,7 +12,7 @@
  *   a zero scale is written as a zero B, whose update is zero whatever llama.cpp scales it by;
  * - llama-family files (llama, smollm3) have their q/k rows permuted by the converter for llama.cpp's
  *   interleaved RoPE (gguf-model.ts), so B's q_proj/k_proj rows are permuted the same way to line
- *   up with the base weights. Qwen2/Qwen3 and Phi-3 are not permuted (NEOX RoPE).
+ *   up with the base weights. Qwen2/Qwen3, Phi-3 and Gemma 3 are not permuted (NEOX RoPE).
  * - Phi-3's fused modules map to its fused GGUF weights: qkv_proj -> attn_qkv, gate_up_proj ->
  *   ffn_up (gate rows first in both, so B's rows need no reordering).
  *
@@ -38,6 +38,7 @@ const ARCHITECTURES: Partial<Record<Architecture, { gguf: string; permuted: bool
   qwen2: { gguf: 'qwen2', permuted: false },
   qwen3: { gguf: 'qwen3', permuted: false },
   phi3: { gguf: 'phi3', permuted: false },
+  gemma3: { gguf: 'gemma3', permuted: false },
 };
 
 /** The architectures whose adapters export, for messages. */

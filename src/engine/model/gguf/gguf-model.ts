@@ -11,7 +11,7 @@
  *   rotate-half, so the rows are put back. Rows are whole blocks, so this works on quantized data.
  *   Qwen2/Qwen3 files are not permuted (llama.cpp runs them with NEOX RoPE).
  * - Llama 3's frequency scaling comes as the tensor `rope_freqs.weight` (one divisor per frequency).
- * - Phi-3, SmolLM3 and Mistral's sliding window: gguf-families.ts.
+ * - Phi-3, SmolLM3 and Mistral's sliding window: gguf-families.ts; Gemma 3: gguf-gemma3.ts.
  *
  * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
  */
@@ -21,7 +21,7 @@ import { ggmlBytes } from './ggml-types';
 import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 
-const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3', 'phi3', 'smollm3'];
+const ARCHITECTURES: readonly Architecture[] = ['llama', 'qwen2', 'qwen3', 'phi3', 'smollm3', 'gemma3'];
 
 /** GGUF tensor name suffix (after `blk.N.`) -> HF name suffix (after `model.layers.N.`). */
 export const LAYER_NAMES: Readonly<Record<string, string>> = {
@@ -107,14 +107,13 @@ export function ggufModelConfig(file: GgufFile, name = 'model.gguf'): ModelConfi
     rmsNormEps: k('attention.layer_norm_rms_epsilon'),
     ropeTheta: k('rope.freq_base', 10000),
     ropeScaling: scalingType === 'linear' && typeof factor === 'number' && factor !== 1 ? { type: 'linear', factor } : null,
-    ...ggufFamilyConfig(file, a, k, name, { numLayers, headDim, maxPositionEmbeddings }),
+    ...ggufFamilyConfig(file, a, k, name, { numLayers, hiddenSize, numHeads, headDim, maxPositionEmbeddings }),
     maxPositionEmbeddings,
     tieWordEmbeddings: !has('output.weight'),
     attentionBias: has('blk.0.attn_q.bias'),
     outputBias: has('blk.0.attn_output.bias'),
     mlpBias: has('blk.0.ffn_up.bias'),
     qkNorm: has('blk.0.attn_q_norm.weight'),
-    hiddenAct: 'silu',
     bosTokenId: typeof bos === 'number' ? bos : null,
     eosTokenIds: [...new Set(eos)],
     torchDtype: null,
