@@ -18,7 +18,7 @@ import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lor
 import { checkDim, checkElements, specCall, specLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
-import { shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, shaderText, type KernelSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
@@ -127,43 +127,22 @@ const KT = 2048;
 
 /** The two entry points share slots, pool and per-token slots; shrink reads X and writes U, expand reads U and adds into Y. */
 const LORA_SHARED = {
-  pool: { var: 'POOL', type: 'f32', access: 'read', doc: "every slot's A and B matrices (element offsets from SLOTS[s].base)" },
-  slots: { var: 'SLOTS', type: 'Slot', access: 'read', doc: 'base, rank, scale of each adapter slot' },
-  tokenSlots: { var: 'TOK', type: 'u32', access: 'read', doc: "[T] each row's slot, 0xffffffff = none" },
-} as const;
+  pool: ro('POOL', 'f32', "every slot's A and B matrices (element offsets from SLOTS[s].base)"),
+  slots: ro('SLOTS', 'Slot', 'base, rank, scale of each adapter slot'),
+  tokenSlots: ro('TOK', 'u32', "[T] each row's slot, 0xffffffff = none"),
+};
 
-const LORA_UNIFORMS = {
-  var: 'P',
-  struct: 'Params',
-  // T token rows; K: shrink the input width, expand the group's output columns; x_off, x_stride: the
-  // rows of X (shrink) or Y (expand); M modules in the group (1..3); units0..2: a_units (shrink) or
-  // b_units (expand) of module 0..2; width0..2: expand's output columns of module 0..2
-  fields: {
-    T: 'u32',
-    K: 'u32',
-    x_off: 'u32',
-    x_stride: 'u32',
-    layer_units: 'u32',
-    layer: 'u32',
-    M: 'u32',
-    _pad0: 'u32',
-    units0: 'u32',
-    units1: 'u32',
-    units2: 'u32',
-    _pad1: 'u32',
-    width0: 'u32',
-    width1: 'u32',
-    width2: 'u32',
-    _pad2: 'u32',
-  },
-} as const;
+// T token rows; K: shrink the input width, expand the group's output columns; x_off, x_stride: the
+// rows of X (shrink) or Y (expand); M modules in the group (1..3); units0..2: a_units (shrink) or
+// b_units (expand) of module 0..2; width0..2: expand's output columns of module 0..2
+const LORA_UNIFORMS = params('T K x_off x_stride layer_units layer M _pad0 units0 units1 units2 _pad1 width0 width1 width2 _pad2');
 
 export const LORA_SHRINK_SPEC: KernelSpec = {
   name: 'lora.shrink',
   bindings: {
-    x: { var: 'X', type: 'f32', access: 'read', doc: 'X[t, k] at x_off + t * x_stride + k' },
+    x: ro('X', 'f32', 'X[t, k] at x_off + t * x_stride + k'),
     ...LORA_SHARED,
-    u: { var: 'U', type: 'f32', access: 'read_write', doc: '[T, 3, RMAX]' },
+    u: rw('U', 'f32', '[T, 3, RMAX]'),
   },
   uniforms: LORA_UNIFORMS,
   shaders: { main: [section(code, 'shrink')] },
@@ -172,9 +151,9 @@ export const LORA_SHRINK_SPEC: KernelSpec = {
 export const LORA_EXPAND_SPEC: KernelSpec = {
   name: 'lora.expand',
   bindings: {
-    u: { var: 'U', type: 'f32', access: 'read', doc: '[T, 3, RMAX]' },
+    u: ro('U', 'f32', '[T, 3, RMAX]'),
     ...LORA_SHARED,
-    y: { var: 'Y', type: 'f32', access: 'read_write', doc: 'Y[t, c] at x_off + t * x_stride + c, accumulated into' },
+    y: rw('Y', 'f32', 'Y[t, c] at x_off + t * x_stride + c, accumulated into'),
   },
   uniforms: LORA_UNIFORMS,
   shaders: { main: [section(code, 'expand')] },

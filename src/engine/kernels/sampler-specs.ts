@@ -14,18 +14,10 @@ import processWgsl from './sampler-process.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
 import reduceWgsl from './sampler-reduce.wgsl?raw';
 import selectWgsl from './sampler-select.wgsl?raw';
-import type { BindingSpec, KernelSpec, UniformSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 /** Sizes of the current sampler step: V the row length of logits, B rows this step, num_chunks = ceil(V / CHUNK), W = ceil(V / 32). */
-const SAMPLER_DIMS: UniformSpec = {
-  var: 'dims',
-  struct: 'SamplerDims',
-  fields: { V: 'u32', B: 'u32', num_chunks: 'u32', W: 'u32' },
-  first: true,
-};
-
-const ro = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
-const rw = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });
+const SAMPLER_DIMS = params('V B num_chunks W', { var: 'dims', struct: 'SamplerDims', first: true });
 
 const rows = ro('rows', 'SampleRow', '(B)');
 const logits = ro('logits', 'f32', '(B, V) raw');
@@ -99,6 +91,6 @@ export const PROMPT_LOGPROBS_SPEC: KernelSpec = {
     out: rw('out', 'u32', '(T, 2 + 2k)'),
   },
   // k: top entries per row, 0..MAX_TOP
-  uniforms: { var: 'pdims', struct: 'PromptDims', fields: { V: 'u32', k: 'u32' }, first: true },
+  uniforms: params('V k', { var: 'pdims', struct: 'PromptDims', first: true }),
   shaders: { main: [commonWgsl, radixWgsl, logprobsWgsl] },
 };
