@@ -205,6 +205,18 @@ export function referenceLora(
   return lora;
 }
 
+/** The scale s and the dims both directions take after the buffers: N rows, IC inputs, OC outputs, rank r. */
+type LoraDims = [scale: number, N: number, IC: number, OC: number, r: number];
+
+/** u (r) = A inp[n]: row n of inp projected onto the rank (the `u = inp A^T` of both directions). */
+function loraDown(u: Float64Array, inp: Floats, A: Floats, n: number, IC: number, r: number): void {
+  for (let j = 0; j < r; j++) {
+    let acc = 0;
+    for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
+    u[j] = acc;
+  }
+}
+
 /**
  * out (N, OC) += scale * (inp (N, IC) A^T) B^T with A (r, IC), B (OC, r): the update a LoRA adds to
  * the Linear output `out` (computed first from the frozen weight).
@@ -214,19 +226,11 @@ export function loraForward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  scale: number,
-  N: number,
-  IC: number,
-  OC: number,
-  r: number,
+  ...[scale, N, IC, OC, r]: LoraDims
 ): void {
   const u = new Float64Array(r);
   for (let n = 0; n < N; n++) {
-    for (let j = 0; j < r; j++) {
-      let acc = 0;
-      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
-      u[j] = acc;
-    }
+    loraDown(u, inp, A, n, IC, r);
     for (let o = 0; o < OC; o++) {
       let acc = 0;
       for (let j = 0; j < r; j++) acc += B[o * r + j] * u[j];
@@ -249,19 +253,13 @@ export function loraBackward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  scale: number,
-  N: number,
-  IC: number,
-  OC: number,
-  r: number,
+  ...[scale, N, IC, OC, r]: LoraDims
 ): void {
   const u = new Float64Array(r);
   const e = new Float64Array(r);
   for (let n = 0; n < N; n++) {
+    loraDown(u, inp, A, n, IC, r);
     for (let j = 0; j < r; j++) {
-      let acc = 0;
-      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
-      u[j] = acc;
       let ge = 0;
       for (let o = 0; o < OC; o++) ge += dout[n * OC + o] * B[o * r + j];
       e[j] = scale * ge;

@@ -25,29 +25,43 @@ function rotatedHalf(freqs: Floats | RopeFreqs, HS: number): number {
   return half;
 }
 
-export function ropeForward(
-  out: Floats, // (T, NH, HS); may alias inp
-  inp: Floats, // (T, NH, HS)
-  positions: ArrayLike<number>, // (T,)
-  freqs: Floats | RopeFreqs, // (R/2,) inverse frequencies, R <= HS
-  T: number,
-  NH: number,
-  HS: number,
+/** What both directions take after the buffers: positions (T,), inverse frequencies (R/2,) with R <= HS, T, NH, HS. */
+type RopeArgs = [positions: ArrayLike<number>, freqs: Floats | RopeFreqs, T: number, NH: number, HS: number];
+
+/**
+ * Walks every head of every token: `pair(a, b, cos, sin)` for each rotated pair (element a of the
+ * first half, b of the second), `pass(d)` for each dim past the rotated ones.
+ */
+function forEachRotation(
+  [positions, freqs, T, NH, HS]: RopeArgs,
+  pair: (a: number, b: number, cos: number, sin: number) => void,
+  pass: (d: number) => void,
 ): void {
   const half = rotatedHalf(freqs, HS);
   for (let t = 0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const base = (t * NH + h) * HS;
-      for (let i = 0; i < half; i++) {
-        const [cos, sin] = cosSin(freqs, positions[t], i);
-        const x1 = inp[base + i];
-        const x2 = inp[base + half + i];
-        out[base + i] = x1 * cos - x2 * sin;
-        out[base + half + i] = x2 * cos + x1 * sin;
-      }
-      for (let d = 2 * half; d < HS; d++) out[base + d] = inp[base + d];
+      for (let i = 0; i < half; i++) pair(base + i, base + half + i, ...cosSin(freqs, positions[t], i));
+      for (let d = 2 * half; d < HS; d++) pass(base + d);
     }
   }
+}
+
+export function ropeForward(
+  out: Floats, // (T, NH, HS); may alias inp
+  inp: Floats, // (T, NH, HS)
+  ...args: RopeArgs
+): void {
+  forEachRotation(
+    args,
+    (a, b, cos, sin) => {
+      const x1 = inp[a];
+      const x2 = inp[b];
+      out[a] = x1 * cos - x2 * sin;
+      out[b] = x2 * cos + x1 * sin;
+    },
+    (d) => (out[d] = inp[d]),
+  );
 }
 
 /**
@@ -60,24 +74,16 @@ export function ropeForward(
 export function ropeBackward(
   dinp: Floats, // (T, NH, HS) accumulated; must not alias dout
   dout: Floats, // (T, NH, HS)
-  positions: ArrayLike<number>, // (T,)
-  freqs: Floats | RopeFreqs, // (R/2,)
-  T: number,
-  NH: number,
-  HS: number,
+  ...args: RopeArgs
 ): void {
-  const half = rotatedHalf(freqs, HS);
-  for (let t = 0; t < T; t++) {
-    for (let h = 0; h < NH; h++) {
-      const base = (t * NH + h) * HS;
-      for (let i = 0; i < half; i++) {
-        const [cos, sin] = cosSin(freqs, positions[t], i);
-        const d1 = dout[base + i];
-        const d2 = dout[base + half + i];
-        dinp[base + i] += d1 * cos + d2 * sin;
-        dinp[base + half + i] += d2 * cos - d1 * sin;
-      }
-      for (let d = 2 * half; d < HS; d++) dinp[base + d] += dout[base + d];
-    }
-  }
+  forEachRotation(
+    args,
+    (a, b, cos, sin) => {
+      const d1 = dout[a];
+      const d2 = dout[b];
+      dinp[a] += d1 * cos + d2 * sin;
+      dinp[b] += d2 * cos - d1 * sin;
+    },
+    (d) => (dinp[d] += dout[d]),
+  );
 }
