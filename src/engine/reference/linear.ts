@@ -66,14 +66,13 @@ export function matmulForward(
   K: number,
   opts: MatmulOptions = {},
 ): void {
+  // Element strides of op(A) (m, k) and op(B) (k, n) in their stored layouts.
+  const [aM, aK] = opts.transA ? [1, M] : [K, 1];
+  const [bK, bN] = opts.transB ? [1, K] : [N, 1];
   for (let m = 0; m < M; m++) {
     for (let n = 0; n < N; n++) {
       let acc = opts.bias ? opts.bias[n] : 0;
-      for (let k = 0; k < K; k++) {
-        const av = opts.transA ? a[k * M + m] : a[m * K + k];
-        const bv = opts.transB ? b[n * K + k] : b[k * N + n];
-        acc += av * bv;
-      }
+      for (let k = 0; k < K; k++) acc += a[m * aM + k * aK] * b[k * bK + n * bN];
       out[m * N + n] = opts.accumulate ? out[m * N + n] + acc : acc;
     }
   }
