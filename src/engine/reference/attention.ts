@@ -12,51 +12,53 @@ import type { Floats } from './floats';
 /** The dims both directions take, after the buffers: T queries, S keys, heads, head dim, first query position, window. */
 type AttentionDims = [T: number, S: number, NH: number, NKV: number, HS: number, pos0: number, W?: number];
 
-/** One query (t, h): its visible keys first..last, its kv head, its row offset in q, and the softmax scale. */
+/**
+ * One query (t, h) and its scores: keys first..last visible, its row offset in q (qo) and the row
+ * offset of its kv head in k and v for key s ((s * NKV + kh) * HS), the softmax scale, and
+ * p[s] = exp(q . k_s * scale - max) with their max and sum (the softmax's denominator).
+ */
 interface Query {
   first: number;
   last: number;
-  kh: number;
   qo: number;
+  kh: number;
+  NKV: number;
+  HS: number;
   scale: number;
+  p: Float64Array;
+  max: number;
+  sum: number;
 }
 
-/** Calls `each` for every query (t, h) in order, after checking the dims. */
-function forEachQuery([T, S, NH, NKV, HS, pos0, W = 0]: AttentionDims, each: (query: Query) => void): void {
+/** Calls `each` for every query (t, h) in order with its exponentiated scores, after checking the dims. */
+function forEachSoftmax(q: Floats, k: Floats, [T, S, NH, NKV, HS, pos0, W = 0]: AttentionDims, each: (query: Query) => void): void {
   if (NH % NKV !== 0) throw new Error(`attention: NH ${NH} is not a multiple of NKV ${NKV}`);
   if (pos0 + T > S) throw new Error(`attention: queries reach position ${pos0 + T - 1} but only ${S} keys exist`);
   const group = NH / NKV;
   const scale = 1 / Math.sqrt(HS);
+  const p = new Float64Array(S);
   for (let t = 0; t < T; t++) {
     const last = pos0 + t; // causal: keys first..last
     const first = firstVisibleKey(last, W);
-    for (let h = 0; h < NH; h++) each({ first, last, kh: Math.floor(h / group), qo: (t * NH + h) * HS, scale });
+    for (let h = 0; h < NH; h++) {
+      const kh = Math.floor(h / group);
+      const qo = (t * NH + h) * HS;
+      let max = -Infinity;
+      for (let s = first; s <= last; s++) {
+        let dot = 0;
+        const ko = (s * NKV + kh) * HS;
+        for (let d = 0; d < HS; d++) dot += q[qo + d] * k[ko + d];
+        p[s] = dot * scale;
+        if (p[s] > max) max = p[s];
+      }
+      let sum = 0;
+      for (let s = first; s <= last; s++) {
+        p[s] = Math.exp(p[s] - max);
+        sum += p[s];
+      }
+      each({ first, last, qo, kh, NKV, HS, scale, p, max, sum });
+    }
   }
-}
-
-/** p[s] = exp(q . k_s * scale - max) over the query's keys; returns the max score and the sum (the softmax's denominator). */
-function expScores(
-  p: Float64Array,
-  q: Floats,
-  k: Floats,
-  NKV: number,
-  HS: number,
-  { first, last, kh, qo, scale }: Query,
-): { max: number; sum: number } {
-  let max = -Infinity;
-  for (let s = first; s <= last; s++) {
-    let dot = 0;
-    const ko = (s * NKV + kh) * HS;
-    for (let d = 0; d < HS; d++) dot += q[qo + d] * k[ko + d];
-    p[s] = dot * scale;
-    if (p[s] > max) max = p[s];
-  }
-  let sum = 0;
-  for (let s = first; s <= last; s++) {
-    p[s] = Math.exp(p[s] - max);
-    sum += p[s];
-  }
-  return { max, sum };
 }
 
 export function attentionForward(
@@ -66,14 +68,10 @@ export function attentionForward(
   v: Floats, // (S, NKV, HS)
   ...dims: AttentionDims
 ): void {
-  const [, S, , NKV, HS] = dims;
-  const scores = new Float64Array(S);
-  forEachQuery(dims, (query) => {
-    const { first, last, kh, qo } = query;
-    const { sum } = expScores(scores, q, k, NKV, HS, query);
+  forEachSoftmax(q, k, dims, ({ first, last, qo, kh, NKV, HS, p, sum }) => {
     for (let d = 0; d < HS; d++) {
       let acc = 0;
-      for (let s = first; s <= last; s++) acc += scores[s] * v[(s * NKV + kh) * HS + d];
+      for (let s = first; s <= last; s++) acc += p[s] * v[(s * NKV + kh) * HS + d];
       out[qo + d] = acc / sum;
     }
   });
@@ -100,12 +98,8 @@ export function attentionBackward(
   v: Floats, // (S, NKV, HS)
   ...dims: AttentionDims
 ): void {
-  const [, S, , NKV, HS] = dims;
-  const p = new Float64Array(S);
-  const dp = new Float64Array(S);
-  forEachQuery(dims, (query) => {
-    const { first, last, kh, qo, scale } = query;
-    const { sum } = expScores(p, q, k, NKV, HS, query);
+  const dp = new Float64Array(dims[1]);
+  forEachSoftmax(q, k, dims, ({ first, last, qo, kh, NKV, HS, scale, p, sum }) => {
     let D = 0;
     for (let s = first; s <= last; s++) {
       p[s] /= sum;
@@ -139,10 +133,5 @@ export function attentionLogsumexp(
   k: Floats, // (S, NKV, HS)
   ...dims: AttentionDims
 ): void {
-  const [, S, , NKV, HS] = dims;
-  const scores = new Float64Array(S);
-  forEachQuery(dims, (query) => {
-    const { max, sum } = expScores(scores, q, k, NKV, HS, query);
-    lse[query.qo / HS] = max + Math.log(sum);
-  });
+  forEachSoftmax(q, k, dims, ({ qo, HS, max, sum }) => (lse[qo / HS] = max + Math.log(sum)));
 }
