@@ -208,12 +208,16 @@ export function referenceLora(
 /** The scale s and the dims both directions take after the buffers: N rows, IC inputs, OC outputs, rank r. */
 type LoraDims = [scale: number, N: number, IC: number, OC: number, r: number];
 
-/** u (r) = A inp[n]: row n of inp projected onto the rank (the `u = inp A^T` of both directions). */
-function loraDown(u: Float64Array, inp: Floats, A: Floats, n: number, IC: number, r: number): void {
-  for (let j = 0; j < r; j++) {
-    let acc = 0;
-    for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
-    u[j] = acc;
+/** Calls `each(n, u)` for every row n of inp with u (r) = A inp[n]: the `u = inp A^T` of both directions. */
+function forEachDown(inp: Floats, A: Floats, [, N, IC, , r]: LoraDims, each: (n: number, u: Float64Array) => void): void {
+  const u = new Float64Array(r);
+  for (let n = 0; n < N; n++) {
+    for (let j = 0; j < r; j++) {
+      let acc = 0;
+      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
+      u[j] = acc;
+    }
+    each(n, u);
   }
 }
 
@@ -226,17 +230,16 @@ export function loraForward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  ...[scale, N, IC, OC, r]: LoraDims
+  ...dims: LoraDims
 ): void {
-  const u = new Float64Array(r);
-  for (let n = 0; n < N; n++) {
-    loraDown(u, inp, A, n, IC, r);
+  const [scale, , , OC, r] = dims;
+  forEachDown(inp, A, dims, (n, u) => {
     for (let o = 0; o < OC; o++) {
       let acc = 0;
       for (let j = 0; j < r; j++) acc += B[o * r + j] * u[j];
       out[n * OC + o] += scale * acc;
     }
-  }
+  });
 }
 
 /**
@@ -253,12 +256,11 @@ export function loraBackward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  ...[scale, N, IC, OC, r]: LoraDims
+  ...dims: LoraDims
 ): void {
-  const u = new Float64Array(r);
+  const [scale, , IC, OC, r] = dims;
   const e = new Float64Array(r);
-  for (let n = 0; n < N; n++) {
-    loraDown(u, inp, A, n, IC, r);
+  forEachDown(inp, A, dims, (n, u) => {
     for (let j = 0; j < r; j++) {
       let ge = 0;
       for (let o = 0; o < OC; o++) ge += dout[n * OC + o] * B[o * r + j];
@@ -271,7 +273,7 @@ export function loraBackward(
     }
     for (let j = 0; j < r; j++) for (let i = 0; i < IC; i++) dA[j * IC + i] += e[j] * inp[n * IC + i];
     for (let o = 0; o < OC; o++) for (let j = 0; j < r; j++) dB[o * r + j] += scale * dout[n * OC + o] * u[j];
-  }
+  });
 }
 
 /** Rows of the parts (N, widths[i]) side by side: (N, sum of widths), as a fused Linear's output. */

@@ -76,7 +76,10 @@ function alloc(precision: Precision, n: number): Floats {
 }
 
 /** Where a projection sits, after its buffers: the adapter, layer l, module, T rows, IC inputs, OC outputs. */
-type ProjSite = [lora: ReferenceLora | null, l: number, module: LoraModule, T: number, IC: number, OC: number];
+type ProjSite = [...FusedSite, OC: number];
+
+/** A fused module's site: the adapter, layer l, module, T rows, IC inputs (its outputs are the parts' widths). */
+type FusedSite = [lora: ReferenceLora | null, l: number, module: LoraModule, T: number, IC: number];
 
 /**
  * y = x W^T (+ b) (+ s (x A^T) B^T when the adapter targets `module` in layer l). The LoRA term is
@@ -120,16 +123,7 @@ function gradientOf(grads: ReferenceLora | null, l: number, module: LoraModule) 
 }
 
 /** A fused module's LoRA (Phi-3 qkv_proj / gate_up_proj) over the separate outputs it spans, when adapted. */
-function fusedForward(
-  ys: Floats[],
-  widths: number[],
-  x: Floats,
-  lora: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
-) {
+function fusedForward(ys: Floats[], widths: number[], x: Floats, ...[lora, l, module, T, IC]: FusedSite) {
   const pair = lora?.get(l, module);
   if (lora && pair) loraForwardSplit(ys, widths, x, pair.A, pair.B, lora.scale, T, IC, lora.rank);
 }
@@ -140,11 +134,7 @@ function fusedBackward(
   widths: number[],
   x: Floats,
   grads: ReferenceLora | null,
-  lora: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
+  ...[lora, l, module, T, IC]: FusedSite
 ) {
   const pair = lora?.get(l, module);
   if (!lora || !pair) return;
