@@ -1,3 +1,20 @@
+// The gated MLP activation's shared parts, for swiglu.wgsl and swiglu-backward.wgsl: element i of a
+// [T, F] activation over the fused [gate | up] rows of GU (row stride P.in_stride; both specs name GU,
+// P.F and P.in_stride alike), and GELU.
+
+struct GatedElem {
+  t: u32,
+  f: u32,
+  g: f32, // gate
+  u: f32, // up
+}
+
+fn gated_elem(i: u32) -> GatedElem {
+  let t = i / P.F;
+  let f = i % P.F;
+  return GatedElem(t, f, GU[t * P.in_stride + f], GU[t * P.in_stride + P.F + f]);
+}
+
 // GELU, tanh approximation (torch gelu(approximate='tanh'), Gemma's "gelu_pytorch_tanh"), written as
 //   0.5 x (1 + tanh(z)) = x * sigmoid(2z),  z = sqrt(2/pi) (x + 0.044715 x^3)
 // because tanh of a large |z| can come out NaN on some drivers, while 1 / (1 + exp(-2z)) saturates

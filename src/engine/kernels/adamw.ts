@@ -4,7 +4,6 @@
  * scaled by the clipping factor GradNorm left in `stats[1]`.
  * Reference: reference/adamw.ts `adamwStep`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, grid, SpecKernel } from './common';
 import code from './adamw.wgsl?raw';
@@ -46,11 +45,7 @@ export interface AdamWArgs {
   hyper: AdamWHyper;
 }
 
-export class AdamW extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, ADAMW_SPEC);
-  }
-
+export class AdamW extends SpecKernel.of(ADAMW_SPEC) {
   encode(a: AdamWArgs): KernelCall {
     checkDim('adamw', 'n', a.n);
     checkDim('adamw', 'step', a.hyper.step);

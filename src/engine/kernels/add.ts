@@ -2,7 +2,6 @@
  * AddInto: out[outOffset + i] += inp[inOffset + i] for n elements (add.wgsl): a residual connection
  * where no GEMM epilogue can do it. Reference: reference/residual.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, grid, SpecKernel } from './common';
 import code from './add.wgsl?raw';
@@ -18,11 +17,7 @@ export const ADD_SPEC: KernelSpec = {
   shaders: { main: [code] },
 };
 
-export class AddInto extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, ADD_SPEC);
-  }
-
+export class AddInto extends SpecKernel.of(ADD_SPEC) {
   encode(out: BufferRef, inp: BufferRef, n: number, outOffset = 0, inOffset = 0): KernelCall {
     checkDim('add', 'n', n);
     checkElements('add', 'out', out, outOffset + n);

@@ -133,6 +133,15 @@ export abstract class SpecKernel {
     this.layout = specLayout(ctx, spec);
   }
 
+  /** The base class of a family with one spec: `class Gemv extends SpecKernel.of(GEMV_SPEC)`, constructed from a context. */
+  static of(spec: KernelSpec) {
+    return class extends SpecKernel {
+      constructor(ctx: KernelContext) {
+        super(ctx, spec);
+      }
+    };
+  }
+
   protected pipeline(p: PipelineParts = {}): GPUComputePipeline {
     return this.ctx.pipelines.get({
       label: p.label ?? this.spec.name,

@@ -52,11 +52,11 @@ export interface CrossEntropyArgs {
   entOffset: number;
 }
 
-export class CrossEntropy extends SpecKernel {
+export class CrossEntropy extends SpecKernel.of(CROSS_ENTROPY_SPEC) {
   private readonly serial: boolean;
 
   constructor(ctx: KernelContext) {
-    super(ctx, CROSS_ENTROPY_SPEC);
+    super(ctx);
     this.serial = ctx.softwareAdapter;
   }
 

@@ -4,7 +4,6 @@
  * plain residual: folding the partials into lm_head itself would repeat the reduction in each of its
  * V / 16 workgroups.
  */
-import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
 import { checkDim, SpecKernel } from './common';
 import code from './decode-finalize.wgsl?raw';
@@ -20,11 +19,7 @@ export const DECODE_FINALIZE_SPEC: KernelSpec = {
 };
 import type { DecodeStream } from './decode-stream';
 
-export class DecodeFinalize extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, DECODE_FINALIZE_SPEC);
-  }
-
+export class DecodeFinalize extends SpecKernel.of(DECODE_FINALIZE_SPEC) {
   encode(stream: DecodeStream, B: number, pending: number): KernelCall {
     checkDim('decode.finalize', 'B', B);
     if (B > stream.rows || pending > stream.partials)

@@ -10,7 +10,6 @@
  * 24 (Qwen3-0.6B), 38 (Qwen2.5-0.5B), 64 (Llama-3.2-1B); see docs/engine.md "Decode step".
  * Not here: the unfused alternative (Gemv with swiglu, then Gemv accumulating into the residual).
  */
-import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
 import { checkDim, SpecKernel } from './common';
@@ -51,11 +50,7 @@ export interface DecodeMlpArgs {
   slice?: number;
 }
 
-export class DecodeMlp extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, DECODE_MLP_SPEC);
-  }
-
+export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
   encode(a: DecodeMlpArgs): KernelCall {
     const cfg = a.weights.config;
     const w = a.weights.layers[a.layer];

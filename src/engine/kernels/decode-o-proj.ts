@@ -46,11 +46,11 @@ export interface DecodeOProjArgs {
   B: number;
 }
 
-export class DecodeOProj extends SpecKernel {
+export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
   private readonly coefCap: number;
 
   constructor(ctx: KernelContext) {
-    super(ctx, DECODE_O_PROJ_SPEC);
+    super(ctx);
     this.coefCap = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
   }
 

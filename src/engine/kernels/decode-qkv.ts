@@ -11,7 +11,6 @@
  * tens (docs/engine.md "Decode step").
  * Not here: attention (attention-decode.ts), the prefill twin (qkv-prep.ts after the GEMM).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
 import { layerUsesRope, rotaryDim } from '../model/rope';
@@ -69,11 +68,7 @@ export function qkvUnit(HS: number, qkNorm: boolean, group: number): number {
   throw new Error(`decode qkv: head dim ${HS} has no even divisor`);
 }
 
-export class DecodeQkv extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, DECODE_QKV_SPEC);
-  }
-
+export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
   encode(a: DecodeQkvArgs): KernelCall {
     const cfg = a.weights.config;
     const w = a.weights.layers[a.layer];

@@ -4,7 +4,6 @@
  * (T prompt tokens) and by decode (the B sampled ids, straight from the sampler's output buffer, into
  * the residual block of the DecodeStream). Reference: reference/embedding.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
@@ -37,11 +36,7 @@ export interface EmbeddingArgs {
   scale?: number;
 }
 
-export class Embedding extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, EMBEDDING_SPEC);
-  }
-
+export class Embedding extends SpecKernel.of(EMBEDDING_SPEC) {
   encode(a: EmbeddingArgs): KernelCall[] {
     const E = a.embedding;
     const C = E.cols;

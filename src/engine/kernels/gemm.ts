@@ -14,7 +14,6 @@
  * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (wgsl-engine.md 1.2),
  * arithmetic intensity 4 FMAs per staged value. Not here: the decode GEMV (gemv.ts).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../model/config';
@@ -80,11 +79,7 @@ interface Piece {
   k: number;
 }
 
-export class Gemm extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, GEMM_SPEC);
-  }
-
+export class Gemm extends SpecKernel.of(GEMM_SPEC) {
   encode(g: GemmArgs): KernelCall[] {
     checkDim('gemm', 'M', g.M);
     checkDim('gemm', 'N', g.N);

@@ -8,7 +8,6 @@
  * row chunks (lm_head over a large vocabulary) gives one call per chunk, each writing its own column
  * range of Y. Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import { checkDim, checkRows, placeholder, SpecKernel } from './common';
@@ -56,11 +55,7 @@ export interface GemvArgs {
   swiglu?: boolean;
 }
 
-export class Gemv extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, GEMV_SPEC);
-  }
-
+export class Gemv extends SpecKernel.of(GEMV_SPEC) {
   /** One call per chunk of the weight (usually one). */
   encode(a: GemvArgs): KernelCall[] {
     const w = a.weight;

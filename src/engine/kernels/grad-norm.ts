@@ -5,7 +5,6 @@
  * (no subgroups, no atomics): bit-identical results run after run.
  * Reference: reference/adamw.ts `clipGradNorm`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, SpecKernel } from './common';
 import code from './grad-norm.wgsl?raw';
@@ -37,11 +36,7 @@ export interface GradNormArgs {
   maxNorm: number;
 }
 
-export class GradNorm extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, GRAD_NORM_SPEC);
-  }
-
+export class GradNorm extends SpecKernel.of(GRAD_NORM_SPEC) {
   static partsFor(n: number): number {
     return Math.min(MAX_PARTS, Math.max(1, Math.ceil(n / MIN_CHUNK)));
   }

@@ -11,7 +11,6 @@
  * Problems of one dispatch share the X and Y bindings (offsets and strides are per problem).
  * Reference: reference/linear.ts `matmulForward` with transA (dB = s g^T u, dA = s (g B)^T x).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { alignTo } from '../gpu/buffers';
 import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
@@ -118,11 +117,7 @@ function plan(p: LoraGradProblem): Planned {
   return { ...p, splits, kps, tiles };
 }
 
-export class LoraGrad extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, LORA_GRAD_SPEC);
-  }
-
+export class LoraGrad extends SpecKernel.of(LORA_GRAD_SPEC) {
   /** Scratch floats the split partials of these problems need. */
   static partFloats(problems: LoraGradProblem[]): number {
     let total = 0;

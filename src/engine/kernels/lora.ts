@@ -15,7 +15,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
 import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
-import { checkDim, checkElements, specCall, specLayout } from './common';
+import { checkDim, checkElements, checkRows, specCall, specLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';
@@ -182,20 +182,13 @@ export class LoraKernels {
     const xStride = a.xStride ?? K;
     checkDim('lora.shrink', 'T', a.T);
     if (a.T > this.ctx.maxWorkgroupsPerDimension) throw new Error(`lora.shrink: ${a.T} rows exceed one grid dimension`);
-    checkElements('lora.shrink', 'x', a.x, (a.xOffset ?? 0) + (a.T - 1) * xStride + K);
-    checkElements('lora.shrink', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
-    checkElements('lora.shrink', 'tokenSlots', a.tokenSlots, a.T);
-    const units = [0, 1, 2].map((i) => mods[i]?.aUnits ?? 0);
+    checkRows('lora.shrink', 'x', a.x, a.T, K, xStride, a.xOffset);
+    checkTables('lora.shrink', a);
     return specCall(this.ctx, LORA_SHRINK_SPEC, {
       pipeline: this.shrinkPipeline,
       layout: this.shrinkLayout,
       buffers: { x: a.x, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, u: a.u },
-      uniforms: {
-        ...loraUniforms(a, K, a.xOffset ?? 0, xStride, units),
-        width0: 0,
-        width1: 0,
-        width2: 0,
-      },
+      uniforms: loraUniforms(a, mods, K, a.xOffset ?? 0, xStride, 'shrink'),
       workgroups: [mods.length, a.T, 1],
     });
   }
@@ -206,29 +199,32 @@ export class LoraKernels {
     const N = mods.reduce((s, m) => s + m.out, 0);
     const yStride = a.yStride ?? N;
     checkDim('lora.expand', 'T', a.T);
-    checkElements('lora.expand', 'y', a.y, (a.yOffset ?? 0) + (a.T - 1) * yStride + N);
-    checkElements('lora.expand', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
-    checkElements('lora.expand', 'tokenSlots', a.tokenSlots, a.T);
-    const units = [0, 1, 2].map((i) => mods[i]?.bUnits ?? 0);
-    const widths = [0, 1, 2].map((i) => mods[i]?.out ?? 0);
+    checkRows('lora.expand', 'y', a.y, a.T, N, yStride, a.yOffset);
+    checkTables('lora.expand', a);
     return specCall(this.ctx, LORA_EXPAND_SPEC, {
       pipeline: this.expandPipeline,
       layout: this.expandLayout,
       buffers: { u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, y: a.y },
-      uniforms: {
-        ...loraUniforms(a, N, a.yOffset ?? 0, yStride, units),
-        width0: widths[0],
-        width1: widths[1],
-        width2: widths[2],
-      },
+      uniforms: loraUniforms(a, mods, N, a.yOffset ?? 0, yStride, 'expand'),
       workgroups: [Math.ceil(N / WG), a.T, 1],
     });
   }
 }
 
-/** The uniform fields shrink and expand fill alike: rows, the group's width, the X (or Y) rows, the layer, the module units. */
-function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: number, x_stride: number, units: number[]) {
-  const M = a.layout.groups[a.group].length;
+/**
+ * The uniform block of either entry: rows, the group's width, the X (or Y) rows, the layer, and per
+ * module its A units (shrink) or its B units and output columns (expand).
+ */
+function loraUniforms(
+  a: LoraShrinkArgs | LoraExpandArgs,
+  mods: LoraModuleLayout[],
+  K: number,
+  x_off: number,
+  x_stride: number,
+  entry: 'shrink' | 'expand',
+) {
+  const units = (i: number) => (entry === 'shrink' ? mods[i]?.aUnits : mods[i]?.bUnits) ?? 0;
+  const width = (i: number) => (entry === 'expand' ? (mods[i]?.out ?? 0) : 0);
   return {
     T: a.T,
     K,
@@ -236,11 +232,20 @@ function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: numb
     x_stride,
     layer_units: a.layout.layerUnits,
     layer: a.layer,
-    M,
-    units0: units[0],
-    units1: units[1],
-    units2: units[2],
+    M: mods.length,
+    units0: units(0),
+    units1: units(1),
+    units2: units(2),
+    width0: width(0),
+    width1: width(1),
+    width2: width(2),
   };
+}
+
+/** The tables both entries read: U rows and the per-token slots. */
+function checkTables(label: string, a: LoraShrinkArgs | LoraExpandArgs): void {
+  checkElements(label, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
+  checkElements(label, 'tokenSlots', a.tokenSlots, a.T);
 }
 
 function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {

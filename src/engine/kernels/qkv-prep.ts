@@ -103,32 +103,32 @@ export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
   return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
 }
 
-interface Entry {
+/** One entry point's layout and pipeline. */
+export interface QkvPrepEntry {
   layout: KernelLayout;
   pipeline: GPUComputePipeline;
 }
 
+/** The layout and pipeline of one entry point for a shape, which it checks first (`owner` names the wrapper in errors). */
+export function qkvPrepEntry(ctx: KernelContext, shape: QkvPrepShape, owner: string, label: string, entryPoint: string): QkvPrepEntry {
+  const { NH, NKV, HS } = shape;
+  if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
+  if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
+  const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
+  const code = shaderText(QKV_PREP_SPEC);
+  return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
+}
+
 export class QkvPrep {
-  private readonly q: Entry;
-  private readonly kv: Entry;
+  private readonly q: QkvPrepEntry;
+  private readonly kv: QkvPrepEntry;
 
   constructor(
     private readonly ctx: KernelContext,
     readonly shape: QkvPrepShape,
   ) {
-    const { NH, NKV, HS } = shape;
-    if (HS % 2 !== 0) throw new Error(`QkvPrep: head dim ${HS} must be even`);
-    if (NH % NKV !== 0) throw new Error(`QkvPrep: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    const entry = (label: string, entryPoint: string): Entry => {
-      const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
-      const code = shaderText(QKV_PREP_SPEC);
-      return {
-        layout,
-        pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }),
-      };
-    };
-    this.q = entry('qkv-prep.q', 'prep_q');
-    this.kv = entry('qkv-prep.kv', 'prep_kv');
+    this.q = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.q', 'prep_q');
+    this.kv = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.kv', 'prep_kv');
   }
 
   /** The two dispatches (q heads, then k/v heads), to record in this order. */
@@ -162,7 +162,7 @@ export class QkvPrep {
       qNorm: io.qNorm ?? placeholder(this.ctx),
       kNorm: io.kNorm ?? placeholder(this.ctx),
     };
-    const call = (label: string, e: Entry, workgroups: number) =>
+    const call = (label: string, e: QkvPrepEntry, workgroups: number) =>
       specCall(this.ctx, QKV_PREP_SPEC, {
         label,
         pipeline: e.pipeline,

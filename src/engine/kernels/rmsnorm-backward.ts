@@ -7,7 +7,6 @@
  * Qwen3's per-head q/k norm backward is fused into QkvPrepBackward (qkv-prep-backward.ts).
  * Reference: reference/rmsnorm.ts `rmsnormBackward`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
 import code from './rmsnorm-backward.wgsl?raw';
@@ -51,11 +50,7 @@ export interface RmsNormBackwardArgs {
   rstdOffset?: number;
 }
 
-export class RmsNormBackward extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, RMSNORM_BACKWARD_SPEC);
-  }
-
+export class RmsNormBackward extends SpecKernel.of(RMSNORM_BACKWARD_SPEC) {
   encode(a: RmsNormBackwardArgs): KernelCall {
     const label = 'rmsnorm-backward';
     checkDim(label, 'N', a.N);

@@ -5,7 +5,6 @@
  * One 256-invocation workgroup per row (64 for C <= 256). Decode folds norms into its GEMVs instead.
  * Reference: reference/rmsnorm.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './common';
 import code from './rmsnorm.wgsl?raw';
@@ -47,11 +46,7 @@ export interface RmsNormArgs {
   accumulate?: boolean;
 }
 
-export class RmsNorm extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, RMSNORM_SPEC);
-  }
-
+export class RmsNorm extends SpecKernel.of(RMSNORM_SPEC) {
   encode(a: RmsNormArgs): KernelCall {
     checkDim('rmsnorm', 'N', a.N);
     checkDim('rmsnorm', 'C', a.C);

@@ -5,7 +5,6 @@
  * Gemma's GeGLU (gelu_tanh(gate) * up) with `act`. Reference: reference/swiglu.ts `swigluBackward`,
  * `mlpActivationBackward`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { MlpActivation } from '../model/config';
 import activation from './activation.wgsl?raw';
@@ -17,10 +16,10 @@ export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
   name: 'swiglu-backward',
   bindings: {
     dact: ro('DACT', 'f32', '[T, F] gradient of silu(g) * u, row stride d_stride'),
-    gateUp: ro('GU', 'f32', '[T, 2F] saved gate | up, row stride gu_stride'),
+    gateUp: ro('GU', 'f32', '[T, 2F] saved gate | up, row stride in_stride'),
     dgateUp: rw('DGU', 'f32', '[T, 2F] d gate | d up, row stride dgu_stride'),
   },
-  uniforms: params('T F gu_stride d_stride dgu_stride'),
+  uniforms: params('T F in_stride d_stride dgu_stride'),
   shaders: { main: [activation, code] },
 };
 
@@ -40,11 +39,7 @@ export interface SwiGluBackwardArgs {
   act?: MlpActivation;
 }
 
-export class SwiGluBackward extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, SWIGLU_BACKWARD_SPEC);
-  }
-
+export class SwiGluBackward extends SpecKernel.of(SWIGLU_BACKWARD_SPEC) {
   encode(a: SwiGluBackwardArgs): KernelCall {
     const act = a.act ?? 'silu';
     const label = `swiglu-backward.${act}`;
@@ -59,7 +54,7 @@ export class SwiGluBackward extends SpecKernel {
     return this.call({
       pipeline: this.pipeline({ label, consts: { GELU: act === 'gelu_tanh' } }),
       buffers: { dact: a.dact, gateUp: a.gateUp, dgateUp: a.dgateUp },
-      uniforms: { T: a.T, F: a.F, gu_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
+      uniforms: { T: a.T, F: a.F, in_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
       workgroups: grid(this.ctx, Math.ceil((a.T * a.F) / 256)),
     });
   }

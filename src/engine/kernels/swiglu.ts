@@ -4,7 +4,6 @@
  * invocation per output.
  * Decode fuses this into DecodeMlp (or Gemv's swiglu epilogue). Reference: reference/swiglu.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { MlpActivation } from '../model/config';
 import { checkDim, checkRows, grid, SpecKernel } from './common';
@@ -22,11 +21,7 @@ export const SWIGLU_SPEC: KernelSpec = {
   shaders: { main: [activation, code] },
 };
 
-export class SwiGlu extends SpecKernel {
-  constructor(ctx: KernelContext) {
-    super(ctx, SWIGLU_SPEC);
-  }
-
+export class SwiGlu extends SpecKernel.of(SWIGLU_SPEC) {
   /** out [T, F] (row stride outStride) from gateUp [T, 2F] (row stride inStride). */
   encode(
     out: BufferRef,

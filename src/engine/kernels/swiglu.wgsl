@@ -8,13 +8,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= P.T * P.F) {
     return;
   }
-  let t = i / P.F;
-  let f = i % P.F;
-  let g = GU[t * P.in_stride + f];
-  let u = GU[t * P.in_stride + P.F + f];
+  let e = gated_elem(i);
   if (GELU) {
-    OUT[t * P.out_stride + f] = gelu_tanh(g) * u;
+    OUT[e.t * P.out_stride + e.f] = gelu_tanh(e.g) * e.u;
   } else {
-    OUT[t * P.out_stride + f] = g / (1.0 + exp(-g)) * u;
+    OUT[e.t * P.out_stride + e.f] = e.g / (1.0 + exp(-e.g)) * e.u;
   }
 }
