@@ -29,20 +29,25 @@ function rotatedHalf(freqs: Floats | RopeFreqs, HS: number): number {
 type RopeArgs = [positions: ArrayLike<number>, freqs: Floats | RopeFreqs, T: number, NH: number, HS: number];
 
 /**
- * Walks every head of every token: `pair(a, b, cos, sin)` for each rotated pair (element a of the
- * first half, b of the second), `pass(d)` for each dim past the rotated ones.
+ * dst = (or += with accumulate) src with each head's pairs rotated by sign * theta:
+ *   y1 = x1 cos - x2 sin',  y2 = x2 cos + x1 sin',  sin' = sign * sin (negating is exact);
+ * dims past the rotated ones copied (or added) through.
  */
-function forEachRotation(
-  [positions, freqs, T, NH, HS]: RopeArgs,
-  pair: (a: number, b: number, cos: number, sin: number) => void,
-  pass: (d: number) => void,
-): void {
+function rotate(dst: Floats, src: Floats, sign: 1 | -1, accumulate: boolean, [positions, freqs, T, NH, HS]: RopeArgs): void {
   const half = rotatedHalf(freqs, HS);
+  const put = (at: number, y: number) => (dst[at] = accumulate ? dst[at] + y : y);
   for (let t = 0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const base = (t * NH + h) * HS;
-      for (let i = 0; i < half; i++) pair(base + i, base + half + i, ...cosSin(freqs, positions[t], i));
-      for (let d = 2 * half; d < HS; d++) pass(base + d);
+      for (let i = 0; i < half; i++) {
+        const [cos, sin] = cosSin(freqs, positions[t], i);
+        const s = sign * sin;
+        const x1 = src[base + i];
+        const x2 = src[base + half + i];
+        put(base + i, x1 * cos - x2 * s);
+        put(base + half + i, x2 * cos + x1 * s);
+      }
+      for (let d = 2 * half; d < HS; d++) put(base + d, src[base + d]);
     }
   }
 }
@@ -52,16 +57,7 @@ export function ropeForward(
   inp: Floats, // (T, NH, HS)
   ...args: RopeArgs
 ): void {
-  forEachRotation(
-    args,
-    (a, b, cos, sin) => {
-      const x1 = inp[a];
-      const x2 = inp[b];
-      out[a] = x1 * cos - x2 * sin;
-      out[b] = x2 * cos + x1 * sin;
-    },
-    (d) => (out[d] = inp[d]),
-  );
+  rotate(out, inp, 1, false, args);
 }
 
 /**
@@ -76,14 +72,5 @@ export function ropeBackward(
   dout: Floats, // (T, NH, HS)
   ...args: RopeArgs
 ): void {
-  forEachRotation(
-    args,
-    (a, b, cos, sin) => {
-      const d1 = dout[a];
-      const d2 = dout[b];
-      dinp[a] += d1 * cos + d2 * sin;
-      dinp[b] += d2 * cos - d1 * sin;
-    },
-    (d) => (dinp[d] += dout[d]),
-  );
+  rotate(dinp, dout, -1, true, args);
 }
