@@ -15,7 +15,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
 import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
-import { checkDim, checkElements, checkRows, specCall, specLayout } from './common';
+import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';
@@ -159,54 +159,62 @@ export const LORA_EXPAND_SPEC: KernelSpec = {
   shaders: { main: [section(code, 'expand')] },
 };
 
+interface LoraEntry {
+  spec: KernelSpec;
+  layout: KernelLayout;
+  pipeline: GPUComputePipeline;
+}
+
 export class LoraKernels {
-  private readonly shrinkLayout;
-  private readonly expandLayout;
-  private readonly shrinkPipeline: GPUComputePipeline;
-  private readonly expandPipeline: GPUComputePipeline;
+  private readonly entries: Record<'shrink' | 'expand', LoraEntry>;
 
   constructor(private readonly ctx: KernelContext) {
-    this.shrinkLayout = specLayout(ctx, LORA_SHRINK_SPEC);
-    this.expandLayout = specLayout(ctx, LORA_EXPAND_SPEC);
     const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
-    const pipeline = (spec: KernelSpec, layout: GPUPipelineLayout, entryPoint: string) =>
-      ctx.pipelines.get({ label: spec.name, layout, entryPoint, code: `${consts}\n${shaderText(spec)}` });
-    this.shrinkPipeline = pipeline(LORA_SHRINK_SPEC, this.shrinkLayout.pipeline, 'shrink');
-    this.expandPipeline = pipeline(LORA_EXPAND_SPEC, this.expandLayout.pipeline, 'expand');
+    const entry = (spec: KernelSpec, entryPoint: string): LoraEntry => {
+      const layout = specLayout(ctx, spec);
+      const code = `${consts}\n${shaderText(spec)}`;
+      return { spec, layout, pipeline: ctx.pipelines.get({ label: spec.name, layout: layout.pipeline, entryPoint, code }) };
+    };
+    this.entries = { shrink: entry(LORA_SHRINK_SPEC, 'shrink'), expand: entry(LORA_EXPAND_SPEC, 'expand') };
   }
 
   /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
   encodeShrink(a: LoraShrinkArgs): KernelCall {
     const mods = groupModules(a);
-    const K = mods[0].in;
-    const xStride = a.xStride ?? K;
-    checkDim('lora.shrink', 'T', a.T);
-    if (a.T > this.ctx.maxWorkgroupsPerDimension) throw new Error(`lora.shrink: ${a.T} rows exceed one grid dimension`);
-    checkRows('lora.shrink', 'x', a.x, a.T, K, xStride, a.xOffset);
-    checkTables('lora.shrink', a);
-    return specCall(this.ctx, LORA_SHRINK_SPEC, {
-      pipeline: this.shrinkPipeline,
-      layout: this.shrinkLayout,
-      buffers: { x: a.x, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, u: a.u },
-      uniforms: loraUniforms(a, mods, K, a.xOffset ?? 0, xStride, 'shrink'),
-      workgroups: [mods.length, a.T, 1],
-    });
+    return this.call('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]);
   }
 
   /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
   encodeExpand(a: LoraExpandArgs): KernelCall {
     const mods = groupModules(a);
     const N = mods.reduce((s, m) => s + m.out, 0);
-    const yStride = a.yStride ?? N;
-    checkDim('lora.expand', 'T', a.T);
-    checkRows('lora.expand', 'y', a.y, a.T, N, yStride, a.yOffset);
-    checkTables('lora.expand', a);
-    return specCall(this.ctx, LORA_EXPAND_SPEC, {
-      pipeline: this.expandPipeline,
-      layout: this.expandLayout,
-      buffers: { u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, y: a.y },
-      uniforms: loraUniforms(a, mods, N, a.yOffset ?? 0, yStride, 'expand'),
-      workgroups: [Math.ceil(N / WG), a.T, 1],
+    return this.call('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]);
+  }
+
+  /** One entry's call over the group's rows of X (shrink) or Y (expand), `width` wide, and the tables both read. */
+  private call(
+    entry: 'shrink' | 'expand',
+    a: LoraShrinkArgs | LoraExpandArgs,
+    mods: LoraModuleLayout[],
+    [name, ref]: ['x' | 'y', BufferRef],
+    width: number,
+    offset = 0,
+    stride = width,
+    workgroups: [number, number, number],
+  ): KernelCall {
+    const { spec, layout, pipeline } = this.entries[entry];
+    checkDim(spec.name, 'T', a.T);
+    if (entry === 'shrink' && a.T > this.ctx.maxWorkgroupsPerDimension)
+      throw new Error(`${spec.name}: ${a.T} rows exceed one grid dimension`);
+    checkRows(spec.name, name, ref, a.T, width, stride, offset);
+    checkElements(spec.name, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
+    checkElements(spec.name, 'tokenSlots', a.tokenSlots, a.T);
+    return specCall(this.ctx, spec, {
+      pipeline,
+      layout,
+      buffers: { [name]: ref, u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots },
+      uniforms: loraUniforms(a, mods, width, offset, stride, entry),
+      workgroups,
     });
   }
 }
@@ -240,12 +248,6 @@ function loraUniforms(
     width1: width(1),
     width2: width(2),
   };
-}
-
-/** The tables both entries read: U rows and the per-token slots. */
-function checkTables(label: string, a: LoraShrinkArgs | LoraExpandArgs): void {
-  checkElements(label, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
-  checkElements(label, 'tokenSlots', a.tokenSlots, a.T);
 }
 
 function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {

@@ -7,13 +7,7 @@
 // GELU (Gemma's GeGLU, act = gelu_tanh): dGU[t, f] = d * u * gelu_tanh'(g), dGU[t, F + f] = d * gelu_tanh(g).
 // One invocation per (t, f). The only producer of dGU, so it writes (no accumulation).
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= P.T * P.F) {
-    return;
-  }
-  let e = gated_elem(i);
+fn gated(e: GatedElem) {
   let d = DACT[e.t * P.d_stride + e.f];
   let at = e.t * P.dgu_stride + e.f; // d gate; d up at at + F
   if (GELU) {

@@ -2,13 +2,7 @@
 // [gate | up] GEMM output (row stride in_stride, usually 2F). One invocation per output element.
 // GELU (Gemma's GeGLU): gelu_tanh(g) * u instead (activation.wgsl).
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= P.T * P.F) {
-    return;
-  }
-  let e = gated_elem(i);
+fn gated(e: GatedElem) {
   if (GELU) {
     OUT[e.t * P.out_stride + e.f] = gelu_tanh(e.g) * e.u;
   } else {
