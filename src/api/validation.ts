@@ -53,6 +53,12 @@ function locate(data: unknown, path: PropertyKey[]): { value: unknown; missing: 
   return { value: node, missing: false };
 }
 
+/** pydantic's length refusals by zod origin: the error types (too short, too long) and the words of the message. */
+const LENGTHS: Partial<Record<string, { short: string; long: string; what: string; unit: string }>> = {
+  string: { short: 'string_too_short', long: 'string_too_long', what: 'String', unit: 'character' },
+  array: { short: 'too_short', long: 'too_long', what: 'List', unit: 'item' },
+};
+
 /** One zod issue as one FastAPI detail item. */
 export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Target): ValidationDetail {
   const at = locate(data, issue.path);
@@ -66,32 +72,19 @@ export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Targ
       return { type: typeName(issue.expected), loc, msg: `Input should be a valid ${issue.expected}`, input, ctx: {} };
     case 'too_small': {
       const min = Number(issue.minimum);
-      if (issue.origin === 'string')
-        return {
-          type: 'string_too_short',
-          loc,
-          msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`,
-          input,
-          ctx: { min_length: min },
-        };
-      if (issue.origin === 'array')
-        return {
-          type: 'too_short',
-          loc,
-          msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`,
-          input,
-          ctx: { min_length: min },
-        };
+      const len = LENGTHS[issue.origin];
+      if (len) {
+        const msg = `${len.what} should have at least ${min} ${len.unit}${min === 1 ? '' : 's'}`;
+        return { type: len.short, loc, msg, input, ctx: { min_length: min } };
+      }
       return issue.inclusive
         ? { type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${min}`, input, ctx: { ge: min } }
         : { type: 'greater_than', loc, msg: `Input should be greater than ${min}`, input, ctx: { gt: min } };
     }
     case 'too_big': {
       const max = Number(issue.maximum);
-      if (issue.origin === 'string')
-        return { type: 'string_too_long', loc, msg: `String should have at most ${max} characters`, input, ctx: { max_length: max } };
-      if (issue.origin === 'array')
-        return { type: 'too_long', loc, msg: `List should have at most ${max} items`, input, ctx: { max_length: max } };
+      const len = LENGTHS[issue.origin];
+      if (len) return { type: len.long, loc, msg: `${len.what} should have at most ${max} ${len.unit}s`, input, ctx: { max_length: max } };
       return issue.inclusive
         ? { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${max}`, input, ctx: { le: max } }
         : { type: 'less_than', loc, msg: `Input should be less than ${max}`, input, ctx: { lt: max } };

@@ -148,9 +148,8 @@ export class IdbModelFileCache {
     const db = await this.open();
     const blob = new Blob([data as BlobPart]);
     const tx = db.transaction(['files', 'chunks'], 'readwrite');
-    tx.done.catch(() => {}); // observed below; this only keeps an early abort from being "unhandled"
     const files = tx.objectStore('files');
-    try {
+    await quotaGuarded(tx, modelId, file, async () => {
       const stored = await files.get([modelId, file]);
       const record: FileRecord =
         stored && !stored.missing
@@ -181,17 +180,14 @@ export class IdbModelFileCache {
         }),
         tx.done,
       ]);
-    } catch (e) {
-      if (tx.error === null) tx.abort();
-      throw isQuotaError(e) || isQuotaError(tx.error) ? new ModelFilesQuotaError(modelId, file) : e;
-    }
+    });
   }
 
   async complete(modelId: string, file: string): Promise<Blob> {
     const db = await this.open();
     const tx = db.transaction(['files', 'chunks'], 'readwrite');
-    tx.done.catch(() => {}); // observed below
-    try {
+    // Marking the file complete rewrites its record: a full quota refuses that too.
+    return quotaGuarded(tx, modelId, file, async () => {
       const record = await tx.objectStore('files').get([modelId, file]);
       if (!record) throw new Error(`${modelId}/${file}: nothing cached to complete`);
       const [chunks] = await Promise.all([
@@ -200,11 +196,7 @@ export class IdbModelFileCache {
         tx.done,
       ]);
       return new Blob(chunks.map((c) => c.blob));
-    } catch (e) {
-      // Marking the file complete rewrites its record: a full quota refuses that too.
-      if (tx.error === null) tx.abort();
-      throw isQuotaError(e) || isQuotaError(tx.error) ? new ModelFilesQuotaError(modelId, file) : e;
-    }
+    });
   }
 
   async discard(modelId: string, file: string): Promise<void> {
@@ -238,6 +230,25 @@ export class IdbModelFileCache {
       bytes: files.reduce((s, f) => s + f.bytes, 0),
       updatedAt: Math.max(...files.map((f) => f.updatedAt)),
     }));
+  }
+}
+
+/**
+ * Runs a write of one file's records in `tx`. On failure the transaction is aborted (nothing of the
+ * write lands) and a full quota becomes ModelFilesQuotaError.
+ */
+async function quotaGuarded<T>(
+  tx: { done: Promise<void>; error: DOMException | null; abort(): void },
+  modelId: string,
+  file: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  tx.done.catch(() => {}); // `write` awaits it; this only keeps an early abort from being "unhandled"
+  try {
+    return await write();
+  } catch (e) {
+    if (tx.error === null) tx.abort();
+    throw isQuotaError(e) || isQuotaError(tx.error) ? new ModelFilesQuotaError(modelId, file) : e;
   }
 }
 

@@ -40,11 +40,6 @@ export class HearthDemo extends LitElement {
   static override styles = [
     shared,
     css`
-      .side {
-        display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr));
-        gap: 0.75rem;
-      }
       .answer {
         white-space: pre-wrap;
         font-size: 1.1rem;
@@ -139,7 +134,7 @@ export class HearthDemo extends LitElement {
               <label style="flex:1">Question <input name="question" value="What is 3 + 4?" required /></label>
               <button class="primary" type="submit" ?disabled=${this._asking}>Ask both</button>
             </form>
-            <div class="side" style="margin-top:0.75rem">
+            <div class="tiles" style="--tile-min:14rem;margin-top:0.75rem">
               ${this._answers.map(
                 (a) => html`<div data-side=${a.label.startsWith('Before') ? 'before' : 'after'}>
                   <h4>${a.label}</h4>

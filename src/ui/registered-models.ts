@@ -11,6 +11,7 @@ import { repeat } from 'lit/directives/repeat.js';
 import { Task } from '@lit/task';
 import { apiGet, apiGetAll, apiSend, apiUpload } from './api-client';
 import { formatTime } from './format';
+import { BusyAction } from './busy-action';
 import { shared } from './theme';
 import type { Checkpoint, Model } from './types';
 import './model-checkpoints';
@@ -19,8 +20,7 @@ import './model-checkpoints';
 export class HearthRegisteredModels extends LitElement {
   static override styles = shared;
 
-  @state() private _error = '';
-  @state() private _busy = false;
+  private readonly _action = new BusyAction(this);
   /** Models whose details are open: only those read their checkpoints. */
   @state() private _open = new Set<string>();
 
@@ -84,17 +84,10 @@ export class HearthRegisteredModels extends LitElement {
     await this._do(() => apiSend('DELETE', `/v1/preview/models/${encodeURIComponent(m.id)}`));
   }
 
+  /** Runs a change, then re-reads the list whether it worked or not. */
   private async _do(fn: () => Promise<unknown>): Promise<void> {
-    this._busy = true;
-    this._error = '';
-    try {
-      await fn();
-    } catch (err) {
-      this._error = (err as Error).message;
-    } finally {
-      this._busy = false;
-      void this._models.run();
-    }
+    await this._action.run(fn);
+    void this._models.run();
   }
 
   private _toggle(id: string, open: boolean): void {
@@ -139,7 +132,7 @@ export class HearthRegisteredModels extends LitElement {
               ${this._open.has(m.id) ? html`<hearth-model-checkpoints .model=${m}></hearth-model-checkpoints>` : nothing}
             </details>`,
           )}
-          ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}
+          ${this._action.error ? html`<p class="error" role="alert">${this._action.error}</p>` : nothing}
         </section>
         <section class="card" aria-labelledby="register">
           <h3 id="register">Register a model</h3>
@@ -147,7 +140,7 @@ export class HearthRegisteredModels extends LitElement {
             <label>Project <input name="project" required value="playground" /></label>
             <label>Name <input name="name" required placeholder="my-model" /></label>
             ${this._baseSelect(bases)}
-            <div><button class="primary" type="submit" ?disabled=${this._busy}>Register</button></div>
+            <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Register</button></div>
           </form>
         </section>
         <section class="card" aria-labelledby="import">
@@ -157,7 +150,7 @@ export class HearthRegisteredModels extends LitElement {
             <label>Name <input name="name" required /></label>
             ${this._baseSelect(bases)}
             <label>Adapter files <input name="file" type="file" multiple accept=".zip,.json,.safetensors" /></label>
-            <div><button class="primary" type="submit" ?disabled=${this._busy}>Import</button></div>
+            <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Import</button></div>
           </form>
         </section>
     `;

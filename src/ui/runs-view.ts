@@ -35,11 +35,6 @@ export class HearthRuns extends LitElement {
         padding-top: 0.6rem;
         margin-top: 0.6rem;
       }
-      .trajectories {
-        display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr));
-        gap: 0.6rem;
-      }
     `,
   ];
 
@@ -161,7 +156,7 @@ export class HearthRuns extends LitElement {
                       .join(' · ')}</p>`
                   : nothing
               }
-              <div class="trajectories">${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}</div>
+              <div class="tiles" style="--tile-gap:0.6rem">${g.group.trajectories.map((t) => html`<hearth-trajectory .trajectory=${t}></hearth-trajectory>`)}</div>
               ${(g.group.exceptions ?? []).map((x) => html`<p class="error">${x.type}: ${x.message}</p>`)}
             </div>`,
         )}

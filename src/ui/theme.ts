@@ -167,6 +167,12 @@ export const shared = css`
     width: 100%;
     accent-color: var(--hearth-accent);
   }
+  /* Cards side by side, as many as fit: each at least --tile-min wide, --tile-gap apart. */
+  .tiles {
+    display: grid;
+    grid-template-columns: repeat(auto-fit, minmax(var(--tile-min, 16rem), 1fr));
+    gap: var(--tile-gap, 0.75rem);
+  }
   .charts {
     display: grid;
     grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr));

@@ -7,30 +7,21 @@
  *
  * Not here: following a job (training-job.ts), the job list (training-view.ts).
  */
-import { LitElement, css, html, nothing } from 'lit';
+import { LitElement, html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { Task } from '@lit/task';
 import { apiGetAll, apiSend, apiUpload } from './api-client';
+import { BusyAction } from './busy-action';
 import { shared } from './theme';
 import type { LoggedGroup, Model, TrainingJob } from './types';
 
 @customElement('hearth-training-forms')
 export class HearthTrainingForms extends LitElement {
-  static override styles = [
-    shared,
-    css`
-      .kinds {
-        display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr));
-        gap: 1rem;
-      }
-    `,
-  ];
+  static override styles = [shared];
 
   /** Preselects a model (from `#/training?model=<id>`). */
   @property() modelId = '';
-  @state() private _error = '';
-  @state() private _busy = false;
+  private readonly _action = new BusyAction(this);
   @state() private _rlModel = '';
 
   private readonly _models = new Task(this, {
@@ -48,18 +39,6 @@ export class HearthTrainingForms extends LitElement {
     this.dispatchEvent(new CustomEvent('hearth-job-started', { detail: job, bubbles: true, composed: true }));
   }
 
-  private async _run(fn: () => Promise<void>): Promise<void> {
-    this._busy = true;
-    this._error = '';
-    try {
-      await fn();
-    } catch (err) {
-      this._error = (err as Error).message;
-    } finally {
-      this._busy = false;
-    }
-  }
-
   private async _sft(e: SubmitEvent): Promise<void> {
     e.preventDefault();
     const d = new FormData(e.target as HTMLFormElement);
@@ -68,7 +47,7 @@ export class HearthTrainingForms extends LitElement {
     const url = String(d.get('url') ?? '').trim();
     const lr = String(d.get('learning_rate')).trim();
     const batch = String(d.get('batch_size')).trim();
-    await this._run(async () => {
+    await this._action.run(async () => {
       let dataUrl = url;
       if (file instanceof File && file.size > 0) {
         const artifact = await apiUpload<{ url: string }>('/v1/preview/artifacts', { model_id: modelId, name: file.name }, [file]);
@@ -90,7 +69,7 @@ export class HearthTrainingForms extends LitElement {
     const [split, step] = String(d.get('batch')).split('@');
     const groups = logged.filter((g) => g.split === split && String(g.step) === step).map((g) => g.group);
     const lr = String(d.get('learning_rate')).trim();
-    await this._run(async () => {
+    await this._action.run(async () => {
       if (!groups.length) throw new Error('Choose logged trajectory groups to train on.');
       this._started(
         await apiSend<TrainingJob>('POST', '/v1/preview/training-jobs', {
@@ -137,7 +116,7 @@ export class HearthTrainingForms extends LitElement {
           })}
         </select></label>
       <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
-      <div><button class="primary" type="submit" ?disabled=${this._busy}>Start RL job</button></div>
+      <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Start RL job</button></div>
     </form>`;
   }
 
@@ -148,7 +127,7 @@ export class HearthTrainingForms extends LitElement {
       complete: (models) =>
         models.length === 0
           ? html`<p class="notice">Register a model first (Models view), then train it here.</p>`
-          : html`<div class="kinds">
+          : html`<div class="tiles" style="--tile-min:20rem;--tile-gap:1rem">
                 <section class="card" aria-labelledby="sft">
                   <h3 id="sft">Supervised fine-tuning</h3>
                   <form class="grid" aria-labelledby="sft" @submit=${this._sft}>
@@ -157,7 +136,7 @@ export class HearthTrainingForms extends LitElement {
                     <label>…or an artifact URL <input name="url" placeholder="/v1/preview/artifacts/…" /></label>
                     <label>Batch size <input name="batch_size" type="number" min="1" step="1" value="2" /></label>
                     <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
-                    <div><button class="primary" type="submit" ?disabled=${this._busy}>Start SFT job</button></div>
+                    <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Start SFT job</button></div>
                   </form>
                   <p class="muted">One <code>{"messages": [...]}</code> per line, each ending with the assistant's answer.</p>
                 </section>
@@ -167,7 +146,7 @@ export class HearthTrainingForms extends LitElement {
                   <p class="muted">Trains on trajectory groups the model logged (POST /log) with their rewards.</p>
                 </section>
               </div>
-              ${this._error ? html`<p class="error" role="alert">${this._error}</p>` : nothing}`,
+              ${this._action.error ? html`<p class="error" role="alert">${this._action.error}</p>` : nothing}`,
     });
   }
 }

@@ -1,3 +1,26 @@
+// The gated MLP activation's shared parts, for swiglu.wgsl and swiglu-backward.wgsl: their entry point
+// (one invocation per element of the [T, F] activation, over the fused [gate | up] rows of GU, row
+// stride P.in_stride: both specs name GU, P.T, P.F and P.in_stride alike), which hands each element to
+// the kernel's `fn gated(e: GatedElem)`, and GELU.
+
+struct GatedElem {
+  t: u32,
+  f: u32,
+  g: f32, // gate
+  u: f32, // up
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * 256u;
+  if (i >= P.T * P.F) {
+    return;
+  }
+  let t = i / P.F;
+  let f = i % P.F;
+  gated(GatedElem(t, f, GU[t * P.in_stride + f], GU[t * P.in_stride + P.F + f]));
+}
+
 // GELU, tanh approximation (torch gelu(approximate='tanh'), Gemma's "gelu_pytorch_tanh"), written as
 //   0.5 x (1 + tanh(z)) = x * sigmoid(2z),  z = sqrt(2/pi) (x + 0.044715 x^3)
 // because tanh of a large |z| can come out NaN on some drivers, while 1 / (1 + exp(-2z)) saturates

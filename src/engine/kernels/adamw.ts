@@ -4,27 +4,22 @@
  * scaled by the clipping factor GradNorm left in `stats[1]`.
  * Reference: reference/adamw.ts `adamwStep`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './common';
 import code from './adamw.wgsl?raw';
-import { withDeclarations, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const ADAMW_SPEC: KernelSpec = {
   name: 'adamw',
   bindings: {
-    params: { var: 'PARAM', type: 'f32', access: 'read_write', doc: 'parameters [n]' },
-    grads: { var: 'GRAD', type: 'f32', access: 'read', doc: 'gradients [n]' },
-    m: { var: 'M1', type: 'f32', access: 'read_write', doc: 'exp_avg [n]' },
-    v: { var: 'M2', type: 'f32', access: 'read_write', doc: 'exp_avg_sq [n]' },
-    stats: { var: 'STATS', type: 'f32', access: 'read', doc: 'grad-norm stats: the clip factor at [1]' },
+    params: rw('PARAM', 'f32', 'parameters [n]'),
+    grads: ro('GRAD', 'f32', 'gradients [n]'),
+    m: rw('M1', 'f32', 'exp_avg [n]'),
+    v: rw('M2', 'f32', 'exp_avg_sq [n]'),
+    stats: ro('STATS', 'f32', 'grad-norm stats: the clip factor at [1]'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // step_size = lr / bc1, bc2_sqrt = sqrt(bc2)
-    fields: { n: 'u32', lr: 'f32', wd: 'f32', b1: 'f32', b2: 'f32', eps: 'f32', step_size: 'f32', bc2_sqrt: 'f32' },
-  },
+  // step_size = lr / bc1, bc2_sqrt = sqrt(bc2)
+  uniforms: params('n lr:f32 wd:f32 b1:f32 b2:f32 eps:f32 step_size:f32 bc2_sqrt:f32'),
   shaders: { main: [code] },
 };
 
@@ -50,13 +45,7 @@ export interface AdamWArgs {
   hyper: AdamWHyper;
 }
 
-export class AdamW {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, ADAMW_SPEC);
-  }
-
+export class AdamW extends SpecKernel.of(ADAMW_SPEC) {
   encode(a: AdamWArgs): KernelCall {
     checkDim('adamw', 'n', a.n);
     checkDim('adamw', 'step', a.hyper.step);
@@ -70,14 +59,8 @@ export class AdamW {
     const { lr, beta1, beta2, eps, weightDecay, step } = a.hyper;
     const bc1 = 1 - beta1 ** step;
     const bc2 = 1 - beta2 ** step;
-    return specCall(this.ctx, ADAMW_SPEC, {
-      pipeline: this.ctx.pipelines.get({
-        label: 'adamw',
-        layout: this.layout.pipeline,
-        entryPoint: 'main',
-        code: withDeclarations(ADAMW_SPEC, code),
-      }),
-      layout: this.layout,
+    return this.call({
+      pipeline: this.pipeline(),
       buffers: { params: a.params, grads: a.grads, m: a.m, v: a.v, stats: a.stats },
       uniforms: { n: a.n, lr, wd: weightDecay, b1: beta1, b2: beta2, eps, step_size: lr / bc1, bc2_sqrt: Math.sqrt(bc2) },
       workgroups: grid(this.ctx, Math.ceil(a.n / 256)),

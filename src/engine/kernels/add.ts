@@ -2,42 +2,28 @@
  * AddInto: out[outOffset + i] += inp[inOffset + i] for n elements (add.wgsl): a residual connection
  * where no GEMM epilogue can do it. Reference: reference/residual.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './common';
 import code from './add.wgsl?raw';
-import { withDeclarations, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const ADD_SPEC: KernelSpec = {
   name: 'add',
   bindings: {
-    inp: { var: 'IN', type: 'f32', access: 'read', doc: 'n values from in_off' },
-    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'n values from out_off, accumulated into' },
+    inp: ro('IN', 'f32', 'n values from in_off'),
+    out: rw('OUT', 'f32', 'n values from out_off, accumulated into'),
   },
-  uniforms: { var: 'P', struct: 'Params', fields: { n: 'u32', out_off: 'u32', in_off: 'u32' } },
+  uniforms: params('n out_off in_off'),
   shaders: { main: [code] },
 };
 
-export class AddInto {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, ADD_SPEC);
-  }
-
+export class AddInto extends SpecKernel.of(ADD_SPEC) {
   encode(out: BufferRef, inp: BufferRef, n: number, outOffset = 0, inOffset = 0): KernelCall {
     checkDim('add', 'n', n);
     checkElements('add', 'out', out, outOffset + n);
     checkElements('add', 'inp', inp, inOffset + n);
-    const pipeline = this.ctx.pipelines.get({
-      label: 'add',
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: withDeclarations(ADD_SPEC, code),
-    });
-    return specCall(this.ctx, ADD_SPEC, {
-      pipeline,
-      layout: this.layout,
+    return this.call({
+      pipeline: this.pipeline(),
       buffers: { inp, out },
       uniforms: { n, out_off: outOffset, in_off: inOffset },
       workgroups: grid(this.ctx, Math.ceil(n / 256)),

@@ -1,12 +1,15 @@
 /**
  * Small helpers every kernel wrapper shares: the layout pair (bind group + pipeline) and the calls
- * derived from a kernel spec (spec.ts), the subgroup setting to compose shaders with, a placeholder
- * buffer for bindings a variant does not read, and the shape checks wrappers run before encoding.
+ * derived from a kernel spec (spec.ts), SpecKernel (the base of a wrapper: its layout, pipelines and
+ * calls from its spec), the subgroup setting to compose shaders with, a placeholder buffer for
+ * bindings a variant does not read, and the shape checks wrappers run before encoding.
  * Not here: any kernel's math.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { asBinding, bindingSize, makeCall } from '../gpu/kernel-call';
+import type { DType } from '../model/config';
+import { composeShader, type ShaderConst } from './shader';
 import { bindingNumbers, entryBindings, packUniformValues, type KernelSpec, type UniformValues } from './spec';
 
 export interface KernelLayout {
@@ -100,6 +103,67 @@ export function specBindGroup(
   return ctx.device.createBindGroup({ label: spec.name, layout: layout.bindGroup, entries });
 }
 
+/** What a SpecKernel composes one pipeline from, besides its spec (shader.ts composeShader). */
+export interface PipelineParts {
+  /** Defaults to the spec's name. */
+  label?: string;
+  /** Defaults to `main`. */
+  entryPoint?: string;
+  /** The spec's shader variant (`spec.shaders`), default `main`. */
+  variant?: string;
+  consts?: Record<string, ShaderConst>;
+  /** Include the reduction helpers, over the context's subgroups where it has them. */
+  reductions?: boolean;
+  /** Packed weight bindings: WGSL variable -> dtype. */
+  weights?: Record<string, DType>;
+}
+
+/**
+ * The base of a kernel family's wrapper (STYLE.md "For Hearth" 4): the layout of its spec, made
+ * once, pipelines composed from the spec's shader text (the cache keys on the text), and calls bound
+ * by name. A subclass keeps what is its own: checks, constants, uniform values and grid.
+ */
+export abstract class SpecKernel {
+  protected readonly layout: KernelLayout;
+
+  protected constructor(
+    protected readonly ctx: KernelContext,
+    protected readonly spec: KernelSpec,
+  ) {
+    this.layout = specLayout(ctx, spec);
+  }
+
+  /** The base class of a family with one spec: `class Gemv extends SpecKernel.of(GEMV_SPEC)`, constructed from a context. */
+  static of(spec: KernelSpec) {
+    return class extends SpecKernel {
+      constructor(ctx: KernelContext) {
+        super(ctx, spec);
+      }
+    };
+  }
+
+  protected pipeline(p: PipelineParts = {}): GPUComputePipeline {
+    return this.ctx.pipelines.get({
+      label: p.label ?? this.spec.name,
+      layout: this.layout.pipeline,
+      entryPoint: p.entryPoint ?? 'main',
+      code: composeShader({
+        spec: this.spec,
+        subgroups: p.reductions ? subgroupsOf(this.ctx) : null,
+        reductions: p.reductions,
+        consts: p.consts,
+        weights: p.weights,
+        body: this.spec.shaders[p.variant ?? 'main'],
+      }),
+    });
+  }
+
+  /** A call of the spec's layout (specCall); the label defaults to the spec's name. */
+  protected call(a: Omit<SpecCallArgs, 'layout'>): KernelCall {
+    return specCall(this.ctx, this.spec, { ...a, layout: this.layout });
+  }
+}
+
 /** The subgroup option of composeShader for this context. */
 export function subgroupsOf(ctx: KernelContext): { min: number; max: number } | null {
   return ctx.subgroups ? { min: ctx.subgroupMinSize, max: ctx.subgroupMaxSize } : null;
@@ -126,6 +190,11 @@ export function placeholder(ctx: KernelContext, use: 'read' | 'write' = 'read'):
 export function checkElements(label: string, what: string, ref: BufferRef, elements: number): void {
   const have = bindingSize(ref) / 4;
   if (have < elements) throw new Error(`${label}: ${what} needs ${elements} elements, the binding holds ${have}`);
+}
+
+/** checkElements for `rows` rows of `cols` elements, `stride` apart, from `offset`. */
+export function checkRows(label: string, what: string, ref: BufferRef, rows: number, cols: number, stride = cols, offset = 0): void {
+  checkElements(label, what, ref, offset + (rows - 1) * stride + cols);
 }
 
 export function checkDim(label: string, name: string, value: number, min = 1): void {

@@ -14,26 +14,21 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, placeholder, specCall, specLayout } from './common';
+import { checkDim, checkElements, grid, placeholder, SpecKernel } from './common';
 import code from './cross-entropy.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const CROSS_ENTROPY_SPEC: KernelSpec = {
   name: 'cross-entropy',
   bindings: {
-    logits: { var: 'LOGITS', type: 'f32', access: 'read_write', doc: '[R, ld]; dlogits written in place with GRAD' },
-    targets: { var: 'TARGETS', type: 'u32', access: 'read', doc: '[rows]' },
-    coef: { var: 'COEF', type: 'f32', access: 'read', doc: '[rows] loss coefficients (GRAD)' },
-    stats: { var: 'STATS', type: 'f32', access: 'read_write', doc: 'logprobs at lp_off, entropies at ent_off' },
+    logits: rw('LOGITS', 'f32', '[R, ld]; dlogits written in place with GRAD'),
+    targets: ro('TARGETS', 'u32', '[rows]'),
+    coef: ro('COEF', 'f32', '[rows] loss coefficients (GRAD)'),
+    stats: rw('STATS', 'f32', 'logprobs at lp_off, entropies at ent_off'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // R rows in this chunk; ld the logits row stride; row0 the chunk's first row in TARGETS, COEF and
-    // the outputs; row i's logprob at STATS[lp_off + row0 + i], its entropy at STATS[ent_off + row0 + i].
-    fields: { R: 'u32', V: 'u32', ld: 'u32', row0: 'u32', lp_off: 'u32', ent_off: 'u32' },
-  },
+  // R rows in this chunk; ld the logits row stride; row0 the chunk's first row in TARGETS, COEF and
+  // the outputs; row i's logprob at STATS[lp_off + row0 + i], its entropy at STATS[ent_off + row0 + i].
+  uniforms: params('R V ld row0 lp_off ent_off'),
   shaders: { main: [code] },
 };
 
@@ -57,14 +52,12 @@ export interface CrossEntropyArgs {
   entOffset: number;
 }
 
-export class CrossEntropy {
-  private readonly layout;
-
+export class CrossEntropy extends SpecKernel.of(CROSS_ENTROPY_SPEC) {
   private readonly serial: boolean;
 
-  constructor(private readonly ctx: KernelContext) {
+  constructor(ctx: KernelContext) {
+    super(ctx);
     this.serial = ctx.softwareAdapter;
-    this.layout = specLayout(ctx, CROSS_ENTROPY_SPEC);
   }
 
   encode(a: CrossEntropyArgs): KernelCall {
@@ -77,20 +70,14 @@ export class CrossEntropy {
     checkElements(label, 'targets', a.targets, a.row0 + a.R);
     if (a.coef) checkElements(label, 'coef', a.coef, a.row0 + a.R);
     checkElements(label, 'stats', a.stats, Math.max(a.lpOffset, a.entOffset) + a.row0 + a.R);
-    const pipeline = this.ctx.pipelines.get({
+    const pipeline = this.pipeline({
       label,
-      layout: this.layout.pipeline,
       entryPoint: this.serial ? 'serial' : 'main',
-      code: composeShader({
-        spec: CROSS_ENTROPY_SPEC,
-        consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef },
-        body: CROSS_ENTROPY_SPEC.shaders.main,
-      }),
+      consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef },
     });
-    return specCall(this.ctx, CROSS_ENTROPY_SPEC, {
+    return this.call({
       label,
       pipeline,
-      layout: this.layout,
       buffers: { logits: a.logits, targets: a.targets, coef: a.coef ?? placeholder(this.ctx), stats: a.stats },
       uniforms: { R: a.R, V: a.V, ld, row0: a.row0, lp_off: a.lpOffset, ent_off: a.entOffset },
       workgroups: grid(this.ctx, this.serial ? Math.ceil(a.R / 64) : a.R),

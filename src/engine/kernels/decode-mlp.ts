@@ -10,42 +10,25 @@
  * 24 (Qwen3-0.6B), 38 (Qwen2.5-0.5B), 64 (Llama-3.2-1B); see docs/engine.md "Decode step".
  * Not here: the unfused alternative (Gemv with swiglu, then Gemv accumulating into the residual).
  */
-import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, SpecKernel } from './common';
 import code from './decode-mlp.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_MLP_SPEC: KernelSpec = {
   name: 'decode.mlp',
   bindings: {
-    stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (read), partials (written)' },
-    gateUp: { var: 'W', type: 'vec4<u32>', access: 'read', doc: '[gate; up] packed [2F, C], row stride w_stride', packed: true },
-    down: { var: 'WD', type: 'vec4<u32>', access: 'read', doc: 'down packed [C, F], row stride d_stride', packed: true },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight at norm_off, biases at gu_bias_off, d_bias_off' },
+    stream: rw('STREAM', 'f32', '[1 + P, bcap, C]: residual (read), partials (written)'),
+    gateUp: packed('W', '[gate; up] packed [2F, C], row stride w_stride'),
+    down: packed('WD', 'down packed [C, F], row stride d_stride'),
+    vectors: ro('VEC', 'f32', 'norm weight at norm_off, biases at gu_bias_off, d_bias_off'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // bcap: rows of each block of the stream buffer
-    fields: {
-      B: 'u32',
-      C: 'u32',
-      F: 'u32',
-      bcap: 'u32',
-      w_stride: 'u32',
-      d_stride: 'u32',
-      norm_off: 'u32',
-      gu_bias_off: 'u32',
-      d_bias_off: 'u32',
-      eps: 'f32',
-    },
-  },
+  // bcap: rows of each block of the stream buffer
+  uniforms: params('B C F bcap w_stride d_stride norm_off gu_bias_off d_bias_off eps:f32'),
   shaders: { main: [core, code] },
 };
 
@@ -67,13 +50,7 @@ export interface DecodeMlpArgs {
   slice?: number;
 }
 
-export class DecodeMlp {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, DECODE_MLP_SPEC);
-  }
-
+export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
   encode(a: DecodeMlpArgs): KernelCall {
     const cfg = a.weights.config;
     const w = a.weights.layers[a.layer];
@@ -88,23 +65,9 @@ export class DecodeMlp {
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * 3 * FS * BB, 'decode.mlp');
     const consts = { ...tileConsts(tile), NORM: true, FS, HAS_BIAS: w.gateUpBias !== null };
     const label = `decode.mlp.${w.gateUp.dtype}`;
-    const pipeline = this.ctx.pipelines.get({
+    return this.call({
       label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        spec: DECODE_MLP_SPEC,
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts,
-        weights: { W: w.gateUp.dtype, WD: w.down.dtype },
-        body: DECODE_MLP_SPEC.shaders.main,
-      }),
-    });
-    return specCall(this.ctx, DECODE_MLP_SPEC, {
-      label,
-      pipeline,
-      layout: this.layout,
+      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
       buffers: {
         stream: a.stream.buffer,
         gateUp: w.gateUp.single('decode.mlp'),

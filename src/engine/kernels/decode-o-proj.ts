@@ -12,29 +12,25 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, SpecKernel } from './common';
 import code from './decode-o-proj.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import type { GemvTile } from './gemv-config';
 import { fitTile, tileConsts } from './gemv-config';
-import { composeShader, pow2floor } from './shader';
-import type { KernelSpec } from './spec';
+import { pow2floor } from './shader';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_O_PROJ_SPEC: KernelSpec = {
   name: 'decode.o_proj',
   bindings: {
-    partials: { var: 'AP', type: 'f32', access: 'read', doc: 'attention partials [B, NH, S, HS + 2]' },
-    o: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wo packed [C, NH HS], row stride w_stride', packed: true },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'o_proj bias at bias_off' },
-    stream: { var: 'STREAM', type: 'f32', access: 'read_write', doc: '[1 + P, bcap, C]: residual (updated), MLP partials' },
+    partials: ro('AP', 'f32', 'attention partials [B, NH, S, HS + 2]'),
+    o: packed('W', 'Wo packed [C, NH HS], row stride w_stride'),
+    vectors: ro('VEC', 'f32', 'o_proj bias at bias_off'),
+    stream: rw('STREAM', 'f32', '[1 + P, bcap, C]: residual (updated), MLP partials'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial sums
-    fields: { B: 'u32', C: 'u32', K: 'u32', NH: 'u32', HS: 'u32', S: 'u32', bcap: 'u32', pending: 'u32', w_stride: 'u32', bias_off: 'u32' },
-  },
+  // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial sums
+  uniforms: params('B C K NH HS S bcap pending w_stride bias_off'),
   shaders: { main: [core, code] },
 };
 
@@ -50,12 +46,11 @@ export interface DecodeOProjArgs {
   B: number;
 }
 
-export class DecodeOProj {
-  private readonly layout;
+export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
   private readonly coefCap: number;
 
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, DECODE_O_PROJ_SPEC);
+  constructor(ctx: KernelContext) {
+    super(ctx);
     this.coefCap = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
   }
 
@@ -96,23 +91,9 @@ export class DecodeOProj {
     }
     const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
     const label = `decode.o_proj.${w.o.dtype}`;
-    const pipeline = this.ctx.pipelines.get({
+    return this.call({
       label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        spec: DECODE_O_PROJ_SPEC,
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts,
-        weights: { W: w.o.dtype },
-        body: DECODE_O_PROJ_SPEC.shaders.main,
-      }),
-    });
-    return specCall(this.ctx, DECODE_O_PROJ_SPEC, {
-      label,
-      pipeline,
-      layout: this.layout,
+      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
       buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.weights.vectors, stream: a.stream.buffer },
       uniforms: {
         B: a.B,

@@ -11,56 +11,34 @@
  * tens (docs/engine.md "Decode step").
  * Not here: attention (attention-decode.ts), the prefill twin (qkv-prep.ts after the GEMM).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
 import { layerUsesRope, rotaryDim } from '../model/rope';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, SpecKernel } from './common';
 import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import ropePairs from './rope-pairs.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_QKV_SPEC: KernelSpec = {
   name: 'decode.qkv',
   bindings: {
-    stream: { var: 'STREAM', type: 'f32', access: 'read', doc: '[1 + P, bcap, C]: residual, MLP partials' },
-    qkv: { var: 'W', type: 'vec4<u32>', access: 'read', doc: 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride', packed: true },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'RoPE table at 0, norm weights, biases' },
-    rows: { var: 'ROWS', type: 'BatchRow', access: 'read', doc: '[B]' },
-    blockTable: { var: 'BT', type: 'u32', access: 'read', doc: 'block table [maxSeqs, max_blocks]' },
-    k: { var: 'KC', type: 'f32', access: 'read_write', doc: "this layer's K cache" },
-    v: { var: 'VC', type: 'f32', access: 'read_write', doc: "this layer's V cache" },
-    q: { var: 'Q', type: 'f32', access: 'read_write', doc: '[B, NH, HS]' },
+    stream: ro('STREAM', 'f32', '[1 + P, bcap, C]: residual, MLP partials'),
+    qkv: packed('W', 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride'),
+    vectors: ro('VEC', 'f32', 'RoPE table at 0, norm weights, biases'),
+    rows: ro('ROWS', 'BatchRow', '[B]'),
+    blockTable: ro('BT', 'u32', 'block table [maxSeqs, max_blocks]'),
+    k: rw('KC', 'f32', "this layer's K cache"),
+    v: rw('VC', 'f32', "this layer's V cache"),
+    q: rw('Q', 'f32', '[B, NH, HS]'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
-    // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
-    // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer
-    fields: {
-      B: 'u32',
-      C: 'u32',
-      NH: 'u32',
-      NKV: 'u32',
-      bcap: 'u32',
-      pending: 'u32',
-      w_stride: 'u32',
-      norm_off: 'u32',
-      bias_off: 'u32',
-      qnorm_off: 'u32',
-      knorm_off: 'u32',
-      max_blocks: 'u32',
-      rope_positions: 'u32',
-      eps: 'f32',
-      rope: 'u32',
-    },
-  },
+  // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
+  // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
+  // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer
+  uniforms: params('B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_positions eps:f32 rope'),
   shaders: { main: [core, ropePairs, code] },
 };
 
@@ -90,13 +68,7 @@ export function qkvUnit(HS: number, qkNorm: boolean, group: number): number {
   throw new Error(`decode qkv: head dim ${HS} has no even divisor`);
 }
 
-export class DecodeQkv {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, DECODE_QKV_SPEC);
-  }
-
+export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
   encode(a: DecodeQkvArgs): KernelCall {
     const cfg = a.weights.config;
     const w = a.weights.layers[a.layer];
@@ -115,23 +87,9 @@ export class DecodeQkv {
     const ROT = rotaryDim(cfg);
     const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
     const label = `decode.qkv.${w.qkv.dtype}`;
-    const pipeline = this.ctx.pipelines.get({
+    return this.call({
       label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        spec: DECODE_QKV_SPEC,
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts,
-        weights: { W: w.qkv.dtype },
-        body: DECODE_QKV_SPEC.shaders.main,
-      }),
-    });
-    return specCall(this.ctx, DECODE_QKV_SPEC, {
-      label,
-      pipeline,
-      layout: this.layout,
+      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.qkv.dtype } }),
       buffers: {
         stream: a.stream.buffer,
         qkv: w.qkv.single('decode.qkv'),

@@ -4,43 +4,21 @@
  * (T prompt tokens) and by decode (the B sampled ids, straight from the sampler's output buffer, into
  * the residual block of the DecodeStream). Reference: reference/embedding.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
 import code from './embedding.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const EMBEDDING_SPEC: KernelSpec = {
   name: 'embedding',
   bindings: {
-    table: {
-      var: 'E',
-      type: 'vec4<u32>',
-      access: 'read',
-      doc: 'one row chunk of the embedding, packed (rows row_start.., row stride w_stride)',
-      packed: true,
-    },
-    tokens: { var: 'TOK', type: 'u32', access: 'read', doc: 'token ids [T] from tok_off' },
-    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'row t at out_off + t * out_stride' },
+    table: packed('E', 'one row chunk of the embedding, packed (rows row_start.., row stride w_stride)'),
+    tokens: ro('TOK', 'u32', 'token ids [T] from tok_off'),
+    out: rw('OUT', 'f32', 'row t at out_off + t * out_stride'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    fields: {
-      T: 'u32',
-      C: 'u32',
-      row_start: 'u32',
-      rows: 'u32',
-      w_stride: 'u32',
-      out_off: 'u32',
-      out_stride: 'u32',
-      tok_off: 'u32',
-      // Gemma's sqrt(hidden_size) normaliser (model/weights.ts embeddingScaleIn); 1 for the other families.
-      scale: 'f32',
-    },
-  },
+  // scale: Gemma's sqrt(hidden_size) normaliser (model/weights.ts embeddingScaleIn); 1 for the other families.
+  uniforms: params('T C row_start rows w_stride out_off out_stride tok_off scale:f32'),
   shaders: { main: [code] },
 };
 
@@ -58,32 +36,20 @@ export interface EmbeddingArgs {
   scale?: number;
 }
 
-export class Embedding {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, EMBEDDING_SPEC);
-  }
-
+export class Embedding extends SpecKernel.of(EMBEDDING_SPEC) {
   encode(a: EmbeddingArgs): KernelCall[] {
     const E = a.embedding;
     const C = E.cols;
     checkDim('embedding', 'T', a.T);
     const outStride = a.outStride ?? C;
-    checkElements('embedding', 'out', a.out, (a.outOffset ?? 0) + (a.T - 1) * outStride + C);
+    checkRows('embedding', 'out', a.out, a.T, C, outStride, a.outOffset);
     checkElements('embedding', 'tokens', a.tokens, (a.tokenOffset ?? 0) + a.T);
     const label = `embedding.${E.dtype}`;
-    const pipeline = this.ctx.pipelines.get({
-      label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({ spec: EMBEDDING_SPEC, weights: { E: E.dtype }, body: EMBEDDING_SPEC.shaders.main }),
-    });
+    const pipeline = this.pipeline({ label, weights: { E: E.dtype } });
     return E.chunks.map((chunk) =>
-      specCall(this.ctx, EMBEDDING_SPEC, {
+      this.call({
         label,
         pipeline,
-        layout: this.layout,
         buffers: { table: chunk.buffer, tokens: a.tokens, out: a.out },
         uniforms: {
           T: a.T,

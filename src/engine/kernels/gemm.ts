@@ -14,45 +14,25 @@
  * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (wgsl-engine.md 1.2),
  * arithmetic intensity 4 FMAs per staged value. Not here: the decode GEMV (gemv.ts).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../model/config';
-import { checkDim, placeholder, specCall, specLayout } from './common';
+import { checkDim, placeholder, SpecKernel } from './common';
 import naive from './gemm-naive.wgsl?raw';
-import params from './gemm-params.wgsl?raw';
+import paramsWgsl from './gemm-params.wgsl?raw';
 import tiled from './gemm.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const GEMM_SPEC: KernelSpec = {
   name: 'gemm',
   bindings: {
-    a: { var: 'A', type: 'f32', access: 'read', doc: 'A(m, k) = A[a_off + m * a_sm + k * a_sk]' },
-    b: { var: 'B', type: 'vec4<u32>', access: 'read', doc: 'packed, B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)', packed: true },
-    out: { var: 'C', type: 'f32', access: 'read_write', doc: 'C[m, n] = C[c_off + m * c_sm + n]' },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'bias[n] = VEC[bias_off + n] (HAS_BIAS)' },
+    a: ro('A', 'f32', 'A(m, k) = A[a_off + m * a_sm + k * a_sk]'),
+    b: packed('B', 'packed, B(k, n) = B_load1(b_off + n * b_sn + k * b_sk)'),
+    out: rw('C', 'f32', 'C[m, n] = C[c_off + m * c_sm + n]'),
+    vectors: ro('VEC', 'f32', 'bias[n] = VEC[bias_off + n] (HAS_BIAS)'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    fields: {
-      M: 'u32',
-      N: 'u32',
-      K: 'u32',
-      a_off: 'u32',
-      a_sm: 'u32',
-      a_sk: 'u32',
-      b_off: 'u32',
-      b_sn: 'u32',
-      b_sk: 'u32',
-      c_off: 'u32',
-      c_sm: 'u32',
-      bias_off: 'u32',
-      alpha: 'f32',
-    },
-  },
-  shaders: { tiled: [params, tiled], naive: [params, naive] },
+  uniforms: params('M N K a_off a_sm a_sk b_off b_sn b_sk c_off c_sm bias_off alpha:f32'),
+  shaders: { tiled: [paramsWgsl, tiled], naive: [paramsWgsl, naive] },
 };
 
 export type GemmB =
@@ -99,13 +79,7 @@ interface Piece {
   k: number;
 }
 
-export class Gemm {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, GEMM_SPEC);
-  }
-
+export class Gemm extends SpecKernel.of(GEMM_SPEC) {
   encode(g: GemmArgs): KernelCall[] {
     checkDim('gemm', 'M', g.M);
     checkDim('gemm', 'N', g.N);
@@ -169,20 +143,14 @@ export class Gemm {
             ...flagsFor(accum, hasBias),
           };
       const label = `gemm${g.naive ? '-naive' : ''}.${dtype}`;
-      const pipeline = this.ctx.pipelines.get({
-        label,
-        layout: this.layout.pipeline,
-        entryPoint: 'main',
-        code: composeShader({ spec: GEMM_SPEC, consts, weights: { B: dtype }, body: GEMM_SPEC.shaders[g.naive ? 'naive' : 'tiled'] }),
-      });
+      const pipeline = this.pipeline({ label, consts, weights: { B: dtype }, variant: g.naive ? 'naive' : 'tiled' });
       const workgroups: [number, number, number] = g.naive
         ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
         : [Math.ceil(p.n / BN), Math.ceil(g.M / BM), 1];
       calls.push(
-        specCall(this.ctx, GEMM_SPEC, {
+        this.call({
           label,
           pipeline,
-          layout: this.layout,
           buffers: { a: g.a, b: p.buffer, out: g.out, vectors: g.vectors ?? placeholder(this.ctx) },
           uniforms: {
             M: g.M,

@@ -8,51 +8,25 @@
  * row chunks (lm_head over a large vocabulary) gives one call per chunk, each writing its own column
  * range of Y. Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, placeholder, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, checkRows, placeholder, SpecKernel } from './common';
 import core from './gemv-core.wgsl?raw';
 import { gemvTile, tileConsts } from './gemv-config';
 import code from './gemv.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const GEMV_SPEC: KernelSpec = {
   name: 'gemv',
   bindings: {
-    weight: {
-      var: 'W',
-      type: 'vec4<u32>',
-      access: 'read',
-      doc: 'packed weights (file dtype), row 0 at w_off, row stride w_stride',
-      packed: true,
-    },
-    x: { var: 'X', type: 'f32', access: 'read', doc: 'activations: X[b, k] = X[x_off + b * x_stride + k]' },
-    out: { var: 'Y', type: 'f32', access: 'read_write', doc: 'outputs: Y[b, n] = Y[y_off + b * y_stride + n]' },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'f32 vectors: bias at bias_off, norm weight at norm_off' },
+    weight: packed('W', 'packed weights (file dtype), row 0 at w_off, row stride w_stride'),
+    x: ro('X', 'f32', 'activations: X[b, k] = X[x_off + b * x_stride + k]'),
+    out: rw('Y', 'f32', 'outputs: Y[b, n] = Y[y_off + b * y_stride + n]'),
+    vectors: ro('VEC', 'f32', 'f32 vectors: bias at bias_off, norm weight at norm_off'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    // N outputs (rows of W; with SWIGLU the number of gate/up pairs), K inputs (columns of W), B
-    // activation rows in use; up_row: with SWIGLU the row of up_proj's row 0
-    fields: {
-      N: 'u32',
-      K: 'u32',
-      B: 'u32',
-      x_off: 'u32',
-      x_stride: 'u32',
-      y_off: 'u32',
-      y_stride: 'u32',
-      w_off: 'u32',
-      w_stride: 'u32',
-      bias_off: 'u32',
-      norm_off: 'u32',
-      up_row: 'u32',
-      eps: 'f32',
-    },
-  },
+  // N outputs (rows of W; with SWIGLU the number of gate/up pairs), K inputs (columns of W), B
+  // activation rows in use; up_row: with SWIGLU the row of up_proj's row 0
+  uniforms: params('N K B x_off x_stride y_off y_stride w_off w_stride bias_off norm_off up_row eps:f32'),
   shaders: { main: [core, code] },
 };
 
@@ -81,13 +55,7 @@ export interface GemvArgs {
   swiglu?: boolean;
 }
 
-export class Gemv {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, GEMV_SPEC);
-  }
-
+export class Gemv extends SpecKernel.of(GEMV_SPEC) {
   /** One call per chunk of the weight (usually one). */
   encode(a: GemvArgs): KernelCall[] {
     const w = a.weight;
@@ -103,33 +71,20 @@ export class Gemv {
     const yStride = a.yStride ?? N;
     const xOffset = a.xOffset ?? 0;
     const yOffset = a.yOffset ?? 0;
-    checkElements('gemv', 'x', a.x, xOffset + (a.B - 1) * xStride + K);
-    checkElements('gemv', 'out', a.out, yOffset + (a.B - 1) * yStride + N);
+    checkRows('gemv', 'x', a.x, a.B, K, xStride, xOffset);
+    checkRows('gemv', 'out', a.out, a.B, N, yStride, yOffset);
     if ((a.bias != null || a.norm) && !a.vectors) throw new Error('gemv: bias / norm need the vectors buffer');
     const tile = gemvTile(this.ctx, K, a.B);
     const flags = { NORM: !!a.norm, HAS_BIAS: a.bias != null, ACCUM: a.accumulate ?? false, SWIGLU: swiglu };
     const label = `gemv.${w.dtype}${flags.NORM ? '.norm' : ''}${flags.SWIGLU ? '.swiglu' : ''}${flags.ACCUM ? '.accum' : ''}`;
-    const pipeline = this.ctx.pipelines.get({
-      label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        spec: GEMV_SPEC,
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts: { ...tileConsts(tile), ...flags },
-        weights: { W: w.dtype },
-        body: GEMV_SPEC.shaders.main,
-      }),
-    });
+    const pipeline = this.pipeline({ label, reductions: true, consts: { ...tileConsts(tile), ...flags }, weights: { W: w.dtype } });
     const G = tile.TR * tile.RPT;
     const outsPerGroup = swiglu ? G / 2 : G;
     return w.chunks.map((chunk) => {
       // Chunk c of W holds output rows [rowStart, rowStart + rows): it writes that column range of Y.
-      return specCall(this.ctx, GEMV_SPEC, {
+      return this.call({
         label,
         pipeline,
-        layout: this.layout,
         buffers: { weight: chunk.buffer, x: a.x, out: a.out, vectors: a.vectors ?? placeholder(this.ctx) },
         uniforms: {
           N: swiglu ? N : chunk.rows,

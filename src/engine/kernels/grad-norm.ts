@@ -5,20 +5,19 @@
  * (no subgroups, no atomics): bit-identical results run after run.
  * Reference: reference/adamw.ts `clipGradNorm`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, specCall, specLayout } from './common';
+import { checkDim, checkElements, SpecKernel } from './common';
 import code from './grad-norm.wgsl?raw';
-import { withDeclarations, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const GRAD_NORM_SPEC: KernelSpec = {
   name: 'grad-norm',
   bindings: {
-    grads: { var: 'GRAD', type: 'f32', access: 'read', doc: 'gradients [n]' },
-    part: { var: 'PART', type: 'f32', access: 'read_write', doc: 'partial sums of squares [parts]' },
-    stats: { var: 'STATS', type: 'f32', access: 'read_write', doc: '[2]: norm, clip factor' },
+    grads: ro('GRAD', 'f32', 'gradients [n]'),
+    part: rw('PART', 'f32', 'partial sums of squares [parts]'),
+    stats: rw('STATS', 'f32', '[2]: norm, clip factor'),
   },
-  uniforms: { var: 'P', struct: 'Params', fields: { n: 'u32', chunk: 'u32', parts: 'u32', max_norm: 'f32' } },
+  uniforms: params('n chunk parts max_norm:f32'),
   shaders: { main: [code] },
 };
 
@@ -37,13 +36,7 @@ export interface GradNormArgs {
   maxNorm: number;
 }
 
-export class GradNorm {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, GRAD_NORM_SPEC);
-  }
-
+export class GradNorm extends SpecKernel.of(GRAD_NORM_SPEC) {
   static partsFor(n: number): number {
     return Math.min(MAX_PARTS, Math.max(1, Math.ceil(n / MIN_CHUNK)));
   }
@@ -55,12 +48,10 @@ export class GradNorm {
     const chunk = Math.ceil(a.n / parts);
     checkElements('grad-norm', 'part', a.part, parts);
     checkElements('grad-norm', 'stats', a.stats, 2);
-    const text = withDeclarations(GRAD_NORM_SPEC, code);
     const call = (entryPoint: string, workgroups: number) =>
-      specCall(this.ctx, GRAD_NORM_SPEC, {
+      this.call({
         label: `grad-norm.${entryPoint}`,
-        pipeline: this.ctx.pipelines.get({ label: `grad-norm.${entryPoint}`, layout: this.layout.pipeline, entryPoint, code: text }),
-        layout: this.layout,
+        pipeline: this.pipeline({ label: `grad-norm.${entryPoint}`, entryPoint }),
         buffers: { grads: a.grads, part: a.part, stats: a.stats },
         uniforms: { n: a.n, chunk, parts, max_norm: a.maxNorm },
         workgroups: [workgroups, 1, 1],

@@ -11,13 +11,11 @@
  * Problems of one dispatch share the X and Y bindings (offsets and strides are per problem).
  * Reference: reference/linear.ts `matmulForward` with transA (dB = s g^T u, dA = s (g B)^T x).
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { alignTo } from '../gpu/buffers';
-import { checkDim, checkElements, grid, specCall, specLayout } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
 import code from './lora-grad.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { ro, rw, type KernelSpec } from './spec';
 
 export interface LoraGradProblem {
   /** OUT is M x N (before an optional transposed store); K tokens. */
@@ -58,10 +56,10 @@ const TARGET_WORKGROUPS = 256;
 export const LORA_GRAD_SPEC: KernelSpec = {
   name: 'lora-grad',
   bindings: {
-    x: { var: 'X', type: 'f32', access: 'read', doc: '[K, ldx]: u (for dB^T) or s g B (for dA)' },
-    y: { var: 'Y', type: 'f32', access: 'read', doc: '[K, ldy]: g (for dB^T) or the module input x (for dA)' },
-    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'the gradient buffer, accumulated' },
-    part: { var: 'PART', type: 'f32', access: 'read_write', doc: 'split partials: PART[part_off + (split M + m) N + n]' },
+    x: ro('X', 'f32', '[K, ldx]: u (for dB^T) or s g B (for dA)'),
+    y: ro('Y', 'f32', '[K, ldy]: g (for dB^T) or the module input x (for dA)'),
+    out: rw('OUT', 'f32', 'the gradient buffer, accumulated'),
+    part: rw('PART', 'f32', 'split partials: PART[part_off + (split M + m) N + n]'),
   },
   uniforms: {
     var: 'P',
@@ -119,13 +117,7 @@ function plan(p: LoraGradProblem): Planned {
   return { ...p, splits, kps, tiles };
 }
 
-export class LoraGrad {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, LORA_GRAD_SPEC);
-  }
-
+export class LoraGrad extends SpecKernel.of(LORA_GRAD_SPEC) {
   /** Scratch floats the split partials of these problems need. */
   static partFloats(problems: LoraGradProblem[]): number {
     let total = 0;
@@ -137,14 +129,10 @@ export class LoraGrad {
     const planned = a.problems.map(plan);
     for (const p of planned) {
       for (const d of ['M', 'N', 'K', 'ldx', 'ldy', 'ldo'] as const) checkDim('lora-grad', d, p[d]);
-      checkElements('lora-grad', 'x', a.x, p.xOffset + (p.K - 1) * p.ldx + p.M);
-      checkElements('lora-grad', 'y', a.y, p.yOffset + (p.K - 1) * p.ldy + p.N);
-      checkElements(
-        'lora-grad',
-        'out',
-        a.out,
-        p.transposed ? p.outOffset + (p.N - 1) * p.ldo + p.M : p.outOffset + (p.M - 1) * p.ldo + p.N,
-      );
+      checkRows('lora-grad', 'x', a.x, p.K, p.M, p.ldx, p.xOffset);
+      checkRows('lora-grad', 'y', a.y, p.K, p.N, p.ldy, p.yOffset);
+      if (p.transposed) checkRows('lora-grad', 'out', a.out, p.N, p.M, p.ldo, p.outOffset);
+      else checkRows('lora-grad', 'out', a.out, p.M, p.N, p.ldo, p.outOffset);
     }
     checkElements('lora-grad', 'part', a.part, LoraGrad.partFloats(a.problems));
     const calls: KernelCall[] = [];
@@ -165,7 +153,7 @@ export class LoraGrad {
         first += p.tiles * p.splits;
         return f;
       });
-      calls.push(this.call('lora-grad.partial', 'partial', a, batch, firsts, first, grid(this.ctx, first)));
+      calls.push(this.problemCall('lora-grad.partial', 'partial', a, batch, firsts, first, grid(this.ctx, first)));
     }
     for (let i = 0; i < splitProblems.length; i += MAXP) {
       const batch = splitProblems.slice(i, i + MAXP);
@@ -175,12 +163,12 @@ export class LoraGrad {
         first += p.M * p.N;
         return f;
       });
-      calls.push(this.call('lora-grad.reduce', 'reduce', a, batch, firsts, first, grid(this.ctx, Math.ceil(first / 256))));
+      calls.push(this.problemCall('lora-grad.reduce', 'reduce', a, batch, firsts, first, grid(this.ctx, Math.ceil(first / 256))));
     }
     return calls;
   }
 
-  private call(
+  private problemCall(
     label: string,
     entryPoint: string,
     a: LoraGradArgs,
@@ -189,16 +177,9 @@ export class LoraGrad {
     total: number,
     workgroups: [number, number, number],
   ): KernelCall {
-    const pipeline = this.ctx.pipelines.get({
+    return this.call({
       label,
-      layout: this.layout.pipeline,
-      entryPoint,
-      code: composeShader({ spec: LORA_GRAD_SPEC, consts: { MAXP }, body: LORA_GRAD_SPEC.shaders.main }),
-    });
-    return specCall(this.ctx, LORA_GRAD_SPEC, {
-      label,
-      pipeline,
-      layout: this.layout,
+      pipeline: this.pipeline({ label, entryPoint, consts: { MAXP } }),
       buffers: { x: a.x, y: a.y, out: a.out, part: a.part },
       uniforms: {
         count: problems.length,

@@ -15,10 +15,10 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
 import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
-import { checkDim, checkElements, specCall, specLayout } from './common';
+import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
-import { shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, shaderText, type KernelSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
@@ -127,43 +127,22 @@ const KT = 2048;
 
 /** The two entry points share slots, pool and per-token slots; shrink reads X and writes U, expand reads U and adds into Y. */
 const LORA_SHARED = {
-  pool: { var: 'POOL', type: 'f32', access: 'read', doc: "every slot's A and B matrices (element offsets from SLOTS[s].base)" },
-  slots: { var: 'SLOTS', type: 'Slot', access: 'read', doc: 'base, rank, scale of each adapter slot' },
-  tokenSlots: { var: 'TOK', type: 'u32', access: 'read', doc: "[T] each row's slot, 0xffffffff = none" },
-} as const;
+  pool: ro('POOL', 'f32', "every slot's A and B matrices (element offsets from SLOTS[s].base)"),
+  slots: ro('SLOTS', 'Slot', 'base, rank, scale of each adapter slot'),
+  tokenSlots: ro('TOK', 'u32', "[T] each row's slot, 0xffffffff = none"),
+};
 
-const LORA_UNIFORMS = {
-  var: 'P',
-  struct: 'Params',
-  // T token rows; K: shrink the input width, expand the group's output columns; x_off, x_stride: the
-  // rows of X (shrink) or Y (expand); M modules in the group (1..3); units0..2: a_units (shrink) or
-  // b_units (expand) of module 0..2; width0..2: expand's output columns of module 0..2
-  fields: {
-    T: 'u32',
-    K: 'u32',
-    x_off: 'u32',
-    x_stride: 'u32',
-    layer_units: 'u32',
-    layer: 'u32',
-    M: 'u32',
-    _pad0: 'u32',
-    units0: 'u32',
-    units1: 'u32',
-    units2: 'u32',
-    _pad1: 'u32',
-    width0: 'u32',
-    width1: 'u32',
-    width2: 'u32',
-    _pad2: 'u32',
-  },
-} as const;
+// T token rows; K: shrink the input width, expand the group's output columns; x_off, x_stride: the
+// rows of X (shrink) or Y (expand); M modules in the group (1..3); units0..2: a_units (shrink) or
+// b_units (expand) of module 0..2; width0..2: expand's output columns of module 0..2
+const LORA_UNIFORMS = params('T K x_off x_stride layer_units layer M _pad0 units0 units1 units2 _pad1 width0 width1 width2 _pad2');
 
 export const LORA_SHRINK_SPEC: KernelSpec = {
   name: 'lora.shrink',
   bindings: {
-    x: { var: 'X', type: 'f32', access: 'read', doc: 'X[t, k] at x_off + t * x_stride + k' },
+    x: ro('X', 'f32', 'X[t, k] at x_off + t * x_stride + k'),
     ...LORA_SHARED,
-    u: { var: 'U', type: 'f32', access: 'read_write', doc: '[T, 3, RMAX]' },
+    u: rw('U', 'f32', '[T, 3, RMAX]'),
   },
   uniforms: LORA_UNIFORMS,
   shaders: { main: [section(code, 'shrink')] },
@@ -172,84 +151,88 @@ export const LORA_SHRINK_SPEC: KernelSpec = {
 export const LORA_EXPAND_SPEC: KernelSpec = {
   name: 'lora.expand',
   bindings: {
-    u: { var: 'U', type: 'f32', access: 'read', doc: '[T, 3, RMAX]' },
+    u: ro('U', 'f32', '[T, 3, RMAX]'),
     ...LORA_SHARED,
-    y: { var: 'Y', type: 'f32', access: 'read_write', doc: 'Y[t, c] at x_off + t * x_stride + c, accumulated into' },
+    y: rw('Y', 'f32', 'Y[t, c] at x_off + t * x_stride + c, accumulated into'),
   },
   uniforms: LORA_UNIFORMS,
   shaders: { main: [section(code, 'expand')] },
 };
 
+interface LoraEntry {
+  spec: KernelSpec;
+  layout: KernelLayout;
+  pipeline: GPUComputePipeline;
+}
+
 export class LoraKernels {
-  private readonly shrinkLayout;
-  private readonly expandLayout;
-  private readonly shrinkPipeline: GPUComputePipeline;
-  private readonly expandPipeline: GPUComputePipeline;
+  private readonly entries: Record<'shrink' | 'expand', LoraEntry>;
 
   constructor(private readonly ctx: KernelContext) {
-    this.shrinkLayout = specLayout(ctx, LORA_SHRINK_SPEC);
-    this.expandLayout = specLayout(ctx, LORA_EXPAND_SPEC);
     const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
-    const pipeline = (spec: KernelSpec, layout: GPUPipelineLayout, entryPoint: string) =>
-      ctx.pipelines.get({ label: spec.name, layout, entryPoint, code: `${consts}\n${shaderText(spec)}` });
-    this.shrinkPipeline = pipeline(LORA_SHRINK_SPEC, this.shrinkLayout.pipeline, 'shrink');
-    this.expandPipeline = pipeline(LORA_EXPAND_SPEC, this.expandLayout.pipeline, 'expand');
+    const entry = (spec: KernelSpec, entryPoint: string): LoraEntry => {
+      const layout = specLayout(ctx, spec);
+      const code = `${consts}\n${shaderText(spec)}`;
+      return { spec, layout, pipeline: ctx.pipelines.get({ label: spec.name, layout: layout.pipeline, entryPoint, code }) };
+    };
+    this.entries = { shrink: entry(LORA_SHRINK_SPEC, 'shrink'), expand: entry(LORA_EXPAND_SPEC, 'expand') };
   }
 
   /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
   encodeShrink(a: LoraShrinkArgs): KernelCall {
     const mods = groupModules(a);
-    const K = mods[0].in;
-    const xStride = a.xStride ?? K;
-    checkDim('lora.shrink', 'T', a.T);
-    if (a.T > this.ctx.maxWorkgroupsPerDimension) throw new Error(`lora.shrink: ${a.T} rows exceed one grid dimension`);
-    checkElements('lora.shrink', 'x', a.x, (a.xOffset ?? 0) + (a.T - 1) * xStride + K);
-    checkElements('lora.shrink', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
-    checkElements('lora.shrink', 'tokenSlots', a.tokenSlots, a.T);
-    const units = [0, 1, 2].map((i) => mods[i]?.aUnits ?? 0);
-    return specCall(this.ctx, LORA_SHRINK_SPEC, {
-      pipeline: this.shrinkPipeline,
-      layout: this.shrinkLayout,
-      buffers: { x: a.x, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, u: a.u },
-      uniforms: {
-        ...loraUniforms(a, K, a.xOffset ?? 0, xStride, units),
-        width0: 0,
-        width1: 0,
-        width2: 0,
-      },
-      workgroups: [mods.length, a.T, 1],
-    });
+    return this.call('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]);
   }
 
   /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
   encodeExpand(a: LoraExpandArgs): KernelCall {
     const mods = groupModules(a);
     const N = mods.reduce((s, m) => s + m.out, 0);
-    const yStride = a.yStride ?? N;
-    checkDim('lora.expand', 'T', a.T);
-    checkElements('lora.expand', 'y', a.y, (a.yOffset ?? 0) + (a.T - 1) * yStride + N);
-    checkElements('lora.expand', 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
-    checkElements('lora.expand', 'tokenSlots', a.tokenSlots, a.T);
-    const units = [0, 1, 2].map((i) => mods[i]?.bUnits ?? 0);
-    const widths = [0, 1, 2].map((i) => mods[i]?.out ?? 0);
-    return specCall(this.ctx, LORA_EXPAND_SPEC, {
-      pipeline: this.expandPipeline,
-      layout: this.expandLayout,
-      buffers: { u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots, y: a.y },
-      uniforms: {
-        ...loraUniforms(a, N, a.yOffset ?? 0, yStride, units),
-        width0: widths[0],
-        width1: widths[1],
-        width2: widths[2],
-      },
-      workgroups: [Math.ceil(N / WG), a.T, 1],
+    return this.call('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]);
+  }
+
+  /** One entry's call over the group's rows of X (shrink) or Y (expand), `width` wide, and the tables both read. */
+  private call(
+    entry: 'shrink' | 'expand',
+    a: LoraShrinkArgs | LoraExpandArgs,
+    mods: LoraModuleLayout[],
+    [name, ref]: ['x' | 'y', BufferRef],
+    width: number,
+    offset = 0,
+    stride = width,
+    workgroups: [number, number, number],
+  ): KernelCall {
+    const { spec, layout, pipeline } = this.entries[entry];
+    checkDim(spec.name, 'T', a.T);
+    if (entry === 'shrink' && a.T > this.ctx.maxWorkgroupsPerDimension)
+      throw new Error(`${spec.name}: ${a.T} rows exceed one grid dimension`);
+    checkRows(spec.name, name, ref, a.T, width, stride, offset);
+    checkElements(spec.name, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
+    checkElements(spec.name, 'tokenSlots', a.tokenSlots, a.T);
+    return specCall(this.ctx, spec, {
+      pipeline,
+      layout,
+      buffers: { [name]: ref, u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots },
+      uniforms: loraUniforms(a, mods, width, offset, stride, entry),
+      workgroups,
     });
   }
 }
 
-/** The uniform fields shrink and expand fill alike: rows, the group's width, the X (or Y) rows, the layer, the module units. */
-function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: number, x_stride: number, units: number[]) {
-  const M = a.layout.groups[a.group].length;
+/**
+ * The uniform block of either entry: rows, the group's width, the X (or Y) rows, the layer, and per
+ * module its A units (shrink) or its B units and output columns (expand).
+ */
+function loraUniforms(
+  a: LoraShrinkArgs | LoraExpandArgs,
+  mods: LoraModuleLayout[],
+  K: number,
+  x_off: number,
+  x_stride: number,
+  entry: 'shrink' | 'expand',
+) {
+  const units = (i: number) => (entry === 'shrink' ? mods[i]?.aUnits : mods[i]?.bUnits) ?? 0;
+  const width = (i: number) => (entry === 'expand' ? (mods[i]?.out ?? 0) : 0);
   return {
     T: a.T,
     K,
@@ -257,10 +240,13 @@ function loraUniforms(a: LoraShrinkArgs | LoraExpandArgs, K: number, x_off: numb
     x_stride,
     layer_units: a.layout.layerUnits,
     layer: a.layer,
-    M,
-    units0: units[0],
-    units1: units[1],
-    units2: units[2],
+    M: mods.length,
+    units0: units(0),
+    units1: units(1),
+    units2: units(2),
+    width0: width(0),
+    width1: width(1),
+    width2: width(2),
   };
 }
 

@@ -12,10 +12,9 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, placeholder, specCall } from './common';
 import { grid2d } from './attention-shared';
-import { QKV_PREP_SPEC, QKV_PREP_WG, qkvPrepConstants, type QkvPrepShape } from './qkv-prep';
-import { shaderText } from './spec';
+import { QKV_PREP_SPEC, QKV_PREP_WG, qkvPrepEntry, type QkvPrepEntry, type QkvPrepShape } from './qkv-prep';
 
 export interface QkvPrepBackwardIO {
   /** f32 [T, (NH + 2 NKV) * HS], read and written in place (q and k columns). */
@@ -39,25 +38,13 @@ export interface QkvPrepBackwardDims {
 }
 
 export class QkvPrepBackward {
-  private readonly layout: KernelLayout;
-  private readonly pipeline: GPUComputePipeline;
+  private readonly entry: QkvPrepEntry;
 
   constructor(
     private readonly ctx: KernelContext,
     readonly shape: QkvPrepShape,
   ) {
-    const { NH, NKV, HS } = shape;
-    if (HS % 2 !== 0) throw new Error(`QkvPrepBackward: head dim ${HS} must be even`);
-    if (NH % NKV !== 0) throw new Error(`QkvPrepBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    const label = 'qkv-prep.backward';
-    this.layout = specLayout(ctx, QKV_PREP_SPEC, 'prep_backward');
-    this.pipeline = ctx.pipelines.get({
-      label,
-      code: shaderText(QKV_PREP_SPEC),
-      entryPoint: 'prep_backward',
-      layout: this.layout.pipeline,
-      constants: qkvPrepConstants(shape),
-    });
+    this.entry = qkvPrepEntry(ctx, shape, 'QkvPrepBackward', 'qkv-prep.backward', 'prep_backward');
   }
 
   /** One dispatch; record it after the attention backward wrote dq, dk into dqkv. */
@@ -73,8 +60,8 @@ export class QkvPrepBackward {
     checkElements(label, 'ropeTable', io.ropeTable, this.shape.rotaryDim ?? HS);
     return specCall(this.ctx, QKV_PREP_SPEC, {
       label,
-      pipeline: this.pipeline,
-      layout: this.layout,
+      pipeline: this.entry.pipeline,
+      layout: this.entry.layout,
       buffers: {
         dqkv: io.dqkv,
         qkv: io.qkv ?? placeholder(this.ctx),

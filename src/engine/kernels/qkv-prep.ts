@@ -23,7 +23,7 @@ import { layerUsesRope } from '../model/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
-import { shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, shaderText, type KernelSpec } from './spec';
 
 export interface QkvPrepShape {
   NH: number;
@@ -74,19 +74,19 @@ const DTYPE_CODE: Readonly<Record<string, number>> = { f32: 0, f16: 1, bf16: 2 }
 export const QKV_PREP_SPEC: KernelSpec = {
   name: 'qkv-prep',
   bindings: {
-    q: { var: 'qOut', type: 'f32', access: 'read_write', doc: '[T, NH, HS] (q entry)' },
-    k: { var: 'kCache', type: 'f32', access: 'read_write', doc: '[numBlocks, NKV, 16, HS] (kv entry)' },
-    v: { var: 'vCache', type: 'f32', access: 'read_write', doc: '[numBlocks, NKV, 16, HS] (kv entry)' },
-    qkv: { var: 'qkv', type: 'f32', access: 'read', doc: '[T, (NH + 2 NKV) * HS]' },
-    qNorm: { var: 'qNorm', type: 'u32', access: 'read', doc: '[HS] packed (q and backward entries)' },
-    kNorm: { var: 'kNorm', type: 'u32', access: 'read', doc: '[HS] packed (kv and backward entries)' },
-    ropeTable: { var: 'ropeTable', type: 'vec2<f32>', access: 'read', doc: '[positions, R/2] (cos, sin)' },
-    blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq] (kv entry)' },
-    rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
-    dqkv: { var: 'dqkv', type: 'f32', access: 'read_write', doc: '[T, (NH + 2 NKV) * HS] (backward entry)' },
+    q: rw('qOut', 'f32', '[T, NH, HS] (q entry)'),
+    k: rw('kCache', 'f32', '[numBlocks, NKV, 16, HS] (kv entry)'),
+    v: rw('vCache', 'f32', '[numBlocks, NKV, 16, HS] (kv entry)'),
+    qkv: ro('qkv', 'f32', '[T, (NH + 2 NKV) * HS]'),
+    qNorm: ro('qNorm', 'u32', '[HS] packed (q and backward entries)'),
+    kNorm: ro('kNorm', 'u32', '[HS] packed (kv and backward entries)'),
+    ropeTable: ro('ropeTable', 'vec2<f32>', '[positions, R/2] (cos, sin)'),
+    blockTable: ro('blockTable', 'u32', '[maxSeqs, maxBlocksPerSeq] (kv entry)'),
+    rows: ro('rows', 'BatchRow', '[B]'),
+    dqkv: rw('dqkv', 'f32', '[T, (NH + 2 NKV) * HS] (backward entry)'),
   },
   // rope: 1 to rotate the first ROT dims of q and k heads, 0 on a NoPE layer.
-  uniforms: { var: 'params', struct: 'Params', fields: { T: 'u32', B: 'u32', maxBlocksPerSeq: 'u32', eps: 'f32', rope: 'u32' } },
+  uniforms: params('T B maxBlocksPerSeq eps:f32 rope', { var: 'params' }),
   entryPoints: {
     prep_q: ['q', 'qkv', 'qNorm', 'ropeTable', 'rows'],
     prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
@@ -103,32 +103,32 @@ export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
   return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
 }
 
-interface Entry {
+/** One entry point's layout and pipeline. */
+export interface QkvPrepEntry {
   layout: KernelLayout;
   pipeline: GPUComputePipeline;
 }
 
+/** The layout and pipeline of one entry point for a shape, which it checks first (`owner` names the wrapper in errors). */
+export function qkvPrepEntry(ctx: KernelContext, shape: QkvPrepShape, owner: string, label: string, entryPoint: string): QkvPrepEntry {
+  const { NH, NKV, HS } = shape;
+  if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
+  if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
+  const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
+  const code = shaderText(QKV_PREP_SPEC);
+  return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
+}
+
 export class QkvPrep {
-  private readonly q: Entry;
-  private readonly kv: Entry;
+  private readonly q: QkvPrepEntry;
+  private readonly kv: QkvPrepEntry;
 
   constructor(
     private readonly ctx: KernelContext,
     readonly shape: QkvPrepShape,
   ) {
-    const { NH, NKV, HS } = shape;
-    if (HS % 2 !== 0) throw new Error(`QkvPrep: head dim ${HS} must be even`);
-    if (NH % NKV !== 0) throw new Error(`QkvPrep: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    const entry = (label: string, entryPoint: string): Entry => {
-      const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
-      const code = shaderText(QKV_PREP_SPEC);
-      return {
-        layout,
-        pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }),
-      };
-    };
-    this.q = entry('qkv-prep.q', 'prep_q');
-    this.kv = entry('qkv-prep.kv', 'prep_kv');
+    this.q = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.q', 'prep_q');
+    this.kv = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.kv', 'prep_kv');
   }
 
   /** The two dispatches (q heads, then k/v heads), to record in this order. */
@@ -162,7 +162,7 @@ export class QkvPrep {
       qNorm: io.qNorm ?? placeholder(this.ctx),
       kNorm: io.kNorm ?? placeholder(this.ctx),
     };
-    const call = (label: string, e: Entry, workgroups: number) =>
+    const call = (label: string, e: QkvPrepEntry, workgroups: number) =>
       specCall(this.ctx, QKV_PREP_SPEC, {
         label,
         pipeline: e.pipeline,

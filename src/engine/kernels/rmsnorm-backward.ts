@@ -7,38 +7,21 @@
  * Qwen3's per-head q/k norm backward is fused into QkvPrepBackward (qkv-prep-backward.ts).
  * Reference: reference/rmsnorm.ts `rmsnormBackward`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
 import code from './rmsnorm-backward.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const RMSNORM_BACKWARD_SPEC: KernelSpec = {
   name: 'rmsnorm-backward',
   bindings: {
-    dout: { var: 'DOUT', type: 'f32', access: 'read', doc: 'dout[n, c] at dout_off + n * dout_stride + c' },
-    inp: { var: 'IN', type: 'f32', access: 'read', doc: "the forward's input x[n, c] at in_off + n * in_stride + c" },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight w[c] at w_off + c' },
-    rstd: { var: 'RS', type: 'f32', access: 'read', doc: 'rstd[n] at rstd_off + n (saved by the forward)' },
-    dinp: { var: 'DINP', type: 'f32', access: 'read_write', doc: 'dinp[n, c] at dinp_off + n * dinp_stride + c' },
+    dout: ro('DOUT', 'f32', 'dout[n, c] at dout_off + n * dout_stride + c'),
+    inp: ro('IN', 'f32', "the forward's input x[n, c] at in_off + n * in_stride + c"),
+    vectors: ro('VEC', 'f32', 'norm weight w[c] at w_off + c'),
+    rstd: ro('RS', 'f32', 'rstd[n] at rstd_off + n (saved by the forward)'),
+    dinp: rw('DINP', 'f32', 'dinp[n, c] at dinp_off + n * dinp_stride + c'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    fields: {
-      N: 'u32',
-      C: 'u32',
-      in_off: 'u32',
-      in_stride: 'u32',
-      dout_off: 'u32',
-      dout_stride: 'u32',
-      dinp_off: 'u32',
-      dinp_stride: 'u32',
-      w_off: 'u32',
-      rstd_off: 'u32',
-    },
-  },
+  uniforms: params('N C in_off in_stride dout_off dout_stride dinp_off dinp_stride w_off rstd_off'),
   shaders: { main: [code] },
 };
 
@@ -67,13 +50,7 @@ export interface RmsNormBackwardArgs {
   rstdOffset?: number;
 }
 
-export class RmsNormBackward {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, RMSNORM_BACKWARD_SPEC);
-  }
-
+export class RmsNormBackward extends SpecKernel.of(RMSNORM_BACKWARD_SPEC) {
   encode(a: RmsNormBackwardArgs): KernelCall {
     const label = 'rmsnorm-backward';
     checkDim(label, 'N', a.N);
@@ -81,28 +58,15 @@ export class RmsNormBackward {
     const inStride = a.inStride ?? a.C;
     const doutStride = a.doutStride ?? a.C;
     const dinpStride = a.dinpStride ?? a.C;
-    checkElements(label, 'dinp', a.dinp, (a.dinpOffset ?? 0) + (a.N - 1) * dinpStride + a.C);
-    checkElements(label, 'dout', a.dout, (a.doutOffset ?? 0) + (a.N - 1) * doutStride + a.C);
-    checkElements(label, 'inp', a.inp, (a.inOffset ?? 0) + (a.N - 1) * inStride + a.C);
+    checkRows(label, 'dinp', a.dinp, a.N, a.C, dinpStride, a.dinpOffset);
+    checkRows(label, 'dout', a.dout, a.N, a.C, doutStride, a.doutOffset);
+    checkRows(label, 'inp', a.inp, a.N, a.C, inStride, a.inOffset);
     checkElements(label, 'rstd', a.rstd, (a.rstdOffset ?? 0) + a.N);
     checkElements(label, 'weight', a.vectors, a.weightOffset + a.C);
     const WG = a.C <= 256 ? 64 : 256;
     const consts = { WG, BB: 1, ACCUM: a.accumulate ?? true };
-    const pipeline = this.ctx.pipelines.get({
-      label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts,
-        spec: RMSNORM_BACKWARD_SPEC,
-        body: RMSNORM_BACKWARD_SPEC.shaders.main,
-      }),
-    });
-    return specCall(this.ctx, RMSNORM_BACKWARD_SPEC, {
-      pipeline,
-      layout: this.layout,
+    return this.call({
+      pipeline: this.pipeline({ reductions: true, consts }),
       buffers: { dout: a.dout, inp: a.inp, vectors: a.vectors, rstd: a.rstd, dinp: a.dinp },
       uniforms: {
         N: a.N,

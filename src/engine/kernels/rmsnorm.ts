@@ -5,27 +5,21 @@
  * One 256-invocation workgroup per row (64 for C <= 256). Decode folds norms into its GEMVs instead.
  * Reference: reference/rmsnorm.ts.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, placeholder, specCall, specLayout, subgroupsOf } from './common';
+import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './common';
 import code from './rmsnorm.wgsl?raw';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const RMSNORM_SPEC: KernelSpec = {
   name: 'rmsnorm',
   bindings: {
-    inp: { var: 'IN', type: 'f32', access: 'read', doc: 'row n at in_off + n * in_stride' },
-    out: { var: 'OUT', type: 'f32', access: 'read_write', doc: 'row n at out_off + n * out_stride' },
-    vectors: { var: 'VEC', type: 'f32', access: 'read', doc: 'norm weight at w_off' },
-    rows: { var: 'IDX', type: 'u32', access: 'read', doc: 'rows to read (GATHER)' },
-    rstd: { var: 'RS', type: 'f32', access: 'read_write', doc: 'rstd per row (RSTD)' },
+    inp: ro('IN', 'f32', 'row n at in_off + n * in_stride'),
+    out: rw('OUT', 'f32', 'row n at out_off + n * out_stride'),
+    vectors: ro('VEC', 'f32', 'norm weight at w_off'),
+    rows: ro('IDX', 'u32', 'rows to read (GATHER)'),
+    rstd: rw('RS', 'f32', 'rstd per row (RSTD)'),
   },
-  uniforms: {
-    var: 'P',
-    struct: 'Params',
-    fields: { N: 'u32', C: 'u32', in_off: 'u32', in_stride: 'u32', out_off: 'u32', out_stride: 'u32', w_off: 'u32', eps: 'f32' },
-  },
+  uniforms: params('N C in_off in_stride out_off out_stride w_off eps:f32'),
   shaders: { main: [code] },
 };
 
@@ -52,39 +46,20 @@ export interface RmsNormArgs {
   accumulate?: boolean;
 }
 
-export class RmsNorm {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, RMSNORM_SPEC);
-  }
-
+export class RmsNorm extends SpecKernel.of(RMSNORM_SPEC) {
   encode(a: RmsNormArgs): KernelCall {
     checkDim('rmsnorm', 'N', a.N);
     checkDim('rmsnorm', 'C', a.C);
     const inStride = a.inStride ?? a.C;
     const outStride = a.outStride ?? a.C;
-    checkElements('rmsnorm', 'out', a.out, (a.outOffset ?? 0) + (a.N - 1) * outStride + a.C);
-    if (!a.rows) checkElements('rmsnorm', 'inp', a.inp, (a.inOffset ?? 0) + (a.N - 1) * inStride + a.C);
+    checkRows('rmsnorm', 'out', a.out, a.N, a.C, outStride, a.outOffset);
+    if (!a.rows) checkRows('rmsnorm', 'inp', a.inp, a.N, a.C, inStride, a.inOffset);
     checkElements('rmsnorm', 'weight', a.vectors, a.weightOffset + a.C);
     const WG = a.C <= 256 ? 64 : 256;
     const consts = { WG, BB: 1, GATHER: !!a.rows, RSTD: !!a.rstd, ACCUMULATE: !!a.accumulate };
-    const pipeline = this.ctx.pipelines.get({
-      label: RMSNORM_SPEC.name,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({
-        spec: RMSNORM_SPEC,
-        subgroups: subgroupsOf(this.ctx),
-        reductions: true,
-        consts,
-        body: RMSNORM_SPEC.shaders.main,
-      }),
-    });
     const { N, C, eps } = a;
-    return specCall(this.ctx, RMSNORM_SPEC, {
-      pipeline,
-      layout: this.layout,
+    return this.call({
+      pipeline: this.pipeline({ reductions: true, consts }),
       buffers: {
         inp: a.inp,
         out: a.out,

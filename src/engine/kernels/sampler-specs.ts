@@ -14,26 +14,25 @@ import processWgsl from './sampler-process.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
 import reduceWgsl from './sampler-reduce.wgsl?raw';
 import selectWgsl from './sampler-select.wgsl?raw';
-import type { BindingSpec, KernelSpec, UniformSpec } from './spec';
+import { params, ro, rw, type BindingSpec, type KernelSpec } from './spec';
 
 /** Sizes of the current sampler step: V the row length of logits, B rows this step, num_chunks = ceil(V / CHUNK), W = ceil(V / 32). */
-const SAMPLER_DIMS: UniformSpec = {
-  var: 'dims',
-  struct: 'SamplerDims',
-  fields: { V: 'u32', B: 'u32', num_chunks: 'u32', W: 'u32' },
-  first: true,
-};
-
-const ro = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
-const rw = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });
+const SAMPLER_DIMS = params('V B num_chunks W', { var: 'dims', struct: 'SamplerDims', first: true });
 
 const rows = ro('rows', 'SampleRow', '(B)');
 const logits = ro('logits', 'f32', '(B, V) raw');
 const grammar = ro('grammar', 'u32', "(B, W) this step's bitmasks");
+const processed = ro('processed', 'f32', '(B, V)');
+const rowInfo = ro('row_info', 'RowInfo', '(B)');
 
-export const SAMPLER_PROCESS_SPEC: KernelSpec = {
-  name: 'sampler.process',
-  bindings: {
+/** A sampler pass: the step's sizes at binding 0, the shared structs and reductions before its own WGSL. */
+function samplerPass(name: string, bindings: Record<string, BindingSpec>, ...wgsl: string[]): KernelSpec {
+  return { name, bindings, uniforms: SAMPLER_DIMS, shaders: { main: [commonWgsl, reduceWgsl, ...wgsl] } };
+}
+
+export const SAMPLER_PROCESS_SPEC = samplerPass(
+  'sampler.process',
+  {
     rows,
     edits: ro('edits', 'u32', 'bias pairs and banned ids'),
     grammar,
@@ -43,53 +42,50 @@ export const SAMPLER_PROCESS_SPEC: KernelSpec = {
     processed: rw('processed', 'f32', '(B, V)'),
     chunkStats: rw('chunk_stats', 'vec4<f32>', '(B, num_chunks): raw max, raw sum, proc max, 0'),
   },
-  uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, reduceWgsl, processWgsl] },
-};
+  processWgsl,
+);
 
-export const SAMPLER_SELECT_SPEC: KernelSpec = {
-  name: 'sampler.select',
-  bindings: {
+export const SAMPLER_SELECT_SPEC = samplerPass(
+  'sampler.select',
+  {
     rows,
     logits,
     grammar,
-    processed: ro('processed', 'f32', '(B, V)'),
+    processed,
     chunkStats: ro('chunk_stats', 'vec4<f32>', '(B, num_chunks)'),
     rowInfo: rw('row_info', 'RowInfo', '(B)'),
     rowTop: rw('row_top', 'vec2<u32>', '(B, MAX_TOP): id, raw value bits'),
     candidates: rw('candidates', 'vec2<u32>', '(B, CANDIDATES): id, value bits'),
   },
-  uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, reduceWgsl, radixWgsl, selectWgsl] },
-};
+  radixWgsl,
+  selectWgsl,
+);
 
-export const SAMPLER_DRAW_SPEC: KernelSpec = {
-  name: 'sampler.draw',
-  bindings: {
+export const SAMPLER_DRAW_SPEC = samplerPass(
+  'sampler.draw',
+  {
     rows,
-    processed: ro('processed', 'f32', '(B, V)'),
-    rowInfo: ro('row_info', 'RowInfo', '(B)'),
+    processed,
+    rowInfo,
     drawBest: rw('draw_best', 'vec2<u32>', '(B, num_chunks): score bits, id'),
   },
-  uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, reduceWgsl, drawWgsl] },
-};
+  drawWgsl,
+);
 
-export const SAMPLER_FINISH_SPEC: KernelSpec = {
-  name: 'sampler.finish',
-  bindings: {
+export const SAMPLER_FINISH_SPEC = samplerPass(
+  'sampler.finish',
+  {
     rows,
     logits,
     grammar,
-    rowInfo: ro('row_info', 'RowInfo', '(B)'),
+    rowInfo,
     rowTop: ro('row_top', 'vec2<u32>', '(B, MAX_TOP)'),
     drawBest: ro('draw_best', 'vec2<u32>', '(B, num_chunks)'),
     counts: rw('counts', 'u32', '(maxSeqs, V)'),
     output: rw('output', 'u32', '(B, 4) then (B, MAX_TOP, 2)'),
   },
-  uniforms: SAMPLER_DIMS,
-  shaders: { main: [commonWgsl, reduceWgsl, finishWgsl] },
-};
+  finishWgsl,
+);
 
 export const PROMPT_LOGPROBS_SPEC: KernelSpec = {
   name: 'logprobs.prompt',
@@ -99,6 +95,6 @@ export const PROMPT_LOGPROBS_SPEC: KernelSpec = {
     out: rw('out', 'u32', '(T, 2 + 2k)'),
   },
   // k: top entries per row, 0..MAX_TOP
-  uniforms: { var: 'pdims', struct: 'PromptDims', fields: { V: 'u32', k: 'u32' }, first: true },
+  uniforms: params('V k', { var: 'pdims', struct: 'PromptDims', first: true }),
   shaders: { main: [commonWgsl, radixWgsl, logprobsWgsl] },
 };

@@ -62,6 +62,30 @@ export interface KernelSpec<B extends string = string> {
   shaders: Record<string, readonly string[]>;
 }
 
+/** A read-only storage binding. */
+export const ro = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
+
+/** A read-write storage binding. */
+export const rw = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });
+
+/** A read-only binding of weights packed in u32 words (`vec4<u32>`), read through `VAR_load1` / `VAR_load8`. */
+export const packed = (v: string, doc: string): BindingSpec => ({ var: v, type: 'vec4<u32>', access: 'read', doc, packed: true });
+
+/**
+ * A uniform block of scalar fields written as one list of names in memory order, each u32 unless
+ * it says `:f32` or `:i32` (`'N C in_off eps:f32'`); most families use `P: Params`.
+ */
+export function params(fields: string, block: { var?: string; struct?: string; first?: true } = {}): UniformSpec {
+  const out: Record<string, ScalarType> = {};
+  for (const item of fields.trim().split(/\s+/)) {
+    const [name, type = 'u32'] = item.split(':');
+    if (type !== 'u32' && type !== 'f32' && type !== 'i32') throw new Error(`uniform field ${item}: the type is not u32, f32 or i32`);
+    if (name in out) throw new Error(`uniform field ${name} is listed twice`);
+    out[name] = type;
+  }
+  return { var: block.var ?? 'P', struct: block.struct ?? 'Params', fields: out, ...(block.first ? { first: true } : {}) };
+}
+
 /** A value per field of a spec's uniform block (padding omitted); arrays as lists of such objects. */
 export type UniformValues = Record<string, number | ReadonlyArray<Record<string, number>>>;
 

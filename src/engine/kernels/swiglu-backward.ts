@@ -5,23 +5,21 @@
  * Gemma's GeGLU (gelu_tanh(gate) * up) with `act`. Reference: reference/swiglu.ts `swigluBackward`,
  * `mlpActivationBackward`.
  */
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { MlpActivation } from '../model/config';
 import activation from './activation.wgsl?raw';
-import { checkDim, checkElements, grid, specCall, specLayout } from './common';
-import { composeShader } from './shader';
-import type { KernelSpec } from './spec';
+import { checkDim, checkRows, grid, SpecKernel } from './common';
+import { params, ro, rw, type KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
 
 export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
   name: 'swiglu-backward',
   bindings: {
-    dact: { var: 'DACT', type: 'f32', access: 'read', doc: '[T, F] gradient of silu(g) * u, row stride d_stride' },
-    gateUp: { var: 'GU', type: 'f32', access: 'read', doc: '[T, 2F] saved gate | up, row stride gu_stride' },
-    dgateUp: { var: 'DGU', type: 'f32', access: 'read_write', doc: '[T, 2F] d gate | d up, row stride dgu_stride' },
+    dact: ro('DACT', 'f32', '[T, F] gradient of silu(g) * u, row stride d_stride'),
+    gateUp: ro('GU', 'f32', '[T, 2F] saved gate | up, row stride in_stride'),
+    dgateUp: rw('DGU', 'f32', '[T, 2F] d gate | d up, row stride dgu_stride'),
   },
-  uniforms: { var: 'P', struct: 'Params', fields: { T: 'u32', F: 'u32', gu_stride: 'u32', d_stride: 'u32', dgu_stride: 'u32' } },
+  uniforms: params('T F in_stride d_stride dgu_stride'),
   shaders: { main: [activation, code] },
 };
 
@@ -41,13 +39,7 @@ export interface SwiGluBackwardArgs {
   act?: MlpActivation;
 }
 
-export class SwiGluBackward {
-  private readonly layout;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, SWIGLU_BACKWARD_SPEC);
-  }
-
+export class SwiGluBackward extends SpecKernel.of(SWIGLU_BACKWARD_SPEC) {
   encode(a: SwiGluBackwardArgs): KernelCall {
     const act = a.act ?? 'silu';
     const label = `swiglu-backward.${act}`;
@@ -56,20 +48,13 @@ export class SwiGluBackward {
     const guStride = a.gateUpStride ?? 2 * a.F;
     const dStride = a.dactStride ?? a.F;
     const dguStride = a.dgateUpStride ?? 2 * a.F;
-    checkElements(label, 'gateUp', a.gateUp, (a.T - 1) * guStride + 2 * a.F);
-    checkElements(label, 'dact', a.dact, (a.T - 1) * dStride + a.F);
-    checkElements(label, 'dgateUp', a.dgateUp, (a.T - 1) * dguStride + 2 * a.F);
-    const pipeline = this.ctx.pipelines.get({
-      label,
-      layout: this.layout.pipeline,
-      entryPoint: 'main',
-      code: composeShader({ spec: SWIGLU_BACKWARD_SPEC, consts: { GELU: act === 'gelu_tanh' }, body: SWIGLU_BACKWARD_SPEC.shaders.main }),
-    });
-    return specCall(this.ctx, SWIGLU_BACKWARD_SPEC, {
-      pipeline,
-      layout: this.layout,
+    checkRows(label, 'gateUp', a.gateUp, a.T, 2 * a.F, guStride);
+    checkRows(label, 'dact', a.dact, a.T, a.F, dStride);
+    checkRows(label, 'dgateUp', a.dgateUp, a.T, 2 * a.F, dguStride);
+    return this.call({
+      pipeline: this.pipeline({ label, consts: { GELU: act === 'gelu_tanh' } }),
       buffers: { dact: a.dact, gateUp: a.gateUp, dgateUp: a.dgateUp },
-      uniforms: { T: a.T, F: a.F, gu_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
+      uniforms: { T: a.T, F: a.F, in_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
       workgroups: grid(this.ctx, Math.ceil((a.T * a.F) / 256)),
     });
   }

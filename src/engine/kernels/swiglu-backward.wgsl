@@ -7,23 +7,15 @@
 // GELU (Gemma's GeGLU, act = gelu_tanh): dGU[t, f] = d * u * gelu_tanh'(g), dGU[t, F + f] = d * gelu_tanh(g).
 // One invocation per (t, f). The only producer of dGU, so it writes (no accumulation).
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = gid.x + gid.y * nwg.x * 256u;
-  if (i >= P.T * P.F) {
-    return;
-  }
-  let t = i / P.F;
-  let f = i % P.F;
-  let g = GU[t * P.gu_stride + f];
-  let u = GU[t * P.gu_stride + P.F + f];
-  let d = DACT[t * P.d_stride + f];
+fn gated(e: GatedElem) {
+  let d = DACT[e.t * P.d_stride + e.f];
+  let at = e.t * P.dgu_stride + e.f; // d gate; d up at at + F
   if (GELU) {
-    DGU[t * P.dgu_stride + f] = d * u * gelu_tanh_grad(g);
-    DGU[t * P.dgu_stride + P.F + f] = d * gelu_tanh(g);
+    DGU[at] = d * e.u * gelu_tanh_grad(e.g);
+    DGU[at + P.F] = d * gelu_tanh(e.g);
   } else {
-    let sig = 1.0 / (1.0 + exp(-g));
-    DGU[t * P.dgu_stride + f] = d * u * sig * (1.0 + g * (1.0 - sig));
-    DGU[t * P.dgu_stride + P.F + f] = d * g * sig;
+    let sig = 1.0 / (1.0 + exp(-e.g));
+    DGU[at] = d * e.u * sig * (1.0 + e.g * (1.0 - sig));
+    DGU[at + P.F] = d * e.g * sig;
   }
 }

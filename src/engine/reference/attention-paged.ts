@@ -11,7 +11,7 @@
  * Not here: the naive attention itself (reference/attention.ts), norms and RoPE (reference/rmsnorm.ts,
  * reference/rope.ts), any block allocation policy.
  */
-import { attentionForward } from './attention';
+import { attentionForward, attentionLogsumexp } from './attention';
 import { firstVisibleKey } from '../model/attention-window';
 import { rmsnormForward } from './rmsnorm';
 import type { RopeFreqs } from '../model/rope';
@@ -92,42 +92,8 @@ export function attentionPrefillPaged(
     const qRow = q.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
     const outRow = out.subarray(t0 * NH * HS, (t0 + T) * NH * HS);
     attentionForward(outRow, qRow, k, v, T, S, NH, NKV, HS, row.pos, W);
-    if (lse) attentionLogsumexp(lse.subarray(t0 * NH, (t0 + T) * NH), qRow, k, T, NH, NKV, HS, row.pos, W);
+    if (lse) attentionLogsumexp(lse.subarray(t0 * NH, (t0 + T) * NH), qRow, k, T, S, NH, NKV, HS, row.pos, W);
     t0 += T;
-  }
-}
-
-/**
- * lse[t, h] = log sum_j exp(q[t,h] . k[j, h / (NH/NKV)] / sqrt(HS)) over the keys j the query sees
- * (firstVisibleKey(pos0 + t, W) ..= pos0 + t): what a FlashAttention-2 backward needs.
- */
-export function attentionLogsumexp(
-  lse: Float32Array, // [T, NH]
-  q: Float32Array, // [T, NH, HS]
-  k: Float32Array, // [S, NKV, HS]
-  T: number,
-  NH: number,
-  NKV: number,
-  HS: number,
-  pos0: number,
-  W = 0,
-): void {
-  const G = NH / NKV;
-  const scale = 1 / Math.sqrt(HS);
-  for (let t = 0; t < T; t++) {
-    for (let h = 0; h < NH; h++) {
-      const kh = Math.floor(h / G);
-      const scores: number[] = [];
-      for (let j = firstVisibleKey(pos0 + t, W); j <= pos0 + t; j++) {
-        let s = 0;
-        for (let d = 0; d < HS; d++) s += q[(t * NH + h) * HS + d] * k[(j * NKV + kh) * HS + d];
-        scores.push(s * scale);
-      }
-      const m = Math.max(...scores);
-      let sum = 0;
-      for (const s of scores) sum += Math.exp(s - m);
-      lse[t * NH + h] = m + Math.log(sum);
-    }
   }
 }
 

@@ -14,13 +14,7 @@ export function linearForward(
   IC: number,
   OC: number,
 ): void {
-  for (let n = 0; n < N; n++) {
-    for (let o = 0; o < OC; o++) {
-      let acc = bias ? bias[o] : 0;
-      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * weight[o * IC + i];
-      out[n * OC + o] = acc;
-    }
-  }
+  matmulForward(out, inp, weight, N, OC, IC, { transB: true, bias });
 }
 
 /**
@@ -40,22 +34,8 @@ export function linearBackward(
   IC: number,
   OC: number,
 ): void {
-  for (let n = 0; n < N; n++) {
-    for (let i = 0; i < IC; i++) {
-      let acc = 0;
-      for (let o = 0; o < OC; o++) acc += dout[n * OC + o] * weight[o * IC + i];
-      dinp[n * IC + i] += acc;
-    }
-  }
-  if (dweight) {
-    for (let o = 0; o < OC; o++) {
-      for (let i = 0; i < IC; i++) {
-        let acc = 0;
-        for (let n = 0; n < N; n++) acc += dout[n * OC + o] * inp[n * IC + i];
-        dweight[o * IC + i] += acc;
-      }
-    }
-  }
+  matmulForward(dinp, dout, weight, N, IC, OC, { accumulate: true });
+  if (dweight) matmulForward(dweight, dout, inp, OC, IC, N, { transA: true, accumulate: true });
   if (dbias) {
     for (let o = 0; o < OC; o++) {
       let acc = 0;
@@ -86,14 +66,13 @@ export function matmulForward(
   K: number,
   opts: MatmulOptions = {},
 ): void {
+  // Element strides of op(A) (m, k) and op(B) (k, n) in their stored layouts.
+  const [aM, aK] = opts.transA ? [1, M] : [K, 1];
+  const [bK, bN] = opts.transB ? [1, K] : [N, 1];
   for (let m = 0; m < M; m++) {
     for (let n = 0; n < N; n++) {
       let acc = opts.bias ? opts.bias[n] : 0;
-      for (let k = 0; k < K; k++) {
-        const av = opts.transA ? a[k * M + m] : a[m * K + k];
-        const bv = opts.transB ? b[n * K + k] : b[k * N + n];
-        acc += av * bv;
-      }
+      for (let k = 0; k < K; k++) acc += a[m * aM + k * aK] * b[k * bK + n * bN];
       out[m * N + n] = opts.accumulate ? out[m * N + n] + acc : acc;
     }
   }

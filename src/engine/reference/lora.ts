@@ -205,6 +205,22 @@ export function referenceLora(
   return lora;
 }
 
+/** The scale s and the dims both directions take after the buffers: N rows, IC inputs, OC outputs, rank r. */
+type LoraDims = [scale: number, N: number, IC: number, OC: number, r: number];
+
+/** Calls `each(n, u)` for every row n of inp with u (r) = A inp[n]: the `u = inp A^T` of both directions. */
+function forEachDown(inp: Floats, A: Floats, [, N, IC, , r]: LoraDims, each: (n: number, u: Float64Array) => void): void {
+  const u = new Float64Array(r);
+  for (let n = 0; n < N; n++) {
+    for (let j = 0; j < r; j++) {
+      let acc = 0;
+      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
+      u[j] = acc;
+    }
+    each(n, u);
+  }
+}
+
 /**
  * out (N, OC) += scale * (inp (N, IC) A^T) B^T with A (r, IC), B (OC, r): the update a LoRA adds to
  * the Linear output `out` (computed first from the frozen weight).
@@ -214,25 +230,16 @@ export function loraForward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  scale: number,
-  N: number,
-  IC: number,
-  OC: number,
-  r: number,
+  ...dims: LoraDims
 ): void {
-  const u = new Float64Array(r);
-  for (let n = 0; n < N; n++) {
-    for (let j = 0; j < r; j++) {
-      let acc = 0;
-      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
-      u[j] = acc;
-    }
+  const [scale, , , OC, r] = dims;
+  forEachDown(inp, A, dims, (n, u) => {
     for (let o = 0; o < OC; o++) {
       let acc = 0;
       for (let j = 0; j < r; j++) acc += B[o * r + j] * u[j];
       out[n * OC + o] += scale * acc;
     }
-  }
+  });
 }
 
 /**
@@ -249,19 +256,12 @@ export function loraBackward(
   inp: Floats, // (N, IC)
   A: Floats, // (r, IC)
   B: Floats, // (OC, r)
-  scale: number,
-  N: number,
-  IC: number,
-  OC: number,
-  r: number,
+  ...dims: LoraDims
 ): void {
-  const u = new Float64Array(r);
+  const [scale, , IC, OC, r] = dims;
   const e = new Float64Array(r);
-  for (let n = 0; n < N; n++) {
+  forEachDown(inp, A, dims, (n, u) => {
     for (let j = 0; j < r; j++) {
-      let acc = 0;
-      for (let i = 0; i < IC; i++) acc += inp[n * IC + i] * A[j * IC + i];
-      u[j] = acc;
       let ge = 0;
       for (let o = 0; o < OC; o++) ge += dout[n * OC + o] * B[o * r + j];
       e[j] = scale * ge;
@@ -273,7 +273,7 @@ export function loraBackward(
     }
     for (let j = 0; j < r; j++) for (let i = 0; i < IC; i++) dA[j * IC + i] += e[j] * inp[n * IC + i];
     for (let o = 0; o < OC; o++) for (let j = 0; j < r; j++) dB[o * r + j] += scale * dout[n * OC + o] * u[j];
-  }
+  });
 }
 
 /** Rows of the parts (N, widths[i]) side by side: (N, sum of widths), as a fused Linear's output. */

@@ -24,7 +24,7 @@ import { embeddingForward } from './embedding';
 import type { Floats } from './floats';
 import { linearBackward, linearForward, matmulForward } from './linear';
 import { loraBackward, loraBackwardSplit, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
-import type { ReferenceModel } from './model';
+import { dimsOf, type ReferenceModel } from './model';
 import { residualBackward, residualForward } from './residual';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';
 import { ropeBackward, ropeForward } from './rope';
@@ -75,23 +75,18 @@ function alloc(precision: Precision, n: number): Floats {
   return precision === 'f64' ? new Float64Array(n) : new Float32Array(n);
 }
 
+/** Where a projection sits, after its buffers: the adapter, layer l, module, T rows, IC inputs, OC outputs. */
+type ProjSite = [...FusedSite, OC: number];
+
+/** A fused module's site: the adapter, layer l, module, T rows, IC inputs (its outputs are the parts' widths). */
+type FusedSite = [lora: ReferenceLora | null, l: number, module: LoraModule, T: number, IC: number];
+
 /**
  * y = x W^T (+ b) (+ s (x A^T) B^T when the adapter targets `module` in layer l). The LoRA term is
  * built from plain matmuls here, not through lora.ts's loraForward, so the comparison of this
  * forward with ReferenceModel's (which uses loraForward) checks both.
  */
-function projForward(
-  y: Floats,
-  x: Floats,
-  W: Floats,
-  bias: Floats | null,
-  lora: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
-  OC: number,
-): void {
+function projForward(y: Floats, x: Floats, W: Floats, bias: Floats | null, ...[lora, l, module, T, IC, OC]: ProjSite): void {
   linearForward(y, x, W, bias, T, IC, OC);
   const pair = lora?.get(l, module);
   if (!lora || !pair) return;
@@ -109,13 +104,8 @@ function projBackward(
   dy: Floats,
   x: Floats,
   W: Floats,
-  lora: ReferenceLora | null,
   grads: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
-  OC: number,
+  ...[lora, l, module, T, IC, OC]: ProjSite
 ): void {
   linearBackward(dx, null, null, dy, x, W, T, IC, OC);
   const pair = lora?.get(l, module);
@@ -133,16 +123,7 @@ function gradientOf(grads: ReferenceLora | null, l: number, module: LoraModule) 
 }
 
 /** A fused module's LoRA (Phi-3 qkv_proj / gate_up_proj) over the separate outputs it spans, when adapted. */
-function fusedForward(
-  ys: Floats[],
-  widths: number[],
-  x: Floats,
-  lora: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
-) {
+function fusedForward(ys: Floats[], widths: number[], x: Floats, ...[lora, l, module, T, IC]: FusedSite) {
   const pair = lora?.get(l, module);
   if (lora && pair) loraForwardSplit(ys, widths, x, pair.A, pair.B, lora.scale, T, IC, lora.rank);
 }
@@ -152,12 +133,8 @@ function fusedBackward(
   dys: Floats[],
   widths: number[],
   x: Floats,
-  lora: ReferenceLora | null,
   grads: ReferenceLora | null,
-  l: number,
-  module: LoraModule,
-  T: number,
-  IC: number,
+  ...[lora, l, module, T, IC]: FusedSite
 ) {
   const pair = lora?.get(l, module);
   if (!lora || !pair) return;
@@ -177,13 +154,7 @@ export function trainForward(
 ): TrainActivations {
   const cfg = model.config;
   const T = tokens.length;
-  const C = cfg.hiddenSize;
-  const NH = cfg.numHeads;
-  const NKV = cfg.numKvHeads;
-  const HS = cfg.headDim;
-  const F = cfg.intermediateSize;
-  const V = cfg.vocabSize;
-  const eps = cfg.rmsNormEps;
+  const { C, NH, NKV, HS, F, V, eps } = dimsOf(cfg);
   const a = (n: number) => alloc(precision, n);
   const positions = Array.from({ length: T }, (_, t) => t);
 
@@ -285,12 +256,7 @@ export function trainBackward(
 ): Floats {
   const cfg = model.config;
   const { T } = acts;
-  const C = cfg.hiddenSize;
-  const NH = cfg.numHeads;
-  const NKV = cfg.numKvHeads;
-  const HS = cfg.headDim;
-  const F = cfg.intermediateSize;
-  const V = cfg.vocabSize;
+  const { C, NH, NKV, HS, F, V } = dimsOf(cfg);
   const precision: Precision = acts.logits instanceof Float64Array ? 'f64' : 'f32';
   const a = (n: number) => alloc(precision, n);
   const positions = Array.from({ length: T }, (_, t) => t);
@@ -318,16 +284,16 @@ export function trainBackward(
     residualBackward(dhMid, ddown, dh, T * C);
     // [Gemma: rmsnorm(downOut, post_feedforward_layernorm)] down = act Wd^T (+ LoRA)
     const dact = a(T * F);
-    projBackward(dact, branchNormBackward(ddown, s.downOut, w.mlpOutNorm, s.rstdD), s.act, w.down, lora, grads, l, 'down_proj', T, F, C);
+    projBackward(dact, branchNormBackward(ddown, s.downOut, w.mlpOutNorm, s.rstdD), s.act, w.down, grads, lora, l, 'down_proj', T, F, C);
     // act = silu(gate) * up  [Gemma: gelu_tanh(gate) * up]
     const dgate = a(T * F);
     const dup = a(T * F);
     mlpActivationBackward(cfg.hiddenAct, dgate, dup, dact, s.gate, s.up, T, F);
     // gate = x2 Wg^T, up = x2 Wu^T (+ LoRA); reverse order: up, then gate
     const dx2 = a(T * C);
-    fusedBackward(dx2, [dgate, dup], [F, F], s.x2, lora, grads, l, 'gate_up_proj', T, C);
-    projBackward(dx2, dup, s.x2, w.up, lora, grads, l, 'up_proj', T, C, F);
-    projBackward(dx2, dgate, s.x2, w.gate, lora, grads, l, 'gate_proj', T, C, F);
+    fusedBackward(dx2, [dgate, dup], [F, F], s.x2, grads, lora, l, 'gate_up_proj', T, C);
+    projBackward(dx2, dup, s.x2, w.up, grads, lora, l, 'up_proj', T, C, F);
+    projBackward(dx2, dgate, s.x2, w.gate, grads, lora, l, 'gate_proj', T, C, F);
     // x2 = rmsnorm(hMid, post_attention_layernorm)
     rmsnormBackward(dhMid, null, dx2, s.hMid, w.postNorm, s.rstd2, T, C);
     // hMid = hIn + proj
@@ -336,7 +302,7 @@ export function trainBackward(
     residualBackward(dhIn, dproj, dhMid, T * C);
     // proj = att Wo^T (+ LoRA)
     const datt = a(T * NH * HS);
-    projBackward(datt, branchNormBackward(dproj, s.oOut, w.attnOutNorm, s.rstdO), s.att, w.o, lora, grads, l, 'o_proj', T, NH * HS, C);
+    projBackward(datt, branchNormBackward(dproj, s.oOut, w.attnOutNorm, s.rstdO), s.att, w.o, grads, lora, l, 'o_proj', T, NH * HS, C);
     // att = attention(q, k, v)
     const dq = a(T * NH * HS);
     const dk = a(T * NKV * HS);
@@ -360,10 +326,10 @@ export function trainBackward(
     }
     // q0, k0, v = x1 W^T (+ b, + LoRA); reverse order: v, k, q
     const dx1 = a(T * C);
-    fusedBackward(dx1, [dq0, dk0, dv], [NH * HS, NKV * HS, NKV * HS], s.x1, lora, grads, l, 'qkv_proj', T, C);
-    projBackward(dx1, dv, s.x1, w.v, lora, grads, l, 'v_proj', T, C, NKV * HS);
-    projBackward(dx1, dk0, s.x1, w.k, lora, grads, l, 'k_proj', T, C, NKV * HS);
-    projBackward(dx1, dq0, s.x1, w.q, lora, grads, l, 'q_proj', T, C, NH * HS);
+    fusedBackward(dx1, [dq0, dk0, dv], [NH * HS, NKV * HS, NKV * HS], s.x1, grads, lora, l, 'qkv_proj', T, C);
+    projBackward(dx1, dv, s.x1, w.v, grads, lora, l, 'v_proj', T, C, NKV * HS);
+    projBackward(dx1, dk0, s.x1, w.k, grads, lora, l, 'k_proj', T, C, NKV * HS);
+    projBackward(dx1, dq0, s.x1, w.q, grads, lora, l, 'q_proj', T, C, NH * HS);
     // x1 = rmsnorm(hIn, input_layernorm)
     rmsnormBackward(dhIn, null, dx1, s.hIn, w.inputNorm, s.rstd1, T, C);
     dh = dhIn;

@@ -66,6 +66,19 @@ interface LayerWeights {
 /** Intermediate activations of the last `append`, by name (`layers.<l>.<what>`), for debugging kernels. */
 export type Trace = Map<string, Float32Array>;
 
+/** The sizes both reference models (inference here, training in model-train.ts) read off a config, by their math names. */
+export function dimsOf(cfg: ModelConfig) {
+  return {
+    C: cfg.hiddenSize,
+    NH: cfg.numHeads,
+    NKV: cfg.numKvHeads,
+    HS: cfg.headDim,
+    F: cfg.intermediateSize,
+    V: cfg.vocabSize,
+    eps: cfg.rmsNormEps,
+  };
+}
+
 export class ReferenceModel {
   readonly wte: Float32Array; // (V, C)
   readonly lmHead: Float32Array; // (V, C)
@@ -192,13 +205,7 @@ export class ReferenceSession {
   append(tokens: readonly number[], trace?: Trace): Float32Array {
     const cfg = this.model.config;
     const T = tokens.length;
-    const C = cfg.hiddenSize;
-    const NH = cfg.numHeads;
-    const NKV = cfg.numKvHeads;
-    const HS = cfg.headDim;
-    const F = cfg.intermediateSize;
-    const V = cfg.vocabSize;
-    const eps = cfg.rmsNormEps;
+    const { C, NH, NKV, HS, F, V, eps } = dimsOf(cfg);
     const pos0 = this.len;
     const S = pos0 + T;
     this.reserve(S);

@@ -25,29 +25,39 @@ function rotatedHalf(freqs: Floats | RopeFreqs, HS: number): number {
   return half;
 }
 
-export function ropeForward(
-  out: Floats, // (T, NH, HS); may alias inp
-  inp: Floats, // (T, NH, HS)
-  positions: ArrayLike<number>, // (T,)
-  freqs: Floats | RopeFreqs, // (R/2,) inverse frequencies, R <= HS
-  T: number,
-  NH: number,
-  HS: number,
-): void {
+/** What both directions take after the buffers: positions (T,), inverse frequencies (R/2,) with R <= HS, T, NH, HS. */
+type RopeArgs = [positions: ArrayLike<number>, freqs: Floats | RopeFreqs, T: number, NH: number, HS: number];
+
+/**
+ * dst = (or += with accumulate) src with each head's pairs rotated by sign * theta:
+ *   y1 = x1 cos - x2 sin',  y2 = x2 cos + x1 sin',  sin' = sign * sin (negating is exact);
+ * dims past the rotated ones copied (or added) through.
+ */
+function rotate(dst: Floats, src: Floats, sign: 1 | -1, accumulate: boolean, [positions, freqs, T, NH, HS]: RopeArgs): void {
   const half = rotatedHalf(freqs, HS);
+  const put = (at: number, y: number) => (dst[at] = accumulate ? dst[at] + y : y);
   for (let t = 0; t < T; t++) {
     for (let h = 0; h < NH; h++) {
       const base = (t * NH + h) * HS;
       for (let i = 0; i < half; i++) {
         const [cos, sin] = cosSin(freqs, positions[t], i);
-        const x1 = inp[base + i];
-        const x2 = inp[base + half + i];
-        out[base + i] = x1 * cos - x2 * sin;
-        out[base + half + i] = x2 * cos + x1 * sin;
+        const s = sign * sin;
+        const x1 = src[base + i];
+        const x2 = src[base + half + i];
+        put(base + i, x1 * cos - x2 * s);
+        put(base + half + i, x2 * cos + x1 * s);
       }
-      for (let d = 2 * half; d < HS; d++) out[base + d] = inp[base + d];
+      for (let d = 2 * half; d < HS; d++) put(base + d, src[base + d]);
     }
   }
+}
+
+export function ropeForward(
+  out: Floats, // (T, NH, HS); may alias inp
+  inp: Floats, // (T, NH, HS)
+  ...args: RopeArgs
+): void {
+  rotate(out, inp, 1, false, args);
 }
 
 /**
@@ -60,24 +70,7 @@ export function ropeForward(
 export function ropeBackward(
   dinp: Floats, // (T, NH, HS) accumulated; must not alias dout
   dout: Floats, // (T, NH, HS)
-  positions: ArrayLike<number>, // (T,)
-  freqs: Floats | RopeFreqs, // (R/2,)
-  T: number,
-  NH: number,
-  HS: number,
+  ...args: RopeArgs
 ): void {
-  const half = rotatedHalf(freqs, HS);
-  for (let t = 0; t < T; t++) {
-    for (let h = 0; h < NH; h++) {
-      const base = (t * NH + h) * HS;
-      for (let i = 0; i < half; i++) {
-        const [cos, sin] = cosSin(freqs, positions[t], i);
-        const d1 = dout[base + i];
-        const d2 = dout[base + half + i];
-        dinp[base + i] += d1 * cos + d2 * sin;
-        dinp[base + half + i] += d2 * cos - d1 * sin;
-      }
-      for (let d = 2 * half; d < HS; d++) dinp[base + d] += dout[base + d];
-    }
-  }
+  rotate(dinp, dout, -1, true, args);
 }

@@ -29,7 +29,7 @@ import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { LoraGradProblem } from '../kernels/lora-grad';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
-import { encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
+import { encodeLayerForward, layerOf, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import type { LoraGroupPlan } from './lora-plan';
 
 /** The LoRA backward of one group: gradients into the state's grads, the input's gradient into dx. */
@@ -126,17 +126,8 @@ export function loraBackwardProblems(group: LoraGroupPlan, r: number, T: number,
 }
 
 export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims): KernelCall[] {
-  const cfg = g.weights.config;
-  const w = g.weights.layers[l];
-  const L = g.lora.layers[l];
-  const { k, buf } = g;
+  const { cfg, w, L, k, buf, C, F, NQ, QKV, eps, vectors } = layerOf(g, l);
   const { T } = d;
-  const C = cfg.hiddenSize;
-  const F = cfg.intermediateSize;
-  const NQ = cfg.numHeads * cfg.headDim;
-  const QKV = NQ + 2 * cfg.numKvHeads * cfg.headDim;
-  const eps = cfg.rmsNormEps;
-  const vectors = g.weights.vectors;
   const a = (name: Parameters<typeof buf.layer>[1]) => buf.layer(l, name);
   const h = buf.residual[l];
   const x = buf.get('x');

@@ -50,6 +50,25 @@ export interface MicroBatchDims {
   maxCount: number;
 }
 
+/** What both directions of layer l read: its weights and adapter groups, the kernels and buffers, and its sizes. */
+export function layerOf(g: TrainGraph, l: number) {
+  const cfg = g.weights.config;
+  const NQ = cfg.numHeads * cfg.headDim;
+  return {
+    cfg,
+    w: g.weights.layers[l],
+    L: g.lora.layers[l],
+    k: g.k,
+    buf: g.buf,
+    C: cfg.hiddenSize,
+    F: cfg.intermediateSize,
+    NQ,
+    QKV: NQ + 2 * cfg.numKvHeads * cfg.headDim,
+    eps: cfg.rmsNormEps,
+    vectors: g.weights.vectors,
+  };
+}
+
 /** The residual leaving layer l: h[l + 1], or hFinal after the last layer. */
 export function residualOut(g: TrainGraph, l: number): GPUBuffer {
   return l + 1 < g.buf.residual.length ? g.buf.residual[l + 1] : g.buf.get('hFinal');
@@ -95,17 +114,8 @@ export function encodeEmbedding(g: TrainGraph, d: MicroBatchDims): KernelCall[] 
 }
 
 export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, opts: { writeOutput: boolean }): KernelCall[] {
-  const cfg = g.weights.config;
-  const w = g.weights.layers[l];
-  const L = g.lora.layers[l];
-  const { k, buf } = g;
+  const { cfg, w, L, k, buf, C, F, NQ, QKV, eps, vectors } = layerOf(g, l);
   const { T } = d;
-  const C = cfg.hiddenSize;
-  const F = cfg.intermediateSize;
-  const NQ = cfg.numHeads * cfg.headDim;
-  const QKV = NQ + 2 * cfg.numKvHeads * cfg.headDim;
-  const eps = cfg.rmsNormEps;
-  const vectors = g.weights.vectors;
   const x = buf.get('x');
   const act = buf.get('act');
   const a = (name: Parameters<TrainingBuffers['layer']>[1]) => buf.layer(l, name);

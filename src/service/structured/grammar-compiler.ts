@@ -165,29 +165,20 @@ async function jsonSchemaEbnf(
     if (!ebnf.includes(literal)) continue;
     ebnf = `${ebnf.split(literal).join(rule.rule)}\n${rule.rule} ::= ${rule.ebnf}\n`;
   }
-  if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, whitespaceExpression(whitespace.pattern));
+  if (whitespace.type === 'pattern') ebnf = withWhitespace(ebnf, regexExpression(whitespace.pattern, 'whitespace_pattern'));
   // Bounded here, not with the converter's maxWhitespaceCnt: 0.1.27 leaves `[ \n\t]*` in its
   // basic_array and basic_object rules whatever the count.
   if (whitespace.type === 'any') ebnf = withWhitespace(ebnf, `[ \\n\\t]{0,${JSON_WHITESPACE_LIMIT}}`);
   return ebnf;
 }
 
-function regexExpression(pattern: string): string {
+/** A pattern as EBNF; a bad one is the request's error, naming what the pattern was given as. */
+function regexExpression(pattern: string, what = 'regex'): string {
   try {
     return regexToEbnf(pattern);
   } catch (e) {
     if (e instanceof RegexSyntaxError)
-      throw new ConstraintError(`Failed to transform regex into a grammar: ${e.message}`, 'structured_outputs');
-    throw e;
-  }
-}
-
-function whitespaceExpression(pattern: string): string {
-  try {
-    return regexToEbnf(pattern);
-  } catch (e) {
-    if (e instanceof RegexSyntaxError)
-      throw new ConstraintError(`Failed to transform whitespace_pattern into a grammar: ${e.message}`, 'structured_outputs');
+      throw new ConstraintError(`Failed to transform ${what} into a grammar: ${e.message}`, 'structured_outputs');
     throw e;
   }
 }

@@ -4,7 +4,14 @@
 // family's binding it does not declare itself. Plus the named packing rules, on the real specs.
 import { describe, expect, it } from 'vitest';
 import { KERNEL_SPECS } from '../../../src/engine/kernels/registry';
-import { bindingNumbers, entryBindings, packUniformValues, wgslDeclarations, type KernelSpec } from '../../../src/engine/kernels/spec';
+import {
+  bindingNumbers,
+  entryBindings,
+  packUniformValues,
+  params,
+  wgslDeclarations,
+  type KernelSpec,
+} from '../../../src/engine/kernels/spec';
 import { GEMM_SPEC } from '../../../src/engine/kernels/gemm';
 import { LORA_GRAD_SPEC } from '../../../src/engine/kernels/lora-grad';
 import { RMSNORM_SPEC } from '../../../src/engine/kernels/rmsnorm';
@@ -140,6 +147,18 @@ describe('uniforms are packed by name', () => {
     expect(buf.byteLength).toBe(64);
     expect([...new Uint32Array(buf, 0, 12)]).toEqual([2, 3, 4, 0, 4, 1, 0, 4, 1, 5, 3, 7]);
     expect(new Float32Array(buf)[12]).toBe(0.5);
+  });
+
+  it('reads a field list in memory order, u32 unless typed, and refuses a repeated name or an unknown type', () => {
+    const block = params(' n scale:f32  shift:i32 m ');
+    expect(block).toEqual({ var: 'P', struct: 'Params', fields: { n: 'u32', scale: 'f32', shift: 'i32', m: 'u32' } });
+    expect(params('V k', { var: 'pdims', struct: 'PromptDims', first: true })).toMatchObject({
+      var: 'pdims',
+      struct: 'PromptDims',
+      first: true,
+    });
+    expect(() => params('n m n')).toThrow('uniform field n is listed twice');
+    expect(() => params('n eps:f64')).toThrow('uniform field eps:f64: the type is not u32, f32 or i32');
   });
 
   it('refuses a missing field, an unknown field and an out-of-range value, naming the kernel and the field', () => {

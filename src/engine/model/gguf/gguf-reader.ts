@@ -104,18 +104,34 @@ export interface GgufFile {
   dataOffset: number;
 }
 
-const SCALAR_BYTES: Partial<Record<number, number>> = {
-  [GgufValueType.UINT8]: 1,
-  [GgufValueType.INT8]: 1,
-  [GgufValueType.BOOL]: 1,
-  [GgufValueType.UINT16]: 2,
-  [GgufValueType.INT16]: 2,
-  [GgufValueType.UINT32]: 4,
-  [GgufValueType.INT32]: 4,
-  [GgufValueType.FLOAT32]: 4,
-  [GgufValueType.UINT64]: 8,
-  [GgufValueType.INT64]: 8,
-  [GgufValueType.FLOAT64]: 8,
+type ScalarArrayType =
+  | Uint8ArrayConstructor
+  | Int8ArrayConstructor
+  | Uint16ArrayConstructor
+  | Int16ArrayConstructor
+  | Uint32ArrayConstructor
+  | Int32ArrayConstructor
+  | Float32ArrayConstructor
+  | Float64ArrayConstructor
+  | BigUint64ArrayConstructor
+  | BigInt64ArrayConstructor;
+
+/**
+ * The fixed-size scalar types: the typed array that holds them (its BYTES_PER_ELEMENT is the size;
+ * GGUF is little-endian like every host WebGPU runs on). BOOL is a byte. Shared with the writer.
+ */
+export const GGUF_SCALARS: Partial<Record<number, ScalarArrayType>> = {
+  [GgufValueType.UINT8]: Uint8Array,
+  [GgufValueType.INT8]: Int8Array,
+  [GgufValueType.BOOL]: Uint8Array,
+  [GgufValueType.UINT16]: Uint16Array,
+  [GgufValueType.INT16]: Int16Array,
+  [GgufValueType.UINT32]: Uint32Array,
+  [GgufValueType.INT32]: Int32Array,
+  [GgufValueType.FLOAT32]: Float32Array,
+  [GgufValueType.UINT64]: BigUint64Array,
+  [GgufValueType.INT64]: BigInt64Array,
+  [GgufValueType.FLOAT64]: Float64Array,
 };
 
 /** Reads forward through the source, fetching more bytes as needed (never past the header cap). */
@@ -174,34 +190,13 @@ class Cursor {
 
   /** `count` fixed-size scalars copied out as a typed array. */
   async scalars(type: GgufValueType, count: number): Promise<GgufArray> {
-    const size = SCALAR_BYTES[type]!;
+    const Typed = GGUF_SCALARS[type]!;
+    const size = Typed.BYTES_PER_ELEMENT;
     await this.need(size * count);
     const bytes = this.buf.slice(this.at(), this.at() + size * count);
     this.pos += size * count;
-    switch (type) {
-      case GgufValueType.UINT8:
-        return bytes;
-      case GgufValueType.INT8:
-        return new Int8Array(bytes.buffer);
-      case GgufValueType.BOOL:
-        return Array.from(bytes, (b) => b !== 0);
-      case GgufValueType.UINT16:
-        return new Uint16Array(bytes.buffer);
-      case GgufValueType.INT16:
-        return new Int16Array(bytes.buffer);
-      case GgufValueType.UINT32:
-        return new Uint32Array(bytes.buffer);
-      case GgufValueType.INT32:
-        return new Int32Array(bytes.buffer);
-      case GgufValueType.FLOAT32:
-        return new Float32Array(bytes.buffer);
-      case GgufValueType.UINT64:
-        return new BigUint64Array(bytes.buffer);
-      case GgufValueType.INT64:
-        return new BigInt64Array(bytes.buffer);
-      default:
-        return new Float64Array(bytes.buffer);
-    }
+    if (type === GgufValueType.BOOL) return Array.from(bytes, (b) => b !== 0);
+    return type === GgufValueType.UINT8 ? bytes : new Typed(bytes.buffer);
   }
 }
 
@@ -213,14 +208,14 @@ function scalarOf(arr: GgufArray): number | bigint | boolean {
 
 async function readValue(c: Cursor, type: GgufValueType, key: string, file: string, depth: number): Promise<GgufMetadataEntry> {
   if (type === GgufValueType.STRING) return { type, value: await c.string(`value of ${key}`) };
-  if (SCALAR_BYTES[type] !== undefined) return { type, value: scalarOf(await c.scalars(type, 1)) };
+  if (GGUF_SCALARS[type] !== undefined) return { type, value: scalarOf(await c.scalars(type, 1)) };
   if (type !== GgufValueType.ARRAY) throw new GgufError(`${file}: metadata ${key} has unknown value type ${type}`);
   if (depth > 2) throw new GgufError(`${file}: metadata ${key} nests arrays more than 2 deep`);
   const itemType = (await c.u32()) as GgufValueType;
   const count = await c.u64(`${key} array length`);
   if (count > GGUF_LIMITS.arrayItems)
     throw new GgufError(`${file}: metadata ${key} has ${count} items (at most ${GGUF_LIMITS.arrayItems})`);
-  if (SCALAR_BYTES[itemType] !== undefined) return { type, itemType, value: await c.scalars(itemType, count) };
+  if (GGUF_SCALARS[itemType] !== undefined) return { type, itemType, value: await c.scalars(itemType, count) };
   const items: GgufValue[] = [];
   for (let i = 0; i < count; i++) items.push((await readValue(c, itemType, `${key}[${i}]`, file, depth + 1)).value);
   if (itemType !== GgufValueType.STRING && itemType !== GgufValueType.ARRAY) {

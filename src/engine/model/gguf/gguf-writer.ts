@@ -6,7 +6,7 @@
  * Not here: quantizing (tensors arrive as ready blocks), reading.
  */
 import { ggmlBytes, ggmlType } from './ggml-types';
-import { GgufValueType, type GgufMetadataEntry } from './gguf-reader';
+import { GGUF_SCALARS, GgufValueType, type GgufMetadataEntry } from './gguf-reader';
 
 export interface GgufTensorInput {
   name: string;
@@ -45,6 +45,21 @@ export const gv = {
   }),
 };
 
+/** Little-endian DataView writes of the fixed-size scalar types, from the value as the caller gave it. */
+const SETTERS: Partial<Record<number, (d: DataView, at: number, v: unknown) => void>> = {
+  [GgufValueType.UINT8]: (d, at, v) => d.setUint8(at, Number(v)),
+  [GgufValueType.INT8]: (d, at, v) => d.setInt8(at, Number(v)),
+  [GgufValueType.BOOL]: (d, at, v) => d.setUint8(at, v ? 1 : 0),
+  [GgufValueType.UINT16]: (d, at, v) => d.setUint16(at, Number(v), true),
+  [GgufValueType.INT16]: (d, at, v) => d.setInt16(at, Number(v), true),
+  [GgufValueType.UINT32]: (d, at, v) => d.setUint32(at, Number(v), true),
+  [GgufValueType.INT32]: (d, at, v) => d.setInt32(at, Number(v), true),
+  [GgufValueType.FLOAT32]: (d, at, v) => d.setFloat32(at, Number(v), true),
+  [GgufValueType.UINT64]: (d, at, v) => d.setBigUint64(at, BigInt(v as number | bigint), true),
+  [GgufValueType.INT64]: (d, at, v) => d.setBigInt64(at, BigInt(v as number | bigint), true),
+  [GgufValueType.FLOAT64]: (d, at, v) => d.setFloat64(at, Number(v), true),
+};
+
 /** A growing byte buffer (one DataView, doubled when full: a vocabulary is ~10^6 small writes). */
 class Sink {
   private buf = new Uint8Array(1 << 16);
@@ -68,45 +83,19 @@ class Sink {
     const at = this.reserve(b.length);
     this.buf.set(b, at);
   }
-  u8(v: number): void {
-    const at = this.reserve(1);
-    this.view.setUint8(at, v);
-  }
-  i8(v: number): void {
-    const at = this.reserve(1);
-    this.view.setInt8(at, v);
-  }
-  u16(v: number): void {
-    const at = this.reserve(2);
-    this.view.setUint16(at, v, true);
-  }
-  i16(v: number): void {
-    const at = this.reserve(2);
-    this.view.setInt16(at, v, true);
+  /** One scalar of a fixed-size type (its size from gguf-reader.ts GGUF_SCALARS), little-endian. */
+  scalar(type: GgufValueType, v: unknown): void {
+    const Typed = GGUF_SCALARS[type];
+    const set = SETTERS[type];
+    if (!Typed || !set) throw new Error(`gguf writer: value type ${type} is not a scalar`);
+    const at = this.reserve(Typed.BYTES_PER_ELEMENT); // first: reserving may replace the view
+    set(this.view, at, v);
   }
   u32(v: number): void {
-    const at = this.reserve(4);
-    this.view.setUint32(at, v, true);
-  }
-  i32(v: number): void {
-    const at = this.reserve(4);
-    this.view.setInt32(at, v, true);
-  }
-  f32(v: number): void {
-    const at = this.reserve(4);
-    this.view.setFloat32(at, v, true);
-  }
-  f64(v: number): void {
-    const at = this.reserve(8);
-    this.view.setFloat64(at, v, true);
+    this.scalar(GgufValueType.UINT32, v);
   }
   u64(v: number | bigint): void {
-    const at = this.reserve(8);
-    this.view.setBigUint64(at, BigInt(v), true);
-  }
-  i64(v: number | bigint): void {
-    const at = this.reserve(8);
-    this.view.setBigInt64(at, BigInt(v), true);
+    this.scalar(GgufValueType.UINT64, v);
   }
   string(s: string): void {
     const b = this.enc.encode(s);
@@ -126,34 +115,8 @@ class Sink {
 }
 
 function writeScalar(s: Sink, type: GgufValueType, v: unknown): void {
-  switch (type) {
-    case GgufValueType.UINT8:
-      return s.u8(Number(v));
-    case GgufValueType.INT8:
-      return s.i8(Number(v));
-    case GgufValueType.UINT16:
-      return s.u16(Number(v));
-    case GgufValueType.INT16:
-      return s.i16(Number(v));
-    case GgufValueType.UINT32:
-      return s.u32(Number(v));
-    case GgufValueType.INT32:
-      return s.i32(Number(v));
-    case GgufValueType.FLOAT32:
-      return s.f32(Number(v));
-    case GgufValueType.FLOAT64:
-      return s.f64(Number(v));
-    case GgufValueType.BOOL:
-      return s.u8(v ? 1 : 0);
-    case GgufValueType.UINT64:
-      return s.u64(v as number | bigint);
-    case GgufValueType.INT64:
-      return s.i64(v as number | bigint);
-    case GgufValueType.STRING:
-      return s.string(String(v));
-    default:
-      throw new Error(`gguf writer: value type ${type} is not a scalar`);
-  }
+  if (type === GgufValueType.STRING) s.string(String(v));
+  else s.scalar(type, v);
 }
 
 function writeValue(s: Sink, e: GgufMetadataEntry): void {
