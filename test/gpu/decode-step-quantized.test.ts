@@ -8,8 +8,9 @@ afterAll(destroyContexts);
 /**
  * A random model whose matrices are GGML blocks, mixed per tensor as a llama.cpp Q4_K_M file mixes
  * them: attention in Q8_0 but v_proj in Q6_K (so the fused qkv is two row segments, one DecodeQkv
- * dispatch each), the MLP and the embedding in Q4_K, down_proj and the untied lm_head in Q6_K. Whole decode steps through the fused decode kernels (qkv, o_proj, mlp), the embedding gather
- * and lm_head must give the reference forward's logits on the same weights dequantized to f32.
+ * dispatch each), the MLP and the embedding in Q4_K, down_proj and the untied lm_head in Q6_K. Whole
+ * decode steps through the fused decode kernels (qkv, o_proj, mlp), the embedding gather and lm_head
+ * must give the reference forward's logits on the same weights dequantized to f32.
  */
 describe('whole decode steps of a quantized model against the reference on dequantized weights', () => {
   it('llama with Q8_0 q / k / o, Q6_K v, Q4_K MLP and embedding, Q6_K down_proj and lm_head', async () => {

@@ -55,6 +55,7 @@ export interface PackedMatrixSpec {
   /** Largest chunk in bytes (the binding limit, or smaller in tests); rounded down to whole rows. */
   chunkBytes: number;
 }
+
 /** Elements per row on the GPU of a plain float dtype: cols rounded up to 8 (16-byte aligned rows). */
 export function rowStrideOf(cols: number): number {
   return Math.ceil(cols / 8) * 8;
@@ -76,7 +77,7 @@ export class PackedMatrix {
   readonly label: string;
   readonly rows: number;
   readonly cols: number;
-  /** Rows in dtype order, as given (adjacent segments of one dtype are merged). */
+  /** The rows by dtype, in row order (adjacent parts of one dtype merged): one segment unless mixed. */
   readonly segments: readonly PackedSegment[];
   readonly chunks: PackedChunk[] = [];
 
@@ -164,9 +165,8 @@ export class PackedMatrix {
   /** The only chunk; a clear error when the matrix was split (kernels that need one binding). */
   single(what: string): GPUBuffer {
     if (this.chunks.length !== 1) {
-      throw new Error(
-        `${what}: ${this.label} is split in ${this.chunks.length} chunks (${this.mixed ? 'rows in several dtypes' : 'device binding limit'}); this kernel needs it in one binding`,
-      );
+      const why = this.mixed ? 'rows in several dtypes' : 'device binding limit';
+      throw new Error(`${what}: ${this.label} is split in ${this.chunks.length} chunks (${why}); this kernel needs it in one binding`);
     }
     return this.chunks[0].buffer;
   }

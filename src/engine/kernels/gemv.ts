@@ -6,7 +6,8 @@
  * Options: an RMSNorm folded into the activation load (final norm before lm_head), bias, accumulate
  * into Y (residual add), SwiGLU over a fused [gate; up] matrix (unfused decode MLP). A weight split in
  * row chunks (lm_head over a large vocabulary, or a fused matrix whose parts differ in dtype) gives one
- * call per chunk, in the chunk's dtype, each writing its own column range of Y. Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
+ * call per chunk, in the chunk's dtype, each writing its own column range of Y.
+ * Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';

@@ -362,7 +362,8 @@ export class WeightSet {
   /**
    * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads each as it
    * arrives, so a stream (async iterable) from the loader is never held in memory as a whole (only the
-   * parts of one fused matrix wait for each other). A matrix keeps each part in its dtype (packMatrix). On any error every buffer made so far is destroyed (nothing half-loaded).
+   * parts of one fused matrix wait for each other). A matrix keeps each part in its dtype (packMatrix).
+   * On any error every buffer made so far is destroyed (nothing half-loaded).
    */
   static async upload(
     device: GPUDevice,
