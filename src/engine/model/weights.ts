@@ -9,8 +9,8 @@
  *   block types (Q8_0, Q4_K, ...) as their blocks, dequantized by the kernels that read them.
  *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
  *   qkv = [q; k; v] rows, gateUp = [gate; up] rows, each part's rows in its own dtype (row segments
- *   when they differ: Q4_K q / k beside Q6_K v). The
- *   embedding (and an untied lm_head) is row-chunked by the device's binding limit.
+ *   when they differ: Q4_K q / k beside Q6_K v). The embedding (and an untied lm_head) is row-chunked
+ *   by the device's binding limit.
  * - `vectors`: one f32 buffer of the model's constants, because the fused decode kernels would
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
