@@ -47,7 +47,7 @@ describe('fused decode qkv', () => {
       const q = zeros(ctx, B * NH * HS);
       const l = 1;
       await runCalls(ctx, [
-        new DecodeQkv(ctx).encode({
+        ...new DecodeQkv(ctx).encode({
           weights,
           layer: l,
           stream,

@@ -90,7 +90,7 @@ export async function runDecode(
       const pending = l === 0 ? 0 : P;
       const layerStart = ctx.profiler.dispatches;
       await runCalls(ctx, [
-        kernels.qkv.encode({
+        ...kernels.qkv.encode({
           weights,
           layer: l,
           stream,

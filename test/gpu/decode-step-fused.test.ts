@@ -56,7 +56,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
       for (let l = 0; l < L; l++) {
         const pending = l === 0 ? 0 : P;
         calls.push(
-          k.decodeQkv.encode({
+          ...k.decodeQkv.encode({
             weights,
             layer: l,
             stream,

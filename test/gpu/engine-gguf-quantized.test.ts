@@ -1,8 +1,9 @@
 /**
  * A GGUF in every block type Hearth loads runs in the Engine: one random Llama (3 layers, hidden
  * size 256 so that K-quants apply) whose matrices mix all 13 types the way llama.cpp's Q*_K_M files
- * mix types, one type per engine matrix (q/k/v share one, as they are fused into qkv; gate/up share
- * one), is loaded through loadGgufModelFiles (llama's permuted q/k rows, Llama 3's rope_freqs).
+ * mix types, one type per engine matrix (gate/up share one; q/k/v too, but for layer 1 whose attn_v is
+ * Q6_K beside Q4_K attn_q / attn_k, as in Q4_K_M files: its fused qkv keeps each in its own blocks),
+ * is loaded through loadGgufModelFiles (llama's permuted q/k rows, Llama 3's rope_freqs).
  * - Against Hearth's reference forward on the same weights dequantized to f32: greedy tokens and
  *   prompt logprobs to 1e-4 (f32 rounding: the kernels dequantize exactly what the reference does;
  *   6e-6 measured).
@@ -41,15 +42,17 @@ const TYPE_OF: Readonly<Record<string, string>> = {
   'token_embd.weight': 'Q5_1',
   'output.weight': 'Q6_K',
   ...layerTypes(0, ['Q8_0', 'Q4_0', 'Q4_1', 'Q5_0']),
-  ...layerTypes(1, ['Q2_K', 'Q3_K', 'Q4_K', 'Q5_K']),
+  ...layerTypes(1, [['Q4_K', 'Q6_K'], 'Q3_K', 'Q2_K', 'Q5_K']),
   ...layerTypes(2, ['F32', 'F16', 'BF16', 'Q4_K']),
 };
-function layerTypes(l: number, [qkv, o, gateUp, down]: string[]): Record<string, string> {
+/** qkv: one type, or [the type of q and k, the type of v]. */
+function layerTypes(l: number, [qkv, o, gateUp, down]: [string | [string, string], string, string, string]): Record<string, string> {
   const b = `blk.${l}`;
+  const [qk, v] = typeof qkv === 'string' ? [qkv, qkv] : qkv;
   return {
-    [`${b}.attn_q.weight`]: qkv,
-    [`${b}.attn_k.weight`]: qkv,
-    [`${b}.attn_v.weight`]: qkv,
+    [`${b}.attn_q.weight`]: qk,
+    [`${b}.attn_k.weight`]: qk,
+    [`${b}.attn_v.weight`]: v,
     [`${b}.attn_output.weight`]: o,
     [`${b}.ffn_gate.weight`]: gateUp,
     [`${b}.ffn_up.weight`]: gateUp,
@@ -102,7 +105,7 @@ function reported(lps: (PromptLogprob | null)[]): Array<[number, number, number]
 }
 
 describe('a GGUF mixing all 13 block types in the Engine', () => {
-  it('loads each matrix in its own type, no f32 expansion', () => {
+  it('loads each matrix in its own type, no f32 expansion, a fused qkv of Q4_K q / k and Q6_K v included', async () => {
     const types = new Map(files.weights.map((w) => [w.name, w.dtype]));
     expect([...new Set(types.values())].sort()).toEqual(
       ['bf16', 'f16', 'f32', 'q2_k', 'q3_k', 'q4_0', 'q4_1', 'q4_k', 'q5_0', 'q5_1', 'q5_k', 'q6_k', 'q8_0'].sort(),
@@ -110,6 +113,19 @@ describe('a GGUF mixing all 13 block types in the Engine', () => {
     expect(types.get('model.embed_tokens.weight')).toBe('q5_1');
     expect(types.get('model.layers.1.mlp.down_proj.weight')).toBe('q5_k');
     expect(files.config.ropeScaling?.type).toBe('freq_factors');
+
+    const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS } = fx.config;
+    const qkv = (await engine.residentWeights(MODEL)).layers[1].qkv;
+    expect(qkv.segments).toEqual([
+      { dtype: 'q4_k', rows: (NH + NKV) * HS },
+      { dtype: 'q6_k', rows: NKV * HS },
+    ]);
+    // The parts' blocks (Q4_K: 144 bytes per 256 weights; Q6_K: 210, a row of one block padded with a
+    // zero block to whole u32 words, gpu/packed-tensor.ts), not (NH + 2 NKV) HS x C f32s.
+    expect(C).toBe(256);
+    const q4k = ((NH + NKV) * HS * 144) / 16;
+    const q6k = (NKV * HS * 2 * 210) / 16;
+    expect(qkv.bytes).toBe(Math.ceil(q4k) * 16 + Math.ceil(q6k) * 16);
   });
 
   it("gives the reference's greedy tokens and prompt logprobs on the dequantized weights, and llama.cpp's", async () => {

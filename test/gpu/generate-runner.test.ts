@@ -17,6 +17,7 @@ import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceSession } from '../../src/engine/reference/model';
+import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
 import { Rng } from '../../src/engine/reference/random';
 import {
@@ -133,6 +134,29 @@ describe('model runner: whole-model logits against the reference', () => {
       try {
         const seqs = await prefillThenDecode(f, [null, null, null], 4, graph);
         expect(seqs.map((s) => s.out.length)).toEqual([5, 5, 5]);
+      } finally {
+        f.destroy();
+      }
+    });
+  }
+
+  // Fused matrices whose parts differ in dtype keep each part in its own (row segments, as a Q4_K_M
+  // GGUF's Q6_K v_proj beside Q4_K q / k): a qkv runs DecodeQkv once per segment (qwen3: the q/k-norm
+  // unit is the whole head), a [gate; up] sends decode to the general graph (fusedDecodeCovers).
+  for (const [arch, part, graph] of [
+    ['qwen3', 'v_proj', 'decode-fused'],
+    ['llama', 'up_proj', 'decode-general'],
+  ] as const) {
+    it(`${arch} (bf16, ${part} f16): prefill and greedy decode (${graph}) over a fused matrix of two dtypes`, async () => {
+      const ctx = await generateContext();
+      const cfg = testConfig(arch);
+      const f16 = randomModelTensors(cfg, 'f16', 330);
+      const tensors = randomModelTensors(cfg, 'bf16', 330).map((t, i) => (t.name.includes(`.${part}.`) ? f16[i] : t));
+      const f = await runnerFixture(ctx, arch, 'bf16', 330, { model: { cfg, tensors } });
+      try {
+        const fused = f.weights.layers[0][part === 'v_proj' ? 'qkv' : 'gateUp'];
+        expect(fused.segments.map((sg) => sg.dtype)).toEqual(['bf16', 'f16']);
+        await prefillThenDecode(f, [null, null, null], 2, graph);
       } finally {
         f.destroy();
       }

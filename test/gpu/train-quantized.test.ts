@@ -3,10 +3,13 @@
  * inside the GEMMs of the forward and of the backward dX through each frozen weight) against the
  * reference trainer on the same weights dequantized to f32: the policy's logprobs and every f32 LoRA
  * gradient. Two block types (few, as each compiles its own GEMMs): one of 34-byte blocks (Q8_0, rows
- * padded by a zero block) and one with a min and a 5th bit (Q5_1); then a model quantized on load
+ * padded by a zero block) and one with a min and a 5th bit (Q5_1), mixed inside the fused matrices as
+ * llama.cpp's Q4_K_M mixes attn_v with attn_q / attn_k (each part kept in its blocks: row segments,
+ * one GEMM per segment forward, one partial product per segment in dX = dY W); then a model quantized on load
  * (model/quantize-on-load.ts), whose Q4_K blocks (and Q8_0 fallback) a QLoRA job trains over.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quantize-on-load';
 import type { TensorData } from '../../src/engine/model/tensor';
@@ -26,7 +29,10 @@ afterAll(destroyContexts);
 async function expectStepLikeReference(cfg: ModelConfig, tensors: TensorData[], dtypes: string[]): Promise<void> {
   const ctx = await kernelContext();
   const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: 64 });
-  expect([weights.layers[0].qkv.dtype, weights.layers[0].down.dtype, weights.lmHead.dtype]).toEqual(dtypes);
+  const segments = (m: PackedMatrix) => m.segments.map((sg) => sg.dtype).join('+');
+  expect([segments(weights.layers[0].qkv), segments(weights.layers[0].gateUp), weights.layers[0].down.dtype, weights.lmHead.dtype]).toEqual(
+    dtypes,
+  );
   const f = {
     cfg,
     weights,
@@ -51,10 +57,10 @@ async function expectStepLikeReference(cfg: ModelConfig, tensors: TensorData[], 
 }
 
 describe('one QLoRA step over a quantized base against the reference', () => {
-  it('llama, Q8_0 attention, embedding and lm_head, Q5_1 MLP: logprobs and SFT LoRA gradients', async () => {
+  it('llama, Q8_0 q / k / o / up, embedding and lm_head, Q5_1 v / gate / down: logprobs and SFT LoRA gradients', async () => {
     const cfg = testConfig('llama', { intermediateSize: 160 });
-    const dtypeOf = (name: string): DType => (name.includes('mlp') ? 'q5_1' : 'q8_0');
-    await expectStepLikeReference(cfg, randomQuantizedModel(cfg, dtypeOf, 31), ['q8_0', 'q5_1', 'q8_0']);
+    const dtypeOf = (name: string): DType => (/v_proj|gate_proj|down_proj/.test(name) ? 'q5_1' : 'q8_0');
+    await expectStepLikeReference(cfg, randomQuantizedModel(cfg, dtypeOf, 31), ['q8_0+q5_1', 'q5_1+q8_0', 'q5_1', 'q8_0']);
   });
 
   it('llama quantized to Q4_K on load (down_proj, 160 wide, falls back to Q8_0; lm_head stays f32)', async () => {
@@ -65,6 +71,6 @@ describe('one QLoRA step over a quantized base against the reference', () => {
         return dtype ? quantizeTensor(t, dtype) : t;
       }),
     );
-    await expectStepLikeReference(cfg, tensors, ['q4_k', 'q8_0', 'f32']);
+    await expectStepLikeReference(cfg, tensors, ['q4_k', 'q4_k', 'q8_0', 'f32']);
   });
 });

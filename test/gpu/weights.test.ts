@@ -17,10 +17,10 @@ async function readRows(device: GPUDevice, m: PackedMatrix, r0: number, n: numbe
   const out = new Float32Array(n * m.cols);
   for (let r = r0; r < r0 + n; r++) {
     const { chunk, index } = m.locate(r);
-    const { blockSize, typeSize } = blockLayout(m.dtype);
+    const { blockSize, typeSize } = blockLayout(chunk.dtype);
     const rowBytes = (m.cols / blockSize) * typeSize;
-    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * m.rowBytes));
-    const row: TensorData = { name: m.label, dtype: m.dtype, shape: [m.cols], data: bytes.subarray(0, rowBytes) };
+    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * chunk.rowBytes));
+    const row: TensorData = { name: m.label, dtype: chunk.dtype, shape: [m.cols], data: bytes.subarray(0, rowBytes) };
     out.set(dequantizeTensor(row), (r - r0) * m.cols);
   }
   return out;
@@ -139,7 +139,7 @@ describe('WeightSet', () => {
     );
   });
 
-  it('keeps block-type matrices as their blocks, and a fused matrix of mixed dtypes as f32', async () => {
+  it('keeps block-type matrices as their blocks, and each part of a fused matrix of mixed dtypes in its own', async () => {
     const ctx = await kernelContext();
     const cfg = testConfig('qwen2', { hiddenSize: 64, intermediateSize: 96, numHeads: 4, numKvHeads: 2, headDim: 16, vocabSize: 9 });
     // q and k in Q8_0, v in Q4_0 (llama.cpp's Q4_K_M mixes a layer's q / k / v the same way)
@@ -151,7 +151,17 @@ describe('WeightSet', () => {
     for (const l of [0, 1]) {
       const n = layerNames(l);
       const w = ws.layers[l];
-      expect(w.qkv.dtype).toBe(l === 0 ? 'q8_0' : 'f32');
+      // layer 1's qkv: q and k rows in Q8_0, v rows in Q4_0, each as its blocks (no f32 copy)
+      expect(w.qkv.segments).toEqual(
+        l === 0
+          ? [{ dtype: 'q8_0', rows: 128 }]
+          : [
+              { dtype: 'q8_0', rows: 96 },
+              { dtype: 'q4_0', rows: 32 },
+            ],
+      );
+      const blockBytes = (rows: number, typeSize: number) => Math.ceil((rows * (C / 32) * typeSize) / 16) * 16;
+      expect(w.qkv.bytes).toBe(l === 0 ? blockBytes(128, 34) : blockBytes(96, 34) + blockBytes(32, 18));
       expect(await readRows(ctx.device, w.qkv, 0, 64)).toEqual(value(n.q));
       expect(await readRows(ctx.device, w.qkv, 64, 32)).toEqual(value(n.k));
       expect(await readRows(ctx.device, w.qkv, 96, 32)).toEqual(value(n.v));

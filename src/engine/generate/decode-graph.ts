@@ -5,7 +5,8 @@
  *
  * Per layer, by batch size (`mlp`):
  *   fused   (B <= fusedMaxBatch): DecodeQkv(pending) -> DecodeAttention -> DecodeOProj(pending)
- *           -> DecodeMlp (split-K partials, folded by the next consumer): 4 dispatches
+ *           -> DecodeMlp (split-K partials, folded by the next consumer): 4 dispatches (DecodeQkv
+ *           is one per row segment of a qkv whose parts differ in dtype: 5 or 6 then)
  *   unfused (larger B): DecodeQkv -> DecodeAttention -> DecodeOProj -> Gemv(post-norm folded,
  *           swiglu) -> Gemv(down, += residual): 5 dispatches, no partials to reread (at large B
  *           every consumer workgroup rereading P partial rows would dominate).
@@ -23,7 +24,6 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
-import type { ModelConfig } from '../model/config';
 import type { KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
@@ -53,17 +53,24 @@ export interface DecodeGraph {
 /**
  * Whether the fused decode kernels run this model: they fold Llama/Qwen's norms and SwiGLU into their
  * GEMVs, so Gemma 3 (sandwich norms, GeGLU, scaled embeddings, a second RoPE table) decodes through the
- * general graph instead (forward-graph.ts), one materialised activation per op.
+ * general graph instead (forward-graph.ts), one materialised activation per op. So does a model with
+ * a [gate; up] whose parts differ in dtype (DecodeMlp and the SwiGLU GEMV read gate row f and up row
+ * F + f together from one binding; llama.cpp's own mixes never split them, only hand-made ones do). A
+ * qkv whose parts differ (Q4_K_M's Q6_K attn_v) is fine: DecodeQkv runs once per row segment.
  */
-export function fusedDecodeCovers(cfg: ModelConfig): boolean {
-  return !cfg.sandwichNorms && cfg.hiddenAct === 'silu' && cfg.embeddingScale === undefined && cfg.ropeLocalTheta === undefined;
+export function fusedDecodeCovers(weights: WeightSet): boolean {
+  const cfg = weights.config;
+  const architecture =
+    !cfg.sandwichNorms && cfg.hiddenAct === 'silu' && cfg.embeddingScale === undefined && cfg.ropeLocalTheta === undefined;
+  return architecture && weights.layers.every((w) => !w.gateUp.mixed);
 }
 
 /** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */
 export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
   const { weights, kv, dense, attention, step } = g;
   const cfg = weights.config;
-  if (!fusedDecodeCovers(cfg)) throw new Error(`decode: the fused decode kernels do not run ${cfg.arch}; use the general graph`);
+  if (!fusedDecodeCovers(weights))
+    throw new Error(`decode: the fused decode kernels do not run this ${cfg.arch} model; use the general graph`);
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
@@ -79,7 +86,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     const pending = mlp === 'fused' && l > 0 ? P : 0;
     const before = calls.length;
     calls.push(
-      dense.decodeQkv.encode({
+      ...dense.decodeQkv.encode({
         weights,
         layer: l,
         stream,

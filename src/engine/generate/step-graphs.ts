@@ -31,7 +31,7 @@ export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' 
 export class StepGraphs {
   private readonly decode = new GraphCache(DECODE_GRAPHS);
   private readonly general = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS);
-  /** The fused decode kernels run this model (read once: the config does not change). */
+  /** The fused decode kernels run this model (read once: the config and weights do not change). */
   private readonly fused: boolean;
 
   constructor(
@@ -41,7 +41,7 @@ export class StepGraphs {
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
   ) {
-    this.fused = fusedDecodeCovers(forward.weights.config);
+    this.fused = fusedDecodeCovers(forward.weights);
   }
 
   /**

@@ -8,7 +8,9 @@
  * 18 heads give 72 workgroups at batch 1; with q/k-norm a head's norm needs all of it, U = HS. Each
  * workgroup re-reads the residual and the pending partials (P * C floats per batch row, from L2):
  * the price of not spending a dispatch on the reduction, small next to its weight rows when P is a few
- * tens (docs/engine.md "Decode step").
+ * tens (docs/engine.md "Decode step"). A qkv whose parts differ in dtype (Q4_K q / k beside Q6_K v)
+ * is one call per row segment, each over its heads in its dtype: the same weight bytes read, one more
+ * dispatch per segment.
  * Not here: attention (attention-decode.ts), the prefill twin (qkv-prep.ts after the GEMM).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
@@ -37,8 +39,9 @@ export const DECODE_QKV_SPEC: KernelSpec = {
   },
   // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
   // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
-  // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer
-  uniforms: params('B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_positions eps:f32 rope'),
+  // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer; head0: the first
+  // head of this call (W's first row is its first row)
+  uniforms: params('B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_positions eps:f32 rope head0'),
   shaders: { main: [core, ropePairs, code] },
 };
 
@@ -69,7 +72,8 @@ export function qkvUnit(HS: number, qkNorm: boolean, group: number): number {
 }
 
 export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
-  encode(a: DecodeQkvArgs): KernelCall {
+  /** One call per chunk of Wqkv: one, or one per row segment of a qkv whose parts differ in dtype. */
+  encode(a: DecodeQkvArgs): KernelCall[] {
     const cfg = a.weights.config;
     const w = a.weights.layers[a.layer];
     const C = cfg.hiddenSize;
@@ -86,38 +90,45 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
     const U = qkvUnit(HS, cfg.qkNorm, tile.TR * tile.RPT);
     const ROT = rotaryDim(cfg);
     const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
-    const label = `decode.qkv.${w.qkv.dtype}`;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.qkv.dtype } }),
-      buffers: {
-        stream: a.stream.buffer,
-        qkv: w.qkv.single('decode.qkv'),
-        vectors: a.weights.vectors,
-        rows: a.rows,
-        blockTable: a.blockTable,
-        k: a.k,
-        v: a.v,
-        q: a.q,
-      },
-      uniforms: {
-        B: a.B,
-        C,
-        NH,
-        NKV,
-        bcap: a.stream.rows,
-        pending: a.pending,
-        w_stride: w.qkv.rowStride,
-        norm_off: w.inputNorm,
-        bias_off: w.qkvBias ?? 0,
-        qnorm_off: w.qNorm ?? 0,
-        knorm_off: w.kNorm ?? 0,
-        max_blocks: a.maxBlocksPerSeq,
-        rope_positions: a.weights.ropePositions,
-        eps: cfg.rmsNormEps,
-        rope: layerUsesRope(cfg, a.layer) ? 1 : 0,
-      },
-      workgroups: [(NH + 2 * NKV) * (HS / U), Math.ceil(a.B / tile.BB), 1],
+    if (w.qkv.chunks.length > 1 && w.qkv.chunks.some((c) => c.rowStart % HS !== 0 || c.rows % HS !== 0)) {
+      // Chunks of one dtype split by the binding limit fall mid-head; the parts of a fused qkv never do.
+      w.qkv.single('decode.qkv');
+    }
+    return w.qkv.chunks.map((chunk) => {
+      const label = `decode.qkv.${chunk.dtype}`;
+      return this.call({
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: chunk.dtype } }),
+        buffers: {
+          stream: a.stream.buffer,
+          qkv: chunk.buffer,
+          vectors: a.weights.vectors,
+          rows: a.rows,
+          blockTable: a.blockTable,
+          k: a.k,
+          v: a.v,
+          q: a.q,
+        },
+        uniforms: {
+          B: a.B,
+          C,
+          NH,
+          NKV,
+          bcap: a.stream.rows,
+          pending: a.pending,
+          w_stride: chunk.rowStride,
+          norm_off: w.inputNorm,
+          bias_off: w.qkvBias ?? 0,
+          qnorm_off: w.qNorm ?? 0,
+          knorm_off: w.kNorm ?? 0,
+          max_blocks: a.maxBlocksPerSeq,
+          rope_positions: a.weights.ropePositions,
+          eps: cfg.rmsNormEps,
+          rope: layerUsesRope(cfg, a.layer) ? 1 : 0,
+          head0: chunk.rowStart / HS,
+        },
+        workgroups: [(chunk.rows / HS) * (HS / U), Math.ceil(a.B / tile.BB), 1],
+      });
     });
   }
 }

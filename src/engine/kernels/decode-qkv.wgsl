@@ -7,7 +7,8 @@
 // A workgroup owns one unit of U rows of one head (q, k or v) for BB batch rows: U / 2 pairs
 // (pair_dims, rope-pairs.wgsl: RoPE pairs d, d + ROT / 2, then the pass-through dims paired
 // alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
-// the activations only once.
+// the activations only once. A qkv whose parts differ in dtype (Q4_K q / k, Q6_K v) is one dispatch
+// per row segment: heads from P.head0 on, W holding that segment's rows from head head0's first row.
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, KV_BLOCK.
 
 struct BatchRow {
@@ -53,13 +54,13 @@ fn row_valid(j: u32) -> bool {
 }
 
 fn row_start(j: u32) -> u32 {
-  return (head * HS + dim_of(group_base + j)) * P.w_stride;
+  return ((head - P.head0) * HS + dim_of(group_base + j)) * P.w_stride;
 }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
   /*@subgroup-init*/
-  head = wid.x / (HS / U);
+  head = P.head0 + wid.x / (HS / U);
   part = wid.x % (HS / U);
   b0 = wid.y * BB;
   let nb = min(BB, P.B - b0);
@@ -79,7 +80,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     workgroupBarrier();
   }
   // From the workgroup id (not the private `head`) so the branch below is uniform for the barriers.
-  let head_u = wid.x / (HS / U);
+  let head_u = P.head0 + wid.x / (HS / U);
   let is_q = head_u < P.NH;
   let is_k = !is_q && head_u < P.NH + P.NKV;
   if (QK_NORM && (is_q || is_k)) {

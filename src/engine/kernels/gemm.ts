@@ -4,9 +4,10 @@
  *
  * - A: f32 activations, stored [M, K] ('rows-are-m') or [K, M] ('rows-are-k', the trainer's dH^T).
  * - B: a packed weight in its file dtype, or f32 activations; stored [N, K] ('rows-are-n': nn.Linear,
- *   Y = X W^T) or [K, N] ('rows-are-k': dX = dY W). A weight split in row chunks gives one call per
- *   chunk: along N it writes its column range of C; along K each chunk adds its partial product
- *   (the first one writes unless `accumulate`).
+ *   Y = X W^T) or [K, N] ('rows-are-k': dX = dY W). A weight split in row chunks (the binding limit,
+ *   or a fused matrix whose parts differ in dtype) gives one call per chunk, in the chunk's dtype:
+ *   along N it writes its column range of C; along K each chunk adds its partial product (the first
+ *   one writes unless `accumulate`).
  * - Epilogue: scale alpha, bias (f32 vectors buffer), accumulate into C (residual add; LoRA's
  *   s * (x A^T) B^T is two calls: u = X A^T, then C += s * u B^T).
  *
@@ -69,6 +70,7 @@ const BK = 16;
 
 interface Piece {
   buffer: BufferRef;
+  dtype: DType;
   bOffset: number;
   sn: number;
   sk: number;
@@ -89,11 +91,9 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
     const [aSm, aSk] = aLayout === 'rows-are-m' ? [lda, 1] : [1, lda];
     const ldc = g.ldc ?? g.N;
     const bKContig = g.b.layout === 'rows-are-n';
-    let dtype: DType = 'f32';
     const pieces: Piece[] = [];
     if ('weight' in g.b) {
       const w = g.b.weight;
-      dtype = w.dtype;
       const [rowsNeeded, colsNeeded] = bKContig ? [g.N, g.K] : [g.K, g.N];
       if (w.rows !== rowsNeeded || w.cols !== colsNeeded) {
         throw new Error(
@@ -103,14 +103,15 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
       for (const c of w.chunks) {
         pieces.push(
           bKContig
-            ? { buffer: c.buffer, bOffset: 0, sn: w.rowStride, sk: 1, n0: c.rowStart, n: c.rows, k0: 0, k: g.K }
-            : { buffer: c.buffer, bOffset: 0, sn: 1, sk: w.rowStride, n0: 0, n: g.N, k0: c.rowStart, k: c.rows },
+            ? { buffer: c.buffer, dtype: c.dtype, bOffset: 0, sn: c.rowStride, sk: 1, n0: c.rowStart, n: c.rows, k0: 0, k: g.K }
+            : { buffer: c.buffer, dtype: c.dtype, bOffset: 0, sn: 1, sk: c.rowStride, n0: 0, n: g.N, k0: c.rowStart, k: c.rows },
         );
       }
     } else {
       const ld = g.b.ld;
       pieces.push({
         buffer: g.b.f32,
+        dtype: 'f32',
         bOffset: g.b.offset ?? 0,
         sn: bKContig ? ld : 1,
         sk: bKContig ? 1 : ld,
@@ -142,8 +143,8 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
             B_VEC8_N: 'weight' in g.b && !bKContig,
             ...flagsFor(accum, hasBias),
           };
-      const label = `gemm${g.naive ? '-naive' : ''}.${dtype}`;
-      const pipeline = this.pipeline({ label, consts, weights: { B: dtype }, variant: g.naive ? 'naive' : 'tiled' });
+      const label = `gemm${g.naive ? '-naive' : ''}.${p.dtype}`;
+      const pipeline = this.pipeline({ label, consts, weights: { B: p.dtype }, variant: g.naive ? 'naive' : 'tiled' });
       const workgroups: [number, number, number] = g.naive
         ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
         : [Math.ceil(p.n / BN), Math.ceil(g.M / BM), 1];

@@ -5,11 +5,13 @@
  *
  * Options: an RMSNorm folded into the activation load (final norm before lm_head), bias, accumulate
  * into Y (residual add), SwiGLU over a fused [gate; up] matrix (unfused decode MLP). A weight split in
- * row chunks (lm_head over a large vocabulary) gives one call per chunk, each writing its own column
- * range of Y. Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
+ * row chunks (lm_head over a large vocabulary, or a fused matrix whose parts differ in dtype) gives one
+ * call per chunk, in the chunk's dtype, each writing its own column range of Y.
+ * Not here: the fused decode layer kernels (decode-*.ts), the prefill GEMM (gemm.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
+import type { DType } from '../model/config';
 import { checkDim, checkRows, placeholder, SpecKernel } from './common';
 import core from './gemv-core.wgsl?raw';
 import { gemvTile, tileConsts } from './gemv-config';
@@ -76,15 +78,16 @@ export class Gemv extends SpecKernel.of(GEMV_SPEC) {
     if ((a.bias != null || a.norm) && !a.vectors) throw new Error('gemv: bias / norm need the vectors buffer');
     const tile = gemvTile(this.ctx, K, a.B);
     const flags = { NORM: !!a.norm, HAS_BIAS: a.bias != null, ACCUM: a.accumulate ?? false, SWIGLU: swiglu };
-    const label = `gemv.${w.dtype}${flags.NORM ? '.norm' : ''}${flags.SWIGLU ? '.swiglu' : ''}${flags.ACCUM ? '.accum' : ''}`;
-    const pipeline = this.pipeline({ label, reductions: true, consts: { ...tileConsts(tile), ...flags }, weights: { W: w.dtype } });
+    const pipelineOf = (dtype: DType) => {
+      const label = `gemv.${dtype}${flags.NORM ? '.norm' : ''}${flags.SWIGLU ? '.swiglu' : ''}${flags.ACCUM ? '.accum' : ''}`;
+      return { label, pipeline: this.pipeline({ label, reductions: true, consts: { ...tileConsts(tile), ...flags }, weights: { W: dtype } }) };
+    };
     const G = tile.TR * tile.RPT;
     const outsPerGroup = swiglu ? G / 2 : G;
     return w.chunks.map((chunk) => {
       // Chunk c of W holds output rows [rowStart, rowStart + rows): it writes that column range of Y.
       return this.call({
-        label,
-        pipeline,
+        ...pipelineOf(chunk.dtype),
         buffers: { weight: chunk.buffer, x: a.x, out: a.out, vectors: a.vectors ?? placeholder(this.ctx) },
         uniforms: {
           N: swiglu ? N : chunk.rows,
@@ -95,7 +98,7 @@ export class Gemv extends SpecKernel.of(GEMV_SPEC) {
           y_off: yOffset + chunk.rowStart,
           y_stride: yStride,
           w_off: 0,
-          w_stride: w.rowStride,
+          w_stride: chunk.rowStride,
           bias_off: (a.bias ?? 0) + chunk.rowStart,
           norm_off: a.norm?.offset ?? 0,
           up_row: swiglu ? N : 0,

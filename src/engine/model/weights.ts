@@ -8,8 +8,9 @@
  * - `WeightSet`: uploads TensorData in file precision (gpu/packed-tensor.ts has the packed layout), GGML
  *   block types (Q8_0, Q4_K, ...) as their blocks, dequantized by the kernels that read them.
  *   Matrices that share an input are fused row-wise so one GEMM / GEMV reads them in one binding:
- *   qkv = [q; k; v] rows, gateUp = [gate; up] rows, in the parts' dtype (f32 when they differ). The
- *   embedding (and an untied lm_head) is row-chunked by the device's binding limit.
+ *   qkv = [q; k; v] rows, gateUp = [gate; up] rows, each part's rows in its own dtype (row segments
+ *   when they differ: Q4_K q / k beside Q6_K v). The embedding (and an untied lm_head) is row-chunked
+ *   by the device's binding limit.
  * - `vectors`: one f32 buffer of the model's constants, because the fused decode kernels would
  *   otherwise need more storage bindings than devices allow (8 by default). It starts with the RoPE
  *   table (model/rope.ts layout, `ropePositions` positions, so the buffer binds as a rope table from
@@ -25,7 +26,7 @@
 import { PackedMatrix } from '../gpu/packed-tensor';
 import { dequantizeTensor } from '../reference/dequant';
 import type { DType, ModelConfig } from './config';
-import { encodeFromF32, roundToDtype } from './dtype';
+import { roundToDtype } from './dtype';
 import { layerRopeParams, ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
 import { isBlockDType, numel, tensorBytes } from './tensor';
@@ -302,19 +303,19 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
 }
 
 /**
- * The matrix of `plan` holding `parts` (all of them, checked), in their dtype when they share one.
- * Parts in different dtypes (llama.cpp's Q4_K_M keeps attn_v in Q6_K beside Q4_K q and k) are stored
- * dequantized to f32, the one dtype that holds every part exactly: correct, but 8x a Q4_K matrix's bytes.
+ * The matrix of `plan` holding `parts` (all of them, checked), each part's rows in its own dtype:
+ * parts in different dtypes (llama.cpp's Q4_K_M keeps attn_v in Q6_K beside Q4_K q and k) become row
+ * segments of one matrix (gpu/packed-tensor.ts), each kept in its blocks.
  */
 function packMatrix(device: GPUDevice, plan: MatrixPlan, parts: TensorData[], chunkBytes: number): PackedMatrix {
-  const mixed = parts.some((p) => p.dtype !== parts[0].dtype);
-  const dtype = mixed ? 'f32' : parts[0].dtype;
-  const m = new PackedMatrix(device, { label: plan.label, dtype, rows: plan.rows, cols: plan.cols, chunkBytes });
+  const ordered = plan.parts.map((part, i) => {
+    const rows = (plan.parts[i + 1]?.rowStart ?? plan.rows) - part.rowStart;
+    return { part, rows, tensor: parts.find((p) => p.name === part.name)! };
+  });
+  const segments = ordered.map((o) => ({ dtype: o.tensor.dtype, rows: o.rows }));
+  const m = new PackedMatrix(device, { label: plan.label, dtype: segments, rows: plan.rows, cols: plan.cols, chunkBytes });
   try {
-    for (const part of plan.parts) {
-      const t = parts.find((p) => p.name === part.name)!;
-      m.writeRows(part.rowStart, mixed ? encodeFromF32(dequantizeTensor(t), 'f32') : t.data);
-    }
+    for (const o of ordered) m.writeRows(o.part.rowStart, o.tensor.data);
   } catch (e) {
     m.destroy();
     throw e;
@@ -361,8 +362,8 @@ export class WeightSet {
   /**
    * Validates `tensors` against the config's plan (names, shapes, byte counts) and uploads each as it
    * arrives, so a stream (async iterable) from the loader is never held in memory as a whole (only the
-   * parts of one fused matrix wait for each other). A matrix is created in its parts' dtype, f32 when
-   * they differ (packMatrix). On any error every buffer made so far is destroyed (nothing half-loaded).
+   * parts of one fused matrix wait for each other). A matrix keeps each part in its dtype (packMatrix).
+   * On any error every buffer made so far is destroyed (nothing half-loaded).
    */
   static async upload(
     device: GPUDevice,
@@ -423,7 +424,7 @@ export class WeightSet {
         }
         const plan = home.get(t.name)!;
         // A fused matrix is made once all its parts are here (they are next to each other in real
-        // files), because its dtype depends on theirs.
+        // files), because its segments' dtypes are theirs.
         const parts = [...(pending.get(plan.label) ?? []), t];
         if (parts.length < plan.parts.length) {
           pending.set(plan.label, parts);
