@@ -80,7 +80,10 @@ export class Gemv extends SpecKernel.of(GEMV_SPEC) {
     const flags = { NORM: !!a.norm, HAS_BIAS: a.bias != null, ACCUM: a.accumulate ?? false, SWIGLU: swiglu };
     const pipelineOf = (dtype: DType) => {
       const label = `gemv.${dtype}${flags.NORM ? '.norm' : ''}${flags.SWIGLU ? '.swiglu' : ''}${flags.ACCUM ? '.accum' : ''}`;
-      return { label, pipeline: this.pipeline({ label, reductions: true, consts: { ...tileConsts(tile), ...flags }, weights: { W: dtype } }) };
+      return {
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts: { ...tileConsts(tile), ...flags }, weights: { W: dtype } }),
+      };
     };
     const G = tile.TR * tile.RPT;
     const outsPerGroup = swiglu ? G / 2 : G;
