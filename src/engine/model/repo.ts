@@ -77,6 +77,47 @@ const INDEX_FILE = 'model.safetensors.index.json';
 const SINGLE_FILE = 'model.safetensors';
 
 export async function loadModelFiles(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModelFiles> {
+  const repo = await repoReader(source, options);
+  // Small files first: an unsupported architecture fails before any weight is downloaded.
+  const small = await readSmallFiles(repo);
+  const { config } = small;
+  const { shards, weightMap } = await weightLayout(repo.open, repo.where, repo.listing);
+  const opened = await openShards(repo, shards, weightMap !== null);
+  const weights = weightEntries(config, repo.where, opened, weightMap);
+  return {
+    sourceId: source.id,
+    sourceLabel: repo.where,
+    config,
+    generation: small.generation,
+    tokenizer: small.tokenizer,
+    chatTemplates: small.chatTemplates,
+    eosTokenIds: unionTokenIds(
+      config.eosTokenIds,
+      small.generation.eosTokenIds,
+      small.tokenizer.eosTokenId != null ? [small.tokenizer.eosTokenId] : [],
+    ),
+    weights,
+    weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
+    async *tensors() {
+      for (const w of weights) {
+        const t = await opened.get(w.file)!.read(w.fileName ?? w.name);
+        yield w.fileName ? { ...t, name: w.name } : t;
+      }
+    },
+    files: small.files,
+  };
+}
+
+interface RepoReader {
+  where: string;
+  listing: string[] | null;
+  open: (file: string) => Promise<Blob | null>;
+  readText: (file: string, required: boolean) => Promise<string | null>;
+  readJson: (file: string, required: boolean) => Promise<unknown>;
+}
+
+/** Reads a source's files by name, with the listing's absences and errors that name the file. */
+async function repoReader(source: ModelSource, options: LoadOptions): Promise<RepoReader> {
   const listing = await source.list();
   const where = source.label;
   const open = async (file: string): Promise<Blob | null> => {
@@ -101,36 +142,63 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
       throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
     }
   };
+  return { where, listing, open, readText, readJson };
+}
 
-  // Small files first: an unsupported architecture fails before any weight is downloaded.
-  const configJson = await readJson('config.json', true);
+/** config.json, generation_config.json, the tokenizer and the chat templates, parsed and checked together. */
+async function readSmallFiles(repo: RepoReader) {
+  const configJson = await repo.readJson('config.json', true);
   const config = parseModelConfig(configJson);
-  const generationJson = await readJson('generation_config.json', false);
+  const generationJson = await repo.readJson('generation_config.json', false);
   const generation = generationJson == null ? NO_GENERATION_DEFAULTS : parseGenerationConfig(generationJson);
-  const tokenizerJson = await readJson('tokenizer.json', true);
-  const tokenizerConfig = await readJson('tokenizer_config.json', false);
+  const tokenizerJson = await repo.readJson('tokenizer.json', true);
+  const tokenizerConfig = await repo.readJson('tokenizer_config.json', false);
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig ?? {});
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new RepositoryError(
       `tokenizer.json has ${tokenizer.vocabSize} token ids but config.json's vocab_size is ${config.vocabSize}: the tokenizer does not belong to this model`,
     );
   }
-  const chatTemplateFile = await readText('chat_template.jinja', false);
+  const chatTemplateFile = await repo.readText('chat_template.jinja', false);
   const configTemplate = (tokenizerConfig as Record<string, unknown> | null)?.chat_template ?? null;
   const chatTemplates = new ChatTemplates(chatTemplateFile, configTemplate, tokenizer.specialTokens);
+  const files: LoadedModelFiles['files'] = {
+    config: configJson,
+    generationConfig: generationJson,
+    tokenizer: tokenizerJson,
+    tokenizerConfig,
+    chatTemplate: chatTemplateFile,
+  };
+  return { config, generation, tokenizer, chatTemplates, files };
+}
 
-  const { shards, weightMap } = await weightLayout(open, where, listing);
+/** Every weight file, its safetensors header validated before any weight is read. */
+async function openShards(repo: RepoReader, shards: string[], indexed: boolean): Promise<Map<string, SafetensorsFile>> {
   const opened = new Map<string, SafetensorsFile>();
   for (const shard of shards) {
-    const blob = await open(shard);
+    const blob = await repo.open(shard);
     if (!blob) {
       throw new RepositoryError(
-        weightMap ? `${INDEX_FILE} lists ${shard}, which is missing from ${where}` : `${where} has no ${SINGLE_FILE} or ${INDEX_FILE}`,
+        indexed
+          ? `${INDEX_FILE} lists ${shard}, which is missing from ${repo.where}`
+          : `${repo.where} has no ${SINGLE_FILE} or ${INDEX_FILE}`,
       );
     }
     opened.set(shard, await SafetensorsFile.open(blob, shard));
   }
+  return opened;
+}
 
+/**
+ * The weights the engine uses, checked against the config's parameter plan (names, shapes, dtypes),
+ * in file order within each shard and shards in name order: sequential reads of each file.
+ */
+function weightEntries(
+  config: ModelConfig,
+  where: string,
+  opened: Map<string, SafetensorsFile>,
+  weightMap: Record<string, string> | null,
+): WeightEntry[] {
   // Where each tensor lives: the index's weight_map for sharded repositories, else the one file.
   const located = new Map<string, string>();
   if (weightMap) {
@@ -171,33 +239,8 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
       throw new RepositoryError(`${file}: tensor ${fileName} has dtype ${e.dtype}; Hearth loads weights only as F32, F16 or BF16`);
     weights.push({ name, dtype, shape: e.shape, file, bytes: e.end - e.begin, ...(fileName !== name ? { fileName } : {}) });
   }
-  // File order within each shard, shards in name order: sequential reads of each file.
   weights.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : headerOf(a.name).begin - headerOf(b.name).begin));
-
-  return {
-    sourceId: source.id,
-    sourceLabel: where,
-    config,
-    generation,
-    tokenizer,
-    chatTemplates,
-    eosTokenIds: unionTokenIds(config.eosTokenIds, generation.eosTokenIds, tokenizer.eosTokenId != null ? [tokenizer.eosTokenId] : []),
-    weights,
-    weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
-    async *tensors() {
-      for (const w of weights) {
-        const t = await opened.get(w.file)!.read(w.fileName ?? w.name);
-        yield w.fileName ? { ...t, name: w.name } : t;
-      }
-    },
-    files: {
-      config: configJson,
-      generationConfig: generationJson,
-      tokenizer: tokenizerJson,
-      tokenizerConfig,
-      chatTemplate: chatTemplateFile,
-    },
-  };
+  return weights;
 }
 
 /** Which safetensors files hold the weights: the index's shards, or model.safetensors. */
