@@ -44,6 +44,12 @@ const TOOL_CHOICE_USAGE = 'Correct usage: `{"type": "function", "function": {"na
  * before the model is looked up, as in vLLM.
  */
 export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null): void {
+  checkRequestAlone(req);
+  if (model) checkAgainstModel(req, model);
+}
+
+/** Steps 1-9: the rules of the request alone. */
+function checkRequestAlone(req: ChatRequest): void {
   // 1. stream_options only with streaming (an empty object counts as absent, as in Python).
   ensure(
     !(req.stream_options && Object.keys(req.stream_options).length > 0 && !req.stream),
@@ -96,7 +102,11 @@ export function checkChatRequest(req: ChatRequest, model: ChatModelLimits | null
   const n = req.n ?? 1;
   ensure(n >= 1, `n must be at least 1, got ${n}.`, 'n');
   ensure(n <= MAX_CHOICES, `n must be at most ${MAX_CHOICES}, got ${n}.`, 'n');
-  if (!model) return;
+}
+
+/** Steps 10-15: the rules that need the served model (its defaults, vocabulary and context). */
+function checkAgainstModel(req: ChatRequest, model: ChatModelLimits): void {
+  const n = req.n ?? 1;
 
   // 10. sampling controls after the model's defaults (SamplingParams._verify_args).
   const s = effectiveSampling(req, model.generation);
