@@ -11,7 +11,8 @@
  *   npm run bench -- --chromium --record --json results.json
  *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
  *   npm run bench -- --sections quantized          SmolLM2-135M and Qwen2.5-0.5B shapes in bf16, Q8_0 and Q4_K
- *                                                  (quantized.ts): decode tok/s, weight bytes per token, GPU memory
+ *                                                  (quantized.ts): decode tok/s, weight bytes per token, GPU memory,
+ *                                                  and one QLoRA step over each (training tokens/s, memory)
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
@@ -100,7 +101,12 @@ if (args.chromium) {
   device = [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ');
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
-  if (quantized) quantizedResults = await runGenerationBench(gpu, quantized, log);
+  if (quantized) {
+    quantizedResults = await runGenerationBench(gpu, quantized, log);
+    // A QLoRA step over each quantized shape (training tokens/s and memory beside the bf16 LoRA step).
+    const qlora = { ...trainOptionsFromArgs(args), models: quantized.models };
+    trainResults = [...trainResults, ...(await runTrainingBench(gpu, qlora, log))];
+  }
   if (sections.includes('structured')) {
     structuredResults = await runStructuredBench(
       gpu,

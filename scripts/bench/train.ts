@@ -1,7 +1,8 @@
 /**
  * The training section of `npm run bench`: one LoRA optimizer step (rank 16 on q, k, v, o, gate,
  * up, down; SFT loss; AdamW) on random bf16 models with the exact shapes of SmolLM2-135M and
- * Qwen2.5-0.5B, reporting training tokens/s, the GPU memory the step allocates (base weights,
+ * Qwen2.5-0.5B (or, as `<shape>@q8_0` / `@q4_k`, QLoRA over those shapes' matrices in GGML blocks,
+ * the quantized section's step: quantized.ts), reporting training tokens/s, the GPU memory the step allocates (base weights,
  * LoRA state, activations: WebGPU has no memory query, so this is the sum of the buffers'
  * sizes), the model FLOPs per token and, where the device's f32 peak is known, the fraction of it
  * the step reaches.
@@ -22,6 +23,7 @@ import { WeightSet } from '../../src/engine/model/weights';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import type { TrainingSequence } from '../../src/engine/train/types';
 import { BENCH_SHAPES, randomBf16Tensors } from './bench-models';
+import { parseBenchModel, randomFormatTensors } from './quantized';
 
 export const TRAIN_BENCH_MODELS = Object.keys(BENCH_SHAPES);
 
@@ -106,13 +108,16 @@ export async function runTrainingBench(
   const { peak, name: device } = devicePeak(gpu);
   const results: TrainBenchResult[] = [];
   for (const model of options.models) {
-    const shape = BENCH_SHAPES[model];
-    if (!shape) throw new Error(`train bench: unknown model ${model} (${TRAIN_BENCH_MODELS.join(', ')})`);
+    const { shape: shapeName, format } = parseBenchModel(model);
+    const shape = BENCH_SHAPES[shapeName];
+    if (!shape)
+      throw new Error(`train bench: unknown model ${model} (${TRAIN_BENCH_MODELS.join(', ')}, each also as <name>@q8_0 or @q4_k)`);
     const full = parseModelConfig(shape);
     const layers = Math.min(full.numLayers, options.layers ?? (quick ? 1 : full.numLayers));
     const cfg: ModelConfig = { ...full, numLayers: layers, layerTypes: full.layerTypes.slice(0, layers) };
     log(`train bench: ${model} (${layers} of ${full.numLayers} layers), ${tokens} tokens per step, LoRA rank ${rank}, on ${device}`);
-    const weights = await WeightSet.upload(ctx.device, cfg, randomBf16Tensors(cfg, 7), { ropePositions: Math.max(tokens, 16) });
+    const tensors = format === 'bf16' ? randomBf16Tensors(cfg, 7) : randomFormatTensors(cfg, format, 7);
+    const weights = await WeightSet.upload(ctx.device, cfg, tensors, { ropePositions: Math.max(tokens, 16) });
     const engine = new GpuTrainingEngine({
       kernelContext: ctx,
       weights: async () => weights,
