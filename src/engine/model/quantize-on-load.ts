@@ -60,9 +60,11 @@ function blockBytes(dtype: QuantizeTarget, shape: readonly number[]): number {
 }
 
 /**
- * `files` with its matrices quantized to `target` as `tensors()` streams them (one tensor in f32 at
- * a time); `weights` and `weightBytes` say the quantized dtypes and bytes, `fileWeightBytes` what
- * the files hold. A GGUF model is refused: its blocks are what it is.
+ * `files` with its matrices quantized to `target`: `quantizeOnLoad` says which tensors become which
+ * blocks, for the engine to make them on the GPU as it uploads (quantize-upload.ts), and `tensors()`
+ * makes them on the CPU as it streams them (one tensor in f32 at a time: the kernels' reference, and
+ * the path without a GPU). `weights` and `weightBytes` say the quantized dtypes and bytes,
+ * `fileWeightBytes` what the files hold. A GGUF model is refused: its blocks are what it is.
  */
 export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget): LoadedModelFiles {
   if (files.weights.some((w) => isBlockDType(w.dtype))) {
@@ -79,6 +81,10 @@ export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget):
     weights,
     weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
     fileWeightBytes: files.fileWeightBytes ?? files.weightBytes,
+    quantizeOnLoad: {
+      dtypes: new Map([...dtypes].filter((e): e is [string, QuantizeTarget] => e[1] !== null)),
+      fileTensors: () => files.tensors(),
+    },
     async *tensors() {
       for await (const t of files.tensors()) {
         const dtype = dtypes.get(t.name);
