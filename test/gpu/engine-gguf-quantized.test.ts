@@ -27,9 +27,8 @@ import type { Engine } from '../../src/engine/generate/engine';
 import type { PromptLogprob } from '../../src/engine/generate/types';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { quantizeOnLoad } from '../../src/engine/model/quantize-on-load';
-import { readBytes } from '../../src/engine/gpu/buffers';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import { blockLayout, type TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/model/tensor';
 import { layerNames, type WeightSet } from '../../src/engine/model/weights';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
@@ -37,6 +36,7 @@ import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { dequantizedTensor } from '../../src/engine/reference/random-quantized';
 import { randomGguf, type GgufFixture } from '../unit/model/gguf-fixtures';
 import { llamaCppLogits } from '../unit/model/llama-cpp-oracle';
+import { readMatrixRows } from './dense-helpers';
 import { bundled, collect, request, testEngine } from './engine-helpers';
 
 const MODEL = 'gguf/mixed-types';
@@ -184,7 +184,7 @@ describe('a safetensors model quantized to Q4_K on load in the Engine', () => {
         gpu.push(t);
         continue;
       }
-      const data = await readRowBytes(device, where.matrix, where.row0, t.shape[0]);
+      const data = await readMatrixRows(device, where.matrix, where.row0, t.shape[0]);
       gpu.push({ ...t, data });
       for (let b = 0; b < data.length; b += 144) {
         blocks++;
@@ -223,17 +223,4 @@ function matrixOf(w: WeightSet, name: string): { matrix: PackedMatrix; row0: num
     if (at[name]) return { matrix: at[name][0], row0: at[name][1] };
   }
   return null;
-}
-
-/** Rows [r0, r0 + n) of a block-type matrix as their blocks, padding dropped. */
-async function readRowBytes(device: GPUDevice, m: PackedMatrix, r0: number, n: number): Promise<Uint8Array> {
-  const { blockSize, typeSize } = blockLayout(m.locate(r0).chunk.dtype);
-  const rowBytes = (m.cols / blockSize) * typeSize;
-  const out = new Uint8Array(n * rowBytes);
-  for (let r = r0; r < r0 + n; r++) {
-    const { chunk, index } = m.locate(r);
-    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * chunk.rowBytes));
-    out.set(bytes.subarray(0, rowBytes), (r - r0) * rowBytes);
-  }
-  return out;
 }

@@ -16,7 +16,6 @@
  *   reference's error, some above and some below it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { readBytes } from '../../src/engine/gpu/buffers';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { FloatDType } from '../../src/engine/model/config';
 import { tensorFromF32, tensorToF32 } from '../../src/engine/model/dtype';
@@ -25,7 +24,7 @@ import { GpuQuantizer } from '../../src/engine/model/quantize-upload';
 import { blockLayout } from '../../src/engine/model/tensor';
 import { dequantize } from '../../src/engine/reference/dequant';
 import { Rng } from '../../src/engine/reference/random';
-import { destroyContexts, kernelContext } from './dense-helpers';
+import { destroyContexts, kernelContext, readMatrixRows } from './dense-helpers';
 
 afterAll(destroyContexts);
 
@@ -39,19 +38,6 @@ function testRows(rng: Rng, rows: number, cols: number, block: number): Float32A
   row(2).fill(-0.7, 0, block); // a constant negative block
   for (let i = 0; i < cols; i++) row(3)[i] *= 1e-3; // tiny: a subnormal f16 d
   return x;
-}
-
-/** The GPU's blocks of each row, padding dropped, as one buffer of whole rows. */
-async function readBlocks(device: GPUDevice, m: PackedMatrix, r0: number, n: number): Promise<Uint8Array> {
-  const { blockSize, typeSize } = blockLayout(m.chunks[0].dtype);
-  const rowBytes = (m.cols / blockSize) * typeSize;
-  const out = new Uint8Array(n * rowBytes);
-  for (let r = r0; r < r0 + n; r++) {
-    const { chunk, index } = m.locate(r);
-    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * chunk.rowBytes));
-    out.set(bytes.subarray(0, rowBytes), (r - r0) * rowBytes);
-  }
-  return out;
 }
 
 /** Σ (|x| + rms) (y − x)² per sub-block of 32, summed over a super-block: the Q4_K search's objective. */
@@ -116,7 +102,7 @@ describe('quantize on load on the GPU', () => {
       try {
         await quantizer.writeRows(m, 0, parts[0], dtype);
         await quantizer.writeRows(m, 7, parts[1], dtype);
-        const got = await readBlocks(ctx.device, m, 0, 12);
+        const got = await readMatrixRows(ctx.device, m, 0, 12);
         const x = new Float32Array([...tensorToF32(parts[0]), ...tensorToF32(parts[1])]);
         const want = quantize(dtype, x);
         if (dtype === 'q8_0') {
