@@ -12,8 +12,8 @@
  *   differently: rare for f32 and f16 sources, more common for bf16's 8-bit mantissas. Those blocks
  *   must be few and about as good: weighted squared error (the search's objective) within 5%.
  *   Measured on SwiftShader over 814 bf16, 407 f16 and 407 f32 blocks of these rows: identical 98.8%,
- *   100% and 99.75% (the one f32 difference a tied candidate); the bf16 others within 3.8% of the
- *   reference's error, some above and some below it.
+ *   100% and 99.75% (the one f32 difference a tied candidate); the bf16 others at most 3.8% above the
+ *   reference's error.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
