@@ -15,7 +15,8 @@
  *   type for them (Qwen2.5-0.5B's hidden size 896 is 3.5 blocks of 256). Matrices fused on the GPU
  *   (q/k/v, gate/up) share their row length, so their parts always get the same type.
  *
- * Not here: the block formats (quantize.ts), the GPU upload (weights.ts).
+ * Not here: the block formats (quantize.ts), making them on the GPU as the engine uploads
+ * (quantize-upload.ts, weights.ts).
  */
 import type { ModelConfig } from './config';
 import { ggmlBytes, ggmlType } from './gguf/ggml-types';
