@@ -85,27 +85,36 @@ export interface ScoredFit extends Fit {
 /** x − lo of the sub-block being fitted (scratch). */
 const shifted = new Float64Array(SUB);
 
-/** The scale and offset of one sub-block of 32: the first candidate of least error (fitCandidates). */
+/** The scale and offset of one sub-block of 32: the first candidate of least error (searchFits). */
 function fitSubBlock(x: Float32Array, at: number, w: Float32Array): Fit {
   let best: Fit = { scale: 0, offset: Math.min(0, x[at]) };
   let bestError = Infinity;
-  for (const c of fitCandidates(x, at, w)) {
-    if (c.error < bestError) {
-      bestError = c.error;
-      best = { scale: c.scale, offset: c.offset };
+  searchFits(x, at, w, (scale, offset, error) => {
+    if (error < bestError) {
+      bestError = error;
+      best = { scale, offset };
     }
-  }
+  });
   return best;
 }
 
 /**
- * Every candidate fit of one sub-block of 32, in search order: weighted least squares over a few
- * roundings (see the header). `w` are the weights of the squared error. The error of each candidate
- * comes from the sums the fit already has (Σw(s·q + m − x)² expanded), so each candidate is one pass.
- * A constant sub-block has one: scale 0. Exported for the GPU test, which checks the kernel's
- * choices among candidates that tie within f32 rounding.
+ * Every candidate fit of one sub-block of 32, in search order (searchFits). Exported for the GPU
+ * test, which checks the kernel's choices among candidates that tie within f32 rounding.
  */
 export function fitCandidates(x: Float32Array, at: number, w: Float32Array): ScoredFit[] {
+  const out: ScoredFit[] = [];
+  searchFits(x, at, w, (scale, offset, error) => out.push({ scale, offset, error }));
+  return out;
+}
+
+/**
+ * Each candidate fit of one sub-block of 32 in turn, to `visit`: weighted least squares over a few
+ * roundings (see the header). `w` are the weights of the squared error. The error of each candidate
+ * comes from the sums the fit already has (Σw(s·q + m − x)² expanded), so each candidate is one pass.
+ * A constant sub-block has one: scale 0.
+ */
+function searchFits(x: Float32Array, at: number, w: Float32Array, visit: (scale: number, offset: number, error: number) => void): void {
   let lo = x[at];
   let hi = x[at];
   let sumW = 0;
@@ -121,12 +130,11 @@ export function fitCandidates(x: Float32Array, at: number, w: Float32Array): Sco
   }
   // The offset is a subtracted min: never positive, so a sub-block of positive values starts at 0.
   if (lo > 0) lo = 0;
-  if (hi === lo) return [{ scale: 0, offset: lo, error: 0 }];
+  if (hi === lo) return visit(0, lo, 0);
   for (let i = 0; i < SUB; i++) shifted[i] = x[at + i] - lo;
   // Σw(s·q + m − x)² from the weighted sums of q, q², q·x (and of 1, x, x²).
   const error = (s: number, m: number, sumL: number, sumL2: number, sumXL: number) =>
     s * s * sumL2 + 2 * s * m * sumL - 2 * s * sumXL + m * m * sumW - 2 * m * sumX + sumX2;
-  const out: ScoredFit[] = [];
   // Grids of Q4_MAX − 1 ... Q4_MAX + 1 steps over [lo, hi] (and Q4_MAX itself, kept as it is, first):
   // each rounds some values differently, and the least-squares refit of each is a candidate.
   for (let step = -1; step <= 20; step++) {
@@ -162,9 +170,8 @@ export function fitCandidates(x: Float32Array, at: number, w: Float32Array): Sco
         scale = sumXL / sumL2;
       }
     }
-    out.push({ scale, offset, error: error(scale, offset, sumL, sumL2, sumXL) });
+    visit(scale, offset, error(scale, offset, sumL, sumL2, sumXL));
   }
-  return out;
 }
 
 function clampQ(q: number): number {
@@ -179,17 +186,17 @@ function clampQ(q: number): number {
  */
 export function quantizeQ4_K(x: Float32Array): Uint8Array {
   const out = new Uint8Array(ggmlBytes(ggmlType('Q4_K'), x.length));
+  const w = new Float32Array(SUB);
   for (let b = 0; b < x.length / QK_K; b++) {
     const at = b * QK_K;
-    const fits = Array.from({ length: 8 }, (_, j) => fitSubBlock(x, at + j * SUB, subBlockWeights(x, at + j * SUB)));
+    const fits = Array.from({ length: 8 }, (_, j) => fitSubBlock(x, at + j * SUB, subBlockWeights(x, at + j * SUB, w)));
     encodeQ4_K(x, at, fits, out, b * 144);
   }
   return out;
 }
 
-/** The weights of one sub-block's squared error: |x| + the sub-block's rms. */
-export function subBlockWeights(x: Float32Array, s: number): Float32Array {
-  const w = new Float32Array(SUB);
+/** The weights of one sub-block's squared error: |x| + the sub-block's rms (into `w` when given). */
+export function subBlockWeights(x: Float32Array, s: number, w = new Float32Array(SUB)): Float32Array {
   let sumX2 = 0;
   for (let i = 0; i < SUB; i++) sumX2 += x[s + i] * x[s + i];
   const rms = Math.sqrt(sumX2 / SUB);
