@@ -73,6 +73,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   var best_offset = lo;
   if (hi != lo) {
     var best_err = 3.4e38;
+    var prev = vec3<f32>(-1.0);
     for (var g = -1; g <= 20; g++) {
       let steps = select(Q4_MAX - 1.0 + 0.1 * f32(g), Q4_MAX, g < 0);
       let inv = steps / (hi - lo);
@@ -91,6 +92,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       var scale = 1.0 / inv;
       var offset = lo;
       if (g >= 0) {
+        // Neighbouring spacings often round every value alike: the same sums are the same refit
+        // (the reference's fit is a function of them), and a repeat never wins, so it is skipped.
+        if (sum_l == prev.x && sum_l2 == prev.y && sum_xl == prev.z) {
+          continue;
+        }
+        prev = vec3<f32>(sum_l, sum_l2, sum_xl);
         // The least-squares line through (q, x), centred on the weighted means: the reference's
         // det = Σw·Σwq² − (Σwq)² cancels in f32 when one weight dominates (an outlier).
         let mean_q = sum_l / sum_w;
