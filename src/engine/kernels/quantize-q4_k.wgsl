@@ -26,6 +26,11 @@ fn code6(v: f32, vmax: f32) -> u32 {
   return u32(clamp(floor(63.0 / vmax * v + 0.5), 0.0, 63.0));
 }
 
+// v's step on the grid of spacing 1 / inv from lo, at most Q4_MAX; hi's is `top` (see the fit).
+fn grid_q(v: f32, lo: f32, hi: f32, inv: f32, top: f32) -> f32 {
+  return select(min(floor(inv * (v - lo) + 0.5), Q4_MAX), top, v == hi);
+}
+
 // Nibbles n..n+3 of a sub-block (4 bits each in `packed`) spread to the low nibbles of 4 bytes.
 fn spread(packed: u32) -> u32 {
   return (packed & 0xfu) | ((packed & 0xf0u) << 4u) | ((packed & 0xf00u) << 8u) | ((packed & 0xf000u) << 12u);
@@ -83,7 +88,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       var sum_l2 = 0.0;
       var sum_xl = 0.0;
       for (var i = 0u; i < 32u; i++) {
-        let q = select(min(floor(inv * (x[i] - lo) + 0.5), Q4_MAX), top, x[i] == hi);
+        let q = grid_q(x[i], lo, hi, inv, top);
         let wq = (rms + abs(x[i])) * q;
         sum_l += wq;
         sum_l2 += wq * q;
@@ -105,7 +110,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         var var_q = 0.0;
         var cov = 0.0;
         for (var i = 0u; i < 32u; i++) {
-          let dq = select(min(floor(inv * (x[i] - lo) + 0.5), Q4_MAX), top, x[i] == hi) - mean_q;
+          let dq = grid_q(x[i], lo, hi, inv, top) - mean_q;
           let wdq = (rms + abs(x[i])) * dq;
           var_q += wdq * dq;
           cov += wdq * (x[i] - mean_x);
@@ -124,7 +129,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       // which cancel too much in f32 for a sub-block with an outlier to rank the candidates.
       var err = 0.0;
       for (var i = 0u; i < 32u; i++) {
-        let q = select(min(floor(inv * (x[i] - lo) + 0.5), Q4_MAX), top, x[i] == hi);
+        let q = grid_q(x[i], lo, hi, inv, top);
         let e = scale * q + offset - x[i];
         err += (rms + abs(x[i])) * e * e;
       }
