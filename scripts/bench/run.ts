@@ -12,7 +12,8 @@
  *   npm run bench -- --sections structured         JSON-schema constraint overhead per token (Node only)
  *   npm run bench -- --sections quantized          SmolLM2-135M and Qwen2.5-0.5B shapes in bf16, Q8_0 and Q4_K
  *                                                  (quantized.ts): decode tok/s, weight bytes per token, GPU memory,
- *                                                  and one QLoRA step over each (training tokens/s, memory)
+ *                                                  one QLoRA step over each (training tokens/s, memory), and
+ *                                                  quantize on load, weights/s per format (quantize-load.ts)
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
@@ -29,6 +30,7 @@ import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
 import { e2eOptionsFromArgs, e2eTable, runE2eBench, type E2eBenchResult } from './e2e';
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
+import { quantizeLoadTable, runQuantizeLoadBench, type QuantizeLoadBenchResult } from './quantize-load';
 import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
 import { generationTable, quantizedTable, recordRun } from './report';
 import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
@@ -81,6 +83,7 @@ let genResults: GenerationBenchResult[] = [];
 let trainResults: TrainBenchResult[] = [];
 let structuredResults: StructuredBenchResult[] = [];
 let quantizedResults: GenerationBenchResult[] = [];
+let quantizeLoadResults: QuantizeLoadBenchResult[] = [];
 if (args.chromium) {
   runtime = 'chromium';
   const out = await runInChromium({ generation, training }, log);
@@ -102,6 +105,7 @@ if (args.chromium) {
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
   if (quantized) {
+    quantizeLoadResults = await runQuantizeLoadBench(gpu, { quick: quantized.quick }, log);
     quantizedResults = await runGenerationBench(gpu, quantized, log);
     // A QLoRA step over each quantized shape (training tokens/s and memory beside the bf16 LoRA step).
     const qlora = { ...trainOptionsFromArgs(args), models: quantized.models };
@@ -129,6 +133,8 @@ const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
 if (quantizedResults.length) tables.push({ title: 'Quantized weights (decode)', markdown: quantizedTable(quantizedResults) });
+if (quantizeLoadResults.length)
+  tables.push({ title: 'Quantize on load (bf16 -> blocks)', markdown: quantizeLoadTable(quantizeLoadResults) });
 if (structuredResults.length)
   tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
 if (trajectoryResults.length)
@@ -142,6 +148,7 @@ const json = {
   generation: genResults,
   training: trainResults,
   quantized: quantizedResults,
+  quantizeOnLoad: quantizeLoadResults,
   structured: structuredResults,
   trajectories: trajectoryResults,
   e2e,

@@ -1,6 +1,6 @@
 // Shared set-up of the dense-kernel GPU tests: a KernelContext on Dawn (SwiftShader without a GPU),
 // with or without subgroups, and uploads of seeded random matrices in every weight dtype.
-import { createStorage, readF32, uploadStorage } from '../../src/engine/gpu/buffers';
+import { createStorage, readBytes, readF32, uploadStorage } from '../../src/engine/gpu/buffers';
 import type { KernelContext } from '../../src/engine/gpu/context';
 import { createKernelContext } from '../../src/engine/gpu/context';
 import { acquireGpu } from '../../src/engine/gpu/device';
@@ -8,6 +8,7 @@ import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { DType } from '../../src/engine/model/config';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
+import { blockLayout } from '../../src/engine/model/tensor';
 
 export const DTYPES: DType[] = ['f32', 'f16', 'bf16'];
 
@@ -59,4 +60,17 @@ export function packedMatrix(
   const matrix = new PackedMatrix(ctx.device, { label: `w[${rows}x${cols}]`, dtype, rows, cols, chunkBytes });
   matrix.writeRows(0, encodeFromF32(values, dtype));
   return { matrix, ref: roundToDtype(values, dtype) };
+}
+
+/** Rows [r0, r0 + n) of a packed matrix as their bytes in the file layout (padding dropped), one dtype. */
+export async function readMatrixRows(device: GPUDevice, m: PackedMatrix, r0: number, n: number): Promise<Uint8Array> {
+  const { blockSize, typeSize } = blockLayout(m.locate(r0).chunk.dtype);
+  const rowBytes = (m.cols / blockSize) * typeSize;
+  const out = new Uint8Array(n * rowBytes);
+  for (let r = r0; r < r0 + n; r++) {
+    const { chunk, index } = m.locate(r);
+    const bytes = new Uint8Array(await readBytes(device, chunk.buffer, Math.ceil(rowBytes / 4) * 4, index * chunk.rowBytes));
+    out.set(bytes.subarray(0, rowBytes), (r - r0) * rowBytes);
+  }
+  return out;
 }

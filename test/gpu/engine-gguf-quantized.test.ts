@@ -14,8 +14,9 @@
  *   0.03; 0.006 measured), the engine being within f32 rounding of that reference. Q5_1 is the embedding, not a
  *   projection: llama.cpp's prebuilt x86 Q5_1 matmul disagrees with its own dequantizer (see there).
  * - The bundled model quantized on load (model/quantize-on-load.ts: a safetensors model's matrices
- *   made Q4_K blocks as it loads), served by the same engine: the same check against the reference
- *   on the weights it made, dequantized.
+ *   made Q4_K blocks on the GPU as it loads, model/quantize-upload.ts), served by the same engine: its
+ *   blocks read back against the CPU quantizer's, and the same check against the reference on the
+ *   blocks it made, dequantized.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,13 +27,16 @@ import type { Engine } from '../../src/engine/generate/engine';
 import type { PromptLogprob } from '../../src/engine/generate/types';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { quantizeOnLoad } from '../../src/engine/model/quantize-on-load';
+import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { TensorData } from '../../src/engine/model/tensor';
+import { layerNames, type WeightSet } from '../../src/engine/model/weights';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { dequantizedTensor } from '../../src/engine/reference/random-quantized';
 import { randomGguf, type GgufFixture } from '../unit/model/gguf-fixtures';
 import { llamaCppLogits } from '../unit/model/llama-cpp-oracle';
+import { readMatrixRows } from './dense-helpers';
 import { bundled, collect, request, testEngine } from './engine-helpers';
 
 const MODEL = 'gguf/mixed-types';
@@ -162,20 +166,34 @@ describe('a GGUF mixing all 13 block types in the Engine', () => {
 });
 
 describe('a safetensors model quantized to Q4_K on load in the Engine', () => {
-  it("keeps Q4_K blocks on the GPU and gives the reference's greedy tokens and prompt logprobs on them, dequantized", async () => {
+  it("makes Q4_K blocks on the GPU as the CPU quantizer does, and gives the reference's greedy tokens and prompt logprobs on them, dequantized", async () => {
     const q4 = quantizeOnLoad(await loadModelFiles(bundled('hearth/tiny-chat')), 'q4_k');
-    const blocks: TensorData[] = [];
-    for await (const t of q4.tensors()) blocks.push(t);
-    await engine.loadFiles('tiny-chat/q4_k', {
-      ...q4,
-      tensors: async function* () {
-        yield* blocks;
-      },
-    });
+    // Loaded as it is: the engine uploads the file's bf16 tensors and quantizes them on the GPU.
+    await engine.loadFiles('tiny-chat/q4_k', q4);
     const weights = await engine.residentWeights('tiny-chat/q4_k');
     // Projections in Q4_K; the tied embedding (the lm_head) stays bf16, as quantize-on-load.ts says.
     expect([weights.layers[0].qkv.dtype, weights.layers[3].down.dtype, weights.embedding.dtype]).toEqual(['q4_k', 'q4_k', 'bf16']);
-    const ref = new ReferenceModel(q4.config, blocks.map(dequantizedTensor));
+    // The GPU's blocks against the CPU quantizer's (its reference: test/gpu/quantize-blocks.test.ts).
+    const device = engine.kernelContext.device;
+    const gpu: TensorData[] = [];
+    let blocks = 0;
+    let same = 0;
+    for await (const t of q4.tensors()) {
+      const where = matrixOf(weights, t.name);
+      if (!where || t.dtype !== 'q4_k') {
+        gpu.push(t);
+        continue;
+      }
+      const data = await readMatrixRows(device, where.matrix, where.row0, t.shape[0]);
+      gpu.push({ ...t, data });
+      for (let b = 0; b < data.length; b += 144) {
+        blocks++;
+        if (Buffer.from(data.subarray(b, b + 144)).equals(Buffer.from(t.data.subarray(b, b + 144)))) same++;
+      }
+    }
+    expect(blocks).toBeGreaterThan(0);
+    expect(same / blocks, 'Q4_K blocks identical to the CPU quantizer').toBeGreaterThan(0.95);
+    const ref = new ReferenceModel(q4.config, gpu.map(dequantizedTensor));
     const V = q4.config.vocabSize;
     const prompt = PROMPT.slice(0, 8);
     const got = await collect(engine.generate(request('tiny-chat/q4_k', prompt, { maxTokens: 2, promptLogprobs: 5, ignoreEos: true })), 1);
@@ -185,3 +203,24 @@ describe('a safetensors model quantized to Q4_K on load in the Engine', () => {
     expect(err, 'max |engine - reference| over the reported logprobs').toBeLessThan(1e-4);
   });
 });
+
+/** The matrix of the weight set holding a projection, and its first row there. */
+function matrixOf(w: WeightSet, name: string): { matrix: PackedMatrix; row0: number } | null {
+  for (const [l, layer] of w.layers.entries()) {
+    const n = layerNames(l);
+    const q = w.config.numHeads * w.config.headDim;
+    const kv = w.config.numKvHeads * w.config.headDim;
+    const F = w.config.intermediateSize;
+    const at: Record<string, [PackedMatrix, number]> = {
+      [n.q]: [layer.qkv, 0],
+      [n.k]: [layer.qkv, q],
+      [n.v]: [layer.qkv, q + kv],
+      [n.o]: [layer.o, 0],
+      [n.gate]: [layer.gateUp, 0],
+      [n.up]: [layer.gateUp, F],
+      [n.down]: [layer.down, 0],
+    };
+    if (at[name]) return { matrix: at[name][0], row0: at[name][1] };
+  }
+  return null;
+}

@@ -17,6 +17,7 @@ import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
 import type { LoadedModelFiles } from '../model/repo';
 import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';
+import { GpuQuantizer } from '../model/quantize-upload';
 import { WeightSet } from '../model/weights';
 import { KvBlockManager } from './block-manager';
 import { LoraPool } from './lora-pool';
@@ -114,7 +115,12 @@ export class ResidentModel {
         `${id}: a KV cache of ${opts.kvCacheBytes} bytes holds ${capacity} tokens at ${kvBytesPerToken(shape)} bytes per token; raise the cache budget`,
       );
     }
-    const weights = await WeightSet.upload(ctx.device, cfg, files.tensors(), { ropePositions: maxModelLen });
+    // A model quantized on load gets its blocks made on the GPU from the file's tensors.
+    const q = files.quantizeOnLoad;
+    const weights = await WeightSet.upload(ctx.device, cfg, q ? q.fileTensors() : files.tensors(), {
+      ropePositions: maxModelLen,
+      quantize: q ? { dtypes: q.dtypes, writer: new GpuQuantizer(ctx) } : undefined,
+    });
     try {
       return new ResidentModel(ctx, weights, { ...files, sourceId: id }, maxModelLen, pools, dense, opts);
     } catch (e) {

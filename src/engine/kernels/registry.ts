@@ -33,6 +33,7 @@ import { PromptLogprobs } from './logprobs';
 import { LORA_EXPAND_SPEC, LORA_SHRINK_SPEC, LoraKernels } from './lora';
 import { LORA_GRAD_SPEC, LoraGrad } from './lora-grad';
 import { QKV_PREP_SPEC, QkvPrep } from './qkv-prep';
+import { QUANTIZE_SPEC } from './quantize-blocks';
 import { QkvPrepBackward } from './qkv-prep-backward';
 import { RMSNORM_SPEC, RmsNorm } from './rmsnorm';
 import { RMSNORM_BACKWARD_SPEC, RmsNormBackward } from './rmsnorm-backward';
@@ -73,6 +74,7 @@ export const KERNEL_SPECS: readonly KernelSpec[] = [
   CROSS_ENTROPY_SPEC,
   GRAD_NORM_SPEC,
   ADAMW_SPEC,
+  QUANTIZE_SPEC,
 ];
 
 /** Prefill GEMMs, decode linears and fused decode layer kernels, norms, activations, embedding, lm_head. */

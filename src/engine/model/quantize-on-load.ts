@@ -15,7 +15,8 @@
  *   type for them (Qwen2.5-0.5B's hidden size 896 is 3.5 blocks of 256). Matrices fused on the GPU
  *   (q/k/v, gate/up) share their row length, so their parts always get the same type.
  *
- * Not here: the block formats (quantize.ts), the GPU upload (weights.ts).
+ * Not here: the block formats (quantize.ts), making them on the GPU as the engine uploads
+ * (quantize-upload.ts, weights.ts).
  */
 import type { ModelConfig } from './config';
 import { ggmlBytes, ggmlType } from './gguf/ggml-types';
@@ -60,9 +61,11 @@ function blockBytes(dtype: QuantizeTarget, shape: readonly number[]): number {
 }
 
 /**
- * `files` with its matrices quantized to `target` as `tensors()` streams them (one tensor in f32 at
- * a time); `weights` and `weightBytes` say the quantized dtypes and bytes, `fileWeightBytes` what
- * the files hold. A GGUF model is refused: its blocks are what it is.
+ * `files` with its matrices quantized to `target`: `quantizeOnLoad` says which tensors become which
+ * blocks, for the engine to make them on the GPU as it uploads (quantize-upload.ts), and `tensors()`
+ * makes them on the CPU as it streams them (one tensor in f32 at a time: the kernels' reference, and
+ * the path without a GPU). `weights` and `weightBytes` say the quantized dtypes and bytes,
+ * `fileWeightBytes` what the files hold. A GGUF model is refused: its blocks are what it is.
  */
 export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget): LoadedModelFiles {
   if (files.weights.some((w) => isBlockDType(w.dtype))) {
@@ -79,6 +82,10 @@ export function quantizeOnLoad(files: LoadedModelFiles, target: QuantizeTarget):
     weights,
     weightBytes: weights.reduce((s, w) => s + w.bytes, 0),
     fileWeightBytes: files.fileWeightBytes ?? files.weightBytes,
+    quantizeOnLoad: {
+      dtypes: new Map([...dtypes].filter((e): e is [string, QuantizeTarget] => e[1] !== null)),
+      fileTensors: () => files.tensors(),
+    },
     async *tensors() {
       for await (const t of files.tensors()) {
         const dtype = dtypes.get(t.name);

@@ -15,6 +15,7 @@ import type { DType, ModelConfig } from './config';
 import { ChatTemplates } from './chat-template';
 import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './generation-config';
 import { parseModelConfig } from './hf-config';
+import type { QuantizeTarget } from './quantize';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from './sources/source';
 import type { TensorData } from './tensor';
@@ -63,6 +64,12 @@ export interface LoadedModelFiles {
   fileWeightBytes?: number;
   /** Streams the weights one tensor at a time, in `weights` order. */
   tensors(): AsyncGenerator<TensorData>;
+  /**
+   * A model quantized on load (quantize-on-load.ts): the dtype each quantized tensor becomes and the
+   * file's own tensors, so the engine can make the blocks on the GPU (quantize-upload.ts); `tensors()`
+   * makes them on the CPU.
+   */
+  quantizeOnLoad?: QuantizeOnLoadPlan;
   /** The parsed JSON files as found, for storing or exporting the model. */
   files: {
     config: unknown;
@@ -71,6 +78,13 @@ export interface LoadedModelFiles {
     tokenizerConfig: unknown;
     chatTemplate: string | null;
   };
+}
+
+export interface QuantizeOnLoadPlan {
+  /** The block dtype of each tensor that is quantized, by name. */
+  dtypes: ReadonlyMap<string, QuantizeTarget>;
+  /** The weights as the files hold them (f32, f16, bf16), in `weights` order. */
+  fileTensors(): AsyncGenerator<TensorData>;
 }
 
 const INDEX_FILE = 'model.safetensors.index.json';

@@ -27,6 +27,7 @@ import { PackedMatrix } from '../gpu/packed-tensor';
 import { dequantizeTensor } from '../reference/dequant';
 import type { DType, ModelConfig } from './config';
 import { roundToDtype } from './dtype';
+import type { QuantizeTarget } from './quantize';
 import { layerRopeParams, ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
 import { isBlockDType, numel, tensorBytes } from './tensor';
@@ -206,7 +207,17 @@ export interface GpuLayerWeights {
   downBias: number | null; // (C,)
 }
 
+/** Writes a float tensor's rows into a matrix as blocks (model/quantize-upload.ts GpuQuantizer). */
+export interface RowQuantizer {
+  writeRows(matrix: PackedMatrix, rowStart: number, t: TensorData, dtype: QuantizeTarget): Promise<void>;
+}
+
 export interface WeightSetOptions {
+  /**
+   * Quantize on load on the GPU: the tensors named in `dtypes` arrive in the file's precision and are
+   * written into their matrices as those blocks by `writer`.
+   */
+  quantize?: { dtypes: ReadonlyMap<string, QuantizeTarget>; writer: RowQuantizer };
   /** Largest chunk of a split tensor in bytes; default: the binding limit (and buffer limit) of the device. */
   chunkBytes?: number;
   /** Positions of the RoPE table: the longest context served (default max_position_embeddings, at most 131072). */
@@ -307,15 +318,25 @@ function planLayout(cfg: ModelConfig, ropePositions: number) {
  * parts in different dtypes (llama.cpp's Q4_K_M keeps attn_v in Q6_K beside Q4_K q and k) become row
  * segments of one matrix (gpu/packed-tensor.ts), each kept in its blocks.
  */
-function packMatrix(device: GPUDevice, plan: MatrixPlan, parts: TensorData[], chunkBytes: number): PackedMatrix {
+async function packMatrix(
+  device: GPUDevice,
+  plan: MatrixPlan,
+  parts: TensorData[],
+  chunkBytes: number,
+  quantize: WeightSetOptions['quantize'],
+): Promise<PackedMatrix> {
   const ordered = plan.parts.map((part, i) => {
     const rows = (plan.parts[i + 1]?.rowStart ?? plan.rows) - part.rowStart;
-    return { part, rows, tensor: parts.find((p) => p.name === part.name)! };
+    const tensor = parts.find((p) => p.name === part.name)!;
+    return { part, rows, tensor, target: quantize?.dtypes.get(part.name) };
   });
-  const segments = ordered.map((o) => ({ dtype: o.tensor.dtype, rows: o.rows }));
+  const segments = ordered.map((o) => ({ dtype: o.target ?? o.tensor.dtype, rows: o.rows }));
   const m = new PackedMatrix(device, { label: plan.label, dtype: segments, rows: plan.rows, cols: plan.cols, chunkBytes });
   try {
-    for (const o of ordered) m.writeRows(o.part.rowStart, o.tensor.data);
+    for (const o of ordered) {
+      if (o.target) await quantize!.writer.writeRows(m, o.part.rowStart, o.tensor, o.target);
+      else m.writeRows(o.part.rowStart, o.tensor.data);
+    }
   } catch (e) {
     m.destroy();
     throw e;
@@ -431,7 +452,7 @@ export class WeightSet {
           continue;
         }
         pending.delete(plan.label);
-        matrices.set(plan.label, packMatrix(device, plan, parts, chunkBytes));
+        matrices.set(plan.label, await packMatrix(device, plan, parts, chunkBytes, opts.quantize));
       }
       for (const name of shapes.keys()) if (!seen.has(name)) fail(`missing tensor ${name}`);
       return new WeightSet(config, ropePositions, vectors, matrices, layout);
