@@ -43,26 +43,78 @@ export class TokenizerError extends Error {
 
 type Json = Record<string, unknown>;
 
+/** Letters, digits, spaces, punctuation, accents, CJK and an emoji: what every prompt may hold. */
+const PROBE_TEXT = "Hello, world! It's 2024:\n\t  3.14 \u00e9t\u00e9 \u4f60\u597d \ud83d\ude00";
+
+/**
+ * Caps on what tokenizer.json may claim, far above real vocabularies (Gemma 3: 262k ids). Token ids
+ * index tables (here and in the library): an id of 2^28 would make a 2 GB table from one entry.
+ */
+export const TOKENIZER_LIMITS = { ids: 1 << 21 } as const;
+
+/**
+ * The parts of tokenizer.json that size tables or that this wrapper reads itself: every id an
+ * integer below the cap, `added_tokens` a list of {id, content}. The library checks the rest.
+ */
+function checkVocabulary(tj: Json): void {
+  const bad = (why: string): never => {
+    throw new TokenizerError(`tokenizer.json: ${why}`);
+  };
+  const checkId = (id: unknown, where: string) => {
+    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) >= TOKENIZER_LIMITS.ids) {
+      bad(`${where} has id ${JSON.stringify(id)}; ids are integers from 0 to ${TOKENIZER_LIMITS.ids - 1}`);
+    }
+  };
+  const model = tj.model;
+  if (!model || typeof model !== 'object' || Array.isArray(model)) bad('"model" must be an object');
+  const vocab = (model as Json).vocab;
+  if (Array.isArray(vocab)) {
+    if (vocab.length > TOKENIZER_LIMITS.ids) bad(`model.vocab has ${vocab.length} entries (at most ${TOKENIZER_LIMITS.ids})`);
+  } else if (vocab && typeof vocab === 'object') {
+    for (const [token, id] of Object.entries(vocab)) checkId(id, `model.vocab[${JSON.stringify(token.slice(0, 40))}]`);
+  }
+  const added = tj.added_tokens;
+  if (added == null) return;
+  if (!Array.isArray(added)) bad('"added_tokens" must be a list');
+  (added as unknown[]).forEach((t, i) => {
+    if (!t || typeof t !== 'object' || typeof (t as Json).content !== 'string')
+      bad(`added_tokens[${i}] must be an object with a "content" string`);
+    checkId((t as Json).id, `added_tokens[${i}]`);
+  });
+}
+
 /**
  * Refuses a Split or Replace step whose `pattern.Regex` could backtrack catastrophically: the
  * library runs it on every prompt (regex-hazard.ts says why the check is at load). `where` is
- * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`.
+ * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`. Steps nested deeper than
+ * any real file's (a Sequence in a Sequence) are refused, not skipped: a pattern below the depth
+ * looked at would run unchecked. A pattern that is neither {Regex} nor {String} is refused too
+ * (the library would warn and drop the step, tokenizing differently from the model's own).
  */
 function checkPatterns(step: unknown, where: string, depth = 0): void {
-  if (!step || typeof step !== 'object' || depth > 16) return;
+  if (!step || typeof step !== 'object') return;
+  if (depth > MAX_STEP_DEPTH) throw new TokenizerError(`tokenizer.json: ${where} nests steps more than ${MAX_STEP_DEPTH} deep`);
   if (Array.isArray(step)) {
     step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
     return;
   }
   for (const [key, value] of Object.entries(step as Json)) {
-    if (key === 'pattern' && value && typeof value === 'object' && typeof (value as Json).Regex === 'string') {
-      const hazard = regexHazard((value as Json).Regex as string);
-      if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+    if (key === 'pattern') {
+      const p = (value ?? {}) as Json;
+      if (typeof p.Regex === 'string') {
+        const hazard = regexHazard(p.Regex);
+        if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+      } else if (typeof p.String !== 'string') {
+        throw new TokenizerError(`tokenizer.json: ${where}.pattern must be {"Regex": "..."} or {"String": "..."}`);
+      }
     } else if (typeof value === 'object') {
       checkPatterns(value, `${where}.${key}`, depth + 1);
     }
   }
 }
+
+/** Nesting of normalizer / pre-tokenizer / decoder steps looked at; real files nest 3 deep at most. */
+const MAX_STEP_DEPTH = 16;
 
 /** A special token in tokenizer_config.json is a string or an AddedToken dict {content, ...}. */
 function tokenString(value: unknown): string | null {
@@ -137,6 +189,7 @@ export class ModelTokenizer {
     }
     const config = (tokenizerConfig && typeof tokenizerConfig === 'object' ? tokenizerConfig : {}) as Json;
     const tj = tokenizerJson as Json;
+    checkVocabulary(tj);
     for (const part of ['normalizer', 'pre_tokenizer', 'decoder']) checkPatterns(tj[part], part);
     let inner: Tokenizer;
     try {
@@ -144,7 +197,22 @@ export class ModelTokenizer {
     } catch (e) {
       throw new TokenizerError(`tokenizer.json: ${(e as Error).message}`);
     }
-    return new ModelTokenizer(inner, tokenizerJson, config);
+    const tokenizer = new ModelTokenizer(inner, tokenizerJson, config);
+    tokenizer.probe();
+    return tokenizer;
+  }
+
+  /**
+   * The library reads some fields only when it first encodes or decodes (a Split step's `behavior`,
+   * for one): a file with a bad one would load, then fail every prompt with a TypeError. One round
+   * trip of a sample text at load refuses it here, naming the file.
+   */
+  private probe(): void {
+    try {
+      this.decode(this.encode(PROBE_TEXT, { addSpecialTokens: true }));
+    } catch (e) {
+      throw new TokenizerError(`tokenizer.json: the tokenizer fails on sample text: ${(e as Error).message}`);
+    }
   }
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
