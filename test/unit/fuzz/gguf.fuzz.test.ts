@@ -16,6 +16,7 @@ import { memoryBytes } from '../../../src/engine/model/safetensors';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
 import { Rng } from '../../../src/engine/reference/random';
+import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 import { randomGguf } from '../model/gguf-fixtures';
 import { expectParsesOrRefuses, mutateBytes, n, SEED, type Mutant } from './mutate';
 
@@ -64,7 +65,12 @@ function ggufStructure(bytes: Uint8Array): { fields: Array<{ at: number; width: 
         if (i < 4 || i === count - 1) str();
         else pos += 8 + Number(view.getBigUint64(pos, true));
       }
-    } else pos += GGUF_SCALARS[type]!.BYTES_PER_ELEMENT;
+    } else {
+      // Scalar values are fields too: counts, sizes, ids and the alignment.
+      const width = GGUF_SCALARS[type]!.BYTES_PER_ELEMENT;
+      if (width === 4 || width === 8) fields.push({ at: pos, width });
+      pos += width;
+    }
     bounds.push(pos);
   };
   pos = 8; // magic, version
@@ -119,6 +125,30 @@ const HOSTILE_VALUES: GgufMetadataEntry[] = [
   gv.f32s([NaN]),
 ];
 
+/** Keys a loader reads when present ({a}: the architecture). */
+const OPTIONAL_KEYS = [
+  'general.alignment',
+  '{a}.attention.sliding_window',
+  '{a}.attention.key_length',
+  '{a}.rope.dimension_count',
+  '{a}.rope.scaling.type',
+  '{a}.rope.scaling.factor',
+  '{a}.rope.scaling.attn_factor',
+  '{a}.rope.scaling.original_context_length',
+  '{a}.vocab_size',
+  'tokenizer.ggml.bos_token_id',
+  'tokenizer.ggml.eot_token_id',
+  'tokenizer.ggml.eom_token_id',
+  'tokenizer.ggml.unknown_token_id',
+  'tokenizer.ggml.add_space_prefix',
+  'tokenizer.ggml.add_eos_token',
+  'tokenizer.ggml.scores',
+  'tokenizer.chat_template',
+  'split.no',
+  'split.count',
+  'split.tensors.count',
+];
+
 /** Each mutant: one metadata value replaced by a hostile one (or deleted, or one array item changed). */
 function metadataMutants(
   meta: Array<[string, GgufMetadataEntry]>,
@@ -130,9 +160,19 @@ function metadataMutants(
   while (out.length < count) {
     const i = rng.int(meta.length);
     const [key, entry] = meta[i];
-    const kind = rng.int(4);
+    const kind = rng.int(5);
     if (kind === 0) {
       out.push({ what: `${key} deleted`, value: meta.filter((_, j) => j !== i) });
+    } else if (kind === 4) {
+      // An optional key the seed lacks, added with a hostile value (a present one is replaced: keys are unique).
+      const arch = meta.find(([k]) => k === 'general.architecture')?.[1].value as string;
+      const extra = OPTIONAL_KEYS[rng.int(OPTIONAL_KEYS.length)].replace('{a}', arch);
+      // The writer pads to the alignment it is given, so a huge one is left to the byte-level mutants.
+      const v = extra === 'general.alignment' ? gv.u32([0, 3, 48, 4096][rng.int(4)]) : HOSTILE_VALUES[rng.int(HOSTILE_VALUES.length)];
+      out.push({
+        what: `${extra} added = ${String(v.value).slice(0, 20)} (type ${v.type})`,
+        value: [...meta.filter(([k]) => k !== extra), [extra, v]],
+      });
     } else if (
       (kind === 1 && entry.type === GgufValueType.ARRAY && ArrayBuffer.isView(entry.value)) ||
       (kind === 1 && Array.isArray(entry.value))
@@ -157,28 +197,107 @@ function metadataMutants(
   return out;
 }
 
+/**
+ * Metadata mutants as files. The few the writer cannot express (NaN in a 64-bit integer array) are
+ * left out: they are mutants of the test's input, not files a parser could be given.
+ */
+function written(mutants: Array<Mutant<Array<[string, GgufMetadataEntry]>>>, tensors: GgufTensorInput[]): Array<Mutant<Uint8Array>> {
+  return mutants.flatMap((m) => {
+    try {
+      return [{ what: m.what, value: writeGguf({ metadata: m.value, tensors }) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
 describe('GGUF fuzzing', () => {
   it('the seed file loads', async () => {
     await loadAll(SEED_GGUF);
   });
 
   it('refuses byte and field mutants of the header and tensor table', async () => {
-    const structure = ggufStructure(SEED_GGUF);
-    const dataOffset = (await readGguf(memoryBytes(SEED_GGUF))).dataOffset;
-    const mutants = mutateBytes(SEED_GGUF, n(400), SEED, { ...structure, span: dataOffset + 64 });
+    // The seed with an explicit general.alignment, so that field is mutated too.
+    const input = await unwrite(SEED_GGUF);
+    const bytes = writeGguf({ ...input, metadata: [['general.alignment', gv.u32(64)], ...input.metadata] });
+    await loadAll(bytes);
+    const structure = ggufStructure(bytes);
+    const dataOffset = (await readGguf(memoryBytes(bytes))).dataOffset;
+    const mutants = mutateBytes(bytes, n(400), SEED, { ...structure, span: dataOffset + 64 });
     const { refused } = await expectParsesOrRefuses(mutants, loadAll, [RepositoryError, TokenizerError]);
     expect(refused).toBeGreaterThan(mutants.length / 2);
   });
 
-  it('refuses hostile metadata values (config keys, special ids, tokens, merges, template)', async () => {
+  // Qwen3 (the seed above), Llama (q/k rows permuted, Llama 3's rope_freqs tensor) and Gemma 3 (its own config keys).
+  const gemmaConfig = tinyGemma3Config();
+  const metadataSeeds: Record<string, () => Uint8Array> = {
+    qwen3: () => SEED_GGUF,
+    llama: () => randomGguf('Q4_K', 8, 'F16', 'llama', 1).gguf,
+    gemma3: () => gemma3Gguf(gemmaConfig, randomGemma3Tensors(gemmaConfig, 'f32', 9)),
+  };
+  for (const [arch, seedFile] of Object.entries(metadataSeeds)) {
+    it(`refuses hostile metadata values of a ${arch} file (config keys, special ids, tokens, merges, template)`, async () => {
+      const bytes = seedFile();
+      await loadAll(bytes);
+      const input = await unwrite(bytes);
+      const mutants = written(metadataMutants(input.metadata, n(100), SEED + arch.length), input.tensors);
+      const { parsed, refused } = await expectParsesOrRefuses(mutants, loadAll, [RepositoryError, TokenizerError]);
+      expect(refused).toBeGreaterThan(0);
+      expect(parsed).toBeGreaterThan(0);
+    });
+  }
+
+  it('refuses split models with hostile split keys or part names', async () => {
     const input = await unwrite(SEED_GGUF);
-    const mutants = metadataMutants(input.metadata, n(200), SEED + 1).map((m) => ({
-      what: m.what,
-      value: writeGguf({ ...input, metadata: m.value }),
-    }));
-    const { parsed, refused } = await expectParsesOrRefuses(mutants, loadAll, [RepositoryError, TokenizerError]);
-    expect(refused).toBeGreaterThan(0);
-    expect(parsed).toBeGreaterThan(0);
+    const half = Math.ceil(input.tensors.length / 2);
+    const partName = (i: number, of = 2) => `m-${String(i).padStart(5, '0')}-of-${String(of).padStart(5, '0')}.gguf`;
+    const splitKeys = (no: number): Array<[string, GgufMetadataEntry]> => [
+      ['split.no', gv.u32(no)],
+      ['split.count', gv.u32(2)],
+      ['split.tensors.count', gv.i32(input.tensors.length)],
+    ];
+    const parts = [
+      { metadata: [...input.metadata, ...splitKeys(0)], tensors: input.tensors.slice(0, half) },
+      { metadata: splitKeys(1), tensors: input.tensors.slice(half) },
+    ];
+    const load = async (files: Array<{ name: string; bytes: Uint8Array }>) => {
+      const source: ModelSource = {
+        id: 'fuzz',
+        label: 'fuzz',
+        list: async () => files.map((f) => f.name),
+        open: async (name) => {
+          const f = files.find((x) => x.name === name);
+          return f ? new StrictBlob([f.bytes as BlobPart]) : null;
+        },
+      };
+      const loaded = await loadGgufModelFiles(
+        source,
+        files.map((f) => f.name),
+      );
+      for await (const t of loaded.tensors()) expect(t.data.length).toBeGreaterThan(0);
+    };
+    const whole = parts.map((p, i) => ({ name: partName(i + 1), bytes: writeGguf(p) }));
+    await load(whole);
+    const mutants: Array<Mutant<Array<{ name: string; bytes: Uint8Array }>>> = [];
+    for (const [i, part] of parts.entries()) {
+      for (const m of written(metadataMutants(part.metadata, n(40), SEED + 3 + i), part.tensors)) {
+        mutants.push({ what: `part ${i + 1}: ${m.what}`, value: whole.map((w, j) => (j === i ? { ...w, bytes: m.value } : w)) });
+      }
+    }
+    const names = [
+      [partName(1)],
+      [partName(2), partName(1)],
+      [partName(1), partName(1)],
+      [partName(1, 99999), partName(2, 99999)],
+      [partName(0), partName(1)],
+      [partName(1), 'm-00002-of-00003.gguf'],
+      [partName(1), partName(2), partName(3, 2)],
+      ['x.gguf', partName(2)],
+    ];
+    for (const list of names)
+      mutants.push({ what: `named ${list.join(', ')}`, value: list.map((name, j) => ({ name, bytes: whole[j % 2].bytes })) });
+    const { refused } = await expectParsesOrRefuses(mutants, load, [RepositoryError, TokenizerError]);
+    expect(refused).toBeGreaterThan(names.length);
   });
 
   it('refuses hostile SentencePiece vocabulary metadata', async () => {
@@ -208,13 +327,14 @@ describe('GGUF fuzzing', () => {
       ['tokenizer.ggml.add_bos_token', gv.bool(true)],
       ['tokenizer.chat_template', gv.str('{% for m in messages %}{{ m.content }}{% endfor %}')],
     ];
-    const build = async (m: Array<[string, GgufMetadataEntry]>) => {
-      const file = await readGguf(memoryBytes(writeGguf({ metadata: m, tensors: [] })), 'vocab.gguf');
+    const build = async (bytes: Uint8Array) => {
+      const file = await readGguf(memoryBytes(bytes), 'vocab.gguf');
       const files = ggufTokenizerFiles(file, 'vocab.gguf');
       ModelTokenizer.fromJson(files.tokenizer, files.tokenizerConfig).encode('the hat ä');
     };
-    await build(meta);
-    const { refused } = await expectParsesOrRefuses(metadataMutants(meta, n(200), SEED + 2), build, [GgufError, TokenizerError]);
+    await build(writeGguf({ metadata: meta, tensors: [] }));
+    const mutants = written(metadataMutants(meta, n(200), SEED + 2), []);
+    const { refused } = await expectParsesOrRefuses(mutants, build, [GgufError, TokenizerError]);
     expect(refused).toBeGreaterThan(0);
   });
 });
