@@ -319,7 +319,8 @@ export function tokenIdList(value: unknown, field: string, file: string): number
 
 /**
  * Caps on config.json sizes, far above any real model (Llama 3.1 405B has 126 layers): a hostile
- * `num_hidden_layers` of 2^53 would otherwise size per-layer arrays (README "Hostile files").
+ * `num_hidden_layers` of 2^53 would otherwise size per-layer arrays. README.md "Budgets for
+ * untrusted files and programs" lists them.
  */
 export const CONFIG_LIMITS = { int: 2 ** 31 - 1, layers: 4096 } as const;
 

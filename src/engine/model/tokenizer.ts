@@ -49,6 +49,7 @@ const PROBE_TEXT = "Hello, world! It's 2024:\n\t  3.14 \u00e9t\u00e9 \u4f60\u597
 /**
  * Caps on what tokenizer.json may claim, far above real vocabularies (Gemma 3: 262k ids). Token ids
  * index tables (here and in the library): an id of 2^28 would make a 2 GB table from one entry.
+ * README.md "Budgets for untrusted files and programs" lists it.
  */
 export const TOKENIZER_LIMITS = { ids: 1 << 21 } as const;
 

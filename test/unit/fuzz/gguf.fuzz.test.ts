@@ -301,21 +301,9 @@ describe('GGUF fuzzing', () => {
   });
 
   it('refuses hostile SentencePiece vocabulary metadata', async () => {
-    const tokens = [
-      '<unk>',
-      '<s>',
-      '</s>',
-      ...Array.from({ length: 256 }, (_, i) => `<0x${i.toString(16).toUpperCase().padStart(2, '0')}>`),
-      '▁',
-      '▁a',
-      '▁the',
-      'he',
-      '▁t',
-      'h',
-      'e',
-      't',
-      'a',
-    ];
+    // unk, bos, eos, the 256 byte pieces and a few words.
+    const bytePieces = Array.from({ length: 256 }, (_, i) => `<0x${i.toString(16).toUpperCase().padStart(2, '0')}>`);
+    const tokens = ['<unk>', '<s>', '</s>', ...bytePieces, ...'▁ ▁a ▁the he ▁t h e t a'.split(' ')];
     const meta: Array<[string, GgufMetadataEntry]> = [
       ['tokenizer.ggml.model', gv.str('llama')],
       ['tokenizer.ggml.tokens', gv.strs(tokens)],
