@@ -66,7 +66,7 @@ describe('repository fuzzing', () => {
       const files = await sharded();
       await load(files);
       const text = new TextDecoder().decode(files.get(file));
-      const mutants = mutateJson(text, n(30), SEED + file.length).map((m) => ({
+      const mutants = mutateJson(text, n(20), SEED + file.length).map((m) => ({
         what: m.what,
         value: new Map([...files, [file, new TextEncoder().encode(m.value)]]),
       }));
