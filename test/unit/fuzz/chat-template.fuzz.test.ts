@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ChatTemplateError, ChatTemplates, type ChatMessage } from '../../../src/engine/model/chat-template';
 import { Rng } from '../../../src/engine/reference/random';
-import { expectParsesOrRefuses, n, SEED, type Mutant } from './mutate';
+import { expectParsesOrRefuses, mutateJson, n, SEED, type Mutant } from './mutate';
 
 const here = (path: string) => new URL(path, import.meta.url);
 const configTemplate = (url: URL) => (JSON.parse(readFileSync(url, 'utf8')) as { chat_template: string }).chat_template;
@@ -117,6 +117,21 @@ function loadAndRender(source: string, messages: ChatMessage[]): void {
 }
 
 describe('chat template fuzzing', () => {
+  it('tokenizer_config.json chat_template as a list of named templates: mutants load or fail with ChatTemplateError', async () => {
+    const named = JSON.stringify([
+      { name: 'default', template: TEMPLATES['tiny-chat'] },
+      { name: 'tool_use', template: TEMPLATES['qwen3'] },
+    ]);
+    const load = (text: string) => {
+      const templates = new ChatTemplates(null, JSON.parse(text), {});
+      templates.forRequest({ hasTools: true }).render({ messages: conversation, tools, addGenerationPrompt: true });
+    };
+    load(named);
+    const mutants = mutateJson(named, n(40), SEED + 7, (p) => p.length < 3 && p[1] !== 'template');
+    const { refused } = await expectParsesOrRefuses(mutants, load, [ChatTemplateError, SyntaxError]);
+    expect(refused).toBeGreaterThan(0);
+  });
+
   for (const [name, source] of Object.entries(TEMPLATES)) {
     it(`${name}: mutants render or fail with ChatTemplateError`, async () => {
       const messages = name.startsWith('mistral') || name === 'gemma3' ? plain : conversation;
