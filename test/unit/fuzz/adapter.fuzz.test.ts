@@ -40,14 +40,15 @@ const pair = (adapterConfig: Uint8Array, adapterModel: Uint8Array) =>
     { name: 'adapter_model.safetensors', bytes: adapterModel },
   ]);
 
-/** The zip's u16/u32 size, count and offset fields (APPNOTE 4.3.7, 4.3.12, 4.3.16), as u32 fields where they are 4 bytes. */
+/** The zip's 4-byte size and offset fields (APPNOTE 4.3.7, 4.3.12, 4.3.16) and where each record starts. */
 function zipStructure(bytes: Uint8Array): { fields: Array<{ at: number; width: 4 }>; bounds: number[] } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const fields: Array<{ at: number; width: 4 }> = [];
   const bounds: number[] = [];
   for (let i = 0; i + 4 <= bytes.length; i++) {
     const sig = view.getUint32(i, true);
-    // Local header: compressed and uncompressed size; central entry: the same, and the local header offset; end record: directory size and offset.
+    // Local header: compressed and uncompressed size; central entry: the same and the local header's
+    // offset; end record: the directory's size and offset.
     if (sig === 0x04034b50) fields.push({ at: i + 18, width: 4 }, { at: i + 22, width: 4 });
     else if (sig === 0x02014b50) fields.push({ at: i + 20, width: 4 }, { at: i + 24, width: 4 }, { at: i + 42, width: 4 });
     else if (sig === 0x06054b50) fields.push({ at: i + 12, width: 4 }, { at: i + 16, width: 4 });
