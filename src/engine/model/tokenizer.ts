@@ -191,6 +191,9 @@ export class ModelTokenizer {
     const config = (tokenizerConfig && typeof tokenizerConfig === 'object' ? tokenizerConfig : {}) as Json;
     const tj = tokenizerJson as Json;
     checkVocabulary(tj);
+    if (config.additional_special_tokens != null && !Array.isArray(config.additional_special_tokens)) {
+      throw new TokenizerError('tokenizer_config.json: "additional_special_tokens" must be a list');
+    }
     for (const part of ['normalizer', 'pre_tokenizer', 'decoder']) checkPatterns(tj[part], part);
     let inner: Tokenizer;
     try {

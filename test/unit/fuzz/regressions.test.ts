@@ -1,6 +1,7 @@
 // What the mutation fuzzing in this folder found, one focused test each: a hostile field that
-// crashed a parser with a TypeError or RangeError, or made it allocate or work in proportion to a
-// number the file claims; each is now refused at load with the parser's error naming the field.
+// crashed a parser with a TypeError or RangeError, made it allocate or work in proportion to a
+// number the file claims, slipped past a check, or was refused with a library's internal message
+// naming the wrong file; each is now refused at load with the parser's error naming the field.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
@@ -46,6 +47,14 @@ describe('tokenizer.json', () => {
     expect(() => ModelTokenizer.fromJson({ ...tokenizerJson, added_tokens: [{ id: 2 ** 40, content: 'x' }] })).toThrow(
       /added_tokens\[0\] has id/,
     );
+  });
+
+  it('refuses tokenizer_config.json additional_special_tokens that is not a list, naming that file', () => {
+    for (const tokens of [5, 'abc', { a: 1 }]) {
+      expect(() => ModelTokenizer.fromJson(tokenizerJson, { additional_special_tokens: tokens })).toThrow(
+        /^tokenizer_config\.json: "additional_special_tokens" must be a list$/,
+      );
+    }
   });
 
   it('refuses at load a Split step whose behavior is not a string (it loaded, then every prompt threw a TypeError)', () => {
