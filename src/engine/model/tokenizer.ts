@@ -68,15 +68,17 @@ function checkVocabulary(tj: Json): void {
   };
   const model = tj.model;
   if (!model || typeof model !== 'object' || Array.isArray(model)) bad('"model" must be an object');
-  const vocab = (model as Json).vocab;
+  const { vocab, merges } = model as Json;
   if (Array.isArray(vocab)) {
     if (vocab.length > TOKENIZER_LIMITS.ids) bad(`model.vocab has ${vocab.length} entries (at most ${TOKENIZER_LIMITS.ids})`);
   } else if (vocab && typeof vocab === 'object') {
     for (const [token, id] of Object.entries(vocab)) checkId(id, `model.vocab[${JSON.stringify(token.slice(0, 40))}]`);
+  } else {
+    bad('"model.vocab" must be an object of token ids (or a Unigram list)');
   }
+  if (merges != null && !Array.isArray(merges)) bad('"model.merges" must be a list');
   const added = tj.added_tokens;
-  if (added == null) return;
-  if (!Array.isArray(added)) bad('"added_tokens" must be a list');
+  if (!Array.isArray(added)) bad('"added_tokens" must be a list (possibly empty)');
   (added as unknown[]).forEach((t, i) => {
     if (!t || typeof t !== 'object' || typeof (t as Json).content !== 'string')
       bad(`added_tokens[${i}] must be an object with a "content" string`);
@@ -90,7 +92,8 @@ function checkVocabulary(tj: Json): void {
  * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`. Steps nested deeper than
  * any real file's (a Sequence in a Sequence) are refused, not skipped: a pattern below the depth
  * looked at would run unchecked. A pattern that is neither {Regex} nor {String} is refused too
- * (the library would warn and drop the step, tokenizing differently from the model's own).
+ * (the library would warn and drop the step, tokenizing differently from the model's own), and
+ * so is a Sequence without its list (the library would fail on it with a TypeError).
  */
 function checkPatterns(step: unknown, where: string, depth = 0): void {
   if (!step || typeof step !== 'object') return;
@@ -98,6 +101,10 @@ function checkPatterns(step: unknown, where: string, depth = 0): void {
   if (Array.isArray(step)) {
     step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
     return;
+  }
+  const { type } = step as Json;
+  if (type === 'Sequence' && !SEQUENCE_LISTS.some((k) => Array.isArray((step as Json)[k]))) {
+    throw new TokenizerError(`tokenizer.json: ${where} is a Sequence without its list of steps`);
   }
   for (const [key, value] of Object.entries(step as Json)) {
     if (key === 'pattern') {
@@ -116,6 +123,8 @@ function checkPatterns(step: unknown, where: string, depth = 0): void {
 
 /** Nesting of normalizer / pre-tokenizer / decoder steps looked at; real files nest 3 deep at most. */
 const MAX_STEP_DEPTH = 16;
+/** Where a Sequence step keeps its steps, by pipeline stage. */
+const SEQUENCE_LISTS = ['normalizers', 'pretokenizers', 'decoders', 'processors'];
 
 /** A special token in tokenizer_config.json is a string or an AddedToken dict {content, ...}. */
 function tokenString(value: unknown): string | null {
@@ -194,7 +203,7 @@ export class ModelTokenizer {
     if (config.additional_special_tokens != null && !Array.isArray(config.additional_special_tokens)) {
       throw new TokenizerError('tokenizer_config.json: "additional_special_tokens" must be a list');
     }
-    for (const part of ['normalizer', 'pre_tokenizer', 'decoder']) checkPatterns(tj[part], part);
+    for (const part of ['normalizer', 'pre_tokenizer', 'decoder', 'post_processor']) checkPatterns(tj[part], part);
     let inner: Tokenizer;
     try {
       inner = new Tokenizer(tokenizerJson, config);

@@ -4,6 +4,7 @@
 // naming the wrong file; each is now refused at load with the parser's error naming the field.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ChatTemplateError, ChatTemplates } from '../../../src/engine/model/chat-template';
 import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
 import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
 
@@ -57,6 +58,17 @@ describe('tokenizer.json', () => {
     }
   });
 
+  it('names the field when model.vocab, model.merges, added_tokens or a Sequence list is malformed (the library threw TypeError text)', () => {
+    const refuse = (tj: unknown, message: RegExp) => expect(() => ModelTokenizer.fromJson(tj)).toThrow(message);
+    refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, vocab: undefined } }, /"model\.vocab" must be an object of token ids/);
+    refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, merges: 0 } }, /"model\.merges" must be a list/);
+    refuse({ ...tokenizerJson, added_tokens: undefined }, /"added_tokens" must be a list \(possibly empty\)/);
+    refuse(
+      { ...tokenizerJson, pre_tokenizer: { type: 'Sequence', pretokenizers: {} } },
+      /pre_tokenizer is a Sequence without its list of steps/,
+    );
+  });
+
   it('refuses at load a Split step whose behavior is not a string (it loaded, then every prompt threw a TypeError)', () => {
     const tj = structuredClone(tokenizerJson);
     tj.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { String: ' ' }, behavior: 5, invert: false });
@@ -77,5 +89,13 @@ describe('tokenizer.json', () => {
     expect(() => ModelTokenizer.fromJson(tj)).toThrow(
       /pre_tokenizer\.pretokenizers\[0\]\.pattern must be \{"Regex": "\.\.\."\} or \{"String": "\.\.\."\}/,
     );
+  });
+});
+
+describe('chat templates', () => {
+  it('says a template cut inside a block does not compile, not "Cannot read properties of undefined"', () => {
+    const templates = new ChatTemplates(null, '{% for m in messages %}{{ m.content }}', {});
+    expect(templates.problem).toBe('chat template does not compile: it ends inside an unclosed tag or block');
+    expect(() => templates.forRequest()).toThrow(ChatTemplateError);
   });
 });
