@@ -76,7 +76,13 @@ function checkVocabulary(tj: Json): void {
   } else {
     bad('"model.vocab" must be an object of token ids (or a Unigram list)');
   }
-  if (merges != null && !Array.isArray(merges)) bad('"model.merges" must be a list');
+  if ((model as Json).type === 'BPE' && !Array.isArray(merges)) bad('"model.merges" must be a list');
+  (Array.isArray(merges) ? merges : []).forEach((m: unknown, i) => {
+    const pair = typeof m === 'string' ? m.split(' ') : m;
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((p) => typeof p === 'string')) {
+      bad(`model.merges[${i}] must be "a b" or ["a", "b"]`);
+    }
+  });
   const added = tj.added_tokens;
   if (!Array.isArray(added)) bad('"added_tokens" must be a list (possibly empty)');
   (added as unknown[]).forEach((t, i) => {
@@ -102,10 +108,11 @@ function checkPatterns(step: unknown, where: string, depth = 0): void {
     step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
     return;
   }
-  const { type } = step as Json;
+  const { type, behavior } = step as Json;
   if (type === 'Sequence' && !SEQUENCE_LISTS.some((k) => Array.isArray((step as Json)[k]))) {
     throw new TokenizerError(`tokenizer.json: ${where} is a Sequence without its list of steps`);
   }
+  if (type === 'Split' && typeof behavior !== 'string') throw new TokenizerError(`tokenizer.json: ${where}.behavior must be a string`);
   for (const [key, value] of Object.entries(step as Json)) {
     if (key === 'pattern') {
       const p = (value ?? {}) as Json;
@@ -224,7 +231,12 @@ export class ModelTokenizer {
     try {
       this.decode(this.encode(PROBE_TEXT, { addSpecialTokens: true }));
     } catch (e) {
-      throw new TokenizerError(`tokenizer.json: the tokenizer fails on sample text: ${(e as Error).message}`);
+      // A TypeError's text names the library's internals, not the field: say where to look instead.
+      const why =
+        e instanceof TypeError
+          ? 'a field of its normalizer, pre-tokenizer, model, post-processor or decoder has the wrong type'
+          : (e as Error).message;
+      throw new TokenizerError(`tokenizer.json: the tokenizer fails on sample text: ${why}`);
     }
   }
 

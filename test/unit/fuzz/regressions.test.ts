@@ -62,6 +62,8 @@ describe('tokenizer.json', () => {
     const refuse = (tj: unknown, message: RegExp) => expect(() => ModelTokenizer.fromJson(tj)).toThrow(message);
     refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, vocab: undefined } }, /"model\.vocab" must be an object of token ids/);
     refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, merges: 0 } }, /"model\.merges" must be a list/);
+    refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, merges: undefined } }, /"model\.merges" must be a list/);
+    refuse({ ...tokenizerJson, model: { ...tokenizerJson.model, merges: [0] } }, /model\.merges\[0\] must be "a b" or \["a", "b"\]/);
     refuse({ ...tokenizerJson, added_tokens: undefined }, /"added_tokens" must be a list \(possibly empty\)/);
     refuse(
       { ...tokenizerJson, pre_tokenizer: { type: 'Sequence', pretokenizers: {} } },
@@ -69,11 +71,19 @@ describe('tokenizer.json', () => {
     );
   });
 
-  it('refuses at load a Split step whose behavior is not a string (it loaded, then every prompt threw a TypeError)', () => {
+  it('refuses at load a tokenizer that fails on text (a post-processor template of 5 loaded, then threw a TypeError on every prompt)', () => {
+    const tj = { ...tokenizerJson, post_processor: { type: 'TemplateProcessing', single: 5 } };
+    expect(() => ModelTokenizer.fromJson(tj)).toThrow(TokenizerError);
+    expect(() => ModelTokenizer.fromJson(tj)).toThrow(
+      /^tokenizer\.json: the tokenizer fails on sample text: a field of its normalizer, pre-tokenizer, model, post-processor or decoder has the wrong type$/,
+    );
+  });
+
+  it('refuses a Split step whose behavior is not a string, naming it (it loaded, then every prompt threw a TypeError)', () => {
     const tj = structuredClone(tokenizerJson);
     tj.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { String: ' ' }, behavior: 5, invert: false });
     expect(() => ModelTokenizer.fromJson(tj)).toThrow(TokenizerError);
-    expect(() => ModelTokenizer.fromJson(tj)).toThrow(/^tokenizer\.json: the tokenizer fails on sample text: /);
+    expect(() => ModelTokenizer.fromJson(tj)).toThrow(/^tokenizer\.json: pre_tokenizer\.pretokenizers\[0\]\.behavior must be a string$/);
   });
 
   it('refuses a regex bomb nested below the depth the hazard check looked at (it was skipped, not refused)', () => {
