@@ -54,8 +54,9 @@ const PROBE_TEXT = "Hello, world! It's 2024:\n\t  3.14 \u00e9t\u00e9 \u4f60\u597
 export const TOKENIZER_LIMITS = { ids: 1 << 21 } as const;
 
 /**
- * The parts of tokenizer.json that size tables or that this wrapper reads itself: every id an
- * integer below the cap, `added_tokens` a list of {id, content}. The library checks the rest.
+ * The parts of tokenizer.json that size tables, that this wrapper reads itself, or that the library
+ * would trip over with a TypeError: every id an integer below the cap, `model.vocab` present, BPE
+ * merges as pairs, `added_tokens` a list of {id, content}. The library checks the rest.
  */
 function checkVocabulary(tj: Json): void {
   const bad = (why: string): never => {
@@ -223,9 +224,9 @@ export class ModelTokenizer {
   }
 
   /**
-   * The library reads some fields only when it first encodes or decodes (a Split step's `behavior`,
-   * for one): a file with a bad one would load, then fail every prompt with a TypeError. One round
-   * trip of a sample text at load refuses it here, naming the file.
+   * The library reads some fields only when it first encodes or decodes (a TemplateProcessing
+   * post-processor's `single`, for one): a file with a bad one would load, then fail every prompt
+   * with a TypeError. One round trip of a sample text at load refuses it here, naming the file.
    */
   private probe(): void {
     try {
