@@ -90,7 +90,9 @@ export class ChatTemplate {
     try {
       this.template = new Template(source);
     } catch (e) {
-      throw new ChatTemplateError(`chat template does not compile: ${(e as Error).message}`);
+      // @huggingface/jinja's parser reads past its last token (a TypeError) when the source ends inside a tag or block.
+      const why = e instanceof TypeError ? 'it ends inside an unclosed tag or block' : (e as Error).message;
+      throw new ChatTemplateError(`chat template does not compile: ${why}`);
     }
   }
 

@@ -79,7 +79,7 @@ export function parseGemma3Config(c: Json, file: string, h: ConfigHelpers): Mode
   }
   if (f.bool('attention_bias', false)) throw new ConfigError(`${where}: "attention_bias": true is not supported for Gemma 3`);
 
-  const numLayers = f.positiveInt('num_hidden_layers');
+  const numLayers = f.layerCount();
   const hiddenSize = f.positiveInt('hidden_size');
   const numHeads = f.positiveInt('num_attention_heads');
   const numKvHeads = f.positiveInt('num_key_value_heads', numHeads);

@@ -73,7 +73,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   if (c.quantization_config != null) {
     throw new ConfigError(`${file}: quantized checkpoints ("quantization_config") are not supported; use f32, f16 or bf16 weights`);
   }
-  const numLayers = f.positiveInt('num_hidden_layers');
+  const numLayers = f.layerCount();
   const hiddenAct = c.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') {
     throw new ConfigError(`${file}: "hidden_act" ${JSON.stringify(hiddenAct)} is not supported; only "silu" is`);
@@ -317,6 +317,13 @@ export function tokenIdList(value: unknown, field: string, file: string): number
   return [...new Set(list as number[])];
 }
 
+/**
+ * Caps on config.json sizes, far above any real model (Llama 3.1 405B has 126 layers): a hostile
+ * `num_hidden_layers` of 2^53 would otherwise size per-layer arrays. README.md "Budgets for
+ * untrusted files and programs" lists them.
+ */
+export const CONFIG_LIMITS = { int: 2 ** 31 - 1, layers: 4096 } as const;
+
 /** Typed field access with error messages that name the field and show the bad value. */
 export class FieldReader {
   constructor(
@@ -332,11 +339,19 @@ export class FieldReader {
     throw new ConfigError(`${this.where}: "${name}" must be ${what} (got ${JSON.stringify(this.obj[name])})`);
   }
 
-  positiveInt(name: string, fallback?: number): number {
+  /** A size or count: an integer from 1 to `max` (2^31 - 1 by default: no tensor dimension or id is larger, and
+   *  1e308 is an "integer" to Number.isInteger). */
+  positiveInt(name: string, fallback?: number, max = CONFIG_LIMITS.int): number {
     const v = this.obj[name];
     if (v == null) return fallback ?? this.missing(name);
     if (!Number.isInteger(v) || (v as number) <= 0) this.bad(name, 'a positive integer');
+    if ((v as number) > max) this.bad(name, `at most ${max}`);
     return v as number;
+  }
+
+  /** `num_hidden_layers`: per-layer tables are built from it before any tensor is seen, so it is capped. */
+  layerCount(name = 'num_hidden_layers'): number {
+    return this.positiveInt(name, undefined, CONFIG_LIMITS.layers);
   }
 
   positiveNumber(name: string, fallback?: number): number {

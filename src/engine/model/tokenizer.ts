@@ -43,26 +43,96 @@ export class TokenizerError extends Error {
 
 type Json = Record<string, unknown>;
 
+/** Letters, digits, spaces, punctuation, accents, CJK and an emoji: what every prompt may hold. */
+const PROBE_TEXT = "Hello, world! It's 2024:\n\t  3.14 \u00e9t\u00e9 \u4f60\u597d \ud83d\ude00";
+
+/**
+ * Caps on what tokenizer.json may claim, far above real vocabularies (Gemma 3: 262k ids). Token ids
+ * index tables (here and in the library): an id of 2^28 would make a 2 GB table from one entry.
+ * README.md "Budgets for untrusted files and programs" lists it.
+ */
+export const TOKENIZER_LIMITS = { ids: 1 << 21 } as const;
+
+/**
+ * The parts of tokenizer.json that size tables, that this wrapper reads itself, or that the library
+ * would trip over with a TypeError: every id an integer below the cap, `model.vocab` present, BPE
+ * merges as pairs, `added_tokens` a list of {id, content}. The library checks the rest.
+ */
+function checkVocabulary(tj: Json): void {
+  const bad = (why: string): never => {
+    throw new TokenizerError(`tokenizer.json: ${why}`);
+  };
+  const checkId = (id: unknown, where: string) => {
+    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) >= TOKENIZER_LIMITS.ids) {
+      bad(`${where} has id ${JSON.stringify(id)}; ids are integers from 0 to ${TOKENIZER_LIMITS.ids - 1}`);
+    }
+  };
+  const model = tj.model;
+  if (!model || typeof model !== 'object' || Array.isArray(model)) bad('"model" must be an object');
+  const { vocab, merges } = model as Json;
+  if (Array.isArray(vocab)) {
+    if (vocab.length > TOKENIZER_LIMITS.ids) bad(`model.vocab has ${vocab.length} entries (at most ${TOKENIZER_LIMITS.ids})`);
+  } else if (vocab && typeof vocab === 'object') {
+    for (const [token, id] of Object.entries(vocab)) checkId(id, `model.vocab[${JSON.stringify(token.slice(0, 40))}]`);
+  } else {
+    bad('"model.vocab" must be an object of token ids (or a Unigram list)');
+  }
+  if ((model as Json).type === 'BPE' && !Array.isArray(merges)) bad('"model.merges" must be a list');
+  (Array.isArray(merges) ? merges : []).forEach((m: unknown, i) => {
+    const pair = typeof m === 'string' ? m.split(' ') : m;
+    if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((p) => typeof p === 'string')) {
+      bad(`model.merges[${i}] must be "a b" or ["a", "b"]`);
+    }
+  });
+  const added = tj.added_tokens;
+  if (!Array.isArray(added)) bad('"added_tokens" must be a list (possibly empty)');
+  (added as unknown[]).forEach((t, i) => {
+    if (!t || typeof t !== 'object' || typeof (t as Json).content !== 'string')
+      bad(`added_tokens[${i}] must be an object with a "content" string`);
+    checkId((t as Json).id, `added_tokens[${i}]`);
+  });
+}
+
 /**
  * Refuses a Split or Replace step whose `pattern.Regex` could backtrack catastrophically: the
  * library runs it on every prompt (regex-hazard.ts says why the check is at load). `where` is
- * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`.
+ * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`. Steps nested deeper than
+ * any real file's (a Sequence in a Sequence) are refused, not skipped: a pattern below the depth
+ * looked at would run unchecked. A pattern that is neither {Regex} nor {String} is refused too
+ * (the library would warn and drop the step, tokenizing differently from the model's own), and
+ * so is a Sequence without its list (the library would fail on it with a TypeError).
  */
 function checkPatterns(step: unknown, where: string, depth = 0): void {
-  if (!step || typeof step !== 'object' || depth > 16) return;
+  if (!step || typeof step !== 'object') return;
+  if (depth > MAX_STEP_DEPTH) throw new TokenizerError(`tokenizer.json: ${where} nests steps more than ${MAX_STEP_DEPTH} deep`);
   if (Array.isArray(step)) {
     step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
     return;
   }
+  const { type, behavior } = step as Json;
+  if (type === 'Sequence' && !SEQUENCE_LISTS.some((k) => Array.isArray((step as Json)[k]))) {
+    throw new TokenizerError(`tokenizer.json: ${where} is a Sequence without its list of steps`);
+  }
+  if (type === 'Split' && typeof behavior !== 'string') throw new TokenizerError(`tokenizer.json: ${where}.behavior must be a string`);
   for (const [key, value] of Object.entries(step as Json)) {
-    if (key === 'pattern' && value && typeof value === 'object' && typeof (value as Json).Regex === 'string') {
-      const hazard = regexHazard((value as Json).Regex as string);
-      if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+    if (key === 'pattern') {
+      const p = (value ?? {}) as Json;
+      if (typeof p.Regex === 'string') {
+        const hazard = regexHazard(p.Regex);
+        if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+      } else if (typeof p.String !== 'string') {
+        throw new TokenizerError(`tokenizer.json: ${where}.pattern must be {"Regex": "..."} or {"String": "..."}`);
+      }
     } else if (typeof value === 'object') {
       checkPatterns(value, `${where}.${key}`, depth + 1);
     }
   }
 }
+
+/** Nesting of normalizer / pre-tokenizer / decoder steps looked at; real files nest 3 deep at most. */
+const MAX_STEP_DEPTH = 16;
+/** Where a Sequence step keeps its steps, by pipeline stage. */
+const SEQUENCE_LISTS = ['normalizers', 'pretokenizers', 'decoders', 'processors'];
 
 /** A special token in tokenizer_config.json is a string or an AddedToken dict {content, ...}. */
 function tokenString(value: unknown): string | null {
@@ -137,14 +207,38 @@ export class ModelTokenizer {
     }
     const config = (tokenizerConfig && typeof tokenizerConfig === 'object' ? tokenizerConfig : {}) as Json;
     const tj = tokenizerJson as Json;
-    for (const part of ['normalizer', 'pre_tokenizer', 'decoder']) checkPatterns(tj[part], part);
+    checkVocabulary(tj);
+    if (config.additional_special_tokens != null && !Array.isArray(config.additional_special_tokens)) {
+      throw new TokenizerError('tokenizer_config.json: "additional_special_tokens" must be a list');
+    }
+    for (const part of ['normalizer', 'pre_tokenizer', 'decoder', 'post_processor']) checkPatterns(tj[part], part);
     let inner: Tokenizer;
     try {
       inner = new Tokenizer(tokenizerJson, config);
     } catch (e) {
       throw new TokenizerError(`tokenizer.json: ${(e as Error).message}`);
     }
-    return new ModelTokenizer(inner, tokenizerJson, config);
+    const tokenizer = new ModelTokenizer(inner, tokenizerJson, config);
+    tokenizer.probe();
+    return tokenizer;
+  }
+
+  /**
+   * The library reads some fields only when it first encodes or decodes (a TemplateProcessing
+   * post-processor's `single`, for one): a file with a bad one would load, then fail every prompt
+   * with a TypeError. One round trip of a sample text at load refuses it here, naming the file.
+   */
+  private probe(): void {
+    try {
+      this.decode(this.encode(PROBE_TEXT, { addSpecialTokens: true }));
+    } catch (e) {
+      // A TypeError's text names the library's internals, not the field: say where to look instead.
+      const why =
+        e instanceof TypeError
+          ? 'a field of its normalizer, pre-tokenizer, model, post-processor or decoder has the wrong type'
+          : (e as Error).message;
+      throw new TokenizerError(`tokenizer.json: the tokenizer fails on sample text: ${why}`);
+    }
   }
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {

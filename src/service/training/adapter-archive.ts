@@ -12,6 +12,7 @@
  * Not here: HTTP (api/routes/adapters.ts), serving adapters (chat/lora-adapter.ts).
  */
 import { zipSync } from 'fflate';
+import type { LoraConfig } from '../../engine/generate/types';
 import type { ModelConfig } from '../../engine/model/config';
 import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
 import { readGguf } from '../../engine/model/gguf/gguf-reader';
@@ -102,6 +103,18 @@ export interface ImportAdapter {
 
 const FILES_LOC = ['body', 'files'];
 
+/**
+ * An uploaded adapter's LoRA config, once its files are checked against the base model's config:
+ * every planned tensor present with the base model's shapes, nothing else. Throws AdapterError,
+ * SafetensorsError, the SyntaxError of JSON.parse or the plan's Error, each naming what is wrong.
+ */
+export async function checkAdapterFiles(config: ModelConfig, files: AdapterFiles): Promise<LoraConfig> {
+  const lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)), undefined, loraModulesOf(config));
+  const tensors = await parseAdapterModel(files.adapterModel);
+  loraFromTensors(planLora(config, lora), config, tensors);
+  return lora;
+}
+
 export async function importAdapterModel(ctx: ServiceContext, caller: Principal, req: ImportAdapter): Promise<ModelRecord> {
   const files = adapterFromUpload(req.files);
   const known = await ctx.catalog.list();
@@ -118,11 +131,7 @@ export async function importAdapterModel(ctx: ServiceContext, caller: Principal,
   }
   let lora;
   try {
-    const config = await baseModelConfig(ctx, req.base_model);
-    lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)), undefined, loraModulesOf(config));
-    const tensors = await parseAdapterModel(files.adapterModel);
-    // Every planned tensor present with the base model's shapes, nothing else.
-    loraFromTensors(planLora(config, lora), config, tensors);
+    lora = await checkAdapterFiles(await baseModelConfig(ctx, req.base_model), files);
   } catch (err) {
     if (err instanceof UnavailableError) throw err;
     const message = err instanceof AdapterError || err instanceof SyntaxError ? err.message : (err as Error).message;
