@@ -55,7 +55,7 @@ function patternMutants(tj: Json): Array<Mutant<Json>> {
   return HOSTILE_PATTERNS.map((p) => {
     const value = structuredClone(tj) as { pre_tokenizer: { pretokenizers: Array<{ pattern: { Regex: string } }> } };
     value.pre_tokenizer.pretokenizers[0].pattern.Regex = p;
-    return { what: `Split pattern ${p}`, value: value as unknown as Json };
+    return { what: `Split pattern ${p}`, value };
   });
 }
 
