@@ -110,27 +110,9 @@ class Meta {
 /** The tokenizer.json and tokenizer_config.json objects of a GGUF file's vocabulary. */
 export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTokenizerFiles {
   const m: Meta = new Meta(file, name);
-  const kind = m.str('tokenizer.ggml.model');
-  if (kind === undefined) m.fail('tokenizer.ggml.model', 'is missing');
-  if (kind !== 'gpt2' && kind !== 'llama') {
-    m.fail('tokenizer.ggml.model', `is "${kind}": Hearth reads the "gpt2" (BPE) and "llama" (SentencePiece) vocabularies`);
-  }
-  const tokens = m.strings('tokenizer.ggml.tokens', GGUF_TOKENIZER_LIMITS.tokens);
-  if (!tokens || tokens.length === 0) m.fail('tokenizer.ggml.tokens', 'is missing');
-  const n = tokens.length;
-  const fileTypes = m.numbers('tokenizer.ggml.token_type', n, [GgufValueType.INT32]);
-
-  const vocab = new Map<string, number>();
-  tokens.forEach((t, i) => {
-    // llama.cpp asserts the vocabulary has no duplicates (and renames empty tokens).
-    const text = t === '' ? `[EMPTY_${i}]` : t;
-    if (vocab.has(text)) m.fail('tokenizer.ggml.tokens', `has the token ${JSON.stringify(text)} twice (ids ${vocab.get(text)} and ${i})`);
-    vocab.set(text, i);
-  });
-  const textOf = (id: number) => (tokens[id] === '' ? `[EMPTY_${id}]` : tokens[id]);
-
-  // llama.cpp's defaults: SentencePiece vocabularies have <unk> <s> </s> at 0, 1, 2 and add BOS.
-  const spm = kind === 'llama';
+  const v = readVocabulary(m);
+  const { n, textOf } = v;
+  const spm = v.kind === 'llama';
   const pre = spm ? null : ggufPreTokenizer(m.str('tokenizer.ggml.pre'));
   if (!spm && !pre) {
     m.fail(
@@ -138,6 +120,7 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
       `names the pre-tokenizer "${m.str('tokenizer.ggml.pre')}", which Hearth does not know (known: ${GGUF_PRE_TOKENIZERS.join(', ')})`,
     );
   }
+  // llama.cpp's defaults: SentencePiece vocabularies have <unk> <s> </s> at 0, 1, 2 and add BOS.
   const idOr = (key: string, fallback: number | null) => m.id(key, n) ?? (fallback != null && fallback < n ? fallback : null);
   const bos = idOr('tokenizer.ggml.bos_token_id', spm ? 1 : null);
   const eos = idOr('tokenizer.ggml.eos_token_id', spm ? 2 : null);
@@ -148,83 +131,20 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
   );
   const eot = m.id('tokenizer.ggml.eot_token_id', n) ?? null;
   const eom = m.id('tokenizer.ggml.eom_token_id', n) ?? null;
-  const { types, eog } = llamaCppSpecials(vocab, fileTypes, n, { eos, eot, eom, fim });
+  const { types, eog } = llamaCppSpecials(v.vocab, v.fileTypes, n, { eos, eot, eom, fim });
   const addBos = m.bool('tokenizer.ggml.add_bos_token') ?? (spm || pre!.addBos);
   const addEos = m.bool('tokenizer.ggml.add_eos_token') ?? false;
   if (addBos && bos == null) m.fail('tokenizer.ggml.add_bos_token', 'is true, but tokenizer.ggml.bos_token_id is not set');
   if (addEos && eos == null) m.fail('tokenizer.ggml.add_eos_token', 'is true, but tokenizer.ggml.eos_token_id is not set');
 
-  const added: Json[] = [];
-  for (let id = 0; id < n; id++) {
-    const type = types[id];
-    if (type !== TokenType.CONTROL && type !== TokenType.UNKNOWN && type !== TokenType.USER_DEFINED) continue;
-    added.push({
-      id,
-      content: textOf(id),
-      single_word: false,
-      lstrip: false,
-      rstrip: false,
-      // llama.cpp matches them in the raw text, before any ▁ escaping.
-      normalized: false,
-      special: type !== TokenType.USER_DEFINED,
-    });
-  }
-
-  const vocabObject = Object.fromEntries(vocab);
-  let model: Json;
-  let tokenizer: Json;
-  if (spm) {
-    const scores = m.numbers('tokenizer.ggml.scores', n, [GgufValueType.FLOAT32, GgufValueType.INT32]);
-    const spacePrefix = m.bool('tokenizer.ggml.add_space_prefix') ?? true;
-    model = bpeModel(vocabObject, sentencePieceMerges(tokens, vocab, scores, name), {
-      unk_token: unk != null ? textOf(unk) : null,
-      fuse_unk: true,
-      byte_fallback: true,
-    });
-    const escape = { type: 'Replace', pattern: { String: ' ' }, content: '▁' };
-    tokenizer = {
-      normalizer: { type: 'Sequence', normalizers: spacePrefix ? [{ type: 'Prepend', prepend: '▁' }, escape] : [escape] },
-      pre_tokenizer: null,
-      decoder: {
-        type: 'Sequence',
-        decoders: [
-          { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
-          { type: 'ByteFallback' },
-          { type: 'Fuse' },
-          ...(spacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
-        ],
-      },
-    };
-  } else {
-    const merges = m.strings('tokenizer.ggml.merges', GGUF_TOKENIZER_LIMITS.merges);
-    if (!merges) m.fail('tokenizer.ggml.merges', 'is missing');
-    const pairs = merges.map((s, i) => {
-      // llama.cpp splits at the first space after the first character.
-      const at = s.indexOf(' ', 1);
-      if (at < 0) m.fail(`tokenizer.ggml.merges[${i}]`, 'is not two tokens separated by a space');
-      return [s.slice(0, at), s.slice(at + 1)];
-    });
-    model = bpeModel(vocabObject, pairs, { ignore_merges: pre!.ignoreMerges });
-    tokenizer = {
-      normalizer: null,
-      pre_tokenizer: {
-        type: 'Sequence',
-        pretokenizers: [
-          ...pre!.regexes.map((r) => ({ type: 'Split', pattern: { Regex: r }, behavior: 'Isolated', invert: false })),
-          { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-        ],
-      },
-      decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    };
-  }
-
+  const { model, tokenizer } = spm ? sentencePieceTokenizer(m, v, unk, name) : bpeTokenizer(m, v, pre!);
   const templates = chatTemplates(file, m);
   return {
     tokenizer: {
       version: '1.0',
       truncation: null,
       padding: null,
-      added_tokens: added,
+      added_tokens: addedTokens(types, n, textOf),
       ...tokenizer,
       post_processor: postProcessor(addBos ? bos : null, addEos ? eos : null, textOf),
       model,
@@ -241,6 +161,109 @@ export function ggufTokenizerFiles(file: GgufFile, name = 'model.gguf'): GgufTok
       ...(templates != null ? { chat_template: templates } : {}),
     },
   };
+}
+
+interface Vocabulary {
+  kind: 'gpt2' | 'llama';
+  tokens: string[];
+  n: number;
+  fileTypes: ArrayLike<number> | undefined;
+  /** Token text -> id (llama.cpp renames empty tokens `[EMPTY_<id>]`). */
+  vocab: Map<string, number>;
+  textOf: (id: number) => string;
+}
+
+/** tokenizer.ggml.model, .tokens and .token_type, checked as llama.cpp checks them. */
+function readVocabulary(m: Meta): Vocabulary {
+  const kind = m.str('tokenizer.ggml.model');
+  if (kind === undefined) m.fail('tokenizer.ggml.model', 'is missing');
+  if (kind !== 'gpt2' && kind !== 'llama') {
+    m.fail('tokenizer.ggml.model', `is "${kind}": Hearth reads the "gpt2" (BPE) and "llama" (SentencePiece) vocabularies`);
+  }
+  const tokens = m.strings('tokenizer.ggml.tokens', GGUF_TOKENIZER_LIMITS.tokens);
+  if (!tokens || tokens.length === 0) m.fail('tokenizer.ggml.tokens', 'is missing');
+  const n = tokens.length;
+  const fileTypes = m.numbers('tokenizer.ggml.token_type', n, [GgufValueType.INT32]);
+  const vocab = new Map<string, number>();
+  tokens.forEach((t, i) => {
+    // llama.cpp asserts the vocabulary has no duplicates (and renames empty tokens).
+    const text = t === '' ? `[EMPTY_${i}]` : t;
+    if (vocab.has(text)) m.fail('tokenizer.ggml.tokens', `has the token ${JSON.stringify(text)} twice (ids ${vocab.get(text)} and ${i})`);
+    vocab.set(text, i);
+  });
+  const textOf = (id: number) => (tokens[id] === '' ? `[EMPTY_${id}]` : tokens[id]);
+  return { kind, tokens, n, fileTypes, vocab, textOf };
+}
+
+/** Control, unknown and user-defined tokens as tokenizer.json's added tokens. */
+function addedTokens(types: readonly number[], n: number, textOf: (id: number) => string): Json[] {
+  const added: Json[] = [];
+  for (let id = 0; id < n; id++) {
+    const type = types[id];
+    if (type !== TokenType.CONTROL && type !== TokenType.UNKNOWN && type !== TokenType.USER_DEFINED) continue;
+    added.push({
+      id,
+      content: textOf(id),
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      // llama.cpp matches them in the raw text, before any ▁ escaping.
+      normalized: false,
+      special: type !== TokenType.USER_DEFINED,
+    });
+  }
+  return added;
+}
+
+/** The llama (SentencePiece) vocabulary as a BPE model with byte fallback, merges derived from its scores. */
+function sentencePieceTokenizer(m: Meta, v: Vocabulary, unk: number | null, name: string): { model: Json; tokenizer: Json } {
+  const scores = m.numbers('tokenizer.ggml.scores', v.n, [GgufValueType.FLOAT32, GgufValueType.INT32]);
+  const spacePrefix = m.bool('tokenizer.ggml.add_space_prefix') ?? true;
+  const model = bpeModel(Object.fromEntries(v.vocab), sentencePieceMerges(v.tokens, v.vocab, scores, name), {
+    unk_token: unk != null ? v.textOf(unk) : null,
+    fuse_unk: true,
+    byte_fallback: true,
+  });
+  const escape = { type: 'Replace', pattern: { String: ' ' }, content: '▁' };
+  const tokenizer = {
+    normalizer: { type: 'Sequence', normalizers: spacePrefix ? [{ type: 'Prepend', prepend: '▁' }, escape] : [escape] },
+    pre_tokenizer: null,
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        ...(spacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
+      ],
+    },
+  };
+  return { model, tokenizer };
+}
+
+/** The gpt2 (byte-level BPE) vocabulary with its merges and its named pre-tokenizer's regexes. */
+function bpeTokenizer(m: Meta, v: Vocabulary, pre: NonNullable<ReturnType<typeof ggufPreTokenizer>>): { model: Json; tokenizer: Json } {
+  const merges = m.strings('tokenizer.ggml.merges', GGUF_TOKENIZER_LIMITS.merges);
+  if (!merges) m.fail('tokenizer.ggml.merges', 'is missing');
+  const pairs = merges.map((s, i) => {
+    // llama.cpp splits at the first space after the first character.
+    const at = s.indexOf(' ', 1);
+    if (at < 0) m.fail(`tokenizer.ggml.merges[${i}]`, 'is not two tokens separated by a space');
+    return [s.slice(0, at), s.slice(at + 1)];
+  });
+  const model = bpeModel(Object.fromEntries(v.vocab), pairs, { ignore_merges: pre.ignoreMerges });
+  const tokenizer = {
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        ...pre.regexes.map((r) => ({ type: 'Split', pattern: { Regex: r }, behavior: 'Isolated', invert: false })),
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+      ],
+    },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+  };
+  return { model, tokenizer };
 }
 
 /** The `tokenizers` BPE model section; `options` sets unk_token, fuse_unk, byte_fallback, ignore_merges. */
