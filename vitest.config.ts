@@ -7,7 +7,8 @@
 // is one worker, and a project with `fileParallelism: false` joins one queue that runs a file at a
 // time, so the gpu and e2e files never overlapped). A GPU or browser test waits on polling, timers
 // and process start-up much of its time, so two files at once use the second core. Measured on 2
-// cores: 28 min 51 s with one worker; 26 min 35 s with two but gpu and e2e one file at a time.
+// cores: 28 min 51 s with one worker; 26 min 35 s with two but gpu and e2e one file at a time;
+// 16 min 49 s with two files of any project at a time (1569 tests).
 // Before Vitest's failure report and summary, test/reporters/skip-summary.ts lists each skipped
 // test and why.
 import { defineConfig } from 'vitest/config';
