@@ -25,6 +25,7 @@ import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomGemma3Tensors, tinyGemma3Json } from '../unit/model/gemma3-fixtures';
 import { bundled, collect, promptOf, request, testEngine, type Outcome } from './engine-helpers';
+import type { GenerationRequest } from '../../src/engine/generate/types';
 
 const WINDOW = 16;
 /** 4 blocks (64 tokens) per model: less than the 65-token context the Mistral request reaches. */
@@ -93,6 +94,26 @@ async function serve(
   return { engine, cfg, tensors };
 }
 
+const inUse = (m: KvBlockManager) => m.numBlocks - m.available;
+
+/**
+ * Runs `req` to its end on a hybrid model's engine; the most blocks its main (global layers') and
+ * local (sliding layers') pools held after any token event.
+ */
+async function generateWatchingPools(
+  engine: Engine,
+  mgr: KvBlockManager,
+  req: GenerationRequest,
+): Promise<{ out: Outcome; most: { global: number; local: number } }> {
+  const most = { global: 0, local: 0 };
+  const out = await collect(engine.generate(req), 1, (ev) => {
+    if ((ev as { type: string }).type !== 'tokens') return;
+    most.global = Math.max(most.global, inUse(mgr));
+    most.local = Math.max(most.local, inUse(mgr.local!));
+  });
+  return { out, most };
+}
+
 /**
  * Checks every prompt logprob (positions 1.., when asked) and decoded token's logprob against
  * `cfg`'s reference over the same tokens; returns how far they are from full attention past the
@@ -155,20 +176,18 @@ describe('sliding-window attention through the engine', () => {
     const mgr = model.blocks;
     const local = mgr.local!;
     expect([mgr.numBlocks, local.numBlocks, model.kv.localNumBlocks]).toEqual([9, 7, 7]);
-    const inUse = (m: KvBlockManager) => m.numBlocks - m.available;
 
     // A prompt of 3x the window (three prefill steps), then decoding.
     const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 9);
-    const held = { global: [0], local: [0] };
-    const first = await collect(engine.generate(request(id, prompt, { maxTokens: 6, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
-      if ((ev as { type: string }).type !== 'tokens') return;
-      held.global.push(inUse(mgr));
-      held.local.push(inUse(local));
-    });
+    const { out: first, most } = await generateWatchingPools(
+      engine,
+      mgr,
+      request(id, prompt, { maxTokens: 6, promptLogprobs: 1, ignoreEos: true }),
+    );
     expect(checkAgainstReference(cfg, tensors, prompt, first)).toBeGreaterThan(0.05);
     // KV memory: the global layers hold the 54-token context (4 blocks), the local layers the window's.
-    expect(Math.max(...held.global)).toBe(4);
-    expect(Math.max(...held.local)).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
+    expect(most.global).toBe(4);
+    expect(most.local).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
 
     // The same prompt again: its first 2 blocks come from the prefix cache (the local pool's block 0
     // was dropped, block 1 is in the window of position 32), the rest is computed, and every decoded
@@ -201,20 +220,16 @@ describe('sliding-window attention through the engine', () => {
     expect(cfg.layerTypes.filter((t) => t === 'sliding_attention')).toHaveLength(5);
     await engine.loadModel(id);
     const resident = await engine.residentModel(id);
-    const mgr = resident.blocks;
-    const local = mgr.local!;
-    const inUse = (m: KvBlockManager) => m.numBlocks - m.available;
     const prompt = promptOf(3 * WINDOW, cfg.vocabSize, 5);
-    const held = { global: [0], local: [0] };
-    const out = await collect(engine.generate(request(id, prompt, { maxTokens: 8, promptLogprobs: 1, ignoreEos: true })), 1, (ev) => {
-      if ((ev as { type: string }).type !== 'tokens') return;
-      held.global.push(inUse(mgr));
-      held.local.push(inUse(local));
-    });
+    const { out, most } = await generateWatchingPools(
+      engine,
+      resident.blocks,
+      request(id, prompt, { maxTokens: 8, promptLogprobs: 1, ignoreEos: true }),
+    );
     expect(out.tokens[0]).toHaveLength(8);
     expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
     // The global layer holds the 56-token context; the local layers the window's blocks and a step's.
-    expect(Math.max(...held.global)).toBe(Math.ceil((3 * WINDOW + 8) / KV_BLOCK));
-    expect(Math.max(...held.local)).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
+    expect(most.global).toBe(Math.ceil((3 * WINDOW + 8) / KV_BLOCK));
+    expect(most.local).toBeLessThanOrEqual(Math.ceil(WINDOW / KV_BLOCK) + 1);
   });
 });

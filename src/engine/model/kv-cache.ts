@@ -182,7 +182,14 @@ export class KvCache {
 
   /** The block table layer `l`'s kernels read. */
   tableOf(l: number): GPUBuffer {
-    return this.localLayers.has(l) ? this.localBlockTable! : this.blockTable;
+    return this.tableIn(this.poolOf(l));
+  }
+
+  /** The block table of a pool. */
+  private tableIn(pool: KvPool): GPUBuffer {
+    const table = pool === 'local' ? this.localBlockTable : this.blockTable;
+    if (!table) throw new Error('KvCache: no local pool');
+    return table;
   }
 
   /** GPU bytes held (K, V of every layer and the block tables). */
@@ -205,9 +212,7 @@ export class KvCache {
     const count = this.blocksIn(pool);
     for (const b of data) if (b >= count) throw new Error(`KvCache: ${pool} block ${b} out of [0, ${count})`);
     if (data.length === 0) return;
-    const table = pool === 'local' ? this.localBlockTable : this.blockTable;
-    if (!table) throw new Error('KvCache: no local pool');
-    this.device.queue.writeBuffer(table, (seq * this.maxBlocksPerSeq + firstEntry) * 4, data);
+    this.device.queue.writeBuffer(this.tableIn(pool), (seq * this.maxBlocksPerSeq + firstEntry) * 4, data);
   }
 
   /**

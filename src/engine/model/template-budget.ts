@@ -27,7 +27,7 @@
  * interpreter extended here); transformers' `apply_chat_template` globals.
  */
 import { Environment, Interpreter, type Template } from '@huggingface/jinja';
-import { pythonFilter, type PythonFilterContext } from './template-python';
+import { filterName, pythonFilter, type PythonFilterContext } from './template-python';
 
 /** The limits of one render; README.md "Budgets for untrusted files and programs" lists them. */
 export const TEMPLATE_BUDGET = {
@@ -111,7 +111,7 @@ class BudgetedInterpreter extends Interpreter {
       // Filters where the library and Python's Jinja2 differ (template-python.ts); its result is sized by evaluate().
       const own = pythonFilter(operand, filter, environment, python);
       if (own) return own;
-      const name = (filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' ? filter.callee?.value : '') ?? '';
+      const name = filterName(filter) ?? '';
       // A filter without arguments never reaches evaluateArguments: check it here.
       if (filter.type === 'Identifier') this.checkGrowth(name, operand, [], new Map());
       else pending = { name, operand };

@@ -43,6 +43,11 @@ export interface PythonFilterContext {
   tooLong(what: string): never;
 }
 
+/** A filter node's name: `x | name` or `x | name(...)`. */
+export function filterName(filter: FilterNode): string | undefined {
+  return filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' ? filter.callee?.value : undefined;
+}
+
 /** The value of `filter` on `operand` where Jinja2 and the library differ, else null (the library's turn). */
 export function pythonFilter(
   operand: RuntimeValue,
@@ -50,7 +55,7 @@ export function pythonFilter(
   environment: Environment,
   ctx: PythonFilterContext,
 ): RuntimeValue | null {
-  const name = filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' ? filter.callee?.value : undefined;
+  const name = filterName(filter);
   if (name === 'string' && filter.type === 'Identifier' && PY_STR_TYPES.has(operand.type)) return new StringValue(pyStr(operand, ctx));
   if ((name === 'selectattr' || name === 'rejectattr') && filter.type === 'CallExpression' && isSequence(operand)) {
     return selectAttr(operand, name === 'selectattr', filter.args ?? [], environment, ctx);
