@@ -1,7 +1,8 @@
 /**
- * docs/training/curves.svg from the demo's curve files (docs/training/pretrain.json, demo.json):
- * stage 1's held-out and train accuracy, stage 2's SFT loss per batch, and the held-out accuracy,
- * held-out reward and RL rollout reward after each checkpoint of stages 2-3.
+ * docs/training/curves.svg from the demo's curve files (docs/training/pretrain.json, demo.json,
+ * json.json): stage 1's held-out and train accuracy, stage 2's SFT loss per batch, the held-out
+ * accuracy, held-out reward and RL rollout reward after each checkpoint of stages 2-3, and stage
+ * 4's held-out JSON loss beside its held-out sum accuracy.
  *
  *   npx tsx --import ./scripts/register-raw.mjs scripts/demo/plot-curves.ts
  */
@@ -18,6 +19,7 @@ export function plotCurves(dir = OUT): string {
   const read = (f: string) => (existsSync(join(dir, f)) ? JSON.parse(readFileSync(join(dir, f), 'utf8')) : null);
   const pre = read('pretrain.json');
   const demo = read('demo.json');
+  const json = read('json.json');
   const panels: Panel[] = [];
   if (pre) {
     panels.push({
@@ -51,7 +53,19 @@ export function plotCurves(dir = OUT): string {
       ],
     });
   }
-  const svg = lineChartSvg(panels, 'x: optimizer step (stage 1), batch (SFT), checkpoint step (stages 2-3)');
+  if (json) {
+    const points = (key: string) => json.curves.filter((c: any) => c[key] !== undefined).map((c: any) => [c.step, c[key]] as Pt);
+    panels.push({
+      title: 'Stage 4: JSON objects (CPU, full parameters)',
+      yMin: 0,
+      series: [
+        { label: 'held-out JSON loss (nats/token)', color: '#b2182b', points: points('jsonLoss') },
+        { label: 'held-out sum accuracy', color: '#1b7837', points: points('sumAccuracy') },
+        { label: 'train-split sum accuracy', color: '#762a83', points: points('trainSumAccuracy') },
+      ],
+    });
+  }
+  const svg = lineChartSvg(panels, 'x: optimizer step (stages 1 and 4), batch (SFT), checkpoint step (stages 2-3)');
   writeFileSync(join(dir, 'curves.svg'), svg);
   return join(dir, 'curves.svg');
 }

@@ -35,7 +35,10 @@ async function startMirror(): Promise<Mirror> {
     const range = req.headers.range ?? null;
     const { start, end } = writeRangeHead(req, res, bytes.length);
     requests.push({ file, range, bytes: end - start });
-    if (!range && dropOnce.delete(file)) res.write(bytes.subarray(start, DROP_AT), () => res.destroy());
+    // The connection closes a moment after the bytes are written, so some of them reach the page
+    // first even on a loaded machine (once, with an immediate close, none had and the retry was a
+    // whole-file request).
+    if (!range && dropOnce.delete(file)) res.write(bytes.subarray(start, DROP_AT), () => setTimeout(() => res.destroy(), 250));
     else res.end(bytes.subarray(start, end));
   });
   return { ...server, files, dropOnce, requests };
