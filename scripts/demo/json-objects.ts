@@ -231,7 +231,7 @@ export function jsonRequests(count: number, seed: number, plain = 0.25, lists = 
   });
 }
 
-/** The demo's tool: the one the structured-output tests and the README's examples offer. */
+/** The demo's tool: the one the structured-output e2e tests offer. */
 export const ADD_TOOL = {
   type: 'function',
   function: {
