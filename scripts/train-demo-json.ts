@@ -23,24 +23,16 @@
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answer, evaluate, messages, problems, question, type AdditionProblem } from '../src/demo/addition';
-import { ChatTemplates } from '../src/engine/model/chat-template';
-import { parseModelConfig } from '../src/engine/model/hf-config';
-import { SafetensorsFile } from '../src/engine/model/safetensors';
 import { writeSafetensors } from '../src/engine/model/safetensors-writer';
-import type { TensorData } from '../src/engine/model/tensor';
-import { ModelTokenizer } from '../src/engine/model/tokenizer';
 import { mulberry32 } from '../src/engine/reference/random';
 import { greedyDecode, ReferenceModel } from '../src/engine/reference/model';
 import { sftSequence } from '../src/service/training/sft-steps';
 import { ADD_TOOL, addToolCall, jsonRequests } from './demo/json-objects';
 import { CpuLlama, type TrainSequence } from './demo/pretrain/cpu-llama';
-import { MODEL_SPECS } from './model-making/models';
+import { config, conv, EOS, MODEL_DIR, readTensors, ROOT, template, tokenizer } from './demo/tiny-chat';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL_DIR = join(ROOT, 'public/models/tiny-chat/');
 const BUNDLED = join(MODEL_DIR, 'model.safetensors');
 
 const { values: args } = parseArgs({
@@ -70,14 +62,6 @@ const plainPersons = Number(args['plain-persons']);
 const toolShare = Number(args['tool-share']);
 const evalEvery = Number(args['eval-every']);
 const sums = { maxDigits: 1 };
-
-const spec = MODEL_SPECS.find((s) => s.id === 'hearth/tiny-chat')!;
-const config = parseModelConfig(spec.config);
-const tokConfig = JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer_config.json'), 'utf8'));
-const tokenizer = ModelTokenizer.fromJson(JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer.json'), 'utf8')), tokConfig);
-const template = new ChatTemplates(null, tokConfig.chat_template, tokenizer.specialTokens).forRequest();
-const EOS = [2, 0];
-const conv = { tokenizer, template, eosTokenIds: EOS };
 
 type Message = { role: 'user' | 'assistant'; content: string };
 
@@ -173,14 +157,7 @@ function sampledPersons(model: ReferenceModel, n: number) {
   return { valid: replies.filter((r) => r.ended && isPerson(r.text)).length, sample: replies.slice(0, 2).map((r) => r.text) };
 }
 
-async function startWeights(path: string): Promise<TensorData[]> {
-  const file = await SafetensorsFile.open(new Uint8Array(readFileSync(path)), path);
-  const out: TensorData[] = [];
-  for await (const t of file.tensors()) out.push(t);
-  return out;
-}
-
-const cpu = new CpuLlama(config, await startWeights(args.from));
+const cpu = new CpuLlama(config, await readTensors(args.from));
 const distinct = (ps: AdditionProblem[]) => [...new Map(ps.map((p) => [`${p.a}+${p.b}`, p])).values()];
 const held = distinct(problems('heldout', 400, 999, sums));
 const trained = distinct(problems('train', 400, 4242, sums)).slice(0, 40);

@@ -16,23 +16,16 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { answer, DEFAULT_PROBLEMS, evaluate, messages, problems, type AdditionProblem } from '../src/demo/addition';
-import { ChatTemplates } from '../src/engine/model/chat-template';
-import { parseModelConfig } from '../src/engine/model/hf-config';
-import { SafetensorsFile } from '../src/engine/model/safetensors';
 import { writeSafetensors } from '../src/engine/model/safetensors-writer';
 import type { TensorData } from '../src/engine/model/tensor';
-import { ModelTokenizer } from '../src/engine/model/tokenizer';
 import { greedyDecode, ReferenceModel } from '../src/engine/reference/model';
 import { sftSequence } from '../src/service/training/sft-steps';
 import { CpuLlama, type TrainSequence } from './demo/pretrain/cpu-llama';
-import { MODEL_SPECS } from './model-making/models';
+import { config, conv, readTensors, ROOT, spec, template, tokenizer } from './demo/tiny-chat';
 import { randomWeights } from './model-making/weights';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MODEL_DIR = join(ROOT, 'public/models/tiny-chat/');
 const OUT = join(ROOT, '.cache/demo/pretrained.safetensors');
 const CURVES = join(ROOT, 'docs/training/pretrain.json');
 
@@ -53,20 +46,10 @@ const peakLr = Number(args.lr);
 const opts = { maxDigits: Number(args['max-digits']) };
 const evalEvery = Number(args['eval-every']);
 
-const spec = MODEL_SPECS.find((s) => s.id === 'hearth/tiny-chat')!;
-const config = parseModelConfig(spec.config);
-const tokConfig = JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer_config.json'), 'utf8'));
-const tokenizer = ModelTokenizer.fromJson(JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer.json'), 'utf8')), tokConfig);
-const template = new ChatTemplates(null, tokConfig.chat_template, tokenizer.specialTokens).forRequest();
-const conv = { tokenizer, template, eosTokenIds: [2, 0] };
-
 async function startWeights(): Promise<TensorData[]> {
   if (args.resume && existsSync(OUT)) {
-    const file = await SafetensorsFile.open(new Uint8Array(readFileSync(OUT)), OUT);
-    const out: TensorData[] = [];
-    for await (const t of file.tensors()) out.push(t);
     console.log(`resuming from ${OUT}`);
-    return out;
+    return readTensors(OUT);
   }
   // Exactly the random weights make-models bundles.
   return randomWeights(config, spec.dtype, spec.seed, spec.config.initializer_range as number);
