@@ -48,7 +48,8 @@ export function parseBridgeArgs(argv: readonly string[], env: Record<string, str
 function portOf(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_PORT;
   const port = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(port) || port > 65535) throw new UsageError(`The port must be a whole number from 0 to 65535, not "${raw}".`);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(port) || port > 65535)
+    throw new UsageError(`The port must be a whole number from 0 to 65535, not "${raw}".`);
   return port;
 }
 

@@ -26,7 +26,9 @@ async function main(): Promise<void> {
     bridge = await startBridge({ ...options, log });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    console.error(code === 'EADDRINUSE' ? `Port ${options.port} is in use on 127.0.0.1: pick another with --port.` : (err as Error).message);
+    console.error(
+      code === 'EADDRINUSE' ? `Port ${options.port} is in use on 127.0.0.1: pick another with --port.` : (err as Error).message,
+    );
     process.exit(1);
   }
   log(`Relaying http://127.0.0.1:${bridge.port}/v1 to a Hearth tab. Open this link in the browser that runs Hearth to pair it:`);

@@ -110,7 +110,12 @@ export function parseBridgeMessage(text: string): BridgeMessage | null {
     case 'ready':
       return { type: 'ready' };
     case 'request':
-      return isId(m.id) && typeof m.method === 'string' && typeof m.path === 'string' && m.path.startsWith('/') && isHeaders(m.headers) && typeof m.body === 'boolean'
+      return isId(m.id) &&
+        typeof m.method === 'string' &&
+        typeof m.path === 'string' &&
+        m.path.startsWith('/') &&
+        isHeaders(m.headers) &&
+        typeof m.body === 'boolean'
         ? { type: 'request', id: m.id, method: m.method, path: m.path, headers: m.headers, body: m.body }
         : null;
     case 'end':

@@ -41,7 +41,8 @@ const HOP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', '
 /** The client's headers as the tab should send them (repeated headers kept in order). */
 export function forwardedRequestHeaders(rawHeaders: readonly string[]): HeaderList {
   const out: HeaderList = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (!HOP_REQUEST.has(rawHeaders[i].toLowerCase())) out.push([rawHeaders[i], rawHeaders[i + 1]]);
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+    if (!HOP_REQUEST.has(rawHeaders[i].toLowerCase())) out.push([rawHeaders[i], rawHeaders[i + 1]]);
   return out;
 }
 
@@ -74,9 +75,19 @@ export class Relay implements RelayEndpoint {
 
   start(): void {
     const { req, res } = this;
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
+    const hasBody =
+      req.method !== 'GET' &&
+      req.method !== 'HEAD' &&
+      (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined);
     this.session.relays.set(this.id, this);
-    this.session.send({ type: 'request', id: this.id, method: req.method ?? 'GET', path: req.url ?? '/', headers: forwardedRequestHeaders(req.rawHeaders), body: hasBody });
+    this.session.send({
+      type: 'request',
+      id: this.id,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: forwardedRequestHeaders(req.rawHeaders),
+      body: hasBody,
+    });
     res.on('close', () => {
       if (this.done) return;
       // The client went away before the response ended: the tab aborts its fetch.
@@ -138,20 +149,22 @@ export class Relay implements RelayEndpoint {
   }
 
   onFail(message: string): void {
-    if (this.done) return;
-    this.finish();
-    if (!this.headSent) return sendError(this.res, this.path, 502, `The Hearth tab could not complete the request: ${message}`);
-    this.res.destroy();
+    this.endWithError(502, `The Hearth tab could not complete the request: ${message}`);
   }
 
   onTabGone(): void {
+    this.endWithError(503, this.goneMessage, { 'Retry-After': '2' });
+  }
+
+  /** Before the response: a JSON error. In an SSE stream: an error event and `[DONE]`. Else: a cut body. */
+  private endWithError(status: number, message: string, headers: Record<string, string> = {}): void {
     if (this.done) return;
     this.finish();
-    if (!this.headSent) return sendError(this.res, this.path, 503, this.goneMessage, { 'Retry-After': '2' });
+    if (!this.headSent) return sendError(this.res, this.path, status, message, headers);
     if (this.sse) {
-      // What the app's Service Worker writes when a stream stops mid-way: an error event, then [DONE].
+      // What the app's Service Worker writes when a stream stops mid-way, on an event boundary.
       const gap = this.tail === '\n\n' ? '' : '\n\n';
-      this.res.end(`${gap}data: ${JSON.stringify(errorBody(errorFamily(this.path), 503, this.goneMessage))}\n\ndata: [DONE]\n\n`);
+      this.res.end(`${gap}data: ${JSON.stringify(errorBody(errorFamily(this.path), status, message))}\n\ndata: [DONE]\n\n`);
       return;
     }
     // A cut body: the client sees the connection end without the chunked terminator, an error.

@@ -49,7 +49,8 @@ export async function startBridge(opts: StartOptions): Promise<Bridge> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://bridge');
     const origin = req.headers.origin;
-    if (!hostAllowed(req.headers.host, port)) return sendError(res, url.pathname, 403, 'The bridge answers only requests addressed to 127.0.0.1 or localhost.');
+    if (!hostAllowed(req.headers.host, port))
+      return sendError(res, url.pathname, 403, 'The bridge answers only requests addressed to 127.0.0.1 or localhost.');
     if (origin !== undefined && origin !== opts.appOrigin)
       return sendError(res, url.pathname, 403, `Requests from web pages other than the Hearth app (${opts.appOrigin}) are refused.`);
     if (url.pathname !== '/v1' && !url.pathname.startsWith('/v1/')) {

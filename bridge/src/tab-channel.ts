@@ -91,8 +91,15 @@ export class TabChannel {
       if ('code' in hello) {
         const result = this.opts.pairing.pair(hello.code);
         if (!result.ok) {
-          this.opts.log(result.reason === 'closed' ? 'A tab tried to pair, but pairing is closed (too many wrong codes): restart the bridge to pair.' : 'A tab tried to pair with a wrong code.');
-          return ws.close(result.reason === 'closed' ? CLOSE.pairingClosed : CLOSE.wrongCode, result.reason === 'closed' ? 'Pairing is closed: restart the bridge.' : 'Wrong pairing code.');
+          this.opts.log(
+            result.reason === 'closed'
+              ? 'A tab tried to pair, but pairing is closed (too many wrong codes): restart the bridge to pair.'
+              : 'A tab tried to pair with a wrong code.',
+          );
+          return ws.close(
+            result.reason === 'closed' ? CLOSE.pairingClosed : CLOSE.wrongCode,
+            result.reason === 'closed' ? 'Pairing is closed: restart the bridge.' : 'Wrong pairing code.',
+          );
         }
         this.opts.log('Paired with a Hearth tab.');
         ws.send(JSON.stringify({ type: 'paired', credential: result.credential } satisfies BridgeMessage));

@@ -12,7 +12,15 @@
  * Not here: replaying one request (bridge-relay.ts), the wire format (bridge/src/protocol.ts).
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { CLOSE, TAB_PATH, decodeChunk, encodeChunk, parseBridgeMessage, type BridgeMessage, type TabMessage } from '../../bridge/src/protocol';
+import {
+  CLOSE,
+  TAB_PATH,
+  decodeChunk,
+  encodeChunk,
+  parseBridgeMessage,
+  type BridgeMessage,
+  type TabMessage,
+} from '../../bridge/src/protocol';
 import { TabRelay } from './bridge-relay';
 
 export interface BridgeStatus {
@@ -55,7 +63,8 @@ const socketUrl = (port: number) => `ws://127.0.0.1:${port}${TAB_PATH}`;
 /** Why a pairing socket closed, in words for the Bridge view. */
 function pairingRefusal(code: number): string {
   if (code === CLOSE.wrongCode) return 'The pairing code is wrong. Open the exact link the bridge printed.';
-  if (code === CLOSE.pairingClosed) return 'The bridge closed pairing (too many wrong codes, or it is already paired). Restart the bridge and open the new link.';
+  if (code === CLOSE.pairingClosed)
+    return 'The bridge closed pairing (too many wrong codes, or it is already paired). Restart the bridge and open the new link.';
   return 'The bridge did not answer. Is `npm run bridge` running on this port, and was it started with --app set to this address?';
 }
 
@@ -71,6 +80,9 @@ export class BridgeLink extends EventTarget {
   constructor() {
     super();
     this.channel.onmessage = (e: MessageEvent<ChannelNote>) => this.onNote(e.data);
+    // Closing (or reloading) tab: the bridge hears it before this page's fetches are torn down,
+    // so its open requests end saying the tab left rather than with the fetch failures.
+    addEventListener('pagehide', () => this.ws?.close(1000, 'The tab is closing.'));
   }
 
   /** At boot: a tab of a paired app waits for its turn to relay. */
@@ -150,7 +162,12 @@ export class BridgeLink extends EventTarget {
       if (code === CLOSE.unknownCredential) {
         // The bridge restarted (or was paired anew elsewhere): this credential is dead.
         if (loadSaved()?.credential === saved.credential) localStorage.removeItem(STORE_KEY);
-        if (!loadSaved()) return this.update({ state: 'off', port: null, message: 'The bridge no longer knows this tab (it restarted): open the new link it printed to pair again.' });
+        if (!loadSaved())
+          return this.update({
+            state: 'off',
+            port: null,
+            message: 'The bridge no longer knows this tab (it restarted): open the new link it printed to pair again.',
+          });
         continue;
       }
       if (code === CLOSE.unpaired) return;

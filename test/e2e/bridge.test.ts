@@ -13,10 +13,11 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASK, MODEL, complete } from './chat-helpers';
+import { ASK as ASKED, MODEL, complete } from './chat-helpers';
 import { loadOpenAI, openApp, startHearth, type Hearth } from './harness';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ASK = ASKED as OpenAI.ChatCompletionMessageParam[];
 
 let h: Hearth;
 let bridge: ChildProcess;
@@ -28,8 +29,11 @@ let client: OpenAI;
 
 /** Starts the bridge as `npm run bridge` does, on a free port, and reads its pairing link. */
 async function startBridge(app: string): Promise<{ child: ChildProcess; link: URL }> {
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['bridge/src/cli.ts', '--port', '0', '--app', app], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
+  const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['bridge/src/cli.ts', '--port', '0', '--app', app], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
   for await (const line of lines) {
     if (line.startsWith(`${app}/#/bridge?`)) return { child, link: new URL(line) };
     console.log(line);
@@ -43,7 +47,10 @@ async function bridgeState(page: Page, state: string): Promise<void> {
   await page.locator(`hearth-bridge-panel [data-field="bridge-state"][data-state="${state}"]`).waitFor({ timeout: 60_000 });
 }
 
-const json = (body: unknown) => ({ headers: { Authorization: `Bearer ${h.key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const json = (body: unknown) => ({
+  headers: { Authorization: `Bearer ${h.key}`, 'Content-Type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 beforeAll(async () => {
   h = await startHearth();
@@ -102,7 +109,9 @@ describe('clients outside the browser', () => {
     expect(usage?.completion_tokens).toBe(page.usage!.completion_tokens);
 
     const add = { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] };
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: add } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'add', description: 'Adds two integers.', parameters: add } },
+    ];
     const call = await client.chat.completions.create({
       model: MODEL,
       messages: ASK,
@@ -117,8 +126,19 @@ describe('clients outside the browser', () => {
   });
 
   it('a 20 MB artifact upload arrives whole', async () => {
-    const model = await (await fetch(`${base}/preview/models`, { method: 'POST', ...json({ entity: null, project: 'bridge', name: 'upload', base_model: MODEL, return_existing: true }) })).json();
-    const line = JSON.stringify({ messages: [{ role: 'user', content: 'Ticket 7: status?' }, { role: 'assistant', content: '42' }] }) + '\n';
+    const model = await (
+      await fetch(`${base}/preview/models`, {
+        method: 'POST',
+        ...json({ entity: null, project: 'bridge', name: 'upload', base_model: MODEL, return_existing: true }),
+      })
+    ).json();
+    const line =
+      JSON.stringify({
+        messages: [
+          { role: 'user', content: 'Ticket 7: status?' },
+          { role: 'assistant', content: '42' },
+        ],
+      }) + '\n';
     const data = line.repeat(Math.ceil(20_000_000 / line.length));
     const form = new FormData();
     form.append('model_id', model.id);
@@ -130,18 +150,39 @@ describe('clients outside the browser', () => {
   });
 
   it('an RL job runs with its events in ART order and leaves a checkpoint', { timeout: 600_000 }, async () => {
-    const model = await (await fetch(`${base}/preview/models`, { method: 'POST', ...json({ entity: null, project: 'bridge', name: 'rl', base_model: MODEL, return_existing: true }) })).json();
+    const model = await (
+      await fetch(`${base}/preview/models`, {
+        method: 'POST',
+        ...json({ entity: null, project: 'bridge', name: 'rl', base_model: MODEL, return_existing: true }),
+      })
+    ).json();
     const name = `${model.entity}/${model.project}/${model.name}`;
-    const rollout = await client.chat.completions.create({ model: `${name}:step0`, messages: ASK, n: 4, temperature: 1, max_tokens: 4, seed: 7 });
+    const rollout = await client.chat.completions.create({
+      model: `${name}:step0`,
+      messages: ASK,
+      n: 4,
+      temperature: 1,
+      max_tokens: 4,
+      seed: 7,
+    });
     const groups = [{ trajectories: rollout.choices.map((c, i) => ({ messages_and_choices: [...ASK, c], reward: i % 2 })) }];
-    const job = await (await fetch(`${base}/preview/training-jobs`, { method: 'POST', ...json({ model_id: model.id, trajectory_groups: groups, experimental_config: { learning_rate: 1e-3 } }) })).json();
+    const job = await (
+      await fetch(`${base}/preview/training-jobs`, {
+        method: 'POST',
+        ...json({ model_id: model.id, trajectory_groups: groups, experimental_config: { learning_rate: 1e-3 } }),
+      })
+    ).json();
     expect(job.id).toBeTruthy();
     // ART's polling loop: `after` advances past every event but training_started.
     const types: string[] = [];
     let after = '';
     let started = -1;
     for (let i = 0; i < 1200 && types.at(-1) !== 'training_ended'; i++) {
-      const page = await (await fetch(`${base}/preview/training-jobs/${job.id}/events${after ? `?after=${after}` : ''}`, { headers: { Authorization: `Bearer ${h.key}` } })).json();
+      const page = await (
+        await fetch(`${base}/preview/training-jobs/${job.id}/events${after ? `?after=${after}` : ''}`, {
+          headers: { Authorization: `Bearer ${h.key}` },
+        })
+      ).json();
       for (const e of page.data) {
         if (e.type === 'training_failed') throw new Error(e.data.error_message);
         if (e.type === 'training_started') {
@@ -156,7 +197,9 @@ describe('clients outside the browser', () => {
     }
     expect(started).toBeGreaterThan(0);
     expect(types).toEqual(['training_started', ...Array(started).fill('gradient_step'), 'training_ended']);
-    const latest = await (await fetch(`${base}/preview/models/${model.id}/checkpoints?limit=1&order=desc`, { headers: { Authorization: `Bearer ${h.key}` } })).json();
+    const latest = await (
+      await fetch(`${base}/preview/models/${model.id}/checkpoints?limit=1&order=desc`, { headers: { Authorization: `Bearer ${h.key}` } })
+    ).json();
     expect(latest.data[0].step).toBe(1);
     const served = await client.chat.completions.create({ model: name, messages: ASK, max_tokens: 2 });
     expect(served.model).toContain(model.name);
@@ -167,13 +210,27 @@ describe('clients outside the browser', () => {
     // Every batch row the engine has, for 1500 tokens each: unless the abort reaches the engine,
     // the request after it waits for ~96k decode rows, far past the test's timeout.
     const hog = await client.chat.completions.create(
-      { model: MODEL, messages: ASK, n: 64, temperature: 1, max_tokens: 1500, ignore_eos: true, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming,
+      {
+        model: MODEL,
+        messages: ASK,
+        n: 64,
+        temperature: 1,
+        max_tokens: 1500,
+        ignore_eos: true,
+        stream: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming,
       { signal: controller.signal },
     );
     let chunks = 0;
     for await (const chunk of hog) if (chunk.choices.length && ++chunks === 3) controller.abort();
     expect(chunks).toBeGreaterThanOrEqual(3);
-    const next = await client.chat.completions.create({ model: MODEL, messages: ASK, max_tokens: 3, temperature: 0, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const next = await client.chat.completions.create({
+      model: MODEL,
+      messages: ASK,
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     expect(next.usage!.completion_tokens).toBe(3);
     await bridgeState(h.page, 'connected');
     await expect.poll(() => h.page.locator('hearth-bridge-panel [data-field="bridge-in-flight"]').textContent()).toBe('0');
@@ -196,7 +253,14 @@ describe('clients outside the browser', () => {
 
 describe('when the tab goes away', () => {
   it('a stream ends with an error, later requests get 503, and a new tab reconnects by itself', async () => {
-    const stream = await client.chat.completions.create({ model: MODEL, messages: ASK, max_tokens: 1500, temperature: 1, ignore_eos: true, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: ASK,
+      max_tokens: 1500,
+      temperature: 1,
+      ignore_eos: true,
+      stream: true,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
     let chunks = 0;
     const read = (async () => {
       for await (const chunk of stream) if (chunk.choices.length && ++chunks === 2) await h.page.close();
