@@ -152,7 +152,13 @@ export class BridgeLink extends EventTarget {
   }
 
   private async serveHeld(): Promise<void> {
-    await globalThis.hearth.ready();
+    // Relayed requests go through the Service Worker: wait until it controls this page.
+    while (
+      !(await globalThis.hearth.ready().then(
+        () => true,
+        () => false,
+      ))
+    );
     let delay = 500;
     for (;;) {
       const saved = loadSaved();

@@ -4,7 +4,7 @@
  *
  * Not here: pairing (bridge-view.ts), the link itself (bridge-link.ts).
  */
-import { LitElement, html } from 'lit';
+import { LitElement, css, html } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { BridgeStatusController, bridgeLink, type BridgeStatus } from './bridge-link';
 import { shared } from './theme';
@@ -19,7 +19,14 @@ const STATE_TEXT: Record<BridgeStatus['state'], string> = {
 
 @customElement('hearth-bridge-panel')
 export class HearthBridgePanel extends LitElement {
-  static override styles = [shared];
+  static override styles = [
+    shared,
+    css`
+      table {
+        margin-bottom: 0.75rem;
+      }
+    `,
+  ];
 
   private readonly _link = new BridgeStatusController(this);
 
