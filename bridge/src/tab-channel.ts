@@ -83,7 +83,10 @@ export class TabChannel {
 
   /** Waits for the hello: a code pairs (and the socket closes), a credential makes the socket the relaying one. */
   private greet(ws: WebSocket): void {
+    // A broken or oversized frame is an 'error' event: the socket ends, the bridge goes on.
+    ws.on('error', () => ws.terminate());
     const timer = setTimeout(() => ws.close(CLOSE.protocol, 'No hello.'), HELLO_MS);
+    ws.once('close', () => clearTimeout(timer));
     ws.once('message', (data, isBinary) => {
       clearTimeout(timer);
       const hello = isBinary ? null : parseTabMessage(rawText(data));
@@ -127,7 +130,6 @@ export class TabChannel {
       }
       this.endSession(session);
     });
-    ws.on('error', () => ws.terminate());
     session.send({ type: 'ready' });
   }
 

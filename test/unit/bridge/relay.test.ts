@@ -239,6 +239,13 @@ describe('relaying', () => {
     expect(JSON.parse(queued.text).detail).toContain('closed or reloaded');
   });
 
+  it('a tab that sends an oversized frame loses its socket, and the bridge goes on', async () => {
+    const tab = await connectTab(credential);
+    tab.ws.send(Buffer.alloc(3 * 1024 * 1024));
+    expect(await closed(tab.ws)).toBe(1009);
+    expect((await call('/v1/models')).status).toBe(503);
+  });
+
   it('Disconnect revokes the credential and prints a fresh pairing link', async () => {
     const tab = await connectTab(credential);
     tab.send({ type: 'unpair' });
