@@ -41,15 +41,17 @@ export class HearthBridge extends LitElement {
   }
 
   override render() {
-    const port = Number(this.port);
-    const valid = Number.isInteger(port) && port > 0 && port < 65536 && this.code !== '';
+    const linked = this._link.status;
+    const port = this.code ? Number(this.port) : (linked.port ?? NaN);
+    const known = Number.isInteger(port) && port > 0 && port < 65536;
+    const canPair = known && this.code !== '';
     return html`
       <h2>Bridge</h2>
       <section class="card" aria-labelledby="what">
         <h3 id="what">Use Hearth from programs on this computer</h3>
         <p>
           Connecting lets programs on this computer (Python scripts with the <code>openai</code> SDK, curl, notebooks,
-          OpenPipe ART) use Hearth at <code>http://127.0.0.1:${valid ? port : '<port>'}/v1</code>, with their own API keys.
+          OpenPipe ART) use Hearth at <code>http://127.0.0.1:${known ? port : '<port>'}/v1</code>, with their own API keys.
         </p>
         <p class="muted">
           The bridge is a small program that relays their requests to this tab, which sends each one to Hearth exactly as
@@ -58,16 +60,18 @@ export class HearthBridge extends LitElement {
           itself after a reload until you press Disconnect in Settings.
         </p>
         ${
-          valid
+          canPair
             ? html`<div class="row">
                 <button class="primary" ?disabled=${this._busy} @click=${() => this._connect()}>Connect</button>
                 <span class="muted">to the bridge on port ${port}</span>
               </div>`
-            : html`<p>Start the bridge with <code>npm run bridge</code> (or <code>npx hearth-bridge</code>) and open the link it prints.</p>`
+            : linked.state === 'off'
+              ? html`<p>Start the bridge with <code>npm run bridge</code> (or <code>npx hearth-bridge</code>) and open the link it prints.</p>`
+              : html`<p>This app is paired with the bridge on port ${linked.port}.</p>`
         }
         ${this._error ? html`<p class="error" role="alert" data-field="bridge-error">${this._error}</p>` : ''}
       </section>
-      ${this._link.status.state === 'off' && !this.code ? '' : html`<section class="card"><hearth-bridge-panel></hearth-bridge-panel></section>`}
+      ${linked.state === 'off' && !this.code ? '' : html`<section class="card"><hearth-bridge-panel></hearth-bridge-panel></section>`}
     `;
   }
 }
