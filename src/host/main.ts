@@ -7,10 +7,13 @@
 import { startEngineHosting } from './engine-host';
 import { installPageHandle } from './page-handle';
 import { registerServiceWorker } from './register-sw';
+import { bridgeLink } from '../ui/bridge-link';
 import '../ui/app-shell';
 
 const hosting = startEngineHosting();
 installPageHandle(hosting);
+// A tab of an app paired with the loopback bridge (npm run bridge) relays for it again after a reload.
+bridgeLink.start();
 registerServiceWorker().catch((err: unknown) => {
   console.error('[hearth] Service Worker registration failed:', err);
   const message = err instanceof Error ? err.message : String(err);

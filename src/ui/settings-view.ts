@@ -153,6 +153,7 @@ export class HearthSettings extends LitElement {
         })}
       </section>
       <section class="card" aria-label="Engine status"><hearth-engine-status></hearth-engine-status></section>
+      <section class="card" aria-label="Bridge"><hearth-bridge-panel></hearth-bridge-panel></section>
     `;
   }
 }

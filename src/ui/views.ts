@@ -12,6 +12,7 @@ import './demo-view';
 import './keys-view';
 import './settings-view';
 import './api-reference';
+import './bridge-view';
 
 export interface ViewEntry {
   /** Location hash that selects the view: `#/<id>`. */
@@ -33,6 +34,11 @@ export const VIEWS: ViewEntry[] = [
   { id: 'keys', title: 'Keys', render: () => html`<hearth-keys></hearth-keys>` },
   { id: 'settings', title: 'Settings', render: () => html`<hearth-settings></hearth-settings>` },
   { id: 'api', title: 'API', render: () => html`<hearth-api-reference></hearth-api-reference>` },
+  {
+    id: 'bridge',
+    title: 'Bridge',
+    render: (r) => html`<hearth-bridge .port=${r.query.get('port') ?? ''} .code=${r.query.get('code') ?? ''}></hearth-bridge>`,
+  },
 ];
 
 /** The route a location hash names; an unknown view is the first one. */
