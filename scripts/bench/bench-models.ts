@@ -15,7 +15,7 @@ import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { tensorBytes, type TensorData } from '../../src/engine/model/tensor';
 import { planParameters } from '../../src/engine/model/weights';
-import { matrixDtype, parseBenchModel, randomFormatTensors, weightBytesPerToken } from './quantized';
+import { parseBenchModel, randomFormatTensors, tensorDtype, weightBytesPerToken, type BenchFormat } from './quantized';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';
 
@@ -76,6 +76,24 @@ export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
     hidden_act: 'silu',
     torch_dtype: 'bfloat16',
   },
+  // meta-llama/Llama-3.2-1B-Instruct (the peers section's largest shape).
+  'llama-3.2-1b': {
+    architectures: ['LlamaForCausalLM'],
+    hidden_size: 2048,
+    intermediate_size: 8192,
+    num_hidden_layers: 16,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    head_dim: 64,
+    vocab_size: 128256,
+    max_position_embeddings: 131072,
+    rms_norm_eps: 1e-5,
+    rope_theta: 500000,
+    rope_scaling: { rope_type: 'llama3', factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    torch_dtype: 'bfloat16',
+  },
   'gemma-3-270m': GEMMA_3_270M,
   // google/gemma-3-1b-it: the 270M's fields at other sizes, and the older every-6th-global pattern key.
   'gemma-3-1b': {
@@ -88,7 +106,8 @@ export const BENCH_SHAPES: Record<string, Record<string, unknown>> = {
   },
 };
 
-export const GENERATION_BENCH_MODELS = ['tiny-chat', ...Object.keys(BENCH_SHAPES)];
+/** The generation section's default models (the peers section adds llama-3.2-1b: peers.ts). */
+export const GENERATION_BENCH_MODELS = ['tiny-chat', 'smollm2-135m', 'qwen2.5-0.5b', 'gemma-3-270m', 'gemma-3-1b'];
 
 const BUNDLED: CatalogEntry = {
   id: BUNDLED_ID,
@@ -182,13 +201,13 @@ function quantizedBenchModel(
   name: string,
   tiny: LoadedModelFiles,
   config: ModelConfig,
-  format: DType,
+  format: BenchFormat,
   parameters: number,
   totalLayers: number,
 ): BenchModel {
   const weights = planParameters(config).map((p) => {
     const n = p.shape.reduce((a, b) => a * b, 1);
-    const dtype = p.shape.length === 2 ? matrixDtype(format, p.shape[1]) : 'f32';
+    const dtype: DType = p.shape.length === 2 ? tensorDtype(format, p.name, p.shape[1], config) : 'f32';
     return { name: p.name, dtype, shape: p.shape, file: 'random', bytes: tensorBytes(dtype, n)! };
   });
   const files: LoadedModelFiles = {

@@ -19,7 +19,8 @@
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { Engine } from '../../src/engine/generate/engine';
 import type { GenerationHandle, GenerationRequest } from '../../src/engine/generate/types';
-import { benchModel } from './bench-models';
+import { benchModel, type BenchModel } from './bench-models';
+import { kernelShares, type KernelShare } from './profile';
 
 export interface GenerationBenchOptions {
   models: string[];
@@ -33,6 +34,8 @@ export interface GenerationBenchOptions {
   quick?: boolean;
   /** Where the bundled model is served from (a browser page's origin); omitted in Node. */
   baseUrl?: string;
+  /** Also time each kernel of batch-1 decode steps (profile.ts; needs timestamp-query). */
+  profile?: boolean;
 }
 
 export interface DecodeFigures {
@@ -64,6 +67,8 @@ export interface GenerationBenchResult {
   /** Weight bytes a decode step reads per token (every matrix once, in its stored format). */
   weightBytesPerToken: number;
   maxModelLen: number;
+  /** Where a batch-1 decode step's GPU time goes (with `profile`, on an adapter with timestamp-query). */
+  decodeProfile?: KernelShare[];
 }
 
 /** Memory bandwidth of GPUs the bench may meet, bytes/s (vendor spec sheets). */
@@ -118,90 +123,128 @@ export async function runGenerationBench(
   log: (line: string) => void = () => {},
 ): Promise<GenerationBenchResult[]> {
   const quick = options.quick ?? gpu.description.adapter.isSoftware;
-  const P = options.promptTokens ?? (quick ? 128 : 512);
-  const steps = options.decodeSteps ?? (quick ? 6 : 32);
-  const batches = options.batches ?? [1, 8];
-  const device = adapterName(gpu);
   const results: GenerationBenchResult[] = [];
   for (const name of options.models) {
     const bm = await benchModel(name, {
       baseUrl: options.baseUrl,
       layers: options.layers ?? (quick && name !== 'tiny-chat' ? 4 : undefined),
     });
-    const cfg = bm.files.config;
-    log(`generation bench: ${name} (${cfg.numLayers} layers, ${(bm.parameters / 1e6).toFixed(1)}M parameters) on ${device}`);
-    const engine = new Engine(gpu, {
-      source: () => Promise.reject(new Error('the bench loads its models itself')),
-      maxSeqs: Math.max(...batches, 8),
-      prefillChunk: Math.max(P, 64),
-      maxModelLen: P + steps + 64,
-      kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
-    });
-    const t0 = performance.now();
-    await engine.loadFiles(name, bm.files);
-    log(`  loaded in ${(performance.now() - t0).toFixed(0)} ms`);
-    const model = engine.models[0];
-    const ctx = engine.kernelContext;
-    const V = cfg.vocabSize;
-    try {
-      // Prefill: warm-up, then the measured request (first token = the prefill's sample).
-      await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 1), 1)));
-      const start = performance.now();
-      const [first] = await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 2), 1)));
-      const ttftMs = first - start;
-      log(`  prefill ${P} tokens: ${ttftMs.toFixed(0)} ms to the first token`);
-      const decode: DecodeFigures[] = [];
-      for (const B of batches) {
-        const run = (seed: number, n: number) =>
-          Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
-        await run(100 * B, 3); // warm-up: compiles this batch size's graph
-        const stepsBefore = model.scheduler.stats.steps;
-        const subsBefore = ctx.profiler.submissions;
-        const times = await run(1000 * B, steps + 1);
-        const allSteps = model.scheduler.stats.steps - stepsBefore;
-        const submissions = ctx.profiler.submissions - subsBefore;
-        const from = Math.max(...times.map((t) => t[0]));
-        const to = Math.max(...times.map((t) => t[t.length - 1]));
-        const tokens = times.reduce((s, t) => s + t.filter((x) => x > from).length, 0);
-        const tokensPerSecond = tokens / ((to - from) / 1000);
-        const stepMs = (to - from) / Math.max(1, Math.round(tokens / B));
-        const graph = model.runner.describeDecode(B, 16 + steps);
-        const last = model.runner.lastStep!;
-        const bandwidth = bandwidthOf(gpu);
-        decode.push({
-          batch: B,
-          tokensPerSecond,
-          stepMs,
-          graph: last.graph,
-          dispatchesPerLayer: graph.dispatchesPerLayer,
-          dispatchesPerStep: last.dispatches,
-          // Over the run's steps of either kind (the B prompts' prefill, then the decode steps).
-          submissionsPerStep: submissions / allSteps,
-          readbackBytesPerSequence: last.readbackBytes / last.rows,
-          bandwidthRatio: B === 1 && bandwidth ? bm.weightBytes / bandwidth / (stepMs / 1000) : null,
-        });
-        log(
-          `  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`,
-        );
-      }
-      results.push({
-        model: name,
-        layers: cfg.numLayers,
-        totalLayers: bm.totalLayers,
-        parameters: bm.parameters,
-        device,
-        promptTokens: P,
-        ttftMs,
-        prefillTokensPerSecond: P / (ttftMs / 1000),
-        decode,
-        gpuBytes: { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes },
-        weightBytesPerToken: bm.weightBytes,
-        maxModelLen: model.served.maxModelLen,
-      });
-    } finally {
-      await ctx.device.queue.onSubmittedWorkDone();
-      model.destroy();
-    }
+    results.push(await measureGeneration(gpu, bm, options, log));
   }
   return results;
+}
+
+/** Kernel shares of batch-1 decode steps: timing starts once the request's prefill gave its first token. */
+async function profileDecode(
+  engine: Engine,
+  name: string,
+  V: number,
+  steps: number,
+  log: (line: string) => void,
+): Promise<KernelShare[] | undefined> {
+  const profiler = engine.kernelContext.profiler;
+  let started = false;
+  for await (const ev of engine.generate(benchRequest(name, prompt(16, V, 7), steps + 1))) {
+    if (ev.type === 'tokens' && !started) started = profiler.startKernelTiming();
+  }
+  if (!started) {
+    log('  profile: the adapter has no timestamp-query; no kernel times');
+    return undefined;
+  }
+  const timings = await profiler.stopKernelTiming();
+  // Each decode step records one `<graph>.rest` pass (its sampler) after its kernels.
+  const measured = timings.filter((t) => t.label.endsWith('.rest')).length;
+  log(`  profile: ${timings.length} kernels timed over ${measured} decode steps`);
+  return kernelShares(timings, measured);
+}
+
+/** The generation figures of one model (loaded here, destroyed after). */
+export async function measureGeneration(
+  gpu: GpuContext,
+  bm: BenchModel,
+  options: Omit<GenerationBenchOptions, 'models'>,
+  log: (line: string) => void = () => {},
+): Promise<GenerationBenchResult> {
+  const quick = options.quick ?? gpu.description.adapter.isSoftware;
+  const P = options.promptTokens ?? (quick ? 128 : 512);
+  const steps = options.decodeSteps ?? (quick ? 6 : 32);
+  const batches = options.batches ?? [1, 8];
+  const device = adapterName(gpu);
+  const name = bm.name;
+  const cfg = bm.files.config;
+  log(`generation bench: ${name} (${cfg.numLayers} layers, ${(bm.parameters / 1e6).toFixed(1)}M parameters) on ${device}`);
+  const engine = new Engine(gpu, {
+    source: () => Promise.reject(new Error('the bench loads its models itself')),
+    maxSeqs: Math.max(...batches, 8),
+    prefillChunk: Math.max(P, 64),
+    maxModelLen: P + steps + 64,
+    kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
+  });
+  const t0 = performance.now();
+  await engine.loadFiles(name, bm.files);
+  log(`  loaded in ${(performance.now() - t0).toFixed(0)} ms`);
+  const model = engine.models[0];
+  const ctx = engine.kernelContext;
+  const V = cfg.vocabSize;
+  try {
+    // Prefill: warm-up, then the measured request (first token = the prefill's sample).
+    await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 1), 1)));
+    const start = performance.now();
+    const [first] = await tokenTimes(engine.generate(benchRequest(name, prompt(P, V, 2), 1)));
+    const ttftMs = first - start;
+    log(`  prefill ${P} tokens: ${ttftMs.toFixed(0)} ms to the first token`);
+    const decode: DecodeFigures[] = [];
+    for (const B of batches) {
+      const run = (seed: number, n: number) =>
+        Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
+      await run(100 * B, 3); // warm-up: compiles this batch size's graph
+      const stepsBefore = model.scheduler.stats.steps;
+      const subsBefore = ctx.profiler.submissions;
+      const times = await run(1000 * B, steps + 1);
+      const allSteps = model.scheduler.stats.steps - stepsBefore;
+      const submissions = ctx.profiler.submissions - subsBefore;
+      const from = Math.max(...times.map((t) => t[0]));
+      const to = Math.max(...times.map((t) => t[t.length - 1]));
+      const tokens = times.reduce((s, t) => s + t.filter((x) => x > from).length, 0);
+      const tokensPerSecond = tokens / ((to - from) / 1000);
+      const stepMs = (to - from) / Math.max(1, Math.round(tokens / B));
+      const graph = model.runner.describeDecode(B, 16 + steps);
+      const last = model.runner.lastStep!;
+      const bandwidth = bandwidthOf(gpu);
+      decode.push({
+        batch: B,
+        tokensPerSecond,
+        stepMs,
+        graph: last.graph,
+        dispatchesPerLayer: graph.dispatchesPerLayer,
+        dispatchesPerStep: last.dispatches,
+        // Over the run's steps of either kind (the B prompts' prefill, then the decode steps).
+        submissionsPerStep: submissions / allSteps,
+        readbackBytesPerSequence: last.readbackBytes / last.rows,
+        bandwidthRatio: B === 1 && bandwidth ? bm.weightBytes / bandwidth / (stepMs / 1000) : null,
+      });
+      log(
+        `  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`,
+      );
+    }
+    const decodeProfile = options.profile ? await profileDecode(engine, name, V, steps, log) : undefined;
+    return {
+      decodeProfile,
+      model: name,
+      layers: cfg.numLayers,
+      totalLayers: bm.totalLayers,
+      parameters: bm.parameters,
+      device,
+      promptTokens: P,
+      ttftMs,
+      prefillTokensPerSecond: P / (ttftMs / 1000),
+      decode,
+      gpuBytes: { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes },
+      weightBytesPerToken: bm.weightBytes,
+      maxModelLen: model.served.maxModelLen,
+    };
+  } finally {
+    await ctx.device.queue.onSubmittedWorkDone();
+    model.destroy();
+  }
 }

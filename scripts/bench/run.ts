@@ -18,6 +18,14 @@
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
  *                                                  (trajectories.ts; Node on fake-indexeddb, no GPU)
+ *   npm run bench -- --sections generation,training --profile
+ *                                                  also where a batch-1 decode step's and a training step's GPU
+ *                                                  time goes, per kernel (profile.ts; needs timestamp-query)
+ *   npm run bench -- --sections peers --full       Hearth beside llama.cpp (Vulkan) and PEFT + torch on the same GPU
+ *                                                  (peers.ts): the same GGUF files (SmolLM2-135M, Qwen2.5-0.5B,
+ *                                                  Llama-3.2-1B shapes in F16, Q8_0, Q4_K_M), decode and prefill,
+ *                                                  and the LoRA step; --peer-shapes a,b --peer-formats f16,q4_k_m
+ *                                                  --peer-dir DIR --python PATH (Node only)
  * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
  *
  * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
@@ -34,6 +42,9 @@ import { quantizeLoadTable, runQuantizeLoadBench, type QuantizeLoadBenchResult }
 import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
 import { generationTable, quantizedTable, recordRun } from './report';
 import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
+import { peersTables, runPeersBench, type PeersResult } from './peers';
+import { profileTable } from './profile';
+import type { BenchFormat } from './quantized';
 import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
 import { runTrajectoryBench, trajectoryTable, type TrajectoryBenchResult } from './trajectories';
 
@@ -62,6 +73,7 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       layers: num('layers'),
       batches: typeof args.batches === 'string' ? args.batches.split(',').map(Number) : undefined,
       quick: args.quick === true ? true : args.full === true ? false : undefined,
+      profile: args.profile === true,
     }
   : null;
 const training = sections.includes('training') ? trainOptionsFromArgs(args) : null;
@@ -84,6 +96,7 @@ let trainResults: TrainBenchResult[] = [];
 let structuredResults: StructuredBenchResult[] = [];
 let quantizedResults: GenerationBenchResult[] = [];
 let quantizeLoadResults: QuantizeLoadBenchResult[] = [];
+let peersResult: PeersResult | null = null;
 if (args.chromium) {
   runtime = 'chromium';
   const out = await runInChromium({ generation, training }, log);
@@ -92,8 +105,9 @@ if (args.chromium) {
   if (sections.includes('structured')) log('bench: the structured section runs in Node only; skipped with --chromium');
   if (sections.includes('trajectories')) log('bench: the trajectories section runs in Node only; skipped with --chromium');
   if (quantized) log('bench: the quantized section runs in Node only; skipped with --chromium');
+  if (sections.includes('peers')) log('bench: the peers section runs in Node only; skipped with --chromium');
   device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
-} else if (!generation && !training && !quantized && !sections.includes('structured')) {
+} else if (!generation && !training && !quantized && !sections.includes('structured') && !sections.includes('peers')) {
   // Only sections that need no GPU (trajectories, e2e).
   runtime = 'node';
   device = 'no GPU, IndexedDB from fake-indexeddb';
@@ -110,6 +124,26 @@ if (args.chromium) {
     // A QLoRA step over each quantized shape (training tokens/s and memory beside the bf16 LoRA step).
     const qlora = { ...trainOptionsFromArgs(args), models: quantized.models };
     trainResults = [...trainResults, ...(await runTrainingBench(gpu, qlora, log))];
+  }
+  if (sections.includes('peers')) {
+    const list = (k: string) => (typeof args[k] === 'string' ? args[k].split(',') : undefined);
+    peersResult = await runPeersBench(
+      gpu,
+      {
+        shapes: list('peer-shapes'),
+        formats: list('peer-formats') as BenchFormat[] | undefined,
+        promptTokens: num('prompt'),
+        decodeSteps: num('steps'),
+        batches: list('batches')?.map(Number),
+        layers: num('layers'),
+        trainTokens: num('train-tokens'),
+        rank: num('train-rank'),
+        dir: typeof args['peer-dir'] === 'string' ? args['peer-dir'] : undefined,
+        python: typeof args.python === 'string' ? args.python : undefined,
+        quick: args.quick === true ? true : args.full === true ? false : undefined,
+      },
+      log,
+    );
   }
   if (sections.includes('structured')) {
     structuredResults = await runStructuredBench(
@@ -137,6 +171,15 @@ if (quantizeLoadResults.length)
   tables.push({ title: 'Quantize on load (bf16 -> blocks)', markdown: quantizeLoadTable(quantizeLoadResults) });
 if (structuredResults.length)
   tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
+if (peersResult) tables.push(...peersTables(peersResult));
+for (const r of genResults)
+  if (r.decodeProfile) tables.push({ title: `Where a decode step goes: ${r.model}, batch 1`, markdown: profileTable(r.decodeProfile) });
+for (const r of trainResults)
+  if (r.stepProfile)
+    tables.push({
+      title: `Where a training step goes: ${r.model}, ${r.tokens} tokens, rank ${r.rank}`,
+      markdown: profileTable(r.stepProfile),
+    });
 if (trajectoryResults.length)
   tables.push({ title: 'Trajectory pages (store reads, fake-indexeddb)', markdown: trajectoryTable(trajectoryResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
@@ -151,6 +194,7 @@ const json = {
   quantizeOnLoad: quantizeLoadResults,
   structured: structuredResults,
   trajectories: trajectoryResults,
+  peers: peersResult,
   e2e,
 };
 console.log(JSON.stringify(json, null, 2));

@@ -23,9 +23,11 @@ import { WeightSet } from '../../src/engine/model/weights';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import type { TrainingSequence } from '../../src/engine/train/types';
 import { BENCH_SHAPES, randomBf16Tensors } from './bench-models';
+import { kernelShares, type KernelShare } from './profile';
 import { parseBenchModel, randomFormatTensors } from './quantized';
 
-export const TRAIN_BENCH_MODELS = Object.keys(BENCH_SHAPES);
+/** The training section's default models (the peers section adds llama-3.2-1b: peers.ts). */
+export const TRAIN_BENCH_MODELS = ['smollm2-135m', 'qwen2.5-0.5b', 'gemma-3-270m', 'gemma-3-1b'];
 
 /** FP32 peak of GPUs the bench may meet (wgsl-engine.md §7.2; vendor spec sheets). */
 const F32_PEAK: Array<[RegExp, number, string]> = [
@@ -47,6 +49,8 @@ export interface TrainBenchOptions {
   mode?: 'auto' | 'save' | 'recompute';
   /** Force the quick defaults (default: on software adapters). */
   quick?: boolean;
+  /** Also time each kernel of one more step (profile.ts; needs timestamp-query). */
+  profile?: boolean;
 }
 
 export interface TrainBenchResult {
@@ -68,6 +72,8 @@ export interface TrainBenchResult {
   /** Achieved FLOP/s over the device's f32 peak, or null when the peak is unknown. */
   peakRatio: number | null;
   device: string;
+  /** Where a step's GPU time goes (with `profile`, on an adapter with timestamp-query). */
+  stepProfile?: KernelShare[];
 }
 
 /**
@@ -151,6 +157,12 @@ export async function runTrainingBench(
         log(`  step ${i}${i === 0 ? ' (warm-up: pipeline compilation)' : ''}: ${ms.toFixed(0)} ms`);
         if (i > 0) times.push(ms);
       }
+      let stepProfile: KernelShare[] | undefined;
+      if (options.profile && ctx.profiler.startKernelTiming()) {
+        await session.step([seq], { kind: 'sft' }, 1e-4);
+        stepProfile = kernelShares(await ctx.profiler.stopKernelTiming(), 1);
+        log(`  profile: ${stepProfile.reduce((n, k) => n + k.perStep, 0)} kernels timed in one step`);
+      }
       times.sort((a, b) => a - b);
       const stepMs = times[Math.floor(times.length / 2)];
       const tokensPerSecond = tokens / (stepMs / 1000);
@@ -171,6 +183,7 @@ export async function runTrainingBench(
         flopsPerToken,
         peakRatio: peak ? (tokensPerSecond * flopsPerToken) / peak : null,
         device,
+        stepProfile,
       });
     } finally {
       session.dispose();
@@ -207,5 +220,6 @@ export function trainOptionsFromArgs(args: Record<string, string | boolean | und
     rank: num('train-rank'),
     mode: args['train-mode'] as TrainBenchOptions['mode'],
     quick: args.quick === true ? true : args.full === true ? false : undefined,
+    profile: args.profile === true,
   };
 }

@@ -5,7 +5,7 @@ import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { AddInto } from '../../src/engine/kernels/add';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
-import { destroyContexts, upload } from './dense-helpers';
+import { destroyContexts, read, upload } from './dense-helpers';
 
 afterAll(destroyContexts);
 
@@ -25,6 +25,31 @@ describe('profiler', () => {
     }
     ctx.profiler.reset();
     expect(ctx.profiler.counts()).toEqual({ dispatches: 0, submissions: 0, byLabel: {} });
+    ctx.profiler.destroy();
+    gpu.device.destroy();
+  });
+
+  it('times each kernel in a pass of its own while kernel timing is on, with the same results', async () => {
+    const gpu = await acquireGpu(await nodeGpu());
+    const ctx = createKernelContext(gpu);
+    const add = new AddInto(ctx);
+    const out = upload(ctx, new Float32Array(4096));
+    const inp = upload(
+      ctx,
+      Float32Array.from({ length: 4096 }, (_, i) => i),
+    );
+    expect(ctx.profiler.startKernelTiming()).toBe(gpu.hasTimestampQuery);
+    await runCalls(ctx, [add.encode(out, inp, 4096), add.encode(out, inp, 100)], 'adds');
+    const timings = await ctx.profiler.stopKernelTiming();
+    // Every element got inp once, the first 100 twice: passes keep the calls' order.
+    const got = await read(ctx, out, 4096);
+    expect(Array.from(got.subarray(98, 102))).toEqual([196, 198, 100, 101]);
+    if (gpu.hasTimestampQuery) {
+      expect(timings.map((t) => t.label)).toEqual(['add', 'add', 'adds.rest']);
+      expect(timings.every((t) => t.ns >= 0)).toBe(true);
+    }
+    // Off again: the next calls share one pass.
+    expect(ctx.profiler.timingKernels).toBe(false);
     ctx.profiler.destroy();
     gpu.device.destroy();
   });

@@ -18,7 +18,7 @@
  */
 import { modelWindow } from '../model/attention-window';
 import type { KernelContext } from '../gpu/context';
-import type { KernelCall } from '../gpu/kernel-call';
+import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
 import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
@@ -352,9 +352,7 @@ export class ModelRunner {
       for (let b = 0; b < batch.B; b++)
         encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
     }
-    const pass = ctx.profiler.beginComputePass(encoder, `step.${graph}`);
-    for (const c of replay) c.record(pass, ctx);
-    for (const c of fresh) c.record(pass, ctx);
+    const pass = recordCalls(ctx, encoder, `step.${graph}`, replay, fresh);
     if (pl)
       this.promptLogprobs.record(
         pass,

@@ -81,15 +81,40 @@ export function makeCall(ctx: KernelContext, spec: CallSpec): KernelCall {
 }
 
 /**
+ * Records `lists` of calls, in order, into one compute pass of `encoder` and returns the pass, still
+ * open for the caller's further work (the sampler). While the profiler times kernels
+ * (profiler.ts), each call gets a timed pass of its own instead, and the pass returned is a fresh
+ * one labelled `<label>.rest`.
+ */
+export function recordCalls(
+  ctx: KernelContext,
+  encoder: GPUCommandEncoder,
+  label: string,
+  ...lists: ReadonlyArray<readonly KernelCall[]>
+): GPUComputePassEncoder {
+  const profiler = ctx.profiler;
+  if (!profiler.timingKernels) {
+    const pass = profiler.beginComputePass(encoder, label);
+    for (const calls of lists) for (const c of calls) c.record(pass, ctx);
+    return pass;
+  }
+  for (const calls of lists)
+    for (const c of calls) {
+      const pass = profiler.beginComputePass(encoder, c.label);
+      c.record(pass, ctx);
+      pass.end();
+    }
+  return profiler.beginComputePass(encoder, `${label}.rest`);
+}
+
+/**
  * Records the calls into one compute pass of a new encoder, submits once, waits, disposes. Tests and
  * tools: a validation error (an invalid pipeline, a bad binding) is thrown, not just logged.
  */
 export async function runCalls(ctx: KernelContext, calls: KernelCall[], label = 'run'): Promise<void> {
   ctx.device.pushErrorScope('validation');
   const encoder = ctx.device.createCommandEncoder({ label });
-  const pass = ctx.profiler.beginComputePass(encoder, label);
-  for (const c of calls) c.record(pass, ctx);
-  pass.end();
+  recordCalls(ctx, encoder, label, calls).end();
   ctx.profiler.submit(ctx.device.queue, [encoder.finish()]);
   const error = await ctx.device.popErrorScope();
   await ctx.device.queue.onSubmittedWorkDone();

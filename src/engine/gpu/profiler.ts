@@ -4,6 +4,11 @@
  * with timestamp writes at their boundaries (WebGPU has no timestamps inside a pass, so a pass is the
  * finest unit; the decode step is one pass, see docs/engine.md).
  *
+ * Kernel timing (`startKernelTiming`, for the bench's profile): while on, the calls the engine
+ * records go one pass each (kernel-call.ts `recordCalls`), so every kernel gets its own GPU time.
+ * Separate passes add the barriers between them that one pass would place only where a buffer is
+ * shared, so the sum is an upper bound of the step's time; the shares are what the profile is for.
+ *
  * Counters are the device-independent figures the bench reports (dispatches per layer, submissions
  * per step); they cost nothing and are always on. Not here: what a kernel does (kernels/).
  */
@@ -21,14 +26,20 @@ export interface PassTiming {
   ns: number;
 }
 
+/** Passes one query set times (WebGPU caps a query set at 4096 queries, two per pass). */
+const PASSES_PER_SET = 2048;
+/** Passes kernel timing can hold before one read: a few training steps' kernels. */
+const KERNEL_TIMING_PASSES = 16 * PASSES_PER_SET;
+
 export class Profiler {
   dispatches = 0;
   submissions = 0;
   private readonly byLabel = new Map<string, number>();
-  private querySet: GPUQuerySet | null = null;
+  private querySets: GPUQuerySet[] = [];
   private resolveBuffer: GPUBuffer | null = null;
   private passLabels: string[] = [];
-  private readonly capacity: number;
+  private capacity: number;
+  private kernelTiming = false;
 
   /** `timestamps`: measure passes (needs the device's timestamp-query feature); `capacity`: passes per read. */
   constructor(
@@ -36,18 +47,49 @@ export class Profiler {
     opts: { timestamps?: boolean; capacity?: number } = {},
   ) {
     this.capacity = opts.capacity ?? 64;
-    if (opts.timestamps && device.features.has('timestamp-query')) {
-      this.querySet = device.createQuerySet({ label: 'profiler', type: 'timestamp', count: 2 * this.capacity });
-      this.resolveBuffer = device.createBuffer({
-        label: 'profiler-resolve',
-        size: 16 * this.capacity,
-        usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-      });
+    if (opts.timestamps && device.features.has('timestamp-query')) this.allocate(this.capacity);
+  }
+
+  /** Query sets and the resolve buffer for `passes` timed passes. */
+  private allocate(passes: number): void {
+    this.destroy();
+    this.capacity = passes;
+    for (let first = 0; first < passes; first += PASSES_PER_SET) {
+      const count = 2 * Math.min(PASSES_PER_SET, passes - first);
+      this.querySets.push(this.device.createQuerySet({ label: 'profiler', type: 'timestamp', count }));
     }
+    this.resolveBuffer = this.device.createBuffer({
+      label: 'profiler-resolve',
+      size: 16 * passes,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
   }
 
   get timing(): boolean {
-    return this.querySet !== null;
+    return this.querySets.length > 0;
+  }
+
+  /** Whether recorded calls go one timed pass each (kernel-call.ts `recordCalls`). */
+  get timingKernels(): boolean {
+    return this.kernelTiming;
+  }
+
+  /**
+   * Times every kernel recorded from now on in a pass of its own; false (and nothing changes)
+   * without `timestamp-query`. Passes past the capacity run untimed.
+   */
+  startKernelTiming(): boolean {
+    if (!this.device.features.has('timestamp-query')) return false;
+    if (this.capacity < KERNEL_TIMING_PASSES || !this.timing) this.allocate(KERNEL_TIMING_PASSES);
+    this.passLabels = [];
+    this.kernelTiming = true;
+    return true;
+  }
+
+  /** Ends kernel timing and returns the timed passes (call once their work was submitted). */
+  async stopKernelTiming(): Promise<PassTiming[]> {
+    this.kernelTiming = false;
+    return this.readTimings();
   }
 
   /** Records one dispatch into `pass` and counts it under `label`. */
@@ -65,12 +107,14 @@ export class Profiler {
 
   /** Opens a compute pass, timed when timing is on and there is room for another pass. */
   beginComputePass(encoder: GPUCommandEncoder, label: string): GPUComputePassEncoder {
-    if (!this.querySet || this.passLabels.length >= this.capacity) return encoder.beginComputePass({ label });
+    if (!this.timing || this.passLabels.length >= this.capacity) return encoder.beginComputePass({ label });
     const i = this.passLabels.length;
     this.passLabels.push(label);
+    const querySet = this.querySets[Math.floor(i / PASSES_PER_SET)];
+    const j = i % PASSES_PER_SET;
     return encoder.beginComputePass({
       label,
-      timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 },
+      timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * j, endOfPassWriteIndex: 2 * j + 1 },
     });
   }
 
@@ -79,7 +123,7 @@ export class Profiler {
    * done. Call after the passes' command buffers were submitted; clears the list of timed passes.
    */
   async readTimings(): Promise<PassTiming[]> {
-    if (!this.querySet || !this.resolveBuffer || this.passLabels.length === 0) return [];
+    if (!this.resolveBuffer || this.passLabels.length === 0) return [];
     const n = this.passLabels.length;
     const labels = this.passLabels;
     this.passLabels = [];
@@ -89,7 +133,10 @@ export class Profiler {
       usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     });
     const encoder = this.device.createCommandEncoder({ label: 'profiler-resolve' });
-    encoder.resolveQuerySet(this.querySet, 0, 2 * n, this.resolveBuffer, 0);
+    for (let first = 0; first < n; first += PASSES_PER_SET) {
+      const count = Math.min(PASSES_PER_SET, n - first);
+      encoder.resolveQuerySet(this.querySets[first / PASSES_PER_SET], 0, 2 * count, this.resolveBuffer, 16 * first);
+    }
     encoder.copyBufferToBuffer(this.resolveBuffer, 0, staging, 0, 16 * n);
     this.device.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
@@ -111,7 +158,9 @@ export class Profiler {
   }
 
   destroy(): void {
-    this.querySet?.destroy();
+    for (const q of this.querySets) q.destroy();
+    this.querySets = [];
     this.resolveBuffer?.destroy();
+    this.resolveBuffer = null;
   }
 }

@@ -38,10 +38,22 @@ export function randomBlocks(typeName: string, elements: number, amplitude: numb
     }
     return out;
   }
+  for (let i = 0; i < out.length; i++) out[i] = rng.int(256);
+  tameBlockScales(typeName, out, amplitude, rng);
+  return out;
+}
+
+/**
+ * Sets the f16 scale fields of every block in `blocks` (quant bits left as they are) so the
+ * dequantized values stay within about ±`amplitude`: random bytes from any source become valid
+ * blocks (the bench fills gigabytes with crypto's generator, then tames them).
+ */
+export function tameBlockScales(typeName: string, blocks: Uint8Array, amplitude: number, rng: Rng): void {
+  const t = ggmlType(typeName);
   const fields = SCALE_FIELDS[typeName];
   if (!fields) throw new Error(`randomBlocks: no scale layout for ${typeName}`);
-  for (let i = 0; i < out.length; i++) out[i] = rng.int(256);
-  for (let blk = 0; blk < out.length / t.typeSize; blk++) {
+  const view = new DataView(blocks.buffer, blocks.byteOffset, blocks.byteLength);
+  for (let blk = 0; blk < blocks.length / t.typeSize; blk++) {
     const o = blk * t.typeSize;
     // d in [0.5, 1] of the full-range scale, so most values use the bits they have.
     view.setUint16(o + fields.d, f32ToF16Bits((amplitude / fields.qmax) * (0.5 + 0.5 * rng.uniform())), true);
@@ -51,5 +63,4 @@ export function randomBlocks(typeName: string, elements: number, amplitude: numb
       view.setUint16(o + fields.min, f32ToF16Bits(minScale * rng.uniform()), true);
     }
   }
-  return out;
 }

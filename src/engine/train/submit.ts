@@ -7,7 +7,7 @@
  *
  * Not here: what the calls compute (graph-*.ts), the step's order of submissions (session.ts).
  */
-import type { KernelCall } from '../gpu/kernel-call';
+import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import type { KernelContext } from '../gpu/context';
 
 export interface Copy {
@@ -60,9 +60,7 @@ export async function submitCalls(ctx: KernelContext, calls: KernelCall[], opts:
   device.pushErrorScope('validation');
   const encoder = device.createCommandEncoder({ label: opts.label });
   for (const b of opts.clear ?? []) encoder.clearBuffer(b);
-  const pass = ctx.profiler.beginComputePass(encoder, opts.label);
-  for (const c of calls) c.record(pass, ctx);
-  pass.end();
+  recordCalls(ctx, encoder, opts.label, calls).end();
   for (const c of opts.copies ?? []) {
     if (!opts.staging) throw new Error(`${opts.label}: copies need a staging buffer`);
     encoder.copyBufferToBuffer(c.src, c.srcOffset, opts.staging.buffer, c.dstOffset, c.bytes);

@@ -51,6 +51,15 @@ export function hfTensorName(gguf: string, arch?: Architecture): string | null {
   return `model.layers.${m[1]}.${suffix}.${m[3]}`;
 }
 
+/** The GGUF name llama.cpp's converter gives the HF tensor `hf` (the names shared by every family), or null. */
+export function ggufTensorName(hf: string): string | null {
+  const global = Object.entries(GLOBAL_NAMES).find(([, h]) => h === hf);
+  if (global) return global[0];
+  const m = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/.exec(hf);
+  const suffix = m && Object.entries(LAYER_NAMES).find(([, h]) => h === m[2])?.[0];
+  return suffix ? `blk.${m[1]}.${suffix}.${m[3]}` : null;
+}
+
 function num(file: GgufFile, key: string, name: string, fallback?: number): number {
   const v = ggufValue(file, key);
   if (v === undefined) {

@@ -130,8 +130,18 @@ function writeValue(s: Sink, e: GgufMetadataEntry): void {
   }
 }
 
-/** Serialises a GGUF file; each tensor's data must be exactly its blocks. */
-export function writeGguf(input: GgufInput): Uint8Array {
+/** A tensor's entry in the header: its name, ggml shape and type (its data follows separately). */
+export type GgufTensorInfoInput = Omit<GgufTensorInput, 'data'>;
+
+/**
+ * The file up to its data section: magic, version, metadata, the tensor table and the padding
+ * before the first tensor. Tensor i's data then goes at `alignment`-aligned offsets in table order
+ * (writeGguf; a writer that streams a large file to disk writes this, then each tensor padded).
+ */
+export function ggufHeader(input: { version?: 2 | 3; metadata: GgufInput['metadata']; tensors: readonly GgufTensorInfoInput[] }): {
+  header: Uint8Array;
+  alignment: number;
+} {
   const alignEntry = input.metadata.find(([k]) => k === 'general.alignment');
   const alignment = alignEntry ? Number(alignEntry[1].value) : 32;
   const s = new Sink();
@@ -145,20 +155,34 @@ export function writeGguf(input: GgufInput): Uint8Array {
     writeValue(s, entry);
   }
   let offset = 0;
-  const offsets: number[] = [];
   for (const t of input.tensors) {
-    const elements = t.ne.reduce((a, b) => a * b, 1);
-    const bytes = ggmlBytes(ggmlType(t.type), elements);
-    if (t.data.length !== bytes) throw new Error(`gguf writer: tensor ${t.name} has ${t.data.length} bytes, ${t.type} needs ${bytes}`);
-    offsets.push(offset);
-    offset += Math.ceil(bytes / alignment) * alignment;
+    const bytes = ggmlBytes(
+      ggmlType(t.type),
+      t.ne.reduce((a, b) => a * b, 1),
+    );
     s.string(t.name);
     s.u32(t.ne.length);
     for (const n of t.ne) s.u64(n);
     s.u32(ggmlType(t.type).id);
-    s.u64(offsets[offsets.length - 1]);
+    s.u64(offset);
+    offset += Math.ceil(bytes / alignment) * alignment;
   }
   s.pad(alignment);
+  return { header: s.concat(), alignment };
+}
+
+/** Serialises a GGUF file; each tensor's data must be exactly its blocks. */
+export function writeGguf(input: GgufInput): Uint8Array {
+  for (const t of input.tensors) {
+    const bytes = ggmlBytes(
+      ggmlType(t.type),
+      t.ne.reduce((a, b) => a * b, 1),
+    );
+    if (t.data.length !== bytes) throw new Error(`gguf writer: tensor ${t.name} has ${t.data.length} bytes, ${t.type} needs ${bytes}`);
+  }
+  const { header, alignment } = ggufHeader(input);
+  const s = new Sink();
+  s.bytes(header);
   for (const t of input.tensors) {
     s.bytes(t.data);
     s.pad(alignment);
