@@ -81,7 +81,10 @@ const TINY_CHAT: ModelSpec = {
   trainedWeights: true,
 };
 
-/** Stage 4 of docs/training.md, for structured outputs: a separate model, so the default keeps its sums and plain replies (issue 27). */
+/**
+ * Stage 4 of docs/training.md, for structured outputs: a model of its own, so that the default
+ * keeps its sums and plain replies (issue 27).
+ */
 const TINY_JSON: ModelSpec = {
   ...TINY_CHAT,
   id: 'hearth/tiny-json',
