@@ -2,12 +2,14 @@
  * `npm run make-models`: writes Hearth's bundled models under public/models/ (see
  * scripts/model-making/build.ts). Deterministic: running it twice gives byte-identical files.
  * With --check it writes nothing and exits 1 if a file differs from what is committed (except
- * tiny-chat's weights when --allow-trained-weights is passed, for after the trainer replaced them).
+ * tiny-chat's and tiny-json's weights when --allow-trained-weights is passed, for after the
+ * demo training replaced them).
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeModels } from './model-making/build';
+import { TRAINED_WEIGHT_FILES } from './model-making/models';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'models');
 const check = process.argv.includes('--check');
@@ -18,8 +20,8 @@ let differing = 0;
 for (const [path, bytes] of files) {
   const target = join(root, path);
   if (check) {
-    // Trained tiny-chat weights (scripts/train-demo.ts --bake) keep the layout, hence the size.
-    const trained = allowTrained && path === 'tiny-chat/model.safetensors';
+    // Trained weights (scripts/train-demo.ts --bake, train-demo-json.ts --install) keep the layout, hence the size.
+    const trained = allowTrained && TRAINED_WEIGHT_FILES.has(path);
     const same =
       existsSync(target) &&
       (trained ? readFileSync(target).byteLength === bytes.byteLength : Buffer.compare(readFileSync(target), Buffer.from(bytes)) === 0);

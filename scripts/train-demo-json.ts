@@ -1,10 +1,11 @@
 /**
- * Stage 4 of the demo training (docs/training.md): teaches the bundled tiny-chat model to answer
- * "Describe a person as JSON." and its kin with a small, closed JSON object, and a sum asked with
- * the add tool offered with one call of it, without losing its sums. Full-parameter training on
- * the CPU (the same trainer as stage 1, scripts/demo/pretrain/), starting from the bundled weights
- * (or `--from`), on batches that mix the task's sums with JSON requests and tool calls
- * (scripts/demo/json-objects.ts), tokenised as Hearth's SFT path does.
+ * Stage 4 of the demo training (docs/training.md): makes hearth/tiny-json, the bundled model for
+ * structured outputs, from tiny-chat: it learns to answer "Describe a person as JSON." and its kin
+ * with a small, closed JSON object, and a sum asked with the add tool offered with one call of it.
+ * Full-parameter training on the CPU (the same trainer as stage 1, scripts/demo/pretrain/),
+ * starting from tiny-chat's stage-3 weights (or `--from`), on batches that mix the task's sums
+ * with JSON requests and tool calls (scripts/demo/json-objects.ts), tokenised as Hearth's SFT path
+ * does. The default model stays tiny-chat: this stage costs it sums and plain replies (issue 27).
  *
  *   npx tsx --import ./scripts/register-raw.mjs scripts/train-demo-json.ts [--minutes 40]
  *     [--batch 16] [--lr 1e-3] [--json-share 0.5] [--plain-persons 0.25] [--tool-share 0.25]
@@ -19,7 +20,7 @@
  * Writes .cache/demo/json.safetensors (bf16, the bundled layout; rewritten at every evaluation)
  * and docs/training/json.json (per evaluation: loss, greedy sum accuracy on held-out and training
  * pairs, held-out JSON loss, and how many persons sampled at temperature 1 without a grammar parse);
- * `--install` copies the result over public/models/tiny-chat/model.safetensors at the end.
+ * `--install` copies the result over public/models/tiny-json/model.safetensors at the end.
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -33,7 +34,8 @@ import { ADD_TOOL, addToolCall, jsonRequests } from './demo/json-objects';
 import { CpuLlama, type TrainSequence } from './demo/pretrain/cpu-llama';
 import { config, conv, EOS, MODEL_DIR, readTensors, ROOT, template, tokenizer } from './demo/tiny-chat';
 
-const BUNDLED = join(MODEL_DIR, 'model.safetensors');
+const STAGE3 = join(MODEL_DIR, 'model.safetensors');
+const INSTALLED = join(ROOT, 'public/models/tiny-json/model.safetensors');
 
 const { values: args } = parseArgs({
   options: {
@@ -45,7 +47,7 @@ const { values: args } = parseArgs({
     'tool-share': { type: 'string', default: '0.25' },
     seed: { type: 'string', default: '1' },
     'eval-every': { type: 'string', default: '25' },
-    from: { type: 'string', default: BUNDLED },
+    from: { type: 'string', default: STAGE3 },
     out: { type: 'string', default: join(ROOT, '.cache/demo/json.safetensors') },
     curves: { type: 'string', default: join(ROOT, 'docs/training/json.json') },
     after: { type: 'string' },
@@ -240,5 +242,5 @@ for (;;) {
   running = step === 0 ? loss : 0.95 * running + 0.05 * loss;
   step++;
 }
-if (args.install) copyFileSync(OUT, BUNDLED);
-console.log(`wrote ${OUT} and ${CURVES}${args.install ? `, installed as ${BUNDLED}` : ''}`);
+if (args.install) copyFileSync(OUT, INSTALLED);
+console.log(`wrote ${OUT} and ${CURVES}${args.install ? `, installed as ${INSTALLED}` : ''}`);

@@ -1,14 +1,15 @@
 /**
- * The JSON stage of the demo model's training (scripts/train-demo-json.ts): requests for a small
- * made-up object ("Describe a person as JSON.") answered with compact JSON, as Hearth's JSON
- * grammars write it (`{"a": 1, "b": ["x", "y"]}`: `", "` and `": "`, nothing else).
+ * The JSON stage of the demo training (scripts/train-demo-json.ts), which makes hearth/tiny-json:
+ * requests for a small made-up object ("Describe a person as JSON.") answered with compact JSON,
+ * as Hearth's JSON grammars write it (`{"a": 1, "b": ["x", "y"]}`: `", "` and `": "`, nothing else).
  *
- * Why the bundled model needs it: a JSON schema's grammar fixes the keys and the punctuation, but
- * what goes inside a free string, and where it ends, is the model's choice. tiny-chat knew only
- * one-digit sums and put almost no probability on a closing quote, so at temperature 1 a person's
- * name ran on until the token limit (issue 13). Here it learns the shape of such objects: short
- * strings that close, small arrays that close, plausible integers, the keys in varied order and
- * subsets so it follows whatever keys the grammar forces rather than one fixed object.
+ * Why a model for structured outputs needs it: a JSON schema's grammar fixes the keys and the
+ * punctuation, but what goes inside a free string, and where it ends, is the model's choice.
+ * tiny-chat knows only one-digit sums and puts almost no probability on a closing quote, so at
+ * temperature 1 a person's name runs on until the token limit (issue 13). Here it learns the
+ * shape of such objects: short strings that close, small arrays that close, plausible integers,
+ * the keys in varied order and subsets so it follows whatever keys the grammar forces rather than
+ * one fixed object.
  */
 import { mulberry32 } from '../../src/engine/reference/random';
 

@@ -28,6 +28,8 @@ export interface BaseModelInfo {
   cachedBytes: number;
   download: { loaded: number; total: number; bytesPerSecond: number; startedAt: number; error: string | null } | null;
   default: boolean;
+  /** What a bundled model is for (the catalogue's description); null for added models, whose origin says enough. */
+  description: string | null;
   loaded: boolean;
   maxModelLen: number | null;
   /** Where it came from, without credentials (issue 10, item 4). */
@@ -101,6 +103,7 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
     cachedBytes: cached?.bytes ?? 0,
     download: null,
     default: entry.default,
+    description: entry.description || null,
     loaded: resident.has(entry.id),
     maxModelLen: resident.get(entry.id) ?? null,
     origin: { type: 'bundled' },
@@ -144,6 +147,7 @@ function addedInfo(
             error: r.error && redactCredentials(r.error),
           },
     default: false,
+    description: null,
     loaded: resident.has(r.id),
     maxModelLen: resident.get(r.id) ?? r.maxPositionEmbeddings,
     origin: originOf(r),

@@ -1,6 +1,6 @@
 /**
  * `<hearth-base-models>`: the base models Hearth knows (bundled, downloaded, added from files)
- * with architecture, size, format (safetensors, quantized on load or not, or GGUF and its quantization), GPU bytes and
+ * with what a bundled one is for, architecture, size, format (safetensors, quantized on load or not, or GGUF and its quantization), GPU bytes and
  * status; loading a new one from a Hugging Face repo id (optionally one GGUF file of it, optionally through a mirror) or
  * a URL, or from files picked from disk; a progress bar with bytes, speed and time left while it
  * downloads (the download runs in the engine and its progress is kept by the API, so it is still
@@ -27,6 +27,11 @@ export class HearthBaseModels extends LitElement {
         display: grid;
         gap: 0.2rem;
         min-width: 12rem;
+      }
+      .description {
+        display: block;
+        max-width: 32rem;
+        margin-top: 0.2rem;
       }
       .tabs {
         display: flex;
@@ -151,7 +156,8 @@ export class HearthBaseModels extends LitElement {
         <tbody>
           ${models.map(
             (m) => html`<tr data-base-model=${m.id}>
-              <td><strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted">${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span></td>
+              <td><strong>${m.id}</strong>${m.default ? html` <span class="pill">default</span>` : nothing}<br /><span class="muted">${m.source}${m.max_model_len ? ` · context ${formatCount(m.max_model_len)}` : ''}</span>
+                ${m.description ? html`<span class="muted description" data-field="description">${m.description}</span>` : nothing}</td>
               <td>${m.architecture ?? '—'}</td>
               <td>${formatCount(m.parameters)}</td>
               <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}

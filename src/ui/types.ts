@@ -51,6 +51,8 @@ export interface BaseModel {
   cached_bytes: number;
   download: { loaded: number; total: number; bytes_per_second: number; started_at: string | number; error: string | null } | null;
   default: boolean;
+  /** What a bundled model is for; null for downloaded and uploaded ones. */
+  description: string | null;
   loaded: boolean;
   max_model_len: number | null;
   origin:

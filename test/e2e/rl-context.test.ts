@@ -2,14 +2,16 @@
 // /v1/chat/completions, then one PPO step from the identity adapter, with the Choices as the API
 // returned them (token_id:N logprob tokens) and with ART's era-d prompt_token_ids + token_ids copied
 // in. On-policy means the trainer's logprob of every sampled token equals the sampler's
-// (gradient_step's max_ratio_deviation = max |rho - 1| below 3e-4), so PPO's loss is exactly
+// (gradient_step's max_ratio_deviation = max |rho - 1| below 1e-4), so PPO's loss is exactly
 // -sum_t A_t w_t / N, the job's normalised advantages (art-compat.md §3.1, §3.3) with rho = 1.
 // Before issue 16 the trainer re-rendered a Qwen3 reply after `<think>\n\n</think>\n\n`, which it
 // was never sampled after: max |rho - 1| was 0.41 on tiny-qwen3 and policy_loss -0.0082 for 0.
 // What is left on-policy is f32 rounding between the sampler's decode path and the trainer's
 // forward, and it grows with the size of the logits: 2.9e-6 on tiny-qwen3 (random weights),
-// 3.1e-5 on tiny-chat's stage-3 weights (top logit about 9 on these prompts) and 1.02e-4 on its
-// stage-4 weights (about 16; docs/training.md "Stage 4"). The bound keeps a 3x margin over that.
+// 3.1e-5 on tiny-chat's stage-3 weights (top logit about 9 on these prompts); the bound keeps a
+// 3x margin over that. The JSON stage's sharper weights (about 16; docs/training.md "Stage 4")
+// gave 1.02e-4 while tiny-chat carried them; since issue 27 they are hearth/tiny-json, which this
+// test does not train.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startHearth, type Hearth } from './harness';
 
@@ -132,7 +134,7 @@ describe.each([
     console.log(
       `${base}, ${withIds ? 'with ids' : 'as returned'}: max |rho - 1| ${step.max_ratio_deviation}, policy_loss ${step.policy_loss} (on-policy ${expected})`,
     );
-    expect(step.max_ratio_deviation, `max |rho - 1| = ${step.max_ratio_deviation}`).toBeLessThan(3e-4);
+    expect(step.max_ratio_deviation, `max |rho - 1| = ${step.max_ratio_deviation}`).toBeLessThan(1e-4);
     expect(Math.abs(step.policy_loss - expected), `policy_loss ${step.policy_loss}, on-policy ${expected}`).toBeLessThan(1e-5);
     expect(run.started.num_choices_not_reproduced).toBe(0);
   });

@@ -71,11 +71,10 @@ async function chat(model: string, content: string, extra: Record<string, unknow
 
 // A skill the bundled model does not have and a few SFT steps can teach: a fixed reply to a family
 // of questions. Held-out questions use ticket numbers never trained on. The bundled model is an
-// addition specialist that also writes small JSON objects (docs/training.md) and very sure of
-// itself: it answers other questions with a sum of one-digit numbers (at most 18) or the start of
-// a JSON object, so "42" is a reply it never gives (held-out accuracy 0 before), yet one made of
-// what it already writes (digits, then the end of its turn): on the stage-3 weights, 8.4 nats per
-// token on the held-out tickets before, 0.08 after 16 LoRA steps in Node. A word like "open" sits
+// addition specialist (docs/training.md) and very sure of itself: it answers every question with a
+// sum of one-digit numbers (at most 18), so "42" is a reply it never gives (held-out accuracy 0
+// before), yet one made of what it already writes (digits, then the end of its turn): 8.4 nats
+// per token on the held-out tickets before, 0.08 after 16 LoRA steps in Node. A word like "open" sits
 // 16 nats deep per token and needs far more steps than a test can afford.
 const ticket = (n: number) => `Ticket ${n}: status?`;
 const TRAIN_TICKETS = Array.from({ length: 48 }, (_, i) => 100 + 7 * i);

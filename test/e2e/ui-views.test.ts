@@ -249,7 +249,7 @@ it('charts a run after /log and shows its trajectories as conversations, as text
   await screenshot(h.page, 'runs');
 });
 
-it('lists base models with architecture, size and status', async () => {
+it('lists base models with what they are for, architecture, size and status', async () => {
   await goTo(h.page, 'Models');
   const row = h.page.locator('hearth-base-models tr[data-base-model="hearth/tiny-chat"]');
   // GET /v1/preview/base-models (ui-api).
@@ -258,6 +258,9 @@ it('lists base models with architecture, size and status', async () => {
   expect(text).toMatch(/qwen|llama/i);
   expect(text).toMatch(/(KiB|MiB)/);
   expect(['available', 'cached']).toContain(await row.locator('[data-field="status"]').innerText());
+  // The bundled JSON model says it is the one for structured outputs (issue 27).
+  const json = h.page.locator('hearth-base-models tr[data-base-model="hearth/tiny-json"] [data-field="description"]');
+  expect(await json.innerText()).toMatch(/structured outputs/);
   await screenshot(h.page, 'models');
   await screenshot(h.page, 'models-narrow', { width: 360, dark: false });
 });

@@ -49,6 +49,7 @@ export function baseModelView(m: BaseModelInfo) {
       error: m.download.error,
     },
     default: m.default,
+    description: m.description,
     loaded: m.loaded,
     max_model_len: m.maxModelLen,
     format: m.format,

@@ -13,7 +13,7 @@ import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixt
 
 const MODELS = fileURLToPath(new URL('../../../public/models/', import.meta.url));
 const manifest = JSON.parse(await readFile(MODELS + 'index.json', 'utf8')) as {
-  models: { id: string; path: string; parameters: number; architecture: string }[];
+  models: { id: string; path: string; parameters: number; architecture: string; description: string }[];
 };
 const bundled = (name: string) => manifest.models.find((m) => m.path === `models/${name}/`)!;
 
@@ -71,7 +71,7 @@ const register = (name: string, base: string) =>
   e.call('POST', '/v1/preview/models', { body: { entity: null, project: 'bm', name, base_model: base, return_existing: true } });
 
 describe('GET /v1/preview/base-models', () => {
-  it('lists the bundled models as available, with their size, architecture and default', async () => {
+  it('lists the bundled models as available, with their size, architecture, default and description', async () => {
     const res = await e.call('GET', '/v1/preview/base-models');
     expect(res.status).toBe(200);
     expect(res.json.object).toBe('list');
@@ -86,9 +86,14 @@ describe('GET /v1/preview/base-models', () => {
       cached_bytes: 0,
       download: null,
       default: true,
+      description: bundled('tiny-chat').description,
       loaded: false,
       max_model_len: null,
     });
+    // The JSON stage's model is listed beside the default, saying what it is for (issue 27).
+    const json = res.json.data.find((m: { id: string }) => m.id === 'hearth/tiny-json');
+    expect(json).toMatchObject({ source: 'bundled', architecture: 'llama', default: false, description: bundled('tiny-json').description });
+    expect(json.description).toMatch(/structured outputs/);
     expect((await e.call('GET', '/v1/preview/base-models', { key: null })).status).toBe(401);
   });
 });
@@ -111,6 +116,7 @@ describe('downloads', () => {
       parameters: bundled('tiny-qwen2').parameters,
       download: null,
       default: false,
+      description: null,
     });
     expect(done.cached_bytes).toBeGreaterThan(done.bytes);
     expect(done.max_model_len).toBeGreaterThan(0);

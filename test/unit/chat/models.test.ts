@@ -170,7 +170,7 @@ describe('resolving names and checkpoints against the store', () => {
     expect(res.status).toBe(200);
     expect(res.json.object).toBe('list');
     const ids = res.json.data.map((m: { id: string }) => m.id);
-    expect(ids.slice(0, 3).sort()).toEqual(['hearth/tiny-chat', 'hearth/tiny-qwen2', 'hearth/tiny-qwen3']);
+    expect(ids.slice(0, 4).sort()).toEqual(['hearth/tiny-chat', 'hearth/tiny-json', 'hearth/tiny-qwen2', 'hearth/tiny-qwen3']);
     expect(ids).toContain('wandb-artifact:///local/proj/agent:step0');
     expect(ids).toContain('wandb-artifact:///local/proj/agent:step2');
     const card = res.json.data.find((m: { id: string }) => m.id === 'wandb-artifact:///local/proj/agent:step1');
@@ -188,6 +188,7 @@ describe('resolving names and checkpoints against the store', () => {
     const theirs = await e.call('GET', '/v1/models', { key: created.json.key });
     expect(theirs.json.data.map((m: { id: string }) => m.id).sort()).toEqual([
       'hearth/tiny-chat',
+      'hearth/tiny-json',
       'hearth/tiny-qwen2',
       'hearth/tiny-qwen3',
     ]);

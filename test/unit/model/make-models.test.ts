@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultCatalogEntry, parseCatalog } from '../../../src/engine/model/catalog';
 import { SafetensorsFile } from '../../../src/engine/model/safetensors';
 import { makeModels } from '../../../scripts/model-making/build';
+import { TRAINED_WEIGHT_FILES } from '../../../scripts/model-making/models';
 
 const publicModels = new URL('../../../public/models/', import.meta.url);
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -24,8 +25,8 @@ describe('make-models', () => {
   it('matches the committed files', async () => {
     for (const [path, bytes] of first) {
       const committed = new Uint8Array(readFileSync(new URL(path, publicModels)));
-      if (path === 'tiny-chat/model.safetensors') {
-        // The trainer replaces tiny-chat's random weights with trained ones in the same layout:
+      if (TRAINED_WEIGHT_FILES.has(path)) {
+        // The demo training replaces tiny-chat's and tiny-json's random weights with trained ones in the same layout:
         // compare the tensor table (names, dtypes, shapes), not the values.
         const [a, b] = await Promise.all([SafetensorsFile.open(committed), SafetensorsFile.open(bytes)]);
         expect([...a.entries.values()].map(({ name, dtype, shape }) => ({ name, dtype, shape }))).toEqual(
@@ -37,18 +38,19 @@ describe('make-models', () => {
     }
   });
 
-  it('keeps the committed default model under 10 MB', () => {
-    expect(statSync(new URL('tiny-chat/model.safetensors', publicModels)).size).toBeLessThan(10_000_000);
+  it('keeps each committed trained model under 10 MB', () => {
+    expect([...TRAINED_WEIGHT_FILES]).toEqual(['tiny-chat/model.safetensors', 'tiny-json/model.safetensors']);
+    for (const path of TRAINED_WEIGHT_FILES) expect(statSync(new URL(path, publicModels)).size, path).toBeLessThan(10_000_000);
   });
 });
 
 describe('catalogue (index.json)', () => {
   const entries = parseCatalog(JSON.parse(readFileSync(new URL('index.json', publicModels), 'utf8')));
 
-  it('lists the three models with tiny-chat as the default', () => {
-    expect(entries.map((e) => e.id)).toEqual(['hearth/tiny-chat', 'hearth/tiny-qwen2', 'hearth/tiny-qwen3']);
+  it('lists the four models with tiny-chat as the default', () => {
+    expect(entries.map((e) => e.id)).toEqual(['hearth/tiny-chat', 'hearth/tiny-json', 'hearth/tiny-qwen2', 'hearth/tiny-qwen3']);
     expect(defaultCatalogEntry(entries)!.id).toBe('hearth/tiny-chat');
-    expect(entries.map((e) => e.architecture)).toEqual(['llama', 'qwen2', 'qwen3']);
+    expect(entries.map((e) => e.architecture)).toEqual(['llama', 'llama', 'qwen2', 'qwen3']);
   });
 
   it('file lists and byte counts are those on disk', () => {
