@@ -1,0 +1,101 @@
+/**
+ * Upper bounds on the characters @huggingface/jinja writes when it turns a template value into
+ * text, computed before it does (issue 26): `tojson`, printing `{{ value }}`, `~`, `+` with a
+ * string and `join` all build their string in one step, so a check after the step comes too
+ * late. A value can hold the same list many times over (`[r, r, r, ...]` nested three deep over
+ * `range(100000)` prints 51 M numbers), so sizes are memoised per object: the walk costs one
+ * visit per distinct list or dict, however often it is referenced.
+ *
+ * The forms bounded (the library's runtime, 0.5.11):
+ * - JSON (`toJSON`): what `tojson` writes, and how a list or dict prints (`{{ d }}`, `d ~ ''`,
+ *   `d|string`): strings quoted and escaped, `itemSep` between items, `keySep` after keys, and
+ *   with `indent` a newline plus the depth's indentation before every item;
+ * - printed: a string as itself, a number as its digits, a list or dict as JSON above.
+ *
+ * Not here: where the bounds are checked (template-budget.ts).
+ * Reference: @huggingface/jinja src/runtime.ts toJSON.
+ */
+import type { Interpreter } from '@huggingface/jinja';
+
+type RuntimeValue = ReturnType<Interpreter['evaluate']>;
+
+/** The separators and options of one `tojson` (the library's defaults: ", " and ": ", no indent). */
+export interface JsonStyle {
+  itemSep: number;
+  keySep: number;
+  indent: number;
+  ensureAscii: boolean;
+}
+
+export const DEFAULT_JSON_STYLE: JsonStyle = { itemSep: 2, keySep: 2, indent: 0, ensureAscii: false };
+
+/** A value nested deeper than this counts as unbounded (the library's recursion would overflow first). */
+const MAX_DEPTH = 512;
+
+interface Size {
+  /** Characters without indentation. */
+  chars: number;
+  /** Items and containers, each counted as often as it is printed: each gets one indentation. */
+  nodes: number;
+  /** The deepest nesting of containers below (0 for a scalar). */
+  height: number;
+}
+
+/** Characters JSON.stringify writes for `s`: quotes, two-character escapes, \uXXXX for control (and, ensure_ascii, non-ASCII) characters. */
+function jsonStringChars(s: string, ensureAscii: boolean): number {
+  let n = s.length + 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) n += 1;
+    else if (c < 0x20 || (ensureAscii && c > 0x7e)) n += 5;
+  }
+  return n;
+}
+
+/**
+ * Upper bounds for the values of one check, memoised per list or dict (so `join` over eight
+ * references to one list walks it once). Make one per check: lists can change between checks.
+ */
+export class ValueSizes {
+  private readonly memo = new Map<unknown, Size>();
+
+  constructor(private readonly style: JsonStyle = DEFAULT_JSON_STYLE) {}
+
+  /** Upper bound on the characters of `toJSON(value, style)`. */
+  json(value: RuntimeValue): number {
+    const s = this.size(value, 0);
+    return s.chars + (this.style.indent > 0 ? s.nodes * (1 + this.style.indent * (s.height + 1)) : 0);
+  }
+
+  /** Upper bound on the characters of `value` printed: `{{ value }}`, `value ~ ''`, an item of `join`. */
+  printed(value: RuntimeValue): number {
+    if (value.type === 'StringValue') return (value.value as string).length;
+    // A dict's `.value` printed by `~` or `join` is "[object Map]": 12 characters, more than its JSON when empty.
+    return value.value instanceof Map ? Math.max(12, this.json(value)) : this.json(value);
+  }
+
+  private size(v: RuntimeValue, depth: number): Size {
+    if (v.type === 'StringValue') return { chars: jsonStringChars(v.value as string, this.style.ensureAscii), nodes: 1, height: 0 };
+    const items = v.value;
+    // Numbers (a float may gain ".0"), booleans, null, undefined: a few dozen characters at most.
+    if (!(items instanceof Map) && !Array.isArray(items)) return { chars: String(items).length + 2, nodes: 1, height: 0 };
+    const found = this.memo.get(v);
+    if (found) return found;
+    if (depth > MAX_DEPTH) return UNBOUNDED;
+    // A value that holds itself (a namespace attribute set to the namespace) prints without end.
+    this.memo.set(v, UNBOUNDED);
+    const out: Size = { chars: 2, nodes: 1, height: 1 };
+    const add = (item: RuntimeValue, key: string | null) => {
+      const s = this.size(item, depth + 1);
+      out.chars += s.chars + this.style.itemSep + (key === null ? 0 : jsonStringChars(key, this.style.ensureAscii) + this.style.keySep);
+      out.nodes += s.nodes;
+      if (s.height + 1 > out.height) out.height = s.height + 1;
+    };
+    if (items instanceof Map) for (const [key, item] of items) add(item, key);
+    else for (const item of items) add(item, null);
+    this.memo.set(v, out);
+    return out;
+  }
+}
+
+const UNBOUNDED: Size = { chars: Infinity, nodes: 0, height: 0 };
