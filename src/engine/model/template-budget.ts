@@ -33,7 +33,7 @@
  */
 import { Environment, Interpreter, type Template } from '@huggingface/jinja';
 import { filterName, pythonFilter, StringValue, type PythonFilterContext } from './template-python';
-import { DEFAULT_JSON_STYLE, ValueSizes } from './template-value-size';
+import { filterResultChars, splitParts, ValueSizes } from './template-value-size';
 
 /** The limits of one render; README.md "Budgets for untrusted files and programs" lists them. */
 export const TEMPLATE_BUDGET = {
@@ -268,70 +268,6 @@ type FunctionLike = RuntimeValue & { value: (args: RuntimeValue[], scope: Enviro
 
 /** A filter node as @huggingface/jinja's parser builds it: a name, or a call of one. */
 type FilterNode = { type: string; value?: string; callee?: { value?: string } };
-
-/**
- * The characters `tojson`, `indent`, `replace` or `join` would produce from these operand and
- * arguments (an upper bound), or null for another filter or operand.
- */
-function filterResultChars(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): number | null {
-  const arg = (i: number, key: string) => args[i] ?? kwargs.get(key);
-  const num = (v: RuntimeValue | undefined, fallback: number) => (typeof v?.value === 'number' ? v.value : fallback);
-  const str = (v: RuntimeValue | undefined, fallback: string) => (typeof v?.value === 'string' ? v.value : fallback);
-  if (name === 'tojson') {
-    // The library's defaults, or the separators given (a pair of strings; anything else it refuses).
-    const given = kwargs.get('separators')?.value;
-    const [itemSep, keySep] = (Array.isArray(given) ? given : []).map((v: RuntimeValue) => str(v, '').length);
-    return new ValueSizes({
-      itemSep: itemSep ?? DEFAULT_JSON_STYLE.itemSep,
-      keySep: keySep ?? DEFAULT_JSON_STYLE.keySep,
-      indent: Math.max(0, num(kwargs.get('indent'), 0)),
-      ensureAscii: kwargs.get('ensure_ascii')?.value === true,
-    }).json(operand);
-  }
-  if (operand.type === 'StringValue') {
-    const text = operand.value as string;
-    if (name === 'indent') {
-      const lines = text.split('\n').length;
-      return text.length + lines * Math.max(0, num(arg(0, 'width'), 4));
-    }
-    if (name === 'replace') {
-      const from = str(arg(0, 'old'), '');
-      const to = str(arg(1, 'new'), '');
-      const count = num(arg(2, 'count'), Infinity);
-      const times = Math.min(count < 0 ? Infinity : count, from === '' ? text.length + 1 : Math.floor(text.length / from.length));
-      return text.length + times * Math.max(0, to.length - from.length);
-    }
-    // Joining a string joins its characters.
-    if (name === 'join') return text.length + Math.max(0, text.length - 1) * str(arg(0, 'separator'), '').length;
-    return null;
-  }
-  if (name === 'join' && (operand.type === 'ArrayValue' || operand.type === 'TupleValue')) {
-    const items = operand.value as RuntimeValue[];
-    const sep = str(arg(0, 'separator'), '');
-    let chars = Math.max(0, items.length - 1) * sep.length;
-    const sizes = new ValueSizes();
-    for (const item of items) chars += sizes.printed(item);
-    return chars;
-  }
-  return null;
-}
-
-/**
- * The parts `text.split(sep, maxsplit)` would produce (as the library's method reads its
- * arguments), counted up to `max` + 1 without building them.
- */
-function splitParts(text: string, args: RuntimeValue[], max: number): number {
-  const maxsplit = typeof args[1]?.value === 'number' ? args[1].value : -1;
-  if (maxsplit >= 0 && maxsplit < max) return maxsplit + 1;
-  const sep = args[0]?.type === 'StringValue' ? (args[0].value as string) : null;
-  let parts = sep === null ? 0 : 1;
-  if (sep === null) {
-    for (const _word of text.matchAll(/\S+/g)) if (++parts > max) break;
-  } else if (sep !== '') {
-    for (let at = text.indexOf(sep); at >= 0 && parts <= max; at = text.indexOf(sep, at + sep.length)) parts++;
-  }
-  return parts;
-}
 
 /** Python's range(), refusing (before building anything) more than `max` numbers. */
 function cappedRange(max: number) {

@@ -1,10 +1,11 @@
 /**
- * Upper bounds on the characters @huggingface/jinja writes when it turns a template value into
- * text, computed before it does (issue 26): `tojson`, printing `{{ value }}`, `~`, `+` with a
- * string and `join` all build their string in one step, so a check after the step comes too
- * late. A value can hold the same list many times over (`[r, r, r, ...]` nested three deep over
- * `range(100000)` prints 51 M numbers), so sizes are memoised per object: the walk costs one
- * visit per distinct list or dict, however often it is referenced.
+ * Upper bounds on what @huggingface/jinja builds in one step, computed before it builds it
+ * (issue 26): `tojson`, printing `{{ value }}`, `~`, `+` with a string, and the `join`, `indent`
+ * and `replace` filters each build their string in one step, and `s.split(sep)` its list, so a
+ * check after the step comes too late. A value can hold the same list many times over
+ * (`[r, r, r, ...]` nested three deep over `range(100000)` prints 51 M numbers), so sizes are
+ * memoised per object: the walk costs one visit per distinct list or dict, however often it is
+ * referenced.
  *
  * The forms bounded (the library's runtime, 0.5.11):
  * - JSON (`toJSON`): what `tojson` writes, and how a list or dict prints (`{{ d }}`, `d ~ ''`,
@@ -99,3 +100,72 @@ export class ValueSizes {
 }
 
 const UNBOUNDED: Size = { chars: Infinity, nodes: 0, height: 0 };
+
+/**
+ * The characters `tojson`, `indent`, `replace` or `join` would produce from these operand and
+ * arguments (an upper bound), or null for another filter or operand.
+ */
+export function filterResultChars(
+  name: string,
+  operand: RuntimeValue,
+  args: RuntimeValue[],
+  kwargs: Map<string, RuntimeValue>,
+): number | null {
+  const arg = (i: number, key: string) => args[i] ?? kwargs.get(key);
+  const num = (v: RuntimeValue | undefined, fallback: number) => (typeof v?.value === 'number' ? v.value : fallback);
+  const str = (v: RuntimeValue | undefined, fallback: string) => (typeof v?.value === 'string' ? v.value : fallback);
+  if (name === 'tojson') {
+    // The library's defaults, or the separators given (a pair of strings; anything else it refuses).
+    const given = kwargs.get('separators')?.value;
+    const [itemSep, keySep] = (Array.isArray(given) ? given : []).map((v: RuntimeValue) => str(v, '').length);
+    return new ValueSizes({
+      itemSep: itemSep ?? DEFAULT_JSON_STYLE.itemSep,
+      keySep: keySep ?? DEFAULT_JSON_STYLE.keySep,
+      indent: Math.max(0, num(kwargs.get('indent'), 0)),
+      ensureAscii: kwargs.get('ensure_ascii')?.value === true,
+    }).json(operand);
+  }
+  if (operand.type === 'StringValue') {
+    const text = operand.value as string;
+    if (name === 'indent') {
+      const lines = text.split('\n').length;
+      return text.length + lines * Math.max(0, num(arg(0, 'width'), 4));
+    }
+    if (name === 'replace') {
+      const from = str(arg(0, 'old'), '');
+      const to = str(arg(1, 'new'), '');
+      const count = num(arg(2, 'count'), Infinity);
+      const times = Math.min(count < 0 ? Infinity : count, from === '' ? text.length + 1 : Math.floor(text.length / from.length));
+      return text.length + times * Math.max(0, to.length - from.length);
+    }
+    // Joining a string joins its characters.
+    if (name === 'join') return text.length + Math.max(0, text.length - 1) * str(arg(0, 'separator'), '').length;
+    return null;
+  }
+  if (name === 'join' && (operand.type === 'ArrayValue' || operand.type === 'TupleValue')) {
+    const items = operand.value as RuntimeValue[];
+    const sep = str(arg(0, 'separator'), '');
+    let chars = Math.max(0, items.length - 1) * sep.length;
+    const sizes = new ValueSizes();
+    for (const item of items) chars += sizes.printed(item);
+    return chars;
+  }
+  return null;
+}
+
+/**
+ * The parts `text.split(sep, maxsplit)` would produce (as the library's method reads its
+ * arguments), counted up to `max` + 1 without building them.
+ */
+export function splitParts(text: string, args: RuntimeValue[], max: number): number {
+  const maxsplit = typeof args[1]?.value === 'number' ? args[1].value : -1;
+  if (maxsplit >= 0 && maxsplit < max) return maxsplit + 1;
+  const sep = args[0]?.type === 'StringValue' ? (args[0].value as string) : null;
+  let parts = sep === null ? 0 : 1;
+  if (sep === null) {
+    for (const _word of text.matchAll(/\S+/g)) if (++parts > max) break;
+  } else if (sep !== '') {
+    for (let at = text.indexOf(sep); at >= 0 && parts <= max; at = text.indexOf(sep, at + sep.length)) parts++;
+  }
+  return parts;
+}
