@@ -42,13 +42,22 @@ interface Size {
   height: number;
 }
 
-/** Characters JSON.stringify writes for `s`: quotes, two-character escapes, \uXXXX for control (and, ensure_ascii, non-ASCII) characters. */
+/**
+ * Characters JSON.stringify writes for `s`: quotes, `\"` `\\` and the short escapes of control
+ * characters, \uXXXX for other control characters and lone surrogates, and with ensure_ascii
+ * \uXXXX for every code unit past ASCII (the library's makeAsciiSafe).
+ */
 function jsonStringChars(s: string, ensureAscii: boolean): number {
   let n = s.length + 2;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c === 0x22 || c === 0x5c) n += 1;
-    else if (c < 0x20 || (ensureAscii && c > 0x7e)) n += 5;
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) n += 1;
+    else if (c < 0x20) n += 5;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      i++;
+      if (ensureAscii) n += 10;
+    } else if (c >= 0xd800 && c <= 0xdfff) n += 5;
+    else if (ensureAscii && c > 0x7e) n += 5;
   }
   return n;
 }
@@ -78,8 +87,11 @@ export class ValueSizes {
   private size(v: RuntimeValue, depth: number): Size {
     if (v.type === 'StringValue') return { chars: jsonStringChars(v.value as string, this.style.ensureAscii), nodes: 1, height: 0 };
     const items = v.value;
-    // Numbers (a float may gain ".0"), booleans, null, undefined: a few dozen characters at most.
-    if (!(items instanceof Map) && !Array.isArray(items)) return { chars: String(items).length + 2, nodes: 1, height: 0 };
+    if (!(items instanceof Map) && !Array.isArray(items)) {
+      // "null", "undefined" (printed, not as JSON), "false"; a number (a float may gain ".0").
+      const chars = SCALAR_CHARS[v.type] ?? String(items).length + 2;
+      return { chars, nodes: 1, height: 0 };
+    }
     const found = this.memo.get(v);
     if (found) return found;
     if (depth > MAX_DEPTH) return UNBOUNDED;
@@ -98,6 +110,8 @@ export class ValueSizes {
     return out;
   }
 }
+
+const SCALAR_CHARS: Record<string, number> = { NullValue: 4, UndefinedValue: 9, BooleanValue: 5 };
 
 const UNBOUNDED: Size = { chars: Infinity, nodes: 0, height: 0 };
 
