@@ -5,12 +5,12 @@
 // model holding a regex bomb or a looping template, an adapter_config.json whose target_modules
 // is a regex bomb, and an adapter zip that inflates past its limits. Each is refused with its
 // family's 4xx naming the field or file, while a second principal's chat completes beside it.
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASK, complete, MODEL, type ChatOutcome } from './chat-helpers';
+import { ASK, complete, MODEL } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
+import { beside as besideOf, bystanderKey, importAdapter as importInto, refused, TINY_CHAT_DIR, uploadModelWith } from './hostile-helpers';
 
 let h: Hearth;
 /** The bystander: another principal chatting while the hostile requests run. */
@@ -19,28 +19,14 @@ let bystander: string;
 beforeAll(async () => {
   h = await startHearth();
   await loadOpenAI(h.page);
-  const created = await api(h.page, 'POST', '/v1/preview/api-keys', { key: h.key, body: { name: 'bystander' } });
-  expect(created.status, created.text).toBe(200);
-  bystander = created.json.key;
+  bystander = await bystanderKey(h);
 });
 afterAll(async () => {
   await h?.close();
 });
 
 /** Runs `hostile` and the bystander's short chat at the same time; both must answer. */
-async function beside<T>(hostile: () => Promise<T>): Promise<T> {
-  const [result, chat] = await Promise.all([
-    hostile(),
-    complete(h.page, bystander, { model: MODEL, messages: ASK, max_tokens: 2, temperature: 0 }),
-  ]);
-  expect(chat.ok, JSON.stringify(chat)).toBe(true);
-  return result;
-}
-
-const refused = (outcome: ChatOutcome) => {
-  expect(outcome.ok).toBe(false);
-  return outcome as Extract<ChatOutcome, { ok: false }>;
-};
+const beside = <T>(hostile: () => Promise<T>) => besideOf(h, bystander, hostile);
 
 describe('programs in chat requests', () => {
   it('a chat_template that loops for hours or builds range(1e9) is a 400 on chat_template', async () => {
@@ -80,29 +66,8 @@ describe('programs in chat requests', () => {
 });
 
 describe('files of an uploaded model', () => {
-  const dir = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
-
-  /** Uploads tiny-chat's files with some replaced, as the Models view's folder upload does. */
-  async function uploadWith(replaced: Record<string, string>) {
-    for (const name of readdirSync(dir)) {
-      const body = replaced[name] ?? readFileSync(dir + name);
-      h.server.files.set(`/__e2e/upload/${name}`, { body, type: 'application/octet-stream' });
-    }
-    return h.page.evaluate(
-      async ({ key, names }) => {
-        const form = new FormData();
-        for (const name of names) form.append('file', new File([await (await fetch(`/__e2e/upload/${name}`)).blob()], name));
-        form.append('id', 'local/hostile');
-        const res = await fetch('/v1/preview/base-models/files', {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${key}` },
-          body: form,
-        });
-        return { status: res.status, json: await res.json() };
-      },
-      { key: h.key, names: readdirSync(dir) },
-    );
-  }
+  const dir = TINY_CHAT_DIR;
+  const uploadWith = (replaced: Record<string, string>) => uploadModelWith(h, replaced);
 
   it('a tokenizer.json Split pattern that backtracks catastrophically is a 422 naming the file and field', async () => {
     const tokenizer = JSON.parse(readFileSync(dir + 'tokenizer.json', 'utf8'));
@@ -124,22 +89,7 @@ describe('files of an uploaded model', () => {
 });
 
 describe('adapter import', () => {
-  /** POST /v1/preview/models/import with the given files (name -> bytes). */
-  async function importAdapter(name: string, files: Record<string, Uint8Array>) {
-    const encoded = Object.entries(files).map(([n, b]) => ({ name: n, base64: Buffer.from(b).toString('base64') }));
-    return h.page.evaluate(
-      async ({ key, name, files, base }) => {
-        const form = new FormData();
-        form.set('project', 'budgets');
-        form.set('name', name);
-        form.set('base_model', base);
-        for (const f of files) form.append('file', new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
-        const res = await fetch('/v1/preview/models/import', { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: form });
-        return { status: res.status, json: await res.json() };
-      },
-      { key: h.key, name, files: encoded, base: MODEL },
-    );
-  }
+  const importAdapter = (name: string, files: Record<string, Uint8Array>) => importInto(h, name, files);
   const text = (s: string) => new TextEncoder().encode(s);
 
   it('a target_modules regex bomb in adapter_config.json is a 422 naming the file and field', async () => {

@@ -32,6 +32,47 @@ export class ChatTemplateError extends Error {
 /** Characters of template source compiled (the largest published chat templates are under 64 KiB). */
 export const MAX_TEMPLATE_CHARS = 256 * 1024;
 
+/**
+ * The longest run of whitespace compiled. @huggingface/jinja's preprocess matches
+ * `/(\s*){%(-?)\s*(?:end)?generation.../` over the source, which backtracks through a whitespace
+ * run from each of its characters: quadratic in the run (a template of 250,000 spaces took 19 s
+ * to compile, issue 26). Runs up to this length cost at most this many steps per character of
+ * source (a few tens of ms for the longest source); published templates have runs under 40.
+ */
+export const MAX_TEMPLATE_WHITESPACE_RUN = 512;
+
+/** JavaScript's `\s` (what the library's pattern matches), by code unit. */
+function isJsWhitespace(c: number): boolean {
+  return (
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0x20 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** The longest run of whitespace in `source`, and where it starts. */
+function longestWhitespaceRun(source: string): { length: number; at: number } {
+  let best = { length: 0, at: 0 };
+  let start = -1;
+  for (let i = 0; i <= source.length; i++) {
+    if (i < source.length && isJsWhitespace(source.charCodeAt(i))) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      if (i - start > best.length) best = { length: i - start, at: start };
+      start = -1;
+    }
+  }
+  return best;
+}
+
 export interface ChatContentPart {
   type: string;
   text?: string;
@@ -86,6 +127,13 @@ export class ChatTemplate {
   ) {
     if (source.length > MAX_TEMPLATE_CHARS) {
       throw new ChatTemplateError(`chat template is ${source.length} characters long, over the limit of ${MAX_TEMPLATE_CHARS}`, true);
+    }
+    const run = longestWhitespaceRun(source);
+    if (run.length > MAX_TEMPLATE_WHITESPACE_RUN) {
+      throw new ChatTemplateError(
+        `chat template has a run of ${run.length} whitespace characters at position ${run.at}, over the limit of ${MAX_TEMPLATE_WHITESPACE_RUN}`,
+        true,
+      );
     }
     try {
       this.template = new Template(source);

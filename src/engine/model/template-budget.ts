@@ -11,15 +11,20 @@
  * comparison per AST node and gives the same guarantee in-thread:
  * - steps: every node @huggingface/jinja evaluates counts one step (TEMPLATE_BUDGET.maxSteps), so
  *   nested loops end however they are written;
- * - time: the wall clock is checked every 1024 steps (TEMPLATE_BUDGET.maxMillis), for built-in
- *   filters that do much work in one step (sort, join, replace on long text);
+ * - time: the wall clock is read at every step (TEMPLATE_BUDGET.maxMillis; a read costs tens of
+ *   nanoseconds), and the work of one step is bounded by the caps below (a sort or a membership
+ *   test walks at most maxListItems items, a string operation at most maxStringChars characters),
+ *   so the render stops within a few tens of milliseconds of its budget (issue 26: checked every
+ *   1024 steps, a render overran by seconds);
  * - memory: `range()` refuses to build more than TEMPLATE_BUDGET.maxRangeItems numbers before
  *   building any (the library's range builds its whole array up front), and every string or list
  *   an operation creates is checked against a cap (values that are only looked up, such as a long
- *   message, are not counted: the request already holds them). The filters that can multiply a
- *   string in one call (the filters `indent`, `replace`, `join`, and the string method
- *   `s.replace(a, b)`) have the size of their result checked from their operand and arguments
- *   before they build it.
+ *   message, are not counted: the request already holds them). What can build a large value in
+ *   one step has its size checked from its operands before it is built (issue 26): the filters
+ *   `tojson`, `join`, `indent`, `replace` and the string method `s.replace(a, b)`, the operators
+ *   `~` and `+`, and printing a value (`{{ d }}`). Sizes of lists and dicts are bounded with
+ *   template-value-size.ts, which counts a list referenced many times (`[r, r, r]`) at its full
+ *   printed size without walking it more than once.
  *
  * Not here: what the template means (chat-template.ts), filters answered as Python's Jinja2 does
  * (template-python.ts, whose strings are capped by the same limit).
@@ -27,7 +32,8 @@
  * interpreter extended here); transformers' `apply_chat_template` globals.
  */
 import { Environment, Interpreter, type Template } from '@huggingface/jinja';
-import { filterName, pythonFilter, type PythonFilterContext } from './template-python';
+import { filterName, pythonFilter, StringValue, type PythonFilterContext } from './template-python';
+import { filterResultChars, splitParts, ValueSizes } from './template-value-size';
 
 /** The limits of one render; README.md "Budgets for untrusted files and programs" lists them. */
 export const TEMPLATE_BUDGET = {
@@ -37,10 +43,13 @@ export const TEMPLATE_BUDGET = {
   maxMillis: 1_000,
   /** Numbers one `range()` call may produce. */
   maxRangeItems: 100_000,
-  /** Items of one list an operation creates. */
-  maxListItems: 1_000_000,
-  /** Characters of one string an operation creates (the prompt included), beyond the text the request brought. */
-  maxStringChars: 4 * 2 ** 20,
+  /** Items of one list an operation creates (as many as range() gives: sorting them takes tens of ms). */
+  maxListItems: 100_000,
+  /**
+   * Characters of one string an operation creates (the prompt included), beyond the text the
+   * request brought: one string operation over this many takes well under 50 ms.
+   */
+  maxStringChars: 2 ** 20,
 };
 
 export type TemplateBudget = typeof TEMPLATE_BUDGET;
@@ -54,7 +63,25 @@ type Statement = Parameters<Interpreter['evaluate']>[0];
 type RuntimeValue = ReturnType<Interpreter['evaluate']>;
 
 /** Node types whose value is an existing one (a variable, an item), not something built now. */
-const LOOKUPS = new Set(['Identifier', 'MemberExpression', 'StringLiteral', 'IntegerLiteral', 'FloatLiteral']);
+const LOOKUPS = new Set(['Identifier', 'MemberExpression', 'StringLiteral', 'IntegerLiteral', 'FloatLiteral', 'HearthValue']);
+
+/** An operand already evaluated (and sized), handed back to the library's operator code. */
+type ValueNode = { type: 'HearthValue'; value: RuntimeValue };
+const valueNode = (value: RuntimeValue) => ({ type: 'HearthValue', value }) as ValueNode as unknown as Statement;
+
+/** A binary expression node as the library's parser builds it. */
+type BinaryNode = { type: string; operator: { value: string }; left: Statement; right: Statement };
+
+/**
+ * A private method of the library's Interpreter (private in the typings only), to be wrapped on
+ * this instance. A library version without it must fail loudly here (and in the unit tests), not
+ * run unbounded.
+ */
+function libraryMethod<F>(interpreter: Interpreter, name: string): F {
+  const method = (interpreter as unknown as Record<string, unknown>)[name];
+  if (typeof method !== 'function') throw new Error(`@huggingface/jinja has no Interpreter.${name}: update template-budget.ts`);
+  return (method as (...args: unknown[]) => unknown).bind(interpreter) as F;
+}
 
 class BudgetedInterpreter extends Interpreter {
   private steps = 0;
@@ -68,20 +95,59 @@ class BudgetedInterpreter extends Interpreter {
   ) {
     super(env);
     this.deadline = performance.now() + budget.maxMillis;
-    // A loop body (and an if branch, a macro body) runs through the library's private
-    // evaluateBlock without any node of its own when it is empty, so `{% for %}{% endfor %}` over a
-    // long range would cost no step: each block counts one. The method is private in the typings,
-    // hence the instance property rather than an override.
-    const self = this as unknown as { evaluateBlock: (statements: Statement[], environment: Environment) => RuntimeValue };
-    // A library version without it must fail loudly here (and in the unit tests), not run unbounded.
-    if (typeof self.evaluateBlock !== 'function')
-      throw new Error('@huggingface/jinja has no Interpreter.evaluateBlock: update template-budget.ts');
-    const evaluateBlock = self.evaluateBlock.bind(this);
-    self.evaluateBlock = (statements, environment) => {
-      this.step();
-      return evaluateBlock(statements, environment);
-    };
+    this.boundBlocks();
+    this.boundOperators();
     this.boundFilterGrowth();
+  }
+
+  /**
+   * A block (a loop body, an if branch, a macro body, the whole template) prints each of its
+   * statements' values after the other. The library's evaluateBlock (private in the typings,
+   * hence the instance property) is answered here with the same loop, which sizes each value
+   * before printing it and counts one step per block: an empty `{% for %}{% endfor %}` over a long
+   * range has no node of its own that would.
+   */
+  private boundBlocks(): void {
+    libraryMethod(this, 'evaluateBlock');
+    (this as unknown as { evaluateBlock: (statements: Statement[], environment: Environment) => RuntimeValue }).evaluateBlock = (
+      statements,
+      environment,
+    ) => {
+      this.step();
+      let result = '';
+      for (const statement of statements) {
+        const value = this.evaluate(statement, environment);
+        if (value.type === 'NullValue' || value.type === 'UndefinedValue') continue;
+        this.checkChars('printed', result.length + new ValueSizes().printed(value));
+        result += value.toString();
+      }
+      return new StringValue(result);
+    };
+  }
+
+  /**
+   * `a ~ b` and `a + b` (with a string, or two lists) build their result in one step: both
+   * operands are evaluated here, sized, and handed to the library's evaluateBinaryExpression as
+   * values, so its semantics (errors on undefined, number arithmetic) stay its own.
+   */
+  private boundOperators(): void {
+    const evaluateBinary = libraryMethod<(node: BinaryNode, environment: Environment) => RuntimeValue>(this, 'evaluateBinaryExpression');
+    (this as unknown as { evaluateBinaryExpression: typeof evaluateBinary }).evaluateBinaryExpression = (node, environment) => {
+      const op = node.operator?.value;
+      if (op !== '~' && op !== '+') return evaluateBinary(node, environment);
+      const left = this.evaluate(node.left, environment);
+      const right = this.evaluate(node.right, environment);
+      const list = (v: RuntimeValue) => v.type === 'ArrayValue' || v.type === 'TupleValue';
+      if (op === '+' && list(left) && list(right)) {
+        const items = (left.value as unknown[]).length + (right.value as unknown[]).length;
+        if (items > this.budget.maxListItems)
+          throw new TemplateBudgetError(`the template's + would build a list of more than ${this.budget.maxListItems} items`);
+      } else if (op === '~' || left.type === 'StringValue' || right.type === 'StringValue') {
+        const sizes = new ValueSizes();
+        this.checkChars(op, sizes.printed(left) + sizes.printed(right));
+      }
+      return evaluateBinary({ ...node, left: valueNode(left), right: valueNode(right) }, environment);
+    };
   }
 
   /**
@@ -133,35 +199,39 @@ class BudgetedInterpreter extends Interpreter {
 
   private checkGrowth(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
     const chars = filterResultChars(name, operand, args, kwargs);
-    if (chars !== null && chars > this.maxChars) {
-      throw new TemplateBudgetError(`the template's ${name} would build a string of more than ${this.maxChars} characters`);
-    }
+    if (chars !== null) this.checkChars(name, chars);
   }
 
   override evaluate(statement: Statement, environment: Environment): RuntimeValue {
+    if ((statement as { type?: string } | undefined)?.type === 'HearthValue') return (statement as unknown as ValueNode).value;
     this.step();
-    const value = this.boundedReplaceMethod(statement, environment) ?? super.evaluate(statement, environment);
+    const value = this.boundedStringMethod(statement, environment) ?? super.evaluate(statement, environment);
     if (statement && !LOOKUPS.has(statement.type)) this.checkSize(value);
     return value;
   }
 
   /**
-   * `s.replace(a, b)` on a string: the library's method builds its result in one call, so the
-   * member is answered here with the same function behind a size check (the string is evaluated
-   * once, as the library would). Null for every other node, which the library evaluates.
+   * `s.replace(a, b)` and `s.split(sep)` on a string: the library's methods build their result in
+   * one call, so the member is answered here with the same function behind a size check (the
+   * string is evaluated once, as the library would). Null for every other node, which the library
+   * evaluates.
    */
-  private boundedReplaceMethod(statement: Statement, environment: Environment): RuntimeValue | null {
+  private boundedStringMethod(statement: Statement, environment: Environment): RuntimeValue | null {
     const member = statement as unknown as MemberNode;
-    if (member?.type !== 'MemberExpression' || member.computed || member.property?.value !== 'replace') return null;
+    const name = member?.property?.value;
+    if (member?.type !== 'MemberExpression' || member.computed || (name !== 'replace' && name !== 'split')) return null;
     const object = this.evaluate(member.object as Statement, environment);
     if (object.type !== 'StringValue') return super.evaluate(statement, environment);
-    const replace = (object as unknown as { builtins: Map<string, RuntimeValue> }).builtins.get('replace') as FunctionLike;
-    const Function = replace.constructor as new (fn: FunctionLike['value']) => RuntimeValue;
+    const method = (object as unknown as { builtins: Map<string, RuntimeValue> }).builtins.get(name) as FunctionLike;
+    const Function = method.constructor as new (fn: FunctionLike['value']) => RuntimeValue;
     return new Function((args, scope) => {
       const last = args.at(-1);
       const kwargs = last?.type === 'KeywordArgumentsValue' ? (last.value as Map<string, RuntimeValue>) : new Map<string, RuntimeValue>();
-      this.checkGrowth('replace', object, kwargs.size > 0 ? args.slice(0, -1) : args, kwargs);
-      return replace.value(args, scope);
+      if (name === 'replace') this.checkGrowth('replace', object, kwargs.size > 0 ? args.slice(0, -1) : args, kwargs);
+      else if (splitParts(object.value as string, args, this.budget.maxListItems) > this.budget.maxListItems) {
+        throw new TemplateBudgetError(`the template's split would build a list of more than ${this.budget.maxListItems} items`);
+      }
+      return method.value(args, scope);
     });
   }
 
@@ -169,9 +239,15 @@ class BudgetedInterpreter extends Interpreter {
     if (++this.steps > this.budget.maxSteps) {
       throw new TemplateBudgetError(`the template evaluated more than ${this.budget.maxSteps} steps`);
     }
-    if ((this.steps & 1023) === 0 && performance.now() > this.deadline) {
+    if (performance.now() > this.deadline) {
       throw new TemplateBudgetError(`the template ran longer than ${this.budget.maxMillis} ms`);
     }
+  }
+
+  /** Refuses a string of `chars` characters (an upper bound) before `what` builds it. */
+  private checkChars(what: string, chars: number): void {
+    if (chars > this.maxChars)
+      throw new TemplateBudgetError(`the template's ${what} would build a string of more than ${this.maxChars} characters`);
   }
 
   private checkSize(value: RuntimeValue): void {
@@ -192,42 +268,6 @@ type FunctionLike = RuntimeValue & { value: (args: RuntimeValue[], scope: Enviro
 
 /** A filter node as @huggingface/jinja's parser builds it: a name, or a call of one. */
 type FilterNode = { type: string; value?: string; callee?: { value?: string } };
-
-/**
- * The characters `indent`, `replace` or `join` would produce from these operand and arguments (an
- * upper bound), or null for another filter or operand.
- */
-function filterResultChars(name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): number | null {
-  const arg = (i: number, key: string) => args[i] ?? kwargs.get(key);
-  const num = (v: RuntimeValue | undefined, fallback: number) => (typeof v?.value === 'number' ? v.value : fallback);
-  const str = (v: RuntimeValue | undefined, fallback: string) => (typeof v?.value === 'string' ? v.value : fallback);
-  if (operand.type === 'StringValue') {
-    const text = operand.value as string;
-    if (name === 'indent') {
-      const lines = text.split('\n').length;
-      return text.length + lines * Math.max(0, num(arg(0, 'width'), 4));
-    }
-    if (name === 'replace') {
-      const from = str(arg(0, 'old'), '');
-      const to = str(arg(1, 'new'), '');
-      const count = num(arg(2, 'count'), Infinity);
-      const times = Math.min(count < 0 ? Infinity : count, from === '' ? text.length + 1 : Math.floor(text.length / from.length));
-      return text.length + times * Math.max(0, to.length - from.length);
-    }
-    // Joining a string joins its characters.
-    if (name === 'join') return text.length + Math.max(0, text.length - 1) * str(arg(0, 'separator'), '').length;
-    return null;
-  }
-  if (name === 'join' && (operand.type === 'ArrayValue' || operand.type === 'TupleValue')) {
-    const items = operand.value as RuntimeValue[];
-    const sep = str(arg(0, 'separator'), '');
-    let chars = Math.max(0, items.length - 1) * sep.length;
-    // A number or other scalar prints in a few dozen characters at most.
-    for (const item of items) chars += typeof item.value === 'string' ? item.value.length : 32;
-    return chars;
-  }
-  return null;
-}
 
 /** Python's range(), refusing (before building anything) more than `max` numbers. */
 function cappedRange(max: number) {

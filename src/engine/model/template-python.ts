@@ -32,7 +32,7 @@ function runtimeValue(value: unknown): RuntimeValue {
 }
 
 const ArrayValue = runtimeValue([]).constructor as new (items: RuntimeValue[]) => RuntimeValue;
-const StringValue = runtimeValue('').constructor as new (text: string) => RuntimeValue;
+export const StringValue = runtimeValue('').constructor as new (text: string) => RuntimeValue;
 const undefinedValue = (): RuntimeValue => runtimeValue(undefined);
 
 export interface PythonFilterContext {

@@ -94,19 +94,19 @@ function checkVocabulary(tj: Json): void {
 }
 
 /**
- * Refuses a Split or Replace step whose `pattern.Regex` could backtrack catastrophically: the
- * library runs it on every prompt (regex-hazard.ts says why the check is at load). `where` is
- * the field path, e.g. `pre_tokenizer.pretokenizers[1].pattern.Regex`. Steps nested deeper than
- * any real file's (a Sequence in a Sequence) are refused, not skipped: a pattern below the depth
- * looked at would run unchecked. A pattern that is neither {Regex} nor {String} is refused too
- * (the library would warn and drop the step, tokenizing differently from the model's own), and
- * so is a Sequence without its list (the library would fail on it with a TypeError).
+ * Checks the shape of the normalizer / pre-tokenizer / decoder steps and records where each
+ * `pattern.Regex` sits (`where` is the field path, e.g. `pre_tokenizer.pretokenizers[1]`), for
+ * checkCompiledPatterns. Steps nested deeper than any real file's (a Sequence in a Sequence) are
+ * refused, not skipped: a pattern below the depth looked at would run unchecked. A pattern that is
+ * neither {Regex} nor {String} is refused too (the library would warn and drop the step,
+ * tokenizing differently from the model's own), and so is a Sequence without its list (the
+ * library would fail on it with a TypeError).
  */
-function checkPatterns(step: unknown, where: string, depth = 0): void {
+function checkPatterns(step: unknown, where: string, regexSteps: Map<object, string>, depth = 0): void {
   if (!step || typeof step !== 'object') return;
   if (depth > MAX_STEP_DEPTH) throw new TokenizerError(`tokenizer.json: ${where} nests steps more than ${MAX_STEP_DEPTH} deep`);
   if (Array.isArray(step)) {
-    step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, depth + 1));
+    step.forEach((s, i) => checkPatterns(s, `${where}[${i}]`, regexSteps, depth + 1));
     return;
   }
   const { type, behavior } = step as Json;
@@ -118,14 +118,43 @@ function checkPatterns(step: unknown, where: string, depth = 0): void {
     if (key === 'pattern') {
       const p = (value ?? {}) as Json;
       if (typeof p.Regex === 'string') {
-        const hazard = regexHazard(p.Regex);
-        if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+        regexSteps.set(step, where);
       } else if (typeof p.String !== 'string') {
         throw new TokenizerError(`tokenizer.json: ${where}.pattern must be {"Regex": "..."} or {"String": "..."}`);
       }
     } else if (typeof value === 'object') {
-      checkPatterns(value, `${where}.${key}`, depth + 1);
+      checkPatterns(value, `${where}.${key}`, regexSteps, depth + 1);
     }
+  }
+}
+
+/**
+ * Refuses a Split or Replace step whose pattern could backtrack catastrophically: the library
+ * runs it on every prompt (regex-hazard.ts says why the check is at load). What is checked is the
+ * RegExp the library compiled, not the file's text: the library rewrites Oniguruma syntax first
+ * (`\w`, `\b`, `\A` become classes and lookarounds), and the rewrite is what runs. Each step
+ * recorded in `regexSteps` must be found holding its compiled pattern; one that is not (a library
+ * version that keeps it elsewhere) is refused rather than left to run unchecked.
+ */
+function checkCompiledPatterns(inner: Tokenizer, regexSteps: Map<object, string>): void {
+  const unchecked = new Map(regexSteps);
+  const seen = new Set<unknown>();
+  const visit = (value: unknown, depth: number) => {
+    if (!value || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value) || depth > 2 * MAX_STEP_DEPTH) return;
+    seen.add(value);
+    const { config, pattern } = value as { config?: unknown; pattern?: unknown };
+    const where = config && typeof config === 'object' ? unchecked.get(config) : undefined;
+    if (where !== undefined && pattern instanceof RegExp) {
+      const hazard = regexHazard(pattern.source);
+      if (hazard) throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: ${hazard}`);
+      unchecked.delete(config!);
+    }
+    for (const child of Array.isArray(value) ? value : Object.values(value)) if (child !== config) visit(child, depth + 1);
+  };
+  const steps = inner as unknown as Record<string, unknown>;
+  for (const part of ['normalizer', 'pre_tokenizer', 'decoder', 'post_processor']) visit(steps[part], 0);
+  for (const where of unchecked.values()) {
+    throw new TokenizerError(`tokenizer.json: ${where}.pattern.Regex is refused: Hearth cannot find the compiled pattern to check it`);
   }
 }
 
@@ -211,13 +240,16 @@ export class ModelTokenizer {
     if (config.additional_special_tokens != null && !Array.isArray(config.additional_special_tokens)) {
       throw new TokenizerError('tokenizer_config.json: "additional_special_tokens" must be a list');
     }
-    for (const part of ['normalizer', 'pre_tokenizer', 'decoder', 'post_processor']) checkPatterns(tj[part], part);
+    const regexSteps = new Map<object, string>();
+    for (const part of ['normalizer', 'pre_tokenizer', 'decoder', 'post_processor']) checkPatterns(tj[part], part, regexSteps);
     let inner: Tokenizer;
     try {
       inner = new Tokenizer(tokenizerJson, config);
     } catch (e) {
       throw new TokenizerError(`tokenizer.json: ${(e as Error).message}`);
     }
+    // Before the probe below, the first run of any pattern.
+    checkCompiledPatterns(inner, regexSteps);
     const tokenizer = new ModelTokenizer(inner, tokenizerJson, config);
     tokenizer.probe();
     return tokenizer;

@@ -44,6 +44,41 @@ describe('grammarOverBudget', () => {
     expect(over({ structured_outputs: { json: { type: 'object', properties: { maxLength: { type: 'integer' } } } } })).toBeNull();
   });
 
+  it('caps the total of a grammar, not just each construct (issue 26)', () => {
+    const strings = (n: number, maxLength: number) => ({
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, { type: 'string', maxLength }])),
+    });
+    const wide = { response_format: { type: 'json_schema' as const, json_schema: { name: 'w', schema: strings(24, 10_000) } } };
+    expect(over(wide)).toMatch(
+      /the JSON schema's string length bounds \(200 more for each bounded string\) and pattern counts add up to 244800, over Hearth's limit of 20000 for one grammar/,
+    );
+    // One string at its own cap fits, as do ten of 1,000; two at the cap do not.
+    expect(over({ structured_outputs: { json: strings(1, 10_000) } })).toBeNull();
+    expect(over({ structured_outputs: { json: strings(10, 1000) } })).toBeNull();
+    expect(over({ structured_outputs: { json: strings(2, 10_000) } })).toMatch(/add up to 20400/);
+    // Many small bounded strings cost their fixed part: 200 strings of maxLength 1.
+    expect(over({ structured_outputs: { json: strings(200, 1) } })).toMatch(/add up to 40200/);
+    // A schema's patterns count with its strings.
+    const patterns = {
+      type: 'array',
+      prefixItems: [
+        { type: 'string', pattern: 'a{0,9000}' },
+        { type: 'string', pattern: 'b{0,9000}' },
+        { type: 'string', maxLength: 2000 },
+      ],
+    };
+    expect(over({ structured_outputs: { json: patterns } })).toMatch(/add up to 20200/);
+    // A regex or grammar: its repetition counts, as expanded, add up.
+    expect(over({ structured_outputs: { regex: 'a{0,60000}b{0,60000}' } })).toMatch(
+      /the regex's repetition counts add up to 120000, over Hearth's limit of 100000 for one grammar/,
+    );
+    expect(over({ structured_outputs: { grammar: 'root ::= ("a"{0,10}){0,900} "b"{0,95000}' } })).toMatch(
+      /the grammar's repetition counts add up to 104010/,
+    );
+    expect(over({ structured_outputs: { regex: 'a{0,50000}b{0,50000}' } })).toBeNull();
+  });
+
   it('caps the size of the text', () => {
     const choices = Array.from({ length: 30_000 }, (_, i) => `choice number ${i}`);
     expect(over({ structured_outputs: { choice: choices } })).toMatch(

@@ -36,8 +36,25 @@ describe('regexHazard', () => {
     ['(?<w>a)\\k<w>', /backreferences/],
     ['a*b*c*', /more than 2 unbounded/],
     ['a{1,5000}', /over the limit of 1000/],
+    // Issue 26: bounded quantifiers with a long range backtrack as unbounded ones do.
+    ['.{0,999}'.repeat(12) + 'x', /more than 2 unbounded or long \(over 16 repeats\) quantifiers/],
+    ['a{0,17}b{0,17}c{0,17}', /more than 2 unbounded or long/],
+    ['(?:x+|y)(?:x+|y)(?:x+|y)', /more than 2 unbounded or long/],
+    // Short choices multiply along one alternative, and alternatives add up.
+    ['a?'.repeat(9), /multiply to more than 256 ways/],
+    ['(?:a|b)'.repeat(9) + 'c', /multiply to more than 256 ways/],
+    ['a{0,16}'.repeat(2) + 'b{0,2}', /multiply to more than 256 ways/],
+    [Array.from({ length: 20 }, () => 'a{0,15}').join('|'), /add up to more than 256 ways/],
   ])('refuses %s', (pattern, reason) => {
     expect(regexHazard(pattern)).toMatch(reason);
+  });
+
+  it('accepts short bounded choices up to the limit, and one or two long quantifiers', () => {
+    expect(regexHazard('a?'.repeat(8))).toBeNull();
+    expect(regexHazard('.{0,999}')).toBeNull();
+    expect(regexHazard('.{0,999}x.{0,999}')).toBeNull();
+    expect(regexHazard('(?:ab){0,16}')).toBeNull();
+    expect(regexHazard('(?:a|b)(?:c|d)?e{1,3}')).toBeNull();
   });
 
   it('refuses a pattern over the length cap', () => {
@@ -66,6 +83,28 @@ describe('files holding patterns', () => {
     expect(() => ModelTokenizer.fromJson(replace)).toThrow(/normalizer\.pattern\.Regex is refused/);
   });
 
+  it('a Split with bounded quantifiers that backtrack like unbounded ones is refused at load, naming the field', () => {
+    const hostile = structuredClone(tokenizerJson);
+    hostile.pre_tokenizer.pretokenizers.unshift({
+      type: 'Split',
+      pattern: { Regex: '.{0,999}'.repeat(12) + 'x' },
+      behavior: 'Isolated',
+      invert: false,
+    });
+    expect(() => ModelTokenizer.fromJson(hostile)).toThrow(
+      /^tokenizer\.json: pre_tokenizer\.pretokenizers\[0\]\.pattern\.Regex is refused: more than 2 unbounded or long/,
+    );
+  });
+
+  it('the pattern checked is the one the library runs: its rewrite of Oniguruma escapes', () => {
+    // The file's text has no alternation, but the library runs `\b` as an alternation of
+    // lookarounds, here inside a repeated group.
+    expect(regexHazard('(?:\\bx)+')).toBeNull();
+    const rewritten = structuredClone(tokenizerJson);
+    rewritten.normalizer = { type: 'Replace', pattern: { Regex: '(?:\\bx)+' }, content: '' };
+    expect(() => ModelTokenizer.fromJson(rewritten)).toThrow(/^tokenizer\.json: normalizer\.pattern\.Regex is refused: .*alternation/);
+  });
+
   it('a safe Split pattern still loads and tokenizes', () => {
     const safe = structuredClone(tokenizerJson);
     safe.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { Regex: PUBLISHED.qwen2 }, behavior: 'Isolated', invert: false });
@@ -86,6 +125,9 @@ describe('files holding patterns', () => {
       /adapter_config\.json: target_modules pattern is refused/,
     );
     expect(() => parseAdapterConfig({ ...base, target_modules: 'q_proj|' + 'x'.repeat(300) })).toThrow(/over the limit of 256/);
+    expect(() => parseAdapterConfig({ ...base, target_modules: '.{0,999}'.repeat(12) + 'x' })).toThrow(
+      /adapter_config\.json: target_modules pattern is refused \(more than 2 unbounded or long/,
+    );
     expect(() => parseAdapterConfig({ ...base, r: 4096, target_modules: ['q_proj'] })).toThrow(/"r" is 4096; .* up to 256/);
   });
 });

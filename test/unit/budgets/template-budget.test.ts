@@ -36,7 +36,7 @@ describe('renderWithBudget', () => {
     const doubling = '{% set ns = namespace(s="ab") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}';
     expect(() => render(doubling)).toThrow(/string of more than/);
     const lists = '{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | length }}';
-    expect(() => render(lists)).toThrow(/list of more than 1000000 items/);
+    expect(() => render(lists)).toThrow(/\+ would build a list of more than 100000 items/);
   });
 
   it('refuses a filter whose result would be oversized before it builds it', () => {
@@ -62,6 +62,51 @@ describe('renderWithBudget', () => {
     expect(render(methods)).toBe('axycxy|axcb|axcb');
   });
 
+  it('sizes a value printed over shared references before building it, by every way a value becomes text', () => {
+    // 8 x 8 x 8 references to one range(100000): 51 M numbers in one step (issue 26).
+    const shared =
+      '{% set r = range(100000) %}{% set a = [r, r, r, r, r, r, r, r] %}{% set b = [a, a, a, a, a, a, a, a] %}{% set d = [b, b, b, b, b, b, b, b] %}';
+    // "would build": refused from the operands, not after building (that message says "built").
+    for (const [use, what] of [
+      ['{{ d | tojson }}', 'tojson'],
+      ['{{ d | tojson(indent=2) }}', 'tojson'],
+      ['{{ d }}', 'printed'],
+      ["{{ d ~ '' }}", '~'],
+      ["{{ 'x' + d }}", '\\+'],
+      ['{{ d | join }}', 'join'],
+      ["{{ d | join(', ') }}", 'join'],
+    ]) {
+      expect(() => render(shared + use), use).toThrow(new RegExp(`the template's ${what} would build a string of more than`));
+    }
+    // Indentation and separators count: a small list with a huge indent or separator is refused too.
+    expect(() => render('{{ [[1], [2]] | tojson(indent=10000000) }}')).toThrow(/tojson would build/);
+    const comma = '{% set ns = namespace(s=",") %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}';
+    expect(() => render(`${comma}{{ range(10) | tojson(separators=(ns.s, ':')) }}`)).toThrow(/tojson would build/);
+    // Printing accumulates: the fifth print of a 1 M string passes the cap, and is refused before it is added.
+    const wide = '{% set ns = namespace(s="y") %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}';
+    expect(() => render(`${wide}${'{{ ns.s }}'.repeat(5)}`)).toThrow(/printed would build/);
+  });
+
+  it('splits a string only into as many parts as a list may hold, counted before splitting', () => {
+    const wide = '{% set ns = namespace(s="y ") %}{% for i in range(18) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}';
+    expect(() => render(`${wide}{{ ns.s.split('y') | length }}`)).toThrow(/split would build a list of more than 100000 items/);
+    expect(() => render(`${wide}{{ ns.s.split() | length }}`)).toThrow(/split would build a list of more than 100000 items/);
+    expect(render(`${wide}{{ ns.s.split('y', 2) | length }}`)).toBe('3');
+    const methods = "{{ 'a b  c'.split() }}{{ 'a,b,,c'.split(',') }}{{ 'a,b,c'.split(',', 1) }}";
+    expect(render(methods)).toBe(new Template(methods).render({}));
+  });
+
+  it('prints values within the caps exactly as the library does', () => {
+    const vars = {
+      tools: [{ type: 'function', function: { name: 'add', description: 'Adds "a" and \\b.\n', parameters: { a: 1.5, b: [true, null] } } }],
+      messages: conversation(3),
+    };
+    const source =
+      '{{ tools | tojson }}|{{ tools | tojson(indent=2) }}|{{ tools | tojson(separators=(",", ":")) }}|{{ messages }}|' +
+      "{{ range(3) ~ 'x' }}|{{ 'n' + 1 }}|{{ [1, 2] + [3] }}|{{ messages | map(attribute='content') | join(', ') }}|{{ 2.0 }}{{ none }}";
+    expect(render(source, vars)).toBe(new Template(source).render(vars));
+  });
+
   it('does not count the text the request brought against the string cap', () => {
     const long = 'x'.repeat(TEMPLATE_BUDGET.maxStringChars + 10);
     expect(render('{{ messages[0].content }}!', { messages: [{ role: 'user', content: long }] })).toHaveLength(long.length + 1);
@@ -70,6 +115,9 @@ describe('renderWithBudget', () => {
   it('stops on the clock when one step does a lot of work', () => {
     const budget = { ...TEMPLATE_BUDGET, maxMillis: 0, maxSteps: Number.MAX_SAFE_INTEGER };
     expect(() => render('{% for i in range(5000) %}{{ i }}{% endfor %}', {}, budget)).toThrow(/longer than 0 ms/);
+    // The clock is read at every step: a render of a few dozen steps stops too (issue 26: read every
+    // 1024 steps, a render whose steps each did much work overran by seconds).
+    expect(() => render('{% for i in range(10) %}{{ i }}{% endfor %}', {}, budget)).toThrow(/longer than 0 ms/);
   });
 
   it('keeps the globals transformers gives templates', () => {
@@ -91,6 +139,16 @@ describe('ChatTemplate and ChatTemplates under the budget', () => {
     }
   });
 
+  it('refuses a request template with a long whitespace run before compiling it, and compiles one within the limit', () => {
+    expect(() => new ChatTemplate(' '.repeat(250_000))).toThrow(
+      expect.objectContaining({
+        overBudget: true,
+        message: expect.stringMatching(/run of 250000 whitespace characters at position 0, over the limit of 512/),
+      }),
+    );
+    expect(new ChatTemplate(`a${'\u3000'.repeat(512)}b`).render({ messages: [] })).toBe(`a${'\u3000'.repeat(512)}b`);
+  });
+
   it('a template error that is not the budget stays an ordinary ChatTemplateError', () => {
     const t = new ChatTemplate("{{ raise_exception('roles must alternate') }}");
     expect(() => t.render({ messages: [] })).toThrow(expect.objectContaining({ overBudget: false }));
@@ -101,6 +159,10 @@ describe('ChatTemplate and ChatTemplates under the budget', () => {
     expect(() => new ChatTemplates(loop, null, {})).toThrow(/^chat_template\.jinja: .*budget/);
     expect(() => new ChatTemplates(null, loop, {})).toThrow(/^tokenizer_config\.json: "chat_template": .*budget/);
     expect(() => new ChatTemplates(null, 'x'.repeat(300 * 1024), {})).toThrow(/over the limit of 262144/);
+    // A long whitespace run is refused before the library's compile, whose cost is quadratic in it (issue 26).
+    expect(() => new ChatTemplates(`{{ 'a' }}\n${' \t'.repeat(300)}x`, null, {})).toThrow(
+      /^chat_template\.jinja: chat template has a run of 601 whitespace characters at position 9, over the limit of 512/,
+    );
     // A template that raises on the sample conversation is the conversation's problem, not the file's.
     expect(new ChatTemplates(null, "{{ raise_exception('no') }}", {}).available).toBe(true);
   });

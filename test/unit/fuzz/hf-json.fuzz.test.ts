@@ -47,8 +47,14 @@ function smallTokenizer(qwenPreTokenizer: boolean): Json {
   return out;
 }
 
-/** Regexes a hostile tokenizer.json may carry in a Split or Replace pattern. */
-const HOSTILE_PATTERNS = ['(a|a)*$', '(.*)*x', '((a+)+)+b', '(?<=a+)b', '\\1(a)', '[', '(?:', 'a{1,100000}', '(?i)x', '\\p{Foo}'];
+/**
+ * Regexes a hostile tokenizer.json may carry in a Split or Replace pattern; the second line's
+ * bounded quantifiers and chained choices backtrack as badly as unbounded ones (issue 26).
+ */
+const HOSTILE_PATTERNS = [
+  ...['(a|a)*$', '(.*)*x', '((a+)+)+b', '(?<=a+)b', '\\1(a)', '[', '(?:', 'a{1,100000}', '(?i)x', '\\p{Foo}'],
+  ...['.{0,999}'.repeat(12) + 'x', '\\s{0,500}'.repeat(3) + '$', '(?:a|\\p{L})'.repeat(24) + '!', 'a?'.repeat(30) + 'b', '(?:\\bx){2,}'],
+];
 
 /** Qwen3's Split step with its pattern swapped for each hostile one. */
 function patternMutants(tj: Json): Array<Mutant<Json>> {
@@ -99,7 +105,7 @@ describe('tokenizer.json and tokenizer_config.json fuzzing', () => {
       expect(refused).toBeGreaterThan(10);
       if (qwen) {
         const hostile = await expectParsesOrRefuses(patternMutants(tj), build, [TokenizerError]);
-        expect(hostile.refused).toBeGreaterThanOrEqual(5);
+        expect(hostile.refused).toBeGreaterThanOrEqual(10);
       }
     });
   }
