@@ -89,7 +89,9 @@ export function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Ui
     if (t.name.endsWith('norm.weight')) values = values.map((w) => w + 1);
     return { name: ggufName(t.name), ne: [...t.shape].reverse(), type: 'F32', data: new Uint8Array(values.buffer) };
   });
+  // Byte tokens and a few merges, then unused ids up to the model's rows (llama.cpp takes n_vocab from the list).
   const tokens = [...BYTE_TO_CHAR, ...EXTRA_TOKENS];
+  while (tokens.length < V) tokens.push(`<unused${tokens.length}>`);
   const a = 'gemma3';
   return writeGguf({
     metadata: [
@@ -107,6 +109,13 @@ export function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Ui
       [`${a}.attention.sliding_window`, gv.u32(cfg.slidingWindow!)],
       [`${a}.rope.freq_base`, gv.f32(cfg.ropeTheta)],
       [`${a}.rope.freq_base_swa`, gv.f32(cfg.ropeLocalTheta!)],
+      // convert_hf_to_gguf.py writes a linear rope_scaling (4B and up) as rope.scaling.type / factor.
+      ...(cfg.ropeScaling?.type === 'linear'
+        ? ([
+            [`${a}.rope.scaling.type`, gv.str('linear')],
+            [`${a}.rope.scaling.factor`, gv.f32(cfg.ropeScaling.factor)],
+          ] as const)
+        : []),
       ['tokenizer.ggml.model', gv.str('gpt2')],
       ['tokenizer.ggml.pre', gv.str('default')],
       ['tokenizer.ggml.tokens', gv.strs(tokens)],
