@@ -44,6 +44,8 @@ export interface BaseModelInfo {
    * DESIGN.md); null until known.
    */
   gpuBytes: number | null;
+  /** What loading it warned about (e.g. tokenizer tokens past the embedding rows, dropped; issue 21). */
+  warnings: string[];
 }
 
 export type BaseModelOrigin =
@@ -108,6 +110,7 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
     quantization: null,
     // The manifest counts every file (tokenizer included), not the weights alone.
     gpuBytes: null,
+    warnings: [],
   };
 }
 
@@ -150,6 +153,7 @@ function addedInfo(
     format: r.format ?? 'safetensors',
     quantization: r.quantization ?? null,
     gpuBytes: r.gpuBytes ?? r.bytes,
+    warnings: r.warnings ?? [],
   };
 }
 
