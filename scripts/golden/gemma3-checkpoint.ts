@@ -1,6 +1,7 @@
 /**
  * Writes the Gemma 3 golden checkpoint (test/unit/model/gemma3-golden.ts: gemma-3-270m's per-layer
- * shape, seeded bf16 weights) as a Hugging Face folder, with a PEFT adapter beside it and the prompt,
+ * shape, seeded bf16 weights) as a Hugging Face folder, with a PEFT adapter beside it (one SFT step
+ * of Hearth's reference trainer, exported as a job's checkpoint is) and the prompt,
  * for scripts/golden/gemma3_transformers.py, which runs this first. Nothing here is committed: the
  * weights are remade from their seed by the test that reads the golden numbers.
  *
@@ -11,11 +12,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ReferenceModel } from '../../src/engine/reference/model';
 import {
   GOLDEN_CONFIG_JSON,
   GOLDEN_PROMPT,
   goldenAdapterFiles,
-  goldenLoraTensors,
+  goldenConfig,
+  goldenSftAdapter,
   goldenSafetensors,
   goldenTensors,
 } from '../../test/unit/model/gemma3-golden';
@@ -25,8 +28,9 @@ if (!out) throw new Error('usage: npx tsx scripts/golden/gemma3-checkpoint.ts <f
 mkdirSync(join(out, 'model'), { recursive: true });
 mkdirSync(join(out, 'adapter'), { recursive: true });
 writeFileSync(join(out, 'model', 'config.json'), JSON.stringify(GOLDEN_CONFIG_JSON, null, 2));
-writeFileSync(join(out, 'model', 'model.safetensors'), goldenSafetensors(goldenTensors()));
-const adapter = goldenAdapterFiles(goldenLoraTensors());
+const tensors = goldenTensors();
+writeFileSync(join(out, 'model', 'model.safetensors'), goldenSafetensors(tensors));
+const adapter = goldenAdapterFiles(goldenSftAdapter(new ReferenceModel(goldenConfig(), tensors)));
 writeFileSync(join(out, 'adapter', 'adapter_config.json'), adapter.adapterConfig);
 writeFileSync(join(out, 'adapter', 'adapter_model.safetensors'), adapter.adapterModel);
 writeFileSync(join(out, 'prompt.json'), JSON.stringify(GOLDEN_PROMPT));

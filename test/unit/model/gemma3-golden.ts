@@ -10,7 +10,11 @@ import type { ModelConfig } from '../../../src/engine/model/config';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import type { TensorData } from '../../../src/engine/model/tensor';
-import { LORA_MODULES, randomLoraTensors } from '../../../src/engine/reference/lora';
+import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { adamwStep } from '../../../src/engine/reference/adamw';
+import { LORA_MODULES, loraModuleDims, loraTensorName, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import type { ReferenceModel } from '../../../src/engine/reference/model';
+import { lossAndGradients } from '../../../src/engine/reference/model-train';
 import { Rng } from '../../../src/engine/reference/random';
 import { adapterFiles } from '../../../src/service/training/adapter-files';
 import { gemma3Fixture, randomGemma3Tensors } from './gemma3-fixtures';
@@ -39,7 +43,35 @@ export const goldenTensors = (): TensorData[] => randomGemma3Tensors(goldenConfi
 /** The checkpoint's model.safetensors as written for transformers (its sha256 is in the golden file). */
 export const goldenSafetensors = (tensors: readonly TensorData[]): Uint8Array => writeSafetensors(tensors, { format: 'pt' });
 
-/** A rank-8 adapter on every module, B not zero, as Hearth exports a checkpoint (PEFT's two files). */
+/** A rank-8 adapter on every module, as a checkpoint of an SFT job is exported (PEFT's two files). */
 export const GOLDEN_LORA = { rank: 8, alpha: 16, targetModules: [...LORA_MODULES], useRslora: false };
-export const goldenLoraTensors = (): TensorData[] => randomLoraTensors(goldenConfig(), GOLDEN_LORA.rank, LORA_MODULES, 22, 'f32', 0.2);
 export const goldenAdapterFiles = (tensors: readonly TensorData[]) => adapterFiles('hearth/gemma3-golden', GOLDEN_LORA, tensors);
+
+/**
+ * The adapter after one SFT step of Hearth's reference trainer (the oracle the GPU trainer's
+ * gradients and AdamW are tested against, train-gemma3.test.ts) on the golden prompt: from a fresh
+ * adapter (seeded A, B zero), the mean next-token loss over the prompt, AdamW at lr 1e-2.
+ */
+export function goldenSftAdapter(model: ReferenceModel): TensorData[] {
+  const cfg = model.config;
+  const fresh = randomLoraTensors(cfg, GOLDEN_LORA.rank, LORA_MODULES, 22, 'f32', 0);
+  const lora = referenceLora(cfg, GOLDEN_LORA, fresh);
+  const T = GOLDEN_PROMPT.length;
+  const coeffs = Float64Array.from({ length: T }, (_, t) => (t + 1 < T ? 1 / (T - 1) : 0));
+  const { grads } = lossAndGradients(model, lora, GOLDEN_PROMPT, coeffs);
+  const adamw = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 };
+  const out: TensorData[] = [];
+  for (const { layer, module, weights } of lora.entries()) {
+    const g = grads!.get(layer, module)!;
+    const d = loraModuleDims(cfg, module);
+    for (const [which, w, dw, shape] of [
+      ['A', weights.A, g.A, [GOLDEN_LORA.rank, d.in]],
+      ['B', weights.B, g.B, [d.out, GOLDEN_LORA.rank]],
+    ] as const) {
+      const p = Float32Array.from(w);
+      adamwStep(p, new Float32Array(p.length), new Float32Array(p.length), dw, 1, adamw);
+      out.push(tensorFromF32(loraTensorName(layer, module, which), [...shape], p, 'f32'));
+    }
+  }
+  return out;
+}
