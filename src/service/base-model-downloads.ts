@@ -68,7 +68,7 @@ export interface BaseModelDeps {
 /** What the loader learnt of a repository, as stored in the record. */
 function summary(
   files: LoadedModelFiles,
-): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'gpuBytes' | 'maxPositionEmbeddings'> {
+): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'gpuBytes' | 'maxPositionEmbeddings' | 'warnings'> {
   const parameters = files.weights.reduce((s, w) => s + w.shape.reduce((p, d) => p * d, 1), 0);
   return {
     architecture: files.config.arch,
@@ -76,6 +76,7 @@ function summary(
     bytes: files.fileWeightBytes ?? files.weightBytes,
     gpuBytes: files.weightBytes,
     maxPositionEmbeddings: files.config.maxPositionEmbeddings,
+    warnings: files.warnings ?? [],
   };
 }
 

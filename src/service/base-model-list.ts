@@ -46,6 +46,8 @@ export interface BaseModelInfo {
    * DESIGN.md); null until known.
    */
   gpuBytes: number | null;
+  /** What loading it warned about (e.g. tokenizer tokens past the embedding rows, dropped; issue 21). */
+  warnings: string[];
 }
 
 export type BaseModelOrigin =
@@ -111,6 +113,7 @@ function bundledInfo(entry: BaseModelEntry, cached: CachedModelInfo | undefined,
     quantization: null,
     // The manifest counts every file (tokenizer included), not the weights alone.
     gpuBytes: null,
+    warnings: [],
   };
 }
 
@@ -154,6 +157,7 @@ function addedInfo(
     format: r.format ?? 'safetensors',
     quantization: r.quantization ?? null,
     gpuBytes: r.gpuBytes ?? r.bytes,
+    warnings: r.warnings ?? [],
   };
 }
 

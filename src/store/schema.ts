@@ -254,6 +254,8 @@ export interface BaseModelRecord {
   quantizeOnLoad?: 'q8_0' | 'q4_k';
   /** GPU bytes of the weights when they differ from `bytes` (the files'): a model quantized on load. */
   gpuBytes?: number | null;
+  /** What the loader accepted but warns about (added tokens past the embedding rows dropped, issue 21); absent: none. */
+  warnings?: string[];
   startedAt: number;
   updatedAt: number;
 }

@@ -162,7 +162,7 @@ export class HearthBaseModels extends LitElement {
               <td>${formatCount(m.parameters)}</td>
               <td>${formatBytes(m.bytes)}${m.cached_bytes ? html`<br /><span class="muted">${formatBytes(m.cached_bytes)} cached</span>` : nothing}
                 <br /><span class="muted" data-field="format">${m.format === 'gguf' ? `GGUF${m.quantization ? ` ${m.quantization}` : ''}` : `safetensors${m.quantization ? ` as ${m.quantization}` : ''}`}${m.gpu_bytes ? ` · ${formatBytes(m.gpu_bytes)} on GPU` : ''}</span></td>
-              <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}</td>
+              <td><span class=${statusClass(m.status)} data-field="status">${m.status}</span>${m.loaded ? html` <span class="pill ok">on GPU</span>` : nothing}${this._progress(m)}${(m.warnings ?? []).map((w) => html`<p class="muted" data-field="warning">⚠ ${w}</p>`)}</td>
               <td class="row">
                 ${
                   (m.status === 'paused' || m.status === 'error') && (m.source === 'huggingface' || m.source === 'url')

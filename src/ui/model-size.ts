@@ -13,7 +13,7 @@
  */
 
 export interface ModelShape {
-  arch: 'llama' | 'qwen2' | 'qwen3';
+  arch: 'llama' | 'qwen2' | 'qwen3' | 'gemma3';
   hidden: number;
   layers: number;
   heads: number;
@@ -24,6 +24,8 @@ export interface ModelShape {
   tied: boolean;
   qkvBias?: boolean;
   qkNorm?: boolean;
+  /** Gemma 3: two more norms per layer, on the attention and MLP outputs. */
+  sandwichNorms?: boolean;
 }
 
 /** Bytes per block and elements per block (ggml-common.h). */
@@ -69,9 +71,10 @@ function matrices(s: ModelShape): Matrix[] {
   return out;
 }
 
-/** F32 vectors: norms (and Qwen3's q/k norms), biases. */
+/** F32 vectors: norms (Gemma's sandwich norms, Qwen3's and Gemma's q/k norms), biases. */
 function vectorElements(s: ModelShape): number {
-  const perLayer = 2 * s.hidden + (s.qkNorm ? 2 * s.headDim : 0) + (s.qkvBias ? (s.heads + 2 * s.kvHeads) * s.headDim : 0);
+  const norms = (s.sandwichNorms ? 4 : 2) * s.hidden + (s.qkNorm ? 2 * s.headDim : 0);
+  const perLayer = norms + (s.qkvBias ? (s.heads + 2 * s.kvHeads) * s.headDim : 0);
   return s.layers * perLayer + s.hidden;
 }
 

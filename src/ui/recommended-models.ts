@@ -90,7 +90,7 @@ export class HearthRecommendedModels extends LitElement {
     const label = `${m.name} ${d.format === 'gguf' ? `GGUF ${d.type}` : `safetensors ${d.type}`}`;
     return html`<tr data-recommended=${downloadId(d)}>
       ${i === 0 ? html`<td rowspan=${m.downloads.length}><strong>${m.name}</strong><br /><span class="muted">${m.shape.arch} · ${formatCount(parameterCount(m.shape))} parameters</span></td>` : nothing}
-      <td>${d.format === 'gguf' ? `GGUF ${d.type}` : `safetensors ${d.type}`}<br /><span class="muted">${d.repo}</span>${d.gated ? html`<br /><span class="muted">gated: set a Hugging Face token in Settings</span>` : nothing}</td>
+      <td>${d.format === 'gguf' ? `GGUF ${d.type}` : `safetensors ${d.type}`}<br /><span class="muted">${d.repo}</span>${d.gated ? html`<br /><span class="muted" data-field="gated">gated: accept its license on the Hub, then set your Hugging Face access token in <a href="#/settings">Settings</a></span>` : nothing}</td>
       <td class="num">about ${formatBytes(weights)}</td>
       <td class="num" data-field="gpu">about ${formatBytes(weights + kv)}
         ${binding && largest > binding ? html`<br /><span class="muted">embedding in ${Math.ceil(largest / binding)} bindings</span>` : nothing}</td>

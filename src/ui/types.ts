@@ -65,6 +65,8 @@ export interface BaseModel {
   quantization: string | null;
   /** Measured while on the GPU, else the weights' bytes. */
   gpu_bytes: number | null;
+  /** What loading it warned about (tokenizer tokens past the embedding rows, dropped). */
+  warnings: string[];
 }
 
 /** GET /v1/preview/settings: whether a Hugging Face token is set (never the token) and the mirror. */

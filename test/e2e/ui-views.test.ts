@@ -416,6 +416,10 @@ it('keeps the Hugging Face token write-only, and downloads a recommended model i
   const qwen = await recommended.locator('tr[data-recommended="Qwen/Qwen2.5-1.5B-Instruct"]').innerText();
   if (151936 * 1536 * 2 > binding) expect(qwen).toContain(`embedding in ${Math.ceil((151936 * 1536 * 2) / binding)} bindings`);
   else expect(qwen).not.toContain('bindings');
+  // Gated repositories say a token is needed, with a link to the Settings field (issue 21: Gemma 3).
+  const gemma = recommended.locator('tr[data-recommended="google/gemma-3-270m-it"] [data-field="gated"]');
+  expect(await gemma.innerText()).toMatch(/Hugging Face access token in Settings/);
+  expect(await gemma.getByRole('link', { name: 'Settings' }).getAttribute('href')).toBe('#/settings');
   const file = 'SmolLM2-135M-Instruct-Q8_0.gguf';
   const row = recommended.locator(`tr[data-recommended="bartowski/SmolLM2-135M-Instruct-GGUF/${file}"]`);
   expect(await row.innerText()).toMatch(/about 136 MiB[\s\S]*about \d+ MiB/);

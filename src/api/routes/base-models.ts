@@ -55,6 +55,7 @@ export function baseModelView(m: BaseModelInfo) {
     format: m.format,
     quantization: m.quantization,
     gpu_bytes: m.gpuBytes,
+    warnings: m.warnings,
   };
 }
 

@@ -28,7 +28,7 @@ import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { KvCache } from '../model/kv-cache';
-import { embeddingScaleIn, type WeightSet } from '../model/weights';
+import { embeddingScaleOf, type WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
 
 /** Largest row count the GEMV path takes (Gemv's limit). */
@@ -96,7 +96,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
       calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
   };
 
-  const scale = embeddingScaleIn(cfg, weights.embedding.dtype);
+  const scale = embeddingScaleOf(cfg);
   calls.push(...dense.embedding.encode({ out: step.h, tokens: step.tokens, embedding: weights.embedding, T, scale }));
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];

@@ -3,8 +3,10 @@
  * `apply_chat_template` does when vLLM calls it, over @huggingface/jinja (Jinja with trim_blocks
  * and lstrip_blocks, `raise_exception` and `strftime_now` as in transformers).
  *
- * What happens before the template sees the messages (vLLM `parse_chat_messages`):
- * content given as a list of parts becomes their texts joined by "\n"; null content becomes "";
+ * What happens before the template sees the messages (vLLM `parse_chat_messages`): content given as
+ * a list of parts becomes their texts joined by "\n", unless the template loops over content parts
+ * (chat-content-format.ts: Gemma 3's), which then gets the list of text parts ({type: "text", text})
+ * as vLLM and transformers hand it over; null content becomes "";
  * assistant tool-call `arguments` given as a JSON string are parsed to an object.
  * Template variables (transformers): messages, tools, documents, add_generation_prompt, the special
  * token strings (bos_token, eos_token, pad_token, unk_token) and every chat_template_kwargs entry
@@ -13,6 +15,7 @@
  * Not here: tokenizing the prompt (tokenizer.ts), request validation (the chat service).
  */
 import { Template } from '@huggingface/jinja';
+import { detectContentFormat, type ContentFormat } from './chat-content-format';
 import { renderWithBudget, TemplateBudgetError } from './template-budget';
 
 /**
@@ -119,6 +122,8 @@ export interface SpecialTokenStrings {
 
 export class ChatTemplate {
   private readonly template: Template;
+  /** How messages' content reaches the template (vLLM's "auto" content format). */
+  readonly contentFormat: ContentFormat;
 
   /** Compiles the Jinja source; a syntax error is a ChatTemplateError. */
   constructor(
@@ -142,6 +147,7 @@ export class ChatTemplate {
       const why = e instanceof TypeError ? 'it ends inside an unclosed tag or block' : (e as Error).message;
       throw new ChatTemplateError(`chat template does not compile: ${why}`);
     }
+    this.contentFormat = detectContentFormat(this.template.parsed);
   }
 
   render(options: RenderChatOptions): string {
@@ -150,7 +156,7 @@ export class ChatTemplate {
     if (addGenerationPrompt && continueFinal) {
       throw new ChatTemplateError('Cannot set both `continue_final_message` and `add_generation_prompt` to True.');
     }
-    const messages = options.messages.map(prepareMessage);
+    const messages = options.messages.map((m, i) => prepareMessage(m, i, this.contentFormat));
     if (continueFinal && messages.length === 0) {
       throw new ChatTemplateError('continue_final_message is set but there are no messages');
     }
@@ -169,16 +175,22 @@ export class ChatTemplate {
       if (e instanceof TemplateBudgetError) throw new ChatTemplateError(`chat template exceeds its budget: ${e.message}`, true);
       throw new ChatTemplateError(`chat template failed: ${(e as Error).message}`);
     }
-    return continueFinal ? cutAfterFinalMessage(text, messages[messages.length - 1].content as string) : text;
+    return continueFinal ? cutAfterFinalMessage(text, contentText(messages[messages.length - 1].content, messages.length - 1)) : text;
   }
 }
 
 /** vLLM's message normalisation (see the header). Returns a new object; the input is untouched. */
-function prepareMessage(message: ChatMessage, index: number): ChatMessage {
+function prepareMessage(message: ChatMessage, index: number, format: ContentFormat): ChatMessage {
   if (!message || typeof message.role !== 'string') {
     throw new ChatTemplateError(`messages[${index}] has no "role"`);
   }
-  const out: ChatMessage = { ...message, content: contentText(message.content, index) };
+  // A template that loops over content parts gets them as parts (each text or refusal part one text
+  // part, as vLLM wraps them); string and null content reach every template as a string.
+  const content =
+    format === 'openai' && Array.isArray(message.content)
+      ? contentTexts(message.content, index).map((text) => ({ type: 'text', text }))
+      : contentText(message.content, index);
+  const out: ChatMessage = { ...message, content };
   if (message.tool_calls != null) {
     out.tool_calls = message.tool_calls.map((call, j) => {
       const args = call.function?.arguments;
@@ -196,8 +208,12 @@ function prepareMessage(message: ChatMessage, index: number): ChatMessage {
 }
 
 function contentText(content: ChatMessage['content'], index: number): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
+  return content == null ? '' : contentTexts(content, index).join('\n');
+}
+
+/** The texts of a message's content: the string, or each text (or refusal) part's. */
+function contentTexts(content: string | ChatContentPart[], index: number): string[] {
+  if (typeof content === 'string') return [content];
   if (!Array.isArray(content)) throw new ChatTemplateError(`messages[${index}].content must be a string or a list of parts`);
   const texts: string[] = [];
   content.forEach((part, j) => {
@@ -209,7 +225,7 @@ function contentText(content: ChatMessage['content'], index: number): string {
       );
     }
   });
-  return texts.join('\n');
+  return texts;
 }
 
 /**

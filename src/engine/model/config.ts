@@ -128,8 +128,8 @@ export interface ModelConfig {
   // families, which behave as the defaults say.
   /** RMSNorm multiplies by (normWeightOffset + w): 1 in Gemma ("x * (1 + w)"); default 0. */
   normWeightOffset?: number;
-  /** Token embeddings are multiplied by this (Gemma: sqrt(hidden_size), rounded to the embedding's
-   *  dtype as transformers casts its normaliser, see embeddingScaleIn); default 1. */
+  /** Token embeddings are multiplied by this (Gemma: sqrt(hidden_size), applied in f32, see
+   *  embeddingScaleOf); default 1. */
   embeddingScale?: number;
   /** Gemma's sandwich norms: post_attention_layernorm on the attention output and post_feedforward_layernorm
    *  on the MLP output before each residual add, pre_feedforward_layernorm before the MLP. */

@@ -70,6 +70,8 @@ export interface LoadedModelFiles {
    * makes them on the CPU.
    */
   quantizeOnLoad?: QuantizeOnLoadPlan;
+  /** What the loader accepted but a person should know, e.g. added tokens past the embedding rows dropped (issue 21). */
+  warnings?: string[];
   /** The parsed JSON files as found, for storing or exporting the model. */
   files: {
     config: unknown;
@@ -119,6 +121,7 @@ export async function loadModelFiles(source: ModelSource, options: LoadOptions =
       }
     },
     files: small.files,
+    warnings: small.warnings,
   };
 }
 
@@ -168,11 +171,12 @@ async function readSmallFiles(repo: RepoReader) {
   const tokenizerJson = await repo.readJson('tokenizer.json', true);
   const tokenizerConfig = await repo.readJson('tokenizer_config.json', false);
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig ?? {});
-  if (tokenizer.vocabSize > config.vocabSize) {
-    throw new RepositoryError(
-      `tokenizer.json has ${tokenizer.vocabSize} token ids but config.json's vocab_size is ${config.vocabSize}: the tokenizer does not belong to this model`,
+  const warnings = tokenizer
+    .fitToRows(config.vocabSize, tokenizerJson)
+    .map(
+      (t) =>
+        `tokenizer.json's added token ${JSON.stringify(t.content)} (id ${t.id}) is past the model's ${config.vocabSize} embedding rows (config.json vocab_size): it is dropped, and a prompt that contains it is refused`,
     );
-  }
   const chatTemplateFile = await repo.readText('chat_template.jinja', false);
   const configTemplate = (tokenizerConfig as Record<string, unknown> | null)?.chat_template ?? null;
   const chatTemplates = new ChatTemplates(chatTemplateFile, configTemplate, tokenizer.specialTokens);
@@ -183,7 +187,7 @@ async function readSmallFiles(repo: RepoReader) {
     tokenizerConfig,
     chatTemplate: chatTemplateFile,
   };
-  return { config, generation, tokenizer, chatTemplates, files };
+  return { config, generation, tokenizer, chatTemplates, files, warnings };
 }
 
 /** Every weight file, its safetensors header validated before any weight is read. */

@@ -170,9 +170,33 @@ function tokenString(value: unknown): string | null {
   return null;
 }
 
+/**
+ * A text that spells an added token the model has no embedding row for (fitToRows dropped it, issue 21),
+ * e.g. Gemma 3's `<image_soft_token>` in a text-only model; the message names the tokens.
+ */
+export class UnembeddedTokenError extends Error {
+  constructor(
+    readonly tokens: readonly AddedTokenInfo[],
+    rows: number,
+  ) {
+    const named = tokens.map((t) => `${JSON.stringify(t.content)} (id ${t.id})`).join(', ');
+    super(
+      `The text contains ${named}: an added token of this model's tokenizer past the model's ${rows} embedding rows (config.json vocab_size), which was dropped when the model loaded. Remove it from the text.`,
+    );
+    this.name = 'UnembeddedTokenError';
+  }
+}
+
 export class ModelTokenizer {
-  /** Number of token ids (highest id + 1, added tokens included); may be below config vocab_size. */
-  readonly vocabSize: number;
+  /** Number of token ids (highest id + 1, added tokens included; after fitToRows at most the model's rows);
+   *  may be below config vocab_size. */
+  get vocabSize(): number {
+    return this.rows ?? this.idToTokenTable.length;
+  }
+  /** The model's embedding rows once fitToRows dropped added tokens past them, else null. */
+  private rows: number | null = null;
+  /** The dropped added tokens by id: encode refuses a text that yields one. */
+  private unembedded: ReadonlyMap<number, AddedTokenInfo> = new Map();
   readonly bosTokenId: number | null;
   readonly eosTokenId: number | null;
   readonly padTokenId: number | null;
@@ -200,7 +224,6 @@ export class ModelTokenizer {
     this.addedTokens = added.map((t) => ({ id: t.id as number, content: t.content as string, special: t.special === true }));
     for (const t of this.addedTokens) table[t.id] = t.content;
     this.idToTokenTable = table;
-    this.vocabSize = table.length;
     this.addedIds = new Set(this.addedTokens.map((t) => t.id));
 
     const idOf = (key: string): number | null => {
@@ -275,7 +298,35 @@ export class ModelTokenizer {
 
   encode(text: string, options: { addSpecialTokens?: boolean } = {}): number[] {
     if (text.length === 0 && !options.addSpecialTokens) return [];
-    return this.inner.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+    const ids = this.inner.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }).ids;
+    if (this.unembedded.size > 0) {
+      const found = [...new Set(ids.filter((id) => this.unembedded.has(id)))].map((id) => this.unembedded.get(id)!);
+      if (found.length > 0) throw new UnembeddedTokenError(found, this.rows!);
+    }
+    return ids;
+  }
+
+  /**
+   * Fits the tokenizer to a model with `rows` embedding rows (config.json vocab_size), as llama.cpp's
+   * converter does: added tokens past them are dropped (Gemma 3's `<image_soft_token>` at 262144 in
+   * its 262144-row text models, Llama 3.2 Vision's `<|image|>`) and returned, so the caller can warn;
+   * a text that spells one is refused by encode, never read from a row that does not exist. A base
+   * vocabulary (tokenizer.json's model.vocab) past the rows means another model's tokenizer: an error.
+   */
+  fitToRows(rows: number, tokenizerJson: unknown): AddedTokenInfo[] {
+    const vocab = ((tokenizerJson as Json).model as Json).vocab;
+    let base = Array.isArray(vocab) ? vocab.length : 0;
+    if (!Array.isArray(vocab)) for (const id of Object.values(vocab as Record<string, number>)) base = Math.max(base, id + 1);
+    if (base > rows) {
+      throw new TokenizerError(
+        `tokenizer.json's vocabulary has ${base} token ids but config.json's vocab_size is ${rows}: the tokenizer does not belong to this model`,
+      );
+    }
+    const dropped = this.addedTokens.filter((t) => t.id >= rows);
+    if (dropped.length === 0) return [];
+    this.rows = rows;
+    this.unembedded = new Map(dropped.map((t) => [t.id, t]));
+    return dropped;
   }
 
   /** The vocabulary string of an id (e.g. "Ġthe"), or undefined outside the vocabulary. */

@@ -25,12 +25,11 @@
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
 import { dequantizeTensor } from '../reference/dequant';
-import type { DType, ModelConfig } from './config';
-import { roundToDtype } from './dtype';
+import type { ModelConfig } from './config';
 import type { QuantizeTarget } from './quantize';
 import { layerRopeParams, ropeTable, rotaryDim } from './rope';
 import type { TensorData } from './tensor';
-import { isBlockDType, numel, tensorBytes } from './tensor';
+import { numel, tensorBytes } from './tensor';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */
@@ -137,13 +136,14 @@ export function deviceVector(cfg: ModelConfig, name: string, values: Float32Arra
 }
 
 /**
- * Gemma's embedding normaliser in the embedding's dtype (transformers: embed_scale.to(weight.dtype)); 1
- * without one. A block-quantized embedding (quantize-on-load.ts) has no such dtype: f32, as llama.cpp
- * scales its quantized embeddings.
+ * Gemma's embedding normaliser, sqrt(hidden_size) in f32 (1 without one). transformers multiplies by
+ * embed_scale.to(weight.dtype): the weights' dtype as the model runs, which is f32 when it runs in
+ * f32 (torch_dtype=float32, whatever the file's dtype), and llama.cpp scales by sqrtf(n_embd). Hearth
+ * computes in f32 from any file dtype, so it is f32 here too; rounding it to the file's bf16 (25.25
+ * for sqrt(640) = 25.298) moved every logprob by up to 1.4e-2 nats (issue 21).
  */
-export function embeddingScaleIn(cfg: ModelConfig, dtype: DType): number {
-  if (cfg.embeddingScale === undefined) return 1;
-  return isBlockDType(dtype) ? Math.fround(cfg.embeddingScale) : roundToDtype([cfg.embeddingScale], dtype)[0];
+export function embeddingScaleOf(cfg: Pick<ModelConfig, 'embeddingScale'>): number {
+  return cfg.embeddingScale === undefined ? 1 : Math.fround(cfg.embeddingScale);
 }
 
 /**

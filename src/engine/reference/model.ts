@@ -13,7 +13,7 @@
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
  * Gemma 3 (transformers modeling_gemma3.py, Gemma3DecoderLayer; llama.cpp src/models/gemma3.cpp):
- *   h = embed * sqrt(C) (the normaliser rounded to the embedding's dtype); every norm is x * (1 + w);
+ *   h = embed * sqrt(C) (the normaliser in f32, model/weights.ts embeddingScaleOf); every norm is x * (1 + w);
  *   h += rmsnorm(attention(...) Wo^T, post_attention_layernorm)
  *   x = rmsnorm(h, pre_feedforward_layernorm); h += rmsnorm((gelu_tanh(x Wg^T) * (x Wu^T)) Wd^T, post_feedforward_layernorm)
  *   the scores are scaled by query_pre_attn_scalar^-1/2, and sliding layers rotate with rope_local_base_freq.
@@ -29,7 +29,7 @@ import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
 import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
 import type { TensorData } from '../model/tensor';
-import { checkAgainstPlan, EMBED_NAME, embeddingScaleIn, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
+import { checkAgainstPlan, EMBED_NAME, embeddingScaleOf, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
 import { layerWindow } from '../model/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
@@ -103,7 +103,7 @@ export class ReferenceModel {
     const norm = (name: string) => get(name).map((w) => Math.fround(offset + w));
     const optNorm = (name: string, present: boolean) => (present ? norm(name) : null);
     this.wte = get(EMBED_NAME);
-    this.embeddingScale = embeddingScaleIn(config, byName.get(EMBED_NAME)!.dtype);
+    this.embeddingScale = embeddingScaleOf(config);
     this.lmHead = config.tieWordEmbeddings ? this.wte : get(LM_HEAD_NAME);
     this.finalNorm = norm(FINAL_NORM_NAME);
     const qRows = config.numHeads * config.headDim;

@@ -25,7 +25,7 @@
 import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
-import { embeddingScaleIn, type WeightSet } from '../model/weights';
+import { embeddingScaleOf, type WeightSet } from '../model/weights';
 import type { TrainingBuffers } from './activations';
 import type { TrainKernels } from '../kernels/registry';
 import type { LoraGroupPlan, LoraPlan } from './lora-plan';
@@ -109,7 +109,7 @@ export function loraExpand(g: TrainGraph, group: LoraGroupPlan, u: BufferRef, y:
 /** h[0] = the embeddings of the micro-batch's tokens. */
 export function encodeEmbedding(g: TrainGraph, d: MicroBatchDims): KernelCall[] {
   const embedding = g.weights.embedding;
-  const scale = embeddingScaleIn(g.weights.config, embedding.dtype);
+  const scale = embeddingScaleOf(g.weights.config);
   return g.k.embedding.encode({ out: g.buf.residual[0], tokens: g.buf.get('tokens'), embedding, T: d.T, scale });
 }
 

@@ -12,7 +12,7 @@
  * add_special_tokens, truncate_prompt_tokens, documents, chat_template(_kwargs), §6 "Into the template".
  */
 import { ChatTemplateError, type ChatTemplates } from '../../engine/model/chat-template';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import { UnembeddedTokenError, type ModelTokenizer } from '../../engine/model/tokenizer';
 import { ChatRequestError } from './errors';
 import type { ChatMessage, ChatRequest, ChatTool } from './request';
 
@@ -78,7 +78,14 @@ export function buildPrompt(req: ChatRequest, model: PromptModel): ChatPrompt {
     throw e;
   }
 
-  let tokenIds = model.tokenizer.encode(text, { addSpecialTokens: req.add_special_tokens ?? false });
+  let tokenIds: number[];
+  try {
+    tokenIds = model.tokenizer.encode(text, { addSpecialTokens: req.add_special_tokens ?? false });
+  } catch (e) {
+    // A token the tokenizer has but the model has no embedding for (issue 21): a 400 that names it.
+    if (e instanceof UnembeddedTokenError) throw new ChatRequestError(e.message, 'messages');
+    throw e;
+  }
   if (req.truncate_prompt_tokens !== undefined) {
     // vLLM truncates on the left: the end of the conversation is what the model must see.
     const keep = req.truncate_prompt_tokens === -1 ? model.maxModelLen : req.truncate_prompt_tokens;

@@ -250,6 +250,38 @@ async function upload(files: [string, string][], id?: string, quantization?: str
 }
 
 describe('uploads and removal', () => {
+  // Issue 21: Gemma 3's tokenizer has <image_soft_token> one id past the text model's rows; here the
+  // same shape on tiny-chat (4096 rows), its added token at id 4096.
+  it('drops added tokens past the embedding rows and says so on the entry', async () => {
+    const tokenizer = JSON.parse(await readFile(MODELS + 'tiny-chat/tokenizer.json', 'utf8'));
+    tokenizer.added_tokens.push({
+      id: 4096,
+      content: '<image_soft_token>',
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    });
+    const form = new FormData();
+    form.append('id', 'me/past-rows');
+    for (const name of await readdir(MODELS + 'tiny-chat')) {
+      const bytes = name === 'tokenizer.json' ? JSON.stringify(tokenizer) : await readFile(MODELS + `tiny-chat/${name}`);
+      form.append('files', new File([bytes], name));
+    }
+    const res = await e.app.request(`${ORIGIN}/v1/preview/base-models/files`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${e.adminKey}` },
+      body: form,
+    });
+    const warning = `tokenizer.json's added token "<image_soft_token>" (id 4096) is past the model's 4096 embedding rows (config.json vocab_size): it is dropped, and a prompt that contains it is refused`;
+    expect(res.status).toBe(201);
+    expect((await res.json()).warnings).toEqual([warning]);
+    expect((await find('me/past-rows')).warnings).toEqual([warning]);
+    expect((await find(bundled('tiny-chat').id)).warnings).toEqual([]);
+    expect((await e.call('DELETE', `/v1/preview/base-models/${encodeURIComponent('me/past-rows')}`)).status).toBe(200);
+  });
+
   it('keeps picked files as a model, refuses an incomplete set, and removes cached weights', async () => {
     const names = await readdir(MODELS + 'tiny-qwen3');
     const incomplete = await upload(
@@ -288,6 +320,7 @@ describe('uploads and removal', () => {
       status: 'cached',
       architecture: 'qwen3',
       parameters: bundled('tiny-qwen3').parameters,
+      warnings: [],
     });
     expect(
       (

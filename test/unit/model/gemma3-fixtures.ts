@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { DType, ModelConfig } from '../../../src/engine/model/config';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import { tensorFromF32, tensorToF32 } from '../../../src/engine/model/dtype';
-import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
+import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import type { TensorData } from '../../../src/engine/model/tensor';
 import { layerNames, planParameters } from '../../../src/engine/model/weights';
@@ -80,6 +80,12 @@ function ggufName(name: string): string {
   return `blk.${m[1]}.${table[local]}.weight`;
 }
 
+/** A linear rope_scaling (4B and up) as convert_hf_to_gguf.py writes it. */
+const linearRopeScaling = (a: string, factor: number): GgufInput['metadata'] => [
+  [`${a}.rope.scaling.type`, gv.str('linear')],
+  [`${a}.rope.scaling.factor`, gv.f32(factor)],
+];
+
 /** The model as convert_hf_to_gguf.py (Gemma3Model) writes it: F32, norm weights as w + 1, no output.weight (tied). */
 export function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Uint8Array {
   const { hiddenSize: C, numLayers, vocabSize: V } = cfg;
@@ -89,7 +95,9 @@ export function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Ui
     if (t.name.endsWith('norm.weight')) values = values.map((w) => w + 1);
     return { name: ggufName(t.name), ne: [...t.shape].reverse(), type: 'F32', data: new Uint8Array(values.buffer) };
   });
+  // Byte tokens and a few merges, then unused ids up to the model's rows (llama.cpp takes n_vocab from the list).
   const tokens = [...BYTE_TO_CHAR, ...EXTRA_TOKENS];
+  while (tokens.length < V) tokens.push(`<unused${tokens.length}>`);
   const a = 'gemma3';
   return writeGguf({
     metadata: [
@@ -107,6 +115,8 @@ export function gemma3Gguf(cfg: ModelConfig, tensors: readonly TensorData[]): Ui
       [`${a}.attention.sliding_window`, gv.u32(cfg.slidingWindow!)],
       [`${a}.rope.freq_base`, gv.f32(cfg.ropeTheta)],
       [`${a}.rope.freq_base_swa`, gv.f32(cfg.ropeLocalTheta!)],
+      // convert_hf_to_gguf.py writes a linear rope_scaling (4B and up) as rope.scaling.type / factor.
+      ...(cfg.ropeScaling?.type === 'linear' ? linearRopeScaling(a, cfg.ropeScaling.factor) : []),
       ['tokenizer.ggml.model', gv.str('gpt2')],
       ['tokenizer.ggml.pre', gv.str('default')],
       ['tokenizer.ggml.tokens', gv.strs(tokens)],

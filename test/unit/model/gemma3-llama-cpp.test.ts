@@ -9,6 +9,7 @@
 // has query_pre_attn_scalar = head_dim as the real checkpoints do; the GPU tests cover a different one.
 // The same file read by Hearth's GGUF loader (issue 11) is the safetensors model again, and a Gemma 3
 // adapter exported as a GGUF LoRA moves llama.cpp's logits as it moves Hearth's.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
@@ -20,6 +21,7 @@ import type { TensorData } from '../../../src/engine/model/tensor';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';
+import { GOLDEN_PROMPT, goldenConfig, goldenTensors } from './gemma3-golden';
 import { llamaCppOracle } from './llama-cpp';
 
 const PROMPT = [2, 72, 101, 108, 108, 111, 256, 44, 257, 32, 119, 111, 114, 108, 100, 33];
@@ -66,10 +68,12 @@ describe('Gemma 3 against llama.cpp', () => {
       if (t + 1 < PROMPT.length) worst = Math.max(worst, Math.abs(a1[PROMPT[t + 1]] - b1[PROMPT[t + 1]]));
       for (let v = 0; v < V; v++) worstRow = Math.max(worstRow, Math.abs(a1[v] - b1[v]));
     }
-    // They agree to ~4e-3 nats: ggml's CPU GELU reads a table at f16 inputs. Measured on this fixture,
-    // the sliding layers rotating with the global base moves them by 0.76, GELU's sigmoid approximation by 0.03.
-    expect(worst, 'largest prompt-logprob difference (nats)').toBeLessThan(1e-2);
-    expect(worstRow, 'largest logprob difference over the vocabulary (nats)').toBeLessThan(1.5e-2);
+    // They agree to 3.5e-3 nats (4.7e-3 over the whole vocabulary), and not closer with F32 weights:
+    // llama.cpp's CPU build is as far from transformers itself (the golden-checkpoint test below).
+    // Measured on this fixture, the sliding layers rotating with the global base moves them by 0.76,
+    // GELU's sigmoid approximation by 0.03.
+    expect(worst, 'largest prompt-logprob difference (nats)').toBeLessThan(5e-3);
+    expect(worstRow, 'largest logprob difference over the vocabulary (nats)').toBeLessThan(6e-3);
 
     // Hearth's serving loader: the safetensors config, except that the file's norms already hold 1 + w
     // (and its epsilon is an f32, its ids are the tokenizer's, and a GGUF is never a multimodal checkpoint).
@@ -119,6 +123,46 @@ describe('Gemma 3 against llama.cpp', () => {
     const ours = reference.forward(PROMPT, undefined, referenceLora(cfg, opts, peft));
     const theirs = await llamaCpp.logits(gguf, 'gemma3-base.gguf', PROMPT, V, { gguf: adapter, file: 'gemma3-lora.gguf' });
     expect(relRms(reference.forward(PROMPT), ours), "the adapter's effect").toBeGreaterThan(0.5);
-    expect(relRms(theirs, ours), 'llama.cpp vs Hearth with the adapter').toBeLessThan(1e-2);
+    expect(relRms(theirs, ours), 'llama.cpp vs Hearth with the adapter').toBeLessThan(2e-3); // measured 6.7e-4
   }, 60_000);
+});
+
+// Issue 21: the golden checkpoint (gemma-3-270m's per-layer shape, 40 tokens over a 16-token window,
+// linear rope_scaling on the global layer; gemma3-golden.ts) as an F32 GGUF, in Hearth's GGUF loader and
+// in llama.cpp, against transformers' numbers for the same weights (fixtures/gemma3-transformers.golden.json).
+describe('Gemma 3 from a GGUF, against transformers and llama.cpp (golden checkpoint)', () => {
+  const llamaCpp = llamaCppOracle('hearth-gemma3-golden-');
+  const golden = JSON.parse(readFileSync(new URL('./fixtures/gemma3-transformers.golden.json', import.meta.url), 'utf8')) as {
+    base: { prompt_logprobs: number[] };
+  };
+  const cfg = goldenConfig();
+  const V = cfg.vocabSize;
+  const tensors = goldenTensors();
+  const gguf = gemma3Gguf(cfg, tensors);
+  /** log p(prompt[t + 1] | ..t) at each position. */
+  const promptLogprobs = (logits: Float32Array) =>
+    GOLDEN_PROMPT.slice(1).map((tok, t) => logSoftmax(logits.subarray(t * V, (t + 1) * V))[tok]);
+  const maxDiff = (a: readonly number[], b: readonly number[]) => Math.max(...a.map((x, t) => Math.abs(x - b[t])));
+
+  it("Hearth's GGUF route gives transformers' logprobs; llama.cpp is as far from transformers as from Hearth", async () => {
+    const served = await loadGgufModelFiles(new FilesSource([new File([gguf as BlobPart], 'golden.gguf')]), ['golden.gguf']);
+    expect(served.config.ropeScaling).toEqual(cfg.ropeScaling);
+    const loaded: TensorData[] = [];
+    for await (const t of served.tensors()) loaded.push(t);
+    const hearth = promptLogprobs(new ReferenceModel(served.config, loaded).forward(GOLDEN_PROMPT));
+    const transformers = golden.base.prompt_logprobs;
+    expect(maxDiff(hearth, transformers), 'Hearth (from the GGUF) vs transformers (nats)').toBeLessThan(1e-4);
+
+    // F32 weights and an F32 KV cache, and still llama.cpp's CPU build is 3.4e-3 nats from transformers
+    // on this checkpoint (3.4e-4 at the first position). Its GELU reads an f16 table
+    // (ggml_vec_geglu_f32), but that is a small part: rounding Hearth's GELU the same way moves the
+    // fixture above only from 3.5e-3 to 3.1e-3 (and an f16 KV cache as little); the rest is inside
+    // ggml, not found. Hearth sits where transformers does, so this bound is llama.cpp's own distance.
+    const llama = promptLogprobs(await llamaCpp.logits(gguf, 'gemma3-golden.gguf', GOLDEN_PROMPT, V));
+    expect(maxDiff(llama, hearth), 'llama.cpp vs Hearth (nats)').toBeLessThan(5e-3);
+    expect(
+      Math.abs(maxDiff(llama, transformers) - maxDiff(llama, hearth)),
+      'llama.cpp vs transformers, minus llama.cpp vs Hearth',
+    ).toBeLessThan(1e-4);
+  }, 120_000);
 });

@@ -220,7 +220,7 @@ describe('broken repositories are refused, naming the problem', () => {
   it('a tokenizer with more ids than the embedding has rows, unparsable JSON, a template that does not compile', async () => {
     const config = { ...configOf('tiny-chat'), vocab_size: 1000 };
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': JSON.stringify(config) }))).rejects.toThrow(
-      /tokenizer\.json has 4096 token ids but config\.json's vocab_size is 1000/,
+      /tokenizer\.json's vocabulary has 4096 token ids but config\.json's vocab_size is 1000/,
     );
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'generation_config.json': '{"eos_token_id": [2,' }))).rejects.toThrow(
       /generation_config\.json: not valid JSON/,

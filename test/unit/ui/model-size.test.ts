@@ -26,6 +26,18 @@ describe('recommended model sizes', () => {
   it('counts the parameters the model cards give', () => {
     expect(parameterCount(shape('Qwen2.5 0.5B Instruct'))).toBeCloseTo(494_032_768, -3);
     expect(parameterCount(shape('Llama 3.2 1B Instruct'))).toBeCloseTo(1_235_814_400, -3);
+    // Gemma 3: four norms a layer and q/k norms (transformers' num_parameters() of the checkpoints).
+    expect(parameterCount(shape('Gemma 3 270M Instruct'))).toBe(268_098_176);
+    expect(parameterCount(shape('Gemma 3 1B Instruct'))).toBe(999_885_952);
+  });
+
+  it("marks Google's Gemma 3 repositories gated (a token is needed)", () => {
+    const gemma = recommended.models.filter((m) => m.name.startsWith('Gemma 3'));
+    expect(gemma.map((m) => m.name)).toEqual(['Gemma 3 270M Instruct', 'Gemma 3 1B Instruct']);
+    for (const m of gemma) {
+      const google = m.downloads.filter((d) => d.repo.startsWith('google/'));
+      expect(google.map((d) => [d.format, 'gated' in d && d.gated])).toEqual([['safetensors', true]]);
+    }
   });
 
   it('weighs BF16 at 2 bytes a parameter and finds the largest tensor', () => {
