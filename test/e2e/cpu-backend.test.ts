@@ -156,6 +156,12 @@ describe('without WebGPU', () => {
     await goTo(h.page, 'Chat');
     await expect.poll(() => h.page.locator('hearth-chat-playground .backend-badge').textContent()).toMatch(/CPU/);
     await goTo(h.page, 'Settings');
-    await expect.poll(() => h.page.locator('hearth-backend-settings').textContent()).toMatch(/llama\.cpp \(WebAssembly\)/);
+    const card = h.page.locator('hearth-backend-settings');
+    await expect.poll(() => card.locator('[data-field="backend"]').textContent()).toMatch(/llama\.cpp \(WebAssembly\), \d+ threads?/);
+    expect(await card.locator('[data-field="unsupported"]').innerText()).toMatch(/training needs WebGPU/);
+    // The choice is stored for the next engine start.
+    await card.locator('select').selectOption('cpu');
+    await card.locator('[role="status"]').waitFor();
+    expect((await api(h.page, 'GET', '/v1/preview/engine', { key: h.key })).json.backend_preference).toBe('cpu');
   });
 });
