@@ -16,9 +16,13 @@ import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, wireAbortSignal, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
 
-/** llama.cpp's threads: every core (up to 8) when the page is cross-origin isolated, else one. */
-export function cpuThreads(scope: { crossOriginIsolated: boolean; navigator: { hardwareConcurrency: number } }): number {
-  return scope.crossOriginIsolated ? Math.min(8, Math.max(1, scope.navigator.hardwareConcurrency || 1)) : 1;
+/**
+ * llama.cpp's threads: half the cores (wllama's own default; up to 8) when the page is cross-origin
+ * isolated, else one (no SharedArrayBuffer). Not every core: ggml's threads spin at each barrier,
+ * and on a busy 2-core machine 2 threads decoded at 2.3 tokens/s where 1 thread did 27.8 (README).
+ */
+function cpuThreads(scope: { crossOriginIsolated: boolean; navigator: { hardwareConcurrency: number } }): number {
+  return scope.crossOriginIsolated ? Math.min(8, Math.max(1, Math.floor((scope.navigator.hardwareConcurrency || 1) / 2))) : 1;
 }
 
 export function serveEngine(scope: DedicatedWorkerGlobalScope): void {

@@ -90,8 +90,13 @@ export function placeholderTokenizer(vocabSize: number, ids: SpecialIds): Metada
  * (the same tensors at the same offsets in the data section) and the data section is `blob`'s own.
  */
 export function cpuGgufFromGguf(blob: Blob, file: GgufFile, vocabSize: number, ids: SpecialIds): Blob {
+  return withTokenizer(blob, file, placeholderTokenizer(vocabSize, ids));
+}
+
+/** `blob` (a GGUF read as `file`) with its `tokenizer.*` keys replaced by `tokenizer`; tensor bytes as they are. */
+export function withTokenizer(blob: Blob, file: GgufFile, tokenizer: Metadata): Blob {
   const metadata: Metadata = [...file.metadata].filter(([k]) => !k.startsWith('tokenizer.'));
-  metadata.push(...placeholderTokenizer(vocabSize, ids));
+  metadata.push(...tokenizer);
   const tensors = file.tensors.map((t) => ({ name: t.name, ne: t.ne, type: t.type.name, offset: t.begin - file.dataOffset }));
   const header = writeGgufHeader({ metadata, tensors });
   return new Blob([header as Uint8Array<ArrayBuffer>, blob.slice(file.dataOffset)]);

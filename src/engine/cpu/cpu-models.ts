@@ -18,9 +18,16 @@ import { blobBytes } from '../model/safetensors';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import { cpuGgufFromGguf, cpuGgufFromSafetensors, type SpecialIds } from './cpu-gguf';
 
+const CPU_COPY = '#cpu-gguf';
+
 /** The file cache key of a safetensors model's CPU GGUF (what base-model removal frees too). */
 export function cpuGgufCacheKey(id: string): string {
-  return `${id}#cpu-gguf`;
+  return `${id}${CPU_COPY}`;
+}
+
+/** The model id a file cache key is the CPU GGUF of, or null for any other key. */
+export function cpuGgufModelId(cacheKey: string): string | null {
+  return cacheKey.endsWith(CPU_COPY) ? cacheKey.slice(0, -CPU_COPY.length) : null;
 }
 
 /** The quantize-on-load choice is part of the file name: another choice makes another file. */
