@@ -134,50 +134,41 @@ function timeChat(page: Page, key: string, prompt: string, tokens: number): Prom
   );
 }
 
-/** The same prompt ids in wllama used directly (its module and wasm served from the app's origin). */
-function timeWllama(page: Page, ids: number[], tokens: number, threads: number, nCtx: number): Promise<Timing & { llamaCpp: Timing }> {
-  return page.evaluate(
-    async ({ ids, tokens, threads, nCtx }) => {
-      const { Wllama } = await import('/__bench/wllama.js' as string);
-      const w =
-        (globalThis as any).__benchWllama ?? new Wllama({ default: `${location.origin}/__bench/wllama.wasm` }, { suppressNativeLog: true });
-      if (!(globalThis as any).__benchWllama) {
-        const blob = await (await fetch('/__bench/cpu.gguf')).blob();
-        await w.loadModel([new File([blob], 'model.gguf')], {
-          n_ctx: nCtx,
-          n_threads: threads,
-          n_gpu_layers: 0,
-          n_parallel: 4,
-          kv_unified: true,
-        });
-        (globalThis as any).__benchWllama = w;
-      }
-      const prompt = ids.map((id: number) => String.fromCodePoint(0x10000 + id)).join('');
-      const start = performance.now();
-      let first = -1;
-      let last: any = null;
-      await w.createCompletion({
-        prompt,
-        n_predict: tokens,
-        ignore_eos: true,
-        temperature: 0,
-        cache_prompt: false,
-        stream: true,
-        onData: (chunk: any) => {
-          if (first < 0 && chunk.choices?.[0]?.text) first = performance.now();
-          last = chunk;
-        },
-      });
-      const end = performance.now();
-      const t = last?.timings ?? {};
-      return {
-        prefill: ids.length / ((first - start) / 1000),
-        decode: (tokens - 1) / ((end - first) / 1000),
-        llamaCpp: { prefill: t.prompt_per_second ?? NaN, decode: t.predicted_per_second ?? NaN },
-      };
+/**
+ * The same prompt ids in wllama used directly (its module and wasm served from the app's origin).
+ * The page code is a string: tsx would wrap its callbacks in a `__name` helper the page lacks.
+ */
+const WLLAMA_RUN = `async ({ ids, tokens, threads, nCtx }) => {
+  const { Wllama } = await import('/__bench/wllama.js');
+  let w = globalThis.__benchWllama;
+  if (!w) {
+    w = new Wllama({ default: location.origin + '/__bench/wllama.wasm' }, { suppressNativeLog: true });
+    const blob = await (await fetch('/__bench/cpu.gguf')).blob();
+    await w.loadModel([new File([blob], 'model.gguf')], { n_ctx: nCtx, n_threads: threads, n_gpu_layers: 0, n_parallel: 4, kv_unified: true });
+    globalThis.__benchWllama = w;
+  }
+  const prompt = ids.map((id) => String.fromCodePoint(0x10000 + id)).join('');
+  const start = performance.now();
+  let first = -1;
+  let last = null;
+  await w.createCompletion({
+    prompt, n_predict: tokens, ignore_eos: true, temperature: 0, cache_prompt: false, stream: true,
+    onData: (chunk) => {
+      if (first < 0 && chunk.choices?.[0]?.text) first = performance.now();
+      last = chunk;
     },
-    { ids, tokens, threads, nCtx },
-  );
+  });
+  const end = performance.now();
+  const t = (last && last.timings) || {};
+  return {
+    prefill: ids.length / ((first - start) / 1000),
+    decode: (tokens - 1) / ((end - first) / 1000),
+    llamaCpp: { prefill: t.prompt_per_second ?? NaN, decode: t.predicted_per_second ?? NaN },
+  };
+}`;
+
+function timeWllama(page: Page, ids: number[], tokens: number, threads: number, nCtx: number): Promise<Timing & { llamaCpp: Timing }> {
+  return page.evaluate(`(${WLLAMA_RUN})(${JSON.stringify({ ids, tokens, threads, nCtx })})`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];

@@ -93,6 +93,21 @@ describe('without WebGPU', () => {
       row = ref.append([id]);
     });
 
+    // The finish is the engine's, as on WebGPU: a stop_token_id ends the choice at that token,
+    // min_tokens masks EOS until then, and n choices come back, each seeded seed + i.
+    const stopAt = choice.token_ids[0];
+    const stopped = await ok(h.page, h.key, { model: 'hearth/tiny-chat', ...ASK, stop_token_ids: [stopAt] });
+    expect(stopped.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stopAt, token_ids: [stopAt] });
+    const min = await ok(h.page, h.key, { model: 'hearth/tiny-chat', ...ASK, min_tokens: 8 });
+    expect(min.choices[0]).toMatchObject({ finish_reason: 'length' });
+    expect(min.usage.completion_tokens).toBe(8);
+    const two = await ok(h.page, h.key, { model: 'hearth/tiny-chat', ...ASK, n: 2, temperature: 1, seed: 3 });
+    expect(two.choices.map((c: { index: number }) => c.index)).toEqual([0, 1]);
+    const again = await ok(h.page, h.key, { model: 'hearth/tiny-chat', ...ASK, n: 2, temperature: 1, seed: 3 });
+    expect(again.choices.map((c: { token_ids: number[] }) => c.token_ids)).toEqual(
+      two.choices.map((c: { token_ids: number[] }) => c.token_ids),
+    );
+
     // Past EOS (ignore_eos), so the answer is long enough to stream in several chunks.
     const long = { model: 'hearth/tiny-chat', ...ASK, ignore_eos: true };
     const streamed = await stream(h.page, h.key, long);
