@@ -12,7 +12,7 @@
  * decode = (tokens - 1) / (end - first token). wllama direct runs in the CPU profile's page with the
  * same prompt ids, threads and context, measured the same way (and llama.cpp's own timings).
  *
- *   npm run bench -- --sections cpu [--cpu-prompt 128] [--cpu-tokens 64] [--cpu-layers 4] [--cpu-runs 2]
+ *   npm run bench -- --sections cpu [--cpu-prompt 128] [--cpu-tokens 64] [--cpu-layers 4] [--cpu-runs 3]
  *
  * Not here: the other end-to-end figures (e2e.ts).
  */
@@ -31,6 +31,7 @@ import { serveMirror, until, writeRangeHead } from '../../test/e2e/hf-mirror';
 import { BENCH_SHAPES } from './bench-models';
 
 export interface CpuBenchOptions {
+  /** Digits in the user message (each with its space: about two tokens; the table gives the prompt's tokens). */
   promptTokens: number;
   tokens: number;
   layers: number;
@@ -53,7 +54,7 @@ export interface CpuBenchResult {
 
 export function cpuOptionsFromArgs(args: Record<string, string | boolean>): CpuBenchOptions {
   const n = (k: string, d: number) => (typeof args[k] === 'string' ? Number(args[k]) : d);
-  return { promptTokens: n('cpu-prompt', 128), tokens: n('cpu-tokens', 64), layers: n('cpu-layers', 4), runs: n('cpu-runs', 2) };
+  return { promptTokens: n('cpu-prompt', 128), tokens: n('cpu-tokens', 64), layers: n('cpu-layers', 4), runs: n('cpu-runs', 3) };
 }
 
 const REPO = 'bench/smollm2-135m-GGUF';
@@ -99,7 +100,8 @@ function timeChat(page: Page, key: string, prompt: string, tokens: number): Prom
           max_tokens: tokens,
           ignore_eos: true,
           temperature: 0,
-          logprobs: true,
+          // Token ids mark the first token without asking for logprobs (which cost the CPU backend a sort per token).
+          return_token_ids: true,
           stream: true,
           stream_options: { include_usage: true },
         }),
@@ -119,7 +121,7 @@ function timeChat(page: Page, key: string, prompt: string, tokens: number): Prom
           if (!event.startsWith('data: ') || event === 'data: [DONE]') continue;
           const chunk = JSON.parse(event.slice(6));
           if (chunk.error) throw new Error(chunk.error.message);
-          if (first < 0 && chunk.choices?.some((c: any) => c.logprobs?.content?.length)) first = performance.now();
+          if (first < 0 && chunk.choices?.some((c: any) => c.token_ids?.length)) first = performance.now();
           if (chunk.usage) usage = chunk.usage;
         }
       }
@@ -171,7 +173,12 @@ function timeWllama(page: Page, ids: number[], tokens: number, threads: number, 
   return page.evaluate(`(${WLLAMA_RUN})(${JSON.stringify({ ids, tokens, threads, nCtx })})`);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+/** The median (the mean of the middle two for an even count). */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 export async function runCpuBench(opts: CpuBenchOptions, log: (line: string) => void): Promise<CpuBenchResult> {
   log('bench cpu: building the app (vite build)');
@@ -209,9 +216,12 @@ export async function runCpuBench(opts: CpuBenchOptions, log: (line: string) => 
       );
     };
     const measure = async (page: Page, key: string) => {
-      await timeChat(page, key, prompt, 4); // warm-up: loads the model (and converts or compiles)
+      log('bench cpu: measuring');
+      await timeChat(page, key, `9 ${prompt}`, 4); // warm-up: loads the model (and converts or compiles)
       const runs = [];
-      for (let i = 0; i < opts.runs; i++) runs.push(await timeChat(page, key, prompt, opts.tokens));
+      // Each run's prompt starts differently: no prefix cache (WebGPU's or llama.cpp's) serves its prefill.
+      for (let i = 0; i < opts.runs; i++) runs.push(await timeChat(page, key, `${i} ${prompt}`, opts.tokens));
+      log(`bench cpu: ${JSON.stringify(runs)}`);
       return { promptTokens: runs[0].promptTokens, prefill: median(runs.map((r) => r.prefill)), decode: median(runs.map((r) => r.decode)) };
     };
     const status = async (page: Page, key: string) => (await api(page, 'GET', '/v1/preview/engine', { key })).json;
@@ -242,23 +252,33 @@ export async function runCpuBench(opts: CpuBenchOptions, log: (line: string) => 
     const description: string = cpuStatus.backend?.description ?? '';
     log(`bench cpu: Hearth on ${description}`);
     const threads = Number(/(\d+) threads?/.exec(description)?.[1] ?? 1);
-    const hearthCpu = await measure(page, key);
-    rows.push({
-      path: 'Hearth /v1, CPU backend',
-      device: description,
-      prefillTokensPerSecond: hearthCpu.prefill,
-      decodeTokensPerSecond: hearthCpu.decode,
-    });
-
-    // wllama used directly, same prompt ids (Hearth's, from return_token_ids), threads and context.
+    // Hearth's CPU backend and wllama used directly, run after run in turn, so a busy machine's
+    // load falls on both alike; wllama gets Hearth's prompt ids, threads and context.
+    await timeChat(page, key, `9 ${prompt}`, 4);
     const probe = await api(page, 'POST', '/v1/chat/completions', {
       key,
       body: { model: ID, messages: [{ role: 'user', content: prompt }], max_tokens: 1, return_token_ids: true },
     });
     const ids = probe.json.prompt_token_ids as number[];
     await timeWllama(page, ids, 4, threads, 4096);
+    const viaHearth = [];
     const direct = [];
-    for (let i = 0; i < opts.runs; i++) direct.push(await timeWllama(page, ids, opts.tokens, threads, 4096));
+    for (let i = 0; i < opts.runs; i++) {
+      viaHearth.push(await timeChat(page, key, `${i} ${prompt}`, opts.tokens));
+      direct.push(await timeWllama(page, ids, opts.tokens, threads, 4096));
+      log(`bench cpu: ${JSON.stringify({ hearth: viaHearth.at(-1), direct: direct.at(-1) })}`);
+    }
+    const hearthCpu = {
+      promptTokens: viaHearth[0].promptTokens,
+      prefill: median(viaHearth.map((r) => r.prefill)),
+      decode: median(viaHearth.map((r) => r.decode)),
+    };
+    rows.push({
+      path: 'Hearth /v1, CPU backend',
+      device: description.replace(/^CPU: /, ''),
+      prefillTokensPerSecond: hearthCpu.prefill,
+      decodeTokensPerSecond: hearthCpu.decode,
+    });
     const cpuDevice = `llama.cpp (WebAssembly), ${threads} thread${threads === 1 ? '' : 's'}`;
     rows.push({
       path: 'wllama directly',

@@ -16,7 +16,7 @@
  *                                                  quantize on load, weights/s per format (quantize-load.ts)
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
- *   npm run bench -- --sections cpu [--cpu-prompt 128 --cpu-tokens 64 --cpu-layers 4 --cpu-runs 2]
+ *   npm run bench -- --sections cpu [--cpu-prompt 128 --cpu-tokens 64 --cpu-layers 4 --cpu-runs 3]
  *                                                  one GGUF through Hearth's CPU backend, its WebGPU engine and wllama
  *                                                  directly, in one Chromium: prefill and decode tok/s (cpu.ts)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories

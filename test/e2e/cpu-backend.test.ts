@@ -167,9 +167,15 @@ describe('without WebGPU', () => {
     expect(json.json.error.message).toMatch(/needs WebGPU/);
   });
 
-  it('shows the CPU badge in the chat playground and the backend in Settings', async () => {
+  it('shows the CPU badge in the chat playground, training disabled with the reason, and the backend in Settings', async () => {
     await goTo(h.page, 'Chat');
     await expect.poll(() => h.page.locator('hearth-chat-playground .backend-badge').textContent()).toMatch(/CPU/);
+    // Training forms are disabled with the reason (a model is registered by the test before).
+    await goTo(h.page, 'Training');
+    await expect
+      .poll(() => h.page.locator('hearth-training-forms [data-field="cannot-train"]').textContent())
+      .toMatch(/^Training needs WebGPU/);
+    expect(await h.page.locator('hearth-training-forms button[type="submit"]').first().isDisabled()).toBe(true);
     await goTo(h.page, 'Settings');
     const card = h.page.locator('hearth-backend-settings');
     await expect.poll(() => card.locator('[data-field="backend"]').textContent()).toMatch(/llama\.cpp \(WebAssembly\), \d+ threads?/);
