@@ -19,7 +19,8 @@ import { bootEngine, type Engine } from './engine-boot';
 /**
  * llama.cpp's threads: half the cores (wllama's own default; up to 8) when the page is cross-origin
  * isolated, else one (no SharedArrayBuffer). Not every core: ggml's threads spin at each barrier,
- * and on a busy 2-core machine 2 threads decoded at 2.3 tokens/s where 1 thread did 27.8 (README).
+ * and on a shared 2-core machine 2 threads decoded at 5-30 tokens/s where 1 thread did 40-71
+ * (docs/cpu-backend.md "Threads").
  */
 function cpuThreads(scope: { crossOriginIsolated: boolean; navigator: { hardwareConcurrency: number } }): number {
   return scope.crossOriginIsolated ? Math.min(8, Math.max(1, Math.floor((scope.navigator.hardwareConcurrency || 1) / 2))) : 1;

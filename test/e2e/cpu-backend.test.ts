@@ -1,6 +1,7 @@
 // Chat without WebGPU (issue 25): Chromium launched without WebGPU offers no adapter, so the engine
 // serves chat completions on its CPU backend (llama.cpp in WebAssembly, wllama) behind the same /v1.
-// - The app loads and the engine status names the CPU backend and what it refuses.
+// - The app loads, the engine status names the CPU backend and what it refuses, and a page the
+//   Service Worker serves is cross-origin isolated (COOP/COEP).
 // - The bundled safetensors model (converted to GGUF in the tab) answers, streamed and not: every
 //   token it picks is, by Hearth's plain-TS reference forward over the same prompt ids, the best or
 //   within bf16 rounding of it, and its logprobs are the reference's.
@@ -17,7 +18,7 @@ import type { TensorData } from '../../src/engine/model/tensor';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { ok, stream } from './chat-helpers';
 import { splitGguf, tinyChatGguf } from './gguf-fixture';
-import { api, loadOpenAI, startHearth, type Hearth } from './harness';
+import { api, loadOpenAI, openApp, startHearth, type Hearth } from './harness';
 import { serveMirror, until, writeRangeHead, type MirrorServer } from './hf-mirror';
 import { goTo } from './ui-helpers';
 
@@ -73,6 +74,12 @@ describe('without WebGPU', () => {
       expect.arrayContaining(['training', 'use_beam_search', 'prompt_logprobs', 'structured_outputs', 'checkpoints']),
     );
     expect(status.json.backend.unsupported[0].reason).toMatch(/^needs WebGPU \(this engine runs on the CPU, no WebGPU adapter/);
+    // The Service Worker serves the app shell with COOP/COEP: a page it controls is cross-origin
+    // isolated (SharedArrayBuffer, so llama.cpp's threads), and the app still starts in it.
+    const second = await openApp(h.context, h.server);
+    expect(await second.evaluate(() => globalThis.crossOriginIsolated)).toBe(true);
+    expect((await api(second, 'GET', '/v1/preview/engine', { key: h.key })).json.backend.kind).toBe('cpu');
+    await second.close();
   });
 
   it('answers from the bundled model with the tokens and logprobs of Hearth reference forward, streamed the same', async () => {
