@@ -100,6 +100,20 @@ describe('without WebGPU', () => {
       row = ref.append([id]);
     });
 
+    // The bundled safetensors model was written to GGUF once and kept in the model file cache.
+    const cached = await h.page.evaluate(
+      () =>
+        new Promise<{ modelId: string; file: string; complete: boolean }[]>((resolve, reject) => {
+          const open = indexedDB.open('hearth-model-files');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('files').objectStore('files').getAll();
+            all.onsuccess = () => resolve(all.result);
+          };
+        }),
+    );
+    expect(cached.find((f) => f.modelId === 'hearth/tiny-chat#cpu-gguf')).toMatchObject({ file: 'model.gguf', complete: true });
+
     // The finish is the engine's, as on WebGPU: a stop_token_id ends the choice at that token,
     // min_tokens masks EOS until then, and n choices come back, each seeded seed + i.
     const stopAt = choice.token_ids[0];

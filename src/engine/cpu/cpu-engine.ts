@@ -10,7 +10,7 @@
  *
  * Not here: the GGUF it loads (cpu-models.ts, cpu-gguf.ts), the sampler fields (llama-sampling.ts).
  */
-import { LoggerWithoutDebug, Wllama } from '@wllama/wllama/esm/index.js';
+import { LoggerWithoutDebug, Wllama, WllamaRuntimeError } from '@wllama/wllama/esm/index.js';
 import { EventStream } from '../generate/event-stream';
 import { resolveSampling } from '../generate/sampling-params';
 import type {
@@ -138,9 +138,23 @@ export class CpuEngine implements InferenceEngine {
       (err: unknown) => {
         abortAll();
         stream.fail(err);
+        this.forgetIfCrashed(request.model, model, err);
       },
     );
     return stream;
+  }
+
+  /**
+   * A wasm that aborted (out of memory, a failed assertion) answers nothing again: the model is
+   * dropped, so the next request loads it anew instead of failing the same way forever.
+   */
+  private forgetIfCrashed(id: string, model: CpuModel, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (!(err instanceof WllamaRuntimeError) && !/crashed/i.test(message)) return;
+    if (this.resident.get(id) !== model) return;
+    this.resident.delete(id);
+    this.loading.delete(id);
+    model.wllama.exit().catch(() => undefined);
   }
 
   /** Why this engine cannot run `request` (the service has refused these already), or null. */
