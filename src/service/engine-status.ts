@@ -40,7 +40,7 @@ const FEATURES: readonly [keyof EngineCapabilities, string][] = [
   ['multiTokenBadWords', 'bad_words'],
 ];
 
-export function backendView(c: EngineCapabilities): BackendView {
+function backendView(c: EngineCapabilities): BackendView {
   return {
     kind: c.backend,
     description: c.description,

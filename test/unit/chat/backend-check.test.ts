@@ -70,7 +70,7 @@ describe('checkBackend', () => {
     const e = refusal(cpu, { model: 'wandb-artifact:///e/p/m:step3' }, true);
     expect(e).toMatchObject({ param: 'model', message: expect.stringMatching(/is a checkpoint: its LoRA adapter needs WebGPU/) });
     expect(
-      refusal(cpu, { temperature: 0.5, top_k: 3, logprobs: true, top_logprobs: 2, n: 2, seed: 1, stop: ['x'], min_tokens: 2 }),
+      refusal(cpu, { temperature: 0.5, top_k: 3, logprobs: true, top_logprobs: 2, n: 2, seed: 1n, stop: ['x'], min_tokens: 2 }),
     ).toBeNull();
   });
 
