@@ -55,6 +55,9 @@ function appShell(): Plugin {
   };
 }
 
+/** Cross-origin isolation (the same pair as src/host/sw/app-shell.ts ISOLATION_HEADERS). */
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
 export default defineConfig({
   plugins: [appShell()],
   build: {
@@ -72,9 +75,11 @@ export default defineConfig({
   worker: { format: 'es' },
   server: {
     // The dev server serves the Service Worker from /workers/; this lets it control the root.
-    headers: { 'Service-Worker-Allowed': '/' },
+    // COOP/COEP: cross-origin isolation, for the CPU backend's threads (SharedArrayBuffer; the
+    // Service Worker adds the same headers to the app shell it serves, src/host/sw/app-shell.ts).
+    headers: { 'Service-Worker-Allowed': '/', ...ISOLATION },
   },
   preview: {
-    headers: { 'Service-Worker-Allowed': '/' },
+    headers: { 'Service-Worker-Allowed': '/', ...ISOLATION },
   },
 });

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { BYTE_TO_CHAR } from '../../src/engine/model/byte-level';
 import type { DType, ModelConfig } from '../../src/engine/model/config';
 import { ggufTensorName } from '../../src/engine/model/gguf/gguf-model';
-import { ggufHeader, gv, type GgufTensorInfoInput } from '../../src/engine/model/gguf/gguf-writer';
+import { ggufLayout, gv, writeGgufHeader, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { ropeInvFreq } from '../../src/engine/model/rope';
@@ -85,7 +85,7 @@ function metadata(config: ModelConfig, name: string): Array<[string, GgufMetadat
 }
 
 /** One tensor of the file: its GGUF entry and a maker of its bytes (made when written, one at a time). */
-interface PlannedTensor extends GgufTensorInfoInput {
+interface PlannedTensor extends Omit<GgufTensorInput, 'data'> {
   bytes: number;
   make: () => Uint8Array;
 }
@@ -152,7 +152,15 @@ export function peerModelFile(dir: string, shape: string, format: BenchFormat, l
   const { config, totalLayers } = peerConfig(shape, layers);
   const name = `${shape}@${format}`;
   const tensors = planTensors(config, format, 7);
-  const { header, alignment } = ggufHeader({ metadata: metadata(config, name), tensors });
+  const alignment = 32; // general.alignment in metadata()
+  const header = writeGgufHeader({
+    metadata: metadata(config, name),
+    tensors: ggufLayout(
+      tensors,
+      alignment,
+      tensors.map((t) => t.bytes),
+    ),
+  });
   const pad = (n: number) => (alignment - (n % alignment)) % alignment;
   const bytes = header.length + tensors.reduce((s, t) => s + t.bytes + pad(t.bytes), 0);
   const weightBytes = tensors.reduce((s, t) => s + t.bytes, 0);

@@ -16,6 +16,9 @@
  *                                                  quantize on load, weights/s per format (quantize-load.ts)
  *   npm run bench -- --sections e2e --e2e-streams 1,8,32 --e2e-tokens 64
  *                                                  chat completions through the built app's Service Worker (e2e.ts; always Chromium)
+ *   npm run bench -- --sections cpu [--cpu-prompt 128 --cpu-tokens 64 --cpu-layers 4 --cpu-runs 3]
+ *                                                  one GGUF through Hearth's CPU backend, its WebGPU engine and wllama
+ *                                                  directly, in one Chromium: prefill and decode tok/s (cpu.ts)
  *   npm run bench -- --sections trajectories       trajectory page reads at 100 / 1,000 / 10,000 logged trajectories
  *                                                  (trajectories.ts; Node on fake-indexeddb, no GPU)
  *   npm run bench -- --sections generation,training --profile
@@ -36,6 +39,7 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
+import { cpuOptionsFromArgs, cpuTable, runCpuBench, type CpuBenchResult } from './cpu';
 import { e2eOptionsFromArgs, e2eTable, runE2eBench, type E2eBenchResult } from './e2e';
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
 import { quantizeLoadTable, runQuantizeLoadBench, type QuantizeLoadBenchResult } from './quantize-load';
@@ -162,6 +166,8 @@ if (args.chromium) {
 const trajectoryResults: TrajectoryBenchResult[] = !args.chromium && sections.includes('trajectories') ? await runTrajectoryBench(log) : [];
 const e2e: E2eBenchResult | null = sections.includes('e2e') ? await runE2eBench(e2eOptionsFromArgs(args), log) : null;
 const E2E_TITLE = 'End to end through the Service Worker';
+const cpu: CpuBenchResult | null = sections.includes('cpu') ? await runCpuBench(cpuOptionsFromArgs(args), log) : null;
+const CPU_TITLE = 'CPU backend beside WebGPU, one GGUF';
 
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
@@ -184,6 +190,7 @@ if (trajectoryResults.length)
   tables.push({ title: 'Trajectory pages (store reads, fake-indexeddb)', markdown: trajectoryTable(trajectoryResults) });
 for (const t of tables) console.log(`\n${t.title} (${runtime}, ${device})\n\n${t.markdown}\n`);
 if (e2e) console.log(`\n${E2E_TITLE} (chromium, ${e2e.device})\n\n${e2eTable(e2e)}\n`);
+if (cpu) console.log(`\n${CPU_TITLE} (chromium)\n\n${cpuTable(cpu)}\n`);
 const json = {
   runtime,
   device,
@@ -196,6 +203,7 @@ const json = {
   trajectories: trajectoryResults,
   peers: peersResult,
   e2e,
+  cpu,
 };
 console.log(JSON.stringify(json, null, 2));
 if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(json, null, 2));
@@ -215,6 +223,18 @@ if (args.record) {
       date: json.date.slice(0, 10),
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
       tables: [{ title: E2E_TITLE, markdown: e2eTable(e2e) }],
+    });
+  }
+  if (cpu) {
+    recordRun(fileURLToPath(new URL('../../docs/performance.md', import.meta.url)), {
+      runtime: 'chromium',
+      device: cpu.rows
+        .map((r) => r.device)
+        .filter((d, i, all) => all.indexOf(d) === i)
+        .join('; '),
+      date: json.date.slice(0, 10),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      tables: [{ title: CPU_TITLE, markdown: cpuTable(cpu) }],
     });
   }
   console.error('bench: recorded in docs/performance.md');

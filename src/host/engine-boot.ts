@@ -9,7 +9,8 @@
 import type { Hono } from 'hono';
 import { createApp } from '../api/app';
 import type { AppEnv } from '../api/env';
-import type { InferenceEngine, ServedModel } from '../engine/generate/types';
+import type { EngineCapabilities, InferenceEngine, ServedModel } from '../engine/generate/types';
+import { webgpuCapabilities } from '../engine/generate/engine';
 import { acquireGpu, type GpuContext } from '../engine/gpu/device';
 import { MemoryFileCache, type ModelFileCache } from '../engine/model/sources/file-cache';
 import { ensureAdmin } from '../service/api-keys';
@@ -25,16 +26,23 @@ import { LoraTrainer } from '../service/training/lora-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
 import { openHearthDb, type HearthDb } from '../store/schema';
+import { getEngineSettings } from '../store/settings';
 
 /**
  * The generation engine the host builds (engine/generate/engine.ts `Engine`): chat completions,
  * the resident base weights and device a training engine is built over (`trainingEngineOver`), and
  * the models on the GPU, which the base-model list reports.
  */
-export interface GpuInferenceEngine extends InferenceEngine, ResidentWeightsProvider {
-  /** Models on the GPU. */
+export interface GpuInferenceEngine extends ResidentInferenceEngine, ResidentWeightsProvider {}
+
+/** A generation engine of either backend, with the models it holds (the base-model list reports them). */
+export interface ResidentInferenceEngine extends InferenceEngine {
+  /** Models on the GPU (or in the CPU backend's memory). */
   readonly models: readonly { readonly served: ServedModel; readonly gpuBytes?: number }[];
 }
+
+/** Which backend serves chat: WebGPU when there is an adapter (else the CPU), or the CPU always. */
+export type BackendPreference = 'auto' | 'cpu';
 
 export interface EngineOptions {
   /** URL of models/index.json (the bundled base models). */
@@ -57,6 +65,13 @@ export interface EngineOptions {
    * overrides both (tests). Without either, jobs fail saying training is unavailable.
    */
   training?: (inference: GpuInferenceEngine) => TrainingEngine | Promise<TrainingEngine>;
+  /**
+   * Builds the CPU backend (llama.cpp in WebAssembly), used for chat when WebGPU has no adapter or
+   * the preference says "cpu"; `why` says which. Without it, no GPU means chat answers 503.
+   */
+  cpuInference?: (why: string, catalog: BaseModelCatalog) => ResidentInferenceEngine;
+  /** The backend when none is stored (the stored choice, PATCH /v1/preview/engine, wins). Default 'auto'. */
+  backendPreference?: BackendPreference;
   now?: () => number;
   maxBodyBytes?: number;
   /** Largest base-model upload (default 2 GiB); tests set a small one. */
@@ -134,30 +149,63 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
     gpu = state;
     changed();
   });
-  if (opts.inference) {
+  // Which backend serves chat, decided once the GPU is acquired or known to be missing.
+  let capabilities: EngineCapabilities | null = null;
+  if (opts.inference || opts.cpuInference) {
     const build = opts.inference;
-    // Built on first use, once; a missing GPU is a 503 that says why.
-    let inference: Promise<GpuInferenceEngine> | undefined;
-    let built: GpuInferenceEngine | undefined;
+    const buildCpu = opts.cpuInference;
+    const preference = (await getEngineSettings(db))?.backend ?? opts.backendPreference ?? 'auto';
+    // The CPU engine is cheap to make (nothing loads before a request); the WebGPU one is built on first use.
+    const decided: Promise<{ cpu: ResidentInferenceEngine } | { gpu: GpuContext }> = (async () => {
+      if (preference === 'cpu' && buildCpu) return { cpu: buildCpu('chosen in Settings', catalog) };
+      try {
+        return { gpu: await acquired };
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        if (buildCpu) return { cpu: buildCpu(`no WebGPU adapter: ${reason}`, catalog) };
+        throw new UnavailableError(`Chat completions need WebGPU: ${reason}`);
+      }
+    })();
+    void decided.then(
+      (d) => {
+        capabilities = 'cpu' in d ? d.cpu.capabilities : webgpuCapabilities(d.gpu.description);
+        changed();
+      },
+      () => undefined,
+    );
+    let inference: Promise<ResidentInferenceEngine> | undefined;
+    let built: ResidentInferenceEngine | undefined;
     services.residentModels = () =>
       (built?.models ?? []).map((m) => ({ id: m.served.id, maxModelLen: m.served.maxModelLen, gpuBytes: m.gpuBytes ?? null }));
-    generation = services.inference = () =>
-      (inference ??= acquired
-        .then(
-          async (ctx) => (built = await build(ctx, catalog)),
-          (err: unknown) => {
-            throw new UnavailableError(`Chat completions need WebGPU: ${err instanceof Error ? err.message : String(err)}`);
-          },
-        )
+    const chosen = async (): Promise<ResidentInferenceEngine> => {
+      const d = await decided;
+      if ('cpu' in d) return d.cpu;
+      if (!build) throw new UnavailableError('Chat completions are not available in this build of Hearth: it has no WebGPU engine.');
+      return build(d.gpu, catalog);
+    };
+    services.inference = () =>
+      (inference ??= chosen()
+        .then((engine) => (built = engine))
         .catch((err: unknown) => {
           // A failed build is tried again by the next request (the GPU's absence does not change).
           if (!(err instanceof UnavailableError)) inference = undefined;
           throw err;
         }));
+    services.capabilities = () =>
+      decided.then(
+        () => capabilities,
+        () => null,
+      );
+    // The trainer needs the WebGPU engine (its device and resident weights).
+    generation = async () => {
+      const engine = await services.inference!();
+      if (!('residentWeights' in engine)) throw new UnavailableError(`Training ${engine.capabilities.missing}.`);
+      return engine as GpuInferenceEngine;
+    };
   }
 
   const startedAt = now();
-  const info: EngineInfo = { startedAt, gpu: () => gpu, runningJobId: () => runner.runningJobId };
+  const info: EngineInfo = { startedAt, gpu: () => gpu, runningJobId: () => runner.runningJobId, capabilities: () => capabilities };
   const app = createApp({
     services,
     engine: info,

@@ -6,6 +6,8 @@
  * Not here: booting itself (engine-boot.ts), the Service Worker side (sw/).
  */
 import * as Comlink from 'comlink';
+import wllamaWasm from '@wllama/wllama/esm/wasm/wllama.wasm?url';
+import { CpuEngine } from '../engine/cpu/cpu-engine';
 import { Engine as GenerationEngine } from '../engine/generate/engine';
 import { catalogSources } from '../engine/generate/model-sources';
 import { trainingEngineOver } from '../engine/train/engine';
@@ -13,6 +15,16 @@ import { jsonErrorResponse } from '../service/error-envelope';
 import { IdbModelFileCache } from '../store/model-files';
 import { fromWireRequest, MSG, toWireResponse, wireAbortSignal, type EngineApi, type WireRequest } from './wire';
 import { bootEngine, type Engine } from './engine-boot';
+
+/**
+ * llama.cpp's threads: half the cores (wllama's own default; up to 8) when the page is cross-origin
+ * isolated, else one (no SharedArrayBuffer). Not every core: ggml's threads spin at each barrier,
+ * and on a shared 2-core machine 2 threads decoded at 5-30 tokens/s where 1 thread did 40-71
+ * (docs/cpu-backend.md "Threads").
+ */
+function cpuThreads(scope: { crossOriginIsolated: boolean; navigator: { hardwareConcurrency: number } }): number {
+  return scope.crossOriginIsolated ? Math.min(8, Math.max(1, Math.floor((scope.navigator.hardwareConcurrency || 1) / 2))) : 1;
+}
 
 export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
   const origin = scope.location.origin;
@@ -30,6 +42,16 @@ export function serveEngine(scope: DedicatedWorkerGlobalScope): void {
       }),
     // Training jobs: LoRA on the same device over the generation engine's resident weights.
     training: (inference) => trainingEngineOver(inference),
+    // Without a WebGPU adapter (or with "cpu" chosen in Settings): llama.cpp in WebAssembly, its
+    // wasm bundled with the app. Threads need SharedArrayBuffer, so cross-origin isolation.
+    cpuInference: (why, catalog) =>
+      new CpuEngine({
+        source: catalogSources({ baseUrl: origin, lookup: (id) => catalog.get(id), cache: new IdbModelFileCache() }),
+        cache: new IdbModelFileCache(),
+        wasmUrl: new URL(wllamaWasm, origin).href,
+        threads: cpuThreads(scope),
+        why,
+      }),
   });
   booting.catch((err) => console.error('[hearth] engine failed to start:', err));
 

@@ -22,6 +22,7 @@
  *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
+import { cpuGgufCacheKey, cpuGgufModelId } from '../engine/cpu/cpu-models';
 import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
 import type { QuantizeTarget } from '../engine/model/quantize';
 import type { LoadedModelFiles } from '../engine/model/repo';
@@ -114,14 +115,18 @@ export class BaseModelDownloads {
    * order that a crash can only leave bytes without a record, never a record without its bytes
    * (issue 10, item 11): an upload stores its files before its record, a removal deletes the
    * record before the files. This sweep deletes such bytes. Bundled models' files are keyed
-   * "bundled:<id>" and belong to the catalogue, not to a record.
+   * "bundled:<id>" and belong to the catalogue, not to a record. The CPU backend's GGUF copy of a
+   * model ("<id>#cpu-gguf") lives as long as the model is in the catalogue.
    */
   private async sweepOrphanedFiles(records: BaseModelRecord[]): Promise<void> {
     const cache = this.deps.cache;
     if (!cache) return;
     const owned = new Set(records.map((r) => r.cacheKey));
+    const known = new Set([...records.map((r) => r.id), ...(await this.deps.catalog.list().catch(() => [])).map((m) => m.id)]);
     for (const m of await cache.listModels()) {
-      if (!owned.has(m.modelId) && !m.modelId.startsWith(BUNDLED_PREFIX)) await cache.removeModel(m.modelId);
+      const cpuCopyOf = cpuGgufModelId(m.modelId);
+      const orphan = cpuCopyOf !== null ? !known.has(cpuCopyOf) : !owned.has(m.modelId) && !m.modelId.startsWith(BUNDLED_PREFIX);
+      if (orphan) await cache.removeModel(m.modelId);
     }
   }
 
@@ -380,6 +385,7 @@ export class BaseModelDownloads {
     if (record) await deleteBaseModel(this.deps.db, id);
     this.deps.catalog.invalidate();
     await cache?.removeModel(key);
+    await cache?.removeModel(cpuGgufCacheKey(id));
     return { freedBytes };
   }
 

@@ -3,7 +3,7 @@
  * queue, a clock, and how to fetch training data. Built once per engine (src/host/engine-boot.ts)
  * and by tests.
  */
-import type { InferenceEngine } from '../engine/generate/types';
+import type { EngineCapabilities, InferenceEngine } from '../engine/generate/types';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import type { HearthDb } from '../store/schema';
 import type { BaseModelDownloads } from './base-model-downloads';
@@ -31,6 +31,11 @@ export interface ServiceContext {
    * failed to start) when there is none; absent where nothing can generate (most tests).
    */
   inference?: () => Promise<InferenceEngine>;
+  /**
+   * What the backend that serves chat can do, once it is decided (WebGPU, or the CPU without an
+   * adapter); null when nothing can generate. Training jobs are refused at creation by it.
+   */
+  capabilities?: () => Promise<EngineCapabilities | null>;
   /** The downloaded model-file cache (IndexedDB in the app), for storage sums; absent in most tests. */
   modelFiles?: ModelFileCache;
   /** Downloads and uploads of base models (/v1/preview/base-models); set by the engine's boot. */

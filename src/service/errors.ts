@@ -18,6 +18,9 @@ function statusError(errorName: string, httpStatus: number) {
   };
 }
 
+/** 400: the backend serving this engine cannot do what is asked (training without WebGPU); the message says why. */
+export class NotSupportedError extends statusError('NotSupportedError', 400) {}
+
 /** 401: missing, malformed or revoked API key. */
 export class UnauthorizedError extends statusError('UnauthorizedError', 401) {}
 

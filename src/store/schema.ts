@@ -272,6 +272,17 @@ export interface HubSettingsRecord {
   updatedAt: number;
 }
 
+/**
+ * The engine's settings (one record, id "engine"): which backend serves chat. "auto" is WebGPU
+ * when the browser has an adapter, else the CPU (llama.cpp in WebAssembly); "cpu" is always the
+ * CPU. Read when the engine starts.
+ */
+export interface EngineSettingsRecord {
+  id: 'engine';
+  backend: 'auto' | 'cpu';
+  updatedAt: number;
+}
+
 export interface HearthSchema extends DBSchema {
   principals: { key: string; value: PrincipalRecord };
   apiKeys: { key: string; value: ApiKeyRecord; indexes: { 'by-hash': string; 'by-principal': string } };
@@ -306,7 +317,7 @@ export interface HearthSchema extends DBSchema {
   artifacts: { key: string; value: ArtifactRecord; indexes: { 'by-model': string } };
   jobProgress: { key: string; value: JobProgressRecord; indexes: { 'by-model': string } };
   baseModels: { key: string; value: BaseModelRecord };
-  settings: { key: string; value: HubSettingsRecord };
+  settings: { key: string; value: HubSettingsRecord | EngineSettingsRecord };
 }
 
 export type HearthDb = IDBPDatabase<HearthSchema>;

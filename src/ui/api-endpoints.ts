@@ -164,7 +164,20 @@ export const ENDPOINTS: EndpointDoc[] = [
     path: '/v1/preview/api-keys/principals/{principal id}',
     summary: 'Delete a principal with its keys and everything it owns (admin).',
   },
-  { group: 'Hearth', method: 'GET', path: '/v1/preview/engine', summary: 'The engine: state, GPU adapter, features, limits, jobs.' },
+  {
+    group: 'Hearth',
+    method: 'GET',
+    path: '/v1/preview/engine',
+    summary: 'The engine: state, GPU adapter, features, limits, the backend serving chat (WebGPU or CPU) and what it refuses, jobs.',
+  },
+  {
+    group: 'Hearth',
+    method: 'PATCH',
+    path: '/v1/preview/engine',
+    summary:
+      'Choose the backend: "auto" (WebGPU when there is an adapter, else the CPU) or "cpu"; applies at the next engine start (admin).',
+    body: { backend: 'cpu' },
+  },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/engine/events', summary: 'The engine status as Server-Sent Events.' },
   { group: 'Hearth', method: 'GET', path: '/v1/preview/storage', summary: 'Storage used per kind and the browser quota.' },
   {

@@ -3,7 +3,9 @@
  * model (GET /v1/models), set the main sampling controls (temperature, top_p, top_k, max tokens,
  * seed) and a system prompt, and watch the reply stream in token by token; Stop aborts it (which
  * frees its batch slot). With "Show token logprobs" the reply is shown token by token with each
- * token's probability and top alternatives.
+ * token's probability and top alternatives. A badge says which backend answers (WebGPU, or CPU:
+ * llama.cpp in WebAssembly); checkpoints, which the CPU backend cannot apply, are disabled there
+ * with the reason.
  *
  * Not here: the SSE client (chat-client.ts), the token view (chat-tokens.ts).
  */
@@ -12,6 +14,7 @@ import { customElement, state } from 'lit/decorators.js';
 import { Task } from '@lit/task';
 import { apiGet } from './api-client';
 import { streamChat, type ChatChunkLogprob } from './chat-client';
+import { EngineFeed } from './engine-feed';
 import './chat-tokens';
 
 interface ModelCard {
@@ -109,6 +112,15 @@ export class HearthChatPlayground extends LitElement {
     .hint {
       color: var(--hearth-muted, #6b5d4f);
     }
+    .backend-badge {
+      display: inline-block;
+      margin-bottom: 0.6rem;
+      padding: 0.05rem 0.5rem;
+      border-radius: 0.6rem;
+      font-size: 0.8rem;
+      border: 1px solid var(--hearth-border, #c9b9a3);
+      background: var(--hearth-surface-2, #fff);
+    }
     button {
       padding: 0.4rem 0.9rem;
       font: inherit;
@@ -143,6 +155,7 @@ export class HearthChatPlayground extends LitElement {
   @state() private _error = '';
   @state() private _running: AbortController | null = null;
 
+  private readonly _engine = new EngineFeed(this);
   private readonly _models = new Task(this, {
     task: async (_args, { signal }) => (await apiGet<{ data: ModelCard[] }>('/v1/models', signal)).data,
     args: () => [],
@@ -241,13 +254,31 @@ export class HearthChatPlayground extends LitElement {
     return this._models.render({
       pending: () => html`<select disabled><option>Loading models…</option></select>`,
       error: (e) => html`<p class="error" role="alert">Cannot list models: ${(e as Error).message}</p>`,
-      complete: (models) => html`
-        <select aria-label="Model" @change=${(e: Event) => (this._model = (e.target as HTMLSelectElement).value)}>
-          <option value="" ?selected=${this._model === ''}>Default model</option>
-          ${models.map((m) => html`<option value=${m.id} ?selected=${this._model === m.id}>${m.id}${m.max_model_len ? ` (${m.max_model_len} ctx)` : ''}</option>`)}
-        </select>
-      `,
+      complete: (models) => {
+        // A checkpoint is a LoRA adapter: a backend that cannot apply one says why.
+        const noAdapters = this._engine.status?.backend?.unsupported.find((u) => u.feature === 'checkpoints');
+        return html`
+          <select aria-label="Model" @change=${(e: Event) => (this._model = (e.target as HTMLSelectElement).value)}>
+            <option value="" ?selected=${this._model === ''}>Default model</option>
+            ${models.map((m) => {
+              const off = m.parent !== null && noAdapters !== undefined;
+              return html`<option value=${m.id} ?selected=${this._model === m.id} ?disabled=${off} title=${off ? `Checkpoints ${noAdapters.reason}` : ''}>
+                ${m.id}${m.max_model_len ? ` (${m.max_model_len} ctx)` : ''}${off ? ' (needs WebGPU)' : ''}
+              </option>`;
+            })}
+          </select>
+        `;
+      },
     });
+  }
+
+  /** Which backend answers: "CPU" or "WebGPU", with its description as the tooltip. */
+  private _renderBackend() {
+    const backend = this._engine.status?.backend;
+    if (!backend) return nothing;
+    return html`<span class="backend-badge" data-backend=${backend.kind} title=${backend.description}
+      >${backend.kind === 'cpu' ? 'CPU · llama.cpp' : 'WebGPU'}</span
+    >`;
   }
 
   override render() {
@@ -279,6 +310,7 @@ export class HearthChatPlayground extends LitElement {
         </form>
       </section>
       <aside aria-label="Settings">
+        ${this._renderBackend()}
         <label>Model ${this._renderModels()}</label>
         <label>System prompt<textarea rows="3" .value=${this._system} @input=${(e: Event) => (this._system = (e.target as HTMLTextAreaElement).value)}></textarea></label>
         ${field('Temperature', this._temperature, (v) => (this._temperature = v), 'model default')}

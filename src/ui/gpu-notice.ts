@@ -1,8 +1,8 @@
 /**
  * `<hearth-gpu-notice>`: says plainly when this browser cannot run Hearth's engine: no WebGPU
  * (`navigator.gpu` missing), or WebGPU without a usable adapter (the engine's `gpu_error`), and
- * what is needed. Without it, chat and training would only fail request by request. Renders
- * nothing when the GPU is fine.
+ * what is needed, and that chat then runs on the CPU backend when it does. Without it, training
+ * would only fail request by request. Renders nothing when the GPU is fine.
  *
  * Not here: the engine status details (engine-status.ts).
  */
@@ -51,6 +51,12 @@ export class HearthGpuNotice extends LitElement {
           noWebGpu
             ? 'This browser does not offer WebGPU, so chatting and training cannot run here.'
             : `WebGPU is there, but the engine could not get a GPU: ${gpuError}`
+        }
+        ${
+          this.status?.backend?.kind === 'cpu'
+            ? html`Chat runs on the CPU instead (${this.status.backend.description}): slower, and training, beam search, structured
+              outputs and checkpoints need WebGPU.`
+            : nothing
         }
         Keys, models, runs and the API reference still work.
       </p>

@@ -152,6 +152,7 @@ export class HearthSettings extends LitElement {
           complete: (h) => this._hubCard(h),
         })}
       </section>
+      <section class="card" aria-label="Backend"><hearth-backend-settings></hearth-backend-settings></section>
       <section class="card" aria-label="Engine status"><hearth-engine-status></hearth-engine-status></section>
       <section class="card" aria-label="Bridge"><hearth-bridge-panel></hearth-bridge-panel></section>
     `;

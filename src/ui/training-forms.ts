@@ -3,7 +3,8 @@
  * picked from disk, uploaded as an artifact, or an artifact / data URL), batch size and
  * learning rate. RL: a model and the trajectory groups it logged at one split and step (read
  * through GET /models/{id}/trajectories), with a learning rate. Fires `hearth-job-started`
- * with `{detail: job}` once the API accepted the job.
+ * with `{detail: job}` once the API accepted the job. On a backend that cannot train (the CPU
+ * one, without WebGPU) both forms are disabled and say why.
  *
  * Not here: following a job (training-job.ts), the job list (training-view.ts).
  */
@@ -12,6 +13,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { Task } from '@lit/task';
 import { apiGetAll, apiSend, apiUpload } from './api-client';
 import { BusyAction } from './busy-action';
+import { EngineFeed } from './engine-feed';
 import { shared } from './theme';
 import type { LoggedGroup, Model, TrainingJob } from './types';
 
@@ -22,7 +24,14 @@ export class HearthTrainingForms extends LitElement {
   /** Preselects a model (from `#/training?model=<id>`). */
   @property() modelId = '';
   private readonly _action = new BusyAction(this);
+  private readonly _engine = new EngineFeed(this);
   @state() private _rlModel = '';
+
+  /** Why this engine cannot train (its backend's reason), or undefined when it can. */
+  private get _cannotTrain(): string | undefined {
+    const u = this._engine.status?.backend?.unsupported.find((x) => x.feature === 'training');
+    return u && `Training ${u.reason}.`;
+  }
 
   private readonly _models = new Task(this, {
     task: async (_a, { signal }) => apiGetAll<Model>('/v1/preview/models?order=desc', signal),
@@ -116,7 +125,7 @@ export class HearthTrainingForms extends LitElement {
           })}
         </select></label>
       <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
-      <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Start RL job</button></div>
+      <div><button class="primary" type="submit" ?disabled=${this._action.busy || !!this._cannotTrain}>Start RL job</button></div>
     </form>`;
   }
 
@@ -127,7 +136,8 @@ export class HearthTrainingForms extends LitElement {
       complete: (models) =>
         models.length === 0
           ? html`<p class="notice">Register a model first (Models view), then train it here.</p>`
-          : html`<div class="tiles" style="--tile-min:20rem;--tile-gap:1rem">
+          : html`${this._cannotTrain ? html`<p class="notice" data-field="cannot-train">${this._cannotTrain}</p>` : nothing}
+              <div class="tiles" style="--tile-min:20rem;--tile-gap:1rem">
                 <section class="card" aria-labelledby="sft">
                   <h3 id="sft">Supervised fine-tuning</h3>
                   <form class="grid" aria-labelledby="sft" @submit=${this._sft}>
@@ -136,7 +146,9 @@ export class HearthTrainingForms extends LitElement {
                     <label>…or an artifact URL <input name="url" placeholder="/v1/preview/artifacts/…" /></label>
                     <label>Batch size <input name="batch_size" type="number" min="1" step="1" value="2" /></label>
                     <label>Learning rate <input name="learning_rate" type="number" step="any" min="0" value="0.0001" /></label>
-                    <div><button class="primary" type="submit" ?disabled=${this._action.busy}>Start SFT job</button></div>
+                    <div><button class="primary" type="submit" ?disabled=${this._action.busy || !!this._cannotTrain}>
+                        Start SFT job
+                      </button></div>
                   </form>
                   <p class="muted">One <code>{"messages": [...]}</code> per line, each ending with the assistant's answer.</p>
                 </section>

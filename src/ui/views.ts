@@ -11,6 +11,7 @@ import './runs-view';
 import './demo-view';
 import './keys-view';
 import './settings-view';
+import './backend-settings';
 import './api-reference';
 import './bridge-view';
 

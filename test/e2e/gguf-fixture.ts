@@ -70,6 +70,14 @@ function tokenizerMetadata(tj: Json, tc: Json): Metadata {
   ];
 }
 
+/** The bundled model's tokenizer and chat template as `tokenizer.ggml.*` keys (benchmarks borrow them for random-weight models). */
+export function tinyChatTokenizerMetadata(): Metadata {
+  return tokenizerMetadata(
+    JSON.parse(readFileSync(DIR + 'tokenizer.json', 'utf8')),
+    JSON.parse(readFileSync(DIR + 'tokenizer_config.json', 'utf8')),
+  );
+}
+
 /** The bundled model as one BF16 (or Q8_0) GGUF file, with `architecture` written as its general.architecture. */
 export async function tinyChatGguf(
   architecture = 'llama',
@@ -113,10 +121,7 @@ export async function tinyChatGguf(
     [`${a}.rope.freq_base`, gv.f32(config.rope_theta)],
     [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(config.rms_norm_eps)],
     [`${a}.vocab_size`, gv.u32(config.vocab_size)],
-    ...tokenizerMetadata(
-      JSON.parse(readFileSync(DIR + 'tokenizer.json', 'utf8')),
-      JSON.parse(readFileSync(DIR + 'tokenizer_config.json', 'utf8')),
-    ),
+    ...tinyChatTokenizerMetadata(),
   ];
   return { metadata, tensors };
 }

@@ -126,10 +126,16 @@ export async function serveDist(): Promise<AppServer> {
   };
 }
 
-/** Headless Chromium with WebGPU (SwiftShader where there is no GPU) and a fresh profile. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Headless Chromium with WebGPU (SwiftShader where there is no GPU) and a fresh profile; with
+ * `webgpu: false`, without it (no --enable-unsafe-webgpu, and --disable-webgpu): a browser that
+ * offers no adapter, where the engine runs on the CPU backend.
+ */
+export async function launchBrowser(opts: { webgpu?: boolean } = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: on Debian, apt-get install chromium.`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  const args =
+    opts.webgpu === false ? [...CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'), '--disable-webgpu'] : CHROMIUM_FLAGS;
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args });
 }
 
 /** Opens `path` of the app in a new tab and waits until `hearth.ready()` resolves. */
@@ -249,9 +255,9 @@ export interface Hearth {
 }
 
 /** Server + browser + a fresh profile with one app tab, ready, and its admin key. */
-export async function startHearth(): Promise<Hearth> {
+export async function startHearth(opts: { webgpu?: boolean } = {}): Promise<Hearth> {
   const server = await serveDist();
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(opts);
   const context = await browser.newContext();
   const page = await openApp(context, server);
   const key = await adminKeyOf(page);

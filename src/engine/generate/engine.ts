@@ -11,7 +11,7 @@
  *
  * Not here: request validation (the service), batching (scheduler.ts), GPU steps (model-runner.ts).
  */
-import type { GpuContext } from '../gpu/device';
+import type { GpuContext, GpuDescription } from '../gpu/device';
 import { createKernelContext, type KernelContext } from '../gpu/context';
 import { createDenseKernels, type DenseKernels } from '../kernels/registry';
 import { asRepository, loadRepository, type ModelRepository } from '../model/model-repository';
@@ -20,7 +20,7 @@ import type { ModelSource } from '../model/sources/source';
 import type { WeightSet } from '../model/weights';
 import { EventStream } from './event-stream';
 import { ResidentModel } from './resident-model';
-import type { GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';
+import type { EngineCapabilities, GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';
 
 export interface EngineOptions {
   /** The repository of a catalogue model id (a bare source is a safetensors one); rejects when the id is unknown. */
@@ -47,11 +47,29 @@ export interface EngineOptions {
   jumpForward?: boolean;
 }
 
+/** The WebGPU engine does everything the API offers; `description` names the adapter. */
+export function webgpuCapabilities(gpu: GpuDescription): EngineCapabilities {
+  const a = gpu.adapter;
+  const name = [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' ') || 'adapter';
+  return {
+    backend: 'webgpu',
+    description: `WebGPU: ${name}${a.isSoftware ? ' (software)' : ''}`,
+    training: true,
+    beamSearch: true,
+    promptLogprobs: true,
+    structuredOutputs: true,
+    loraAdapters: true,
+    multiTokenBadWords: true,
+    missing: '',
+  };
+}
+
 export class Engine implements InferenceEngine {
   readonly kernelContext: KernelContext;
   private readonly dense: DenseKernels;
   private readonly loading = new Map<string, Promise<ResidentModel>>();
   private readonly resident = new Map<string, ResidentModel>();
+  readonly capabilities: EngineCapabilities;
 
   constructor(
     readonly gpu: GpuContext,
@@ -60,6 +78,7 @@ export class Engine implements InferenceEngine {
     // Small GEMV workgroups on software adapters: several times faster decode steps there.
     this.kernelContext = createKernelContext(gpu, { gemvWorkgroupSize: gpu.description.adapter.isSoftware ? 64 : undefined });
     this.dense = createDenseKernels(this.kernelContext);
+    this.capabilities = webgpuCapabilities(gpu.description);
   }
 
   async loadModel(id: string, options: LoadModelOptions = {}): Promise<ServedModel> {

@@ -82,6 +82,11 @@ export interface SamplingParams {
   topLogprobs?: number;
   /** 'sampled-first' (default): vLLM's order; 'rank': plain top-k by raw logprob (beam search). */
   topLogprobsOrder?: 'sampled-first' | 'rank';
+  /**
+   * false: the response shows no logprobs, so a backend for which they cost time (the CPU backend
+   * sorts the vocabulary for them) may leave them out. Default true.
+   */
+  returnLogprobs?: boolean;
 }
 
 /** SamplingParams after vLLM's normalisation; every field is what the GPU row receives. */

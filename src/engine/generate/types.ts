@@ -156,7 +156,34 @@ export interface LoadModelOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What a backend can do. The service asks before it starts anything and refuses what a backend
+ * cannot do with a 4xx that names the feature and `missing` (it never asks which backend runs:
+ * `backend` and `description` are for people, in the engine status and the UI).
+ */
+export interface EngineCapabilities {
+  backend: 'webgpu' | 'cpu';
+  /** One line for people: the adapter, or "llama.cpp (WebAssembly), 2 threads". */
+  description: string;
+  /** LoRA training jobs (SFT and RL). */
+  training: boolean;
+  /** use_beam_search. */
+  beamSearch: boolean;
+  /** prompt_logprobs. */
+  promptLogprobs: boolean;
+  /** Structured outputs (a per-step grammar mask): response_format, structured_outputs, forced tool calls. */
+  structuredOutputs: boolean;
+  /** A LoRA checkpoint applied to a request (and several of them in one batch). */
+  loraAdapters: boolean;
+  /** bad_words of more than one token (matched against the output step by step). */
+  multiTokenBadWords: boolean;
+  /** Why the false ones are missing, for the 4xx: e.g. "needs WebGPU (this engine runs on the CPU: ...)". */
+  missing: string;
+}
+
 export interface InferenceEngine {
+  /** What this backend can do (the service refuses the rest). */
+  readonly capabilities: EngineCapabilities;
   /** Loads the base model onto the GPU (from the cache or its source) or returns it when resident. */
   loadModel(id: string, options?: LoadModelOptions): Promise<ServedModel>;
   /** Queues a request; events start once it has been prefilled. Errors reject the iterator. */

@@ -65,11 +65,30 @@ export class AppShell {
 
   /**
    * Cache first, network second: a file missing from the cache (evicted, or the install is still
-   * running) is fetched as usual.
+   * running) is fetched as usual. Either way with the cross-origin isolation headers, so the app is
+   * isolated on any static host (issue 25: the CPU backend's threads need SharedArrayBuffer).
    */
   async respond(request: Request, key: string): Promise<Response> {
     const cache = await this.scope.caches.open(this.cacheName);
     const hit = await cache.match(key);
-    return hit ?? fetch(request);
+    return isolated(hit ?? (await fetch(request)));
   }
+}
+
+/**
+ * COOP same-origin + COEP require-corp: what makes a page (and its workers) cross-origin isolated,
+ * so SharedArrayBuffer and multi-threaded WebAssembly work. Everything Hearth loads is same-origin
+ * or a CORS fetch (model downloads), which require-corp allows.
+ */
+export const ISOLATION_HEADERS: Readonly<Record<string, string>> = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
+/** The response with the isolation headers added (an opaque or error response is returned as it is). */
+export function isolated(res: Response): Response {
+  if (res.type === 'opaque' || res.type === 'error' || res.status === 0) return res;
+  const headers = new Headers(res.headers);
+  for (const [k, v] of Object.entries(ISOLATION_HEADERS)) headers.set(k, v);
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }

@@ -16,6 +16,7 @@
 import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
 import { choiceConstraints, prepareStructuredOutput } from '../structured/structured-output';
+import { checkBackend } from './backend-check';
 import { checkChatRequest } from './check';
 import { ChatRequestError } from './errors';
 import { checkpointAdapter } from './lora-adapter';
@@ -56,6 +57,7 @@ export async function createChatCompletion(
   const engine = await inferenceEngine(ctx);
   const served = await serveModel(ctx, engine, resolved.base.id);
   checkChatRequest(req, { vocabSize: served.config.vocabSize, maxModelLen: served.maxModelLen, generation: served.generation });
+  checkBackend(req, engine.capabilities, { checkpoint: resolved.checkpoint !== null, tokenizer: served.tokenizer });
   const prompt = buildPrompt(req, served);
   const maxTokens = maxTokensFor(req, prompt.tokenIds.length, served);
   // The constraint is compiled (or found in the cache) now, so a constraint xgrammar refuses is a 400.

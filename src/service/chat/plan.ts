@@ -62,7 +62,12 @@ export function planChat(input: PlanInput): PlannedRun {
   const { req, served, prompt } = input;
   const n = req.n ?? 1;
   const mode = logprobsMode(req);
-  const samplingContext = { eosTokenIds: served.eosTokenIds, generation: served.generation, topLogprobs: mode?.top ?? 0 };
+  const samplingContext = {
+    eosTokenIds: served.eosTokenIds,
+    generation: served.generation,
+    topLogprobs: mode?.top ?? 0,
+    returnLogprobs: mode !== null || req.use_beam_search === true,
+  };
   const sampling = Array.from({ length: n }, (_, i) => choiceSampling(req, samplingContext, i));
   // The engine's own normalisation, run now so that anything it would refuse is a 400 before streaming.
   for (const params of sampling) {

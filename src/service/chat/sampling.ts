@@ -57,6 +57,8 @@ export interface SamplingContext {
   generation: GenerationDefaults;
   /** Alternatives per generated token the response shows (0 when it shows none). */
   topLogprobs: number;
+  /** The response shows logprobs (`logprobs: true`, or beam search's ranking). */
+  returnLogprobs: boolean;
 }
 
 /** SamplingParams of choice `index`. */
@@ -76,6 +78,7 @@ export function choiceSampling(req: ChatRequest, ctx: SamplingContext, index: nu
     ignoreEos: req.ignore_eos ?? false,
     stopTokenIds: [...new Set(req.stop_token_ids ?? [])],
     topLogprobs: ctx.topLogprobs,
+    returnLogprobs: ctx.returnLogprobs,
   };
   if (req.seed !== undefined) params.seed = req.seed + BigInt(index);
   if (req.allowed_token_ids !== undefined) params.allowedTokenIds = req.allowed_token_ids;

@@ -9,7 +9,7 @@ import type { Page } from '../../store/page';
 import type { ArtifactRecord, JobEventRecord, TrainingJobRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import type { ServiceContext } from '../context';
-import { InvalidInputError, NotFoundError, TooManyRequestsError } from '../errors';
+import { InvalidInputError, NotFoundError, NotSupportedError, TooManyRequestsError } from '../errors';
 import { newId } from '../ids';
 import { artifactForJob, artifactIdOf, dataFile } from '../artifacts';
 import { requireModel } from '../models';
@@ -70,8 +70,15 @@ export interface CreateRlJob {
   experimental_config?: Record<string, unknown> | null;
 }
 
+/** A backend that cannot train (the CPU one) refuses the job now, rather than leaving it PENDING. */
+async function requireTraining(ctx: ServiceContext): Promise<void> {
+  const caps = await ctx.capabilities?.();
+  if (caps && !caps.training) throw new NotSupportedError(`Training ${caps.missing}.`);
+}
+
 export async function createRlJob(ctx: ServiceContext, caller: Principal, req: CreateRlJob): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
+  await requireTraining(ctx);
   const experimentalConfig = withoutNulls(req.experimental_config);
   // A setting Hearth cannot honour is refused now (422), not discovered when the job runs.
   resolveRlSettings(experimentalConfig);
@@ -101,6 +108,7 @@ export async function createSftJob(
   signal?: AbortSignal,
 ): Promise<TrainingJobRecord> {
   await requireModel(ctx, caller, req.model_id);
+  await requireTraining(ctx);
   const url = (req.training_data_url ?? req.training_folder_url)!;
   // An uploaded artifact (POST /v1/preview/artifacts) is read from the store; any other URL is
   // resolved before anything is written, so a bad URL leaves no trace.

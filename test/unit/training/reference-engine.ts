@@ -55,6 +55,17 @@ export function servedFor(model: ReferenceModel, id = 'hearth/tiny-chat'): Infer
     maxModelLen: 2048,
   } as unknown as ServedModel;
   return {
+    capabilities: {
+      backend: 'webgpu',
+      description: 'reference',
+      training: true,
+      beamSearch: true,
+      promptLogprobs: true,
+      structuredOutputs: true,
+      loraAdapters: true,
+      multiTokenBadWords: true,
+      missing: '',
+    },
     loadModel: async () => served,
     generate: () => {
       throw new Error('the reference engine does not generate');

@@ -130,59 +130,85 @@ function writeValue(s: Sink, e: GgufMetadataEntry): void {
   }
 }
 
-/** A tensor's entry in the header: its name, ggml shape and type (its data follows separately). */
-export type GgufTensorInfoInput = Omit<GgufTensorInput, 'data'>;
+/** A tensor of a header written apart from its data: where its blocks sit in the data section. */
+export interface GgufTensorEntry {
+  name: string;
+  /** ggml order: ne[0] is the innermost (row) length. */
+  ne: number[];
+  /** GGML type name (F32, Q4_K, ...). */
+  type: string;
+  /** Byte offset of its blocks from the start of the data section (a multiple of the alignment). */
+  offset: number;
+}
 
 /**
- * The file up to its data section: magic, version, metadata, the tensor table and the padding
- * before the first tensor. Tensor i's data then goes at `alignment`-aligned offsets in table order
- * (writeGguf; a writer that streams a large file to disk writes this, then each tensor padded).
+ * The header alone (magic, metadata, tensor table), padded to the alignment so the data section
+ * can follow it as it is: for a file whose tensors are reused from another one (the CPU backend
+ * rewrites a GGUF's metadata and keeps its tensor bytes, engine/cpu/cpu-gguf.ts).
  */
-export function ggufHeader(input: { version?: 2 | 3; metadata: GgufInput['metadata']; tensors: readonly GgufTensorInfoInput[] }): {
-  header: Uint8Array;
-  alignment: number;
-} {
-  const alignEntry = input.metadata.find(([k]) => k === 'general.alignment');
-  const alignment = alignEntry ? Number(alignEntry[1].value) : 32;
+export function writeGgufHeader(input: {
+  version?: 2 | 3;
+  metadata: GgufInput['metadata'];
+  tensors: readonly GgufTensorEntry[];
+}): Uint8Array {
   const s = new Sink();
+  writeHeader(s, input.version ?? 3, input.metadata, input.tensors);
+  s.pad(alignmentOf(input.metadata));
+  return s.concat();
+}
+
+function alignmentOf(metadata: GgufInput['metadata']): number {
+  const alignEntry = metadata.find(([k]) => k === 'general.alignment');
+  return alignEntry ? Number(alignEntry[1].value) : 32;
+}
+
+function writeHeader(s: Sink, version: number, metadata: GgufInput['metadata'], tensors: readonly GgufTensorEntry[]): void {
   s.u32(0x46554747);
-  s.u32(input.version ?? 3);
-  s.u64(input.tensors.length);
-  s.u64(input.metadata.length);
-  for (const [key, entry] of input.metadata) {
+  s.u32(version);
+  s.u64(tensors.length);
+  s.u64(metadata.length);
+  for (const [key, entry] of metadata) {
     s.string(key);
     s.u32(entry.type);
     writeValue(s, entry);
   }
-  let offset = 0;
-  for (const t of input.tensors) {
-    const bytes = ggmlBytes(
-      ggmlType(t.type),
-      t.ne.reduce((a, b) => a * b, 1),
-    );
+  for (const t of tensors) {
     s.string(t.name);
     s.u32(t.ne.length);
     for (const n of t.ne) s.u64(n);
     s.u32(ggmlType(t.type).id);
-    s.u64(offset);
-    offset += Math.ceil(bytes / alignment) * alignment;
+    s.u64(t.offset);
   }
-  s.pad(alignment);
-  return { header: s.concat(), alignment };
+}
+
+/** The data-section layout of `tensors`: each one's offset, each padded to the alignment. */
+export function ggufLayout(
+  tensors: readonly Omit<GgufTensorInput, 'data'>[],
+  alignment: number,
+  sizes: readonly number[],
+): GgufTensorEntry[] {
+  let offset = 0;
+  return tensors.map((t, i) => {
+    const entry = { name: t.name, ne: t.ne, type: t.type, offset };
+    offset += Math.ceil(sizes[i] / alignment) * alignment;
+    return entry;
+  });
 }
 
 /** Serialises a GGUF file; each tensor's data must be exactly its blocks. */
 export function writeGguf(input: GgufInput): Uint8Array {
-  for (const t of input.tensors) {
+  const alignment = alignmentOf(input.metadata);
+  const sizes = input.tensors.map((t) => {
     const bytes = ggmlBytes(
       ggmlType(t.type),
       t.ne.reduce((a, b) => a * b, 1),
     );
     if (t.data.length !== bytes) throw new Error(`gguf writer: tensor ${t.name} has ${t.data.length} bytes, ${t.type} needs ${bytes}`);
-  }
-  const { header, alignment } = ggufHeader(input);
+    return bytes;
+  });
   const s = new Sink();
-  s.bytes(header);
+  writeHeader(s, input.version ?? 3, input.metadata, ggufLayout(input.tensors, alignment, sizes));
+  s.pad(alignment);
   for (const t of input.tensors) {
     s.bytes(t.data);
     s.pad(alignment);
