@@ -126,6 +126,31 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
     expect(raw.json.error.message).toContain("'type': 'less_than_equal'");
   });
 
+  it('refuses an over-long list from its length and reports at most 20 bad items, never a stack overflow (issue 26)', async () => {
+    const huge = await chat({ messages, allowed_token_ids: Array(5_000_000).fill(1) });
+    expect(huge.status).toBe(400);
+    expect(huge.json.error.param).toBe('allowed_token_ids');
+    expect(huge.json.error.message).toMatch(
+      /^1 validation error:\n {2}\{'type': 'too_long', 'loc': \('body', 'allowed_token_ids'\), 'msg': 'List should have at most 300000 items', 'input': \[1, 1, .*'\.\.\.'\], 'ctx': \{'max_length': 300000\}\}/,
+    );
+    expect(huge.json.error.message.length).toBeLessThan(1000);
+
+    // 300,000 bad ids, within the cap: the first 20 are reported.
+    const bad = await chat({ messages, stop_token_ids: Array(300_000).fill('x') });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/^20 validation errors:\n/);
+    expect(bad.json.error.message).toContain("'loc': ('body', 'stop_token_ids', 19)");
+
+    const bias = await chat({ messages, logit_bias: Object.fromEntries(Array.from({ length: 300_001 }, (_, i) => [String(i), 1])) });
+    expect(bias.json.error.message).toContain(
+      "'type': 'too_long', 'loc': ('body', 'logit_bias'), 'msg': 'Dictionary should have at most 300000 items'",
+    );
+
+    const parts = await chat({ messages: [{ role: 'user', content: Array(1025).fill({ type: 'text', text: 'x' }) }] });
+    expect(parts.status).toBe(400);
+    expect(parts.json.error.message).toContain("'loc': ('body', 'messages', 0, 'content')");
+  });
+
   it('refuses non-JSON bodies: 415 for another content type, 400 for malformed JSON or a non-object', async () => {
     const wrongType = await chat(undefined, { rawBody: 'hello', headers: { 'Content-Type': 'text/plain' } });
     expect(wrongType.status).toBe(415);
