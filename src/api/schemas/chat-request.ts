@@ -25,6 +25,8 @@ export const MAX_MESSAGES = 2048;
 export const MAX_STOP_STRINGS = 64;
 /** Most bad words in one request. */
 export const MAX_BAD_WORDS = 256;
+/** Most characters of one bad word (each is tokenised; issue 26). */
+export const MAX_BAD_WORD_CHARS = 1024;
 // Issue 26: every other list and dict has a cap too, checked before its entries are parsed, so
 // no request makes one validation issue (or one parse) per entry of a 32 MiB body.
 /** Most token ids in `allowed_token_ids`, `stop_token_ids` and `logit_bias`: above the largest vocabulary Hearth runs (Gemma 3's 262,208). */
@@ -161,7 +163,7 @@ export const ChatCompletionRequest = z
     /** Only these token ids can be generated. */
     allowed_token_ids: optional(list(laxIntItem(), MAX_TOKEN_IDS)),
     /** Words whose tokens are never generated (with and without a leading space). */
-    bad_words: list(z.string(), MAX_BAD_WORDS).optional(),
+    bad_words: list(z.string().max(MAX_BAD_WORD_CHARS), MAX_BAD_WORDS).optional(),
     /** Prepend the last message to the reply when it has the reply's role. */
     echo: laxBool(false),
     /** Add the template's assistant header; default true (false when continue_final_message). */
