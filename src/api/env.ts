@@ -3,6 +3,7 @@
  * what middleware sets on each request (the authenticated principal).
  */
 import type { Principal } from '../service/api-keys';
+import type { ChatRows } from './chat-concurrency';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo } from '../service/engine-status';
 
@@ -22,5 +23,7 @@ export interface AppEnv {
     deps: AppDeps;
     principal: Principal;
     requestId: string;
+    /** On /v1/chat: the batch rows the request holds against its key's cap (chat-concurrency.ts). */
+    chatRows: ChatRows;
   };
 }

@@ -94,3 +94,44 @@ describe('huge requests are refused from their size, and a bystander is served m
     expect(r.bystander.finish).toBeTruthy();
   });
 });
+
+describe('batch rows per key (issue 26)', () => {
+  it('counts choices, not requests, against a key: n = 64 is a 400, a key holding 32 rows gets 429, others are served', async () => {
+    const held = await h.page.evaluate(
+      async ({ key, model }) => {
+        const ask = [{ role: 'user', content: 'What is 3 + 4?' }];
+        const send = (n: number, stream: boolean) =>
+          fetch('/v1/chat/completions', {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ model, messages: ask, n, max_tokens: 1000, ignore_eos: true, stream }),
+          });
+        const all = await send(64, false);
+        const hog = await send(32, true);
+        (globalThis as any).__hog = hog;
+        const more = await send(1, false);
+        return {
+          all: { status: all.status, json: await all.json() },
+          hog: hog.status,
+          more: { status: more.status, retryAfter: more.headers.get('Retry-After'), json: await more.json() },
+        };
+      },
+      { key: hostile, model: MODEL },
+    );
+    try {
+      expect(held.all.status).toBe(400);
+      expect(held.all.json.error).toMatchObject({ param: 'n' });
+      expect(held.all.json.error.message).toMatch(/one API key may hold at most 32 batch rows/);
+      expect(held.hog).toBe(200);
+      expect(held.more).toMatchObject({
+        status: 429,
+        retryAfter: '1',
+        json: { error: { message: 'Concurrency limit reached for requests' } },
+      });
+      const chat = await complete(h.page, bystander, { model: MODEL, messages: ASK, max_tokens: 4, temperature: 0 });
+      expect(chat.ok, JSON.stringify(chat)).toBe(true);
+    } finally {
+      await h.page.evaluate(() => (globalThis as any).__hog.body?.cancel());
+    }
+  });
+});

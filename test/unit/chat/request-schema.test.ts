@@ -156,6 +156,17 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
     expect(parts.json.error.message).toContain("'loc': ('body', 'messages', 0, 'content')");
   }, 30_000);
 
+  it('refuses a non-admin chat whose n alone is over the 32 batch rows a key may hold, naming the limit (issue 26)', async () => {
+    const key = (await e.call('POST', '/v1/preview/api-keys', { body: { name: 'rows' } })).json.key;
+    const over = await e.call('POST', '/v1/chat/completions', { key, body: { messages, n: 64, ignore_eos: true } });
+    expect(over.status).toBe(400);
+    expect(over.json.error).toMatchObject({ param: 'n', type: 'BadRequestError' });
+    expect(over.json.error.message).toMatch(/n is 64, but one API key may hold at most 32 batch rows/);
+    // Within the cap the request goes on to the model (here: nothing can generate), and the admin key has no row cap.
+    expect((await e.call('POST', '/v1/chat/completions', { key, body: { messages, n: 32 } })).status).toBe(503);
+    expect((await chat({ messages, n: 64 })).status).toBe(503);
+  });
+
   it('refuses non-JSON bodies: 415 for another content type, 400 for malformed JSON or a non-object', async () => {
     const wrongType = await chat(undefined, { rawBody: 'hello', headers: { 'Content-Type': 'text/plain' } });
     expect(wrongType.status).toBe(415);
