@@ -20,7 +20,7 @@ import { orderGgufParts } from '../../engine/model/gguf/gguf-split';
 import { parseModelConfig } from '../../engine/model/hf-config';
 import { blobBytes } from '../../engine/model/safetensors';
 import { CachedSource } from '../../engine/model/sources/cached-source';
-import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
+import { checkLoraTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
@@ -111,7 +111,7 @@ const FILES_LOC = ['body', 'files'];
 export async function checkAdapterFiles(config: ModelConfig, files: AdapterFiles): Promise<LoraConfig> {
   const lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)), undefined, loraModulesOf(config));
   const tensors = await parseAdapterModel(files.adapterModel);
-  loraFromTensors(planLora(config, lora), config, tensors);
+  checkLoraTensors(planLora(config, lora), config, tensors);
   return lora;
 }
 
