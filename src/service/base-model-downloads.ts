@@ -24,7 +24,7 @@
  */
 import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
 import type { QuantizeTarget } from '../engine/model/quantize';
-import type { LoadedModelFiles } from '../engine/model/repo';
+import { smallFileText, type LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import { ggufDisplayName } from '../engine/model/sources/gguf-files';
@@ -416,7 +416,7 @@ function idPart(path: string): string {
 async function defaultUploadId(config: Blob): Promise<string> {
   let name = 'model';
   try {
-    const json = JSON.parse(await config.text()) as { _name_or_path?: unknown; model_type?: unknown };
+    const json = JSON.parse(await smallFileText(config, 'config.json')) as { _name_or_path?: unknown; model_type?: unknown };
     const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
     name = idPart(path);
   } catch {

@@ -90,6 +90,27 @@ export interface QuantizeOnLoadPlan {
 const INDEX_FILE = 'model.safetensors.index.json';
 const SINGLE_FILE = 'model.safetensors';
 
+const MiB = 1024 * 1024;
+/**
+ * Most bytes of each repository file that is read whole into one string and parsed on the engine
+ * thread (issue 26: none had a cap, so a 2 GB config.json was read and parsed whole). Each is
+ * several times the largest published one: Gemma 3's tokenizer.json is 33 MB, its
+ * tokenizer_config.json 1.2 MB. Any other small file: 1 MiB.
+ */
+const SMALL_FILE_CAPS: Record<string, number> = {
+  'tokenizer.json': 128 * MiB,
+  'tokenizer_config.json': 16 * MiB,
+  [INDEX_FILE]: 16 * MiB,
+};
+const SMALL_FILE_CAP = MiB;
+
+/** The text of a repository file read whole, refused (naming the file and the cap) before reading when it is over its cap. */
+export async function smallFileText(blob: Blob, file: string): Promise<string> {
+  const cap = SMALL_FILE_CAPS[file] ?? SMALL_FILE_CAP;
+  if (blob.size > cap) throw new RepositoryError(`${file} is ${blob.size} bytes; Hearth reads at most ${cap / MiB} MiB of it`);
+  return blob.text();
+}
+
 export async function loadModelFiles(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModelFiles> {
   const repo = await repoReader(source, options);
   // Small files first: an unsupported architecture fails before any weight is downloaded.
@@ -145,7 +166,7 @@ async function repoReader(source: ModelSource, options: LoadOptions): Promise<Re
       if (required) throw new RepositoryError(`${file} is missing from ${where}`);
       return null;
     }
-    return blob.text();
+    return smallFileText(blob, file);
   };
   const readJson = async (file: string, required: boolean): Promise<unknown> => {
     const text = await readText(file, required);
@@ -267,7 +288,7 @@ async function weightLayout(
   if (indexBlob) {
     let index: unknown;
     try {
-      index = JSON.parse(await indexBlob.text());
+      index = JSON.parse(await smallFileText(indexBlob, INDEX_FILE));
     } catch (e) {
       throw new RepositoryError(`${INDEX_FILE}: not valid JSON (${(e as Error).message})`);
     }
