@@ -33,6 +33,12 @@ export class RepositoryError extends Error {
 export interface LoadOptions {
   signal?: AbortSignal;
   onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * Awaited with the files about to be parsed, once their bytes are in, and with null once they
+   * are parsed. A caller that records it knows, after the engine died, which model's files killed
+   * it while being parsed, and need not parse them again at every start (issue 26).
+   */
+  parsing?: (files: string | null) => Promise<void>;
 }
 
 export interface WeightEntry {
@@ -148,7 +154,17 @@ interface RepoReader {
   listing: string[] | null;
   open: (file: string) => Promise<Blob | null>;
   readText: (file: string, required: boolean) => Promise<string | null>;
-  readJson: (file: string, required: boolean) => Promise<unknown>;
+  parsing: (files: string | null) => Promise<void>;
+}
+
+/** A small file's JSON, or a RepositoryError naming it. */
+function parseJson(text: string | null, file: string): unknown {
+  if (text == null) return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
+  }
 }
 
 /** Reads a source's files by name, with the listing's absences and errors that name the file. */
@@ -168,35 +184,36 @@ async function repoReader(source: ModelSource, options: LoadOptions): Promise<Re
     }
     return smallFileText(blob, file);
   };
-  const readJson = async (file: string, required: boolean): Promise<unknown> => {
-    const text = await readText(file, required);
-    if (text == null) return null;
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
-    }
-  };
-  return { where, listing, open, readText, readJson };
+  const parsing = async (files: string | null) => options.parsing?.(files);
+  return { where, listing, open, readText, parsing };
 }
 
 /** config.json, generation_config.json, the tokenizer and the chat templates, parsed and checked together. */
 async function readSmallFiles(repo: RepoReader) {
-  const configJson = await repo.readJson('config.json', true);
+  // config.json first and alone: an unsupported architecture fails before anything else is fetched.
+  await repo.parsing('config.json');
+  const configJson = parseJson(await repo.readText('config.json', true), 'config.json');
   const config = parseModelConfig(configJson);
-  const generationJson = await repo.readJson('generation_config.json', false);
+  await repo.parsing(null);
+  // The other files' bytes first, then their parsing, the step that runs a hostile file's content.
+  const generationText = await repo.readText('generation_config.json', false);
+  const tokenizerText = await repo.readText('tokenizer.json', true);
+  const tokenizerConfigText = await repo.readText('tokenizer_config.json', false);
+  const chatTemplateFile = await repo.readText('chat_template.jinja', false);
+  await repo.parsing('generation_config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja');
+  const generationJson = parseJson(generationText, 'generation_config.json');
   const generation = generationJson == null ? NO_GENERATION_DEFAULTS : parseGenerationConfig(generationJson);
-  const tokenizerJson = await repo.readJson('tokenizer.json', true);
-  const tokenizerConfig = await repo.readJson('tokenizer_config.json', false);
+  const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json');
+  const tokenizerConfig = parseJson(tokenizerConfigText, 'tokenizer_config.json');
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig ?? {});
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new RepositoryError(
       `tokenizer.json has ${tokenizer.vocabSize} token ids but config.json's vocab_size is ${config.vocabSize}: the tokenizer does not belong to this model`,
     );
   }
-  const chatTemplateFile = await repo.readText('chat_template.jinja', false);
   const configTemplate = (tokenizerConfig as Record<string, unknown> | null)?.chat_template ?? null;
   const chatTemplates = new ChatTemplates(chatTemplateFile, configTemplate, tokenizer.specialTokens);
+  await repo.parsing(null);
   const files: LoadedModelFiles['files'] = {
     config: configJson,
     generationConfig: generationJson,
