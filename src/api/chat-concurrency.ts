@@ -28,12 +28,6 @@ export const MAX_CHAT_ROWS_PER_PRINCIPAL = 32;
 /** Chat requests in flight across all principals: the bound on the scheduler's waiting queue. */
 export const MAX_CHATS_IN_FLIGHT = 256;
 
-/** The rows a request holds, grown once its `n` is known. */
-export interface ChatRows {
-  /** Holds `rows` rows in all for this request, or throws (429 over the key's cap now, 400 over it ever). */
-  claim(rows: number): void;
-}
-
 export function chatConcurrency(): MiddlewareHandler<AppEnv> {
   const perPrincipal = new Map<string, number>();
   let total = 0;

@@ -3,7 +3,6 @@
  * what middleware sets on each request (the authenticated principal).
  */
 import type { Principal } from '../service/api-keys';
-import type { ChatRows } from './chat-concurrency';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo } from '../service/engine-status';
 
@@ -16,6 +15,12 @@ export interface AppDeps {
   maxBodyBytes?: number;
   /** Largest accepted base-model upload; default 2 GiB (body-limits.ts). */
   maxUploadBytes?: number;
+}
+
+/** The batch rows a chat request holds against its key's cap, grown once its `n` is known (chat-concurrency.ts). */
+export interface ChatRows {
+  /** Holds `rows` rows in all for this request, or throws (429 over the key's cap now, 400 over it ever). */
+  claim(rows: number): void;
 }
 
 export interface AppEnv {

@@ -13,7 +13,7 @@ import { z } from 'zod';
 /** Failing items one list reports before it stops looking. */
 export const MAX_LIST_ISSUES = 20;
 
-/** pydantic's `too_long` for a list or dict over its cap (the message and ctx it writes). */
+/** A list or dict over its cap: the issue ../validation.ts answers as pydantic's `too_long`. */
 function tooLong(ctx: z.RefinementCtx, input: unknown, origin: 'array' | 'object', max: number): void {
   ctx.addIssue({ code: 'too_big', origin, maximum: max, inclusive: true, input, message: `${origin} over ${max}` });
 }
