@@ -191,8 +191,10 @@ async function repoReader(source: ModelSource, options: LoadOptions): Promise<Re
 /** config.json, generation_config.json, the tokenizer and the chat templates, parsed and checked together. */
 async function readSmallFiles(repo: RepoReader) {
   // config.json first and alone: an unsupported architecture fails before anything else is fetched.
+  // Each file's bytes are in before the parse marker is set (a tab closed mid-download is no crash).
+  const configText = await repo.readText('config.json', true);
   await repo.parsing('config.json');
-  const configJson = parseJson(await repo.readText('config.json', true), 'config.json');
+  const configJson = parseJson(configText, 'config.json');
   const config = parseModelConfig(configJson);
   await repo.parsing(null);
   // The other files' bytes first, then their parsing, the step that runs a hostile file's content.
@@ -200,7 +202,18 @@ async function readSmallFiles(repo: RepoReader) {
   const tokenizerText = await repo.readText('tokenizer.json', true);
   const tokenizerConfigText = await repo.readText('tokenizer_config.json', false);
   const chatTemplateFile = await repo.readText('chat_template.jinja', false);
-  await repo.parsing('generation_config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja');
+  const present = {
+    'generation_config.json': generationText,
+    'tokenizer.json': tokenizerText,
+    'tokenizer_config.json': tokenizerConfigText,
+    'chat_template.jinja': chatTemplateFile,
+  };
+  await repo.parsing(
+    Object.entries(present)
+      .filter(([, text]) => text != null)
+      .map(([file]) => file)
+      .join(', '),
+  );
   const generationJson = parseJson(generationText, 'generation_config.json');
   const generation = generationJson == null ? NO_GENERATION_DEFAULTS : parseGenerationConfig(generationJson);
   const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json');
@@ -304,8 +317,9 @@ async function weightLayout(
   const indexBlob = await open(INDEX_FILE);
   if (indexBlob) {
     let index: unknown;
+    const text = await smallFileText(indexBlob, INDEX_FILE);
     try {
-      index = JSON.parse(await smallFileText(indexBlob, INDEX_FILE));
+      index = JSON.parse(text);
     } catch (e) {
       throw new RepositoryError(`${INDEX_FILE}: not valid JSON (${(e as Error).message})`);
     }

@@ -251,6 +251,23 @@ describe('broken repositories are refused, naming the problem', () => {
     );
   });
 
+  it('says which files it parses once their bytes are in, and when it is done (issue 26)', async () => {
+    const calls: (string | null)[] = [];
+    await loadModelFiles(repoFrom('tiny-qwen3'), { parsing: async (files) => void calls.push(files) });
+    expect(calls).toEqual([
+      'config.json',
+      null,
+      'generation_config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja',
+      null,
+    ]);
+    calls.length = 0;
+    // A refused file leaves the marker set: the caller clears it when it records the error.
+    await expect(
+      loadModelFiles(repoFrom('tiny-chat', { 'tokenizer.json': '{' }), { parsing: async (f) => void calls.push(f) }),
+    ).rejects.toThrow(/tokenizer\.json: not valid JSON/);
+    expect(calls).toEqual(['config.json', null, 'generation_config.json, tokenizer.json, tokenizer_config.json']);
+  });
+
   it('errors are typed so callers can tell the kinds apart', async () => {
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': null }))).rejects.toBeInstanceOf(RepositoryError);
   });
