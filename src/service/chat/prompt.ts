@@ -57,9 +57,9 @@ function contentText(content: ChatMessage['content']): string {
  * one step whose cost grows with the prompt before the context-length rule can refuse it (10 M
  * CJK characters took seconds of the one engine thread, then overflowed the tokenizer library's
  * regex stack, a 500), so a prompt longer than `maxModelLen * 8` characters is refused by its
- * length first. A token of ordinary text is 3 to 5 characters; a prompt this long holds more
- * tokens than the context in any text but runs of whitespace or repeated characters, and that
- * holds with `truncate_prompt_tokens` too: truncation cuts what was tokenised.
+ * length first. A token of ordinary text is 3 to 5 characters, so a prompt this long holds more
+ * tokens than the context in any text but runs of whitespace or repeated characters. The limit
+ * applies with `truncate_prompt_tokens` too, since truncation cuts only what was tokenised.
  */
 export const PROMPT_CHARS_PER_TOKEN = 8;
 
