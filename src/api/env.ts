@@ -17,10 +17,18 @@ export interface AppDeps {
   maxUploadBytes?: number;
 }
 
+/** The batch rows a chat request holds against its key's cap, grown once its `n` is known (chat-concurrency.ts). */
+export interface ChatRows {
+  /** Holds `rows` rows in all for this request, or throws (429 over the key's cap now, 400 over it ever). */
+  claim(rows: number): void;
+}
+
 export interface AppEnv {
   Variables: {
     deps: AppDeps;
     principal: Principal;
     requestId: string;
+    /** On /v1/chat: the batch rows the request holds against its key's cap (chat-concurrency.ts). */
+    chatRows: ChatRows;
   };
 }

@@ -11,7 +11,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { errorBody, errorFamily, validationError, type ValidationDetail } from '../service/error-envelope';
-import { HearthError, InvalidInputError } from '../service/errors';
+import { ConcurrencyLimitError, HearthError, InvalidInputError } from '../service/errors';
 import { StoreNotFoundError } from '../store/errors';
 import { UnknownCursorError } from '../store/page';
 import { closedForUpgrade } from '../store/schema';
@@ -41,7 +41,12 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
     return validationResponse(c, [{ type: err.type, loc: err.loc, msg: err.message, input: err.input, ctx: err.ctx }]);
   }
   if (err instanceof HearthError) {
-    const headers: Record<string, string> = err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+    const headers: Record<string, string> =
+      err.status === 401
+        ? { 'WWW-Authenticate': 'Bearer' }
+        : err instanceof ConcurrencyLimitError
+          ? { 'Retry-After': String(err.retryAfter) }
+          : {};
     // A chat error names the request field at fault (vLLM's `param`).
     const param = 'param' in err && typeof err.param === 'string' ? err.param : null;
     return errorResponse(c, err.status as ContentfulStatusCode, err.message, headers, param);

@@ -57,13 +57,45 @@ function locate(data: unknown, path: PropertyKey[]): { value: unknown; missing: 
 const LENGTHS: Partial<Record<string, { short: string; long: string; what: string; unit: string }>> = {
   string: { short: 'string_too_short', long: 'string_too_long', what: 'String', unit: 'character' },
   array: { short: 'too_short', long: 'too_long', what: 'List', unit: 'item' },
+  object: { short: 'too_short', long: 'too_long', what: 'Dictionary', unit: 'item' },
 };
+
+/** Most validation issues one response reports (issue 26): a body of a million bad items gets 20. */
+export const MAX_REPORTED_ISSUES = 20;
+/** What an echoed `input` keeps: items of a list, keys of a dict, characters of a string, levels. */
+const ECHO_ITEMS = 32;
+const ECHO_CHARS = 1024;
+const ECHO_DEPTH = 8;
+
+/**
+ * The `input` an issue echoes, cut to a readable size (issue 26): a 5 M-entry list, a 30 MB
+ * string or (for a missing field) the whole body is not sent back. Small values stay as they are.
+ */
+export function echoInput(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > ECHO_CHARS ? `${value.slice(0, ECHO_CHARS)}...` : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= ECHO_DEPTH) return '...';
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, ECHO_ITEMS).map((v) => echoInput(v, depth + 1));
+    return value.length > ECHO_ITEMS ? [...kept, '...'] : kept;
+  }
+  const out: [string, unknown][] = [];
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (out.length === ECHO_ITEMS) {
+      out.push(['...', '...']);
+      break;
+    }
+    out.push([key, echoInput((value as Record<string, unknown>)[key], depth + 1)]);
+  }
+  return Object.fromEntries(out);
+}
 
 /** One zod issue as one FastAPI detail item. */
 export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Target): ValidationDetail {
   const at = locate(data, issue.path);
   const loc: Loc = [target, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
-  const input = at.value;
+  const input = echoInput(at.value);
   const params = (issue as { params?: { type?: string; ctx?: Record<string, unknown> } }).params;
   if (params?.type) return { type: params.type, loc, msg: issue.message, input, ctx: params.ctx ?? {} };
   switch (issue.code) {
@@ -113,7 +145,7 @@ export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Targ
         type: 'extra_forbidden',
         loc: [...loc, issue.keys[0]],
         msg: 'Extra inputs are not permitted',
-        input: (input as Record<string, unknown>)?.[issue.keys[0]],
+        input: echoInput((at.value as Record<string, unknown> | undefined)?.[issue.keys[0]]),
         ctx: {},
       };
     case 'invalid_union':
@@ -123,14 +155,18 @@ export function issueToDetail(issue: core.$ZodIssue, data: unknown, target: Targ
   }
 }
 
+/** The first MAX_REPORTED_ISSUES issues as detail items (an unknown key is an item of its own). */
 export function issuesToDetails(issues: readonly core.$ZodIssue[], data: unknown, target: Target): ValidationDetail[] {
   const details: ValidationDetail[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) details.push(issueToDetail({ ...issue, keys: [key] }, data, target));
+      for (const key of issue.keys.slice(0, MAX_REPORTED_ISSUES - details.length)) {
+        details.push(issueToDetail({ ...issue, keys: [key] }, data, target));
+      }
     } else {
       details.push(issueToDetail(issue, data, target));
     }
+    if (details.length >= MAX_REPORTED_ISSUES) break;
   }
   return details;
 }

@@ -25,7 +25,7 @@
 import { cpuGgufCacheKey, cpuGgufModelId } from '../engine/cpu/cpu-models';
 import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
 import type { QuantizeTarget } from '../engine/model/quantize';
-import type { LoadedModelFiles } from '../engine/model/repo';
+import { smallFileText, type LoadedModelFiles } from '../engine/model/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import { ggufDisplayName } from '../engine/model/sources/gguf-files';
@@ -104,10 +104,23 @@ export class BaseModelDownloads {
       const records = await listBaseModels(this.deps.db);
       await this.sweepOrphanedFiles(records);
       for (const record of records) {
-        if (record.status === 'downloading' && !this.live.has(record.id)) this.run(record);
+        if (record.status !== 'downloading' || this.live.has(record.id)) continue;
+        if (record.parsing) await this.markBroken(record);
+        else this.run(record);
       }
     })();
     return this.resuming;
+  }
+
+  /**
+   * A download whose previous engine died while parsing its files (a file that crashes the
+   * engine, issue 26): ends in "error" once, saying so, instead of being resumed (and crashing
+   * the engine again) at every start. Its stored files stay until the model is removed.
+   */
+  private async markBroken(record: BaseModelRecord): Promise<void> {
+    const error = `The engine stopped while parsing ${record.parsing} of ${record.id}, so it was not loaded again: the files may be hostile or too large to parse. Remove the model and add it again to retry.`;
+    console.warn(`[hearth] ${error}`);
+    await updateBaseModel(this.deps.db, record.id, { status: 'error', error, parsing: null, updatedAt: this.deps.now() });
   }
 
   /**
@@ -246,13 +259,16 @@ export class BaseModelDownloads {
       try {
         const source = await this.source(record);
         const format = formatOf(record);
-        const files = await loadRepository({ source, format }, { signal: abort.signal, onProgress });
+        // Marked while its files are parsed: a file that kills the engine is not parsed again at the next start.
+        const parsing = async (files: string | null) => void (await updateBaseModel(this.deps.db, record.id, { parsing: files }));
+        const files = await loadRepository({ source, format }, { signal: abort.signal, onProgress, parsing });
         const quantization = format.type === 'gguf' ? { quantization: (await ggufFactsOf(source, format.files)).quantization } : {};
         await updateBaseModel(this.deps.db, record.id, {
           ...summary(files),
           ...quantization,
           status: 'cached',
           error: null,
+          parsing: null,
           updatedAt: this.deps.now(),
         });
         this.deps.catalog.invalidate();
@@ -264,6 +280,7 @@ export class BaseModelDownloads {
         await updateBaseModel(this.deps.db, record.id, {
           status: paused ? 'paused' : 'error',
           error: message(err),
+          parsing: null,
           updatedAt: this.deps.now(),
         }).catch((stored: unknown) => console.error(`[hearth] could not record the end of the download of ${record.id}:`, stored));
       } finally {
@@ -423,7 +440,7 @@ function idPart(path: string): string {
 async function defaultUploadId(config: Blob): Promise<string> {
   let name = 'model';
   try {
-    const json = JSON.parse(await config.text()) as { _name_or_path?: unknown; model_type?: unknown };
+    const json = JSON.parse(await smallFileText(config, 'config.json')) as { _name_or_path?: unknown; model_type?: unknown };
     const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
     name = idPart(path);
   } catch {

@@ -10,8 +10,11 @@
 /** The stream's bytes, or undefined when it holds more than `cap` bytes. `sizeHint` preallocates. */
 export async function readCapped(stream: ReadableStream<Uint8Array>, cap: number, sizeHint?: number): Promise<Uint8Array | undefined> {
   const reader = stream.getReader();
-  // A declared size within the cap is read into one buffer (no second copy when it is right).
-  let out = new Uint8Array(sizeHint !== undefined && sizeHint <= cap ? sizeHint : 0);
+  // A declared size within the cap is read into one buffer (no second copy when it is right). The
+  // hint comes from a Content-Length header: one that is negative, fractional or not a number is
+  // ignored, not handed to the allocator (issue 26: `Content-Length: -1` was a RangeError, a 500).
+  const hinted = sizeHint !== undefined && Number.isSafeInteger(sizeHint) && sizeHint >= 0 && sizeHint <= cap;
+  let out = new Uint8Array(hinted ? sizeHint : 0);
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();

@@ -36,6 +36,14 @@ export class ConflictError extends statusError('ConflictError', 409) {}
 /** 429: the caller has too much in flight or queued; retry when some of it has finished. */
 export class TooManyRequestsError extends statusError('TooManyRequestsError', 429) {}
 
+/** Too many chat requests or batch rows in flight: worth retrying after `retryAfter` seconds. */
+export class ConcurrencyLimitError extends TooManyRequestsError {
+  readonly retryAfter = 1;
+  constructor() {
+    super('Concurrency limit reached for requests');
+  }
+}
+
 /** 507: the browser's storage quota ran out; nothing of the request was kept. */
 export class InsufficientStorageError extends statusError('InsufficientStorageError', 507) {}
 

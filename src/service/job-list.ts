@@ -1,8 +1,8 @@
 /**
  * Listing a principal's training jobs (GET /v1/preview/training-jobs), optionally for one
  * model, newest first unless asked otherwise. Jobs are few per principal (one per training step
- * a person asked for), so the list is read whole and paged in memory with the platform's cursor
- * rules; job inputs (trajectories, SFT data) live in another store and are never loaded here.
+ * a person asked for), so the caller's list is read whole (through the caller's models' index,
+ * never another principal's records) and paged in memory with the platform's cursor rules; job inputs (trajectories, SFT data) live in another store and are never loaded here.
  *
  * Not here: creating or reading one job (training/jobs.ts), the job's events.
  */
@@ -28,7 +28,10 @@ export async function listJobPage(ctx: ServiceContext, caller: Principal, req: J
     await requireModel(ctx, caller, req.modelId);
     jobs = await ctx.db.getAllFromIndex('trainingJobs', 'by-model', req.modelId);
   } else {
-    jobs = await ctx.db.getAll('trainingJobs');
+    // Through the caller's own models (a job belongs to its model's owner), so another
+    // principal's jobs are never read (issue 26: every principal's jobs were read, then filtered).
+    const modelIds = await ctx.db.getAllKeysFromIndex('models', 'by-principal', caller.id);
+    jobs = (await Promise.all(modelIds.map((id) => ctx.db.getAllFromIndex('trainingJobs', 'by-model', id)))).flat();
   }
   const own = jobs.filter((j) => j.principalId === caller.id).sort(byCreation);
   return paginate(own, req, (j) => j.id);

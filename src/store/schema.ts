@@ -258,6 +258,12 @@ export interface BaseModelRecord {
   warnings?: string[];
   startedAt: number;
   updatedAt: number;
+  /**
+   * The files a download's engine is parsing now (set once their bytes are in, cleared when they
+   * are parsed). Found set at engine start, it means the previous engine died parsing them: the
+   * download ends in "error" instead of being resumed, and parsed, again at every start (issue 26).
+   */
+  parsing?: string | null;
 }
 
 /**

@@ -2,8 +2,9 @@
 // origin a small quota (Storage.overrideQuotaForOrigin), a page fills it with incompressible
 // filler, and IndexedDB then refuses every write that adds bytes, as on a full disk. A training
 // job that hits it ends FAILED with a training_failed event saying why (not RUNNING forever), a
-// write through the API is a 507 in its family's shape that leaves nothing half-written, and a
-// bystander principal's chat completes beside both.
+// write through the API is a 507 in its family's shape that leaves nothing half-written, a bundled
+// model that is not cached yet still loads and serves (its cache write skipped, issue 26), and a
+// bystander principal's chat completes beside them.
 //
 // In this Chromium the override takes effect only in a persistent profile (Playwright's default
 // contexts are off-the-record) and only when set before the origin first stores anything (a
@@ -139,6 +140,18 @@ describe('a full storage quota', () => {
       const failed = (await events()).find((e) => e.type === 'training_failed');
       expect(failed?.data.error_message).toMatch(/storage quota for this site is exhausted/);
       expect((await bystanderChat()).choices[0].finish_reason).toBeTruthy();
+    } finally {
+      await fillQuota(false);
+    }
+  });
+
+  it('loads and serves a bundled model it cannot cache, skipping the cache (issue 26)', async () => {
+    await fillQuota(true);
+    try {
+      // tiny-qwen2 was never loaded here: its files are not cached, and there is no room to cache them.
+      const chat = await ok(page, bystander, { model: 'hearth/tiny-qwen2', messages: ASK, max_tokens: 2 });
+      expect(chat.choices[0].finish_reason).toBeTruthy();
+      expect(await modelFileKeys(page)).not.toContain('bundled:hearth/tiny-qwen2');
     } finally {
       await fillQuota(false);
     }

@@ -3,7 +3,8 @@
  * a request admitted while another decodes (both equal to their runs alone and to the reference's
  * greedy decoding), `n` choices sharing the prompt's blocks (and each equal to a lone run with its
  * seed), prefix-cache hits on a repeated prompt but not across cache salts, aborts and early exits
- * freeing their rows and blocks at once, and many concurrent requests all completing.
+ * freeing their rows and blocks at once, many concurrent requests all completing, and waiting
+ * requests admitted fairly across owners.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
@@ -115,5 +116,21 @@ describe('continuous batching', () => {
       expect(r.finish[0]?.reason).toBe('length');
       expect(r.tokens[0]).toEqual(greedyDecode(ref, prompts[i], 3));
     });
+  });
+
+  it("admits a second owner's request ahead of the first owner's backlog (issue 26)", async () => {
+    // Owner A fills the 16 rows and queues 16 more; owner B's one request, sent last, gets the
+    // first row that frees (B holds none, A holds the rest), not a row after A's whole backlog.
+    const rows = model().blocks.rowsAvailable;
+    const finished: string[] = [];
+    const run = (owner: string, i: number) =>
+      collect(engine.generate(request(MODEL, promptOf(6, V, 200 + i), { maxTokens: 4, owner })), 1).then(() =>
+        finished.push(`${owner}${i}`),
+      );
+    const backlog = Array.from({ length: 2 * rows }, (_, i) => run('A', i));
+    await Promise.all([...backlog, run('B', 0)]);
+    expect(finished.length).toBe(2 * rows + 1);
+    // First come first served would admit B after all 32 of A's: it would finish among the last.
+    expect(finished.indexOf('B0')).toBeLessThan(rows + 4);
   });
 });

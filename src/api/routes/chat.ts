@@ -21,7 +21,10 @@ chat.post('/completions', requireJsonBody(), chatRequestValidator(), async (c) =
   const controller = new AbortController();
   const clientGone = c.req.raw.signal;
   clientGone.addEventListener('abort', () => controller.abort(clientGone.reason), { once: true });
-  const reply = await createChatCompletion(c.get('deps').services, c.get('principal'), c.req.valid('json'), {
+  const req = c.req.valid('json');
+  // One batch row per choice (and per beam) counts against the key's cap.
+  c.get('chatRows').claim(req.n ?? 1);
+  const reply = await createChatCompletion(c.get('deps').services, c.get('principal'), req, {
     signal: controller.signal,
     requestIdHeader: c.req.header('X-Request-Id'),
   });

@@ -11,11 +11,10 @@
  */
 import { z } from 'zod';
 import { laxBigInt, laxBool, laxFloat, laxFloatItem, laxInt, laxIntItem, laxStr, optional } from './chat-coerce';
+import { capped, dict, dictOf, list } from './lists';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-
-const JsonObject = z.record(z.string(), z.unknown());
 
 // Caps on list fields that cost engine time per entry (issue 10, item 7): stop strings are
 // matched on every decoded piece and bad words become token masks, so without a cap a 32 MiB
@@ -26,6 +25,20 @@ export const MAX_MESSAGES = 2048;
 export const MAX_STOP_STRINGS = 64;
 /** Most bad words in one request. */
 export const MAX_BAD_WORDS = 256;
+/** Most characters of one bad word (each is tokenised; issue 26). */
+export const MAX_BAD_WORD_CHARS = 1024;
+// Issue 26: every other list and dict has a cap too, checked before its entries are parsed, so
+// no request makes one validation issue (or one parse) per entry of a 32 MiB body.
+/** Most token ids in `allowed_token_ids`, `stop_token_ids` and `logit_bias`: above the largest vocabulary Hearth runs (Gemma 3's 262,208). */
+export const MAX_TOKEN_IDS = 300_000;
+/** Most tools, tool calls of a message, documents and logits processors. */
+export const MAX_TOOLS = 128;
+/** Most content parts of one message. */
+export const MAX_CONTENT_PARTS = 1024;
+/** Most keys of a JSON object field (a tool's parameters, chat_template_kwargs, structured_outputs, ...); its nested values are not counted. */
+export const MAX_OBJECT_KEYS = 1024;
+
+const JsonObject = dict(MAX_OBJECT_KEYS);
 
 /** A content part; non-text parts reach the template step, which refuses them for text models. */
 const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -39,9 +52,9 @@ const ToolCallIn = z.looseObject({
 /** One message: any role (vLLM's CustomChatCompletionMessageParam), extra keys kept for the template. */
 const Message = z.looseObject({
   role: z.string(),
-  content: z.union([z.string(), z.array(ContentPart)]).nullish(),
+  content: z.union([z.string(), list(ContentPart, MAX_CONTENT_PARTS)]).nullish(),
   name: optional(z.string()),
-  tool_calls: z.array(ToolCallIn).nullish(),
+  tool_calls: list(ToolCallIn, MAX_TOOLS).nullish(),
   tool_call_id: optional(z.string()),
 });
 
@@ -66,22 +79,22 @@ const StreamOptions = z.looseObject({
 
 const LogitsProcessor = z.union([
   z.string(),
-  z.strictObject({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: JsonObject.nullish() }),
+  z.strictObject({ qualname: z.string(), args: list(z.unknown(), MAX_OBJECT_KEYS).nullish(), kwargs: JsonObject.nullish() }),
 ]);
 
 /** engine_xargs values: strings or numbers, or lists of them. */
-const ExtraArgs = z.record(z.string(), z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]));
+const ExtraArgs = dictOf(z.union([z.string(), z.number(), list(z.union([z.string(), z.number()]), MAX_OBJECT_KEYS)]), MAX_OBJECT_KEYS);
 
 export const ChatCompletionRequest = z
   .looseObject({
     /** The conversation, oldest first; the only required field. */
-    messages: z.array(Message).max(MAX_MESSAGES),
+    messages: list(Message, MAX_MESSAGES),
     /** Base model id, registered model or checkpoint name; omitted or "" means the default model. */
     model: laxStr(),
     /** Subtracted per occurrence of a token in the output, in [-2, 2]; default 0. */
     frequency_penalty: laxFloat(),
     /** Token id (as a string key) -> bias added to its logit, clamped to [-100, 100]. */
-    logit_bias: optional(z.record(z.string(), laxFloatItem())),
+    logit_bias: optional(dictOf(laxFloatItem(), MAX_TOKEN_IDS)),
     /** Return generated tokens' logprobs; default false (see README: omitted still returns the chosen tokens' logprobs). */
     logprobs: laxBool(),
     /** Alternatives per generated token, 0..20; needs logprobs true when > 0. */
@@ -99,21 +112,8 @@ export const ChatCompletionRequest = z
     /** 64-bit seed of the sampler; choice i samples with seed + i. */
     seed: laxBigInt(true, { ge: INT64_MIN, le: INT64_MAX }),
     /** Stop string(s): the output ends before (or, with include_stop_str_in_output, after) the first match. */
-    stop: optional(
-      // The cap is checked after the union so that a long list is reported as too_long, not as "no shape matched".
-      z.union([z.string(), z.array(z.string())]).superRefine((v, ctx) => {
-        if (Array.isArray(v) && v.length > MAX_STOP_STRINGS) {
-          ctx.addIssue({
-            code: 'too_big',
-            origin: 'array',
-            maximum: MAX_STOP_STRINGS,
-            inclusive: true,
-            input: v,
-            message: `List should have at most ${MAX_STOP_STRINGS} items`,
-          });
-        }
-      }),
-    ),
+    // The cap is checked before the union so that a long list is reported as too_long, not as "no shape matched".
+    stop: optional(capped(z.union([z.string(), z.array(z.string())]), MAX_STOP_STRINGS)),
     /** Stream the reply as Server-Sent Events. */
     stream: laxBool(),
     /** include_usage (default true once given), continuous_usage_stats (default false). */
@@ -123,7 +123,7 @@ export const ChatCompletionRequest = z
     /** Nucleus mass in (0, 1]; default from generation_config, else 1. */
     top_p: laxFloat(),
     /** Function tools `{type: "function", function: {name, description, parameters}}`, passed to the template. */
-    tools: optional(z.array(Tool)),
+    tools: optional(list(Tool, MAX_TOOLS)),
     /** "none", "auto", "required" or `{type: "function", function: {name}}`; checked with vLLM's messages. */
     tool_choice: z.unknown().optional(),
     /** "low" | "medium" | "high", passed to the chat template. */
@@ -145,7 +145,7 @@ export const ChatCompletionRequest = z
     /** Beam search's length penalty; default 1. */
     length_penalty: laxFloat(false),
     /** Token ids that end a choice (stop_reason is the id). */
-    stop_token_ids: optional(z.array(laxIntItem())),
+    stop_token_ids: optional(list(laxIntItem(), MAX_TOKEN_IDS)),
     /** Keep the matched stop string (or stop token text) in the output. */
     include_stop_str_in_output: laxBool(false),
     /** Keep generating past the end-of-sequence token. */
@@ -161,9 +161,9 @@ export const ChatCompletionRequest = z
     /** Alternatives per prompt position (non-streaming only). */
     prompt_logprobs: laxInt(),
     /** Only these token ids can be generated. */
-    allowed_token_ids: optional(z.array(laxIntItem())),
+    allowed_token_ids: optional(list(laxIntItem(), MAX_TOKEN_IDS)),
     /** Words whose tokens are never generated (with and without a leading space). */
-    bad_words: z.array(z.string()).max(MAX_BAD_WORDS).optional(),
+    bad_words: list(z.string().max(MAX_BAD_WORD_CHARS), MAX_BAD_WORDS).optional(),
     /** Prepend the last message to the reply when it has the reply's role. */
     echo: laxBool(false),
     /** Add the template's assistant header; default true (false when continue_final_message). */
@@ -173,7 +173,7 @@ export const ChatCompletionRequest = z
     /** Add the tokenizer's special tokens (e.g. BOS) on top of the template's; default false. */
     add_special_tokens: laxBool(false),
     /** RAG documents for templates that support them. */
-    documents: optional(z.array(JsonObject)),
+    documents: optional(list(JsonObject, MAX_TOOLS)),
     /** A Jinja chat template for this request, in place of the model's. */
     chat_template: laxStr(),
     /** Extra variables for the chat template (e.g. enable_thinking). */
@@ -187,7 +187,7 @@ export const ChatCompletionRequest = z
     /** The response id is `chatcmpl-<request_id>` (X-Request-Id wins); default a random id. */
     request_id: laxStr(false),
     /** Per-request logits processors: refused (Hearth resolves no code by name). */
-    logits_processors: optional(z.array(LogitsProcessor)),
+    logits_processors: optional(list(LogitsProcessor, MAX_TOOLS)),
     /** With logprobs, write tokens as `token_id:<id>`. */
     return_tokens_as_token_ids: laxBool(),
     /** Add choices[].token_ids and prompt_token_ids to the reply. */

@@ -6,6 +6,10 @@
  */
 import { z } from 'zod';
 import { Name } from './common';
+import { list } from './lists';
+
+/** Most steps one checkpoint deletion names (issue 26: every list has a cap). */
+const MAX_STEPS = 100_000;
 
 export const RegisterModelRequest = z.strictObject({
   entity: Name.nullish(),
@@ -17,5 +21,5 @@ export const RegisterModelRequest = z.strictObject({
 export type RegisterModelRequest = z.infer<typeof RegisterModelRequest>;
 
 export const DeleteCheckpointsRequest = z.strictObject({
-  steps: z.array(z.int().min(0)),
+  steps: list(z.int().min(0), MAX_STEPS),
 });

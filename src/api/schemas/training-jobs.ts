@@ -7,7 +7,11 @@
  * art-compat.md §1.7 (era b/c keys, era d additions), §1.10 and §4 (SFT config).
  */
 import { z } from 'zod';
-import { TrajectoryGroup } from './trajectories';
+import { dict, list } from './lists';
+import { MAX_TRAJECTORY_ITEMS, TrajectoryGroup } from './trajectories';
+
+/** Most learning rates in an SFT config's per-batch list (issue 26: every list has a cap). */
+const MAX_LEARNING_RATES = 1_000_000;
 
 const positive = z.number().gt(0);
 
@@ -46,7 +50,7 @@ export type ExperimentalConfig = z.infer<typeof ExperimentalConfig>;
 
 export const CreateRlJobRequest = z.strictObject({
   model_id: z.uuid(),
-  trajectory_groups: z.array(TrajectoryGroup).min(1),
+  trajectory_groups: list(TrajectoryGroup, MAX_TRAJECTORY_ITEMS, 1),
   experimental_config: ExperimentalConfig.nullish(),
 });
 export type CreateRlJobRequest = z.infer<typeof CreateRlJobRequest>;
@@ -55,7 +59,7 @@ export const SftConfig = z.strictObject({
   /** Omitted when ART's user says "auto": the server default (2) applies. */
   batch_size: z.int().min(1).nullish(),
   /** One rate for every batch, or one per batch (the list length must equal the batch count). */
-  learning_rate: z.union([positive, z.array(positive).min(1)]).nullish(),
+  learning_rate: z.union([positive, list(positive, MAX_LEARNING_RATES, 1)]).nullish(),
   assistant_turns: z.enum(['all', 'last']).nullish(),
   metric_logging: z.strictObject({ enabled: z.boolean().nullish(), target_training_step: z.int().min(0).nullish() }).nullish(),
 });
@@ -68,7 +72,7 @@ export const CreateSftJobRequest = z
     /** The name an intermediate ART client used for the same field. */
     training_folder_url: z.string().min(1).optional(),
     config: SftConfig.nullish(),
-    experimental_config: z.record(z.string(), z.unknown()).nullish(),
+    experimental_config: dict(1024).nullish(),
   })
   .superRefine((body, ctx) => {
     if (body.training_data_url === undefined && body.training_folder_url === undefined) {

@@ -7,10 +7,21 @@
  * Reference: specification "Trajectory resources"; ../../../../shared/reference/art-compat.md §2.
  */
 import { z } from 'zod';
+import { dict, dictOf, list, MAX_LIST_ISSUES } from './lists';
+
+// Caps on every list and dict (issue 26), far above what a rollout holds, so that no log or job
+// body makes one validation issue per entry. `logprobs.content` has one entry per token.
+/** Most trajectory groups of one request, trajectories or exceptions of a group, messages of a trajectory, log lines. */
+export const MAX_TRAJECTORY_ITEMS = 4096;
+/** Most tools, tool calls, content parts, additional histories, top logprobs; keys of a metrics or metadata dict. */
+const MAX_SMALL_LIST = 1024;
+/** Most token logprobs of one choice (a 128 Ki-token context) and bytes of one token. */
+const MAX_TOKENS = 131_072;
+const MAX_TOKEN_BYTES = 4096;
 
 /** A metric value: ART's `dict[str, float | int | bool]`. */
 export const MetricValue = z.union([z.number(), z.boolean()]);
-const MetricRecord = z.record(z.string(), MetricValue);
+const MetricRecord = dictOf(MetricValue, MAX_SMALL_LIST);
 const MetadataValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const ToolCall = z.looseObject({
@@ -25,7 +36,7 @@ export const Tool = z.looseObject({
   function: z.looseObject({
     name: z.string().min(1),
     description: z.string().nullish(),
-    parameters: z.record(z.string(), z.unknown()).nullish(),
+    parameters: dict(MAX_SMALL_LIST).nullish(),
     strict: z.boolean().nullish(),
   }),
 });
@@ -33,28 +44,33 @@ export const Tool = z.looseObject({
 /** An OpenAI chat message param; never trained on by itself. */
 export const MessageParam = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
-  content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
+  content: z.union([z.string(), list(z.unknown(), MAX_SMALL_LIST), z.null()]).optional(),
   name: z.string().nullish(),
-  tool_calls: z.array(ToolCall).nullish(),
+  tool_calls: list(ToolCall, MAX_SMALL_LIST).nullish(),
   tool_call_id: z.string().nullish(),
 });
 
 const TokenLogprob = z.looseObject({
   token: z.string(),
   logprob: z.number(),
-  bytes: z.array(z.int()).nullish(),
-  top_logprobs: z.array(z.looseObject({ token: z.string(), logprob: z.number(), bytes: z.array(z.int()).nullish() })).nullish(),
+  bytes: list(z.int(), MAX_TOKEN_BYTES).nullish(),
+  top_logprobs: list(
+    z.looseObject({ token: z.string(), logprob: z.number(), bytes: list(z.int(), MAX_TOKEN_BYTES).nullish() }),
+    MAX_SMALL_LIST,
+  ).nullish(),
 });
 
 /** A Choice from a chat completion; trainable when it carries logprobs. */
 export const Choice = z.looseObject({
   finish_reason: z.string(),
   index: z.int().min(0),
-  logprobs: z.looseObject({ content: z.array(TokenLogprob).nullish(), refusal: z.array(TokenLogprob).nullish() }).nullish(),
+  logprobs: z
+    .looseObject({ content: list(TokenLogprob, MAX_TOKENS).nullish(), refusal: list(TokenLogprob, MAX_TOKENS).nullish() })
+    .nullish(),
   message: z.looseObject({
     role: z.literal('assistant'),
     content: z.string().nullish(),
-    tool_calls: z.array(ToolCall).nullish(),
+    tool_calls: list(ToolCall, MAX_SMALL_LIST).nullish(),
     refusal: z.string().nullish(),
   }),
 });
@@ -66,24 +82,25 @@ export const Choice = z.looseObject({
 export const MessageOrChoice = z.unknown().superRefine((value, ctx) => {
   const isMessage = typeof value === 'object' && value !== null && 'role' in value;
   const result = (isMessage ? MessageParam : Choice).safeParse(value);
-  if (!result.success) for (const issue of result.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+  if (!result.success)
+    for (const issue of result.error.issues.slice(0, MAX_LIST_ISSUES)) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
 });
 
 const History = z.looseObject({
-  messages_and_choices: z.array(MessageOrChoice),
-  tools: z.array(Tool).nullish(),
+  messages_and_choices: list(MessageOrChoice, MAX_TRAJECTORY_ITEMS),
+  tools: list(Tool, MAX_SMALL_LIST).nullish(),
 });
 
 export const Trajectory = z.looseObject({
-  messages_and_choices: z.array(MessageOrChoice),
-  tools: z.array(Tool).nullish(),
-  additional_histories: z.array(History).nullish(),
+  messages_and_choices: list(MessageOrChoice, MAX_TRAJECTORY_ITEMS),
+  tools: list(Tool, MAX_SMALL_LIST).nullish(),
+  additional_histories: list(History, MAX_SMALL_LIST).nullish(),
   reward: z.number(),
   initial_policy_version: z.int().nullish(),
   final_policy_version: z.int().nullish(),
   metrics: MetricRecord.nullish(),
-  metadata: z.record(z.string(), MetadataValue).nullish(),
-  logs: z.array(z.string()).nullish(),
+  metadata: dictOf(MetadataValue, MAX_SMALL_LIST).nullish(),
+  logs: list(z.string(), MAX_TRAJECTORY_ITEMS).nullish(),
   start_time: z.iso.datetime({ offset: true, local: true }).nullish(),
 });
 
@@ -95,11 +112,11 @@ export const TrajectoryException = z.looseObject({
 });
 
 export const TrajectoryGroup = z.looseObject({
-  trajectories: z.array(Trajectory),
-  exceptions: z.array(TrajectoryException).nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  trajectories: list(Trajectory, MAX_TRAJECTORY_ITEMS),
+  exceptions: list(TrajectoryException, MAX_TRAJECTORY_ITEMS).nullish(),
+  metadata: dict(MAX_SMALL_LIST).nullish(),
   metrics: MetricRecord.nullish(),
-  logs: z.array(z.string()).nullish(),
+  logs: list(z.string(), MAX_TRAJECTORY_ITEMS).nullish(),
 });
 export type TrajectoryGroup = z.infer<typeof TrajectoryGroup>;
 
@@ -113,6 +130,6 @@ export const Split = z
 /** POST /v1/preview/models/{model_id}/log. ART also sends `model_id`; it must match the path. */
 export const LogRequest = z.strictObject({
   split: Split,
-  trajectory_groups: z.array(TrajectoryGroup),
+  trajectory_groups: list(TrajectoryGroup, MAX_TRAJECTORY_ITEMS),
   model_id: z.string().nullish(),
 });

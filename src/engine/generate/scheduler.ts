@@ -2,8 +2,9 @@
  * Scheduler: continuous batching for one resident model. One loop; between steps it
  *   1. reaps: aborted or cancelled requests, choices a stop string ended (stopChoice), finished
  *      requests: their rows, blocks, sampler slots and adapter are freed at once;
- *   2. admits waiting requests, first come first served, when their adapter is resident and rows
- *      and blocks allow (prefix-cache hits counted), reserving one block-table row per choice;
+ *   2. admits waiting requests, fairly across owners (API keys) and first come first served within
+ *      one (fair-order.ts), when their adapter is resident and rows and blocks allow (prefix-cache
+ *      hits counted), reserving one block-table row per choice;
  *   3. runs one prefill step: prompt chunks of several requests (and recomputations of preempted
  *      choices) within the token budget; a prompt's last chunk samples its first tokens, its `n`
  *      choices forking from it (shared full blocks, copied partial block);
@@ -22,6 +23,7 @@ import { AdapterResidency } from './adapter-residency';
 import { BeamSearch, beamParams } from './beam-search';
 import { prefixRoot, type KvBlockManager } from './block-manager';
 import { EventStream } from './event-stream';
+import { fairOrder } from './fair-order';
 import type { LoraPool } from './lora-pool';
 import type { ModelRunner } from './model-runner';
 import { type ChoiceState, RequestState, validateRequest } from './request-state';
@@ -230,53 +232,61 @@ export class Scheduler implements BatchState {
   // ---- 2. admit ------------------------------------------------------------------------------
 
   private admit(): void {
-    for (const s of this.waiting.slice()) {
-      const req = s.req;
-      if (req.adapter) {
-        const state = this.adapters.ensure(req.adapter);
-        if (!state.ready) {
-          if (state.error) this.fail(s, state.error);
-          continue;
-        }
+    const ownerOf = (s: RequestState) => s.req.owner ?? '';
+    const held = new Map<string, number>();
+    for (const a of this.active) held.set(ownerOf(a), (held.get(ownerOf(a)) ?? 0) + a.rows.length);
+    const order = fairOrder(this.waiting, ownerOf, held);
+    for (let s = order.next(); s; s = order.next()) if (this.tryAdmit(s)) order.took(s, s.rows.length);
+  }
+
+  /** Admits `s` when its adapter is resident and rows and blocks allow; whether it was. */
+  private tryAdmit(s: RequestState): boolean {
+    const req = s.req;
+    if (req.adapter) {
+      const state = this.adapters.ensure(req.adapter);
+      if (!state.ready) {
+        if (state.error) this.fail(s, state.error);
+        return false;
       }
-      const rowsNeeded = req.n;
-      if (this.mgr.rowsAvailable < rowsNeeded) continue;
-      const P = req.promptTokenIds.length;
-      // Prompt logprobs need every prompt position's logits: no prefix reuse (as vLLM).
-      const match =
-        req.promptLogprobs === null
-          ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK))
-          : { blocks: [], keys: [], local: [] };
-      const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
-      if (!this.mgr.admits(P + 1, this.m.runner.limits.maxTokens, match, req.n - 1, running)) continue;
-      const rows = Array.from({ length: rowsNeeded }, () => this.mgr.allocRow()!);
-      try {
-        const params = req.beamSearch ? beamParams(req.n, this.m.runner.weights.config.vocabSize) : null;
-        rows.forEach((row, i) => this.m.runner.sampler.admit(row, params ?? req.sampling[i], req.promptTokenIds));
-      } catch (e) {
-        for (const row of rows) this.mgr.freeRow(row);
-        this.waiting.splice(this.waiting.indexOf(s), 1);
-        s.phase = 'waiting';
-        this.close(s, e);
-        continue;
-      }
-      s.rows = rows;
-      if (req.adapter) {
-        s.adapterSlot = this.m.lora().acquire(req.adapter.key);
-        s.adapterAcquired = true;
-      }
-      s.promptSeq = new Sequence(rows[0], req.promptTokenIds, s.root);
-      s.promptSeq.adoptPrefix(this.mgr, match);
-      s.cachedTokens = match.blocks.length * KV_BLOCK;
-      if (req.beamSearch) {
-        const eos = new Set(req.sampling[0].ignoreEos ? [] : (req.sampling[0].eosTokenIds ?? []));
-        s.beam = new BeamSearch(req.n, req.beamSearch.lengthPenalty, P, eos, req.sampling[0].topLogprobs ?? 0);
-      }
-      s.phase = 'prefill';
-      s.admitOrder = ++this.admitted;
-      this.waiting.splice(this.waiting.indexOf(s), 1);
-      this.active.push(s);
     }
+    const rowsNeeded = req.n;
+    if (this.mgr.rowsAvailable < rowsNeeded) return false;
+    const P = req.promptTokenIds.length;
+    // Prompt logprobs need every prompt position's logits: no prefix reuse (as vLLM).
+    const match =
+      req.promptLogprobs === null
+        ? this.mgr.match(s.root, req.promptTokenIds, Math.floor((P - 1) / KV_BLOCK))
+        : { blocks: [], keys: [], local: [] };
+    const running = this.active.reduce((n, a) => n + a.choices.filter((c) => c.seq && !c.finished).length, 0);
+    if (!this.mgr.admits(P + 1, this.m.runner.limits.maxTokens, match, req.n - 1, running)) return false;
+    const rows = Array.from({ length: rowsNeeded }, () => this.mgr.allocRow()!);
+    try {
+      const params = req.beamSearch ? beamParams(req.n, this.m.runner.weights.config.vocabSize) : null;
+      rows.forEach((row, i) => this.m.runner.sampler.admit(row, params ?? req.sampling[i], req.promptTokenIds));
+    } catch (e) {
+      for (const row of rows) this.mgr.freeRow(row);
+      this.waiting.splice(this.waiting.indexOf(s), 1);
+      s.phase = 'waiting';
+      this.close(s, e);
+      return false;
+    }
+    s.rows = rows;
+    if (req.adapter) {
+      s.adapterSlot = this.m.lora().acquire(req.adapter.key);
+      s.adapterAcquired = true;
+    }
+    s.promptSeq = new Sequence(rows[0], req.promptTokenIds, s.root);
+    s.promptSeq.adoptPrefix(this.mgr, match);
+    s.cachedTokens = match.blocks.length * KV_BLOCK;
+    if (req.beamSearch) {
+      const eos = new Set(req.sampling[0].ignoreEos ? [] : (req.sampling[0].eosTokenIds ?? []));
+      s.beam = new BeamSearch(req.n, req.beamSearch.lengthPenalty, P, eos, req.sampling[0].topLogprobs ?? 0);
+    }
+    s.phase = 'prefill';
+    s.admitOrder = ++this.admitted;
+    this.waiting.splice(this.waiting.indexOf(s), 1);
+    this.active.push(s);
+    return true;
   }
 
   // ---- steps ---------------------------------------------------------------------------------

@@ -99,6 +99,8 @@ export interface GenerationRequest {
   beamSearch?: { lengthPenalty: number };
   /** Aborting frees the request's batch slots before the next step. */
   signal?: AbortSignal;
+  /** Who asked (an API key's principal): waiting requests are admitted fairly across owners (fair-order.ts). */
+  owner?: string;
 }
 
 export interface TopLogprob {

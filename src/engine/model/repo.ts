@@ -33,6 +33,12 @@ export class RepositoryError extends Error {
 export interface LoadOptions {
   signal?: AbortSignal;
   onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * Awaited with the files about to be parsed, once their bytes are in, and with null once they
+   * are parsed. A caller that records it knows, after the engine died, which model's files killed
+   * it while being parsed, and need not parse them again at every start (issue 26).
+   */
+  parsing?: (files: string | null) => Promise<void>;
 }
 
 export interface WeightEntry {
@@ -92,6 +98,27 @@ export interface QuantizeOnLoadPlan {
 const INDEX_FILE = 'model.safetensors.index.json';
 const SINGLE_FILE = 'model.safetensors';
 
+const MiB = 1024 * 1024;
+/**
+ * Most bytes of each repository file that is read whole into one string and parsed on the engine
+ * thread (issue 26: none had a cap, so a 2 GB config.json was read and parsed whole). Each is
+ * several times the largest published one: Gemma 3's tokenizer.json is 33 MB, its
+ * tokenizer_config.json 1.2 MB. Any other small file: 1 MiB.
+ */
+const SMALL_FILE_CAPS: Record<string, number> = {
+  'tokenizer.json': 128 * MiB,
+  'tokenizer_config.json': 16 * MiB,
+  [INDEX_FILE]: 16 * MiB,
+};
+const SMALL_FILE_CAP = MiB;
+
+/** The text of a repository file read whole, refused (naming the file and the cap) before reading when it is over its cap. */
+export async function smallFileText(blob: Blob, file: string): Promise<string> {
+  const cap = SMALL_FILE_CAPS[file] ?? SMALL_FILE_CAP;
+  if (blob.size > cap) throw new RepositoryError(`${file} is ${blob.size} bytes; Hearth reads at most ${cap / MiB} MiB of it`);
+  return blob.text();
+}
+
 export async function loadModelFiles(source: ModelSource, options: LoadOptions = {}): Promise<LoadedModelFiles> {
   const repo = await repoReader(source, options);
   // Small files first: an unsupported architecture fails before any weight is downloaded.
@@ -130,7 +157,17 @@ interface RepoReader {
   listing: string[] | null;
   open: (file: string) => Promise<Blob | null>;
   readText: (file: string, required: boolean) => Promise<string | null>;
-  readJson: (file: string, required: boolean) => Promise<unknown>;
+  parsing: (files: string | null) => Promise<void>;
+}
+
+/** A small file's JSON, or a RepositoryError naming it. */
+function parseJson(text: string | null, file: string): unknown {
+  if (text == null) return null;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
+  }
 }
 
 /** Reads a source's files by name, with the listing's absences and errors that name the file. */
@@ -148,28 +185,42 @@ async function repoReader(source: ModelSource, options: LoadOptions): Promise<Re
       if (required) throw new RepositoryError(`${file} is missing from ${where}`);
       return null;
     }
-    return blob.text();
+    return smallFileText(blob, file);
   };
-  const readJson = async (file: string, required: boolean): Promise<unknown> => {
-    const text = await readText(file, required);
-    if (text == null) return null;
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new RepositoryError(`${file}: not valid JSON (${(e as Error).message})`);
-    }
-  };
-  return { where, listing, open, readText, readJson };
+  const parsing = async (files: string | null) => options.parsing?.(files);
+  return { where, listing, open, readText, parsing };
 }
 
 /** config.json, generation_config.json, the tokenizer and the chat templates, parsed and checked together. */
 async function readSmallFiles(repo: RepoReader) {
-  const configJson = await repo.readJson('config.json', true);
+  // config.json first and alone: an unsupported architecture fails before anything else is fetched.
+  // Each file's bytes are in before the parse marker is set (a tab closed mid-download is no crash).
+  const configText = await repo.readText('config.json', true);
+  await repo.parsing('config.json');
+  const configJson = parseJson(configText, 'config.json');
   const config = parseModelConfig(configJson);
-  const generationJson = await repo.readJson('generation_config.json', false);
+  await repo.parsing(null);
+  // The other files' bytes first, then their parsing, the step that runs a hostile file's content.
+  const generationText = await repo.readText('generation_config.json', false);
+  const tokenizerText = await repo.readText('tokenizer.json', true);
+  const tokenizerConfigText = await repo.readText('tokenizer_config.json', false);
+  const chatTemplateFile = await repo.readText('chat_template.jinja', false);
+  const present = {
+    'generation_config.json': generationText,
+    'tokenizer.json': tokenizerText,
+    'tokenizer_config.json': tokenizerConfigText,
+    'chat_template.jinja': chatTemplateFile,
+  };
+  await repo.parsing(
+    Object.entries(present)
+      .filter(([, text]) => text != null)
+      .map(([file]) => file)
+      .join(', '),
+  );
+  const generationJson = parseJson(generationText, 'generation_config.json');
   const generation = generationJson == null ? NO_GENERATION_DEFAULTS : parseGenerationConfig(generationJson);
-  const tokenizerJson = await repo.readJson('tokenizer.json', true);
-  const tokenizerConfig = await repo.readJson('tokenizer_config.json', false);
+  const tokenizerJson = parseJson(tokenizerText, 'tokenizer.json');
+  const tokenizerConfig = parseJson(tokenizerConfigText, 'tokenizer_config.json');
   const tokenizer = ModelTokenizer.fromJson(tokenizerJson, tokenizerConfig ?? {});
   const warnings = tokenizer
     .fitToRows(config.vocabSize, tokenizerJson)
@@ -177,9 +228,9 @@ async function readSmallFiles(repo: RepoReader) {
       (t) =>
         `tokenizer.json's added token ${JSON.stringify(t.content)} (id ${t.id}) is past the model's ${config.vocabSize} embedding rows (config.json vocab_size): it is dropped, and a prompt that contains it is refused`,
     );
-  const chatTemplateFile = await repo.readText('chat_template.jinja', false);
   const configTemplate = (tokenizerConfig as Record<string, unknown> | null)?.chat_template ?? null;
   const chatTemplates = new ChatTemplates(chatTemplateFile, configTemplate, tokenizer.specialTokens);
+  await repo.parsing(null);
   const files: LoadedModelFiles['files'] = {
     config: configJson,
     generationConfig: generationJson,
@@ -270,8 +321,9 @@ async function weightLayout(
   const indexBlob = await open(INDEX_FILE);
   if (indexBlob) {
     let index: unknown;
+    const text = await smallFileText(indexBlob, INDEX_FILE);
     try {
-      index = JSON.parse(await indexBlob.text());
+      index = JSON.parse(text);
     } catch (e) {
       throw new RepositoryError(`${INDEX_FILE}: not valid JSON (${(e as Error).message})`);
     }

@@ -192,22 +192,22 @@ export function initLoraParameters(plan: LoraPlan, seed: number): Float32Array {
 }
 
 /**
- * A PEFT adapter's tensors (any dtype, PEFT key names, with or without the adapter-name segment) into
- * a flat buffer. Every planned tensor must be present and nothing else: an adapter for other
- * modules or another rank is refused with the name of the first mismatch.
+ * Matches a PEFT adapter's tensors (any dtype, PEFT key names, with or without the adapter-name
+ * segment) to the plan: every planned tensor must be present with its shape and nothing else; an
+ * adapter for other modules or another rank is refused with the name of the first mismatch.
+ * Allocates nothing sized by the plan (issue 26: the flat buffer was allocated before this check,
+ * so an adapter config naming a huge rank over a large model allocated gigabytes first).
  */
-export function loraFromTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Iterable<TensorData>): Float32Array {
+function matchLoraTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Iterable<TensorData>): Map<string, { A: TensorData; B: TensorData }> {
   const grouped = groupLoraTensors(cfg, plan.rank, tensors);
-  const out = new Float32Array(plan.elements);
   const seen = new Set<string>();
   for (const layer of plan.layers) {
     for (const g of LORA_GROUPS) {
       for (const m of layer[g]?.modules ?? []) {
-        const pair = grouped.get(`${m.layer}.${m.module}`);
-        if (!pair) throw new Error(`LoRA adapter: missing ${m.nameA} (the session targets ${plan.config.targetModules.join(', ')})`);
+        if (!grouped.has(`${m.layer}.${m.module}`)) {
+          throw new Error(`LoRA adapter: missing ${m.nameA} (the session targets ${plan.config.targetModules.join(', ')})`);
+        }
         seen.add(`${m.layer}.${m.module}`);
-        out.set(tensorToF32(pair.A), m.aOffset);
-        out.set(tensorToF32(pair.B), m.bOffset);
       }
     }
   }
@@ -217,6 +217,30 @@ export function loraFromTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Itera
       throw new Error(
         `LoRA adapter: it adapts ${module} of layer ${l}, which the session does not target (${plan.config.targetModules.join(', ')})`,
       );
+    }
+  }
+  return grouped;
+}
+
+/** Checks an adapter's tensors against the plan (see matchLoraTensors) without building its buffer. */
+export function checkLoraTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Iterable<TensorData>): void {
+  matchLoraTensors(plan, cfg, tensors);
+}
+
+/**
+ * A PEFT adapter's tensors into a flat buffer, once they match the plan (matchLoraTensors): the
+ * buffer is then exactly as large as the tensors the file holds.
+ */
+export function loraFromTensors(plan: LoraPlan, cfg: ModelConfig, tensors: Iterable<TensorData>): Float32Array {
+  const grouped = matchLoraTensors(plan, cfg, tensors);
+  const out = new Float32Array(plan.elements);
+  for (const layer of plan.layers) {
+    for (const g of LORA_GROUPS) {
+      for (const m of layer[g]?.modules ?? []) {
+        const pair = grouped.get(`${m.layer}.${m.module}`)!;
+        out.set(tensorToF32(pair.A), m.aOffset);
+        out.set(tensorToF32(pair.B), m.bOffset);
+      }
     }
   }
   return out;

@@ -97,6 +97,8 @@ export async function createChatCompletion(
     tokenizer: served.tokenizer,
     reasoning: outputOptions.reasoning,
   });
+  // The scheduler shares batch rows fairly between principals (issue 26).
+  run.generation.owner = caller.id;
   const handle = engine.generate(run.generation);
   if (req.stream) return { stream: true, chunks: streamResponse(run, handle, opts.signal) };
   return { stream: false, response: await collectResponse(run, handle, opts.signal) };

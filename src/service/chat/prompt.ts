@@ -52,7 +52,44 @@ function contentText(content: ChatMessage['content']): string {
     .join('\n');
 }
 
+/**
+ * Characters a prompt may have per token of the model's context (issue 26). Tokenising is the
+ * one step whose cost grows with the prompt before the context-length rule can refuse it (10 M
+ * CJK characters took seconds of the one engine thread, then overflowed the tokenizer library's
+ * regex stack, a 500), so a prompt longer than `maxModelLen * 8` characters is refused by its
+ * length first. A token of ordinary text is 3 to 5 characters, so a prompt this long holds more
+ * tokens than the context in any text but runs of whitespace or repeated characters. The limit
+ * applies with `truncate_prompt_tokens` too, since truncation cuts only what was tokenised.
+ */
+export const PROMPT_CHARS_PER_TOKEN = 8;
+
+/** The most characters a prompt (the messages' text, then the rendered template) may have. */
+export function maxPromptChars(maxModelLen: number): number {
+  return maxModelLen * PROMPT_CHARS_PER_TOKEN;
+}
+
+function ensurePromptChars(chars: number, maxModelLen: number): void {
+  const max = maxPromptChars(maxModelLen);
+  if (chars <= max) return;
+  throw new ChatRequestError(
+    `The prompt has ${chars} characters; this model's maximum context length is ${maxModelLen} tokens, so a prompt may have at most ${max} characters (${PROMPT_CHARS_PER_TOKEN} per token), checked before tokenising. Please reduce the length of the input messages.`,
+    'messages',
+  );
+}
+
+/** Characters of the messages' text (content strings and text parts), counted before the template runs. */
+function messageChars(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) {
+    if (typeof m.content === 'string') n += m.content.length;
+    else if (m.content) for (const p of m.content) n += typeof p.text === 'string' ? p.text.length : 0;
+  }
+  return n;
+}
+
 export function buildPrompt(req: ChatRequest, model: PromptModel): ChatPrompt {
+  // The messages first, so that the template never copies a prompt that is refused anyway.
+  ensurePromptChars(messageChars(req.messages), model.maxModelLen);
   const continueFinal = req.continue_final_message ?? false;
   // An omitted add_generation_prompt yields to continue_final_message (both true is refused in check.ts).
   const addGenerationPrompt = req.add_generation_prompt ?? !continueFinal;
@@ -78,6 +115,7 @@ export function buildPrompt(req: ChatRequest, model: PromptModel): ChatPrompt {
     throw e;
   }
 
+  ensurePromptChars(text.length, model.maxModelLen);
   let tokenIds: number[];
   try {
     tokenIds = model.tokenizer.encode(text, { addSpecialTokens: req.add_special_tokens ?? false });

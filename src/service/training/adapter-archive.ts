@@ -18,9 +18,10 @@ import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
 import { readGguf } from '../../engine/model/gguf/gguf-reader';
 import { orderGgufParts } from '../../engine/model/gguf/gguf-split';
 import { parseModelConfig } from '../../engine/model/hf-config';
+import { smallFileText } from '../../engine/model/repo';
 import { blobBytes } from '../../engine/model/safetensors';
 import { CachedSource } from '../../engine/model/sources/cached-source';
-import { loraFromTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
+import { checkLoraTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
@@ -49,7 +50,7 @@ export async function baseModelConfig(ctx: ServiceContext, baseModel: string): P
       if (!blob) throw new UnavailableError(`The base model ${baseModel} has no ${file} in the model cache.`);
       return blob;
     };
-    if (!entry.ggufFiles) return parseModelConfig(JSON.parse(await (await open('config.json')).text()));
+    if (!entry.ggufFiles) return parseModelConfig(JSON.parse(await smallFileText(await open('config.json'), 'config.json')));
     const parts = orderGgufParts(entry.ggufFiles);
     const headers = await Promise.all(parts.map(async (file) => readGguf(blobBytes(await open(file)), file)));
     return ggufModelConfig({ ...headers[0], tensors: headers.flatMap((h) => h.tensors) }, parts[0]);
@@ -111,7 +112,7 @@ const FILES_LOC = ['body', 'files'];
 export async function checkAdapterFiles(config: ModelConfig, files: AdapterFiles): Promise<LoraConfig> {
   const lora = parseAdapterConfig(JSON.parse(new TextDecoder().decode(files.adapterConfig)), undefined, loraModulesOf(config));
   const tensors = await parseAdapterModel(files.adapterModel);
-  loraFromTensors(planLora(config, lora), config, tensors);
+  checkLoraTensors(planLora(config, lora), config, tensors);
   return lora;
 }
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogSources } from '../../../src/engine/generate/model-sources';
 import { asRepository, loadRepository } from '../../../src/engine/model/model-repository';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
+import { updateBaseModel } from '../../../src/store/base-models';
 import { insertJob } from '../../../src/store/training-jobs';
 import { ORIGIN, staticFetch, startEngine, type TestEngine } from './engine-fixture';
 
@@ -164,6 +165,38 @@ describe('downloads', () => {
       expect(Buffer.from(await weightsCached.arrayBuffer()).equals(await readFile(MODELS + 'tiny-chat/model.safetensors'))).toBe(true);
     } finally {
       await next.close();
+    }
+  });
+
+  it('ends a download whose engine died parsing its files in "error" at the next start, once, without parsing them again (issue 26)', async () => {
+    const dbName = `hearth-bm-parse-crash-${process.pid}`;
+    const cache = new MemoryFileCache();
+    const first: MirrorLog[] = [];
+    const stalled = await startEngine({ dbName, modelFiles: cache, fetch: mirrorFetch(first, 5 << 20) });
+    const source = { type: 'huggingface', repo: 'org/tiny-chat', base_url: `${ORIGIN}/mirror` };
+    expect((await stalled.call('POST', '/v1/preview/base-models', { body: { source } })).status).toBe(202);
+    for (let i = 0; i < 200 && !((await cache.partial('org/tiny-chat', 'model.safetensors'))?.bytes ?? 0); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    // The small files were parsed (the marker set, then cleared); then the engine dies as one that
+    // crashed parsing tokenizer.json would leave it: the marker still set.
+    expect((await stalled.services.db.get('baseModels', 'org/tiny-chat'))?.parsing).toBeNull();
+    await updateBaseModel(stalled.services.db, 'org/tiny-chat', { parsing: 'tokenizer.json' });
+    await stalled.close();
+
+    for (let start = 0; start < 2; start++) {
+      const seen: MirrorLog[] = [];
+      const next = await startEngine({ dbName, modelFiles: cache, fetch: mirrorFetch(seen) });
+      try {
+        await next.services.baseModels!.idle();
+        expect(seen, 'nothing of it is fetched or parsed again').toEqual([]);
+        const entry = await find('org/tiny-chat', next);
+        expect(entry).toMatchObject({ status: 'error' });
+        expect(entry.download.error).toMatch(
+          /^The engine stopped while parsing tokenizer\.json of org\/tiny-chat, so it was not loaded again/,
+        );
+      } finally {
+        await next.close();
+      }
     }
   });
 

@@ -95,6 +95,35 @@ describe('422 bodies', () => {
     ]);
   });
 
+  it('reports at most 20 issues, refuses an over-long list from its length, and cuts echoed inputs (issue 26)', async () => {
+    const bad = Array(1000).fill({});
+    const many = await expect422('POST', `/v1/preview/models/${modelId}/log`, {
+      split: 'val',
+      trajectory_groups: [{ trajectories: [{ reward: 1, messages_and_choices: bad }] }],
+    });
+    expect(many.length).toBe(20);
+    expect(many[0].loc).toEqual(['body', 'trajectory_groups', 0, 'trajectories', 0, 'messages_and_choices', 0, 'finish_reason']);
+
+    const unknown = await expect422('POST', '/v1/preview/models', {
+      project: 'p',
+      name: 'n',
+      base_model: 'hearth/tiny-chat',
+      ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])),
+    });
+    expect(unknown.length).toBe(20);
+    expect(unknown[0]).toMatchObject({ type: 'extra_forbidden', loc: ['body', 'k0'], input: 0 });
+
+    const [long] = await expect422('POST', `/v1/preview/models/${modelId}/log`, { split: 'val', trajectory_groups: Array(4097).fill(0) });
+    expect(long).toMatchObject({
+      type: 'too_long',
+      loc: ['body', 'trajectory_groups'],
+      msg: 'List should have at most 4096 items',
+      ctx: { max_length: 4096 },
+    });
+    // The echo keeps the first 32 items and marks the cut.
+    expect(long.input).toEqual([...Array(32).fill(0), '...']);
+  });
+
   it('checks experimental_config values, treats null as default, refuses unknown keys', async () => {
     const details = await expect422('POST', '/v1/preview/training-jobs', {
       model_id: modelId,

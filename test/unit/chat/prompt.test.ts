@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServedModel } from '../../../src/engine/generate/types';
 import { ChatRequestError } from '../../../src/service/chat/errors';
-import { buildPrompt, toolForTemplate } from '../../../src/service/chat/prompt';
+import { buildPrompt, maxPromptChars, toolForTemplate } from '../../../src/service/chat/prompt';
 import type { ChatRequest } from '../../../src/service/chat/request';
 import { servedModel } from './fixtures';
 
@@ -85,5 +85,37 @@ describe('buildPrompt', () => {
     expect(prompt({ truncate_prompt_tokens: -1 }).tokenIds).toEqual(full.tokenIds);
     // tiny-chat's post-processor adds nothing, so both agree; the flag still reaches the tokenizer.
     expect(prompt({ add_special_tokens: true }).tokenIds).toEqual(chat.tokenizer.encode(full.text, { addSpecialTokens: true }));
+  });
+
+  it('refuses a prompt over 8 characters per token of context before tokenising, naming the limit (issue 26)', () => {
+    const max = maxPromptChars(chat.maxModelLen);
+    expect(max).toBe(chat.maxModelLen * 8);
+    const refusal = (req: Partial<ChatRequest>) => {
+      try {
+        prompt(req);
+      } catch (e) {
+        return e;
+      }
+      throw new Error('accepted');
+    };
+    // 10 M CJK characters: refused from the messages' length, before the template or the tokenizer runs.
+    const huge = refusal({ messages: [user('\u4e2d'.repeat(10_000_000))] });
+    expect(huge).toBeInstanceOf(ChatRequestError);
+    expect(huge).toMatchObject({ param: 'messages' });
+    expect((huge as Error).message).toBe(
+      `The prompt has 10000000 characters; this model's maximum context length is ${chat.maxModelLen} tokens, so a prompt may have at most ${max} characters (8 per token), checked before tokenising. Please reduce the length of the input messages.`,
+    );
+    // Text parts count as content strings do; truncate_prompt_tokens does not lift the limit.
+    expect(refusal({ messages: [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(max + 1) }] }] })).toMatchObject({
+      message: expect.stringMatching(/^The prompt has \d+ characters/),
+    });
+    expect(refusal({ messages: [user('x'.repeat(max + 1))], truncate_prompt_tokens: 10 })).toBeInstanceOf(ChatRequestError);
+    // Messages within the limit whose rendering passes it (the template adds its markers) are refused from the rendered text.
+    const rendered = refusal({ messages: [user('x'.repeat(max - 5))] });
+    expect((rendered as Error).message).toMatch(
+      new RegExp(`^The prompt has ${max - 5 + prompt({ messages: [user('')] }).text.length} characters`),
+    );
+    // At the limit a prompt is tokenised and meets the context-length rule as before.
+    expect(prompt({ messages: [user('hi '.repeat(Math.floor((max - 100) / 3)))] }).tokenIds.length).toBeGreaterThan(0);
   });
 });

@@ -126,6 +126,47 @@ describe('POST /v1/chat/completions before generation (no GPU)', () => {
     expect(raw.json.error.message).toContain("'type': 'less_than_equal'");
   });
 
+  it('refuses an over-long list from its length and reports at most 20 bad items, never a stack overflow (issue 26)', async () => {
+    const huge = await chat({ messages, allowed_token_ids: Array(300_001).fill(1) });
+    expect(huge.status).toBe(400);
+    expect(huge.json.error.param).toBe('allowed_token_ids');
+    expect(huge.json.error.message).toMatch(
+      /^1 validation error:\n {2}\{'type': 'too_long', 'loc': \('body', 'allowed_token_ids'\), 'msg': 'List should have at most 300000 items', 'input': \[1, 1, .*'\.\.\.'\], 'ctx': \{'max_length': 300000\}\}/,
+    );
+    expect(huge.json.error.message.length).toBeLessThan(1000);
+
+    // 100,000 bad ids, within the cap: the first 20 are reported.
+    const bad = await chat({ messages, stop_token_ids: Array(100_000).fill('x') });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/^20 validation errors:\n/);
+    expect(bad.json.error.message).toContain("'loc': ('body', 'stop_token_ids', 19)");
+
+    const bias = await chat({ messages, logit_bias: Object.fromEntries(Array.from({ length: 300_001 }, (_, i) => [String(i), 1])) });
+    expect(bias.json.error.message).toContain(
+      "'type': 'too_long', 'loc': ('body', 'logit_bias'), 'msg': 'Dictionary should have at most 300000 items'",
+    );
+
+    const word = await chat({ messages, bad_words: ['x'.repeat(1025)] });
+    expect(word.json.error.message).toContain(
+      "'type': 'string_too_long', 'loc': ('body', 'bad_words', 0), 'msg': 'String should have at most 1024 characters'",
+    );
+
+    const parts = await chat({ messages: [{ role: 'user', content: Array(1025).fill({ type: 'text', text: 'x' }) }] });
+    expect(parts.status).toBe(400);
+    expect(parts.json.error.message).toContain("'loc': ('body', 'messages', 0, 'content')");
+  }, 30_000);
+
+  it('refuses a non-admin chat whose n alone is over the 32 batch rows a key may hold, naming the limit (issue 26)', async () => {
+    const key = (await e.call('POST', '/v1/preview/api-keys', { body: { name: 'rows' } })).json.key;
+    const over = await e.call('POST', '/v1/chat/completions', { key, body: { messages, n: 64, ignore_eos: true } });
+    expect(over.status).toBe(400);
+    expect(over.json.error).toMatchObject({ param: 'n', type: 'BadRequestError' });
+    expect(over.json.error.message).toMatch(/n is 64, but one API key may hold at most 32 batch rows/);
+    // Within the cap the request goes on to the model (here: nothing can generate), and the admin key has no row cap.
+    expect((await e.call('POST', '/v1/chat/completions', { key, body: { messages, n: 32 } })).status).toBe(503);
+    expect((await chat({ messages, n: 64 })).status).toBe(503);
+  });
+
   it('refuses non-JSON bodies: 415 for another content type, 400 for malformed JSON or a non-object', async () => {
     const wrongType = await chat(undefined, { rawBody: 'hello', headers: { 'Content-Type': 'text/plain' } });
     expect(wrongType.status).toBe(415);

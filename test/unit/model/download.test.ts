@@ -213,6 +213,29 @@ describe('a cache that runs out of room', () => {
   });
 });
 
+describe('a cache that is optional (the bundled models, issue 26)', () => {
+  it('loads the file without caching it when the cache is full, and says so', async () => {
+    const cache = new MemoryFileCache(SIZE / 2);
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (m: string) => warnings.push(m);
+    try {
+      const url = `${server.base}/org/model/resolve/main/model.safetensors`;
+      const opts = { url, file: 'model.safetensors', modelId: 'bundled:org/model', cache, chunkBytes: 64 << 10, retryDelayMs: 5 };
+      const file = await downloadFile({ ...opts, cacheOptional: true });
+      expect(await same(file, body)).toBe(true);
+      expect(warnings).toEqual([
+        expect.stringMatching(/^\[hearth\] model\.safetensors of bundled:org\/model is loaded without caching it: Not enough room/),
+      ]);
+      // Nothing of it stays in the cache; without cacheOptional the same download fails.
+      expect(await cache.partial('bundled:org/model', 'model.safetensors')).toBeNull();
+      await expect(downloadFile(opts)).rejects.toThrow('Not enough room to cache');
+    } finally {
+      console.warn = warn;
+    }
+  });
+});
+
 describe('Content-Range parsing', () => {
   it('reads start and total', () => {
     expect(parseContentRange('bytes 100-199/1000')).toEqual({ start: 100, total: 1000 });

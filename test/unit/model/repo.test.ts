@@ -234,6 +234,40 @@ describe('broken repositories are refused, naming the problem', () => {
     expect(broken.chatTemplates.forRequest({ override: 'ok' }).render({ messages: [] })).toBe('ok');
   });
 
+  it('a JSON or template file over its size cap, refused by its size before it is read (issue 26)', async () => {
+    // Padding keeps each file valid: only its size is wrong.
+    const pad = (n: number) => ' '.repeat(n);
+    const config = JSON.stringify(configOf('tiny-chat')) + pad(1024 * 1024);
+    await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': config }))).rejects.toThrow(
+      new RepositoryError(`config.json is ${config.length} bytes; Hearth reads at most 1 MiB of it`),
+    );
+    const template = '{{ messages[0].content }}' + pad(1024 * 1024);
+    await expect(loadModelFiles(repoFrom('tiny-chat', { 'chat_template.jinja': template }))).rejects.toThrow(
+      /^chat_template\.jinja is \d+ bytes; Hearth reads at most 1 MiB of it$/,
+    );
+    const tokenizerConfig = new TextDecoder().decode(fileBytes('tiny-chat', 'tokenizer_config.json')) + pad(16 * 1024 * 1024);
+    await expect(loadModelFiles(repoFrom('tiny-chat', { 'tokenizer_config.json': tokenizerConfig }))).rejects.toThrow(
+      /^tokenizer_config\.json is \d+ bytes; Hearth reads at most 16 MiB of it$/,
+    );
+  });
+
+  it('says which files it parses once their bytes are in, and when it is done (issue 26)', async () => {
+    const calls: (string | null)[] = [];
+    await loadModelFiles(repoFrom('tiny-qwen3'), { parsing: async (files) => void calls.push(files) });
+    expect(calls).toEqual([
+      'config.json',
+      null,
+      'generation_config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja',
+      null,
+    ]);
+    calls.length = 0;
+    // A refused file leaves the marker set: the caller clears it when it records the error.
+    await expect(
+      loadModelFiles(repoFrom('tiny-chat', { 'tokenizer.json': '{' }), { parsing: async (f) => void calls.push(f) }),
+    ).rejects.toThrow(/tokenizer\.json: not valid JSON/);
+    expect(calls).toEqual(['config.json', null, 'generation_config.json, tokenizer.json, tokenizer_config.json']);
+  });
+
   it('errors are typed so callers can tell the kinds apart', async () => {
     await expect(loadModelFiles(repoFrom('tiny-chat', { 'config.json': null }))).rejects.toBeInstanceOf(RepositoryError);
   });

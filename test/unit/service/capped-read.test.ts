@@ -52,3 +52,14 @@ describe('SFT data from a URL without Content-Length', () => {
     expect(src.pulled()).toBeLessThanOrEqual(66);
   });
 });
+
+describe('a false Content-Length on SFT data (issue 26)', () => {
+  it('is ignored as a size hint: the data is read by counting, never a 500', async () => {
+    const line = '{"messages": [{"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": "2"}]}\n';
+    for (const declared of ['-1', '-4294967296', '1.5', 'abc']) {
+      const fetchFn = (async () => new Response(line, { headers: { 'Content-Length': declared } })) as typeof fetch;
+      const data = await resolveTrainingData('https://example.test/train.jsonl', 'http://127.0.0.1', fetchFn);
+      expect(new TextDecoder().decode(data.bytes), declared).toBe(line);
+    }
+  });
+});

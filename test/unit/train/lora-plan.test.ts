@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../../src/engine/model/dtype';
 import { randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
-import { flatFromSuffixed, initLoraParameters, loraFromTensors, loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
+import {
+  checkLoraTensors,
+  flatFromSuffixed,
+  initLoraParameters,
+  loraFromTensors,
+  loraToTensors,
+  planLora,
+} from '../../../src/engine/train/lora-plan';
 
 const ALL = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
@@ -115,6 +122,25 @@ describe('PEFT tensors in and out', () => {
     expect(() => loraFromTensors(plan, cfg, randomLoraTensors(cfg, 4, [...modules, 'up_proj'], 3))).toThrow(/up_proj/);
     expect(() => loraFromTensors(plan, cfg, randomLoraTensors(cfg, 4, ['q_proj'], 3))).toThrow(/missing .*k_proj/);
     expect(() => loraFromTensors(plan, cfg, randomLoraTensors(cfg, 8, modules, 3))).toThrow(/shape/);
+  });
+
+  it('checks the tensors against the plan before allocating its buffer (issue 26)', () => {
+    // r = 256 on every module of a 4096-layer model with 16384-wide layers: a plan of 2^36 floats,
+    // past any typed array. A file holding one tensor is refused by name, not by a RangeError.
+    const huge = testConfig('qwen3', {
+      hiddenSize: 16384,
+      intermediateSize: 16384,
+      numLayers: 4096,
+      numHeads: 128,
+      numKvHeads: 128,
+      headDim: 128,
+    });
+    const big = planLora(huge, { rank: 256, alpha: 16, targetModules: ALL, useRslora: false });
+    expect(big.elements).toBeGreaterThan(2 ** 33);
+    const one = randomLoraTensors(cfg, 4, ['q_proj'], 3).filter((t) => t.name.includes('layers.0.'));
+    expect(() => checkLoraTensors(big, huge, one)).toThrow(/LoRA adapter: .*shape|missing/);
+    expect(() => loraFromTensors(big, huge, one)).toThrow(/LoRA adapter: .*shape|missing/);
+    expect(() => checkLoraTensors(plan, cfg, randomLoraTensors(cfg, 4, modules, 3))).not.toThrow();
   });
 
   it('reads suffixed optimizer-state tensors back into the same layout', () => {

@@ -76,6 +76,7 @@ async function load(source: ModelSource, files: string[], options: LoadOptions):
     const blob = await source.open(file, { signal: options.signal, onProgress: options.onProgress });
     if (!blob) throw new RepositoryError(`${file} is missing from ${source.label}`);
     const src = blobBytes(blob);
+    await options.parsing?.(file);
     return { file, src, gguf: await readGguf(src, file) };
   };
 
@@ -87,10 +88,12 @@ async function load(source: ModelSource, files: string[], options: LoadOptions):
   const tokenizerFiles = ggufTokenizerFiles(first.gguf, first.file);
   const tokenizer = ModelTokenizer.fromJson(tokenizerFiles.tokenizer, tokenizerFiles.tokenizerConfig);
   const chatTemplates = new ChatTemplates(null, tokenizerFiles.tokenizerConfig.chat_template ?? null, tokenizer.specialTokens);
+  await options.parsing?.(null);
 
   const parts = [first];
   for (let i = 1; i < names.length; i++) {
     const part = await openPart(names[i]);
+    await options.parsing?.(null);
     checkSplitPart(part.gguf, part.file, i, names.length);
     parts.push(part);
   }

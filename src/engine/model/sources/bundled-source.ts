@@ -7,6 +7,7 @@
  * Cached files are keyed "bundled:<id>" so a bundled model never shares cache entries with a
  * Hugging Face repository of the same name. With a cache, a cached file is revalidated against the app's server before use (the bundled
  * files change when the app is updated, e.g. trained weights); offline, the cached copy is used.
+ * Caching is best-effort: with the storage full, the files load from the server without it.
  */
 import { DirectorySource } from './directory-source';
 import { downloadFile } from './download';
@@ -74,6 +75,8 @@ export class BundledSource implements ModelSource {
       cache: this.options.cache ?? null,
       fetch: this.options.fetch,
       revalidate: true,
+      // The app's server always has the file again: a full storage skips the cache, never the model.
+      cacheOptional: true,
       ...request,
     });
   }

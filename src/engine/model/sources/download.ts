@@ -10,7 +10,10 @@
  * - With `revalidate` (files that change with the app, like the bundled models), a cached copy is
  *   checked with If-None-Match / If-Modified-Since: 304 keeps it, 200 replaces it, and when the
  *   network is unreachable the cached copy is used (offline).
- * - A failure to write the cache (storage quota) is not retried: it is reported at once.
+ * - A failure to write the cache (storage quota) is not retried: it is reported at once; or, with
+ *   `cacheOptional` (files that can be fetched again any time, such as the bundled models), the
+ *   cache is skipped with a warning and the file is downloaded again into memory, so a full
+ *   storage never keeps a model from loading (issue 26).
  * - 404 means the repository has no such file (null), remembered in the cache so the next load
  *   does not ask again (and works offline); 401/403 means a private, gated or missing repository.
  * Not here: where the cache lives (file-cache.ts, src/store/model-files.ts), URL building (url-source.ts).
@@ -35,6 +38,8 @@ export interface DownloadOptions extends FileRequest {
   retryDelayMs?: number;
   /** Check a cached copy with the server before using it (see the header). */
   revalidate?: boolean;
+  /** A refused cache write is not an error: the file comes into memory instead (see the header). */
+  cacheOptional?: boolean;
 }
 
 /** The cache refused a write; wraps the cache's own error so it is not mistaken for a network drop. */
@@ -55,7 +60,13 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
   if (cached) return cached.file;
   for (;;) {
     o.signal?.throwIfAborted();
-    const attempt = await download.attempt();
+    let attempt: Attempt;
+    try {
+      attempt = await download.attempt();
+    } catch (e) {
+      if (!download.withoutCache(e)) throw e;
+      continue;
+    }
     if ('file' in attempt) return attempt.file;
     await download.retryAfter(attempt.retry);
   }
@@ -64,7 +75,9 @@ export async function downloadFile(o: DownloadOptions): Promise<Blob | null> {
 /** One call of downloadFile: the cache lookup, then requests until the file is stored or the retries run out. */
 class Download {
   private readonly fetchFn: typeof fetch;
-  private readonly store: ModelFileCache;
+  private store: ModelFileCache;
+  /** The cache refused a write and `cacheOptional` let the file go on in memory. */
+  private uncached = false;
   private readonly progress: ProgressMeter;
   private failures = 0;
 
@@ -86,6 +99,21 @@ class Download {
     if (hit) await o.cache.discard(o.modelId, o.file);
     else if (!o.revalidate && (await o.cache.isMissing(o.modelId, o.file))) return { file: null };
     return null;
+  }
+
+  /**
+   * With `cacheOptional`, after the cache refused a write (`failure`): warns, drops what the cache
+   * holds of the file, and goes on in memory (the next attempt starts over). Whether it did.
+   */
+  withoutCache(failure: unknown): boolean {
+    const { o } = this;
+    if (!o.cacheOptional || !(failure instanceof CacheWriteFailure) || this.uncached) return false;
+    this.uncached = true;
+    const why = (failure.original as Error)?.message ?? String(failure.original);
+    console.warn(`[hearth] ${o.file} of ${o.modelId} is loaded without caching it: ${why}`);
+    void this.store.discard(o.modelId, o.file).catch(() => undefined);
+    this.store = new MemoryFileCache();
+    return true;
   }
 
   /** Waits before the next attempt (doubling each time), or gives up after `retries` failures. */
@@ -179,7 +207,7 @@ class Download {
     } catch (e) {
       if (e instanceof CacheWriteFailure) {
         await reader.cancel().catch(() => {});
-        throw e.original;
+        throw o.cacheOptional ? e : e.original;
       }
       await chunks.flush().catch(() => {});
       if (o.signal?.aborted) throw o.signal.reason;
@@ -192,7 +220,11 @@ class Download {
       throw new SourceError(`${o.file}: received ${loaded} bytes but the server announced ${total}`);
     }
     this.progress.update(loaded, loaded, true);
-    return { file: await store.complete(o.modelId, o.file) };
+    try {
+      return { file: await store.complete(o.modelId, o.file) };
+    } catch (e) {
+      throw o.cacheOptional ? new CacheWriteFailure(e) : e;
+    }
   }
 }
 

@@ -34,9 +34,39 @@ const STEP = 1 << 20;
 /** A request answered with something other than the range: stop probing, let the download decide. */
 class NotRanged extends Error {}
 
-/** The file's prefix, grown by range requests as the reader asks for more (it only reads forward). */
+/**
+ * The body of a range response, read no further than `max` bytes (the range asked for): undefined
+ * when the server sends more. A 206 whose body is longer than its range is never buffered whole
+ * (issue 26: the body was read whole before its length was checked).
+ */
+async function rangeBody(res: Response, max: number): Promise<Uint8Array | undefined> {
+  const declared = Number(res.headers.get('Content-Length') ?? NaN);
+  if (declared > max || !res.body) {
+    await res.body?.cancel();
+    return declared > max ? undefined : new Uint8Array(0);
+  }
+  const out = new Uint8Array(max);
+  let got = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out.subarray(0, got);
+    if (got + value.byteLength > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    out.set(value, got);
+    got += value.byteLength;
+  }
+}
+
+/**
+ * The file's prefix, grown by range requests as the reader asks for more (it only reads forward),
+ * into one buffer whose capacity doubles: each byte is copied O(1) times in all, and a read is a
+ * view (issue 26: every read after a fetch copied the whole prefix again).
+ */
 class RangedPrefix implements ByteSource {
-  private chunks: Uint8Array[] = [];
+  private buf = new Uint8Array(0);
   have = 0;
   size = 0;
   validator: string | null = null;
@@ -55,20 +85,21 @@ class RangedPrefix implements ByteSource {
       const got = await this.fetchRange(this.have, Math.max(end, this.have + STEP));
       if (got === 'missing') throw new NotRanged('the file disappeared while its header was read');
     }
-    return this.bytes().subarray(begin, end);
+    return this.buf.subarray(begin, Math.min(end, this.have));
   }
 
   bytes(): Uint8Array {
-    if (this.chunks.length !== 1) {
-      const all = new Uint8Array(this.have);
-      let at = 0;
-      for (const c of this.chunks) {
-        all.set(c, at);
-        at += c.byteLength;
-      }
-      this.chunks = [all];
+    return this.buf.subarray(0, this.have);
+  }
+
+  private append(body: Uint8Array): void {
+    if (this.have + body.byteLength > this.buf.byteLength) {
+      const grown = new Uint8Array(Math.max(this.buf.byteLength * 2, this.have + body.byteLength));
+      grown.set(this.buf.subarray(0, this.have));
+      this.buf = grown;
     }
-    return this.chunks[0] ?? new Uint8Array(0);
+    this.buf.set(body, this.have);
+    this.have += body.byteLength;
   }
 
   private async fetchRange(begin: number, end: number): Promise<'ok' | 'missing'> {
@@ -87,14 +118,13 @@ class RangedPrefix implements ByteSource {
       await res.body?.cancel();
       throw new NotRanged(`${o.url} answered ${res.status} to a range request`);
     }
-    const body = new Uint8Array(await res.arrayBuffer());
-    if (body.byteLength === 0 || body.byteLength > end - begin) throw new NotRanged(`${o.url} sent ${body.byteLength} bytes for a range`);
+    const body = await rangeBody(res, end - begin);
+    if (!body || body.byteLength === 0) throw new NotRanged(`${o.url} sent ${body ? 0 : 'more'} bytes for a range of ${end - begin}`);
     if (begin === 0) {
       this.size = range.total;
       this.validator = responseValidator(res);
     }
-    this.chunks.push(body);
-    this.have += body.byteLength;
+    this.append(body);
     return 'ok';
   }
 }
