@@ -262,9 +262,10 @@ export class HearthChatPlayground extends LitElement {
             <option value="" ?selected=${this._model === ''}>Default model</option>
             ${models.map((m) => {
               const off = m.parent !== null && noAdapters !== undefined;
-              return html`<option value=${m.id} ?selected=${this._model === m.id} ?disabled=${off} title=${off ? `Checkpoints ${noAdapters.reason}` : ''}>
-                ${m.id}${m.max_model_len ? ` (${m.max_model_len} ctx)` : ''}${off ? ' (needs WebGPU)' : ''}
-              </option>`;
+              // One text node: an option's text keeps the whitespace around it.
+              const label = `${m.id}${m.max_model_len ? ` (${m.max_model_len} ctx)` : ''}${off ? ' (needs WebGPU)' : ''}`;
+              const title = off ? `Checkpoints ${noAdapters.reason}` : '';
+              return html`<option value=${m.id} ?selected=${this._model === m.id} ?disabled=${off} title=${title}>${label}</option>`;
             })}
           </select>
         `;

@@ -34,12 +34,12 @@ export const VIEWS: ViewEntry[] = [
   { id: 'demo', title: 'Demo', render: () => html`<hearth-demo></hearth-demo>` },
   { id: 'keys', title: 'Keys', render: () => html`<hearth-keys></hearth-keys>` },
   { id: 'settings', title: 'Settings', render: () => html`<hearth-settings></hearth-settings>` },
-  { id: 'api', title: 'API', render: () => html`<hearth-api-reference></hearth-api-reference>` },
   {
     id: 'bridge',
     title: 'Bridge',
     render: (r) => html`<hearth-bridge .port=${r.query.get('port') ?? ''} .code=${r.query.get('code') ?? ''}></hearth-bridge>`,
   },
+  { id: 'api', title: 'API', render: () => html`<hearth-api-reference></hearth-api-reference>` },
 ];
 
 /** The route a location hash names; an unknown view is the first one. */
