@@ -18,11 +18,11 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, write
 import { join } from 'node:path';
 import { BYTE_TO_CHAR } from '../../src/engine/model/byte-level';
 import type { DType, ModelConfig } from '../../src/engine/model/config';
+import { ggufHyperparameters, llama3RopeFactors } from '../../src/engine/model/gguf/gguf-hparams';
 import { ggufTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { ggufLayout, gv, writeGgufHeader, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { ropeInvFreq } from '../../src/engine/model/rope';
 import { ggmlName, isBlockDType, numel, tensorBytes } from '../../src/engine/model/tensor';
 import { planParameters } from '../../src/engine/model/weights';
 import { Rng } from '../../src/engine/reference/random';
@@ -59,21 +59,8 @@ function metadata(config: ModelConfig, name: string): Array<[string, GgufMetadat
   const V = config.vocabSize;
   const tokens = [...BYTE_TO_CHAR, ...Array.from({ length: V - BYTE_TO_CHAR.length - 1 }, (_, i) => `tok${i}`), '<|endoftext|>'];
   return [
-    ['general.architecture', gv.str(a)],
+    ...ggufHyperparameters(config, a),
     ['general.name', gv.str(`hearth-peers-${name}`)],
-    ['general.alignment', gv.u32(32)],
-    [`${a}.block_count`, gv.u32(config.numLayers)],
-    [`${a}.context_length`, gv.u32(config.maxPositionEmbeddings)],
-    [`${a}.embedding_length`, gv.u32(config.hiddenSize)],
-    [`${a}.feed_forward_length`, gv.u32(config.intermediateSize)],
-    [`${a}.attention.head_count`, gv.u32(config.numHeads)],
-    [`${a}.attention.head_count_kv`, gv.u32(config.numKvHeads)],
-    [`${a}.attention.key_length`, gv.u32(config.headDim)],
-    [`${a}.attention.value_length`, gv.u32(config.headDim)],
-    [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(config.rmsNormEps)],
-    [`${a}.rope.freq_base`, gv.f32(config.ropeTheta)],
-    [`${a}.rope.dimension_count`, gv.u32(config.headDim)],
-    [`${a}.vocab_size`, gv.u32(V)],
     ['tokenizer.ggml.model', gv.str('gpt2')],
     ['tokenizer.ggml.pre', gv.str(a === 'qwen2' ? 'qwen2' : 'llama-bpe')],
     ['tokenizer.ggml.tokens', gv.strs(tokens)],
@@ -128,11 +115,8 @@ function planTensors(config: ModelConfig, format: BenchFormat, seed: number): Pl
       : () => randomF16(n, amplitude);
     out.push({ name: gguf, ne, type, bytes, make });
   }
-  if (config.ropeScaling?.type === 'llama3') {
-    // llama.cpp reads Llama 3's frequency scaling as one divisor per frequency (convert_hf_to_gguf.py).
-    const base = ropeInvFreq({ ...config, ropeScaling: null });
-    const scaled = ropeInvFreq(config);
-    const factors = Float32Array.from(base, (f, i) => f / scaled[i]);
+  const factors = llama3RopeFactors(config);
+  if (factors)
     out.push({
       name: 'rope_freqs.weight',
       ne: [factors.length],
@@ -140,7 +124,6 @@ function planTensors(config: ModelConfig, format: BenchFormat, seed: number): Pl
       bytes: 4 * factors.length,
       make: () => new Uint8Array(factors.buffer),
     });
-  }
   return out;
 }
 
@@ -152,7 +135,7 @@ export function peerModelFile(dir: string, shape: string, format: BenchFormat, l
   const { config, totalLayers } = peerConfig(shape, layers);
   const name = `${shape}@${format}`;
   const tensors = planTensors(config, format, 7);
-  const alignment = 32; // general.alignment in metadata()
+  const alignment = 32; // general.alignment (gguf-hparams.ts)
   const header = writeGgufHeader({
     metadata: metadata(config, name),
     tensors: ggufLayout(

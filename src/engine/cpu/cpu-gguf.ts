@@ -29,7 +29,8 @@ import { tensorToF32 } from '../model/dtype';
 import type { LoadedModelFiles } from '../model/repo';
 import { ggmlBytes, ggmlType } from '../model/gguf/ggml-types';
 import { PERMUTED_QK } from '../model/gguf/gguf-families';
-import { LAYER_NAMES, permuteRows } from '../model/gguf/gguf-model';
+import { llama3RopeFactors, ggufHyperparameters } from '../model/gguf/gguf-hparams';
+import { ggufTensorName, permuteRows } from '../model/gguf/gguf-model';
 import type { GgufFile, GgufMetadataEntry } from '../model/gguf/gguf-reader';
 import { ggufLayout, gv, writeGgufHeader, type GgufTensorInput } from '../model/gguf/gguf-writer';
 
@@ -102,41 +103,11 @@ export function withTokenizer(blob: Blob, file: GgufFile, tokenizer: Metadata): 
   return new Blob([header as Uint8Array<ArrayBuffer>, blob.slice(file.dataOffset)]);
 }
 
-const GLOBAL_NAMES: Readonly<Record<string, string>> = {
-  'model.embed_tokens.weight': 'token_embd.weight',
-  'model.norm.weight': 'output_norm.weight',
-  'lm_head.weight': 'output.weight',
-};
-const LAYER_GGUF = new Map(Object.entries(LAYER_NAMES).map(([gguf, hf]) => [hf, gguf]));
-
 /** llama.cpp's name of an HF tensor. */
-function ggufTensorName(hf: string): string {
-  if (GLOBAL_NAMES[hf]) return GLOBAL_NAMES[hf];
-  const m = /^model\.layers\.(\d+)\.(.+)\.(weight|bias)$/.exec(hf);
-  const suffix = m && LAYER_GGUF.get(m[2]);
-  if (!m || !suffix) throw new Error(`the CPU backend has no GGUF name for the tensor ${hf}`);
-  return `blk.${m[1]}.${suffix}.${m[3]}`;
-}
-
-/** convert_hf_to_gguf.py's Llama 3 `rope_freqs`: one divisor per rotary frequency. */
-export function llama3RopeFactors(c: ModelConfig): Float32Array | null {
-  const s = c.ropeScaling;
-  if (s?.type === 'freq_factors') return Float32Array.from(s.factors);
-  if (s?.type !== 'llama3') return null;
-  const lowWavelen = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
-  const highWavelen = s.originalMaxPositionEmbeddings / s.highFreqFactor;
-  const out = new Float32Array(c.headDim / 2);
-  for (let i = 0; i < out.length; i++) {
-    // 2π / inv_freq, inv_freq = theta^(-2i/HS).
-    const wavelen = 2 * Math.PI * c.ropeTheta ** ((2 * i) / c.headDim);
-    if (wavelen < highWavelen) out[i] = 1;
-    else if (wavelen > lowWavelen) out[i] = s.factor;
-    else {
-      const smooth = (s.originalMaxPositionEmbeddings / wavelen - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
-      out[i] = 1 / ((1 - smooth) / s.factor + smooth);
-    }
-  }
-  return out;
+function llamaCppTensorName(hf: string): string {
+  const name = ggufTensorName(hf);
+  if (!name) throw new Error(`the CPU backend has no GGUF name for the tensor ${hf}`);
+  return name;
 }
 
 /** The architecture llama.cpp runs a config as, or why the CPU backend cannot convert it. */
@@ -153,32 +124,12 @@ function llamaCppArchitecture(c: ModelConfig): 'llama' | 'qwen2' | 'qwen3' {
 }
 
 function configMetadata(c: ModelConfig, a: string, ids: SpecialIds): Metadata {
-  const md: Metadata = [
-    ['general.architecture', gv.str(a)],
-    ['general.alignment', gv.u32(32)],
-    [`${a}.block_count`, gv.u32(c.numLayers)],
-    [`${a}.context_length`, gv.u32(c.maxPositionEmbeddings)],
-    [`${a}.embedding_length`, gv.u32(c.hiddenSize)],
-    [`${a}.feed_forward_length`, gv.u32(c.intermediateSize)],
-    [`${a}.attention.head_count`, gv.u32(c.numHeads)],
-    [`${a}.attention.head_count_kv`, gv.u32(c.numKvHeads)],
-    [`${a}.attention.key_length`, gv.u32(c.headDim)],
-    [`${a}.attention.value_length`, gv.u32(c.headDim)],
-    [`${a}.rope.dimension_count`, gv.u32(c.headDim)],
-    [`${a}.rope.freq_base`, gv.f32(c.ropeTheta)],
-    [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(c.rmsNormEps)],
-    [`${a}.vocab_size`, gv.u32(c.vocabSize)],
-  ];
-  if (c.ropeScaling?.type === 'linear') {
-    md.push([`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, gv.f32(c.ropeScaling.factor)]);
-  }
-  md.push(...placeholderTokenizer(c.vocabSize, ids));
-  return md;
+  return [...ggufHyperparameters(c, a), ...placeholderTokenizer(c.vocabSize, ids)];
 }
 
 /** One HF tensor as llama.cpp's converter writes it. */
 function convertTensor(t: { name: string; dtype: string; shape: number[]; data: Uint8Array }, c: ModelConfig): GgufTensorInput {
-  const name = ggufTensorName(t.name);
+  const name = llamaCppTensorName(t.name);
   const ne = [...t.shape].reverse();
   // Norms and biases are F32 in llama.cpp's files (its CPU kernels add and scale them in f32).
   if (t.shape.length === 1) return { name, ne, type: 'F32', data: new Uint8Array(tensorToF32(t as never).buffer) };
