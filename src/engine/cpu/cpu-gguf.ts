@@ -19,13 +19,13 @@
  * - `cpuGgufFromSafetensors`: a safetensors model written as GGUF as llama.cpp's
  *   convert_hf_to_gguf.py does for llama (Mistral, SmolLM2, Llama 3.x), qwen2 and qwen3: llama.cpp's
  *   tensor names, llama's q/k rows permuted for its interleaved RoPE, Llama 3's frequency scaling as
- *   `rope_freqs.weight`, norms and biases as F32, matrices in their own precision (BF16/F16/F32, or
- *   Q8_0/Q4_K blocks when quantized on load).
+ *   `rope_freqs.weight`, norms and biases as F32, matrices in their own precision (F16/F32, or
+ *   Q8_0/Q4_K blocks when quantized on load), bf16 ones as f16 (`bf16AsF16`).
  *
  * Not here: caching the result (cpu-models.ts), running it (cpu-engine.ts).
  */
 import type { ModelConfig } from '../model/config';
-import { tensorToF32 } from '../model/dtype';
+import { f32ToF16Bits, tensorToF32 } from '../model/dtype';
 import type { LoadedModelFiles } from '../model/repo';
 import { ggmlBytes, ggmlType } from '../model/gguf/ggml-types';
 import { PERMUTED_QK } from '../model/gguf/gguf-families';
@@ -139,7 +139,30 @@ function convertTensor(t: { name: string; dtype: string; shape: number[]; data: 
     if (t.name.endsWith('self_attn.q_proj.weight')) data = permuteRows(data, c.numHeads, c.headDim, rowBytes);
     if (t.name.endsWith('self_attn.k_proj.weight')) data = permuteRows(data, c.numKvHeads, c.headDim, rowBytes);
   }
+  if (t.dtype === 'bf16') return { name, ne, type: 'F16', data: bf16AsF16(data) };
   return { name, ne, type: t.dtype.toUpperCase(), data };
+}
+
+/**
+ * bf16 values as f16, as convert_hf_to_gguf.py's f16 output writes them: exact for every value in
+ * f16's normal range (f16 keeps 10 mantissa bits to bf16's 7), smaller ones rounded to f16's
+ * subnormals, larger ones clamped to ±65504. llama.cpp's WebAssembly build multiplies f16 with
+ * SIMD and bf16 without: f16 weights decode 1.6x faster there (docs/performance.md).
+ */
+export function bf16AsF16(bytes: Uint8Array): Uint8Array {
+  const src = new Uint16Array(
+    bytes.byteOffset % 2 ? bytes.slice().buffer : bytes.buffer,
+    bytes.byteOffset % 2 ? 0 : bytes.byteOffset,
+    bytes.length / 2,
+  );
+  const out = new Uint16Array(src.length);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (let i = 0; i < src.length; i++) {
+    u[0] = src[i] << 16;
+    out[i] = f32ToF16Bits(Math.max(-65504, Math.min(65504, f[0])));
+  }
+  return new Uint8Array(out.buffer);
 }
 
 /** A safetensors model (its weights streamed from `files`) as one GGUF Blob with the placeholder vocabulary. */

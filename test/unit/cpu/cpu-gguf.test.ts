@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpuGgufFromGguf, cpuGgufFromSafetensors, placeholderIds, placeholderText } from '../../../src/engine/cpu/cpu-gguf';
+import { bf16AsF16, cpuGgufFromGguf, cpuGgufFromSafetensors, placeholderIds, placeholderText } from '../../../src/engine/cpu/cpu-gguf';
+import { bf16BitsToF32, f16BitsToF32 } from '../../../src/engine/model/dtype';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import type { LoadedModelFiles } from '../../../src/engine/model/repo';
@@ -65,6 +66,40 @@ describe('cpuGgufFromSafetensors', () => {
     },
     60_000,
   );
+
+  it('writes bf16 matrices as f16 (faster in the WebAssembly build of llama.cpp), and llama.cpp still computes the reference logits', async () => {
+    const cfg = testConfig('llama');
+    const tensors = randomModelTensors(cfg, 'bf16', 17);
+    const files = {
+      config: cfg,
+      tensors: async function* () {
+        yield* tensors;
+      },
+    } as unknown as LoadedModelFiles;
+    const gguf = await bytes(await cpuGgufFromSafetensors(files, { eos: 0, bos: null }));
+    const file = await readGguf(memoryBytes(gguf));
+    const types = new Set(file.tensors.map((t) => `${t.ne.length}:${t.type.name}`));
+    expect([...types].sort()).toEqual(['1:F32', '2:F16']);
+    const path = join(dir, 'bf16.gguf');
+    writeFileSync(path, gguf);
+    const theirs = await llamaCppLogits(llama, path, PROMPT, cfg.vocabSize);
+    const ours = new ReferenceModel(cfg, tensors).forward(PROMPT);
+    const { rel, argmaxAgree } = compareLogits(ours, theirs, cfg.vocabSize);
+    expect(rel).toBeLessThan(3e-3);
+    expect(argmaxAgree).toBe(PROMPT.length);
+  }, 60_000);
+
+  it("converts bf16 to f16 exactly in f16's normal range, rounds tiny values to its subnormals, clamps huge ones", () => {
+    const bf16 = (x: number) => new Uint32Array(new Float32Array([x]).buffer)[0] >>> 16;
+    const values = [0, -0.5, 1, 0.0123, -3.140625, 65280, 7e-5, 1e-6, 1e-9, 1e6, -1e6];
+    const out = new Uint16Array(bf16AsF16(new Uint8Array(Uint16Array.from(values.map(bf16)).buffer)).buffer);
+    const got = Array.from(out, f16BitsToF32);
+    const exact = values.map((v) => bf16BitsToF32(bf16(v)));
+    for (const i of [0, 1, 2, 3, 4, 5, 6]) expect(got[i]).toBe(exact[i]);
+    expect(Math.abs(got[7] - exact[7])).toBeLessThanOrEqual(2 ** -25); // half an f16 subnormal step
+    expect(got[8]).toBe(0);
+    expect([got[9], got[10]]).toEqual([65504, -65504]);
+  });
 
   it('refuses a family it does not convert, saying to use a GGUF', async () => {
     await expect(cpuGgufFromSafetensors(filesOf(testConfig('phi3'), 1), { eos: 0, bos: null })).rejects.toThrow(
