@@ -25,7 +25,7 @@
  * Not here: caching the result (cpu-models.ts), running it (cpu-engine.ts).
  */
 import type { ModelConfig } from '../model/config';
-import { f32ToF16Bits, tensorToF32 } from '../model/dtype';
+import { bf16BitsToF32, f32ToF16Bits, tensorToF32 } from '../model/dtype';
 import type { LoadedModelFiles } from '../model/repo';
 import { ggmlBytes, ggmlType } from '../model/gguf/ggml-types';
 import { PERMUTED_QK } from '../model/gguf/gguf-families';
@@ -150,18 +150,10 @@ function convertTensor(t: { name: string; dtype: string; shape: number[]; data: 
  * SIMD and bf16 without: f16 weights decode 1.6x faster there (docs/performance.md).
  */
 export function bf16AsF16(bytes: Uint8Array): Uint8Array {
-  const src = new Uint16Array(
-    bytes.byteOffset % 2 ? bytes.slice().buffer : bytes.buffer,
-    bytes.byteOffset % 2 ? 0 : bytes.byteOffset,
-    bytes.length / 2,
-  );
+  const aligned = bytes.byteOffset % 2 ? bytes.slice() : bytes;
+  const src = new Uint16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2);
   const out = new Uint16Array(src.length);
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  for (let i = 0; i < src.length; i++) {
-    u[0] = src[i] << 16;
-    out[i] = f32ToF16Bits(Math.max(-65504, Math.min(65504, f[0])));
-  }
+  for (let i = 0; i < src.length; i++) out[i] = f32ToF16Bits(Math.max(-65504, Math.min(65504, bf16BitsToF32(src[i]))));
   return new Uint8Array(out.buffer);
 }
 
