@@ -45,7 +45,8 @@ import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchRe
 import { quantizeLoadTable, runQuantizeLoadBench, type QuantizeLoadBenchResult } from './quantize-load';
 import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
 import { generationTable, quantizedTable, recordRun } from './report';
-import { runStructuredBench, structuredTable, type StructuredBenchResult } from './structured';
+import { runStructuredBench, type StructuredBenchResult } from './structured';
+import { structuredTable } from './structured-table';
 import { peersTables, runPeersBench, type PeersResult } from './peers';
 import { profileTable } from './profile';
 import type { BenchFormat } from './quantized';
