@@ -15,7 +15,7 @@ import {
 } from '../store/checkpoints';
 import type { Page, PageRequest } from '../store/page';
 import type { CheckpointRecord } from '../store/schema';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { NotFoundError } from './errors';
 import { newId } from './ids';

@@ -13,7 +13,7 @@
  * (check.ts).
  * Reference: vllm-chat.md §9 (order of validation), §4 (formats).
  */
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { ServiceContext } from '../context';
 import { choiceConstraints, prepareStructuredOutput } from '../structured/structured-output';
 import { checkBackend } from './backend-check';

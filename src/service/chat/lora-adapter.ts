@@ -17,7 +17,7 @@ import { REGEX_LIMITS, regexHazard } from '../../engine/model/regex-hazard';
 import { SafetensorsFile } from '../../engine/model/safetensors';
 import type { TensorData } from '../../engine/model/tensor';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
 import type { ServiceContext } from '../context';
 

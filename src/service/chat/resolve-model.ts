@@ -11,7 +11,7 @@
 import { getCheckpointByStep, latestCheckpoint } from '../../store/checkpoints';
 import { findModelByName, getModel, listModels } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { BaseModelEntry } from '../base-models';
 import type { ServiceContext } from '../context';
 import { NotFoundError, UnavailableError } from '../errors';

@@ -16,7 +16,7 @@ import type { InferenceEngine, ServedModel } from '../../engine/generate/types';
 import { listCheckpoints } from '../../store/checkpoints';
 import { listModels } from '../../store/models';
 import type { CheckpointRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { BaseModelEntry } from '../base-models';
 import type { ServiceContext } from '../context';
 import { HearthError, UnavailableError } from '../errors';

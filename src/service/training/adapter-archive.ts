@@ -25,7 +25,7 @@ import { checkLoraTensors, loraParameterCount, loraToTensors, planLora } from '.
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
 import type { ServiceContext } from '../context';

@@ -7,7 +7,7 @@
  * Not here: HTTP (api/routes/adapters.ts), the PEFT zip.
  */
 import { GgufLoraError, ggufLoraAdapter } from '../../engine/model/gguf/gguf-lora';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import { parseAdapterModel } from '../chat/lora-adapter';
 import type { ServiceContext } from '../context';
 import { InvalidInputError } from '../errors';

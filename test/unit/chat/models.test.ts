@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFromF32 } from '../../../src/engine/model/dtype';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import { authenticate, type Principal } from '../../../src/service/api-keys';
+import { authenticate } from '../../../src/service/api-keys';
+import type { Principal } from '../../../src/service/principal';
 import { addCheckpoint } from '../../../src/service/checkpoints';
 import { AdapterError, checkpointAdapter, parseAdapterConfig } from '../../../src/service/chat/lora-adapter';
 import { checkpointName, parseModelName } from '../../../src/service/chat/model-names';
