@@ -12,7 +12,7 @@ import { getCheckpointByStep, latestCheckpoint } from '../../store/checkpoints';
 import { findModelByName, getModel, listModels } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
 import type { Principal } from '../principal';
-import type { BaseModelEntry } from '../base-models';
+import type { BaseModelEntry } from '../base-models/catalog';
 import type { ServiceContext } from '../context';
 import { NotFoundError, UnavailableError } from '../errors';
 import { ChatRequestError } from './errors';

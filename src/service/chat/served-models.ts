@@ -17,7 +17,7 @@ import { listCheckpoints } from '../../store/checkpoints';
 import { listModels } from '../../store/models';
 import type { CheckpointRecord } from '../../store/schema';
 import type { Principal } from '../principal';
-import type { BaseModelEntry } from '../base-models';
+import type { BaseModelEntry } from '../base-models/catalog';
 import type { ServiceContext } from '../context';
 import { HearthError, UnavailableError } from '../errors';
 import { checkpointName } from './model-names';
