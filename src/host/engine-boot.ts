@@ -25,7 +25,8 @@ import { unavailableTrainer } from '../service/training/default-trainer';
 import { LoraTrainer } from '../service/training/lora-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
-import { openHearthDb, type HearthDb } from '../store/schema';
+import type { HearthDb } from '../store/schema';
+import { openHearthDb } from '../store/open-db';
 import { getEngineSettings } from '../store/settings';
 
 /**
