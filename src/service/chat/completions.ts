@@ -19,7 +19,7 @@ import { choiceConstraints, prepareStructuredOutput } from '../structured/struct
 import { checkBackend } from './backend-check';
 import { checkChatRequest } from './check';
 import { ChatRequestError } from './errors';
-import { checkpointAdapter } from './lora-adapter';
+import { checkpointAdapter } from '../adapters/checkpoint-adapter';
 import { maxTokensFor } from './max-tokens';
 import { planChat } from './plan';
 import { buildPrompt } from './prompt';

@@ -5,7 +5,7 @@
  * checkpoint. Only the caller's own models resolve (another principal's look unknown).
  * An unknown name is vLLM's 404 "The model `X` does not exist.".
  *
- * Not here: the name forms (model-names.ts), reading the adapter (lora-adapter.ts).
+ * Not here: the name forms (model-names.ts), reading the adapter (adapters/checkpoint-adapter.ts).
  * Reference: art-compat.md §5; vllm-chat.md §1.1 (404 text), §2 (`model` row).
  */
 import { getCheckpointByStep, latestCheckpoint } from '../../store/checkpoints';

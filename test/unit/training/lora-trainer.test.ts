@@ -4,7 +4,7 @@
 // an uninterrupted run.
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/chat/lora-adapter';
+import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/adapters/parse';
 import { LoraTrainer } from '../../../src/service/training/lora-trainer';
 import type { Trainer } from '../../../src/service/training/trainer';
 import { ALL_STORES } from '../../../src/store/schema';
