@@ -12,7 +12,8 @@
  * Not here: the paging itself (src/store/trajectory-logs.ts).
  */
 import 'fake-indexeddb/auto';
-import { openHearthDb, type HearthDb } from '../../src/store/schema';
+import type { HearthDb } from '../../src/store/schema';
+import { openHearthDb } from '../../src/store/open-db';
 import { pageTrajectoryGroups, recordTrajectoryLog, runHistory } from '../../src/store/trajectory-logs';
 
 export const TRAJECTORY_BENCH_SIZES = [100, 1_000, 10_000];

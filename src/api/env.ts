@@ -2,7 +2,7 @@
  * The Hono environment every route family shares: what the app was built with (`deps`), and
  * what middleware sets on each request (the authenticated principal).
  */
-import type { Principal } from '../service/api-keys';
+import type { Principal } from '../service/principal';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo } from '../service/engine-status';
 

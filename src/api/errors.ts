@@ -14,7 +14,7 @@ import { errorBody, errorFamily, validationError, type ValidationDetail } from '
 import { ConcurrencyLimitError, HearthError, InvalidInputError } from '../service/errors';
 import { StoreNotFoundError } from '../store/errors';
 import { UnknownCursorError } from '../store/page';
-import { closedForUpgrade } from '../store/schema';
+import { closedForUpgrade } from '../store/open-db';
 import { StorageQuotaError } from '../store/tx';
 import type { AppEnv } from './env';
 

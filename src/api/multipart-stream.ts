@@ -198,6 +198,11 @@ export async function* readMultipart(stream: ReadableStream<Uint8Array>, boundar
 
 /** A text part's value, refused past `max` bytes. */
 export async function partText(part: FormPart, max: number): Promise<string> {
+  return new TextDecoder().decode(await partBytes(part, max));
+}
+
+/** A part's whole body as one array (for small uploads, under the route's body cap), refused past `max` bytes. */
+export async function partBytes(part: FormPart, max = Infinity): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of part.body) {
@@ -205,27 +210,5 @@ export async function partText(part: FormPart, max: number): Promise<string> {
     if (total > max) throw malformed(`the field "${part.name}" is longer than ${max} bytes.`);
     chunks.push(chunk.slice());
   }
-  return new TextDecoder().decode(concat(chunks, total));
-}
-
-/** A part's whole body as one array (for small uploads, under the route's body cap). */
-export async function partBytes(part: FormPart): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of part.body) {
-    total += chunk.length;
-    chunks.push(chunk.slice());
-  }
-  return concat(chunks, total);
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return chunks.length === 1 ? chunks[0] : new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
 }

@@ -14,8 +14,8 @@ import { webgpuCapabilities } from '../engine/generate/engine';
 import { acquireGpu, type GpuContext } from '../engine/gpu/device';
 import { MemoryFileCache, type ModelFileCache } from '../engine/model/sources/file-cache';
 import { ensureAdmin } from '../service/api-keys';
-import { BaseModelDownloads } from '../service/base-model-downloads';
-import { BaseModelCatalog, bundledModels, cachedModels } from '../service/base-models';
+import { BaseModelDownloads } from '../service/base-models/downloads';
+import { BaseModelCatalog, bundledModels, cachedModels } from '../service/base-models/catalog';
 import type { ServiceContext } from '../service/context';
 import type { EngineInfo, GpuState } from '../service/engine-status';
 import { UnavailableError } from '../service/errors';
@@ -25,7 +25,8 @@ import { unavailableTrainer } from '../service/training/default-trainer';
 import { LoraTrainer } from '../service/training/lora-trainer';
 import { JobRunner } from '../service/training/runner';
 import type { Trainer } from '../service/training/trainer';
-import { openHearthDb, type HearthDb } from '../store/schema';
+import type { HearthDb } from '../store/schema';
+import { openHearthDb } from '../store/open-db';
 import { getEngineSettings } from '../store/settings';
 
 /**

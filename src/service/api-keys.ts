@@ -6,7 +6,7 @@
  * tries; salting protects low-entropy passwords, not random tokens). The plaintext is returned
  * once; only the admin key's plaintext is also kept, for the local owner (see OwnerRecord).
  *
- * Not here: the HTTP middleware (src/api/auth.ts).
+ * Not here: the HTTP middleware (src/api/auth.ts), the Principal type (principal.ts).
  */
 import type { ApiKeyRecord, HearthDb, PrincipalRecord } from '../store/schema';
 import { countKeys, deleteKey, findKeyByHash, getKey, getOwner, getPrincipal, insertPrincipalWithKey, listKeys } from '../store/principals';
@@ -14,18 +14,11 @@ import type { ServiceContext } from './context';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from './errors';
 import { base64url, newId } from './ids';
 import { endPrincipalActivity } from './principal-activity';
+import { toPrincipal, type Principal } from './principal';
 
 export const KEY_PREFIX = 'hth_';
 const SHOWN_PREFIX_LENGTH = KEY_PREFIX.length + 6;
 export const ADMIN_ENTITY = 'local';
-
-/** Who is calling: what the routes and services see after authentication. */
-export interface Principal {
-  id: string;
-  name: string;
-  entity: string;
-  admin: boolean;
-}
 
 export function mintKey(): string {
   return KEY_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
@@ -34,10 +27,6 @@ export function mintKey(): string {
 export async function hashKey(key: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-function toPrincipal(p: PrincipalRecord): Principal {
-  return { id: p.id, name: p.name, entity: p.entity, admin: p.admin };
 }
 
 async function keyRecord(key: string, principalId: string, name: string, now: number): Promise<ApiKeyRecord> {

@@ -11,7 +11,7 @@
  */
 import { getArtifact, insertArtifact } from '../store/artifacts';
 import type { ArtifactFile, ArtifactRecord } from '../store/schema';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { InvalidInputError, NotFoundError } from './errors';
 import { newId } from './ids';

@@ -15,7 +15,8 @@ import {
 } from '../store/checkpoints';
 import type { Page, PageRequest } from '../store/page';
 import type { CheckpointRecord } from '../store/schema';
-import type { Principal } from './api-keys';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, type AdapterFiles } from './adapters/peft-files';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { NotFoundError } from './errors';
 import { newId } from './ids';
@@ -47,15 +48,6 @@ export async function deleteCheckpoints(
   const result = await deleteCheckpointSteps(ctx.db, modelId, unique);
   return { deleted_count: result.deletedSteps.length, not_found_steps: result.notFoundSteps };
 }
-
-/** A PEFT adapter: `adapter_config.json` and `adapter_model.safetensors`, as bytes. */
-export interface AdapterFiles {
-  adapterConfig: Uint8Array;
-  adapterModel: Uint8Array;
-}
-
-export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
-export const ADAPTER_MODEL_FILE = 'adapter_model.safetensors';
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.slice().buffer;

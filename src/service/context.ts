@@ -6,8 +6,8 @@
 import type { EngineCapabilities, InferenceEngine } from '../engine/generate/types';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import type { HearthDb } from '../store/schema';
-import type { BaseModelDownloads } from './base-model-downloads';
-import type { BaseModelCatalog } from './base-models';
+import type { BaseModelDownloads } from './base-models/downloads';
+import type { BaseModelCatalog } from './base-models/catalog';
 
 /** The part of the job runner that request handlers need. */
 export interface JobQueue {

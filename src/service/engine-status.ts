@@ -7,7 +7,7 @@ import type { EngineCapabilities } from '../engine/generate/types';
 import type { GpuDescription } from '../engine/gpu/device';
 import { getEngineSettings, putEngineSettings } from '../store/settings';
 import { getJobForRunner, jobsWithStatus } from '../store/training-jobs';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 
 export type GpuState =

@@ -8,7 +8,7 @@
  */
 import { paginate, type Page, type PageRequest } from '../store/page';
 import type { TrainingJobRecord } from '../store/schema';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { requireModel } from './models';
 

@@ -8,7 +8,7 @@ import { deleteModelCascade, type ModelDeletion } from '../store/cascade';
 import { DuplicateModelError, findModelByName, getModel, insertModel, listModels } from '../store/models';
 import { paginate, type Page, type PageRequest } from '../store/page';
 import type { CheckpointRecord, LoraConfig, ModelRecord, RunRecord } from '../store/schema';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { ConflictError, InvalidInputError, NotFoundError } from './errors';
 import { newId, newRunId } from './ids';

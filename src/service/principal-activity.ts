@@ -12,7 +12,7 @@
 import { deletePrincipalCascade, type PrincipalDeletion } from '../store/cascade';
 import { getOwner } from '../store/principals';
 import { jobsWithStatus, JobGoneError, JobStatusConflictError, updateJob } from '../store/training-jobs';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { newId } from './ids';

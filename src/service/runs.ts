@@ -17,7 +17,7 @@
 import type { Page } from '../store/page';
 import type { JobEventRecord, RunHistoryEntry } from '../store/schema';
 import { pageTrajectoryGroups, runHistory } from '../store/trajectory-logs';
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { requireModel } from './models';
 

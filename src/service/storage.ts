@@ -9,7 +9,7 @@
  * The whole origin's storage is one person's browser: only the admin key may read it.
  * Not here: freeing space (DELETE base-models, models, checkpoints do that).
  */
-import type { Principal } from './api-keys';
+import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { ForbiddenError } from './errors';
 

@@ -37,7 +37,7 @@ interface Recommended {
 
 const MODELS = recommended.models as Recommended[];
 
-/** The id the API gives a download (base-model-gguf.ts): the repo, or "repo/file" for a GGUF file. */
+/** The id the API gives a download (service/base-models/gguf.ts): the repo, or "repo/file" for a GGUF file. */
 export function downloadId(d: Pick<Download, 'repo' | 'file'>): string {
   return d.file ? `${d.repo}/${d.file}` : d.repo;
 }

@@ -11,8 +11,8 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { checkpointAdapterZip, importAdapterModel } from '../../service/training/adapter-archive';
-import { checkpointAdapterGguf } from '../../service/training/adapter-gguf';
+import { checkpointAdapterZip, importAdapterModel } from '../../service/adapters/archive';
+import { checkpointAdapterGguf } from '../../service/adapters/gguf';
 import type { AppEnv } from '../env';
 import { validationResponse } from '../errors';
 import { readUpload } from '../multipart';

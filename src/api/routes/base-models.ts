@@ -12,7 +12,7 @@
  * storage as the body streams in (multipart-stream.ts, service/base-model-upload.ts).
  */
 import { Hono } from 'hono';
-import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-model-list';
+import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-models/list';
 import type { ServiceContext } from '../../service/context';
 import { UnavailableError } from '../../service/errors';
 import { requireJsonBody } from '../body-type';

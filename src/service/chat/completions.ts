@@ -13,13 +13,13 @@
  * (check.ts).
  * Reference: vllm-chat.md §9 (order of validation), §4 (formats).
  */
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { ServiceContext } from '../context';
 import { choiceConstraints, prepareStructuredOutput } from '../structured/structured-output';
 import { checkBackend } from './backend-check';
 import { checkChatRequest } from './check';
 import { ChatRequestError } from './errors';
-import { checkpointAdapter } from './lora-adapter';
+import { checkpointAdapter } from '../adapters/checkpoint-adapter';
 import { maxTokensFor } from './max-tokens';
 import { planChat } from './plan';
 import { buildPrompt } from './prompt';

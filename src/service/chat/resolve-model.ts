@@ -5,14 +5,14 @@
  * checkpoint. Only the caller's own models resolve (another principal's look unknown).
  * An unknown name is vLLM's 404 "The model `X` does not exist.".
  *
- * Not here: the name forms (model-names.ts), reading the adapter (lora-adapter.ts).
+ * Not here: the name forms (model-names.ts), reading the adapter (adapters/checkpoint-adapter.ts).
  * Reference: art-compat.md §5; vllm-chat.md §1.1 (404 text), §2 (`model` row).
  */
 import { getCheckpointByStep, latestCheckpoint } from '../../store/checkpoints';
 import { findModelByName, getModel, listModels } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
-import type { BaseModelEntry } from '../base-models';
+import type { Principal } from '../principal';
+import type { BaseModelEntry } from '../base-models/catalog';
 import type { ServiceContext } from '../context';
 import { NotFoundError, UnavailableError } from '../errors';
 import { ChatRequestError } from './errors';

@@ -14,7 +14,8 @@
  * Not here: the grammars (structured/), auto tool calls (tool-calls-hermes.ts, tool-calls-mistral.ts).
  */
 import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
-import { CallObjectReader, callFromObject, makeToolCallId, mergeDeltas } from './tool-calls-object';
+import { CallDeltaStream, StepOutput } from './tool-calls-deltas';
+import { CallObjectReader, callFromObject, makeToolCallId } from './tool-calls-object';
 import { JsonEventReader, JsonSyntaxError } from './tool-calls-json';
 import { loads } from './tool-calls-json-values';
 
@@ -87,23 +88,20 @@ export class RequiredToolCallsStream {
   private readonly reader: JsonEventReader;
   private depth = 0;
   private call: CallObjectReader | null = null;
-  private index = -1;
-  private sent = false;
-  private held = '';
-  private name: string | null = null;
-  private anySent = false;
+  private readonly out = new StepOutput();
+  private readonly calls: CallDeltaStream;
   private stopped = false;
   /** The array was closed (what follows it is ignored). */
   private closed = false;
   /** parallel_tool_calls false stopped the reading at a second call. */
   private stoppedAtSecondCall = false;
-  private deltas: ToolCallDelta[] = [];
 
   constructor(
     private readonly parallelToolCalls: boolean,
-    private readonly newId: () => string = makeToolCallId,
+    newId: () => string = makeToolCallId,
     private readonly shape: CallArrayShape = REQUIRED_SHAPE,
   ) {
+    this.calls = new CallDeltaStream(this.out, newId);
     // The reader calls its handler's methods with the handler as `this`; they reach the parser as `self`.
     // oxlint-disable-next-line typescript/no-this-alias
     const self = this;
@@ -151,7 +149,7 @@ export class RequiredToolCallsStream {
   }
 
   get calledTools(): boolean {
-    return this.anySent;
+    return this.calls.anySent;
   }
 
   /** Reading stopped before the array was closed: it is not (or not only) an array of calls. */
@@ -168,7 +166,7 @@ export class RequiredToolCallsStream {
         this.stopped = true;
       }
     }
-    return this.take();
+    return this.out.take();
   }
 
   finish(): OutputDelta | null {
@@ -180,66 +178,23 @@ export class RequiredToolCallsStream {
       }
       this.stopped = true;
     }
-    return this.take();
-  }
-
-  private take(): OutputDelta | null {
-    if (this.deltas.length === 0) return null;
-    const toolCalls = mergeDeltas(this.deltas);
-    this.deltas = [];
-    return { toolCalls };
+    return this.out.take();
   }
 
   private startCall(): void {
-    if (!this.parallelToolCalls && this.index >= 0) {
+    if (!this.parallelToolCalls && this.calls.begun > 0) {
       this.stopped = true;
       this.stoppedAtSecondCall = true;
       throw new JsonSyntaxError('one call only');
     }
-    this.index++;
-    this.sent = false;
-    this.held = '';
-    this.name = null;
-    const call = new CallObjectReader(
-      this.shape.argumentsKey,
-      {
-        name: (name) => {
-          this.name = name;
-          // Nothing left to stream: send at the end, once the call is known to be valid.
-          if (!this.call!.argumentsDone) this.send();
-        },
-        arguments: (piece) => {
-          if (this.sent) this.deltas.push({ index: this.index, function: { arguments: piece } });
-          else this.held += piece;
-        },
-      },
-      this.shape.argumentsOptional,
-    );
-    this.call = call;
+    this.call = this.calls.begin(this.shape.argumentsKey, this.shape.argumentsOptional);
   }
 
   private endCall(): void {
-    if (!this.call!.valid) {
+    this.call = null;
+    if (!this.calls.end()) {
       this.stopped = true;
       throw new JsonSyntaxError('not a call');
     }
-    // A call without arguments (where they are optional) has `{}`, as the non-streamed parse says.
-    if (!this.call!.hasArguments) {
-      if (this.sent) this.deltas.push({ index: this.index, function: { arguments: '{}' } });
-      else this.held += '{}';
-    }
-    this.name = this.call!.finalName;
-    this.send();
-    this.call = null;
-  }
-
-  private send(): void {
-    if (this.sent || this.name === null) return;
-    this.sent = true;
-    this.anySent = true;
-    const fn: { name: string; arguments?: string } = { name: this.name };
-    if (this.held) fn.arguments = this.held;
-    this.deltas.push({ index: this.index, id: this.newId(), type: 'function', function: fn });
-    this.held = '';
   }
 }

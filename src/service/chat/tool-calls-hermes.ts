@@ -24,8 +24,9 @@
  * (tool-calls-output-parser.ts).
  * Reference: vLLM vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py.
  */
-import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
-import { CallObjectReader, callFromObject, makeToolCallId, stepDelta } from './tool-calls-object';
+import type { OutputDelta, ToolCall } from './output-parser';
+import { CallDeltaStream, StepOutput } from './tool-calls-deltas';
+import { callFromObject, makeToolCallId } from './tool-calls-object';
 import { JsonEventReader, JsonSyntaxError } from './tool-calls-json';
 import { loads } from './tool-calls-json-values';
 
@@ -100,51 +101,36 @@ export class HermesToolCallStream {
   /** Everything from the first <tool_call> on, for turning it back into content. */
   private raw = '';
   private reader: JsonEventReader | null = null;
-  private call: CallObjectReader | null = null;
-  /** Index of the call being read (= calls sent or being sent before it). */
-  private index = -1;
-  private sent = false;
-  private heldArguments = '';
-  private name: string | null = null;
-  private anySent = false;
-  private deltas: ToolCallDelta[] = [];
-  private content = '';
-  private readonly newId: () => string;
+  private readonly out = new StepOutput();
+  private readonly calls: CallDeltaStream;
 
   constructor(private readonly options: ToolCallOptions) {
-    this.newId = options.newId ?? makeToolCallId;
+    this.calls = new CallDeltaStream(this.out, options.newId ?? makeToolCallId);
   }
 
   /** A tool call delta has been sent (the choice finishes with "tool_calls"). */
   get calledTools(): boolean {
-    return this.anySent;
+    return this.calls.anySent;
   }
 
   push(text: string): OutputDelta | null {
     if (this.mode !== 'text' && this.mode !== 'raw') this.raw += text;
     this.pending += text;
     this.run(false);
-    return this.takeDelta();
+    return this.out.take();
   }
 
   finish(): OutputDelta | null {
     this.run(true);
     if (this.mode === 'body') this.endBody();
-    return this.takeDelta();
-  }
-
-  private takeDelta(): OutputDelta | null {
-    const delta = stepDelta(this.content, this.deltas);
-    this.content = '';
-    this.deltas = [];
-    return delta;
+    return this.out.take();
   }
 
   private run(atEnd: boolean): void {
     while (this.pending) {
       const before = this.pending;
       if (this.mode === 'raw') {
-        this.content += this.pending;
+        this.out.content += this.pending;
         this.pending = '';
       } else if (this.mode === 'ignore') {
         this.pending = '';
@@ -152,14 +138,14 @@ export class HermesToolCallStream {
         const at = this.pending.indexOf(TOOL_CALL_START);
         if (at >= 0) {
           if (this.mode === 'text') {
-            this.content += this.pending.slice(0, at);
+            this.out.content += this.pending.slice(0, at);
             this.raw = this.pending.slice(at);
           }
           this.pending = this.pending.slice(at + TOOL_CALL_START.length);
           this.startBody();
         } else {
           const keep = atEnd ? 0 : partialTagSuffix(this.pending, TOOL_CALL_START);
-          if (this.mode === 'text') this.content += this.pending.slice(0, this.pending.length - keep);
+          if (this.mode === 'text') this.out.content += this.pending.slice(0, this.pending.length - keep);
           this.pending = this.pending.slice(this.pending.length - keep);
         }
       } else {
@@ -180,23 +166,8 @@ export class HermesToolCallStream {
 
   private startBody(): void {
     this.mode = 'body';
-    this.index++;
-    this.sent = false;
-    this.heldArguments = '';
-    this.name = null;
     let started = false;
-    this.call = new CallObjectReader('arguments', {
-      name: (name) => {
-        this.name = name;
-        // Nothing left to stream: send at the end, once the call is known to be valid.
-        if (!this.call!.argumentsDone) this.send();
-      },
-      arguments: (piece) => {
-        if (this.sent) this.deltas.push({ index: this.index, function: { arguments: piece } });
-        else this.heldArguments += piece;
-      },
-    });
-    const call = this.call;
+    const call = this.calls.begin('arguments');
     // Only an object can be a call: anything else fails at its first character.
     this.reader = new JsonEventReader({
       startObject: () => {
@@ -223,17 +194,6 @@ export class HermesToolCallStream {
     });
   }
 
-  /** Sends the call's first delta (name, and the arguments held until then). */
-  private send(): void {
-    if (this.sent || this.name === null) return;
-    this.sent = true;
-    this.anySent = true;
-    const fn: { name: string; arguments?: string } = { name: this.name };
-    if (this.heldArguments) fn.arguments = this.heldArguments;
-    this.deltas.push({ index: this.index, id: this.newId(), type: 'function', function: fn });
-    this.heldArguments = '';
-  }
-
   private feed(text: string): void {
     if (!text || this.mode !== 'body') return;
     try {
@@ -252,23 +212,21 @@ export class HermesToolCallStream {
       if (!(e instanceof JsonSyntaxError)) throw e;
       return this.fail();
     }
-    if (!this.call!.valid) return this.fail();
-    this.name = this.call!.finalName;
-    this.send();
+    if (!this.calls.end()) return this.fail();
     this.mode = this.options.parallelToolCalls ? 'between' : 'ignore';
   }
 
   /** Not a call: before anything was sent it all becomes content, after it the rest is dropped. */
   private fail(): void {
-    if (this.anySent) {
+    if (this.calls.anySent) {
       this.mode = 'ignore';
       this.pending = '';
       return;
     }
-    this.deltas = [];
+    // Nothing was sent, so no call delta is gathered either.
     this.mode = 'raw';
     // Everything from the first tag on (what is pending included) is content now.
-    this.content += this.raw;
+    this.out.content += this.raw;
     this.raw = '';
     this.pending = '';
   }

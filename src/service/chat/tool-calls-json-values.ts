@@ -33,26 +33,31 @@ export class CanonicalWriter implements JsonEvents {
     }
   }
 
-  startObject(): void {
+  private open(kind: Container['kind'], bracket: string): void {
     this.beforeValue();
-    this.out += '{';
-    this.stack.push({ kind: 'object', first: true });
+    this.out += bracket;
+    this.stack.push({ kind, first: true });
+  }
+
+  private close(bracket: string): void {
+    this.stack.pop();
+    this.out += bracket;
+  }
+
+  startObject(): void {
+    this.open('object', '{');
   }
 
   endObject(): void {
-    this.stack.pop();
-    this.out += '}';
+    this.close('}');
   }
 
   startArray(): void {
-    this.beforeValue();
-    this.out += '[';
-    this.stack.push({ kind: 'array', first: true });
+    this.open('array', '[');
   }
 
   endArray(): void {
-    this.stack.pop();
-    this.out += ']';
+    this.close(']');
   }
 
   key(name: string): void {

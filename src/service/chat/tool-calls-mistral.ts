@@ -35,12 +35,13 @@
  * Reference: vLLM vllm/tool_parsers/mistral_tool_parser.py (extract_tool_calls,
  * extract_tool_calls_streaming, MistralToolCall.generate_random_id).
  */
-import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
+import type { OutputDelta, ToolCall } from './output-parser';
 import { RequiredToolCallsStream } from './tool-calls-forced';
 import { partialTagSuffix, type ExtractedToolCalls } from './tool-calls-hermes';
 import { JsonSyntaxError } from './tool-calls-json';
 import { loads, rawDecode, type PyValue } from './tool-calls-json-values';
-import { EMPTY_ARGUMENTS, callFromObject, stepDelta } from './tool-calls-object';
+import { StepOutput } from './tool-calls-deltas';
+import { EMPTY_ARGUMENTS, callFromObject } from './tool-calls-object';
 
 export const MISTRAL_TOOL_CALLS = '[TOOL_CALLS]';
 export const MISTRAL_ARGS = '[ARGS]';
@@ -147,8 +148,7 @@ export class MistralToolCallStream {
   private index = -1;
   private name = '';
   private anySent = false;
-  private content = '';
-  private deltas: ToolCallDelta[] = [];
+  private readonly out = new StepOutput();
   private readonly newId: () => string;
 
   constructor(private readonly options: MistralToolCallOptions) {
@@ -166,7 +166,7 @@ export class MistralToolCallStream {
       this.pending += text;
       this.run(false);
     }
-    return this.take();
+    return this.out.take();
   }
 
   finish(): OutputDelta | null {
@@ -176,18 +176,11 @@ export class MistralToolCallStream {
       if (this.array!.broken && !this.array!.calledTools) this.mode = 'held';
     }
     if (this.mode === 'held') this.finishHeld();
-    return this.take();
-  }
-
-  private take(): OutputDelta | null {
-    const delta = stepDelta(this.content, this.deltas);
-    this.content = '';
-    this.deltas = [];
-    return delta;
+    return this.out.take();
   }
 
   private collect(delta: OutputDelta | null): void {
-    if (delta?.toolCalls) this.deltas.push(...delta.toolCalls);
+    if (delta?.toolCalls) this.out.deltas.push(...delta.toolCalls);
   }
 
   private run(atEnd: boolean): void {
@@ -196,9 +189,9 @@ export class MistralToolCallStream {
       const keep = at >= 0 || atEnd ? 0 : partialTagSuffix(this.pending, MISTRAL_TOOL_CALLS);
       const upTo = at >= 0 ? at : this.pending.length - keep;
       const before = this.pending.slice(0, upTo);
-      if (this.mode === 'text') this.content += before;
+      if (this.mode === 'text') this.out.content += before;
       else if (this.mode === 'arguments') {
-        if (before) this.deltas.push({ index: this.index, function: { arguments: before } });
+        if (before) this.out.deltas.push({ index: this.index, function: { arguments: before } });
       } else if (this.mode === 'name') {
         this.name += before;
         this.startNamedCall();
@@ -237,7 +230,7 @@ export class MistralToolCallStream {
     if (brace < 0) return;
     this.index++;
     this.anySent = true;
-    this.deltas.push({
+    this.out.deltas.push({
       index: this.index,
       id: this.newId(),
       type: 'function',
@@ -257,10 +250,10 @@ export class MistralToolCallStream {
   private finishHeld(): void {
     const { toolCalls } = extractMistralToolCalls(this.raw, { ...this.options, newId: this.newId });
     if (toolCalls.length === 0) {
-      this.content += this.raw;
+      this.out.content += this.raw;
     } else {
       this.anySent = true;
-      toolCalls.forEach((call, index) => this.deltas.push({ index, id: call.id, type: 'function', function: { ...call.function } }));
+      toolCalls.forEach((call, index) => this.out.deltas.push({ index, id: call.id, type: 'function', function: { ...call.function } }));
     }
     this.raw = '';
     this.mode = 'ignore';

@@ -7,13 +7,12 @@
  * the arguments key present), as vLLM's `function_call["name"]` / `["arguments"]` lookups would.
  * Other keys are read and ignored.
  *
- * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits), and a step's
- * tool call deltas merged into one delta per call (mergeDeltas, stepDelta).
+ * Also here: tool call ids as vLLM makes them ("chatcmpl-tool-" + 32 hex digits).
  *
  * Not here: where the object sits in the output (tool-calls-hermes.ts, tool-calls-mistral.ts,
- * tool-calls-forced.ts).
+ * tool-calls-forced.ts), the deltas a streamed call becomes (tool-calls-deltas.ts).
  */
-import type { OutputDelta, ToolCall, ToolCallDelta } from './output-parser';
+import type { ToolCall } from './output-parser';
 import type { JsonEvents } from './tool-calls-json';
 import { CanonicalWriter, dumps, type PyValue } from './tool-calls-json-values';
 
@@ -169,27 +168,4 @@ export function callFromObject(value: PyValue, argumentsKey: string, id: string,
   const args = value.entries.get(argumentsKey) ?? defaultArguments;
   if (!name || name.kind !== 'string' || !args) return null;
   return { id, type: 'function', function: { name: name.value, arguments: dumps(args) } };
-}
-
-/** Tool call deltas of one step with one entry per call index: the first one's fields, argument pieces joined. */
-export function mergeDeltas(deltas: readonly ToolCallDelta[]): ToolCallDelta[] {
-  const out: ToolCallDelta[] = [];
-  for (const d of deltas) {
-    const same = out.find((o) => o.index === d.index);
-    if (!same) {
-      out.push(d.function ? { ...d, function: { ...d.function } } : { ...d });
-      continue;
-    }
-    const args = (same.function?.arguments ?? '') + (d.function?.arguments ?? '');
-    same.function = { ...same.function, ...(args ? { arguments: args } : {}) };
-  }
-  return out;
-}
-
-/** The delta of a step's content and tool call pieces, or null when it has neither. */
-export function stepDelta(content: string, deltas: readonly ToolCallDelta[]): OutputDelta | null {
-  const delta: OutputDelta = {};
-  if (content) delta.content = content;
-  if (deltas.length) delta.toolCalls = mergeDeltas(deltas);
-  return delta.content !== undefined || delta.toolCalls ? delta : null;
 }

@@ -30,7 +30,8 @@ import {
   extractMistralToolCalls,
   makeMistralToolCallId,
 } from './tool-calls-mistral';
-import { makeToolCallId, mergeDeltas } from './tool-calls-object';
+import { mergeDeltas } from './tool-calls-deltas';
+import { makeToolCallId } from './tool-calls-object';
 
 /** How a model writes tool calls unprompted: Hermes tags, or Mistral's `[TOOL_CALLS]` before / from v11. */
 export type AutoToolFormat = 'hermes' | 'mistral' | 'mistral-v11';

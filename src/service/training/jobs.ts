@@ -7,7 +7,7 @@
 import { listJobEvents, getJob, insertJob, PendingLimitError } from '../../store/training-jobs';
 import type { Page } from '../../store/page';
 import type { ArtifactRecord, JobEventRecord, TrainingJobRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { ServiceContext } from '../context';
 import { InvalidInputError, NotFoundError, NotSupportedError, TooManyRequestsError } from '../errors';
 import { newId } from '../ids';

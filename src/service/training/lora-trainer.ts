@@ -31,7 +31,7 @@ import {
   type TrainingSequence,
   type TrainingSession,
 } from '../../engine/train/types';
-import { adapterFiles, engineLoraConfig, optimizerBytes, optimizerFromBytes, readTensors } from './adapter-files';
+import { adapterFiles, engineLoraConfig, optimizerBytes, optimizerFromBytes, readTensors } from '../adapters/peft-files';
 import type { ConversationTokenizer } from './conversation-tokens';
 import { resolveRlSettings, RL_OPTIMIZER } from './rl-config';
 import { planRlSteps, RL_STEP_TOKENS } from './rl-steps';

@@ -23,7 +23,8 @@ import {
 import type { CheckpointRecord, JobProgressRecord, TrainingJobRecord } from '../../store/schema';
 import { StorageQuotaError } from '../../store/tx';
 import { dataFile } from '../artifacts';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE } from '../adapters/peft-files';
+import { readAdapter } from '../checkpoints';
 import type { JobQueue, ServiceContext } from '../context';
 import { newId } from '../ids';
 import type { TrainingJobInput } from './job-input';

@@ -6,8 +6,8 @@
  *
  * Not here: Hearth's trainer (lora-trainer.ts, over src/engine/train), the queue (runner.ts).
  */
-import type { BaseModelEntry } from '../base-models';
-import type { AdapterFiles } from '../checkpoints';
+import type { BaseModelEntry } from '../base-models/catalog';
+import type { AdapterFiles } from '../adapters/peft-files';
 import type { CheckpointRecord, JobProgressRecord, ModelRecord, TrainingJobRecord } from '../../store/schema';
 import type { TrainingJobInput } from './job-input';
 import type { SftExample } from './sft-data';

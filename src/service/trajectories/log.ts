@@ -6,7 +6,7 @@
  * Reference: specification endpoint 4; art-compat.md §1.6 and §6.
  */
 import { recordTrajectoryLog } from '../../store/trajectory-logs';
-import type { Principal } from '../api-keys';
+import type { Principal } from '../principal';
 import type { ServiceContext } from '../context';
 import { InvalidInputError } from '../errors';
 import { newId } from '../ids';

@@ -4,7 +4,7 @@
 import { zipSync, type Zippable } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../../src/service/errors';
-import { ADAPTER_ZIP_LIMITS, adapterFromUpload } from '../../../src/service/training/adapter-upload';
+import { ADAPTER_ZIP_LIMITS, adapterFromUpload } from '../../../src/service/adapters/upload';
 
 const config = new TextEncoder().encode('{"r": 8, "target_modules": ["q_proj"]}');
 const weights = new Uint8Array([1, 2, 3, 4]);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { regexHazard } from '../../../src/engine/model/regex-hazard';
 import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
-import { AdapterError, parseAdapterConfig } from '../../../src/service/chat/lora-adapter';
+import { AdapterError, parseAdapterConfig } from '../../../src/service/adapters/parse';
 
 const PUBLISHED = {
   gpt2: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { groupLoraTensors, loraModulesOf, randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
-import { parseAdapterConfig } from '../../../src/service/chat/lora-adapter';
+import { parseAdapterConfig } from '../../../src/service/adapters/parse';
 import { defaultLoraFor } from '../../../src/service/models';
 
 /** adapter_config.json as PEFT 0.13 saves it for a Phi-3 LoRA (the fields Hearth reads, and a few it ignores). */

@@ -4,9 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFromF32 } from '../../../src/engine/model/dtype';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import { authenticate, type Principal } from '../../../src/service/api-keys';
+import { authenticate } from '../../../src/service/api-keys';
+import type { Principal } from '../../../src/service/principal';
 import { addCheckpoint } from '../../../src/service/checkpoints';
-import { AdapterError, checkpointAdapter, parseAdapterConfig } from '../../../src/service/chat/lora-adapter';
+import { checkpointAdapter } from '../../../src/service/adapters/checkpoint-adapter';
+import { AdapterError, parseAdapterConfig } from '../../../src/service/adapters/parse';
 import { checkpointName, parseModelName } from '../../../src/service/chat/model-names';
 import { resolveModel } from '../../../src/service/chat/resolve-model';
 import { NotFoundError } from '../../../src/service/errors';

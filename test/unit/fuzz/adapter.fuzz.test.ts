@@ -12,11 +12,11 @@ import { SafetensorsError } from '../../../src/engine/model/safetensors';
 import { Rng } from '../../../src/engine/reference/random';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
-import { AdapterError } from '../../../src/service/chat/lora-adapter';
+import { AdapterError } from '../../../src/service/adapters/parse';
 import { InvalidInputError } from '../../../src/service/errors';
-import { checkAdapterFiles } from '../../../src/service/training/adapter-archive';
-import { adapterFiles } from '../../../src/service/training/adapter-files';
-import { adapterFromUpload } from '../../../src/service/training/adapter-upload';
+import { checkAdapterFiles } from '../../../src/service/adapters/archive';
+import { adapterFiles } from '../../../src/service/adapters/peft-files';
+import { adapterFromUpload } from '../../../src/service/adapters/upload';
 import { expectParsesOrRefuses, mutateBytes, mutateJson, n, safetensorsHeaderMutants, SEED, type ErrorClass } from './mutate';
 
 const config = testConfig('qwen3', { hiddenSize: 32, numHeads: 2, numKvHeads: 1, headDim: 16, intermediateSize: 64, numLayers: 2 });

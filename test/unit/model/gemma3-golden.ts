@@ -16,7 +16,7 @@ import { LORA_MODULES, loraModuleDims, loraTensorName, randomLoraTensors, refere
 import type { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';
 import { Rng } from '../../../src/engine/reference/random';
-import { adapterFiles } from '../../../src/service/training/adapter-files';
+import { adapterFiles } from '../../../src/service/adapters/peft-files';
 import { gemma3Fixture, randomGemma3Tensors } from './gemma3-fixtures';
 
 const LAYERS = 6;

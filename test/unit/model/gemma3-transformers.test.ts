@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { logSumExp } from '../../../src/engine/reference/logprobs';
 import { referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
-import { readTensors } from '../../../src/service/training/adapter-files';
+import { readTensors } from '../../../src/service/adapters/peft-files';
 import {
   GOLDEN_LORA,
   GOLDEN_PROMPT,

@@ -7,7 +7,7 @@ import 'fake-indexeddb/auto';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { onError } from '../../../src/api/errors';
-import { openHearthDb } from '../../../src/store/schema';
+import { openHearthDb } from '../../../src/store/open-db';
 import { StorageQuotaError, writeTx } from '../../../src/store/tx';
 
 /** A record whose structured clone fails with QuotaExceededError, as a full disk makes a put fail. */

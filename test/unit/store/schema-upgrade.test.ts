@@ -5,7 +5,8 @@
 import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
-import { ALL_STORES, DB_VERSION, openHearthDb, type StoreName } from '../../../src/store/schema';
+import { ALL_STORES, type StoreName } from '../../../src/store/schema';
+import { DB_VERSION, openHearthDb } from '../../../src/store/open-db';
 import { UnknownCursorError } from '../../../src/store/page';
 import { pageTrajectoryGroups, runHistory } from '../../../src/store/trajectory-logs';
 

@@ -3,7 +3,8 @@
 // never blocks the upgrade forever).
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { ALL_STORES, closedForUpgrade, DB_VERSION, openHearthDb } from '../../../src/store/schema';
+import { ALL_STORES } from '../../../src/store/schema';
+import { closedForUpgrade, DB_VERSION, openHearthDb } from '../../../src/store/open-db';
 
 describe('openHearthDb', () => {
   it('creates every store at the current version and keeps data across opens', async () => {

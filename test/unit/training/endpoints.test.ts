@@ -9,8 +9,8 @@ import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-re
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { initLoraParameters, loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
-import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/chat/lora-adapter';
-import { adapterFiles } from '../../../src/service/training/adapter-files';
+import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/adapters/parse';
+import { adapterFiles } from '../../../src/service/adapters/peft-files';
 import { LoraTrainer } from '../../../src/service/training/lora-trainer';
 import { ORIGIN, startEngine, type TestEngine } from '../api/engine-fixture';
 import { ReferenceTrainingEngine, servedFor, tinyTrainModel } from './reference-engine';

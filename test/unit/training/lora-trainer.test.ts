@@ -4,10 +4,11 @@
 // an uninterrupted run.
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/chat/lora-adapter';
+import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/adapters/parse';
 import { LoraTrainer } from '../../../src/service/training/lora-trainer';
 import type { Trainer } from '../../../src/service/training/trainer';
-import { ALL_STORES, openHearthDb } from '../../../src/store/schema';
+import { ALL_STORES } from '../../../src/store/schema';
+import { openHearthDb } from '../../../src/store/open-db';
 import { startEngine, type TestEngine } from '../api/engine-fixture';
 import { choice, bundledTokenizer } from './fixtures';
 import { ReferenceTrainingEngine, servedFor, tinyTrainModel } from './reference-engine';

@@ -6,10 +6,10 @@
  * when anything fails.
  *
  * Not here: parsing multipart (src/api/multipart-stream.ts), validating the model and keeping its
- * record (base-model-downloads.ts).
+ * record (uploaded-model.ts).
  */
-import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import { InvalidInputError } from './errors';
+import type { ModelFileCache } from '../../engine/model/sources/file-cache';
+import { InvalidInputError } from '../errors';
 
 /** One part of an upload's form, as the HTTP layer reads it: a file, or a text field when `filename` is null. */
 export interface UploadPart {

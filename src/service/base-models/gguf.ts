@@ -10,18 +10,18 @@
  *   or an unsupported tensor type is a 422 naming it, and nothing is stored; the bytes read are kept
  *   as the start of the file, so the download continues after them.
  *
- * Not here: the download itself (base-model-downloads.ts), reading GGUF (engine/model/gguf).
+ * Not here: the download itself (downloads.ts), reading GGUF (engine/model/gguf).
  */
-import { readGguf, GgufError, type GgufFile } from '../engine/model/gguf/gguf-reader';
-import { ggufModelConfig } from '../engine/model/gguf/gguf-model';
-import { ggufQuantization } from '../engine/model/gguf-quantization';
-import { blobBytes } from '../engine/model/safetensors';
-import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import { ggufModelFile, ggufParts, isGgufPath } from '../engine/model/sources/gguf-files';
-import { probeGgufHeader } from '../engine/model/sources/gguf-probe';
-import type { ModelSource } from '../engine/model/sources/source';
-import { withoutCredentials, type UrlSource } from '../engine/model/sources/url-source';
-import { InvalidInputError } from './errors';
+import { readGguf, GgufError, type GgufFile } from '../../engine/model/gguf/gguf-reader';
+import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
+import { ggufQuantization } from '../../engine/model/gguf-quantization';
+import { blobBytes } from '../../engine/model/safetensors';
+import type { ModelFileCache } from '../../engine/model/sources/file-cache';
+import { ggufModelFile, ggufParts, isGgufPath } from '../../engine/model/sources/gguf-files';
+import { probeGgufHeader } from '../../engine/model/sources/gguf-probe';
+import type { ModelSource } from '../../engine/model/sources/source';
+import { withoutCredentials, type UrlSource } from '../../engine/model/sources/url-source';
+import { InvalidInputError } from '../errors';
 
 export interface GgufTarget {
   /** Catalogue id and cache key. */

@@ -5,12 +5,12 @@
  * the same blocks; `quantization` shows it by its GGML name ("Q4_K"), as for a GGUF.
  *
  * Not here: quantizing (engine/model/quantize-on-load.ts), the downloads themselves
- * (base-model-downloads.ts).
+ * (downloads.ts).
  */
-import { SAFETENSORS, type ModelFormat } from '../engine/model/model-repository';
-import { QUANTIZE_TARGETS, type QuantizeTarget } from '../engine/model/quantize';
-import type { BaseModelRecord } from '../store/schema';
-import { ConflictError, InvalidInputError } from './errors';
+import { SAFETENSORS, type ModelFormat } from '../../engine/model/model-repository';
+import { QUANTIZE_TARGETS, type QuantizeTarget } from '../../engine/model/quantize';
+import type { BaseModelRecord } from '../../store/schema';
+import { ConflictError, InvalidInputError } from '../errors';
 
 /**
  * How a safetensors model's weights load: Q8_0 or Q4_K blocks, or null for the file's precision;

@@ -4,12 +4,12 @@
  *   (stored uncompressed), so `unzip` and `PeftModel.from_pretrained(base, dir)` use it as is.
  *   Step 0, the identity adapter, is written out too: zero A and B, exactly the base model.
  * - import: a new model registered from an uploaded adapter (the two files, or a zip of them,
- *   read by adapter-upload.ts within its limits):
+ *   read by upload.ts within its limits):
  *   its LoRA settings come from adapter_config.json, every tensor is checked against the base
  *   model's shapes, and the adapter becomes the model's checkpoint at step 1 (step 0 stays the
  *   identity adapter), written in the same transaction as the model.
  *
- * Not here: HTTP (api/routes/adapters.ts), serving adapters (chat/lora-adapter.ts).
+ * Not here: HTTP (api/routes/adapters.ts), serving adapters (checkpoint-adapter.ts).
  */
 import { zipSync } from 'fflate';
 import type { LoraConfig } from '../../engine/generate/types';
@@ -25,15 +25,15 @@ import { checkLoraTensors, loraParameterCount, loraToTensors, planLora } from '.
 import { loraModulesOf } from '../../engine/reference/lora';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
-import { AdapterError, parseAdapterConfig, parseAdapterModel } from '../chat/lora-adapter';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter, type AdapterFiles } from '../checkpoints';
+import type { Principal } from '../principal';
+import { AdapterError, parseAdapterConfig, parseAdapterModel } from './parse';
+import { readAdapter } from '../checkpoints';
 import type { ServiceContext } from '../context';
 import { ConflictError, InvalidInputError, UnavailableError } from '../errors';
 import { newId } from '../ids';
 import { newModelRecords, requireModel } from '../models';
-import { adapterFiles, engineLoraConfig } from './adapter-files';
-import { adapterFromUpload } from './adapter-upload';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, adapterFiles, engineLoraConfig, type AdapterFiles } from './peft-files';
+import { adapterFromUpload } from './upload';
 
 /**
  * The base model's config: a bundled model's config.json from its folder; a downloaded or uploaded

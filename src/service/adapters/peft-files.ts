@@ -4,7 +4,7 @@
  * (lora_A [r, in] and lora_B [out, r] per module, PEFT key names, f32). Also the optimizer state
  * of a running job as safetensors bytes (for crash-safe progress).
  *
- * Not here: parsing an adapter for serving (chat/lora-adapter.ts, which these files must satisfy).
+ * Not here: parsing an adapter (parse.ts, which these files must satisfy).
  * Reference: huggingface/peft LoraConfig and `save_pretrained` output.
  */
 import type { LoraConfig as EngineLoraConfig } from '../../engine/generate/types';
@@ -13,7 +13,15 @@ import { writeSafetensors } from '../../engine/model/safetensors-writer';
 import type { TensorData } from '../../engine/model/tensor';
 import type { OptimizerState } from '../../engine/train/types';
 import type { LoraConfig as StoredLoraConfig } from '../../store/schema';
-import type { AdapterFiles } from '../checkpoints';
+
+/** A PEFT adapter: `adapter_config.json` and `adapter_model.safetensors`, as bytes. */
+export interface AdapterFiles {
+  adapterConfig: Uint8Array;
+  adapterModel: Uint8Array;
+}
+
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+export const ADAPTER_MODEL_FILE = 'adapter_model.safetensors';
 
 /** The model record's LoRA settings as the engine takes them. */
 export function engineLoraConfig(lora: StoredLoraConfig): EngineLoraConfig {

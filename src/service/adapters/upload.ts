@@ -7,12 +7,12 @@
  * grows it, so a directory that understates a size cannot make it allocate more; the compressed
  * size is checked too, so the inflate loop's work is bounded by what the limits allow.
  *
- * Not here: what the files must hold (lora-adapter.ts parses the config, adapter-archive.ts checks
+ * Not here: what the files must hold (parse.ts parses the config, archive.ts checks
  * the tensors against the base model).
  * Reference: PEFT `save_pretrained` file names; APPNOTE.TXT (the zip central directory).
  */
 import { unzipSync, type UnzipFileInfo } from 'fflate';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, type AdapterFiles } from '../checkpoints';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, type AdapterFiles } from './peft-files';
 import { InvalidInputError } from '../errors';
 
 /** README.md "Budgets for untrusted files and programs" lists these. */

@@ -1,25 +1,20 @@
 /**
- * A checkpoint as the engine's LoraAdapter: PEFT's adapter_config.json read into the engine's
- * LoraConfig, and a `load()` that reads the checkpoint's files from IndexedDB (through the
- * checkpoints service) and parses adapter_model.safetensors into tensors with PEFT key names.
- * Step 0 (the identity adapter, no files) serves the base model unchanged.
+ * Parsing a PEFT adapter: adapter_config.json read into the engine's LoraConfig, and
+ * adapter_model.safetensors into tensors with PEFT key names.
  *
  * Adapters using PEFT features Hearth's LoRA kernels do not implement (DoRA, trained biases,
  * per-layer rank or alpha patterns, layer subsets, extra saved modules) are refused with an
  * error naming the feature, rather than served wrongly.
  *
- * Not here: applying adapters (the engine), writing them (the trainer).
+ * Not here: a checkpoint as the engine's adapter (checkpoint-adapter.ts), applying adapters (the
+ * engine), writing them (peft-files.ts).
  * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
  */
-import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
+import type { LoraConfig } from '../../engine/generate/types';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
 import { REGEX_LIMITS, regexHazard } from '../../engine/model/regex-hazard';
-import { SafetensorsFile } from '../../engine/model/safetensors';
 import type { TensorData } from '../../engine/model/tensor';
-import type { CheckpointRecord, ModelRecord } from '../../store/schema';
-import type { Principal } from '../api-keys';
-import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';
-import type { ServiceContext } from '../context';
+import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readTensors } from './peft-files';
 
 /** The projections of a Llama/Qwen decoder layer, as PEFT names them ("all-linear"). */
 export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
@@ -110,45 +105,6 @@ export function parseAdapterConfig(json: unknown, where = ADAPTER_CONFIG_FILE, m
 }
 
 /** Reads every tensor of adapter_model.safetensors. */
-export async function parseAdapterModel(bytes: Uint8Array): Promise<TensorData[]> {
-  const file = await SafetensorsFile.open(bytes, ADAPTER_MODEL_FILE);
-  const out: TensorData[] = [];
-  for await (const t of file.tensors()) out.push(t);
-  return out;
-}
-
-/**
- * The engine's adapter for one checkpoint, or null for the identity adapter (step 0 / no files).
- * The config is read now, so a bad adapter fails the request before generation; the weights
- * are read again by `load()` only when the engine does not hold the adapter.
- */
-export async function checkpointAdapter(
-  ctx: ServiceContext,
-  caller: Principal,
-  model: ModelRecord,
-  checkpoint: CheckpointRecord,
-): Promise<LoraAdapter | null> {
-  if (checkpoint.files.length === 0) return null;
-  const files = await readAdapter(ctx, caller, model.id, checkpoint.step);
-  if (!files) return null;
-  const where = `checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name}: ${ADAPTER_CONFIG_FILE}`;
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(files.adapterConfig));
-  } catch (e) {
-    throw new AdapterError(`${where}: not valid JSON (${(e as Error).message})`);
-  }
-  const config = parseAdapterConfig(json, where);
-  return {
-    key: `checkpoint:${checkpoint.id}`,
-    config,
-    async load() {
-      const again = await readAdapter(ctx, caller, model.id, checkpoint.step);
-      if (!again)
-        throw new AdapterError(
-          `checkpoint step ${checkpoint.step} of ${model.entity}/${model.project}/${model.name} no longer has adapter files`,
-        );
-      return parseAdapterModel(again.adapterModel);
-    },
-  };
+export function parseAdapterModel(bytes: Uint8Array): Promise<TensorData[]> {
+  return readTensors(bytes, ADAPTER_MODEL_FILE);
 }

@@ -5,16 +5,16 @@
  * this engine, or from the cache's partial files after a reload), whether it is resident on
  * the GPU, and its weights' format (safetensors or GGUF with its quantization) and GPU bytes.
  *
- * Not here: starting or removing downloads (base-model-downloads.ts).
+ * Not here: starting or removing downloads (downloads.ts).
  */
-import type { CachedModelInfo } from '../engine/model/sources/file-cache';
-import { redactCredentials, withoutCredentials } from '../engine/model/sources/url-source';
-import { listBaseModels } from '../store/base-models';
-import type { BaseModelRecord } from '../store/schema';
-import { bundledCacheKey, type LiveDownload } from './base-model-downloads';
-import type { BaseModelEntry } from './base-models';
-import type { ServiceContext } from './context';
-import { NotFoundError } from './errors';
+import type { CachedModelInfo } from '../../engine/model/sources/file-cache';
+import { redactCredentials, withoutCredentials } from '../../engine/model/sources/url-source';
+import { listBaseModels } from '../../store/base-models';
+import type { BaseModelRecord } from '../../store/schema';
+import { bundledCacheKey, type LiveDownload } from './downloads';
+import type { BaseModelEntry } from './catalog';
+import type { ServiceContext } from '../context';
+import { NotFoundError } from '../errors';
 
 export type BaseModelStatus = 'available' | 'downloading' | 'paused' | 'cached' | 'error';
 

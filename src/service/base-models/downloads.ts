@@ -15,33 +15,31 @@
  * none of its files.
  *
  * A GGUF file (a repository's file, a URL ending in .gguf, or picked .gguf files) takes the same
- * path; its header is checked before the download starts (base-model-gguf.ts). Downloads from the
+ * path; its header is checked before the download starts (gguf.ts). Downloads from the
  * hub or the configured mirror carry the Hugging Face token of the settings (hub-settings.ts).
  * A safetensors model may be added quantized (`quantization`: Q8_0 or Q4_K blocks made as it loads,
  * engine/model/quantize-on-load.ts); the record keeps the choice, so every load uses it.
  *
- * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
+ * Not here: validating an upload (uploaded-model.ts), the HTTP shapes (src/api/routes/base-models.ts),
+ * downloading itself (src/engine/model/sources).
  */
-import { cpuGgufCacheKey, cpuGgufModelId } from '../engine/cpu/cpu-models';
-import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
-import type { QuantizeTarget } from '../engine/model/quantize';
-import { smallFileText, type LoadedModelFiles } from '../engine/model/repo';
-import { CachedSource } from '../engine/model/sources/cached-source';
-import type { ModelFileCache } from '../engine/model/sources/file-cache';
-import { ggufDisplayName } from '../engine/model/sources/gguf-files';
-import { SourceError, type DownloadProgress } from '../engine/model/sources/source';
-import { isHfRepoId, UrlSource } from '../engine/model/sources/url-source';
-import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../store/base-models';
-import { ModelFilesQuotaError } from '../store/model-files';
-import type { BaseModelRecord, HearthDb } from '../store/schema';
-import { jobsWithStatus } from '../store/training-jobs';
-import { storeUploadParts, type UploadPart } from './base-model-upload';
-import { ggufFactsOf, hubGgufTarget, urlGgufTarget, checkGgufHeader, pickedGgufFiles, type GgufTarget } from './base-model-gguf';
-import { checkDownloadQuantization, formatOf, quantizedOnLoad, uploadQuantization, type LoadQuantization } from './base-model-quantization';
-import type { BaseModelCatalog } from './base-models';
-import { ConflictError, InsufficientStorageError, InvalidInputError, NotFoundError } from './errors';
-import { defaultHubMirror, hubCredentials } from './hub-settings';
-import { newId } from './ids';
+import { cpuGgufCacheKey, cpuGgufModelId } from '../../engine/cpu/cpu-models';
+import { loadRepository } from '../../engine/model/model-repository';
+import type { ModelFileCache } from '../../engine/model/sources/file-cache';
+import { SourceError, type DownloadProgress } from '../../engine/model/sources/source';
+import { isHfRepoId, UrlSource } from '../../engine/model/sources/url-source';
+import { deleteBaseModel, getBaseModel, listBaseModels, putBaseModel, updateBaseModel } from '../../store/base-models';
+import { ModelFilesQuotaError } from '../../store/model-files';
+import type { BaseModelRecord, HearthDb } from '../../store/schema';
+import { jobsWithStatus } from '../../store/training-jobs';
+import { ggufFactsOf, hubGgufTarget, urlGgufTarget, checkGgufHeader, type GgufTarget } from './gguf';
+import { checkDownloadQuantization, formatOf, quantizedOnLoad, type LoadQuantization } from './quantization';
+import { recordSummary } from './record-summary';
+import type { UploadPart } from './upload';
+import { addUploadedModel } from './uploaded-model';
+import type { BaseModelCatalog } from './catalog';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
+import { defaultHubMirror, hubCredentials } from '../hub-settings';
 
 export type DownloadRequest =
   | { type: 'huggingface'; repo: string; revision?: string | null; base_url?: string | null; file?: string | null }
@@ -64,21 +62,6 @@ export interface BaseModelDeps {
   cache: ModelFileCache | null;
   fetch: typeof fetch;
   now(): number;
-}
-
-/** What the loader learnt of a repository, as stored in the record. */
-function summary(
-  files: LoadedModelFiles,
-): Pick<BaseModelRecord, 'architecture' | 'parameters' | 'bytes' | 'gpuBytes' | 'maxPositionEmbeddings' | 'warnings'> {
-  const parameters = files.weights.reduce((s, w) => s + w.shape.reduce((p, d) => p * d, 1), 0);
-  return {
-    architecture: files.config.arch,
-    parameters,
-    bytes: files.fileWeightBytes ?? files.weightBytes,
-    gpuBytes: files.weightBytes,
-    maxPositionEmbeddings: files.config.maxPositionEmbeddings,
-    warnings: files.warnings ?? [],
-  };
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -264,7 +247,7 @@ export class BaseModelDownloads {
         const files = await loadRepository({ source, format }, { signal: abort.signal, onProgress, parsing });
         const quantization = format.type === 'gguf' ? { quantization: (await ggufFactsOf(source, format.files)).quantization } : {};
         await updateBaseModel(this.deps.db, record.id, {
-          ...summary(files),
+          ...recordSummary(files),
           ...quantization,
           status: 'cached',
           error: null,
@@ -291,83 +274,22 @@ export class BaseModelDownloads {
 
   /**
    * Stores an uploaded model (the upload of the Models view) as its body streams in, then has the
-   * loader validate it like a download. `id` defaults to "local/<name>", the name from config.json's
-   * `_name_or_path`, else its `model_type` ("local/qwen3"), numbered when taken ("local/qwen3-2").
-   * Anything that fails (a body over its cap, a full quota, files that are no model) removes every
-   * file the upload wrote.
+   * loader validate it like a download (uploaded-model.ts).
    */
   async addFiles(parts: AsyncIterable<UploadPart>): Promise<BaseModelRecord> {
     const cache = this.deps.cache;
     if (!cache) throw new ConflictError('This engine has no storage for model files, so it cannot keep uploaded models.');
     // The start-up sweep would take this upload's files, written before its record, for orphans.
     await this.resuming.catch(() => undefined);
-    // The id may come after the files (or from config.json): the files get a key of their own.
-    const cacheKey = `files:${newId()}`;
-    let loaded!: LoadedModelFiles;
-    let id: string;
-    let gguf: Pick<BaseModelRecord, 'format' | 'ggufFiles' | 'quantization'> | null = null;
-    let quantization: QuantizeTarget | null = null;
-    try {
-      const stored = await storeUploadParts(cache, cacheKey, parts);
-      const requestedId = stored.id;
-      // A GGUF model is its .gguf files alone (its config and tokenizer are in their metadata).
-      const ggufFiles = pickedGgufFiles(stored.files);
-      quantization = uploadQuantization(stored.quantization, !!ggufFiles);
-      if (!ggufFiles && !stored.files.includes('config.json')) {
-        const detail = stored.files.length === 0 ? 'No files were sent.' : 'The picked files have no config.json.';
-        throw new InvalidInputError(['body', 'files'], detail, stored.files, stored.files.length === 0 ? 'missing' : 'value_error');
-      }
-      const source = new CachedSource(cacheKey, cache, 'the picked files');
-      const format: ModelFormat = ggufFiles ? { type: 'gguf', files: ggufFiles } : formatOf({ quantizeOnLoad: quantization ?? undefined });
-      // A GGUF's header is checked before its id is taken or its weights are read.
-      const facts = ggufFiles ? await ggufFactsOf(source, ggufFiles).catch(pickedFilesError(ggufFiles)) : null;
-      const taken = async (candidate: string) =>
-        (await this.isBundled(candidate)) || (await getBaseModel(this.deps.db, candidate)) !== undefined;
-      id =
-        requestedId ??
-        (ggufFiles
-          ? `local/${idPart(ggufDisplayName(ggufFiles[0]))}`
-          : await defaultUploadId((await cache.get(cacheKey, 'config.json')) ?? new Blob([])));
-      if (!isHfRepoId(id)) throw new InvalidInputError(['body', 'id'], `"${id}" is not a model id: expected "org/name".`, id);
-      if (requestedId !== undefined && (await taken(id))) {
-        throw new ConflictError(`A base model with id ${id} exists already: remove it first or pick another id.`);
-      }
-      // A default id that is taken gets a number: uploading two folders without naming them both works.
-      for (let n = 2, base = id; requestedId === undefined && (await taken(id)); n++) id = `${base}-${n}`;
-      try {
-        loaded = await loadRepository({ source, format });
-      } catch (err) {
-        if (err instanceof ModelFilesQuotaError || err instanceof SourceError) throw err;
-        pickedFilesError(stored.files)(err);
-      }
-      if (ggufFiles) gguf = { format: 'gguf', ggufFiles, quantization: facts?.quantization ?? null };
-    } catch (err) {
-      await cache.removeModel(cacheKey);
-      // Out of quota is the browser's storage, not the files: 507, with nothing of them kept.
-      if (err instanceof ModelFilesQuotaError) throw new InsufficientStorageError(err.message);
-      throw err;
-    }
-    const now = this.deps.now();
-    const record: BaseModelRecord = {
-      id,
-      source: 'files',
-      location: 'picked files',
-      revision: null,
-      hfBase: null,
-      cacheKey,
-      status: 'cached',
-      error: null,
-      ...summary(loaded),
-      ...(gguf ?? quantizedOnLoad(quantization)),
-      startedAt: now,
-      updatedAt: now,
-    };
-    // Files first, then the record (a crash between leaves bytes the start-up sweep removes); a
-    // record that does not fit the quota (507) leaves none of the files either.
-    await putBaseModel(this.deps.db, record).catch(async (err: unknown) => {
-      await cache.removeModel(cacheKey);
-      throw err;
-    });
+    const record = await addUploadedModel(
+      {
+        db: this.deps.db,
+        cache,
+        now: () => this.deps.now(),
+        isBundled: (id) => this.isBundled(id),
+      },
+      parts,
+    );
     this.deps.catalog.invalidate();
     return record;
   }
@@ -416,35 +338,4 @@ const BUNDLED_PREFIX = 'bundled:';
 /** Bundled models are cached under this key (BundledSource), apart from same-named downloads. */
 export function bundledCacheKey(id: string): string {
   return `${BUNDLED_PREFIX}${id}`;
-}
-
-/** The 422 for picked files the loader (or the GGUF header check) refused. */
-function pickedFilesError(names: string[]): (err: unknown) => never {
-  return (err) => {
-    throw new InvalidInputError(['body', 'files'], `The picked files are not a model Hearth can load: ${message(err)}`, names);
-  };
-}
-
-/** The last segment of a path as the name part of an "org/name" id. */
-function idPart(path: string): string {
-  return (
-    path
-      .replace(/\/+$/, '')
-      .split('/')
-      .pop()
-      ?.replace(/[^\w.-]/g, '-')
-      .replace(/^[^A-Za-z0-9]+/, '') || 'model'
-  );
-}
-
-async function defaultUploadId(config: Blob): Promise<string> {
-  let name = 'model';
-  try {
-    const json = JSON.parse(await smallFileText(config, 'config.json')) as { _name_or_path?: unknown; model_type?: unknown };
-    const path = typeof json._name_or_path === 'string' ? json._name_or_path : typeof json.model_type === 'string' ? json.model_type : '';
-    name = idPart(path);
-  } catch {
-    // The loader reports the broken config.json with its own message.
-  }
-  return `local/${name}`;
 }

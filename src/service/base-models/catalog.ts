@@ -7,9 +7,9 @@
  * models exist, and where are their files".
  */
 import { z } from 'zod';
-import type { QuantizeTarget } from '../engine/model/quantize';
-import { listBaseModels } from '../store/base-models';
-import type { HearthDb } from '../store/schema';
+import type { QuantizeTarget } from '../../engine/model/quantize';
+import { listBaseModels } from '../../store/base-models';
+import type { HearthDb } from '../../store/schema';
 
 const ManifestEntry = z.looseObject({
   id: z.string().min(1),
