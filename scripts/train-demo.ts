@@ -23,7 +23,7 @@ import { unzipSync } from 'fflate';
 import { evaluate, problems, sftLine, type AdditionProblem } from '../src/demo/addition';
 import { SafetensorsFile } from '../src/engine/model/safetensors';
 import { writeSafetensors } from '../src/engine/model/safetensors-writer';
-import type { TensorData } from '../src/engine/model/tensor';
+import type { TensorData } from '../src/engine/tensor/tensor-data';
 import { HearthClient } from './demo/client';
 import { mergeLora } from './demo/merge-lora';
 import { plotCurves } from './demo/plot-curves';

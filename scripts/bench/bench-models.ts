@@ -10,10 +10,12 @@
  * Not here: the measurements (generation.ts).
  */
 import { bundledSource, type CatalogEntry } from '../../src/engine/model/catalog';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
-import { tensorBytes, type TensorData } from '../../src/engine/model/tensor';
+import { tensorBytes } from '../../src/engine/tensor/dtype';
+import { type TensorData } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';
 import { parseBenchModel, randomFormatTensors, tensorDtype, weightBytesPerToken, type BenchFormat } from './quantized';
 

@@ -25,7 +25,7 @@ import { basename, join, resolve } from 'node:path';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
-import { numel } from '../../src/engine/model/tensor';
+import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';
 import { BENCH_SHAPES } from './bench-models';
 import { measureGeneration, type GenerationBenchResult } from './generation';

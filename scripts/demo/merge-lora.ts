@@ -5,8 +5,8 @@
  *
  * Not here: serving adapters unmerged (the engine applies them per request).
  */
-import { tensorFromF32, tensorToF32 } from '../../src/engine/model/dtype';
-import type { TensorData } from '../../src/engine/model/tensor';
+import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { loraScale, parseLoraTensorName } from '../../src/engine/reference/lora';
 
 const MODULE_PATH: Record<string, string> = {

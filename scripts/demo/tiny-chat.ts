@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ChatTemplates } from '../../src/engine/model/chat-template';
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { SafetensorsFile } from '../../src/engine/model/safetensors';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { ModelTokenizer } from '../../src/engine/model/tokenizer';
 import { MODEL_SPECS } from '../model-making/models';
 

@@ -8,7 +8,7 @@
  */
 import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
-import { numel } from '../../src/engine/model/tensor';
+import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';
 import { trainBpe } from './bpe-trainer';
 import { generateCorpus } from './corpus';

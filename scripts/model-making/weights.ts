@@ -5,10 +5,11 @@
  * biases N(0, 0.02) rather than exactly 1 and 0, so a kernel that ignores a norm or bias weight,
  * or reads it transposed, gives different logits from the reference instead of passing by accident.
  */
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { encodeFromF32 } from '../../src/engine/model/dtype';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { numel } from '../../src/engine/model/tensor';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config';
+import { encodeFromF32 } from '../../src/engine/tensor/dtype';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';
 import { Prng } from './prng';
 

@@ -9,7 +9,7 @@
 // quantized as llama-quantize does (Hearth's quantizer, model/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { quantizeQ8_0 } from '../../src/engine/model/quantize';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';

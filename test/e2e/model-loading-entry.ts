@@ -8,7 +8,7 @@ import { bundledSource, fetchCatalog } from '../../src/engine/model/catalog';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import type { ChatMessage } from '../../src/engine/model/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { WeightSet } from '../../src/engine/model/weights';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { IdbModelFileCache, MODEL_FILES_DB } from '../../src/store/model-files';

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadModelFiles } from '../../src/engine/model/repo';
 import { DirectorySource } from '../../src/engine/model/sources/directory-source';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { FileServer } from '../unit/model/http-fixture';
 import { startHearth, type Hearth } from './harness';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import { ropeInvFreq } from '../../src/engine/model/rope';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';

@@ -12,7 +12,7 @@ import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
 import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
-import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
+import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
 import { KV_BLOCK, KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
 import { attentionForward } from '../../src/engine/reference/attention';

@@ -19,7 +19,7 @@ import type { Architecture, ModelConfig } from '../../src/engine/model/config';
 import { packBatchRows } from '../../src/engine/model/kv-cache';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { kernelContext, read, upload, zeros } from './dense-helpers';
 import { attentionPartials, batchWithCache, cacheOffset, testModel, type WeightDtypes } from './decode-helpers';
 

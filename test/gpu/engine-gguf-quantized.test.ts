@@ -28,7 +28,7 @@ import type { PromptLogprob } from '../../src/engine/generate/types';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { quantizeOnLoad } from '../../src/engine/model/quantize-on-load';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { layerNames, type WeightSet } from '../../src/engine/model/weights';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';

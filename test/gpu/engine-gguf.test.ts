@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { hfTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';

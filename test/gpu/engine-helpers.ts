@@ -7,7 +7,7 @@ import { Engine, type EngineOptions } from '../../src/engine/generate/engine';
 import type { FinishReason, GenerationHandle, GenerationRequest, PromptLogprob, SampledToken } from '../../src/engine/generate/types';
 import { loadModelFiles } from '../../src/engine/model/repo';
 import { BundledSource } from '../../src/engine/model/sources/bundled-source';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { ReferenceModel } from '../../src/engine/reference/model';
 
 let gpu: Promise<GpuContext> | null = null;

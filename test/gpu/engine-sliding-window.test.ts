@@ -20,7 +20,7 @@ import { parseModelConfig } from '../../src/engine/model/hf-config';
 import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-cache';
 import { loadModelFiles } from '../../src/engine/model/repo';
 import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomGemma3Tensors, tinyGemma3Json } from '../unit/model/gemma3-fixtures';

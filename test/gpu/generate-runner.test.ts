@@ -11,7 +11,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/model-runner';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
@@ -19,7 +20,7 @@ import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import {
   argmax,
   destroyGenerateContext,

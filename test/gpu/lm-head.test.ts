@@ -6,7 +6,7 @@ import { WeightSet } from '../../src/engine/model/weights';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
 import { ReferenceModel } from '../../src/engine/reference/model';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { destroyContexts, kernelContext, read, TOL, upload, zeros } from './dense-helpers';

@@ -10,9 +10,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config';
 import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quantize-on-load';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { WeightSet } from '../../src/engine/model/weights';
 import { expectClose } from '../../src/engine/reference/check';
 import { ReferenceModel } from '../../src/engine/reference/model';

@@ -3,7 +3,7 @@
 // PEFT exports are checked), the same inputs give bit-identical adapters, and an exported adapter
 // with its optimizer state resumes exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import type { LoraModule } from '../../src/engine/reference/lora';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';

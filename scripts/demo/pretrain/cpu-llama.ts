@@ -10,8 +10,8 @@
  * Not here: data (scripts/train-demo-pretrain.ts), the GPU trainer (src/engine/train).
  */
 import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorFromF32, tensorToF32 } from '../../../src/engine/model/dtype';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import {
   matmulWT,
   matmulWTBackwardW,

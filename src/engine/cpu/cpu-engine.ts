@@ -12,7 +12,7 @@
  */
 import { LoggerWithoutDebug, Wllama, WllamaRuntimeError } from '@wllama/wllama/esm/index.js';
 import { EventStream } from '../generate/event-stream';
-import { resolveSampling } from '../generate/sampling-params';
+import { resolveSampling } from '../sampling/sampling-params';
 import type {
   EngineCapabilities,
   GenerationEvent,

@@ -17,8 +17,8 @@
 import { writeBytes } from '../gpu/buffers';
 import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLayout } from '../kernels/lora';
 import type { ModelConfig } from '../model/config';
-import { tensorToF32 } from '../model/dtype';
-import type { TensorData } from '../model/tensor';
+import { tensorToF32 } from '../tensor/tensor-data';
+import type { TensorData } from '../tensor/tensor-data';
 import { groupLoraTensors, loraScale, type LoraModule } from '../reference/lora';
 import type { LoraConfig } from './types';
 

@@ -28,7 +28,8 @@ import type { WeightSet } from '../model/weights';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';
-import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
+import { MAX_TOP_LOGPROBS, type PositionLogprobs } from '../sampling/logprobs';
+import { type SamplerStepRow } from '../sampling/sampler-row';
 import { StepBuffers, type StepLimits } from './step-buffers';
 import { StepGraphs } from './step-graphs';
 

@@ -13,9 +13,9 @@
 import type { ChatTemplates } from '../model/chat-template';
 import type { ModelConfig } from '../model/config';
 import type { GenerationDefaults } from '../model/generation-config';
-import type { TensorData } from '../model/tensor';
+import type { TensorData } from '../tensor/tensor-data';
 import type { ModelTokenizer } from '../model/tokenizer';
-import type { SamplingParams } from './sampling-params';
+import type { SamplingParams } from '../sampling/sampling-params';
 
 /** adapter_config.json fields the engine uses (PEFT names in comments). */
 export interface LoraConfig {

@@ -25,8 +25,8 @@
  *
  * Not here: which tensors exist or how they are fused (model/weights.ts), unpacking (kernels/packed-*.wgsl).
  */
-import type { DType } from '../model/config';
-import { blockLayout, isBlockDType } from '../model/tensor';
+import type { DType } from '../tensor/dtype';
+import { blockLayout, isBlockDType } from '../tensor/dtype';
 
 export interface PackedChunk {
   buffer: GPUBuffer;

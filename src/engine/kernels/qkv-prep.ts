@@ -18,7 +18,7 @@ import code from './qkv-prep.wgsl?raw';
 import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import { layerUsesRope } from '../model/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';

@@ -7,7 +7,7 @@
  * bytes; Q4_K the same algorithm in f32). The staging and slicing around it: model/quantize-upload.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import type { QuantizeTarget } from '../model/quantize';
 import { checkDim, checkElements, grid, SpecKernel } from './common';
 import common from './quantize-common.wgsl?raw';

@@ -6,16 +6,7 @@
  * engine cannot run. Names follow llm.c's short math names where they are dimensions.
  * Not here: tokenizer and generation defaults (see generation-config.ts / tokenizer.ts).
  */
-
-/** A plain float storage precision (safetensors' F32 / F16 / BF16). */
-export type FloatDType = 'f32' | 'f16' | 'bf16';
-
-/** A GGML block type (ggml's names, lowercase): `blockSize` elements stored in `typeSize` bytes
- *  (model/gguf/ggml-types.ts), dequantized in the kernels (kernels/packed-<type>.wgsl). */
-export type BlockDType = 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q2_k' | 'q3_k' | 'q4_k' | 'q5_k' | 'q6_k';
-
-/** Storage precision of a weight tensor as it sits in the file (and on the GPU, packed in u32). */
-export type DType = FloatDType | BlockDType;
+import type { DType } from '../tensor/dtype';
 
 /** The decoder families Hearth runs; they differ only in the flags below. */
 export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3' | 'gemma3';

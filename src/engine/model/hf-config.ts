@@ -11,7 +11,8 @@
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
  * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
  */
-import type { Architecture, DType, LayerType, ModelConfig, RopeScaling } from './config';
+import type { Architecture, LayerType, ModelConfig, RopeScaling } from './config';
+import type { DType } from '../tensor/dtype';
 import { isGemma3Config, parseGemma3Config } from './hf-config-gemma3';
 
 /** A config.json (or generation_config.json) that Hearth cannot use; the message names the field. */

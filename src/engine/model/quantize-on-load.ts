@@ -19,11 +19,12 @@
  * (quantize-upload.ts, weights.ts).
  */
 import type { ModelConfig } from './config';
-import { ggmlBytes, ggmlType } from './gguf/ggml-types';
+import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
 import { quantize, quantizeBlockSize, type QuantizeTarget } from './quantize';
 import type { LoadedModelFiles, WeightEntry } from './repo';
 import { dequantizeTensor } from '../reference/dequant';
-import { ggmlName, isBlockDType, numel, type TensorData } from './tensor';
+import { ggmlName, isBlockDType } from '../tensor/dtype';
+import { numel, type TensorData } from '../tensor/tensor-data';
 import { EMBED_NAME, LM_HEAD_NAME } from './weights';
 
 /** The dtype a tensor of `shape` is loaded in under `target`, or null to keep its own. */

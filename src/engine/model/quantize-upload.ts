@@ -13,7 +13,8 @@ import { runCalls } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import { QuantizeBlocks } from '../kernels/quantize-blocks';
 import type { QuantizeTarget } from './quantize';
-import { blockLayout, type TensorData } from './tensor';
+import { blockLayout } from '../tensor/dtype';
+import { type TensorData } from '../tensor/tensor-data';
 
 export class GpuQuantizer {
   private readonly kernel: QuantizeBlocks;

@@ -11,14 +11,15 @@
  * `tensors()` hands out a single weight. A problem is an error naming the file and what is wrong.
  * Not here: uploading weights to the GPU (WeightSet), where files come from (sources/).
  */
-import type { DType, ModelConfig } from './config';
+import type { DType } from '../tensor/dtype';
+import type { ModelConfig } from './config';
 import { ChatTemplates } from './chat-template';
 import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './generation-config';
 import { parseModelConfig } from './hf-config';
 import type { QuantizeTarget } from './quantize';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from './sources/source';
-import type { TensorData } from './tensor';
+import type { TensorData } from '../tensor/tensor-data';
 import { ModelTokenizer } from './tokenizer';
 import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from './weights';
 

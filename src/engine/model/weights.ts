@@ -28,8 +28,9 @@ import { dequantizeTensor } from '../reference/dequant';
 import type { ModelConfig } from './config';
 import type { QuantizeTarget } from './quantize';
 import { layerRopeParams, ropeTable, rotaryDim } from './rope';
-import type { TensorData } from './tensor';
-import { numel, tensorBytes } from './tensor';
+import type { TensorData } from '../tensor/tensor-data';
+import { numel } from '../tensor/tensor-data';
+import { tensorBytes } from '../tensor/dtype';
 
 export interface ParameterSpec {
   /** HF name, e.g. model.layers.3.mlp.up_proj.weight. */

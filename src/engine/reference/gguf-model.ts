@@ -8,12 +8,12 @@
  * (model/gguf/gguf-model.ts).
  */
 import type { ModelConfig } from '../model/config';
-import { tensorFromF32 } from '../model/dtype';
+import { tensorFromF32 } from '../tensor/tensor-data';
 import { ROPE_TENSORS } from '../model/gguf/gguf-families';
 import { ggufModelConfig, ggufRopeOf, readHfTensor } from '../model/gguf/gguf-model';
 import { readGguf } from '../model/gguf/gguf-reader';
 import type { ByteSource } from '../model/safetensors';
-import type { TensorData } from '../model/tensor';
+import type { TensorData } from '../tensor/tensor-data';
 import { dequantize } from './dequant';
 
 export async function referenceTensorsFromGguf(

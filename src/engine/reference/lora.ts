@@ -9,11 +9,11 @@
  * (model-train.ts).
  */
 import type { ModelConfig } from '../model/config';
-import { tensorFromF32, tensorToF32 } from '../model/dtype';
-import type { DType } from '../model/config';
-import type { TensorData } from '../model/tensor';
+import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
+import type { DType } from '../tensor/dtype';
+import type { TensorData } from '../tensor/tensor-data';
 import type { Floats } from './floats';
-import { Rng } from './random';
+import { Rng } from '../tensor/random';
 
 /**
  * The projections of a decoder layer, in PEFT's names and the order the engine stores them: the

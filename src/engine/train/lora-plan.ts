@@ -18,8 +18,8 @@
  */
 import type { LoraConfig } from '../generate/types';
 import type { ModelConfig } from '../model/config';
-import { tensorFromF32, tensorToF32 } from '../model/dtype';
-import type { TensorData } from '../model/tensor';
+import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
+import type { TensorData } from '../tensor/tensor-data';
 import {
   checkLoraTargets,
   groupLoraTensors,
@@ -30,7 +30,7 @@ import {
   loraTensorName,
   type LoraModule,
 } from '../reference/lora';
-import { Rng } from '../reference/random';
+import { Rng } from '../tensor/random';
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
 

@@ -12,7 +12,7 @@
  * machine and events (src/service/training).
  */
 import type { LoraConfig } from '../generate/types';
-import type { TensorData } from '../model/tensor';
+import type { TensorData } from '../tensor/tensor-data';
 
 /**
  * The longest sequence a training session takes by default (GpuTrainingEngine's micro-batch

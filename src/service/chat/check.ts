@@ -16,7 +16,8 @@
  * (check_logprobs, check_tool_usage, check_generation_prompt, check_cache_salt_support),
  * SamplingParams._verify_args, v1 Processor._validate_* .
  */
-import { MAX_TOP_LOGPROBS, samplingRangeError } from '../../engine/generate/sampling-params';
+import { MAX_TOP_LOGPROBS } from '../../engine/sampling/logprobs';
+import { samplingRangeError } from '../../engine/sampling/sampling-params';
 import type { GenerationDefaults } from '../../engine/model/generation-config';
 import { ChatRequestError, ensure } from './errors';
 import { logprobsMode, promptLogprobsCount } from './logprobs';

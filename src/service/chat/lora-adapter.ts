@@ -15,7 +15,7 @@ import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
 import { REGEX_LIMITS, regexHazard } from '../../engine/model/regex-hazard';
 import { SafetensorsFile } from '../../engine/model/safetensors';
-import type { TensorData } from '../../engine/model/tensor';
+import type { TensorData } from '../../engine/tensor/tensor-data';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readAdapter } from '../checkpoints';

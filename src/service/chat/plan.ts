@@ -7,7 +7,7 @@
  *
  * Not here: the checks (check.ts, max-tokens.ts), running the engine (completions.ts).
  */
-import { resolveSampling, SamplingParamsError } from '../../engine/generate/sampling-params';
+import { resolveSampling, SamplingParamsError } from '../../engine/sampling/sampling-params';
 import type { GenerationRequest, LoraAdapter, ServedModel } from '../../engine/generate/types';
 import type { ModelTokenizer } from '../../engine/model/tokenizer';
 import { ChoiceOutput } from './choice-output';

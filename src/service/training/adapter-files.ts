@@ -10,7 +10,7 @@
 import type { LoraConfig as EngineLoraConfig } from '../../engine/generate/types';
 import { SafetensorsFile } from '../../engine/model/safetensors';
 import { writeSafetensors } from '../../engine/model/safetensors-writer';
-import type { TensorData } from '../../engine/model/tensor';
+import type { TensorData } from '../../engine/tensor/tensor-data';
 import type { OptimizerState } from '../../engine/train/types';
 import type { LoraConfig as StoredLoraConfig } from '../../store/schema';
 import type { AdapterFiles } from '../checkpoints';

@@ -4,7 +4,7 @@
  *
  * Not here: anything cryptographic (ids.ts), the generator itself (engine/reference/random.ts).
  */
-import { mulberry32 } from '../../engine/reference/random';
+import { mulberry32 } from '../../engine/tensor/random';
 
 /** FNV-1a hash of a string to 32 bits. */
 export function seedOf(text: string): number {

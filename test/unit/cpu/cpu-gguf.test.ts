@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bf16AsF16, cpuGgufFromGguf, cpuGgufFromSafetensors, placeholderIds, placeholderText } from '../../../src/engine/cpu/cpu-gguf';
-import { bf16BitsToF32, f16BitsToF32 } from '../../../src/engine/model/dtype';
+import { bf16BitsToF32, f16BitsToF32 } from '../../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../../src/engine/model/config';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import type { LoadedModelFiles } from '../../../src/engine/model/repo';

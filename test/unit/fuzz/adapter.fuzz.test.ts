@@ -9,7 +9,7 @@
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { SafetensorsError } from '../../../src/engine/model/safetensors';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
 import { AdapterError } from '../../../src/service/chat/lora-adapter';

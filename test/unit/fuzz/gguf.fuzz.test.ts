@@ -15,7 +15,7 @@ import { RepositoryError } from '../../../src/engine/model/repo';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 import { randomGguf } from '../model/gguf-fixtures';
 import { expectParsesOrRefuses, mutateBytes, n, SEED, type Mutant } from './mutate';

@@ -11,7 +11,7 @@ import { loadModelFiles, RepositoryError } from '../../../src/engine/model/repo'
 import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/safetensors';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { TokenizerError } from '../../../src/engine/model/tokenizer';
 import { expectParsesOrRefuses, mutateJson, n, SEED } from './mutate';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { SafetensorsError, SafetensorsFile, type ByteSource } from '../../../src/engine/model/safetensors';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { expectParsesOrRefuses, mutateBytes, n, safetensorsHeaderMutants, SEED, splitSafetensors } from './mutate';
 
 const tensor = (name: string, dtype: TensorData['dtype'], shape: number[], bytesPer: number): TensorData => ({

@@ -21,7 +21,7 @@ import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
@@ -29,7 +29,7 @@ import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/g
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import { parseModelConfig } from '../../../src/engine/model/hf-config';
 import { rotaryDim } from '../../../src/engine/model/rope';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 import { ReferenceModel } from '../../../src/engine/reference/model';

@@ -11,13 +11,13 @@
 // adapter exported as a GGUF LoRA moves llama.cpp's logits as it moves Hearth's.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { memoryBytes } from '../../../src/engine/model/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';

@@ -6,13 +6,13 @@
 // llama.cpp to build its vocabulary.
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { layerNames } from '../../../src/engine/model/weights';
 import { dequantize } from '../../../src/engine/reference/dequant';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 import { testConfig } from '../../../src/engine/reference/random-model';
 

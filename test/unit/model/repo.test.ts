@@ -16,7 +16,7 @@ import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import { UrlSource } from '../../../src/engine/model/sources/url-source';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../../src/engine/model/weights';
 import { FileServer } from './http-fixture';
 

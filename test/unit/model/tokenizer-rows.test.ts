@@ -7,7 +7,7 @@
 // token is a 400 naming it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { loadModelFiles } from '../../../src/engine/model/repo';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';

@@ -24,7 +24,7 @@ import {
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients, trainForward } from '../../../src/engine/reference/model-train';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { checkDirectional, checkGradient, sampleIndices } from './finite-diff';
 import { randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 

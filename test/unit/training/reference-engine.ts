@@ -4,7 +4,7 @@
 // (engine/train) is checked against the same reference in test/gpu.
 import type { ServedModel, InferenceEngine } from '../../../src/engine/generate/types';
 import type { ModelConfig } from '../../../src/engine/model/config';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';

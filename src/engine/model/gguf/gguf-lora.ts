@@ -20,8 +20,8 @@
  * Reference: ggml-org/llama.cpp convert_lora_to_gguf.py, src/llama-adapter.cpp.
  */
 import type { Architecture, ModelConfig } from '../config';
-import { tensorToF32 } from '../dtype';
-import type { TensorData } from '../tensor';
+import { tensorToF32 } from '../../tensor/tensor-data';
+import type { TensorData } from '../../tensor/tensor-data';
 import { groupLoraTensors, loraScale, type LoraModule } from '../../reference/lora';
 import { LAYER_NAMES, permuteRows } from './gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from './gguf-writer';

@@ -17,7 +17,7 @@
  */
 import type { Architecture, ModelConfig, RopeScaling } from '../config';
 import type { ByteSource } from '../safetensors';
-import { ggmlBytes } from './ggml-types';
+import { ggmlBytes } from '../../tensor/ggml-types';
 import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 

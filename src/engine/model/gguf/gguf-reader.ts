@@ -16,7 +16,7 @@
  * (a later loader), the block formats (reference/dequant.ts).
  */
 import type { ByteSource } from '../safetensors';
-import { GGML_TYPES, SUPPORTED_GGML_TYPES, type GgmlType } from './ggml-types';
+import { GGML_TYPES, SUPPORTED_GGML_TYPES, type GgmlType } from '../../tensor/ggml-types';
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
 /** Caps on what a header may claim, far above any real model (Gemma 3's 262k vocabulary included). */

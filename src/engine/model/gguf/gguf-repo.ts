@@ -14,7 +14,8 @@
  *   A problem is a RepositoryError naming the file and the key or tensor.
  * Not here: downloading and caching (sources/), GPU upload (WeightSet), dequantizing.
  */
-import type { DType, ModelConfig } from '../config';
+import type { DType } from '../../tensor/dtype';
+import type { ModelConfig } from '../config';
 import { ChatTemplates } from '../chat-template';
 import { unionTokenIds, type GenerationDefaults } from '../generation-config';
 import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEntry } from '../repo';

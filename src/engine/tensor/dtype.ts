@@ -1,14 +1,63 @@
 /**
- * Weight element types on the CPU: decoding f16 / bf16 / f32 little-endian bytes to f32, and the
- * reverse (round to nearest even) for tests, model making and adapters written back to files.
+ * Element types of tensors, with no GPU and no model in sight (engine floor 0): the dtype names,
+ * the block layout of each (elements and bytes per block, from ggml's table in ggml-types.ts), and
+ * decoding f16 / bf16 / f32 little-endian bytes to f32 and back (round to nearest even) for tests,
+ * model making and adapters written back to files.
  *
- * Shared by the loader (safetensors), WeightSet (1-D tensors are kept as f32 on the GPU), and the
- * reference forward (which runs in f32 on decoded weights). Not here: the GPU packing of weights
- * (model/weights.ts) or the WGSL unpacking (kernels/packed-*.wgsl).
+ * Shared by the loaders (safetensors, GGUF), WeightSet (1-D tensors are kept as f32 on the GPU), the
+ * kernels (block sizes), and the reference forward (which runs in f32 on decoded weights). Not here:
+ * the GPU packing of weights (model/weights) or the WGSL unpacking (kernels/packed-*.wgsl).
  */
-import type { DType, FloatDType } from './config';
-import type { TensorData } from './tensor';
-import { bytesPerElement, isBlockDType, numel } from './tensor';
+import { ggmlType } from './ggml-types';
+
+/** A plain float storage precision (safetensors' F32 / F16 / BF16). */
+export type FloatDType = 'f32' | 'f16' | 'bf16';
+
+/** A GGML block type (ggml's names, lowercase): `blockSize` elements stored in `typeSize` bytes
+ *  (model/gguf/ggml-types.ts), dequantized in the kernels (kernels/packed-<type>.wgsl). */
+export type BlockDType = 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q2_k' | 'q3_k' | 'q4_k' | 'q5_k' | 'q6_k';
+
+/** Storage precision of a weight tensor as it sits in the file (and on the GPU, packed in u32). */
+export type DType = FloatDType | BlockDType;
+
+const BLOCK_DTYPES: ReadonlySet<string> = new Set<BlockDType>([
+  'q8_0',
+  'q4_0',
+  'q4_1',
+  'q5_0',
+  'q5_1',
+  'q2_k',
+  'q3_k',
+  'q4_k',
+  'q5_k',
+  'q6_k',
+]);
+
+export function isBlockDType(dtype: DType): dtype is BlockDType {
+  return BLOCK_DTYPES.has(dtype);
+}
+
+/** Elements per block and bytes per block of a dtype (1 and the element size for plain floats). */
+export function blockLayout(dtype: DType): { blockSize: number; typeSize: number } {
+  if (!isBlockDType(dtype)) return { blockSize: 1, typeSize: bytesPerElement(dtype) };
+  const t = ggmlType(ggmlName(dtype));
+  return { blockSize: t.blockSize, typeSize: t.typeSize };
+}
+
+/** The GGML type name of a block dtype ('q4_k' -> 'Q4_K'), as reference/dequant.ts takes it. */
+export function ggmlName(dtype: BlockDType): string {
+  return dtype.toUpperCase();
+}
+
+export function bytesPerElement(dtype: FloatDType): number {
+  return dtype === 'f32' ? 4 : 2;
+}
+
+/** Bytes of `elements` elements of `dtype`; null when they are not whole blocks of a block type. */
+export function tensorBytes(dtype: DType, elements: number): number | null {
+  const { blockSize, typeSize } = blockLayout(dtype);
+  return elements % blockSize === 0 ? (elements / blockSize) * typeSize : null;
+}
 
 const f32Scratch = new Float32Array(1);
 const u32Scratch = new Uint32Array(f32Scratch.buffer);
@@ -66,8 +115,8 @@ export function f32ToBf16Bits(value: number): number {
 }
 
 /** The plain float dtype, or a clear error for a block type (those decode in reference/dequant.ts). */
-function floatDtype(dtype: DType, what: string): FloatDType {
-  if (isBlockDType(dtype)) throw new Error(`${what}: ${dtype} is a block type (reference/dequant.ts decodes it)`);
+export function floatDtype(dtype: DType, what: string): FloatDType {
+  if (isBlockDType(dtype)) throw new Error(`${what}: ${dtype} is a block type (model/quant/dequant.ts decodes it)`);
   return dtype;
 }
 
@@ -109,27 +158,4 @@ export function encodeFromF32(values: ArrayLike<number>, blockOrFloat: DType): U
 /** Values as they read back after storing them in `dtype` (what a kernel sees after unpacking). */
 export function roundToDtype(values: ArrayLike<number>, dtype: DType): Float32Array {
   return decodeToF32(encodeFromF32(values, dtype), dtype);
-}
-
-/**
- * A tensor's elements as f32 (any plain float dtype), checking the byte count against the shape. Block
- * types decode through reference/dequant.ts (`dequantizeTensor`): this module cannot import it.
- */
-export function tensorToF32(t: TensorData): Float32Array {
-  const n = numel(t.shape);
-  const dtype = floatDtype(t.dtype, `tensor ${t.name}`);
-  if (t.data.byteLength !== n * bytesPerElement(dtype)) {
-    throw new Error(
-      `tensor ${t.name}: ${t.data.byteLength} bytes for shape [${t.shape.join(', ')}] ${dtype} (expected ${n * bytesPerElement(dtype)})`,
-    );
-  }
-  return decodeToF32(t.data, dtype, n);
-}
-
-/** Builds a TensorData from f32 values, storing them in `dtype` (tests, model making). */
-export function tensorFromF32(name: string, shape: number[], values: ArrayLike<number>, dtype: DType): TensorData {
-  if (values.length !== numel(shape)) {
-    throw new Error(`tensor ${name}: ${values.length} values for shape [${shape.join(', ')}]`);
-  }
-  return { name, dtype, shape: [...shape], data: encodeFromF32(values, dtype) };
 }

@@ -1,49 +1,28 @@
 /**
  * SamplingParams: the engine's own description of how one sequence (one choice) is sampled, and
- * its packing into the words the GPU sampler reads (kernels/sampler.ts).
+ * its resolution into the values the GPU sampler receives (ResolvedSampling).
  *
  * The service converts a chat request into this type (after validating it with vLLM's messages);
  * the engine never sees request objects. `resolveSampling` applies vLLM's `SamplingParams`
  * normalisation (temperature in (0, 0.01) raised to 0.01, temperature 0 meaning greedy, top_k 0 / -1
  * / >= V meaning disabled, logit_bias clamped to [-100, 100]) and refuses values the GPU cannot
- * honour. `packRow` / `packEdits` write one step's per-row struct and token lists; they are pure
- * functions so they are unit-tested without a GPU.
+ * honour.
  *
- * The logprob result types (TokenLogprob, PositionLogprobs) live here too: the sampler returns them.
  * The ranges of the sampling controls and their vLLM messages are one table here
  * (`samplingRangeError`), which the chat service checks requests with before they reach the engine.
- * Not here: request validation with vLLM's error texts (src/api), bad-word matching (the caller
+ * Not here: the per-step row the GPU sampler reads (sampler-row.ts), the logprob result types
+ * (logprobs.ts), request validation with vLLM's error texts (src/api), bad-word matching (the caller
  * lists the banned ids of each step), stop strings and finish logic (the generation core).
  * Reference: ../../../shared/reference/vllm-chat.md §2 and §3.
  */
+import { MAX_TOP_LOGPROBS } from './logprobs';
 
-/** vLLM's default `max_logprobs`: the most top logprobs (and beam candidates) per position. */
-export const MAX_TOP_LOGPROBS = 20;
 /** vLLM clamps every logit_bias value to [-100, 100]. */
 export const LOGIT_BIAS_LIMIT = 100;
 /** vLLM raises temperatures in (0, 0.01) to 0.01 (`_MAX_TEMP`) before the greedy test. */
 export const MIN_TEMPERATURE = 0.01;
 /** Below this temperature a row is greedy (`_SAMPLING_EPS`); after the raise only 0 qualifies. */
 export const GREEDY_EPSILON = 1e-5;
-
-/** u32 words of one packed row (struct SampleRow in sampler-common.wgsl). */
-export const ROW_WORDS = 16;
-
-/** Bits of SampleRow.flags; the WGSL twins are the F_* constants in sampler-common.wgsl. */
-export const RowFlag = {
-  /** Argmax of the processed logits; temperature, min_p, top_k, top_p are skipped. */
-  greedy: 1,
-  /** The slot's allowed-token bitmask applies. */
-  allowed: 2,
-  /** This step's grammar bitmask row applies (before the raw logprobs, as in vLLM). */
-  grammar: 4,
-  /** Some penalty is not neutral: read the output counts and the prompt bitmask. */
-  penalties: 8,
-  /** Count the sampled token in the slot's output counts (off for rows whose token is discarded). */
-  updateCounts: 16,
-  /** Return the top logprobs by rank only (beam search), not vLLM's sampled-token-first order. */
-  topByRank: 32,
-} as const;
 
 /** What the service gives the engine for one sequence; omitted fields take vLLM's defaults. */
 export interface SamplingParams {
@@ -114,36 +93,6 @@ export interface ResolvedSampling {
   minTokensStopIds: Uint32Array;
   topLogprobs: number;
   topByRank: boolean;
-}
-
-/** One row of one sampler step: which slot, how far it is, and this step's extra masks. */
-export interface SamplerStepRow {
-  /** The sequence slot given to `admit` (its penalty state and allowed mask). */
-  slot: number;
-  /** Tokens generated so far for this sequence: the noise counter and the min_tokens test. */
-  outputLen: number;
-  /** Ids banned this step by bad_words (the caller matches the output so far). */
-  bannedTokenIds?: readonly number[];
-  /** xgrammar's bitmask row for this step: ceil(V/32) words, bit set = allowed. */
-  grammarBitmask?: Int32Array | Uint32Array;
-  /** Default true; false leaves the output counts untouched (the token will be discarded). */
-  updateCounts?: boolean;
-}
-
-/** One entry of a returned logprob list: a token id and its raw logprob (floored at -9999). */
-export interface TokenLogprob {
-  id: number;
-  logprob: number;
-}
-
-/** Prompt logprobs of one position: the actual token's logprob and rank, and the best k. */
-export interface PositionLogprobs {
-  /** Raw logprob of the actual token, floored at -9999. */
-  logprob: number;
-  /** 1 + the number of other tokens whose logit is >= the actual token's (vLLM's rank). */
-  rank: number;
-  /** The k best tokens by raw logprob, best first, ties to the lower id. */
-  top: TokenLogprob[];
 }
 
 /** The sampling controls whose ranges vLLM checks, after defaults (SamplingParams._verify_args). */
@@ -222,7 +171,7 @@ function checkIds(ids: readonly number[], vocabSize: number, what: string): void
   }
 }
 
-function sortedUnique(ids: Iterable<number>): Uint32Array {
+export function sortedUnique(ids: Iterable<number>): Uint32Array {
   return Uint32Array.from(new Set(ids)).sort();
 }
 
@@ -299,84 +248,4 @@ export function resolveSampling(p: SamplingParams, vocabSize: number): ResolvedS
     topLogprobs,
     topByRank: p.topLogprobsOrder === 'rank',
   };
-}
-
-/** True when some penalty changes logits (vLLM skips the whole step otherwise). */
-export function hasPenalties(r: ResolvedSampling): boolean {
-  return r.repetitionPenalty !== 1 || r.frequencyPenalty !== 0 || r.presencePenalty !== 0;
-}
-
-/** The ids masked at this step: bad-word bans, plus every stop id while output < min_tokens. */
-export function bannedAtStep(r: ResolvedSampling, outputLen: number, bannedTokenIds: readonly number[] = []): Uint32Array {
-  const ids = outputLen < r.minTokens ? [...bannedTokenIds, ...r.minTokensStopIds] : bannedTokenIds;
-  return sortedUnique(ids);
-}
-
-/** Words that `packEdits` writes for this row: 2 per bias entry, 1 per banned id. */
-export function editWords(r: ResolvedSampling, banned: Uint32Array): number {
-  return 2 * r.logitBias.length + banned.length;
-}
-
-/**
- * Writes the row's token lists at `offset`: (id, f32 bias bits) pairs, then the banned ids, both
- * sorted by id (resolveSampling and bannedAtStep sort them): the GPU binary-searches them.
- */
-export function packEdits(words: Uint32Array, offset: number, r: ResolvedSampling, banned: Uint32Array): void {
-  const f32 = new Float32Array(1);
-  const bits = new Uint32Array(f32.buffer);
-  let o = offset;
-  for (const [id, value] of r.logitBias) {
-    f32[0] = value;
-    words[o++] = id;
-    words[o++] = bits[0];
-  }
-  words.set(banned, o);
-}
-
-export interface RowPlacement {
-  slot: number;
-  outputLen: number;
-  editOffset: number;
-  banCount: number;
-  hasGrammar: boolean;
-  updateCounts: boolean;
-}
-
-/** Writes struct SampleRow (sampler-common.wgsl) at word `offset`. */
-export function packRow(words: Uint32Array, offset: number, r: ResolvedSampling, at: RowPlacement): void {
-  const f32 = new Float32Array(words.buffer, words.byteOffset, words.length);
-  let flags = 0;
-  if (r.greedy) flags |= RowFlag.greedy;
-  if (r.allowedTokenIds) flags |= RowFlag.allowed;
-  if (at.hasGrammar) flags |= RowFlag.grammar;
-  if (hasPenalties(r)) flags |= RowFlag.penalties;
-  if (at.updateCounts) flags |= RowFlag.updateCounts;
-  if (r.topByRank) flags |= RowFlag.topByRank;
-  words[offset + 0] = at.slot;
-  words[offset + 1] = flags;
-  f32[offset + 2] = r.temperature;
-  f32[offset + 3] = r.topP;
-  words[offset + 4] = r.topK;
-  f32[offset + 5] = r.minP;
-  f32[offset + 6] = r.repetitionPenalty;
-  f32[offset + 7] = r.frequencyPenalty;
-  f32[offset + 8] = r.presencePenalty;
-  words[offset + 9] = r.seedLo;
-  words[offset + 10] = r.seedHi;
-  words[offset + 11] = at.outputLen;
-  words[offset + 12] = r.topLogprobs;
-  words[offset + 13] = at.editOffset;
-  words[offset + 14] = r.logitBias.length;
-  words[offset + 15] = at.banCount;
-}
-
-/** One bit per token id, ceil(V/32) words (the layout of xgrammar's bitmask rows). */
-export function tokenBitmask(ids: ArrayLike<number>, vocabSize: number): Uint32Array {
-  const words = new Uint32Array(Math.ceil(vocabSize / 32));
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    if (id < 0 || id >= vocabSize) throw new SamplingParamsError(`token id ${id} is outside [0, ${vocabSize}).`);
-    words[id >>> 5] |= 1 << (id & 31);
-  }
-  return words;
 }
