@@ -9,10 +9,10 @@
  * Environment-agnostic (no Node imports): the same code runs in Node over Dawn and in a Chromium page.
  * Not here: the measurements (generation.ts).
  */
-import { bundledSource, type CatalogEntry } from '../../src/engine/model/catalog';
+import { bundledSource, type CatalogEntry } from '../../src/engine/model/sources/catalog';
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import { tensorBytes } from '../../src/engine/tensor/dtype';
 import { type TensorData } from '../../src/engine/tensor/tensor-data';

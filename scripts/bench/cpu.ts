@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { cpuGgufFromGguf, cpuGgufFromSafetensors, withTokenizer } from '../../src/engine/cpu/cpu-gguf';
 import { readGguf } from '../../src/engine/model/gguf/gguf-reader';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import type { LoadedModelFiles } from '../../src/engine/model/repo';
 import { memoryBytes } from '../../src/engine/model/safetensors';
 import { randomModelTensors } from '../../src/engine/reference/random-model';

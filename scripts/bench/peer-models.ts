@@ -18,12 +18,12 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, write
 import { join } from 'node:path';
 import { BYTE_TO_CHAR } from '../../src/engine/model/byte-level';
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../src/engine/model/config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { ggufHyperparameters, llama3RopeFactors } from '../../src/engine/model/gguf/gguf-hparams';
 import { ggufTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { ggufLayout, gv, writeGgufHeader, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { ggmlName, isBlockDType, tensorBytes } from '../../src/engine/tensor/dtype';
 import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';

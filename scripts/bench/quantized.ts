@@ -11,7 +11,7 @@
  * (report.ts), GGUF files of these formats (peer-models.ts).
  */
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../src/engine/model/config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { blockLayout, ggmlName, isBlockDType, tensorBytes } from '../../src/engine/tensor/dtype';
 import { numel, type TensorData } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';

@@ -6,7 +6,7 @@
  * index.json (the catalogue the app reads). The result maps paths relative to public/models/ to
  * bytes, so a test can build it twice and compare.
  */
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
 import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';

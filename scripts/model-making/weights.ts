@@ -6,7 +6,7 @@
  * or reads it transposed, gives different logits from the reference instead of passing by accident.
  */
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../src/engine/model/config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { encodeFromF32 } from '../../src/engine/tensor/dtype';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { numel } from '../../src/engine/tensor/tensor-data';

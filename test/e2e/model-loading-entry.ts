@@ -4,7 +4,7 @@
 // cache ("hearth-model-files"), downloads from another origin with resume, the tokenizer and
 // chat template, the weights uploaded to WebGPU, and greedy generation.
 import { acquireGpu } from '../../src/engine/gpu/device';
-import { bundledSource, fetchCatalog } from '../../src/engine/model/catalog';
+import { bundledSource, fetchCatalog } from '../../src/engine/model/sources/catalog';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
 import type { ChatMessage } from '../../src/engine/model/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';

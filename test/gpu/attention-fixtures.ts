@@ -12,7 +12,7 @@ import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../src/engine/model/config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { Rng } from '../../src/engine/tensor/random';
 import { phi3TestRope } from '../../src/engine/reference/random-model';
 

@@ -9,9 +9,9 @@ import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
-import { ropeInvFreq } from '../../src/engine/model/rope';
+import { ropeInvFreq } from '../../src/engine/model/config/rope';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
-import type { Architecture } from '../../src/engine/model/config';
+import type { Architecture } from '../../src/engine/model/config/model-config';
 import {
   attentionDecodePartials,
   attentionMergePartials,

@@ -14,7 +14,7 @@ import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
 import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
 import { KV_BLOCK, KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
-import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/rope';
+import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/config/rope';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';

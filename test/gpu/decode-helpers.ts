@@ -2,7 +2,7 @@
 // reference, a decode stream filled with a residual and pending MLP partials, batch rows and a KV
 // cache with shuffled blocks, and decode-attention partials computed in plain TypeScript.
 import type { KernelContext } from '../../src/engine/gpu/context';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import type { BatchRow } from '../../src/engine/model/kv-cache';
 import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';

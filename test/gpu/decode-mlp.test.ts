@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
 import { DecodeMlp, mlpSlices } from '../../src/engine/kernels/decode-mlp';

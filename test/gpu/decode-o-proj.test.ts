@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
 import { attentionForward } from '../../src/engine/reference/attention';

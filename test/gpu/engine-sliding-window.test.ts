@@ -15,8 +15,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KvBlockManager } from '../../src/engine/generate/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
-import type { ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-cache';
 import { loadModelFiles } from '../../src/engine/model/repo';
 import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';

@@ -7,7 +7,7 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { ModelRunner } from '../../src/engine/generate/model-runner';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { KV_BLOCK, KvCache } from '../../src/engine/model/kv-cache';
 import { WeightSet } from '../../src/engine/model/weights';

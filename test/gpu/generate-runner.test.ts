@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/model-runner';
-import type { Architecture } from '../../src/engine/model/config';
+import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';

@@ -3,7 +3,7 @@
 // of a whole step (reference/model-train.ts per sequence, summed) laid out like the trainer's flat
 // gradient buffer.
 import type { KernelContext } from '../../src/engine/gpu/context';
-import type { Architecture } from '../../src/engine/model/config';
+import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { crossEntropyForward } from '../../src/engine/reference/cross-entropy';
 import { randomLoraTensors, referenceLora, type LoraModule } from '../../src/engine/reference/lora';

@@ -6,9 +6,9 @@
 // and a random-weight Mistral checkpoint from a Mistral-format config.json: LoRA SFT lowers its loss
 // and the adapter exports under PEFT's Mistral names.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
 import type { LoraModule } from '../../src/engine/reference/lora';
 import { WeightSet } from '../../src/engine/model/weights';

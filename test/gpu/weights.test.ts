@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readBytes, readF32 } from '../../src/engine/gpu/buffers';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { ropeTable } from '../../src/engine/model/rope';
+import { ropeTable } from '../../src/engine/model/config/rope';
 import { blockLayout } from '../../src/engine/tensor/dtype';
 import { type TensorData } from '../../src/engine/tensor/tensor-data';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';

@@ -24,7 +24,7 @@
  *
  * Not here: caching the result (cpu-models.ts), running it (cpu-engine.ts).
  */
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { bf16BitsToF32, f32ToF16Bits } from '../tensor/dtype';
 import { tensorToF32 } from '../tensor/tensor-data';
 import type { LoadedModelFiles } from '../model/repo';

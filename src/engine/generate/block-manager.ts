@@ -27,7 +27,7 @@
  *
  * Not here: the GPU buffers and block copies (KvCache), when to preempt (scheduler.ts).
  */
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import { KV_BLOCK } from '../model/kv-cache';
 
 /** A sequence's block entry whose block was released because it lies wholly before the window. */

@@ -19,7 +19,7 @@
  * what it drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';

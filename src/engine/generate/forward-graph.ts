@@ -20,7 +20,7 @@
  *
  * Not here: buffers (step-buffers.ts), sampling and submission (model-runner.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { qkvPrepWeights } from '../kernels/qkv-prep';

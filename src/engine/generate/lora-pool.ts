@@ -16,7 +16,7 @@
  */
 import { writeBytes } from '../gpu/buffers';
 import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLayout } from '../kernels/lora';
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorToF32 } from '../tensor/tensor-data';
 import type { TensorData } from '../tensor/tensor-data';
 import { groupLoraTensors, loraScale, type LoraModule } from '../reference/lora';

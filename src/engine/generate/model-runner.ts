@@ -16,7 +16,7 @@
  *
  * Not here: which sequences run (scheduler.ts), which blocks they own (block-manager.ts).
  */
-import { modelWindow } from '../model/attention-window';
+import { modelWindow } from '../model/config/attention-window';
 import type { KernelContext } from '../gpu/context';
 import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';

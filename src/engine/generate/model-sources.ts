@@ -7,7 +7,7 @@
  *
  * Not here: reading and validating the repository (model/repo.ts), the catalogue itself.
  */
-import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog';
+import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/sources/catalog';
 import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import type { ModelRepository } from '../model/model-repository';

@@ -10,7 +10,7 @@
  *
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
-import { modelWindow } from '../model/attention-window';
+import { modelWindow } from '../model/config/attention-window';
 import { planKvPools, type KvPoolPlan } from '../model/kv-pools';
 import type { KernelContext } from '../gpu/context';
 import type { DenseKernels } from '../kernels/registry';

@@ -12,7 +12,7 @@
  *
  * Not here: ownership rules (block-manager.ts), scheduling (scheduler.ts).
  */
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv-cache';
 import { DROPPED, type KvBlockManager, type PrefixMatch } from './block-manager';
 

@@ -11,8 +11,8 @@
  * messages (src/api, src/service/chat).
  */
 import type { ChatTemplates } from '../model/chat-template';
-import type { ModelConfig } from '../model/config';
-import type { GenerationDefaults } from '../model/generation-config';
+import type { ModelConfig } from '../model/config/model-config';
+import type { GenerationDefaults } from '../model/config/generation-config';
 import type { TensorData } from '../tensor/tensor-data';
 import type { ModelTokenizer } from '../model/tokenizer';
 import type { SamplingParams } from '../sampling/sampling-params';

@@ -15,7 +15,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
-import { layerUsesRope, rotaryDim } from '../model/rope';
+import { layerUsesRope, rotaryDim } from '../model/config/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, SpecKernel } from './common';
 import code from './decode-qkv.wgsl?raw';

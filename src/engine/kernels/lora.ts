@@ -13,7 +13,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
 import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
 import code from './lora.wgsl?raw';

@@ -19,7 +19,7 @@ import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../tensor/dtype';
-import { layerUsesRope } from '../model/rope';
+import { layerUsesRope } from '../model/config/rope';
 import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';

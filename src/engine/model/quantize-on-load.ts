@@ -18,7 +18,7 @@
  * Not here: the block formats (quantize.ts), making them on the GPU as the engine uploads
  * (quantize-upload.ts, weights.ts).
  */
-import type { ModelConfig } from './config';
+import type { ModelConfig } from './config/model-config';
 import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
 import { quantize, quantizeBlockSize, type QuantizeTarget } from './quantize';
 import type { LoadedModelFiles, WeightEntry } from './repo';

@@ -12,10 +12,10 @@
  * Not here: uploading weights to the GPU (WeightSet), where files come from (sources/).
  */
 import type { DType } from '../tensor/dtype';
-import type { ModelConfig } from './config';
+import type { ModelConfig } from './config/model-config';
 import { ChatTemplates } from './chat-template';
-import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './generation-config';
-import { parseModelConfig } from './hf-config';
+import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './config/generation-config';
+import { parseModelConfig } from './config/hf-config';
 import type { QuantizeTarget } from './quantize';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from './sources/source';

@@ -25,9 +25,9 @@
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
 import { dequantizeTensor } from '../reference/dequant';
-import type { ModelConfig } from './config';
+import type { ModelConfig } from './config/model-config';
 import type { QuantizeTarget } from './quantize';
-import { layerRopeParams, ropeTable, rotaryDim } from './rope';
+import { layerRopeParams, ropeTable, rotaryDim } from './config/rope';
 import type { TensorData } from '../tensor/tensor-data';
 import { numel } from '../tensor/tensor-data';
 import { tensorBytes } from '../tensor/dtype';

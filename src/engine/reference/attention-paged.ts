@@ -12,9 +12,9 @@
  * reference/rope.ts), any block allocation policy.
  */
 import { attentionForward, attentionLogsumexp } from './attention';
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import { rmsnormForward } from './rmsnorm';
-import type { RopeFreqs } from '../model/rope';
+import type { RopeFreqs } from '../model/config/rope';
 import { ropeForward } from './rope';
 import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
 

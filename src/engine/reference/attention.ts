@@ -6,7 +6,7 @@
  * oracle of the paged prefill and decode kernels.
  * Legend: T queries, S keys (S >= pos0 + T), NH query heads, NKV kv heads, HS head dim, W window (0 = full).
  */
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import type { Floats } from './floats';
 
 /** The dims both directions take, after the buffers: T queries, S keys, heads, head dim, first query position, window. */

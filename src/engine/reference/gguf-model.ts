@@ -7,7 +7,7 @@
  * Not here: parsing and validation (model/gguf/gguf-reader.ts), the name and config mapping
  * (model/gguf/gguf-model.ts).
  */
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32 } from '../tensor/tensor-data';
 import { ROPE_TENSORS } from '../model/gguf/gguf-families';
 import { ggufModelConfig, ggufRopeOf, readHfTensor } from '../model/gguf/gguf-model';

@@ -8,7 +8,7 @@
  * Not here: GPU residency of adapters (generate/lora-pool.ts), the whole-model training pass
  * (model-train.ts).
  */
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
 import type { DType } from '../tensor/dtype';
 import type { TensorData } from '../tensor/tensor-data';

@@ -16,8 +16,8 @@
  * Not here: the loss coefficients (engine/train), several sequences (call once per sequence: the
  * backward accumulates), gradients of base weights (frozen).
  */
-import { layerWindow } from '../model/attention-window';
-import { layerUsesRope } from '../model/rope';
+import { layerWindow } from '../model/config/attention-window';
+import { layerUsesRope } from '../model/config/rope';
 import { attentionBackward, attentionForward } from './attention';
 import { crossEntropyBackward, crossEntropyForward } from './cross-entropy';
 import { embeddingForward } from './embedding';

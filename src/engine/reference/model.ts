@@ -25,12 +25,12 @@
  *
  * Not here: the backward pass (the trainer adds it), sampling (reference/sampler.ts).
  */
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorToF32 } from '../tensor/tensor-data';
-import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
+import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/config/rope';
 import type { TensorData } from '../tensor/tensor-data';
 import { checkAgainstPlan, EMBED_NAME, embeddingScaleOf, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';

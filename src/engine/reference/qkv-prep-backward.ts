@@ -7,7 +7,7 @@
  * QkvPrepBackward (kernels/qkv-prep-backward.ts).
  */
 import type { BatchRow } from '../model/kv-cache';
-import type { RopeFreqs } from '../model/rope';
+import type { RopeFreqs } from '../model/config/rope';
 import type { QkNorm } from './attention-paged';
 import type { Floats } from './floats';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';

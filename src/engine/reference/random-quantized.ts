@@ -7,7 +7,7 @@
  * Not a quantizer (values are not those of the f32 model; any block is valid), not a file writer.
  */
 import type { DType } from '../tensor/dtype';
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32 } from '../tensor/tensor-data';
 import { ggmlName, isBlockDType } from '../tensor/dtype';
 import { type TensorData } from '../tensor/tensor-data';

@@ -10,7 +10,7 @@
  * Legend: T tokens, NH heads, HS head dim.
  */
 import type { Floats } from './floats';
-import { ropeAngle, ropeCosSin, type RopeFreqs } from '../model/rope';
+import { ropeAngle, ropeCosSin, type RopeFreqs } from '../model/config/rope';
 
 /** f32 (cos, sin) of frequency i at `pos`. */
 function cosSin(freqs: Floats | RopeFreqs, pos: number, i: number): [number, number] {

@@ -22,7 +22,7 @@
  * holds the gradient of), bit-identical to the first pass.
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { embeddingScaleOf, type WeightSet } from '../model/weights';

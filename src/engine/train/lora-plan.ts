@@ -17,7 +17,7 @@
  * Reference: huggingface/peft src/peft/tuners/lora/layer.py (reset_lora_parameters).
  */
 import type { LoraConfig } from '../generate/types';
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
 import type { TensorData } from '../tensor/tensor-data';
 import {

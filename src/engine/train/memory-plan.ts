@@ -26,7 +26,7 @@
  * Not here: the LoRA parameters (lora-plan.ts), the base weights (model/weights.ts).
  */
 import { KV_BLOCK } from '../model/kv-cache';
-import type { ModelConfig } from '../model/config';
+import type { ModelConfig } from '../model/config/model-config';
 import { GradNorm } from '../kernels/grad-norm';
 import { LORA_GROUPS, type LoraGroupName, type LoraPlan } from './lora-plan';
 

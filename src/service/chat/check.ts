@@ -18,7 +18,7 @@
  */
 import { MAX_TOP_LOGPROBS } from '../../engine/sampling/logprobs';
 import { samplingRangeError } from '../../engine/sampling/sampling-params';
-import type { GenerationDefaults } from '../../engine/model/generation-config';
+import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import { ChatRequestError, ensure } from './errors';
 import { logprobsMode, promptLogprobsCount } from './logprobs';
 import { pyFloat, pyRepr } from './py-format';

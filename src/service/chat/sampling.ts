@@ -9,7 +9,7 @@
  * engine).
  * Reference: vllm-chat.md §2 (defaults, the `*` note) and §3.
  */
-import type { GenerationDefaults } from '../../engine/model/generation-config';
+import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import type { SamplingParams } from '../../engine/sampling/sampling-params';
 import type { ChatRequest } from './request';
 

@@ -13,11 +13,11 @@
  */
 import { zipSync } from 'fflate';
 import type { LoraConfig } from '../../engine/generate/types';
-import type { ModelConfig } from '../../engine/model/config';
+import type { ModelConfig } from '../../engine/model/config/model-config';
 import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
 import { readGguf } from '../../engine/model/gguf/gguf-reader';
 import { orderGgufParts } from '../../engine/model/gguf/gguf-split';
-import { parseModelConfig } from '../../engine/model/hf-config';
+import { parseModelConfig } from '../../engine/model/config/hf-config';
 import { smallFileText } from '../../engine/model/repo';
 import { blobBytes } from '../../engine/model/safetensors';
 import { CachedSource } from '../../engine/model/sources/cached-source';

@@ -12,7 +12,7 @@ import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bf16AsF16, cpuGgufFromGguf, cpuGgufFromSafetensors, placeholderIds, placeholderText } from '../../../src/engine/cpu/cpu-gguf';
 import { bf16BitsToF32, f16BitsToF32 } from '../../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../../src/engine/model/config';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import type { LoadedModelFiles } from '../../../src/engine/model/repo';
 import { memoryBytes } from '../../../src/engine/model/safetensors';

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ChatTemplateError, ChatTemplates } from '../../../src/engine/model/chat-template';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
 
 const json = (url: string) => JSON.parse(readFileSync(new URL(url, import.meta.url), 'utf8'));

@@ -6,7 +6,7 @@
 // TokenizerError, before any weight is handed out; no read falls outside a file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/engine/model/hf-config';
+import { ConfigError } from '../../../src/engine/model/config/fields';
 import { loadModelFiles, RepositoryError } from '../../../src/engine/model/repo';
 import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/safetensors';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { KvBlockManager, prefixRoot } from '../../../src/engine/generate/block-manager';
 import { validateRequest } from '../../../src/engine/generate/request-state';
 import { DROPPED, Sequence } from '../../../src/engine/generate/sequence';
-import { firstVisibleKey, hybridWindow, localLayers } from '../../../src/engine/model/attention-window';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
+import { firstVisibleKey, hybridWindow, localLayers } from '../../../src/engine/model/config/attention-window';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf } from '../../../src/engine/model/kv-cache';
 import { localBlocksWanted, planKvPools } from '../../../src/engine/model/kv-pools';
 

@@ -5,11 +5,11 @@
 // writes one. Shared by the unit (llama.cpp), GPU and training tests.
 import { readFileSync } from 'node:fs';
 import type { DType } from '../../../src/engine/tensor/dtype';
-import type { ModelConfig } from '../../../src/engine/model/config';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
 import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { layerNames, planParameters } from '../../../src/engine/model/weights';
 import { Rng } from '../../../src/engine/tensor/random';

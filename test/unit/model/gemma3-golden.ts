@@ -6,8 +6,8 @@
 // seeded bf16, made here so that nothing but the golden numbers is committed:
 // scripts/golden/gemma3-checkpoint.ts writes them as a checkpoint folder, and
 // scripts/golden/gemma3_transformers.py runs transformers (and peft) on it.
-import type { ModelConfig } from '../../../src/engine/model/config';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';

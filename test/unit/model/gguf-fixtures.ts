@@ -5,7 +5,7 @@
 // tokenizer is GPT-2 byte-level: the 256 byte characters plus a few merged tokens, enough for
 // llama.cpp to build its vocabulary.
 import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
-import type { ModelConfig } from '../../../src/engine/model/config';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';

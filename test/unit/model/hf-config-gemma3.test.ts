@@ -2,7 +2,8 @@
 // Gemma3ForConditionalGeneration config in transformers 5's layout) parsed into the engine's
 // ModelConfig, and what the engine refuses to run.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights';
 import { parseLoraTensorName } from '../../../src/engine/reference/lora';
 import { gemma3Fixture } from './gemma3-fixtures';

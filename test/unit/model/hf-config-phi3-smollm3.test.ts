@@ -5,8 +5,9 @@
 // below original_max_position_embeddings and long ones from it, its attention factor on cos and sin.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { layerUsesRope, ropeInvFreq, ropeTable, rotaryDim } from '../../../src/engine/model/rope';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { layerUsesRope, ropeInvFreq, ropeTable, rotaryDim } from '../../../src/engine/model/config/rope';
 import { planParameters } from '../../../src/engine/model/weights';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));

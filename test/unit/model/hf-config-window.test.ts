@@ -4,8 +4,9 @@
 // layer_types, and the mistakes a repository can make.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { hybridWindow, layerWindow, localLayers, modelWindow } from '../../../src/engine/model/attention-window';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { hybridWindow, layerWindow, localLayers, modelWindow } from '../../../src/engine/model/config/attention-window';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 

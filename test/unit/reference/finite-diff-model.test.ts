@@ -11,7 +11,7 @@
  * Also: with no adapter, and with one, the training forward gives ReferenceModel's logits.
  */
 import { describe, expect, it } from 'vitest';
-import type { Architecture, ModelConfig } from '../../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../../src/engine/model/config/model-config';
 import { expectClose } from '../../../src/engine/reference/check';
 import {
   LORA_MODULES,

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NO_ADAPTER } from '../../../src/engine/model/kv-cache';
-import { ropeInvFreq } from '../../../src/engine/model/rope';
+import { ropeInvFreq } from '../../../src/engine/model/config/rope';
 import { attentionBackward, attentionForward } from '../../../src/engine/reference/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../../../src/engine/reference/cross-entropy';
 import type { Floats } from '../../../src/engine/reference/floats';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Architecture, ModelConfig } from '../../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../../src/engine/model/config/model-config';
 import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { expectClose } from '../../../src/engine/reference/check';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RopeParams } from '../../../src/engine/model/rope';
-import { ropeInvFreq, ropeTable } from '../../../src/engine/model/rope';
+import type { RopeParams } from '../../../src/engine/model/config/rope';
+import { ropeInvFreq, ropeTable } from '../../../src/engine/model/config/rope';
 import { ropeForward } from '../../../src/engine/reference/rope';
 import { Rng } from '../../../src/engine/tensor/random';
 

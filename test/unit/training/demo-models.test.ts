@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { question } from '../../../src/demo/addition';
-import { bundledSource, parseCatalog } from '../../../src/engine/model/catalog';
+import { bundledSource, parseCatalog } from '../../../src/engine/model/sources/catalog';
 import { loadModelFiles, type LoadedModelFiles } from '../../../src/engine/model/repo';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../../../src/engine/reference/model';

@@ -13,7 +13,7 @@
  *
  * Not here: the shared name table and config keys (gguf-model.ts), parsing (gguf-reader.ts).
  */
-import type { Architecture, LayerType, ModelConfig, RopeScaling } from '../config';
+import type { Architecture, LayerType, ModelConfig, RopeScaling } from '../config/model-config';
 import type { ByteSource } from '../safetensors';
 import { GEMMA3_LAYER_NAMES, gemma3Config } from './gguf-gemma3';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';

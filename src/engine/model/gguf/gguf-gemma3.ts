@@ -21,7 +21,7 @@
  *
  * Not here: the safetensors config (hf-config-gemma3.ts), the shared keys (gguf-model.ts).
  */
-import type { LayerType } from '../config';
+import type { LayerType } from '../config/model-config';
 import type { FamilyFields, NumberKey } from './gguf-families';
 import { GgufError, ggufValue, type GgufFile } from './gguf-reader';
 

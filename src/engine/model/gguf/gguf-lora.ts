@@ -19,7 +19,7 @@
  * Not here: reading GGUF adapters (Hearth serves PEFT adapters), HTTP (service/training).
  * Reference: ggml-org/llama.cpp convert_lora_to_gguf.py, src/llama-adapter.cpp.
  */
-import type { Architecture, ModelConfig } from '../config';
+import type { Architecture, ModelConfig } from '../config/model-config';
 import { tensorToF32 } from '../../tensor/tensor-data';
 import type { TensorData } from '../../tensor/tensor-data';
 import { groupLoraTensors, loraScale, type LoraModule } from '../../reference/lora';

@@ -15,7 +15,7 @@
  *
  * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
  */
-import type { Architecture, ModelConfig, RopeScaling } from '../config';
+import type { Architecture, ModelConfig, RopeScaling } from '../config/model-config';
 import type { ByteSource } from '../safetensors';
 import { ggmlBytes } from '../../tensor/ggml-types';
 import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';

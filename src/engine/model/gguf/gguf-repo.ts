@@ -15,9 +15,9 @@
  * Not here: downloading and caching (sources/), GPU upload (WeightSet), dequantizing.
  */
 import type { DType } from '../../tensor/dtype';
-import type { ModelConfig } from '../config';
+import type { ModelConfig } from '../config/model-config';
 import { ChatTemplates } from '../chat-template';
-import { unionTokenIds, type GenerationDefaults } from '../generation-config';
+import { unionTokenIds, type GenerationDefaults } from '../config/generation-config';
 import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEntry } from '../repo';
 import { blobBytes, type ByteSource } from '../safetensors';
 import type { ModelSource } from '../sources/source';

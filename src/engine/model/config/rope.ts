@@ -23,7 +23,7 @@
  *
  * Not here: applying RoPE (reference/rope.ts, the qkv kernels).
  */
-import type { ModelConfig } from './config';
+import type { ModelConfig } from './model-config';
 
 export type RopeParams = Pick<ModelConfig, 'headDim' | 'ropeTheta' | 'ropeScaling' | 'rotaryDim'>;
 

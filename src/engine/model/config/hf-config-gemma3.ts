@@ -18,19 +18,9 @@
  * (EmbeddingGemma), which this decoder does not run.
  * Not here: the other families (hf-config.ts), tensor names (weights.ts).
  */
-import type { LayerType, ModelConfig } from './config';
-import type { ConfigError, FieldReader, ropeOf, tokenIdList, TORCH_DTYPES } from './hf-config';
-
-/** hf-config.ts's field readers, handed in by parseModelConfig (so this module does not import it back). */
-export interface ConfigHelpers {
-  ConfigError: typeof ConfigError;
-  FieldReader: typeof FieldReader;
-  ropeOf: typeof ropeOf;
-  tokenIdList: typeof tokenIdList;
-  TORCH_DTYPES: typeof TORCH_DTYPES;
-}
-
-type Json = Record<string, unknown>;
+import type { LayerType, ModelConfig } from './model-config';
+import { ConfigError, FieldReader, tokenIdList, TORCH_DTYPES, type Json } from './fields';
+import { ropeOf } from './hf-rope';
 
 /** Defaults of transformers' Gemma3TextConfig for fields a checkpoint may leave out. */
 const DEFAULTS = {
@@ -50,8 +40,7 @@ export function isGemma3Config(c: Json): boolean {
   return arch == null && (c.model_type === 'gemma3_text' || c.model_type === 'gemma3');
 }
 
-export function parseGemma3Config(c: Json, file: string, h: ConfigHelpers): ModelConfig {
-  const { ConfigError, FieldReader, tokenIdList, TORCH_DTYPES } = h;
+export function parseGemma3Config(c: Json, file: string): ModelConfig {
   const arch = Array.isArray(c.architectures) ? c.architectures[0] : undefined;
   const multimodal = arch === 'Gemma3ForConditionalGeneration' || (arch == null && c.model_type === 'gemma3');
   let t = c;
@@ -89,9 +78,9 @@ export function parseGemma3Config(c: Json, file: string, h: ConfigHelpers): Mode
   const headDim = f.positiveInt('head_dim', DEFAULTS.headDim);
   if (headDim % 2 !== 0) throw new ConfigError(`${where}: "head_dim" (${headDim}) must be even for RoPE`);
   const maxPositionEmbeddings = f.positiveInt('max_position_embeddings', DEFAULTS.maxPositions);
-  const rope = gemmaRope(t, where, h, { rotaryDim: headDim, maxPositionEmbeddings });
+  const rope = gemmaRope(t, where, { rotaryDim: headDim, maxPositionEmbeddings });
   const slidingWindow = f.positiveInt('sliding_window', DEFAULTS.slidingWindow);
-  const layerTypes = gemmaLayerTypes(t, f, where, numLayers, h);
+  const layerTypes = gemmaLayerTypes(t, f, where, numLayers);
   // Gemma3TextConfig defaults tie_word_embeddings to True; the multimodal config keeps it at the top.
   const tied = new FieldReader(c, file).bool('tie_word_embeddings', f.bool('tie_word_embeddings', true));
 
@@ -132,12 +121,7 @@ export function parseGemma3Config(c: Json, file: string, h: ConfigHelpers): Mode
  * ones (Gemma3RotaryEmbedding built on a copy of the config with rope_type "default").
  * transformers 5: `rope_parameters` keyed by layer type ({full_attention: {...}, sliding_attention: {...}}).
  */
-function gemmaRope(
-  t: Json,
-  where: string,
-  { ConfigError, FieldReader, ropeOf }: ConfigHelpers,
-  dims: { rotaryDim: number; maxPositionEmbeddings: number },
-) {
+function gemmaRope(t: Json, where: string, dims: { rotaryDim: number; maxPositionEmbeddings: number }) {
   const params = t.rope_parameters as Json | null | undefined;
   if (params != null && typeof params === 'object' && ('full_attention' in params || 'sliding_attention' in params)) {
     // A base inside each entry wins; files that keep rope_theta / rope_local_base_freq flat beside it exist too.
@@ -156,13 +140,7 @@ function gemmaRope(
 }
 
 /** `layer_types` when present, else every `sliding_window_pattern`-th layer is global. */
-function gemmaLayerTypes(
-  t: Json,
-  f: FieldReader,
-  where: string,
-  numLayers: number,
-  { ConfigError, FieldReader }: ConfigHelpers,
-): LayerType[] {
+function gemmaLayerTypes(t: Json, f: FieldReader, where: string, numLayers: number): LayerType[] {
   if (t.layer_types != null) {
     const list = t.layer_types;
     if (!Array.isArray(list) || list.length !== numLayers || list.some((x) => x !== 'full_attention' && x !== 'sliding_attention')) {

@@ -9,19 +9,14 @@
  * `torch_dtype` or its newer name `dtype`. Anything the engine cannot run exactly (another
  * architecture, yarn/dynamic RoPE, a non-SiLU MLP, quantized weights) is
  * refused with a ConfigError that names the field, so a model never half-loads and then runs wrong.
- * Not here: generation_config.json (generation-config.ts), tensor names and shapes (planParameters in weights.ts).
+ * Not here: the field readers and ConfigError (fields.ts), RoPE scaling (hf-rope.ts), Gemma 3
+ * (hf-config-gemma3.ts), generation_config.json (generation-config.ts), tensor names and shapes
+ * (planParameters in weights/parameter-plan.ts).
  */
-import type { Architecture, LayerType, ModelConfig, RopeScaling } from './config';
-import type { DType } from '../tensor/dtype';
+import type { Architecture, LayerType, ModelConfig } from './model-config';
+import { ConfigError, FieldReader, tokenIdList, TORCH_DTYPES, type Json } from './fields';
 import { isGemma3Config, parseGemma3Config } from './hf-config-gemma3';
-
-/** A config.json (or generation_config.json) that Hearth cannot use; the message names the field. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+import { ropeOf } from './hf-rope';
 
 /** HF architecture class -> Hearth family. `model_type` is the fallback when `architectures` is absent. */
 const ARCHITECTURES: Record<string, Exclude<Architecture, 'gemma3'>> = {
@@ -56,10 +51,6 @@ const FAMILY_DEFAULTS: Record<Exclude<Architecture, 'gemma3'>, { ropeTheta: numb
   smollm3: { ropeTheta: 2000000, rmsNormEps: 1e-6, maxPositions: 32768 },
 };
 
-export const TORCH_DTYPES: Record<string, DType> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16' };
-
-type Json = Record<string, unknown>;
-
 /** Parses and validates a config.json object. `file` only labels error messages. */
 export function parseModelConfig(json: unknown, file = 'config.json'): ModelConfig {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
@@ -67,7 +58,7 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   }
   const c = json as Json;
   // Gemma 3 has its own field set (and a nested text_config in multimodal checkpoints): hf-config-gemma3.ts.
-  if (isGemma3Config(c)) return parseGemma3Config(c, file, { ConfigError, FieldReader, ropeOf, tokenIdList, TORCH_DTYPES });
+  if (isGemma3Config(c)) return parseGemma3Config(c, file);
   const f = new FieldReader(c, file);
   const arch = architectureOf(c, file);
 
@@ -221,176 +212,6 @@ function architectureOf(c: Json, file: string): Exclude<Architecture, 'gemma3'> 
 
 function supportedClasses(): string {
   return [...Object.keys(ARCHITECTURES), 'Gemma3ForCausalLM', 'Gemma3ForConditionalGeneration'].join(', ');
-}
-
-/**
- * RoPE base and scaling. transformers 4.x: `rope_theta` + `rope_scaling` ({type|rope_type, ...});
- * transformers 5: `rope_parameters` ({rope_type, rope_theta, ...}). "default" means no scaling.
- */
-export function ropeOf(
-  c: Json,
-  file: string,
-  defaultTheta: number,
-  dims: { rotaryDim: number; maxPositionEmbeddings: number },
-): { theta: number; scaling: RopeScaling | null } {
-  const params = c.rope_parameters ?? c.rope_scaling;
-  const key = c.rope_parameters != null ? 'rope_parameters' : 'rope_scaling';
-  if (params != null && (typeof params !== 'object' || Array.isArray(params))) {
-    throw new ConfigError(`${file}: "${key}" must be an object or null`);
-  }
-  const p = (params ?? {}) as Json;
-  const pf = new FieldReader(p, `${file}: "${key}"`);
-  const theta =
-    p.rope_theta != null ? pf.positiveNumber('rope_theta') : new FieldReader(c, file).positiveNumber('rope_theta', defaultTheta);
-  if (params == null) return { theta, scaling: null };
-  const type = p.rope_type ?? p.type ?? 'default';
-  switch (type) {
-    case 'default':
-      return { theta, scaling: null };
-    case 'linear':
-      return { theta, scaling: { type: 'linear', factor: pf.positiveNumber('factor') } };
-    case 'llama3':
-      return {
-        theta,
-        scaling: {
-          type: 'llama3',
-          factor: pf.positiveNumber('factor'),
-          lowFreqFactor: pf.positiveNumber('low_freq_factor'),
-          highFreqFactor: pf.positiveNumber('high_freq_factor'),
-          originalMaxPositionEmbeddings: pf.positiveInt('original_max_position_embeddings'),
-        },
-      };
-    case 'longrope':
-    case 'su': // Phi-3's first name for longrope
-      return { theta, scaling: longRopeOf(c, p, pf, file, key, dims) };
-    default:
-      throw new ConfigError(
-        `${file}: "${key}" type ${JSON.stringify(type)} is not supported; Hearth supports "default", "linear", "llama3" and "longrope"`,
-      );
-  }
-}
-
-/**
- * LongRoPE as transformers' `_compute_longrope_parameters`: original_max_position_embeddings from the
- * rope parameters (5) or the top level (Phi-3's 4.x files); factor = max / original unless given;
- * attention_factor = sqrt(1 + ln(factor) / ln(original)) when factor > 1 unless given, else 1.
- */
-function longRopeOf(
-  c: Json,
-  p: Json,
-  pf: FieldReader,
-  file: string,
-  key: string,
-  dims: { rotaryDim: number; maxPositionEmbeddings: number },
-): RopeScaling {
-  const original =
-    p.original_max_position_embeddings != null
-      ? pf.positiveInt('original_max_position_embeddings')
-      : new FieldReader(c, file).positiveInt('original_max_position_embeddings', dims.maxPositionEmbeddings);
-  const factors = (name: string): number[] => {
-    const v = p[name];
-    const ok = Array.isArray(v) && v.length === dims.rotaryDim / 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0);
-    if (!ok)
-      throw new ConfigError(`${file}: "${key}.${name}" must list ${dims.rotaryDim / 2} positive numbers (one per rotated frequency)`);
-    return v as number[];
-  };
-  const factor = pf.optionalNumber('factor', 0) ?? dims.maxPositionEmbeddings / original;
-  const given = pf.optionalNumber('attention_factor', 0);
-  const attentionFactor = given ?? (factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original)));
-  return {
-    type: 'longrope',
-    shortFactor: factors('short_factor'),
-    longFactor: factors('long_factor'),
-    originalMaxPositionEmbeddings: original,
-    attentionFactor,
-  };
-}
-
-/** eos_token_id may be an int, a list of ints, or absent/null. */
-export function tokenIdList(value: unknown, field: string, file: string): number[] {
-  if (value == null) return [];
-  const list = Array.isArray(value) ? value : [value];
-  for (const id of list) {
-    if (!Number.isInteger(id) || (id as number) < 0) {
-      throw new ConfigError(`${file}: "${field}" must be a token id or a list of token ids (got ${JSON.stringify(value)})`);
-    }
-  }
-  return [...new Set(list as number[])];
-}
-
-/**
- * Caps on config.json sizes, far above any real model (Llama 3.1 405B has 126 layers): a hostile
- * `num_hidden_layers` of 2^53 would otherwise size per-layer arrays. README.md "Budgets for
- * untrusted files and programs" lists them.
- */
-export const CONFIG_LIMITS = { int: 2 ** 31 - 1, layers: 4096 } as const;
-
-/** Typed field access with error messages that name the field and show the bad value. */
-export class FieldReader {
-  constructor(
-    private readonly obj: Json,
-    private readonly where: string,
-  ) {}
-
-  private missing(name: string): never {
-    throw new ConfigError(`${this.where}: missing required field "${name}"`);
-  }
-
-  private bad(name: string, what: string): never {
-    throw new ConfigError(`${this.where}: "${name}" must be ${what} (got ${JSON.stringify(this.obj[name])})`);
-  }
-
-  /** A size or count: an integer from 1 to `max` (2^31 - 1 by default: no tensor dimension or id is larger, and
-   *  1e308 is an "integer" to Number.isInteger). */
-  positiveInt(name: string, fallback?: number, max = CONFIG_LIMITS.int): number {
-    const v = this.obj[name];
-    if (v == null) return fallback ?? this.missing(name);
-    if (!Number.isInteger(v) || (v as number) <= 0) this.bad(name, 'a positive integer');
-    if ((v as number) > max) this.bad(name, `at most ${max}`);
-    return v as number;
-  }
-
-  /** `num_hidden_layers`: per-layer tables are built from it before any tensor is seen, so it is capped. */
-  layerCount(name = 'num_hidden_layers'): number {
-    return this.positiveInt(name, undefined, CONFIG_LIMITS.layers);
-  }
-
-  positiveNumber(name: string, fallback?: number): number {
-    const v = this.obj[name];
-    if (v == null) return fallback ?? this.missing(name);
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) this.bad(name, 'a positive number');
-    return v;
-  }
-
-  optionalNumber(name: string, min = -Infinity): number | undefined {
-    const v = this.obj[name];
-    if (v == null) return undefined;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) this.bad(name, `a number >= ${min}`);
-    return v;
-  }
-
-  optionalInt(name: string, min = 0): number | undefined {
-    const v = this.obj[name];
-    if (v == null) return undefined;
-    if (!Number.isInteger(v) || (v as number) < min) this.bad(name, `an integer >= ${min}`);
-    return v as number;
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const v = this.obj[name];
-    if (v == null) return fallback;
-    if (typeof v !== 'boolean') this.bad(name, 'true or false');
-    return v;
-  }
-
-  tokenIdOrNull(name: string): number | null {
-    const v = this.obj[name];
-    if (v == null) return null;
-    // A few configs carry a list here too; the first id is the one that is prepended.
-    if (Array.isArray(v)) return tokenIdList(v, name, this.where)[0] ?? null;
-    if (!Number.isInteger(v) || (v as number) < 0) this.bad(name, 'a token id');
-    return v as number;
-  }
 }
 
 /** How a family derives its window when the config lists no `layer_types`. */

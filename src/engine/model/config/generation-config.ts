@@ -5,7 +5,7 @@
  * the same list so a Hearth request without those fields samples as vLLM would.
  * Not here: applying them to a request (the chat service does), config.json (hf-config.ts).
  */
-import { ConfigError, FieldReader, tokenIdList } from './hf-config';
+import { ConfigError, FieldReader, tokenIdList } from './fields';
 
 export interface GenerationDefaults {
   /** eos_token_id of generation_config.json (int or list in the file). */

@@ -7,8 +7,8 @@
  * Not here: models downloaded from Hugging Face (UrlSource + the IndexedDB file cache).
  */
 import { z } from 'zod';
-import { BundledSource } from './sources/bundled-source';
-import type { ModelFileCache } from './sources/file-cache';
+import { BundledSource } from './bundled-source';
+import type { ModelFileCache } from './file-cache';
 
 export const CATALOG_PATH = 'models/index.json';
 

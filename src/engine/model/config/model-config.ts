@@ -6,7 +6,7 @@
  * engine cannot run. Names follow llm.c's short math names where they are dimensions.
  * Not here: tokenizer and generation defaults (see generation-config.ts / tokenizer.ts).
  */
-import type { DType } from '../tensor/dtype';
+import type { DType } from '../../tensor/dtype';
 
 /** The decoder families Hearth runs; they differ only in the flags below. */
 export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3' | 'gemma3';

@@ -12,7 +12,7 @@
  * when p1 - p0 >= n_swa).
  * Not here: the masks themselves (kernels, reference/attention.ts), block freeing (generate/block-manager.ts).
  */
-import type { ModelConfig } from './config';
+import type { ModelConfig } from './model-config';
 
 /** The window of layer `layer` in tokens; 0 for a full-attention layer. */
 export function layerWindow(cfg: Pick<ModelConfig, 'slidingWindow' | 'layerTypes'>, layer: number): number {
