@@ -16,7 +16,7 @@
 import { randomFillSync } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { BYTE_TO_CHAR } from '../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../src/engine/model/text/byte-level';
 import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { ggufHyperparameters, llama3RopeFactors } from '../../src/engine/model/gguf/gguf-hparams';

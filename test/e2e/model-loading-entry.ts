@@ -6,7 +6,7 @@
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { bundledSource, fetchCatalog } from '../../src/engine/model/sources/catalog';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
-import type { ChatMessage } from '../../src/engine/model/chat-template';
+import type { ChatMessage } from '../../src/engine/model/text/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { WeightSet } from '../../src/engine/model/weights';

@@ -10,11 +10,11 @@
  * Not here: the implementation (engine.ts, scheduler.ts), request validation with vLLM's
  * messages (src/api, src/service/chat).
  */
-import type { ChatTemplates } from '../model/chat-template';
+import type { ChatTemplates } from '../model/text/chat-template';
 import type { ModelConfig } from '../model/config/model-config';
 import type { GenerationDefaults } from '../model/config/generation-config';
 import type { TensorData } from '../tensor/tensor-data';
-import type { ModelTokenizer } from '../model/tokenizer';
+import type { ModelTokenizer } from '../model/text/tokenizer';
 import type { SamplingParams } from '../sampling/sampling-params';
 
 /** adapter_config.json fields the engine uses (PEFT names in comments). */

@@ -13,14 +13,14 @@
  */
 import type { DType } from '../tensor/dtype';
 import type { ModelConfig } from './config/model-config';
-import { ChatTemplates } from './chat-template';
+import { ChatTemplates } from './text/chat-template';
 import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './config/generation-config';
 import { parseModelConfig } from './config/hf-config';
 import type { QuantizeTarget } from './quantize';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from './sources/source';
 import type { TensorData } from '../tensor/tensor-data';
-import { ModelTokenizer } from './tokenizer';
+import { ModelTokenizer } from './text/tokenizer';
 import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from './weights';
 
 /** A repository that is incomplete or inconsistent; the message names the file and the problem. */

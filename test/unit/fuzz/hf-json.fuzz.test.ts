@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parseGenerationConfig } from '../../../src/engine/model/config/generation-config';
 import { ConfigError } from '../../../src/engine/model/config/fields';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
-import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 import { expectParsesOrRefuses, mutateJson, n, SEED, type Mutant } from './mutate';
 
 const fixtures = new URL('../model/fixtures/', import.meta.url);

@@ -12,7 +12,7 @@ import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/saf
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
-import { TokenizerError } from '../../../src/engine/model/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 import { expectParsesOrRefuses, mutateJson, n, SEED } from './mutate';
 
 const folder = new URL('../../../public/models/tiny-qwen3/', import.meta.url);

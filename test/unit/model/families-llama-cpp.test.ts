@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';

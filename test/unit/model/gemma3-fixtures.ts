@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { DType } from '../../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../../src/engine/model/config/model-config';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';

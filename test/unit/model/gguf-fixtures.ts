@@ -4,7 +4,7 @@
 // permuted for its interleaved RoPE, and Llama 3's frequency scaling as `rope_freqs.weight`. The
 // tokenizer is GPT-2 byte-level: the 256 byte characters plus a few merged tokens, enough for
 // llama.cpp to build its vocabulary.
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';

@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundledSource, parseCatalog } from '../../../src/engine/model/sources/catalog';
-import { ChatTemplateError } from '../../../src/engine/model/chat-template';
+import { ChatTemplateError } from '../../../src/engine/model/text/chat-template';
 import { ConfigError } from '../../../src/engine/model/config/fields';
 import { loadModelFiles, RepositoryError } from '../../../src/engine/model/repo';
 import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/safetensors';

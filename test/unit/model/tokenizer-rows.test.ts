@@ -11,7 +11,7 @@ import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { loadModelFiles } from '../../../src/engine/model/repo';
 import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import { ModelTokenizer, UnembeddedTokenError } from '../../../src/engine/model/tokenizer';
+import { ModelTokenizer, UnembeddedTokenError } from '../../../src/engine/model/text/tokenizer';
 import { planParameters } from '../../../src/engine/model/weights';
 import { ChatRequestError } from '../../../src/service/chat/errors';
 import { buildPrompt } from '../../../src/service/chat/prompt';

@@ -16,12 +16,12 @@
  */
 import type { DType } from '../../tensor/dtype';
 import type { ModelConfig } from '../config/model-config';
-import { ChatTemplates } from '../chat-template';
+import { ChatTemplates } from '../text/chat-template';
 import { unionTokenIds, type GenerationDefaults } from '../config/generation-config';
 import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEntry } from '../repo';
 import { blobBytes, type ByteSource } from '../safetensors';
 import type { ModelSource } from '../sources/source';
-import { ModelTokenizer } from '../tokenizer';
+import { ModelTokenizer } from '../text/tokenizer';
 import { checkAgainstPlan } from '../weights';
 import { ROPE_TENSORS } from './gguf-families';
 import { ggufArchitecture, ggufModelConfig, hfTensorName, ggufRopeOf, readHfTensor } from './gguf-model';

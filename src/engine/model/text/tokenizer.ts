@@ -18,17 +18,8 @@
  */
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { SpecialTokenStrings } from './chat-template';
-import { IncrementalDetokenizer, type DetokenizerOptions } from './detokenizer';
+import { IncrementalDetokenizer, type DecodeOptions, type DetokenizerOptions } from './detokenizer';
 import { checkCompiledPatterns, checkPatterns, checkVocabulary, TokenizerError } from './tokenizer-checks';
-
-export { TokenizerError };
-
-export interface DecodeOptions {
-  skipSpecialTokens?: boolean;
-  spacesBetweenSpecialTokens?: boolean;
-  /** Default: tokenizer_config.json's clean_up_tokenization_spaces (false when absent). */
-  cleanUpTokenizationSpaces?: boolean;
-}
 
 export interface AddedTokenInfo {
   id: number;

@@ -16,7 +16,23 @@
  * Not here: stop strings and their hold-back (the generation side owns those).
  */
 import { CHAR_TO_BYTE } from './byte-level';
-import type { ModelTokenizer } from './tokenizer';
+
+export interface DecodeOptions {
+  skipSpecialTokens?: boolean;
+  spacesBetweenSpecialTokens?: boolean;
+  /** Default: tokenizer_config.json's clean_up_tokenization_spaces (false when absent). */
+  cleanUpTokenizationSpaces?: boolean;
+}
+
+/** What the detokenizer reads of a tokenizer (ModelTokenizer in tokenizer.ts, which builds detokenizers). */
+export interface TokenSource {
+  /** The decoder is plain ByteLevel: every regular token is a string of bytes. */
+  readonly byteLevel: boolean;
+  readonly specialTokenIds: ReadonlySet<number>;
+  idToToken(id: number): string | undefined;
+  isAddedToken(id: number): boolean;
+  decode(ids: readonly number[], options?: DecodeOptions): string;
+}
 
 export interface DetokenizerOptions {
   skipSpecialTokens?: boolean;
@@ -43,7 +59,7 @@ export class IncrementalDetokenizer {
   private readOffset = 0;
 
   constructor(
-    private readonly tokenizer: ModelTokenizer,
+    private readonly tokenizer: TokenSource,
     options: DetokenizerOptions = {},
   ) {
     this.skip = options.skipSpecialTokens ?? false;
