@@ -26,7 +26,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { answer, evaluate, messages, problems, question, type AdditionProblem } from '../src/demo/addition';
-import { writeSafetensors } from '../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../src/engine/model/files/safetensors-writer';
 import { mulberry32 } from '../src/engine/tensor/random';
 import { greedyDecode, ReferenceModel } from '../src/engine/reference/model';
 import { sftSequence } from '../src/service/training/sft-steps';

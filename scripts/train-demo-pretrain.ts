@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { answer, DEFAULT_PROBLEMS, evaluate, messages, problems, type AdditionProblem } from '../src/demo/addition';
-import { writeSafetensors } from '../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../src/engine/model/files/safetensors-writer';
 import type { TensorData } from '../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../src/engine/reference/model';
 import { sftSequence } from '../src/service/training/sft-steps';

@@ -13,7 +13,7 @@ import { bundledSource, type CatalogEntry } from '../../src/engine/model/sources
 import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { tensorBytes } from '../../src/engine/tensor/dtype';
 import { type TensorData } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';

@@ -12,8 +12,8 @@ import { createKernelContext } from '../../src/engine/gpu/context';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { quantize, QUANTIZE_TARGETS, type QuantizeTarget } from '../../src/engine/model/quantize';
-import { GpuQuantizer } from '../../src/engine/model/quantize-upload';
+import { quantize, QUANTIZE_TARGETS, type QuantizeTarget } from '../../src/engine/model/quant/quantize';
+import { GpuQuantizer } from '../../src/engine/model/quant/quantize-upload';
 import { Rng } from '../../src/engine/tensor/random';
 
 export interface QuantizeLoadBenchResult {

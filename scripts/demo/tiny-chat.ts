@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChatTemplates } from '../../src/engine/model/text/chat-template';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
-import { SafetensorsFile } from '../../src/engine/model/safetensors';
+import { SafetensorsFile } from '../../src/engine/model/files/safetensors';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { ModelTokenizer } from '../../src/engine/model/text/tokenizer';
 import { MODEL_SPECS } from '../model-making/models';

@@ -7,7 +7,7 @@
  * bytes, so a test can build it twice and compare.
  */
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
-import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
 import { numel } from '../../src/engine/tensor/tensor-data';
 import { planParameters } from '../../src/engine/model/weights';
 import { trainBpe } from './bpe-trainer';

@@ -23,9 +23,9 @@
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
 import { cpuGgufCacheKey, cpuGgufModelId } from '../engine/cpu/cpu-models';
-import { loadRepository, type ModelFormat } from '../engine/model/model-repository';
-import type { QuantizeTarget } from '../engine/model/quantize';
-import { smallFileText, type LoadedModelFiles } from '../engine/model/repo';
+import { loadRepository, type ModelFormat } from '../engine/model/files/model-repository';
+import type { QuantizeTarget } from '../engine/model/quant/quantize';
+import { smallFileText, type LoadedModelFiles } from '../engine/model/files/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import { ggufDisplayName } from '../engine/model/sources/gguf-files';

@@ -7,8 +7,8 @@
  * Not here: quantizing (engine/model/quantize-on-load.ts), the downloads themselves
  * (base-model-downloads.ts).
  */
-import { SAFETENSORS, type ModelFormat } from '../engine/model/model-repository';
-import { QUANTIZE_TARGETS, type QuantizeTarget } from '../engine/model/quantize';
+import { SAFETENSORS, type ModelFormat } from '../engine/model/files/model-repository';
+import { QUANTIZE_TARGETS, type QuantizeTarget } from '../engine/model/quant/quantize';
 import type { BaseModelRecord } from '../store/schema';
 import { ConflictError, InvalidInputError } from './errors';
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tensorFromF32 } from '../../src/engine/tensor/tensor-data';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
-import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
 import { loraModuleDims, loraTensorName, type LoraModule } from '../../src/engine/reference/lora';
 import { Rng } from '../../src/engine/tensor/random';
 import { ASK, complete, MODEL, ok } from './chat-helpers';

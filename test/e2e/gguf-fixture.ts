@@ -10,12 +10,12 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { quantizeQ8_0 } from '../../src/engine/model/quantize';
+import { quantizeQ8_0 } from '../../src/engine/model/quant/quantize';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { GgufValueType } from '../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
-import { SafetensorsFile } from '../../src/engine/model/safetensors';
+import { SafetensorsFile } from '../../src/engine/model/files/safetensors';
 
 const DIR = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 type Json = Record<string, any>;

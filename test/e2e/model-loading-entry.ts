@@ -5,7 +5,7 @@
 // chat template, the weights uploaded to WebGPU, and greedy generation.
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { bundledSource, fetchCatalog } from '../../src/engine/model/sources/catalog';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import type { ChatMessage } from '../../src/engine/model/text/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';

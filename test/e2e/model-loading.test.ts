@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles } from '../../src/engine/model/files/repo';
 import { DirectorySource } from '../../src/engine/model/sources/directory-source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';

@@ -13,7 +13,7 @@ import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { hfTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import { gpt2MetadataFrom } from '../unit/model/gguf-vocab-fixtures';

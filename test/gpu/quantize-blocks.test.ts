@@ -19,10 +19,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { FloatDType } from '../../src/engine/tensor/dtype';
 import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { encodeQ4_K, fitCandidates, quantize, subBlockWeights, type Fit, type QuantizeTarget } from '../../src/engine/model/quantize';
-import { GpuQuantizer } from '../../src/engine/model/quantize-upload';
+import { encodeQ4_K, fitCandidates, quantize, subBlockWeights, type Fit, type QuantizeTarget } from '../../src/engine/model/quant/quantize';
+import { GpuQuantizer } from '../../src/engine/model/quant/quantize-upload';
 import { blockLayout } from '../../src/engine/tensor/dtype';
-import { dequantize } from '../../src/engine/reference/dequant';
+import { dequantize } from '../../src/engine/model/quant/dequant';
 import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, readMatrixRows } from './dense-helpers';
 

@@ -19,7 +19,7 @@ import type { BlockDType } from '../../src/engine/tensor/dtype';
 import { blockLayout } from '../../src/engine/tensor/dtype';
 import { EMBED_NAME, FINAL_NORM_NAME, WeightSet } from '../../src/engine/model/weights';
 import { expectClose } from '../../src/engine/reference/check';
-import { dequantizeTensor } from '../../src/engine/reference/dequant';
+import { dequantizeTensor } from '../../src/engine/model/quant/dequant';
 import { embeddingForward } from '../../src/engine/reference/embedding';
 import { linearBackward, linearForward } from '../../src/engine/reference/linear';
 import { Rng } from '../../src/engine/tensor/random';

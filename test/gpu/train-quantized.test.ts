@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
 import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
-import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quantize-on-load';
+import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quant/quantize-on-load';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { WeightSet } from '../../src/engine/model/weights';
 import { expectClose } from '../../src/engine/reference/check';

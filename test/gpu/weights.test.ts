@@ -6,7 +6,7 @@ import { ropeTable } from '../../src/engine/model/config/rope';
 import { blockLayout } from '../../src/engine/tensor/dtype';
 import { type TensorData } from '../../src/engine/tensor/tensor-data';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
-import { dequantizeTensor } from '../../src/engine/reference/dequant';
+import { dequantizeTensor } from '../../src/engine/model/quant/dequant';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { randomQuantizedModel } from '../../src/engine/reference/random-quantized';
 import { destroyContexts, kernelContext } from './dense-helpers';

@@ -22,7 +22,7 @@ import type {
   LoadModelOptions,
   ServedModel,
 } from '../generate/types';
-import { asRepository, type ModelRepository } from '../model/model-repository';
+import { asRepository, type ModelRepository } from '../model/files/model-repository';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import type { ModelSource } from '../model/sources/source';
 import { runChoice, type CompleteFn } from './cpu-choice';

@@ -27,7 +27,7 @@
 import type { ModelConfig } from '../model/config/model-config';
 import { bf16BitsToF32, f32ToF16Bits } from '../tensor/dtype';
 import { tensorToF32 } from '../tensor/tensor-data';
-import type { LoadedModelFiles } from '../model/repo';
+import type { LoadedModelFiles } from '../model/files/repo';
 import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
 import { PERMUTED_QK } from '../model/gguf/gguf-families';
 import { llama3RopeFactors, ggufHyperparameters } from '../model/gguf/gguf-hparams';

@@ -10,8 +10,8 @@
 import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/sources/catalog';
 import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
-import type { ModelRepository } from '../model/model-repository';
-import type { QuantizeTarget } from '../model/quantize';
+import type { ModelRepository } from '../model/files/model-repository';
+import type { QuantizeTarget } from '../model/quant/quantize';
 import type { ModelSource } from '../model/sources/source';
 import { UrlSource } from '../model/sources/url-source';
 

@@ -24,9 +24,9 @@
  * Not here: file parsing (safetensors.ts), the kernels that read these buffers (../kernels).
  */
 import { PackedMatrix } from '../gpu/packed-tensor';
-import { dequantizeTensor } from '../reference/dequant';
+import { dequantizeTensor } from './quant/dequant';
 import type { ModelConfig } from './config/model-config';
-import type { QuantizeTarget } from './quantize';
+import type { QuantizeTarget } from './quant/quantize';
 import { layerRopeParams, ropeTable, rotaryDim } from './config/rope';
 import type { TensorData } from '../tensor/tensor-data';
 import { numel } from '../tensor/tensor-data';

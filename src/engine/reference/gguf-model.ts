@@ -12,9 +12,9 @@ import { tensorFromF32 } from '../tensor/tensor-data';
 import { ROPE_TENSORS } from '../model/gguf/gguf-families';
 import { ggufModelConfig, ggufRopeOf, readHfTensor } from '../model/gguf/gguf-model';
 import { readGguf } from '../model/gguf/gguf-reader';
-import type { ByteSource } from '../model/safetensors';
+import type { ByteSource } from '../model/files/safetensors';
 import type { TensorData } from '../tensor/tensor-data';
-import { dequantize } from './dequant';
+import { dequantize } from '../model/quant/dequant';
 
 export async function referenceTensorsFromGguf(
   src: ByteSource,

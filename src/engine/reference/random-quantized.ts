@@ -11,7 +11,7 @@ import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32 } from '../tensor/tensor-data';
 import { ggmlName, isBlockDType } from '../tensor/dtype';
 import { type TensorData } from '../tensor/tensor-data';
-import { dequantizeTensor } from './dequant';
+import { dequantizeTensor } from '../model/quant/dequant';
 import { Rng } from '../tensor/random';
 import { randomBlocks } from './random-blocks';
 import { randomModelTensors } from './random-model';

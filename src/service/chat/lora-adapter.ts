@@ -14,7 +14,7 @@
 import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
 import { REGEX_LIMITS, regexHazard } from '../../engine/model/text/regex-hazard';
-import { SafetensorsFile } from '../../engine/model/safetensors';
+import { SafetensorsFile } from '../../engine/model/files/safetensors';
 import type { TensorData } from '../../engine/tensor/tensor-data';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
 import type { Principal } from '../api-keys';

@@ -19,7 +19,7 @@
  */
 import type { InferenceEngine, ServedModel } from '../../engine/generate/types';
 import { tensorFromF32 } from '../../engine/tensor/tensor-data';
-import { writeSafetensors } from '../../engine/model/safetensors-writer';
+import { writeSafetensors } from '../../engine/model/files/safetensors-writer';
 import type { TensorData } from '../../engine/tensor/tensor-data';
 import { loraToTensors, planLora, loraParameterCount } from '../../engine/train/lora-plan';
 import {

@@ -3,7 +3,7 @@
 // IndexedDB (PEFT files written with the safetensors writer); and GET /v1/models.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFromF32 } from '../../../src/engine/tensor/dtype';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { authenticate, type Principal } from '../../../src/service/api-keys';
 import { addCheckpoint } from '../../../src/service/checkpoints';
 import { AdapterError, checkpointAdapter, parseAdapterConfig } from '../../../src/service/chat/lora-adapter';

@@ -14,8 +14,8 @@ import { bf16AsF16, cpuGgufFromGguf, cpuGgufFromSafetensors, placeholderIds, pla
 import { bf16BitsToF32, f16BitsToF32 } from '../../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
-import type { LoadedModelFiles } from '../../../src/engine/model/repo';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import type { LoadedModelFiles } from '../../../src/engine/model/files/repo';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
 import { compareLogits, llamaCppLogits } from '../model/llama-cpp-oracle';

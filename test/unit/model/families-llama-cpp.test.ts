@@ -33,7 +33,7 @@ import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 import { ReferenceModel } from '../../../src/engine/reference/model';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 import { compareLogits, llamaCppLogits } from './llama-cpp-oracle';

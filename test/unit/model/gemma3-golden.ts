@@ -8,7 +8,7 @@
 // scripts/golden/gemma3_transformers.py runs transformers (and peft) on it.
 import type { ModelConfig } from '../../../src/engine/model/config/model-config';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { adamwStep } from '../../../src/engine/reference/adamw';

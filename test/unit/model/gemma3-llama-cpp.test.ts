@@ -15,7 +15,7 @@ import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
-import { loadModelFiles } from '../../../src/engine/model/repo';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { ReferenceModel } from '../../../src/engine/reference/model';

@@ -11,7 +11,7 @@ import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { layerNames } from '../../../src/engine/model/weights';
-import { dequantize } from '../../../src/engine/reference/dequant';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 import { testConfig } from '../../../src/engine/reference/random-model';

@@ -12,10 +12,10 @@
 // with random qh; 4e-4 with all bits set, 6e-3 with none), while its get_rows path agrees with
 // Hearth's decoder to 3e-3. So for Q5_1 only the embedding is Q5_1 and the projections stay F32.
 import { describe, expect, it } from 'vitest';
-import { dequantize } from '../../../src/engine/reference/dequant';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { LORA_MODULES, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ggmlBytes, ggmlType, SUPPORTED_GGML_TYPES } from '../../../src/engine/tensor/ggml-types';
 import { GgufValueType, readGguf, readGgufTensor, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes as source } from '../../../src/engine/model/safetensors';
+import { memoryBytes as source } from '../../../src/engine/model/files/safetensors';
 import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 

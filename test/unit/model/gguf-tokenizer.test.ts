@@ -13,7 +13,7 @@ import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { GGUF_PRE_TOKENIZERS } from '../../../src/engine/model/gguf/gguf-pretokenizers';
 import { ggufTokenizerFiles } from '../../../src/engine/model/gguf/gguf-tokenizer';
 import { gv } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import { gemma3Metadata, gpt2Metadata, hubFiles, llama2Metadata, smallGpt2Metadata, vocabGguf, type Metadata } from './gguf-vocab-fixtures';
 

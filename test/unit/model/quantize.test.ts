@@ -5,15 +5,15 @@
 // quantizeOnLoad on the bundled tiny-chat: which tensors become which blocks, and their bytes.
 import { describe, expect, it } from 'vitest';
 import { f16BitsToF32, f32ToF16Bits } from '../../../src/engine/tensor/dtype';
-import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quantize';
-import { quantizeOnLoad } from '../../../src/engine/model/quantize-on-load';
-import { loadModelFiles } from '../../../src/engine/model/repo';
+import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quant/quantize';
+import { quantizeOnLoad } from '../../../src/engine/model/quant/quantize-on-load';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
 import { roundToDtype } from '../../../src/engine/tensor/dtype';
 import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { embeddingScaleOf } from '../../../src/engine/model/weights';
 import { testConfig } from '../../../src/engine/reference/random-model';
-import { dequantize } from '../../../src/engine/reference/dequant';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { Rng } from '../../../src/engine/tensor/random';
 
 const rms = (a: Float32Array, b: Float32Array) => Math.sqrt(a.reduce((s, v, i) => s + (v - b[i]) ** 2, 0) / a.length);

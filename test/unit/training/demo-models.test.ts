@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { question } from '../../../src/demo/addition';
 import { bundledSource, parseCatalog } from '../../../src/engine/model/sources/catalog';
-import { loadModelFiles, type LoadedModelFiles } from '../../../src/engine/model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../../../src/engine/model/files/repo';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../../../src/engine/reference/model';
 

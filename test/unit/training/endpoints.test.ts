@@ -7,7 +7,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { initLoraParameters, loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
 import { parseAdapterConfig, parseAdapterModel } from '../../../src/service/chat/lora-adapter';
 import { adapterFiles } from '../../../src/service/training/adapter-files';

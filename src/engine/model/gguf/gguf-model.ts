@@ -16,7 +16,7 @@
  * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
  */
 import type { Architecture, ModelConfig, RopeScaling } from '../config/model-config';
-import type { ByteSource } from '../safetensors';
+import type { ByteSource } from '../files/safetensors';
 import { ggmlBytes } from '../../tensor/ggml-types';
 import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';

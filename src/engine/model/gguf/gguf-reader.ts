@@ -15,7 +15,7 @@
  * GgufError with the file name and what is wrong. Not here: what the metadata means for a model
  * (a later loader), the block formats (reference/dequant.ts).
  */
-import type { ByteSource } from '../safetensors';
+import type { ByteSource } from '../files/safetensors';
 import { GGML_TYPES, SUPPORTED_GGML_TYPES, type GgmlType } from '../../tensor/ggml-types';
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian

@@ -8,11 +8,11 @@
  * (model/gguf/ggml-types.ts), quantizing (the tests write random blocks: every bit pattern is a
  * valid block).
  */
-import { ggmlBytes, ggmlType, QK_K } from '../tensor/ggml-types';
-import { bf16BitsToF32, f16BitsToF32 } from '../tensor/dtype';
-import { tensorToF32 } from '../tensor/tensor-data';
-import { ggmlName, isBlockDType } from '../tensor/dtype';
-import { numel, type TensorData } from '../tensor/tensor-data';
+import { ggmlBytes, ggmlType, QK_K } from '../../tensor/ggml-types';
+import { bf16BitsToF32, f16BitsToF32 } from '../../tensor/dtype';
+import { tensorToF32 } from '../../tensor/tensor-data';
+import { ggmlName, isBlockDType } from '../../tensor/dtype';
+import { numel, type TensorData } from '../../tensor/tensor-data';
 
 type BlockDecoder = (b: Uint8Array, o: number, y: Float32Array, yo: number) => void;
 

@@ -9,8 +9,8 @@
  * or overlap; end - begin = numel * dtype size; the file ends exactly at the last tensor.
  * Not here: writing (safetensors-writer.ts), sharded repositories and name/shape checks (repo.ts).
  */
-import type { DType, FloatDType } from '../tensor/dtype';
-import type { TensorData } from '../tensor/tensor-data';
+import type { DType, FloatDType } from '../../tensor/dtype';
+import type { TensorData } from '../../tensor/tensor-data';
 
 /** Header bound of the Rust reader (`MAX_HEADER_SIZE`). */
 export const MAX_HEADER_SIZE = 100_000_000;

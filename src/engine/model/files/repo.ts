@@ -11,17 +11,17 @@
  * `tensors()` hands out a single weight. A problem is an error naming the file and what is wrong.
  * Not here: uploading weights to the GPU (WeightSet), where files come from (sources/).
  */
-import type { DType } from '../tensor/dtype';
-import type { ModelConfig } from './config/model-config';
-import { ChatTemplates } from './text/chat-template';
-import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from './config/generation-config';
-import { parseModelConfig } from './config/hf-config';
-import type { QuantizeTarget } from './quantize';
+import type { DType } from '../../tensor/dtype';
+import type { ModelConfig } from '../config/model-config';
+import { ChatTemplates } from '../text/chat-template';
+import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from '../config/generation-config';
+import { parseModelConfig } from '../config/hf-config';
+import type { QuantizeTarget } from '../quant/quantize';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
-import type { DownloadProgress, ModelSource } from './sources/source';
-import type { TensorData } from '../tensor/tensor-data';
-import { ModelTokenizer } from './text/tokenizer';
-import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from './weights';
+import type { DownloadProgress, ModelSource } from '../sources/source';
+import type { TensorData } from '../../tensor/tensor-data';
+import { ModelTokenizer } from '../text/tokenizer';
+import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from '../weights';
 
 /** A repository that is incomplete or inconsistent; the message names the file and the problem. */
 export class RepositoryError extends Error {

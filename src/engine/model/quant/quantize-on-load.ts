@@ -18,14 +18,14 @@
  * Not here: the block formats (quantize.ts), making them on the GPU as the engine uploads
  * (quantize-upload.ts, weights.ts).
  */
-import type { ModelConfig } from './config/model-config';
-import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
+import type { ModelConfig } from '../config/model-config';
+import { ggmlBytes, ggmlType } from '../../tensor/ggml-types';
 import { quantize, quantizeBlockSize, type QuantizeTarget } from './quantize';
-import type { LoadedModelFiles, WeightEntry } from './repo';
-import { dequantizeTensor } from '../reference/dequant';
-import { ggmlName, isBlockDType } from '../tensor/dtype';
-import { numel, type TensorData } from '../tensor/tensor-data';
-import { EMBED_NAME, LM_HEAD_NAME } from './weights';
+import type { LoadedModelFiles, WeightEntry } from '../files/repo';
+import { dequantizeTensor } from './dequant';
+import { ggmlName, isBlockDType } from '../../tensor/dtype';
+import { numel, type TensorData } from '../../tensor/tensor-data';
+import { EMBED_NAME, LM_HEAD_NAME } from '../weights';
 
 /** The dtype a tensor of `shape` is loaded in under `target`, or null to keep its own. */
 export function quantizedDtype(cfg: ModelConfig, name: string, shape: readonly number[], target: QuantizeTarget): QuantizeTarget | null {

@@ -6,7 +6,7 @@
  *
  * Not here: reading the file (gguf/gguf-reader.ts), the block formats.
  */
-import { ggufValue, type GgufFile } from './gguf/gguf-reader';
+import { ggufValue, type GgufFile } from './gguf-reader';
 
 /** llama_ftype values ("MOSTLY_" dropped); removed ids (4-6, 33-35) stay unnamed. */
 const FILE_TYPES: Readonly<Record<number, string>> = {

@@ -6,10 +6,10 @@
  * Used by scripts/make-models, tests, and the trainer for PEFT `adapter_model.safetensors`.
  * Not here: reading (safetensors.ts).
  */
-import type { FloatDType } from '../tensor/dtype';
+import type { FloatDType } from '../../tensor/dtype';
 import { FILE_DTYPE } from './safetensors';
-import { bytesPerElement, isBlockDType } from '../tensor/dtype';
-import { numel, type TensorData } from '../tensor/tensor-data';
+import { bytesPerElement, isBlockDType } from '../../tensor/dtype';
+import { numel, type TensorData } from '../../tensor/tensor-data';
 
 /** Position of each weight dtype in the Rust `Dtype` enum; larger sorts first. */
 const DTYPE_RANK: Record<FloatDType, number> = { f16: 0, bf16: 1, f32: 2 };

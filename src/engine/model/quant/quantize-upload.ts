@@ -8,13 +8,13 @@
  * Not here: which tensors are quantized (quantize-on-load.ts), the CPU quantizer that is the kernels'
  * reference and serves where there is no GPU (quantize.ts), the matrix layout (gpu/packed-tensor.ts).
  */
-import type { KernelContext } from '../gpu/context';
-import { runCalls } from '../gpu/kernel-call';
-import type { PackedMatrix } from '../gpu/packed-tensor';
-import { QuantizeBlocks } from '../kernels/quantize-blocks';
+import type { KernelContext } from '../../gpu/context';
+import { runCalls } from '../../gpu/kernel-call';
+import type { PackedMatrix } from '../../gpu/packed-tensor';
+import { QuantizeBlocks } from '../../kernels/quantize-blocks';
 import type { QuantizeTarget } from './quantize';
-import { blockLayout } from '../tensor/dtype';
-import { type TensorData } from '../tensor/tensor-data';
+import { blockLayout } from '../../tensor/dtype';
+import { type TensorData } from '../../tensor/tensor-data';
 
 export class GpuQuantizer {
   private readonly kernel: QuantizeBlocks;

@@ -20,9 +20,9 @@
  *
  * Not here: which tensors are quantized (quantize-on-load.ts), dequantizing (reference/dequant.ts).
  */
-import type { BlockDType } from '../tensor/dtype';
-import { f16BitsToF32, f32ToF16Bits } from '../tensor/dtype';
-import { ggmlBytes, ggmlType, QK_K } from '../tensor/ggml-types';
+import type { BlockDType } from '../../tensor/dtype';
+import { f16BitsToF32, f32ToF16Bits } from '../../tensor/dtype';
+import { ggmlBytes, ggmlType, QK_K } from '../../tensor/ggml-types';
 
 /** The block types Hearth can quantize to. */
 export type QuantizeTarget = Extract<BlockDType, 'q8_0' | 'q4_k'>;

@@ -8,11 +8,11 @@
  *
  * Not here: reading each format (repo.ts, gguf/gguf-repo.ts), where files come from (sources/).
  */
-import { loadGgufModelFiles } from './gguf/gguf-repo';
-import type { QuantizeTarget } from './quantize';
-import { quantizeOnLoad } from './quantize-on-load';
+import { loadGgufModelFiles } from '../gguf/gguf-repo';
+import type { QuantizeTarget } from '../quant/quantize';
+import { quantizeOnLoad } from '../quant/quantize-on-load';
 import { loadModelFiles, type LoadedModelFiles, type LoadOptions } from './repo';
-import type { ModelSource } from './sources/source';
+import type { ModelSource } from '../sources/source';
 
 export type ModelFormat = { type: 'safetensors'; quantize?: QuantizeTarget } | { type: 'gguf'; files: readonly string[] };
 
