@@ -7,7 +7,8 @@
  */
 import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
-import { loraScale, parseLoraTensorName } from '../../src/engine/reference/lora';
+import { loraScale } from '../../src/engine/model/lora/lora-config';
+import { parseLoraTensorName } from '../../src/engine/model/lora/peft-modules';
 
 const MODULE_PATH: Record<string, string> = {
   q_proj: 'self_attn.q_proj',

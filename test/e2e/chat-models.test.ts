@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tensorFromF32 } from '../../src/engine/tensor/tensor-data';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
-import { loraModuleDims, loraTensorName, type LoraModule } from '../../src/engine/reference/lora';
+import { loraModuleDims, loraTensorName, type LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { Rng } from '../../src/engine/tensor/random';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WeightSet } from '../../src/engine/model/weights';
-import { LORA_MODULES } from '../../src/engine/reference/lora';
+import { LORA_MODULES } from '../../src/engine/model/lora/peft-modules';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import { GOLDEN_LORA, GOLDEN_PROMPT, goldenConfig, goldenTensors } from '../unit/model/gemma3-golden';
 import { destroyContexts, kernelContext } from './dense-helpers';

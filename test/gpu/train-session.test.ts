@@ -4,7 +4,7 @@
 // with its optimizer state resumes exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import type { LoraModule } from '../../src/engine/reference/lora';
+import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';
 import { planLora } from '../../src/engine/train/lora-plan';

@@ -10,7 +10,7 @@ import type { Architecture, ModelConfig } from '../../src/engine/model/config/mo
 import type { DType } from '../../src/engine/tensor/dtype';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
-import type { LoraModule } from '../../src/engine/reference/lora';
+import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { WeightSet } from '../../src/engine/model/weights';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';

@@ -19,8 +19,10 @@ import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLa
 import type { ModelConfig } from '../model/config/model-config';
 import { tensorToF32 } from '../tensor/tensor-data';
 import type { TensorData } from '../tensor/tensor-data';
-import { groupLoraTensors, loraScale, type LoraModule } from '../reference/lora';
-import type { LoraConfig } from './types';
+import { groupLoraTensors } from '../model/lora/adapter-tensors';
+import { loraScale } from '../model/lora/lora-config';
+import { type LoraModule } from '../model/lora/peft-modules';
+import type { LoraConfig } from '../model/lora/lora-config';
 
 /** Floats a range is aligned to: 256 bytes. */
 const ALIGN = 64;

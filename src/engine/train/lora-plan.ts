@@ -16,20 +16,20 @@
  * Not here: GPU buffers (lora-state.ts), the math (forward.ts / backward.ts).
  * Reference: huggingface/peft src/peft/tuners/lora/layer.py (reset_lora_parameters).
  */
-import type { LoraConfig } from '../generate/types';
+import type { LoraConfig } from '../model/lora/lora-config';
 import type { ModelConfig } from '../model/config/model-config';
 import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
 import type { TensorData } from '../tensor/tensor-data';
 import {
   checkLoraTargets,
-  groupLoraTensors,
   ALL_LORA_MODULES,
   loraModuleDims,
   loraModulesOf,
-  loraScale,
   loraTensorName,
   type LoraModule,
-} from '../reference/lora';
+} from '../model/lora/peft-modules';
+import { groupLoraTensors } from '../model/lora/adapter-tensors';
+import { loraScale } from '../model/lora/lora-config';
 import { Rng } from '../tensor/random';
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';

@@ -11,7 +11,7 @@
  * Not here: the implementation (session.ts and the graph under engine/train), the job state
  * machine and events (src/service/training).
  */
-import type { LoraConfig } from '../generate/types';
+import type { LoraConfig } from '../model/lora/lora-config';
 import type { TensorData } from '../tensor/tensor-data';
 
 /**

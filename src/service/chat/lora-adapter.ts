@@ -11,7 +11,8 @@
  * Not here: applying adapters (the engine), writing them (the trainer).
  * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
  */
-import type { LoraAdapter, LoraConfig } from '../../engine/generate/types';
+import type { LoraAdapter } from '../../engine/generate/types';
+import type { LoraConfig } from '../../engine/model/lora/lora-config';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
 import { REGEX_LIMITS, regexHazard } from '../../engine/model/text/regex-hazard';
 import { SafetensorsFile } from '../../engine/model/files/safetensors';

@@ -7,7 +7,7 @@
  * Not here: parsing an adapter for serving (chat/lora-adapter.ts, which these files must satisfy).
  * Reference: huggingface/peft LoraConfig and `save_pretrained` output.
  */
-import type { LoraConfig as EngineLoraConfig } from '../../engine/generate/types';
+import type { LoraConfig as EngineLoraConfig } from '../../engine/model/lora/lora-config';
 import { SafetensorsFile } from '../../engine/model/files/safetensors';
 import { writeSafetensors } from '../../engine/model/files/safetensors-writer';
 import type { TensorData } from '../../engine/tensor/tensor-data';

@@ -12,7 +12,8 @@ import { writeSafetensors } from '../../../src/engine/model/files/safetensors-wr
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { adamwStep } from '../../../src/engine/reference/adamw';
-import { LORA_MODULES, loraModuleDims, loraTensorName, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import { LORA_MODULES, loraModuleDims, loraTensorName } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import type { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';
 import { Rng } from '../../../src/engine/tensor/random';

@@ -22,7 +22,9 @@
 import type { Architecture, ModelConfig } from '../config/model-config';
 import { tensorToF32 } from '../../tensor/tensor-data';
 import type { TensorData } from '../../tensor/tensor-data';
-import { groupLoraTensors, loraScale, type LoraModule } from '../../reference/lora';
+import { groupLoraTensors } from '../lora/adapter-tensors';
+import { loraScale } from '../lora/lora-config';
+import { type LoraModule } from '../lora/peft-modules';
 import { LAYER_NAMES, permuteRows } from './gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from './gguf-writer';
 
