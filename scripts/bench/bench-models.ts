@@ -16,7 +16,7 @@ import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { tensorBytes } from '../../src/engine/tensor/dtype';
 import { type TensorData } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { parseBenchModel, randomFormatTensors, tensorDtype, weightBytesPerToken, type BenchFormat } from './quantized';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';

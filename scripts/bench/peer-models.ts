@@ -26,7 +26,7 @@ import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader'
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { ggmlName, isBlockDType, tensorBytes } from '../../src/engine/tensor/dtype';
 import { numel } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { Rng } from '../../src/engine/tensor/random';
 import { tameBlockScales } from '../../src/engine/reference/random-blocks';
 import { BENCH_SHAPES } from './bench-models';

@@ -26,7 +26,7 @@ import type { GpuContext } from '../../src/engine/gpu/device';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { numel } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { BENCH_SHAPES } from './bench-models';
 import { measureGeneration, type GenerationBenchResult } from './generation';
 import { PEER_FORMATS, PEER_SHAPES, peerModelFile } from './peer-models';

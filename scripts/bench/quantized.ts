@@ -14,7 +14,7 @@ import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { blockLayout, ggmlName, isBlockDType, tensorBytes } from '../../src/engine/tensor/dtype';
 import { numel, type TensorData } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { Rng } from '../../src/engine/tensor/random';
 import { randomBlocks } from '../../src/engine/reference/random-blocks';
 

@@ -9,7 +9,7 @@
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
 import { numel } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { trainBpe } from './bpe-trainer';
 import { generateCorpus } from './corpus';
 import { MODEL_SPECS, VOCAB_SIZE } from './models';

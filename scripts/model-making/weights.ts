@@ -10,7 +10,7 @@ import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { encodeFromF32 } from '../../src/engine/tensor/dtype';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { numel } from '../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../src/engine/model/weights';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { Prng } from './prng';
 
 export function randomWeights(config: ModelConfig, dtype: DType, seed: number, initializerRange: number): TensorData[] {

@@ -9,7 +9,7 @@ import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/fi
 import type { ChatMessage } from '../../src/engine/model/text/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { IdbModelFileCache, MODEL_FILES_DB } from '../../src/store/model-files';
 

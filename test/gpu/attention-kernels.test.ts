@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
+import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
 import { ropeInvFreq } from '../../src/engine/model/config/rope';
-import { layerNames, WeightSet } from '../../src/engine/model/weights';
+import { layerNames } from '../../src/engine/model/weights/parameter-plan';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import {
   attentionDecodePartials,

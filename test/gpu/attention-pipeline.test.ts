@@ -13,7 +13,7 @@ import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
 import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
-import { KV_BLOCK, KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
 import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/config/rope';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';

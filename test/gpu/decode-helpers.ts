@@ -4,10 +4,10 @@
 import type { KernelContext } from '../../src/engine/gpu/context';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { BatchRow } from '../../src/engine/model/kv-cache';
-import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';
+import type { BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv/kv-cache';
 import { isBlockDType } from '../../src/engine/tensor/dtype';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { Rng } from '../../src/engine/tensor/random';

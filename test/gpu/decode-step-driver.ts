@@ -16,7 +16,7 @@ import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
-import { packBatchRows } from '../../src/engine/model/kv-cache';
+import { packBatchRows } from '../../src/engine/model/kv/kv-cache';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/tensor/random';

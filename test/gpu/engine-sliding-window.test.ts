@@ -13,11 +13,11 @@
 // layers then a global one, random weights) decodes through the general graph past 3x the window
 // with the same bounded local pool and the reference's logprobs.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { KvBlockManager } from '../../src/engine/generate/block-manager';
+import type { KvBlockManager } from '../../src/engine/model/kv/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
-import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv/kv-cache';
 import { loadModelFiles } from '../../src/engine/model/files/repo';
 import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';

@@ -13,7 +13,7 @@ import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/model-runner';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
-import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
+import { NO_ADAPTER } from '../../src/engine/model/kv/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { LmHead } from '../../src/engine/kernels/lm-head';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
 import { ReferenceModel } from '../../src/engine/reference/model';

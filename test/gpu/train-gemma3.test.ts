@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
 import { loraModuleDims, parseLoraTensorName, type LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { randomLoraTensors } from '../../src/engine/reference/lora';

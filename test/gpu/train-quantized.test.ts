@@ -14,7 +14,7 @@ import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quant/quantize-on-load';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';

@@ -11,7 +11,7 @@ import type { DType } from '../../src/engine/tensor/dtype';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
 import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
-import { WeightSet } from '../../src/engine/model/weights';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';

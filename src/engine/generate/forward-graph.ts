@@ -27,8 +27,9 @@ import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import type { KvCache } from '../model/kv-cache';
-import { embeddingScaleOf, type WeightSet } from '../model/weights';
+import type { KvCache } from '../model/kv/kv-cache';
+import { embeddingScaleOf } from '../model/weights/vector-values';
+import { type WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
 
 /** Largest row count the GEMV path takes (Gemv's limit). */

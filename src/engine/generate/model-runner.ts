@@ -23,8 +23,8 @@ import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from 
 import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv-cache';
-import type { WeightSet } from '../model/weights';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import type { WeightSet } from '../model/weights/weight-set';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';

@@ -11,15 +11,15 @@
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
 import { modelWindow } from '../model/config/attention-window';
-import { planKvPools, type KvPoolPlan } from '../model/kv-pools';
+import { planKvPools, type KvPoolPlan } from '../model/kv/kv-pools';
 import type { KernelContext } from '../gpu/context';
 import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
 import type { LoadedModelFiles } from '../model/files/repo';
-import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';
+import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv/kv-cache';
 import { GpuQuantizer } from '../model/quant/quantize-upload';
-import { WeightSet } from '../model/weights';
-import { KvBlockManager } from './block-manager';
+import { WeightSet } from '../model/weights/weight-set';
+import { KvBlockManager } from '../model/kv/block-manager';
 import { LoraPool } from './lora-pool';
 import { ModelRunner } from './model-runner';
 import { Scheduler } from './scheduler';

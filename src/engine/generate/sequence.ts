@@ -13,8 +13,8 @@
  * Not here: ownership rules (block-manager.ts), scheduling (scheduler.ts).
  */
 import { firstVisibleKey } from '../model/config/attention-window';
-import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv-cache';
-import { DROPPED, type KvBlockManager, type PrefixMatch } from './block-manager';
+import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv/kv-cache';
+import { DROPPED, type KvBlockManager, type PrefixMatch } from '../model/kv/block-manager';
 
 export { DROPPED };
 

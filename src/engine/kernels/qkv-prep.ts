@@ -20,7 +20,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../tensor/dtype';
 import { layerUsesRope } from '../model/config/rope';
-import type { WeightSet } from '../model/weights';
+import type { WeightSet } from '../model/weights/weight-set';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';

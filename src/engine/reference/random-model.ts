@@ -8,7 +8,7 @@ import type { DType } from '../tensor/dtype';
 import { tensorFromF32 } from '../tensor/tensor-data';
 import { fullAttentionLayers } from '../model/config/hf-config';
 import type { TensorData } from '../tensor/tensor-data';
-import { planParameters } from '../model/weights';
+import { planParameters } from '../model/weights/parameter-plan';
 import { Rng } from '../tensor/random';
 
 /**

@@ -25,7 +25,8 @@
 import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
-import { embeddingScaleOf, type WeightSet } from '../model/weights';
+import { embeddingScaleOf } from '../model/weights/vector-values';
+import { type WeightSet } from '../model/weights/weight-set';
 import type { TrainingBuffers } from './activations';
 import type { TrainKernels } from '../kernels/registry';
 import type { LoraGroupPlan, LoraPlan } from './lora-plan';

@@ -11,7 +11,7 @@ import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-da
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
-import { layerNames, planParameters } from '../../../src/engine/model/weights';
+import { layerNames, planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { Rng } from '../../../src/engine/tensor/random';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 

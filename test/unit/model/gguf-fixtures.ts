@@ -10,7 +10,7 @@ import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
-import { layerNames } from '../../../src/engine/model/weights';
+import { layerNames } from '../../../src/engine/model/weights/parameter-plan';
 import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';

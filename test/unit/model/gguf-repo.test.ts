@@ -11,7 +11,7 @@ import { RepositoryError } from '../../../src/engine/model/files/repo';
 import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
-import { planParameters } from '../../../src/engine/model/weights';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { randomGguf, type GgufFixture } from './gguf-fixtures';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/engine/model/config/fields';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
-import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights';
+import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { parseLoraTensorName } from '../../../src/engine/model/lora/peft-modules';
 import { gemma3Fixture } from './gemma3-fixtures';
 

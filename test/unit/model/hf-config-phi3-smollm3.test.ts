@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/engine/model/config/fields';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
 import { layerUsesRope, ropeInvFreq, ropeTable, rotaryDim } from '../../../src/engine/model/config/rope';
-import { planParameters } from '../../../src/engine/model/weights';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 const f = Math.fround;

@@ -11,7 +11,7 @@ import { loadModelFiles } from '../../../src/engine/model/files/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
 import { roundToDtype } from '../../../src/engine/tensor/dtype';
 import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
-import { embeddingScaleOf } from '../../../src/engine/model/weights';
+import { embeddingScaleOf } from '../../../src/engine/model/weights/vector-values';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { Rng } from '../../../src/engine/tensor/random';

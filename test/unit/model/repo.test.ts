@@ -17,7 +17,7 @@ import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import { UrlSource } from '../../../src/engine/model/sources/url-source';
 import type { TensorData } from '../../../src/engine/tensor/tensor-data';
-import { planParameters } from '../../../src/engine/model/weights';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { FileServer } from './http-fixture';
 
 const publicModels = new URL('../../../public/models/', import.meta.url);

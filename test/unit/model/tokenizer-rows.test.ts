@@ -12,7 +12,7 @@ import { loadModelFiles } from '../../../src/engine/model/files/repo';
 import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import { ModelTokenizer, UnembeddedTokenError } from '../../../src/engine/model/text/tokenizer';
-import { planParameters } from '../../../src/engine/model/weights';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { ChatRequestError } from '../../../src/service/chat/errors';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import { tinyGemma3Config, tinyGemma3Json } from './gemma3-fixtures';

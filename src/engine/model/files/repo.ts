@@ -21,7 +21,7 @@ import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from '../sources/source';
 import type { TensorData } from '../../tensor/tensor-data';
 import { ModelTokenizer } from '../text/tokenizer';
-import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from '../weights';
+import { checkAgainstPlan, checkpointTensorName, isIgnorableTensor } from '../weights/parameter-plan';
 
 /** A repository that is incomplete or inconsistent; the message names the file and the problem. */
 export class RepositoryError extends Error {

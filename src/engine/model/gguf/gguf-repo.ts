@@ -22,7 +22,7 @@ import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEn
 import { blobBytes, type ByteSource } from '../files/safetensors';
 import type { ModelSource } from '../sources/source';
 import { ModelTokenizer } from '../text/tokenizer';
-import { checkAgainstPlan } from '../weights';
+import { checkAgainstPlan } from '../weights/parameter-plan';
 import { ROPE_TENSORS } from './gguf-families';
 import { ggufArchitecture, ggufModelConfig, hfTensorName, ggufRopeOf, readHfTensor } from './gguf-model';
 import { GgufError, readGguf, type GgufFile, type GgufTensorInfo } from './gguf-reader';

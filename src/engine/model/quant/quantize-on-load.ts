@@ -25,7 +25,7 @@ import type { LoadedModelFiles, WeightEntry } from '../files/repo';
 import { dequantizeTensor } from './dequant';
 import { ggmlName, isBlockDType } from '../../tensor/dtype';
 import { numel, type TensorData } from '../../tensor/tensor-data';
-import { EMBED_NAME, LM_HEAD_NAME } from '../weights';
+import { EMBED_NAME, LM_HEAD_NAME } from '../weights/parameter-plan';
 
 /** The dtype a tensor of `shape` is loaded in under `target`, or null to keep its own. */
 export function quantizedDtype(cfg: ModelConfig, name: string, shape: readonly number[], target: QuantizeTarget): QuantizeTarget | null {

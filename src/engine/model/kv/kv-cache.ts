@@ -15,7 +15,7 @@
  * Also not here: the kernels that read and write the cache (kernels/qkv-prep, kernels/attention-*,
  * and the dense engineer's fused decode `qkv`).
  */
-import type { ModelConfig } from './config/model-config';
+import type { ModelConfig } from '../config/model-config';
 
 /** Tokens per KV block. Every kernel that addresses the cache bakes this in. */
 export const KV_BLOCK = 16;

@@ -12,8 +12,8 @@
  * Reference: vLLM v1 `SlidingWindowManager` (vllm/v1/core/single_type_kv_cache_manager.py), which
  * frees a sliding-window group's blocks once they leave the window.
  */
-import { hybridWindow, localLayers } from './config/attention-window';
-import type { ModelConfig } from './config/model-config';
+import { hybridWindow, localLayers } from '../config/attention-window';
+import type { ModelConfig } from '../config/model-config';
 import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf, type KvLimits } from './kv-cache';
 
 export interface KvPoolPlan {

@@ -27,8 +27,8 @@
  *
  * Not here: the GPU buffers and block copies (KvCache), when to preempt (scheduler.ts).
  */
-import { firstVisibleKey } from '../model/config/attention-window';
-import { KV_BLOCK } from '../model/kv-cache';
+import { firstVisibleKey } from '../config/attention-window';
+import { KV_BLOCK } from './kv-cache';
 
 /** A sequence's block entry whose block was released because it lies wholly before the window. */
 export const DROPPED = -1;
