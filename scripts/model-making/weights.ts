@@ -1,6 +1,6 @@
 /**
  * Random weights for a bundled model, deterministic for a seed: every tensor of the weight plan
- * (planParameters, src/engine/model/weights.ts) in the model's file dtype. Matrices and the embedding are
+ * (planParameters, src/engine/model/weights/parameter-plan.ts) in the model's file dtype. Matrices and the embedding are
  * N(0, initializer_range) like transformers' `_init_weights`; norm weights are 1 + N(0, 0.1) and
  * biases N(0, 0.02) rather than exactly 1 and 0, so a kernel that ignores a norm or bias weight,
  * or reads it transposed, gives different logits from the reference instead of passing by accident.

@@ -18,13 +18,13 @@
  * path; its header is checked before the download starts (base-model-gguf.ts). Downloads from the
  * hub or the configured mirror carry the Hugging Face token of the settings (hub-settings.ts).
  * A safetensors model may be added quantized (`quantization`: Q8_0 or Q4_K blocks made as it loads,
- * engine/model/quantize-on-load.ts); the record keeps the choice, so every load uses it.
+ * engine/model/quant/quantize-on-load.ts); the record keeps the choice, so every load uses it.
  *
  * Not here: the HTTP shapes (base-model-views.ts), downloading itself (src/engine/model/sources).
  */
 import { cpuGgufCacheKey, cpuGgufModelId } from '../engine/cpu/cpu-models';
 import { loadRepository, type ModelFormat } from '../engine/model/files/model-repository';
-import type { QuantizeTarget } from '../engine/model/quant/quantize';
+import type { QuantizeTarget } from '../engine/tensor/dtype';
 import { smallFileText, type LoadedModelFiles } from '../engine/model/files/repo';
 import { CachedSource } from '../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../engine/model/sources/file-cache';

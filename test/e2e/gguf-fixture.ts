@@ -6,7 +6,7 @@
 // pre-tokenizer: Digits(individual) then the GPT-2 regex, as this tokenizer.json does). `splitGguf`
 // cuts a file into gguf-split parts (examples/gguf-split: `split.no` from 0, `split.count`,
 // `split.tensors.count`; the first part keeps every other key). With `Q8_0`, the matrices are
-// quantized as llama-quantize does (Hearth's quantizer, model/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
+// quantized as llama-quantize does (Hearth's quantizer, model/quant/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';

@@ -2,7 +2,7 @@
  * The attention family as the generation core builds it: createAttentionKernels from a ModelConfig,
  * weight inputs (q_norm, k_norm, the RoPE table) read from a real WeightSet, the cache a KvCache.
  * One prefill batch and one decode step per architecture's test config, against the references
- * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/rope.ts).
+ * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/config/rope.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';

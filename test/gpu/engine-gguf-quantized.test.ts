@@ -13,8 +13,8 @@
  *   the one test/unit/model/gguf-llama-cpp.test.ts holds Hearth's reference forward to (relative RMS
  *   0.03; 0.006 measured), the engine being within f32 rounding of that reference. Q5_1 is the embedding, not a
  *   projection: llama.cpp's prebuilt x86 Q5_1 matmul disagrees with its own dequantizer (see there).
- * - The bundled model quantized on load (model/quantize-on-load.ts: a safetensors model's matrices
- *   made Q4_K blocks on the GPU as it loads, model/quantize-upload.ts), served by the same engine: its
+ * - The bundled model quantized on load (model/quant/quantize-on-load.ts: a safetensors model's matrices
+ *   made Q4_K blocks on the GPU as it loads, model/quant/quantize-upload.ts), served by the same engine: its
  *   blocks read back against the CPU quantizer's, and the same check against the reference on the
  *   blocks it made, dequantized.
  */

@@ -167,7 +167,7 @@ describe('sliding-window attention through the engine', () => {
     const id = 'test/tiny-hybrid';
     const layerTypes = ['sliding_attention', 'full_attention', 'sliding_attention', 'full_attention'];
     // 8 blocks of every layer, prefill steps of 16 tokens: the local pool gets what 2 sequences hold
-    // at most (2 x (1 + 2) + 1 = 7 blocks: model/kv-pools.ts), the global layers the rest (9 blocks).
+    // at most (2 x (1 + 2) + 1 = 7 blocks: model/kv/kv-pools.ts), the global layers the rest (9 blocks).
     const { engine, cfg, tensors } = await serve(id, { sliding_window: WINDOW, layer_types: layerTypes }, { blocks: 8, chunk: 16 });
     expect(cfg.layerTypes).toEqual(layerTypes);
     const served = await engine.loadModel(id);

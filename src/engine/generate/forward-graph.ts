@@ -11,7 +11,7 @@
  *   x = rmsnorm(h); qkv = x Wqkv^T + b [+ LoRA q|k|v]; QkvPrep (q/k-norm, RoPE, K/V into the cache)
  *   att = attention(q, cache); h += att Wo^T + b [+ LoRA o]
  *   x = rmsnorm(h); gu = x Wgu^T + b [+ LoRA gate|up]; act = silu(g) u; h += act Wd^T + b [+ LoRA down]
- * Gemma 3 (config.ts): h starts as the embedding times its normaliser, act = gelu_tanh(g) u, and the
+ * Gemma 3 (model/config/model-config.ts): h starts as the embedding times its normaliser, act = gelu_tanh(g) u, and the
  * o_proj and down_proj outputs go through their own RMSNorm (sandwich norms) before the residual add,
  * so they land in x and RmsNorm adds them into h. Gemma decodes through this graph too (model-runner.ts).
  * Linear layers go through Gemv up to 64 rows (a short chunk keeps hundreds of workgroups) and
@@ -104,7 +104,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
     linear(step.qkv, step.x, w.qkv, w.qkvBias, false);
     lora('qkv', l, step.x, step.qkv);
-    // A hybrid model's sliding layers read their own pool's block table (kv-cache.ts).
+    // A hybrid model's sliding layers read their own pool's block table (model/kv/kv-cache.ts).
     const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows };
     calls.push(
       ...attention.qkvPrep.encode(

@@ -14,7 +14,7 @@
  * shared partial block) are recorded before or after the pass. The output bytes of the sampler
  * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
  *
- * Not here: which sequences run (scheduler.ts), which blocks they own (block-manager.ts).
+ * Not here: which sequences run (scheduler.ts), which blocks they own (model/kv/block-manager.ts).
  */
 import { modelWindow } from '../model/config/attention-window';
 import type { KernelContext } from '../gpu/context';

@@ -15,7 +15,7 @@
  * (their blocks freed, recomputed later from their tokens); beams are never preempted.
  * A failing step fails the requests in it; the others go on.
  *
- * Not here: GPU work (model-runner.ts), block ownership (block-manager.ts, sequence.ts), per-token
+ * Not here: GPU work (model-runner.ts), block ownership (model/kv/block-manager.ts, sequence.ts), per-token
  * rules (request-state.ts), beam bookkeeping (beam-search.ts).
  */
 import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv/kv-cache';

@@ -8,7 +8,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../tensor/dtype';
-import type { QuantizeTarget } from '../model/quant/quantize';
+import type { QuantizeTarget } from '../tensor/dtype';
 import { checkDim, checkElements, grid, SpecKernel } from './common';
 import common from './quantize-common.wgsl?raw';
 import q4k from './quantize-q4_k.wgsl?raw';

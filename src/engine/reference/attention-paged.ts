@@ -201,7 +201,7 @@ export function qkvPrepForward(
   kv: PagedKv,
   qkv: Float32Array, // [T, (NH + 2 NKV) * HS]
   norm: QkNorm | null,
-  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/config/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
 ): void {

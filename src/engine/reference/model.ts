@@ -13,7 +13,7 @@
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
  * Gemma 3 (transformers modeling_gemma3.py, Gemma3DecoderLayer; llama.cpp src/models/gemma3.cpp):
- *   h = embed * sqrt(C) (the normaliser in f32, model/weights.ts embeddingScaleOf); every norm is x * (1 + w);
+ *   h = embed * sqrt(C) (the normaliser in f32, model/weights/vector-values.ts embeddingScaleOf); every norm is x * (1 + w);
  *   h += rmsnorm(attention(...) Wo^T, post_attention_layernorm)
  *   x = rmsnorm(h, pre_feedforward_layernorm); h += rmsnorm((gelu_tanh(x Wg^T) * (x Wu^T)) Wd^T, post_feedforward_layernorm)
  *   the scores are scaled by query_pre_attn_scalar^-1/2, and sliding layers rotate with rope_local_base_freq.

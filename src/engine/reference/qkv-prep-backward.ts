@@ -20,7 +20,7 @@ export function qkvPrepBackward(
   dv: Floats, // [T, NKV, HS]
   qkv: Floats, // [T, (NH + 2 NKV) * HS] the forward's projection
   norm: QkNorm | null,
-  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/config/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
   NKV: number,

@@ -8,10 +8,10 @@
 import type { ResolvedSampling } from './sampling-params';
 import { SamplingParamsError, sortedUnique } from './sampling-params';
 
-/** u32 words of one packed row (struct SampleRow in sampler-common.wgsl). */
+/** u32 words of one packed row (struct SampleRow in kernels/sampler-common.wgsl). */
 export const ROW_WORDS = 16;
 
-/** Bits of SampleRow.flags; the WGSL twins are the F_* constants in sampler-common.wgsl. */
+/** Bits of SampleRow.flags; the WGSL twins are the F_* constants in kernels/sampler-common.wgsl. */
 export const RowFlag = {
   /** Argmax of the processed logits; temperature, min_p, top_k, top_p are skipped. */
   greedy: 1,
@@ -82,7 +82,7 @@ export interface RowPlacement {
   updateCounts: boolean;
 }
 
-/** Writes struct SampleRow (sampler-common.wgsl) at word `offset`. */
+/** Writes struct SampleRow (kernels/sampler-common.wgsl) at word `offset`. */
 export function packRow(words: Uint32Array, offset: number, r: ResolvedSampling, at: RowPlacement): void {
   const f32 = new Float32Array(words.buffer, words.byteOffset, words.length);
   let flags = 0;

@@ -14,11 +14,15 @@ import { ggmlType } from './ggml-types';
 export type FloatDType = 'f32' | 'f16' | 'bf16';
 
 /** A GGML block type (ggml's names, lowercase): `blockSize` elements stored in `typeSize` bytes
- *  (model/gguf/ggml-types.ts), dequantized in the kernels (kernels/packed-<type>.wgsl). */
+ *  (tensor/ggml-types.ts), dequantized in the kernels (kernels/packed-<type>.wgsl). */
 export type BlockDType = 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q2_k' | 'q3_k' | 'q4_k' | 'q5_k' | 'q6_k';
 
 /** Storage precision of a weight tensor as it sits in the file (and on the GPU, packed in u32). */
 export type DType = FloatDType | BlockDType;
+
+/** The block types Hearth can quantize to. */
+export type QuantizeTarget = Extract<BlockDType, 'q8_0' | 'q4_k'>;
+export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = ['q8_0', 'q4_k'];
 
 const BLOCK_DTYPES: ReadonlySet<string> = new Set<BlockDType>([
   'q8_0',
@@ -44,7 +48,7 @@ export function blockLayout(dtype: DType): { blockSize: number; typeSize: number
   return { blockSize: t.blockSize, typeSize: t.typeSize };
 }
 
-/** The GGML type name of a block dtype ('q4_k' -> 'Q4_K'), as reference/dequant.ts takes it. */
+/** The GGML type name of a block dtype ('q4_k' -> 'Q4_K'), as model/quant/dequant.ts takes it. */
 export function ggmlName(dtype: BlockDType): string {
   return dtype.toUpperCase();
 }
@@ -114,7 +118,7 @@ export function f32ToBf16Bits(value: number): number {
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
-/** The plain float dtype, or a clear error for a block type (those decode in reference/dequant.ts). */
+/** The plain float dtype, or a clear error for a block type (those decode in model/quant/dequant.ts). */
 export function floatDtype(dtype: DType, what: string): FloatDType {
   if (isBlockDType(dtype)) throw new Error(`${what}: ${dtype} is a block type (model/quant/dequant.ts decodes it)`);
   return dtype;

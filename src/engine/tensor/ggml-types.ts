@@ -4,7 +4,7 @@
  * (ggml/include/ggml.h `enum ggml_type`, ggml/src/ggml-common.h `block_*` structs); removed ids
  * (4, 5, 31-33) stay unknown.
  *
- * Not here: reading a file (gguf-reader.ts), what the blocks mean (reference/dequant.ts).
+ * Not here: reading a file (model/gguf/gguf-reader.ts), what the blocks mean (model/quant/dequant.ts).
  */
 
 export interface GgmlType {

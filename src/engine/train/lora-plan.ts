@@ -4,7 +4,7 @@
  * and both AdamW moments share (one allocation each, the same views).
  *
  * Layout, per layer, per *group* of modules that read the same input (the base weights are fused
- * the same way, model/weights.ts): qkv (input x1 = input_layernorm(h)), o (input: attention output),
+ * the same way, model/weights/weight-set.ts): qkv (input x1 = input_layernorm(h)), o (input: attention output),
  * gateUp (input x2 = post_attention_layernorm(h)), down (input: silu(gate) * up). A group's A
  * matrices are stored back to back, so they form one stacked matrix [n r, in] and the shrink
  * u = x A^T of every module of the group is one GEMM; each B [out, r] follows, and its update

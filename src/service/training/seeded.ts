@@ -2,7 +2,7 @@
  * Deterministic randomness for training plans: a job's step order and LoRA initialisation seed
  * come from its id, so the host that resumes a job after a crash replays the same plan.
  *
- * Not here: anything cryptographic (ids.ts), the generator itself (engine/reference/random.ts).
+ * Not here: anything cryptographic (ids.ts), the generator itself (engine/tensor/random.ts).
  */
 import { mulberry32 } from '../../engine/tensor/random';
 

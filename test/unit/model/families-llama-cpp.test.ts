@@ -7,7 +7,7 @@
 // tensors. Their logits at every prompt position must agree to f32 rounding.
 //
 // LongRoPE: llama.cpp picks the long factors for a whole context longer than the original length
-// (llama_model::get_rope_factors), Hearth per position (model/rope.ts). Both are compared where they
+// (llama_model::get_rope_factors), Hearth per position (model/config/rope.ts). Both are compared where they
 // coincide: a context within the original length (short factors everywhere), and an original length
 // of 1, where Hearth too uses the long factors from position 1 on (position 0 does not turn).
 // SmolLM3: llama.cpp hard-codes a NoPE layer every 4th layer (src/models/smollm3.cpp,

@@ -1,7 +1,7 @@
 // llama.cpp as an independent oracle for GGUF: a random Qwen3 model is written as a GGUF file with
 // every projection in one GGML block type; llama.cpp (node-llama-cpp's prebuilt CPU build) loads
 // that file and computes logits; Hearth reads the same file back with its own reader, dequantizes
-// it with reference/dequant.ts and runs its reference forward. A decoder that read one bit wrong
+// it with model/quant/dequant.ts and runs its reference forward. A decoder that read one bit wrong
 // would give unrelated logits; a right one agrees up to llama.cpp's own rounding (it multiplies
 // quantized weights by activations quantized to 8 bits, so the agreement is ~1e-2, not f32's).
 // Each type is checked twice in one model: as the token embedding (llama.cpp's get_rows runs its

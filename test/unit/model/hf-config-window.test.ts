@@ -80,7 +80,7 @@ describe('sliding windows in config.json', () => {
     expect(c.slidingWindow).toBe(512);
     expect(c.layerTypes).toEqual([...full(20), ...sliding(4)]);
     expect(modelWindow(c)).toBe(0); // hybrid: some layers attend fully
-    // ...so layers 20..23 keep their K/V in the local pool (model/kv-pools.ts).
+    // ...so layers 20..23 keep their K/V in the local pool (model/kv/kv-pools.ts).
     expect([hybridWindow(c), localLayers(c)]).toEqual([512, [20, 21, 22, 23]]);
     expect(layerWindow(c, 19)).toBe(0);
     expect(layerWindow(c, 20)).toBe(512);

@@ -1,5 +1,5 @@
-// The quantizers of quantize-on-load (src/engine/model/quantize.ts) against the reference
-// dequantizers (src/engine/reference/dequant.ts, ggml's dequantize_row_* to the bit): the bytes of a
+// The quantizers of quantize-on-load (src/engine/model/quant/quantize.ts) against the reference
+// dequantizers (src/engine/model/quant/dequant.ts, ggml's dequantize_row_* to the bit): the bytes of a
 // hand-made block sit where ggml's block structs put them, and random rows round-trip within the
 // error each format allows. The Q4_K search is held to beat the plain min/max fit it replaces.
 // quantizeOnLoad on the bundled tiny-chat: which tensors become which blocks, and their bytes.

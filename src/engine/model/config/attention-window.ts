@@ -10,7 +10,7 @@
  * Sources, which agree: transformers masking_utils `sliding_window_overlay` (kv_idx > q_idx -
  * sliding_window), and llama.cpp `llama_hparams::is_masked_swa` with LLAMA_SWA_TYPE_STANDARD (masked
  * when p1 - p0 >= n_swa).
- * Not here: the masks themselves (kernels, reference/attention.ts), block freeing (generate/block-manager.ts).
+ * Not here: the masks themselves (kernels, reference/attention.ts), block freeing (model/kv/block-manager.ts).
  */
 import type { ModelConfig } from './model-config';
 
@@ -36,7 +36,7 @@ export function modelWindow(cfg: Pick<ModelConfig, 'slidingWindow' | 'layerTypes
 /**
  * The window of a hybrid model's sliding layers (some layers slide, some attend fully), 0 otherwise:
  * those layers keep their K/V in a KV pool of their own that drops blocks behind the window, while
- * the full-attention layers keep every block (model/kv-pools.ts).
+ * the full-attention layers keep every block (model/kv/kv-pools.ts).
  */
 export function hybridWindow(cfg: Pick<ModelConfig, 'slidingWindow' | 'layerTypes'>): number {
   if (cfg.slidingWindow === null || modelWindow(cfg) > 0) return 0;

@@ -16,7 +16,7 @@
  *   - tied embeddings by default.
  * Refused: logit soft-capping (Gemma 2's, null in every Gemma 3 config) and bidirectional attention
  * (EmbeddingGemma), which this decoder does not run.
- * Not here: the other families (hf-config.ts), tensor names (weights.ts).
+ * Not here: the other families (hf-config.ts), tensor names (weights/parameter-plan.ts).
  */
 import type { LayerType, ModelConfig } from './model-config';
 import { ConfigError, FieldReader, tokenIdList, TORCH_DTYPES, type Json } from './fields';

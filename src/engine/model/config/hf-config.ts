@@ -1,5 +1,5 @@
 /**
- * parseModelConfig: a Hugging Face `config.json` -> the engine's ModelConfig (config.ts).
+ * parseModelConfig: a Hugging Face `config.json` -> the engine's ModelConfig (model-config.ts).
  *
  * Accepts LlamaForCausalLM (SmolLM2, Llama 3.x), MistralForCausalLM (the llama family with a sliding
  * window), Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM (Phi-3, Phi-3.5-mini, Phi-4-mini)
@@ -221,7 +221,7 @@ const LAYER_TYPES: readonly LayerType[] = ['full_attention', 'sliding_attention'
 
 /**
  * The sliding-window fields of a Hugging Face config.json -> ModelConfig's slidingWindow and
- * layerTypes (model/attention-window.ts says what they mean), as transformers' config classes
+ * layerTypes (model/config/attention-window.ts says what they mean), as transformers' config classes
  * derive them:
  * - `layer_types` given (transformers >= 4.53 writes it): taken as it is, checked.
  * - MistralConfig: `sliding_window` defaults to 4096 when the key is absent; null means none; every

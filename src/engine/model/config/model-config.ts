@@ -4,7 +4,7 @@
  * Every kernel, the reference, the loader and the trainer read shapes from this type and
  * nothing else; `parseModelConfig` (hf-config.ts) builds it from the HF file and rejects what the
  * engine cannot run. Names follow llm.c's short math names where they are dimensions.
- * Not here: tokenizer and generation defaults (see generation-config.ts / tokenizer.ts).
+ * Not here: tokenizer and generation defaults (see generation-config.ts / text/tokenizer.ts).
  */
 import type { DType } from '../../tensor/dtype';
 
@@ -78,7 +78,7 @@ export interface ModelConfig {
   ropeScaling: RopeScaling | null;
   /**
    * Leading dims of each q/k head that RoPE rotates (Phi-3 `partial_rotary_factor` * head_dim); the
-   * rest pass through. Absent: headDim (model/rope.ts `rotaryDim`).
+   * rest pass through. Absent: headDim (model/config/rope.ts `rotaryDim`).
    */
   rotaryDim?: number;
   /** Per layer, whether RoPE is applied (SmolLM3 `no_rope_layers`, 1 = rotate). Absent: every layer. */

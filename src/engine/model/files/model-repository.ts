@@ -4,12 +4,12 @@
  * the config and tokenizer in their metadata). `loadRepository` reads either into the same
  * LoadedModelFiles, so the engine serves and trains both the same way.
  *
- * A safetensors model may be loaded quantized (`quantize`: Q8_0 or Q4_K blocks, quantize-on-load.ts).
+ * A safetensors model may be loaded quantized (`quantize`: Q8_0 or Q4_K blocks, quant/quantize-on-load.ts).
  *
  * Not here: reading each format (repo.ts, gguf/gguf-repo.ts), where files come from (sources/).
  */
 import { loadGgufModelFiles } from '../gguf/gguf-repo';
-import type { QuantizeTarget } from '../quant/quantize';
+import type { QuantizeTarget } from '../../tensor/dtype';
 import { quantizeOnLoad } from '../quant/quantize-on-load';
 import { loadModelFiles, type LoadedModelFiles, type LoadOptions } from './repo';
 import type { ModelSource } from '../sources/source';

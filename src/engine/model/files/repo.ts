@@ -16,7 +16,7 @@ import type { ModelConfig } from '../config/model-config';
 import { ChatTemplates } from '../text/chat-template';
 import { NO_GENERATION_DEFAULTS, parseGenerationConfig, unionTokenIds, type GenerationDefaults } from '../config/generation-config';
 import { parseModelConfig } from '../config/hf-config';
-import type { QuantizeTarget } from '../quant/quantize';
+import type { QuantizeTarget } from '../../tensor/dtype';
 import { SafetensorsFile, WEIGHT_DTYPES } from './safetensors';
 import type { DownloadProgress, ModelSource } from '../sources/source';
 import type { TensorData } from '../../tensor/tensor-data';
@@ -67,13 +67,13 @@ export interface LoadedModelFiles {
   weights: WeightEntry[];
   /** Bytes of `weights` as loaded (on the GPU): their file bytes, or their blocks when quantized on load. */
   weightBytes: number;
-  /** Bytes of the weights in the files, where they differ from weightBytes (quantize-on-load.ts). */
+  /** Bytes of the weights in the files, where they differ from weightBytes (quant/quantize-on-load.ts). */
   fileWeightBytes?: number;
   /** Streams the weights one tensor at a time, in `weights` order. */
   tensors(): AsyncGenerator<TensorData>;
   /**
-   * A model quantized on load (quantize-on-load.ts): the dtype each quantized tensor becomes and the
-   * file's own tensors, so the engine can make the blocks on the GPU (quantize-upload.ts); `tensors()`
+   * A model quantized on load (quant/quantize-on-load.ts): the dtype each quantized tensor becomes and the
+   * file's own tensors, so the engine can make the blocks on the GPU (quant/quantize-upload.ts); `tensors()`
    * makes them on the CPU.
    */
   quantizeOnLoad?: QuantizeOnLoadPlan;

@@ -19,7 +19,7 @@
  * - Refused: `final_logit_softcapping` (which the engine does not apply), a partial
  *   `rope.dimension_count`.
  *
- * Not here: the safetensors config (hf-config-gemma3.ts), the shared keys (gguf-model.ts).
+ * Not here: the safetensors config (config/hf-config-gemma3.ts), the shared keys (gguf-model.ts).
  */
 import type { LayerType } from '../config/model-config';
 import type { FamilyFields, NumberKey } from './gguf-family-fields';

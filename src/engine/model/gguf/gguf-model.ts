@@ -13,7 +13,7 @@
  * - Llama 3's frequency scaling comes as the tensor `rope_freqs.weight` (one divisor per frequency).
  * - Phi-3, SmolLM3 and Mistral's sliding window: gguf-families.ts; Gemma 3: gguf-gemma3.ts.
  *
- * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
+ * Not here: parsing (gguf-reader.ts), block formats (model/quant/dequant.ts), the tokenizer.
  */
 import type { Architecture, ModelConfig, RopeScaling } from '../config/model-config';
 import type { ByteSource } from '../files/safetensors';

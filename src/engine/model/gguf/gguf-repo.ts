@@ -1,6 +1,6 @@
 /**
  * loadGgufModelFiles: a GGUF model (one .gguf file or the parts of a split one) from any
- * ModelSource, read and validated into the same LoadedModelFiles as loadModelFiles (repo.ts)
+ * ModelSource, read and validated into the same LoadedModelFiles as loadModelFiles (files/repo.ts)
  * gives for a safetensors repository, so the engine runs it unchanged.
  *
  * - The first part's metadata gives the config (gguf-model.ts), the tokenizer and chat template

@@ -1,5 +1,5 @@
 /**
- * KvBlockManager: who owns which block of the paged KV cache (model/kv-cache.ts holds the buffers).
+ * KvBlockManager: who owns which block of the paged KV cache (model/kv/kv-cache.ts holds the buffers).
  *
  * - Blocks (KV_BLOCK tokens each, every layer) carry reference counts: a sequence holds each of its
  *   blocks once; `n` choices of a prompt and beams share their full prefix blocks.
@@ -11,21 +11,21 @@
  *   reused by a prefix hit or, least recently used first, evicted when a fresh block is needed.
  *   Unregistered free blocks are handed out first.
  * - Block-table rows (one per live sequence; also its sampler slot) come from a free list.
- * - Sliding window (`window` > 0, when every layer of the model slides: attention-window.ts
- *   modelWindow): a sequence drops the blocks before its window as it advances (sequence.ts), so
+ * - Sliding window (`window` > 0, when every layer of the model slides: config/attention-window.ts
+ *   modelWindow): a sequence drops the blocks before its window as it advances (generate/sequence.ts), so
  *   the blocks it holds stay about window / KV_BLOCK + the step's. A dropped block is released like
  *   any other: if registered it stays a valid prefix-cache entry (its K/V are those of its token
  *   chain, whatever window later queries use) until evicted, and eviction unregisters it.
- * - Hybrid models (some layers slide, some attend fully: attention-window.ts hybridWindow): this
+ * - Hybrid models (some layers slide, some attend fully: config/attention-window.ts hybridWindow): this
  *   manager owns the full-attention layers' blocks (window 0) and `local`, a second manager (no rows
  *   of its own), the sliding layers' blocks, dropped behind the window as above. A sequence holds a
- *   block of each pool for every block position it keeps (sequence.ts), registered under the same
+ *   block of each pool for every block position it keeps (generate/sequence.ts), registered under the same
  *   chain key in both. A prefix hit needs the main pool's blocks of the whole prefix and the local
  *   pool's blocks of the window before its end (what the first recomputed query sees): `match`
  *   shortens the hit until both hold (vLLM v1's hybrid cache-hit search does the same), so a prefix
  *   whose local blocks were evicted is recomputed, never read from stale blocks.
  *
- * Not here: the GPU buffers and block copies (KvCache), when to preempt (scheduler.ts).
+ * Not here: the GPU buffers and block copies (KvCache), when to preempt (generate/scheduler.ts).
  */
 import { firstVisibleKey } from '../config/attention-window';
 import { KV_BLOCK } from './kv-cache';

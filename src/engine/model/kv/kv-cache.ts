@@ -7,7 +7,7 @@
  * A hybrid model (some layers slide, some attend fully) has two pools: 'main' for the full-attention
  * layers and 'local' for the sliding ones, each with its own block count and block table (a row
  * per sequence in both), so the sliding layers' buffers hold about a window per sequence
- * (model/kv-pools.ts sizes them; vLLM v1's hybrid KV cache manager keeps one block table per
+ * (model/kv/kv-pools.ts sizes them; vLLM v1's hybrid KV cache manager keeps one block table per
  * group of layers the same way).
  *
  * Not here: which block belongs to whom. Reference counts, free lists and prefix hashing are the

@@ -1,14 +1,14 @@
 /**
  * The KV cache's memory plan: how a byte budget splits into the blocks of the main pool (every
  * layer, or a hybrid model's full-attention layers) and of the local pool (a hybrid model's sliding
- * layers, attention-window.ts hybridWindow). A sliding layer needs at most its window's blocks per
+ * layers, config/attention-window.ts hybridWindow). A sliding layer needs at most its window's blocks per
  * sequence, plus the block being written and one prefill step's, however long the sequence grows;
  * so the local pool is sized from the window and the most sequences alive at once, and every other
  * byte goes to the full-attention layers, whose blocks bound the context. The local pool is never
  * made larger than the main one (a sequence holds no more local blocks than main ones): on a budget
  * too tight for that, both pools get the uniform split's count, as one pool would.
  *
- * Not here: the buffers (kv-cache.ts), who owns which block (generate/block-manager.ts).
+ * Not here: the buffers (kv-cache.ts), who owns which block (model/kv/block-manager.ts).
  * Reference: vLLM v1 `SlidingWindowManager` (vllm/v1/core/single_type_kv_cache_manager.py), which
  * frees a sliding-window group's blocks once they leave the window.
  */

@@ -5,7 +5,7 @@
  * then one subtract of the min). The oracle for the quantized GPU kernels and for GGUF loading.
  *
  * Layouts (ggml-common.h, little-endian, f16 scales): see each function. Not here: the type table
- * (model/gguf/ggml-types.ts), quantizing (the tests write random blocks: every bit pattern is a
+ * (tensor/ggml-types.ts), quantizing (the tests write random blocks: every bit pattern is a
  * valid block).
  */
 import { ggmlBytes, ggmlType, QK_K } from '../../tensor/ggml-types';

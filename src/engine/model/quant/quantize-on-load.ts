@@ -16,11 +16,12 @@
  *   (q/k/v, gate/up) share their row length, so their parts always get the same type.
  *
  * Not here: the block formats (quantize.ts), making them on the GPU as the engine uploads
- * (quantize-upload.ts, weights.ts).
+ * (quantize-upload.ts, weights/weight-set.ts).
  */
 import type { ModelConfig } from '../config/model-config';
 import { ggmlBytes, ggmlType } from '../../tensor/ggml-types';
-import { quantize, quantizeBlockSize, type QuantizeTarget } from './quantize';
+import { quantize, quantizeBlockSize } from './quantize';
+import { type QuantizeTarget } from '../../tensor/dtype';
 import type { LoadedModelFiles, WeightEntry } from '../files/repo';
 import { dequantizeTensor } from './dequant';
 import { ggmlName, isBlockDType } from '../../tensor/dtype';

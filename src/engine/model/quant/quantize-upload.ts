@@ -12,7 +12,7 @@ import type { KernelContext } from '../../gpu/context';
 import { runCalls } from '../../gpu/kernel-call';
 import type { PackedMatrix } from '../../gpu/packed-tensor';
 import { QuantizeBlocks } from '../../kernels/quantize-blocks';
-import type { QuantizeTarget } from './quantize';
+import type { QuantizeTarget } from '../../tensor/dtype';
 import { blockLayout } from '../../tensor/dtype';
 import { type TensorData } from '../../tensor/tensor-data';
 

@@ -1,6 +1,6 @@
 /**
  * Quantizers: f32 values -> GGML blocks of Q8_0 or Q4_K, in exactly the layout that
- * reference/dequant.ts and the packed-q8_0 / packed-q4_k kernels read (ggml-common.h `block_q8_0`,
+ * model/quant/dequant.ts and the packed-q8_0 / packed-q4_k kernels read (ggml-common.h `block_q8_0`,
  * `block_q4_K`). Used to load a safetensors model quantized (quantize-on-load.ts).
  *
  * - Q8_0 (34 bytes per 32 values): d = max|x| / 127 stored as f16, q = x / d rounded (halves away
@@ -18,15 +18,10 @@
  *   Measured on Gaussian rows (test/unit/model/quantize.test.ts): RMS error 0.071·σ for Q4_K
  *   (a plain min/max fit with the same coding: 0.078·σ), 0.0052·σ for Q8_0.
  *
- * Not here: which tensors are quantized (quantize-on-load.ts), dequantizing (reference/dequant.ts).
+ * Not here: which tensors are quantized (quantize-on-load.ts), dequantizing (dequant.ts).
  */
-import type { BlockDType } from '../../tensor/dtype';
-import { f16BitsToF32, f32ToF16Bits } from '../../tensor/dtype';
+import { f16BitsToF32, f32ToF16Bits, type QuantizeTarget } from '../../tensor/dtype';
 import { ggmlBytes, ggmlType, QK_K } from '../../tensor/ggml-types';
-
-/** The block types Hearth can quantize to. */
-export type QuantizeTarget = Extract<BlockDType, 'q8_0' | 'q4_k'>;
-export const QUANTIZE_TARGETS: readonly QuantizeTarget[] = ['q8_0', 'q4_k'];
 
 /** Elements per block of a quantize target: a row whose length is not a multiple stays as it is. */
 export function quantizeBlockSize(target: QuantizeTarget): number {

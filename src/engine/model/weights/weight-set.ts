@@ -21,7 +21,7 @@
 import { PackedMatrix } from '../../gpu/packed-tensor';
 import { dequantizeTensor } from '../quant/dequant';
 import type { ModelConfig } from '../config/model-config';
-import type { QuantizeTarget } from '../quant/quantize';
+import type { QuantizeTarget } from '../../tensor/dtype';
 import { layerRopeParams, ropeTable, rotaryDim } from '../config/rope';
 import type { TensorData } from '../../tensor/tensor-data';
 import { numel } from '../../tensor/tensor-data';
