@@ -1,12 +1,13 @@
 /**
- * Reference dequantization of GGML blocks to f32: plain loops, one function per block type, in the
+ * The CPU dequantizer of GGML blocks to f32: plain loops, one function per block type, in the
  * order and arithmetic of ggml's `dequantize_row_*` (ggml/src/ggml-quants.c), so the result equals
  * llama.cpp's bit for bit (every product is one f32 multiply of an f16 scale by a small integer,
- * then one subtract of the min). The oracle for the quantized GPU kernels and for GGUF loading.
+ * then one subtract of the min). WeightSet decodes 1-D tensors with it and quantize-on-load its
+ * source blocks; it is also the oracle for the quantized GPU kernels and for GGUF loading.
  *
  * Layouts (ggml-common.h, little-endian, f16 scales): see each function. Not here: the type table
- * (tensor/ggml-types.ts), quantizing (the tests write random blocks: every bit pattern is a
- * valid block).
+ * (tensor/ggml-types.ts), quantizing (quantize.ts; the tests also write random blocks: every bit
+ * pattern is a valid block).
  */
 import { ggmlBytes, ggmlType, QK_K } from '../../tensor/ggml-types';
 import { bf16BitsToF32, f16BitsToF32 } from '../../tensor/dtype';
