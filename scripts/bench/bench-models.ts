@@ -9,12 +9,14 @@
  * Environment-agnostic (no Node imports): the same code runs in Node over Dawn and in a Chromium page.
  * Not here: the measurements (generation.ts).
  */
-import { bundledSource, type CatalogEntry } from '../../src/engine/model/catalog';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
-import { tensorBytes, type TensorData } from '../../src/engine/model/tensor';
-import { planParameters } from '../../src/engine/model/weights';
+import { bundledSource, type CatalogEntry } from '../../src/engine/model/sources/catalog';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
+import { tensorBytes } from '../../src/engine/tensor/dtype';
+import { type TensorData } from '../../src/engine/tensor/tensor-data';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { parseBenchModel, randomFormatTensors, tensorDtype, weightBytesPerToken, type BenchFormat } from './quantized';
 
 export const BUNDLED_ID = 'hearth/tiny-chat';

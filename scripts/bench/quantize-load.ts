@@ -1,8 +1,8 @@
 /**
  * The quantize-on-load figures of the quantized bench section (issue 11): weights per second made into
  * Q8_0 and Q4_K blocks from a bf16 tensor, on the GPU as the engine loads a model
- * (model/quantize-upload.ts: the upload of the source, the kernel, waiting for it) and, for
- * comparison, by the TypeScript quantizer that is its reference (model/quantize.ts, one thread).
+ * (model/quant/quantize-upload.ts: the upload of the source, the kernel, waiting for it) and, for
+ * comparison, by the TypeScript quantizer that is its reference (model/quant/quantize.ts, one thread).
  * The tensor is a Qwen2.5-0.5B MLP matrix in shape ([4864, 896] -> 896 is not whole Q4_K blocks, so
  * [4864, 1024] is used: whole blocks of both formats); a software adapter gets 256 of its rows.
  *
@@ -11,10 +11,11 @@
 import { createKernelContext } from '../../src/engine/gpu/context';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import { tensorFromF32, tensorToF32 } from '../../src/engine/model/dtype';
-import { quantize, QUANTIZE_TARGETS, type QuantizeTarget } from '../../src/engine/model/quantize';
-import { GpuQuantizer } from '../../src/engine/model/quantize-upload';
-import { Rng } from '../../src/engine/reference/random';
+import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import { quantize } from '../../src/engine/model/quant/quantize';
+import { QUANTIZE_TARGETS, type QuantizeTarget } from '../../src/engine/tensor/dtype';
+import { GpuQuantizer } from '../../src/engine/model/quant/quantize-upload';
+import { Rng } from '../../src/engine/tensor/random';
 
 export interface QuantizeLoadBenchResult {
   format: QuantizeTarget;

@@ -10,10 +10,12 @@
  * Environment-agnostic (no Node imports). Not here: the measurements (generation.ts), the table
  * (report.ts), GGUF files of these formats (peer-models.ts).
  */
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { blockLayout, ggmlName, isBlockDType, numel, tensorBytes, type TensorData } from '../../src/engine/model/tensor';
-import { planParameters } from '../../src/engine/model/weights';
-import { Rng } from '../../src/engine/reference/random';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { blockLayout, ggmlName, isBlockDType, tensorBytes } from '../../src/engine/tensor/dtype';
+import { numel, type TensorData } from '../../src/engine/tensor/tensor-data';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
+import { Rng } from '../../src/engine/tensor/random';
 import { randomBlocks } from '../../src/engine/reference/random-blocks';
 
 /** A stored format: a dtype for every matrix, or `q4_k_m`, llama.cpp's Q4_K_M choice per tensor. */

@@ -17,9 +17,9 @@
  */
 import { createKernelContext } from '../../src/engine/gpu/context';
 import type { GpuContext } from '../../src/engine/gpu/device';
-import type { ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import type { TrainingSequence } from '../../src/engine/train/types';
 import { BENCH_SHAPES, randomBf16Tensors } from './bench-models';

@@ -11,7 +11,7 @@
  * the keys in varied order and subsets so it follows whatever keys the grammar forces rather than
  * one fixed object.
  */
-import { mulberry32 } from '../../src/engine/reference/random';
+import { mulberry32 } from '../../src/engine/tensor/random';
 
 const FIRST = [
   'Ada',

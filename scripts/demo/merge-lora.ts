@@ -5,9 +5,10 @@
  *
  * Not here: serving adapters unmerged (the engine applies them per request).
  */
-import { tensorFromF32, tensorToF32 } from '../../src/engine/model/dtype';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { loraScale, parseLoraTensorName } from '../../src/engine/reference/lora';
+import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { loraScale } from '../../src/engine/model/lora/lora-config';
+import { parseLoraTensorName } from '../../src/engine/model/lora/peft-modules';
 
 const MODULE_PATH: Record<string, string> = {
   q_proj: 'self_attn.q_proj',

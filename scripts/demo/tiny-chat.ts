@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChatTemplates } from '../../src/engine/model/chat-template';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { SafetensorsFile } from '../../src/engine/model/safetensors';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { ModelTokenizer } from '../../src/engine/model/tokenizer';
+import { ChatTemplates } from '../../src/engine/model/text/chat-template';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { SafetensorsFile } from '../../src/engine/model/files/safetensors';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { ModelTokenizer } from '../../src/engine/model/text/tokenizer';
 import { MODEL_SPECS } from '../model-making/models';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -8,7 +8,7 @@
  * Not here: pre-tokenization (the tokenizer library's own pre-tokenizer, see tokenizer-json.ts)
  * and writing tokenizer.json.
  */
-import { BYTE_TO_CHAR } from '../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../src/engine/model/text/byte-level';
 
 export interface BpeResult {
   /** Token strings by id: specials, then the 256 byte symbols, then one per merge. */

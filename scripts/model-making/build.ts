@@ -6,10 +6,10 @@
  * index.json (the catalogue the app reads). The result maps paths relative to public/models/ to
  * bytes, so a test can build it twice and compare.
  */
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
-import { numel } from '../../src/engine/model/tensor';
-import { planParameters } from '../../src/engine/model/weights';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
+import { numel } from '../../src/engine/tensor/tensor-data';
+import { planParameters } from '../../src/engine/model/weights/parameter-plan';
 import { trainBpe } from './bpe-trainer';
 import { generateCorpus } from './corpus';
 import { MODEL_SPECS, VOCAB_SIZE } from './models';

@@ -11,7 +11,7 @@
  * - hearth/tiny-qwen3: Qwen3 (q/k norm, explicit head_dim 32 with hidden 64), tied, f32; a
  *   Qwen3-style template with tools and thinking, shipped as chat_template.jinja.
  */
-import type { DType } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import tinyChatTemplate from './templates/tiny-chat.jinja?raw';
 import tinyQwen2Template from './templates/tiny-qwen2.jinja?raw';
 import tinyQwen3Template from './templates/tiny-qwen3.jinja?raw';

@@ -13,7 +13,7 @@
  *
  * Not here: talking to Hearth (the script and tests do, through /v1).
  */
-import { mulberry32 } from '../engine/reference/random';
+import { mulberry32 } from '../engine/tensor/random';
 
 export interface AdditionProblem {
   a: number;

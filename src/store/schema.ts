@@ -245,7 +245,7 @@ export interface BaseModelRecord {
   quantization?: string | null;
   /**
    * A safetensors model loaded quantized: its matrices become Q8_0 or Q4_K blocks as they load
-   * (engine/model/quantize-on-load.ts), chosen when it was added; `quantization` shows it as
+   * (engine/model/quant/quantize-on-load.ts), chosen when it was added; `quantization` shows it as
    * "Q8_0" / "Q4_K". Absent: file precision.
    */
   quantizeOnLoad?: 'q8_0' | 'q4_k';

@@ -7,11 +7,11 @@
 // The playground streams a reply and shows its token logprobs.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tensorFromF32 } from '../../src/engine/model/dtype';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
-import { loraModuleDims, loraTensorName, type LoraModule } from '../../src/engine/reference/lora';
-import { Rng } from '../../src/engine/reference/random';
+import { tensorFromF32 } from '../../src/engine/tensor/tensor-data';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
+import { loraModuleDims, loraTensorName, type LoraModule } from '../../src/engine/model/lora/peft-modules';
+import { Rng } from '../../src/engine/tensor/random';
 import { ASK, complete, MODEL, ok } from './chat-helpers';
 import { api, loadOpenAI, startHearth, type Hearth } from './harness';
 

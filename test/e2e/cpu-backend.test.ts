@@ -12,9 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { SafetensorsFile } from '../../src/engine/model/safetensors';
-import type { TensorData } from '../../src/engine/model/tensor';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { SafetensorsFile } from '../../src/engine/model/files/safetensors';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { ok, stream } from './chat-helpers';
 import { splitGguf, tinyChatGguf } from './gguf-fixture';

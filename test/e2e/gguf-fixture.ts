@@ -6,16 +6,16 @@
 // pre-tokenizer: Digits(individual) then the GPT-2 regex, as this tokenizer.json does). `splitGguf`
 // cuts a file into gguf-split parts (examples/gguf-split: `split.no` from 0, `split.count`,
 // `split.tensors.count`; the first part keeps every other key). With `Q8_0`, the matrices are
-// quantized as llama-quantize does (Hearth's quantizer, model/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
+// quantized as llama-quantize does (Hearth's quantizer, model/quant/quantize.ts, is ggml's quantize_row_q8_0_ref) and the norms stay F32.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tensorToF32 } from '../../src/engine/model/dtype';
-import { quantizeQ8_0 } from '../../src/engine/model/quantize';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import { quantizeQ8_0 } from '../../src/engine/model/quant/quantize';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import type { GgufMetadataEntry } from '../../src/engine/model/gguf/gguf-reader';
 import { GgufValueType } from '../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
-import { SafetensorsFile } from '../../src/engine/model/safetensors';
+import { SafetensorsFile } from '../../src/engine/model/files/safetensors';
 
 const DIR = fileURLToPath(new URL('../../public/models/tiny-chat/', import.meta.url));
 type Json = Record<string, any>;

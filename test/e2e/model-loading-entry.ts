@@ -4,12 +4,12 @@
 // cache ("hearth-model-files"), downloads from another origin with resume, the tokenizer and
 // chat template, the weights uploaded to WebGPU, and greedy generation.
 import { acquireGpu } from '../../src/engine/gpu/device';
-import { bundledSource, fetchCatalog } from '../../src/engine/model/catalog';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
-import type { ChatMessage } from '../../src/engine/model/chat-template';
+import { bundledSource, fetchCatalog } from '../../src/engine/model/sources/catalog';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
+import type { ChatMessage } from '../../src/engine/model/text/chat-template';
 import { UrlSource } from '../../src/engine/model/sources/url-source';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { IdbModelFileCache, MODEL_FILES_DB } from '../../src/store/model-files';
 

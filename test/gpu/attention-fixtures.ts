@@ -9,10 +9,11 @@ import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { Rng } from '../../src/engine/reference/random';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { Rng } from '../../src/engine/tensor/random';
 import { phi3TestRope } from '../../src/engine/reference/random-model';
 
 export type Gpu = KernelContext;

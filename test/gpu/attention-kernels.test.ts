@@ -2,16 +2,17 @@
  * The attention family as the generation core builds it: createAttentionKernels from a ModelConfig,
  * weight inputs (q_norm, k_norm, the RoPE table) read from a real WeightSet, the cache a KvCache.
  * One prefill batch and one decode step per architecture's test config, against the references
- * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/rope.ts).
+ * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/config/rope.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
-import { tensorToF32 } from '../../src/engine/model/dtype';
-import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
-import { ropeInvFreq } from '../../src/engine/model/rope';
-import { layerNames, WeightSet } from '../../src/engine/model/weights';
-import type { Architecture } from '../../src/engine/model/config';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { ropeInvFreq } from '../../src/engine/model/config/rope';
+import { layerNames } from '../../src/engine/model/weights/parameter-plan';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
+import type { Architecture } from '../../src/engine/model/config/model-config';
 import {
   attentionDecodePartials,
   attentionMergePartials,

@@ -11,8 +11,8 @@ import { AttentionBackward } from '../../src/engine/kernels/attention-backward';
 import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
-import { firstVisibleKey } from '../../src/engine/model/attention-window';
-import { KV_BLOCK, type BatchRow } from '../../src/engine/model/kv-cache';
+import { firstVisibleKey } from '../../src/engine/model/config/attention-window';
+import { KV_BLOCK, type BatchRow } from '../../src/engine/model/kv/kv-cache';
 import { attentionBackward, attentionForward } from '../../src/engine/reference/attention';
 import {
   attentionDecodePartials,

@@ -2,14 +2,15 @@
 // reference, a decode stream filled with a residual and pending MLP partials, batch rows and a KV
 // cache with shuffled blocks, and decode-attention partials computed in plain TypeScript.
 import type { KernelContext } from '../../src/engine/gpu/context';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import type { BatchRow } from '../../src/engine/model/kv-cache';
-import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';
-import { isBlockDType } from '../../src/engine/model/tensor';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv/kv-cache';
+import { isBlockDType } from '../../src/engine/tensor/dtype';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { ReferenceModel } from '../../src/engine/reference/model';
-import type { Rng } from '../../src/engine/reference/random';
+import type { Rng } from '../../src/engine/tensor/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { dequantizedTensor, randomQuantizedModel } from '../../src/engine/reference/random-quantized';
 import { upload } from './dense-helpers';

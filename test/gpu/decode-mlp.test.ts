@@ -1,11 +1,12 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
 import { DecodeMlp, mlpSlices } from '../../src/engine/kernels/decode-mlp';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { swigluForward } from '../../src/engine/reference/swiglu';
 import { destroyContexts, kernelContext, read, TOL } from './dense-helpers';

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, read, TOL, upload } from './dense-helpers';
 import { attentionPartials, filledStream, testModel } from './decode-helpers';
 

@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readF32 } from '../../src/engine/gpu/buffers';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import { layerUsesRope, ropeFreqs } from '../../src/engine/model/rope';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import { layerUsesRope, ropeFreqs } from '../../src/engine/model/config/rope';
 import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { ropeForward } from '../../src/engine/reference/rope';
 import { destroyContexts, kernelContext, read, TOL, zeros } from './dense-helpers';

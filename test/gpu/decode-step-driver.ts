@@ -15,11 +15,11 @@ import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
-import type { Architecture, ModelConfig } from '../../src/engine/model/config';
-import { packBatchRows } from '../../src/engine/model/kv-cache';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import { packBatchRows } from '../../src/engine/model/kv/kv-cache';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { kernelContext, read, upload, zeros } from './dense-helpers';
 import { attentionPartials, batchWithCache, cacheOffset, testModel, type WeightDtypes } from './decode-helpers';
 

@@ -4,9 +4,9 @@ import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { mlpSlices } from '../../src/engine/kernels/decode-mlp';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
-import { packBatchRows } from '../../src/engine/model/kv-cache';
+import { packBatchRows } from '../../src/engine/model/kv/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, read, zeros } from './dense-helpers';
 import { batchWithCache, testModel } from './decode-helpers';
 

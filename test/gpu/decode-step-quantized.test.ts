@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DType } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { destroyContexts } from './dense-helpers';
 import { runDecode } from './decode-step-driver';
 

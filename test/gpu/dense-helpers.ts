@@ -6,9 +6,9 @@ import { createKernelContext } from '../../src/engine/gpu/context';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { DType } from '../../src/engine/model/config';
-import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
-import { blockLayout } from '../../src/engine/model/tensor';
+import type { DType } from '../../src/engine/tensor/dtype';
+import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
+import { blockLayout } from '../../src/engine/tensor/dtype';
 
 export const DTYPES: DType[] = ['f32', 'f16', 'bf16'];
 

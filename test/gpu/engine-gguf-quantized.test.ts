@@ -13,8 +13,8 @@
  *   the one test/unit/model/gguf-llama-cpp.test.ts holds Hearth's reference forward to (relative RMS
  *   0.03; 0.006 measured), the engine being within f32 rounding of that reference. Q5_1 is the embedding, not a
  *   projection: llama.cpp's prebuilt x86 Q5_1 matmul disagrees with its own dequantizer (see there).
- * - The bundled model quantized on load (model/quantize-on-load.ts: a safetensors model's matrices
- *   made Q4_K blocks on the GPU as it loads, model/quantize-upload.ts), served by the same engine: its
+ * - The bundled model quantized on load (model/quant/quantize-on-load.ts: a safetensors model's matrices
+ *   made Q4_K blocks on the GPU as it loads, model/quant/quantize-upload.ts), served by the same engine: its
  *   blocks read back against the CPU quantizer's, and the same check against the reference on the
  *   blocks it made, dequantized.
  */
@@ -26,11 +26,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
 import type { PromptLogprob } from '../../src/engine/generate/types';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
-import { quantizeOnLoad } from '../../src/engine/model/quantize-on-load';
+import { quantizeOnLoad } from '../../src/engine/model/quant/quantize-on-load';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { layerNames, type WeightSet } from '../../src/engine/model/weights';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { layerNames } from '../../src/engine/model/weights/parameter-plan';
+import { type WeightSet } from '../../src/engine/model/weights/weight-set';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';
 import { dequantizedTensor } from '../../src/engine/reference/random-quantized';

@@ -9,11 +9,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
-import { tensorToF32 } from '../../src/engine/model/dtype';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { hfTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
-import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
 import { gpt2MetadataFrom } from '../unit/model/gguf-vocab-fixtures';

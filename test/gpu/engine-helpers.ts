@@ -5,9 +5,9 @@ import { acquireGpu, type GpuContext } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { Engine, type EngineOptions } from '../../src/engine/generate/engine';
 import type { FinishReason, GenerationHandle, GenerationRequest, PromptLogprob, SampledToken } from '../../src/engine/generate/types';
-import { loadModelFiles } from '../../src/engine/model/repo';
+import { loadModelFiles } from '../../src/engine/model/files/repo';
 import { BundledSource } from '../../src/engine/model/sources/bundled-source';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { ReferenceModel } from '../../src/engine/reference/model';
 
 let gpu: Promise<GpuContext> | null = null;

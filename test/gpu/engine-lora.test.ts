@@ -6,8 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/generate/engine';
-import type { LoraAdapter, LoraConfig } from '../../src/engine/generate/types';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { LoraAdapter } from '../../src/engine/generate/types';
+import type { LoraConfig } from '../../src/engine/model/lora/lora-config';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceModel } from '../../src/engine/reference/model';
 import { argmax } from './generate-helpers';

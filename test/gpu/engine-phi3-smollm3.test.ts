@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/generate/engine';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { safetensorsBlob } from '../../src/engine/model/safetensors-writer';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { safetensorsBlob } from '../../src/engine/model/files/safetensors-writer';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { expectClose } from '../../src/engine/reference/check';
 import { greedyDecode, ReferenceModel } from '../../src/engine/reference/model';

@@ -13,15 +13,15 @@
 // layers then a global one, random weights) decodes through the general graph past 3x the window
 // with the same bounded local pool and the reference's logprobs.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { KvBlockManager } from '../../src/engine/generate/block-manager';
+import type { KvBlockManager } from '../../src/engine/model/kv/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
-import type { ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
-import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv-cache';
-import { loadModelFiles } from '../../src/engine/model/repo';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
+import { KV_BLOCK, kvBytesPerToken, kvShapeOf } from '../../src/engine/model/kv/kv-cache';
+import { loadModelFiles } from '../../src/engine/model/files/repo';
 import type { FileRequest, ModelSource } from '../../src/engine/model/sources/source';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { writeSafetensors } from '../../src/engine/model/safetensors-writer';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { writeSafetensors } from '../../src/engine/model/files/safetensors-writer';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomGemma3Tensors, tinyGemma3Json } from '../unit/model/gemma3-fixtures';
 import { bundled, collect, promptOf, request, testEngine, type Outcome } from './engine-helpers';
@@ -167,7 +167,7 @@ describe('sliding-window attention through the engine', () => {
     const id = 'test/tiny-hybrid';
     const layerTypes = ['sliding_attention', 'full_attention', 'sliding_attention', 'full_attention'];
     // 8 blocks of every layer, prefill steps of 16 tokens: the local pool gets what 2 sequences hold
-    // at most (2 x (1 + 2) + 1 = 7 blocks: model/kv-pools.ts), the global layers the rest (9 blocks).
+    // at most (2 x (1 + 2) + 1 = 7 blocks: model/kv/kv-pools.ts), the global layers the rest (9 blocks).
     const { engine, cfg, tensors } = await serve(id, { sliding_window: WINDOW, layer_types: layerTypes }, { blocks: 8, chunk: 16 });
     expect(cfg.layerTypes).toEqual(layerTypes);
     const served = await engine.loadModel(id);

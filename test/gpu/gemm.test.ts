@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { DType } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import type { GemmArgs } from '../../src/engine/kernels/gemm';
 import { Gemm } from '../../src/engine/kernels/gemm';
 import { expectClose } from '../../src/engine/reference/check';
 import { matmulForward } from '../../src/engine/reference/linear';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, packedMatrix, read, TOL, upload } from './dense-helpers';
 
 afterAll(destroyContexts);

@@ -5,8 +5,8 @@
 // (fixtures/gemma3-transformers.golden.json). Measured on SwiftShader: 6.1e-6 nats.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WeightSet } from '../../src/engine/model/weights';
-import { LORA_MODULES } from '../../src/engine/reference/lora';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
+import { LORA_MODULES } from '../../src/engine/model/lora/peft-modules';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import { GOLDEN_LORA, GOLDEN_PROMPT, goldenConfig, goldenTensors } from '../unit/model/gemma3-golden';
 import { destroyContexts, kernelContext } from './dense-helpers';

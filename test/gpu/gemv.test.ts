@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import type { DType } from '../../src/engine/model/config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { Gemv } from '../../src/engine/kernels/gemv';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { silu } from '../../src/engine/reference/swiglu';
 import { destroyContexts, kernelContext, packedMatrix, read, TOL, upload, zeros } from './dense-helpers';

@@ -7,13 +7,14 @@ import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { ModelRunner } from '../../src/engine/generate/model-runner';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import { KV_BLOCK, KvCache } from '../../src/engine/model/kv-cache';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import { KV_BLOCK, KvCache } from '../../src/engine/model/kv/kv-cache';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { ReferenceModel } from '../../src/engine/reference/model';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 
 export interface RunnerFixture {
   cfg: ModelConfig;

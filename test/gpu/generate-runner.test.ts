@@ -11,15 +11,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/model-runner';
-import type { Architecture, DType } from '../../src/engine/model/config';
-import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
+import type { Architecture } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import { NO_ADAPTER } from '../../src/engine/model/kv/kv-cache';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { randomGemma3Tensors, tinyGemma3Config } from '../unit/model/gemma3-fixtures';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import {
   argmax,
   destroyGenerateContext,

@@ -12,7 +12,7 @@ import {
   kvBytesPerToken,
   packBatchRows,
   type KvShape,
-} from '../../src/engine/model/kv-cache';
+} from '../../src/engine/model/kv/kv-cache';
 import { testConfig } from '../../src/engine/reference/random-model';
 import { openGpu, readF32, Rng, type Gpu } from './attention-fixtures';
 import { readU32 } from '../../src/engine/gpu/buffers';

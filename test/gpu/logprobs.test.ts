@@ -9,7 +9,7 @@ import { createStorage, readBytes, uploadStorage } from '../../src/engine/gpu/bu
 import { Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
 import { PromptLogprobs, decodePromptLogprobs, promptLogprobsStride } from '../../src/engine/kernels/logprobs';
-import type { SamplingParams } from '../../src/engine/generate/sampling-params';
+import type { SamplingParams } from '../../src/engine/sampling/sampling-params';
 import {
   floorLogprob,
   logSumExp,
@@ -19,7 +19,7 @@ import {
   type TokenLogprob,
 } from '../../src/engine/reference/logprobs';
 import { expectClose } from '../../src/engine/reference/check';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 
 let device: GPUDevice;
 let kernels: KernelContext;

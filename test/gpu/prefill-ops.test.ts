@@ -6,7 +6,7 @@ import { RmsNorm } from '../../src/engine/kernels/rmsnorm';
 import { SwiGlu } from '../../src/engine/kernels/swiglu';
 import { expectClose } from '../../src/engine/reference/check';
 import { embeddingForward } from '../../src/engine/reference/embedding';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { residualForward } from '../../src/engine/reference/residual';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { mlpActivationForward } from '../../src/engine/reference/swiglu';

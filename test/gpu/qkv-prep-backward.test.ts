@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QkvPrepBackward } from '../../src/engine/kernels/qkv-prep-backward';
-import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
-import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
-import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
+import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
+import { NO_ADAPTER } from '../../src/engine/model/kv/kv-cache';
+import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/config/rope';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import { qkvPrepBackward } from '../../src/engine/reference/qkv-prep-backward';

@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
-import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
+import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/config/rope';
 import { qkvPrepForward, type QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
 import {

@@ -1,6 +1,6 @@
 /**
- * The quantize-on-load kernels (kernels/quantize-blocks.ts through model/quantize-upload.ts) against
- * the TypeScript quantizer (model/quantize.ts) on seeded random rows in each file dtype, with rows of
+ * The quantize-on-load kernels (kernels/quantize-blocks.ts through model/quant/quantize-upload.ts) against
+ * the TypeScript quantizer (model/quant/quantize.ts) on seeded random rows in each file dtype, with rows of
  * outliers, all-zero and constant blocks, tiny values (a subnormal f16 scale) and Q8_0 rows of an odd
  * block count (a padding block), written into two parts of a row-chunked PackedMatrix with a staging
  * limit that splits each tensor into several slices.
@@ -17,13 +17,14 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { FloatDType } from '../../src/engine/model/config';
-import { tensorFromF32, tensorToF32 } from '../../src/engine/model/dtype';
-import { encodeQ4_K, fitCandidates, quantize, subBlockWeights, type Fit, type QuantizeTarget } from '../../src/engine/model/quantize';
-import { GpuQuantizer } from '../../src/engine/model/quantize-upload';
-import { blockLayout } from '../../src/engine/model/tensor';
-import { dequantize } from '../../src/engine/reference/dequant';
-import { Rng } from '../../src/engine/reference/random';
+import type { FloatDType } from '../../src/engine/tensor/dtype';
+import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import { encodeQ4_K, fitCandidates, quantize, subBlockWeights, type Fit } from '../../src/engine/model/quant/quantize';
+import { type QuantizeTarget } from '../../src/engine/tensor/dtype';
+import { GpuQuantizer } from '../../src/engine/model/quant/quantize-upload';
+import { blockLayout } from '../../src/engine/tensor/dtype';
+import { dequantize } from '../../src/engine/model/quant/dequant';
+import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, readMatrixRows } from './dense-helpers';
 
 afterAll(destroyContexts);

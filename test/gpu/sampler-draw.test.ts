@@ -8,9 +8,9 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
-import type { SamplingParams } from '../../src/engine/generate/sampling-params';
+import type { SamplingParams } from '../../src/engine/sampling/sampling-params';
 import { sampleRowReference } from '../../src/engine/reference/sampler';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 
 let device: GPUDevice;
 let kernels: KernelContext;

@@ -9,9 +9,10 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, samplerWorkgroupSize, type SamplerRowOutput, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
-import type { SamplerStepRow, SamplingParams } from '../../src/engine/generate/sampling-params';
+import type { SamplerStepRow } from '../../src/engine/sampling/sampler-row';
+import type { SamplingParams } from '../../src/engine/sampling/sampling-params';
 import { logSumExp } from '../../src/engine/reference/logprobs';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 
 let device: GPUDevice;
 let kernels: KernelContext;

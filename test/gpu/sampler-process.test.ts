@@ -8,10 +8,11 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { MASKED_LOGIT, Sampler, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
-import type { SamplingParams, SamplerStepRow } from '../../src/engine/generate/sampling-params';
+import type { SamplingParams } from '../../src/engine/sampling/sampling-params';
+import type { SamplerStepRow } from '../../src/engine/sampling/sampler-row';
 import { sampleRowReference } from '../../src/engine/reference/sampler';
 import { expectClose } from '../../src/engine/reference/check';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 
 let device: GPUDevice;
 let kernels: KernelContext;

@@ -7,10 +7,10 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { readF32, readU32, uploadStorage } from '../../src/engine/gpu/buffers';
 import { Sampler, orderKey, samplerWorkgroupSize, type SamplerWorkgroupSize } from '../../src/engine/kernels/sampler';
 import { runSamplerStep } from '../../src/engine/kernels/sampler-step';
-import type { ResolvedSampling, SamplingParams } from '../../src/engine/generate/sampling-params';
+import type { ResolvedSampling, SamplingParams } from '../../src/engine/sampling/sampling-params';
 import { sampleRowReference, type SampleRowResult } from '../../src/engine/reference/sampler';
 import { expectClose } from '../../src/engine/reference/check';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 
 let device: GPUDevice;
 let kernels: KernelContext;

@@ -8,10 +8,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
-import { loraModuleDims, parseLoraTensorName, randomLoraTensors, type LoraModule } from '../../src/engine/reference/lora';
+import { loraModuleDims, parseLoraTensorName, type LoraModule } from '../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors } from '../../src/engine/reference/lora';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';
 import { planLora } from '../../src/engine/train/lora-plan';

@@ -3,19 +3,21 @@
 // of a whole step (reference/model-train.ts per sequence, summed) laid out like the trainer's flat
 // gradient buffer.
 import type { KernelContext } from '../../src/engine/gpu/context';
-import type { Architecture, DType } from '../../src/engine/model/config';
+import type { Architecture } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
 import { crossEntropyForward } from '../../src/engine/reference/cross-entropy';
-import { randomLoraTensors, referenceLora, type LoraModule } from '../../src/engine/reference/lora';
+import { randomLoraTensors, referenceLora } from '../../src/engine/reference/lora';
+import { type LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { lossAndGradients } from '../../src/engine/reference/model-train';
 import type { ReferenceModel } from '../../src/engine/reference/model';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { GpuTrainingEngine, type GpuTrainingEngineOptions } from '../../src/engine/train/engine';
 import type { LoraPlan } from '../../src/engine/train/lora-plan';
 import { stepLoss } from '../../src/engine/train/loss';
 import type { GpuTrainingSession } from '../../src/engine/train/session';
 import type { LossSpec, OptimizerConfig, TrainingSequence } from '../../src/engine/train/types';
-import type { LoraConfig } from '../../src/engine/generate/types';
-import type { TensorData } from '../../src/engine/model/tensor';
+import type { LoraConfig } from '../../src/engine/model/lora/lora-config';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { testModel, type TestModel } from './decode-helpers';
 
 export const OPTIMIZER: OptimizerConfig = { beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 };

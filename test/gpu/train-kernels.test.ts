@@ -10,7 +10,7 @@ import { LoraGrad, type LoraGradProblem } from '../../src/engine/kernels/lora-gr
 import { adamwStep, clipGradNorm } from '../../src/engine/reference/adamw';
 import { expectClose } from '../../src/engine/reference/check';
 import { crossEntropyBackward, crossEntropyForward } from '../../src/engine/reference/cross-entropy';
-import { Rng } from '../../src/engine/reference/random';
+import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, read, upload, zeros } from './dense-helpers';
 
 afterAll(destroyContexts);

@@ -6,14 +6,15 @@
  * padded by a zero block) and one with a min and a 5th bit (Q5_1), mixed inside the fused matrices as
  * llama.cpp's Q4_K_M mixes attn_v with attn_q / attn_k (each part kept in its blocks: row segments,
  * one GEMM per segment forward, one partial product per segment in dX = dY W); then a model quantized on load
- * (model/quantize-on-load.ts), whose Q4_K blocks (and Q8_0 fallback) a QLoRA job trains over.
+ * (model/quant/quantize-on-load.ts), whose Q4_K blocks (and Q8_0 fallback) a QLoRA job trains over.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import type { DType, ModelConfig } from '../../src/engine/model/config';
-import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quantize-on-load';
-import type { TensorData } from '../../src/engine/model/tensor';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { DType } from '../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { quantizedDtype, quantizeTensor } from '../../src/engine/model/quant/quantize-on-load';
+import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';

@@ -3,8 +3,8 @@
 // PEFT exports are checked), the same inputs give bit-identical adapters, and an exported adapter
 // with its optimizer state resumes exactly where the first session stopped.
 import { afterAll, describe, expect, it } from 'vitest';
-import { tensorToF32 } from '../../src/engine/model/dtype';
-import type { LoraModule } from '../../src/engine/reference/lora';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import type { LossSpec, TrainingSequence } from '../../src/engine/train/types';
 import { planLora } from '../../src/engine/train/lora-plan';

@@ -6,11 +6,12 @@
 // and a random-weight Mistral checkpoint from a Mistral-format config.json: LoRA SFT lowers its loss
 // and the adapter exports under PEFT's Mistral names.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import { parseModelConfig } from '../../src/engine/model/hf-config';
+import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
+import type { DType } from '../../src/engine/tensor/dtype';
+import { parseModelConfig } from '../../src/engine/model/config/hf-config';
 import { expectClose } from '../../src/engine/reference/check';
-import type { LoraModule } from '../../src/engine/reference/lora';
-import { WeightSet } from '../../src/engine/model/weights';
+import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { ReferenceModel } from '../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { GpuTrainingEngine } from '../../src/engine/train/engine';

@@ -1,11 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBytes, readF32 } from '../../src/engine/gpu/buffers';
 import type { PackedMatrix } from '../../src/engine/gpu/packed-tensor';
-import { tensorToF32 } from '../../src/engine/model/dtype';
-import { ropeTable } from '../../src/engine/model/rope';
-import { blockLayout, type TensorData } from '../../src/engine/model/tensor';
-import { layerNames, WeightSet } from '../../src/engine/model/weights';
-import { dequantizeTensor } from '../../src/engine/reference/dequant';
+import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
+import { ropeTable } from '../../src/engine/model/config/rope';
+import { blockLayout } from '../../src/engine/tensor/dtype';
+import { type TensorData } from '../../src/engine/tensor/tensor-data';
+import { layerNames } from '../../src/engine/model/weights/parameter-plan';
+import { WeightSet } from '../../src/engine/model/weights/weight-set';
+import { dequantizeTensor } from '../../src/engine/model/quant/dequant';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { randomQuantizedModel } from '../../src/engine/reference/random-quantized';
 import { destroyContexts, kernelContext } from './dense-helpers';

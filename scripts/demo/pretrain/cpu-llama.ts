@@ -9,9 +9,9 @@
  * through Hearth's API, LoRA on the GPU engine) is the real product path.
  * Not here: data (scripts/train-demo-pretrain.ts), the GPU trainer (src/engine/train).
  */
-import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorFromF32, tensorToF32 } from '../../../src/engine/model/dtype';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import {
   matmulWT,
   matmulWTBackwardW,

@@ -10,7 +10,7 @@
  *
  * Not here: the sampler fields (llama-sampling.ts), the wllama instance (cpu-engine.ts).
  */
-import type { ResolvedSampling } from '../generate/sampling-params';
+import type { ResolvedSampling } from '../sampling/sampling-params';
 import type { FinishReason, GenerationEvent, SampledToken, TopLogprob } from '../generate/types';
 import { placeholderIds, placeholderText } from './cpu-gguf';
 import { llamaSampling } from './llama-sampling';

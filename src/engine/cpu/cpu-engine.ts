@@ -12,7 +12,7 @@
  */
 import { LoggerWithoutDebug, Wllama, WllamaRuntimeError } from '@wllama/wllama/esm/index.js';
 import { EventStream } from '../generate/event-stream';
-import { resolveSampling } from '../generate/sampling-params';
+import { resolveSampling } from '../sampling/sampling-params';
 import type {
   EngineCapabilities,
   GenerationEvent,
@@ -22,7 +22,7 @@ import type {
   LoadModelOptions,
   ServedModel,
 } from '../generate/types';
-import { asRepository, type ModelRepository } from '../model/model-repository';
+import { asRepository, type ModelRepository } from '../model/files/model-repository';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import type { ModelSource } from '../model/sources/source';
 import { runChoice, type CompleteFn } from './cpu-choice';

@@ -24,10 +24,11 @@
  *
  * Not here: caching the result (cpu-models.ts), running it (cpu-engine.ts).
  */
-import type { ModelConfig } from '../model/config';
-import { bf16BitsToF32, f32ToF16Bits, tensorToF32 } from '../model/dtype';
-import type { LoadedModelFiles } from '../model/repo';
-import { ggmlBytes, ggmlType } from '../model/gguf/ggml-types';
+import type { ModelConfig } from '../model/config/model-config';
+import { bf16BitsToF32, f32ToF16Bits } from '../tensor/dtype';
+import { tensorToF32 } from '../tensor/tensor-data';
+import type { LoadedModelFiles } from '../model/files/repo';
+import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
 import { PERMUTED_QK } from '../model/gguf/gguf-families';
 import { llama3RopeFactors, ggufHyperparameters } from '../model/gguf/gguf-hparams';
 import { ggufTensorName, permuteRows } from '../model/gguf/gguf-model';

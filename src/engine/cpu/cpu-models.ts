@@ -10,11 +10,11 @@
  *
  * Not here: the conversion itself (cpu-gguf.ts), running the model (cpu-engine.ts).
  */
-import { loadRepository, type ModelRepository } from '../model/model-repository';
+import { loadRepository, type ModelRepository } from '../model/files/model-repository';
 import { readGguf } from '../model/gguf/gguf-reader';
 import { orderGgufParts } from '../model/gguf/gguf-split';
-import type { LoadedModelFiles, LoadOptions } from '../model/repo';
-import { blobBytes } from '../model/safetensors';
+import type { LoadedModelFiles, LoadOptions } from '../model/files/repo';
+import { blobBytes } from '../model/files/safetensors';
 import type { ModelFileCache } from '../model/sources/file-cache';
 import { cpuGgufFromGguf, cpuGgufFromSafetensors, type SpecialIds } from './cpu-gguf';
 

@@ -22,7 +22,7 @@
  * Not here: running a request (cpu-choice.ts), what a backend refuses (the service, with the
  * engine's capabilities).
  */
-import type { ResolvedSampling } from '../generate/sampling-params';
+import type { ResolvedSampling } from '../sampling/sampling-params';
 
 /** The llama.cpp completion fields Hearth sets (names as the server reads them). */
 export interface LlamaSampling {

@@ -8,7 +8,7 @@
  *
  * Not here: the pool itself (lora-pool.ts), admission (scheduler.ts).
  */
-import type { TensorData } from '../model/tensor';
+import type { TensorData } from '../tensor/tensor-data';
 import type { LoraPool } from './lora-pool';
 import type { LoraAdapter } from './types';
 

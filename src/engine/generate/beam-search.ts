@@ -14,7 +14,7 @@
  * Pure bookkeeping: which parent each new beam extends, so the scheduler can fork sequences.
  * Not here: GPU steps and sequence forks (scheduler.ts).
  */
-import type { SamplingParams } from './sampling-params';
+import type { SamplingParams } from '../sampling/sampling-params';
 import type { SampledToken, TopLogprob } from './types';
 
 export interface Beam {

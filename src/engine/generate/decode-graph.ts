@@ -19,13 +19,13 @@
  * what it drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
-import type { KvCache } from '../model/kv-cache';
-import type { WeightSet } from '../model/weights';
+import type { KvCache } from '../model/kv/kv-cache';
+import type { WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
 
 export type DecodeMlpMode = 'fused' | 'unfused';

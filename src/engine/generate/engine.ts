@@ -14,10 +14,10 @@
 import type { GpuContext, GpuDescription } from '../gpu/device';
 import { createKernelContext, type KernelContext } from '../gpu/context';
 import { createDenseKernels, type DenseKernels } from '../kernels/registry';
-import { asRepository, loadRepository, type ModelRepository } from '../model/model-repository';
-import type { LoadedModelFiles } from '../model/repo';
+import { asRepository, loadRepository, type ModelRepository } from '../model/files/model-repository';
+import type { LoadedModelFiles } from '../model/files/repo';
 import type { ModelSource } from '../model/sources/source';
-import type { WeightSet } from '../model/weights';
+import type { WeightSet } from '../model/weights/weight-set';
 import { EventStream } from './event-stream';
 import { ResidentModel } from './resident-model';
 import type { EngineCapabilities, GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';

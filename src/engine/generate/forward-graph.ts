@@ -11,7 +11,7 @@
  *   x = rmsnorm(h); qkv = x Wqkv^T + b [+ LoRA q|k|v]; QkvPrep (q/k-norm, RoPE, K/V into the cache)
  *   att = attention(q, cache); h += att Wo^T + b [+ LoRA o]
  *   x = rmsnorm(h); gu = x Wgu^T + b [+ LoRA gate|up]; act = silu(g) u; h += act Wd^T + b [+ LoRA down]
- * Gemma 3 (config.ts): h starts as the embedding times its normaliser, act = gelu_tanh(g) u, and the
+ * Gemma 3 (model/config/model-config.ts): h starts as the embedding times its normaliser, act = gelu_tanh(g) u, and the
  * o_proj and down_proj outputs go through their own RMSNorm (sandwich norms) before the residual add,
  * so they land in x and RmsNorm adds them into h. Gemma decodes through this graph too (model-runner.ts).
  * Linear layers go through Gemv up to 64 rows (a short chunk keeps hundreds of workgroups) and
@@ -20,15 +20,16 @@
  *
  * Not here: buffers (step-buffers.ts), sampling and submission (model-runner.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import type { KvCache } from '../model/kv-cache';
-import { embeddingScaleOf, type WeightSet } from '../model/weights';
+import type { KvCache } from '../model/kv/kv-cache';
+import { embeddingScaleOf } from '../model/weights/vector-values';
+import { type WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
 
 /** Largest row count the GEMV path takes (Gemv's limit). */
@@ -103,7 +104,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
     linear(step.qkv, step.x, w.qkv, w.qkvBias, false);
     lora('qkv', l, step.x, step.qkv);
-    // A hybrid model's sliding layers read their own pool's block table (kv-cache.ts).
+    // A hybrid model's sliding layers read their own pool's block table (model/kv/kv-cache.ts).
     const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows };
     calls.push(
       ...attention.qkvPrep.encode(

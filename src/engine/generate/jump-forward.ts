@@ -22,7 +22,7 @@
  *
  * Not here: where the draft comes from (TokenConstraint.forcedTokens), the step (model-runner.ts).
  */
-import type { KvBlockManager } from './block-manager';
+import type { KvBlockManager } from '../model/kv/block-manager';
 import type { SampleRequest } from './model-runner';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { SamplerRowOutput } from '../kernels/sampler';

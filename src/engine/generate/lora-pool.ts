@@ -16,11 +16,13 @@
  */
 import { writeBytes } from '../gpu/buffers';
 import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLayout } from '../kernels/lora';
-import type { ModelConfig } from '../model/config';
-import { tensorToF32 } from '../model/dtype';
-import type { TensorData } from '../model/tensor';
-import { groupLoraTensors, loraScale, type LoraModule } from '../reference/lora';
-import type { LoraConfig } from './types';
+import type { ModelConfig } from '../model/config/model-config';
+import { tensorToF32 } from '../tensor/tensor-data';
+import type { TensorData } from '../tensor/tensor-data';
+import { groupLoraTensors } from '../model/lora/adapter-tensors';
+import { loraScale } from '../model/lora/lora-config';
+import { type LoraModule } from '../model/lora/peft-modules';
+import type { LoraConfig } from '../model/lora/lora-config';
 
 /** Floats a range is aligned to: 256 bytes. */
 const ALIGN = 64;

@@ -14,21 +14,22 @@
  * shared partial block) are recorded before or after the pass. The output bytes of the sampler
  * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
  *
- * Not here: which sequences run (scheduler.ts), which blocks they own (block-manager.ts).
+ * Not here: which sequences run (scheduler.ts), which blocks they own (model/kv/block-manager.ts).
  */
-import { modelWindow } from '../model/attention-window';
+import { modelWindow } from '../model/config/attention-window';
 import type { KernelContext } from '../gpu/context';
 import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
 import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv-cache';
-import type { WeightSet } from '../model/weights';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import type { WeightSet } from '../model/weights/weight-set';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
 import type { LoraPool } from './lora-pool';
-import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
+import { MAX_TOP_LOGPROBS, type PositionLogprobs } from '../sampling/logprobs';
+import { type SamplerStepRow } from '../sampling/sampler-row';
 import { StepBuffers, type StepLimits } from './step-buffers';
 import { StepGraphs } from './step-graphs';
 

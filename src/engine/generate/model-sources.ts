@@ -5,13 +5,13 @@
  * Face repo id or a URL) through UrlSource; with a file cache (IndexedDB in the app) every file is
  * kept and revalidated, so a model loads offline once it has been loaded.
  *
- * Not here: reading and validating the repository (model/repo.ts), the catalogue itself.
+ * Not here: reading and validating the repository (model/files/repo.ts), the catalogue itself.
  */
-import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/catalog';
+import { bundledSource, fetchCatalog, type CatalogEntry } from '../model/sources/catalog';
 import { CachedSource } from '../model/sources/cached-source';
 import type { ModelFileCache } from '../model/sources/file-cache';
-import type { ModelRepository } from '../model/model-repository';
-import type { QuantizeTarget } from '../model/quantize';
+import type { ModelRepository } from '../model/files/model-repository';
+import type { QuantizeTarget } from '../tensor/dtype';
 import type { ModelSource } from '../model/sources/source';
 import { UrlSource } from '../model/sources/url-source';
 
@@ -28,7 +28,7 @@ export interface CatalogModel {
   cacheKey?: string;
   /** A GGUF model: its file, or the ordered parts of a split one (absent: a safetensors repository). */
   ggufFiles?: readonly string[];
-  /** A safetensors model loaded as Q8_0 or Q4_K blocks (model/quantize-on-load.ts). */
+  /** A safetensors model loaded as Q8_0 or Q4_K blocks (model/quant/quantize-on-load.ts). */
   quantizeOnLoad?: QuantizeTarget;
 }
 

@@ -9,12 +9,13 @@
  *
  * Not here: GPU steps (model-runner.ts), the loop (scheduler.ts), beams (beam-search.ts).
  */
-import { KV_BLOCK, NO_ADAPTER } from '../model/kv-cache';
+import { KV_BLOCK, NO_ADAPTER } from '../model/kv/kv-cache';
 import type { BeamSearch } from './beam-search';
 import type { EventStream } from './event-stream';
 import type { Sequence } from './sequence';
 import type { FinishReason, GenerationRequest, PromptLogprob, SampledToken, TokenConstraint } from './types';
-import { MAX_TOP_LOGPROBS, type SamplingParams } from './sampling-params';
+import { MAX_TOP_LOGPROBS } from '../sampling/logprobs';
+import { type SamplingParams } from '../sampling/sampling-params';
 
 export type RequestPhase = 'waiting' | 'prefill' | 'decode' | 'done';
 

@@ -4,22 +4,22 @@
  * runner (step buffers, sampler) and the scheduler, plus the LoRA adapter pool created on the first
  * adapter. `maxModelLen` is the smallest of max_position_embeddings, the engine's cap and what the
  * KV cache holds (one sequence must fit); when every layer slides a sequence holds only its window's
- * blocks (block-manager.ts), so the cache bounds it only if it cannot hold a window and a chunk. A
- * hybrid model's sliding layers get a pool of their own sized from the window (model/kv-pools.ts),
+ * blocks (model/kv/block-manager.ts), so the cache bounds it only if it cannot hold a window and a chunk. A
+ * hybrid model's sliding layers get a pool of their own sized from the window (model/kv/kv-pools.ts),
  * and its full-attention layers' pool bounds the context.
  *
  * Not here: where the files come from and the catalogue (engine.ts), steps (model-runner.ts).
  */
-import { modelWindow } from '../model/attention-window';
-import { planKvPools, type KvPoolPlan } from '../model/kv-pools';
+import { modelWindow } from '../model/config/attention-window';
+import { planKvPools, type KvPoolPlan } from '../model/kv/kv-pools';
 import type { KernelContext } from '../gpu/context';
 import type { DenseKernels } from '../kernels/registry';
 import { samplerWorkgroupSize } from '../kernels/sampler';
-import type { LoadedModelFiles } from '../model/repo';
-import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv-cache';
-import { GpuQuantizer } from '../model/quantize-upload';
-import { WeightSet } from '../model/weights';
-import { KvBlockManager } from './block-manager';
+import type { LoadedModelFiles } from '../model/files/repo';
+import { KV_BLOCK, KvCache, kvBytesPerToken, kvShapeOf } from '../model/kv/kv-cache';
+import { GpuQuantizer } from '../model/quant/quantize-upload';
+import { WeightSet } from '../model/weights/weight-set';
+import { KvBlockManager } from '../model/kv/block-manager';
 import { LoraPool } from './lora-pool';
 import { ModelRunner } from './model-runner';
 import { Scheduler } from './scheduler';
@@ -106,7 +106,7 @@ export class ResidentModel {
     );
     const numBlocks = pools.numBlocks;
     const window = modelWindow(cfg);
-    // A windowed sequence holds its window's blocks plus one prefill chunk's (block-manager.ts blocksToHold).
+    // A windowed sequence holds its window's blocks plus one prefill chunk's (model/kv/block-manager.ts blocksToHold).
     const holdsWindow = window > 0 && numBlocks >= Math.ceil(window / KV_BLOCK) + Math.ceil(opts.prefillChunk / KV_BLOCK) + 1;
     const capacity = holdsWindow ? Infinity : numBlocks * KV_BLOCK;
     const maxModelLen = Math.min(cfg.maxPositionEmbeddings, opts.maxModelLen ?? Infinity, capacity);

@@ -15,13 +15,13 @@
  * (their blocks freed, recomputed later from their tokens); beams are never preempted.
  * A failing step fails the requests in it; the others go on.
  *
- * Not here: GPU work (model-runner.ts), block ownership (block-manager.ts, sequence.ts), per-token
+ * Not here: GPU work (model-runner.ts), block ownership (model/kv/block-manager.ts, sequence.ts), per-token
  * rules (request-state.ts), beam bookkeeping (beam-search.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
 import { AdapterResidency } from './adapter-residency';
 import { BeamSearch, beamParams } from './beam-search';
-import { prefixRoot, type KvBlockManager } from './block-manager';
+import { prefixRoot, type KvBlockManager } from '../model/kv/block-manager';
 import { EventStream } from './event-stream';
 import { fairOrder } from './fair-order';
 import type { LoraPool } from './lora-pool';

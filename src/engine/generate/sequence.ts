@@ -10,11 +10,11 @@
  * list (the full-attention layers) keeps every block. Both lists grow, fork and are released
  * together, so a step never finds one pool's blocks without the other's.
  *
- * Not here: ownership rules (block-manager.ts), scheduling (scheduler.ts).
+ * Not here: ownership rules (model/kv/block-manager.ts), scheduling (scheduler.ts).
  */
-import { firstVisibleKey } from '../model/attention-window';
-import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv-cache';
-import { DROPPED, type KvBlockManager, type PrefixMatch } from './block-manager';
+import { firstVisibleKey } from '../model/config/attention-window';
+import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv/kv-cache';
+import { DROPPED, type KvBlockManager, type PrefixMatch } from '../model/kv/block-manager';
 
 export { DROPPED };
 
@@ -104,7 +104,7 @@ export class Sequence {
   constructor(
     readonly row: number,
     tokens: readonly number[],
-    /** Prefix-chain root: the cache salt and adapter (block-manager.ts prefixRoot). */
+    /** Prefix-chain root: the cache salt and adapter (model/kv/block-manager.ts prefixRoot). */
     readonly root: string,
   ) {
     this.tokens = tokens.slice();

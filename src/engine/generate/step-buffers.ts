@@ -11,8 +11,8 @@ import { mlpSlices } from '../kernels/decode-mlp';
 import { DecodeStream } from '../kernels/decode-stream';
 import { LORA_GROUP_WIDTH, LORA_MAX_RANK } from '../kernels/lora';
 import { promptLogprobsStride } from '../kernels/logprobs';
-import type { ModelConfig } from '../model/config';
-import { MAX_TOP_LOGPROBS } from './sampling-params';
+import type { ModelConfig } from '../model/config/model-config';
+import { MAX_TOP_LOGPROBS } from '../sampling/logprobs';
 
 export interface StepLimits {
   /** Most tokens in one prefill step (the chunk budget). */

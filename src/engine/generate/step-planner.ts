@@ -14,8 +14,8 @@
  *
  * Not here: running the step and applying its tokens (step-results.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
-import type { KvBlockManager } from './block-manager';
+import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import type { KvBlockManager } from '../model/kv/block-manager';
 import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
 import { canJumpForward, planDraft } from './jump-forward';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';

@@ -10,24 +10,13 @@
  * Not here: the implementation (engine.ts, scheduler.ts), request validation with vLLM's
  * messages (src/api, src/service/chat).
  */
-import type { ChatTemplates } from '../model/chat-template';
-import type { ModelConfig } from '../model/config';
-import type { GenerationDefaults } from '../model/generation-config';
-import type { TensorData } from '../model/tensor';
-import type { ModelTokenizer } from '../model/tokenizer';
-import type { SamplingParams } from './sampling-params';
-
-/** adapter_config.json fields the engine uses (PEFT names in comments). */
-export interface LoraConfig {
-  /** `r` */
-  rank: number;
-  /** `lora_alpha`; the scale is alpha / r (alpha / sqrt(r) with rsLoRA). */
-  alpha: number;
-  /** `target_modules`: short module names, e.g. ["q_proj", "v_proj"]. */
-  targetModules: string[];
-  /** `use_rslora` */
-  useRslora: boolean;
-}
+import type { ChatTemplates } from '../model/text/chat-template';
+import type { ModelConfig } from '../model/config/model-config';
+import type { GenerationDefaults } from '../model/config/generation-config';
+import type { TensorData } from '../tensor/tensor-data';
+import type { ModelTokenizer } from '../model/text/tokenizer';
+import type { SamplingParams } from '../sampling/sampling-params';
+import type { LoraConfig } from '../model/lora/lora-config';
 
 /** A LoRA checkpoint to apply on top of a base model; tensors use PEFT key names. */
 export interface LoraAdapter {

@@ -23,10 +23,10 @@
  *   chunk at element r * rowStride (of that buffer). Within a segment every chunk but the last has the
  *   same number of rows.
  *
- * Not here: which tensors exist or how they are fused (model/weights.ts), unpacking (kernels/packed-*.wgsl).
+ * Not here: which tensors exist or how they are fused (model/weights/weight-set.ts), unpacking (kernels/packed-*.wgsl).
  */
-import type { DType } from '../model/config';
-import { blockLayout, isBlockDType } from '../model/tensor';
+import type { DType } from '../tensor/dtype';
+import { blockLayout, isBlockDType } from '../tensor/dtype';
 
 export interface PackedChunk {
   buffer: GPUBuffer;

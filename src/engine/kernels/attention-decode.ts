@@ -36,7 +36,7 @@
 import code from './attention-decode.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { KV_BLOCK } from '../model/kv-cache';
+import { KV_BLOCK } from '../model/kv/kv-cache';
 import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
 import { ATTENTION_COMMON_WGSL, largestDivisorAtMost, workgroupStorageBudget } from './attention-shared';
 import { shaderText, type KernelSpec } from './spec';

@@ -8,7 +8,7 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { asBinding, bindingSize, makeCall } from '../gpu/kernel-call';
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import { composeShader, type ShaderConst } from './shader';
 import { bindingNumbers, entryBindings, packUniformValues, type KernelSpec, type UniformValues } from './spec';
 

@@ -11,7 +11,7 @@
  * Not here: the unfused alternative (Gemv with swiglu, then Gemv accumulating into the residual).
  */
 import type { KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights';
+import type { WeightSet } from '../model/weights/weight-set';
 import { checkDim, SpecKernel } from './common';
 import code from './decode-mlp.wgsl?raw';
 import type { DecodeStream } from './decode-stream';

@@ -14,9 +14,9 @@
  * Not here: attention (attention-decode.ts), the prefill twin (qkv-prep.ts after the GEMM).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { KV_BLOCK } from '../model/kv-cache';
-import { layerUsesRope, rotaryDim } from '../model/rope';
-import type { WeightSet } from '../model/weights';
+import { KV_BLOCK } from '../model/kv/kv-cache';
+import { layerUsesRope, rotaryDim } from '../model/config/rope';
+import type { WeightSet } from '../model/weights/weight-set';
 import { checkDim, checkElements, SpecKernel } from './common';
 import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';

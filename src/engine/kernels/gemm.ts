@@ -17,7 +17,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import { checkDim, placeholder, SpecKernel } from './common';
 import naive from './gemm-naive.wgsl?raw';
 import paramsWgsl from './gemm-params.wgsl?raw';

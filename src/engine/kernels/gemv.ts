@@ -11,7 +11,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import { checkDim, checkRows, placeholder, SpecKernel } from './common';
 import core from './gemv-core.wgsl?raw';
 import { gemvTile, tileConsts } from './gemv-config';

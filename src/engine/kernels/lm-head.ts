@@ -11,7 +11,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights';
+import type { WeightSet } from '../model/weights/weight-set';
 import { checkElements } from './common';
 import type { DecodeStream } from './decode-stream';
 import { Gemm } from './gemm';

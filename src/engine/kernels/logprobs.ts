@@ -12,7 +12,7 @@
  * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
  */
 import type { KernelContext } from '../gpu/context';
-import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../generate/sampling-params';
+import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../sampling/logprobs';
 import { specBindGroup, specLayout, type KernelLayout } from './common';
 import type { SamplerWorkgroupSize } from './sampler';
 import { PROMPT_LOGPROBS_SPEC } from './sampler-specs';

@@ -13,8 +13,8 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { ModelConfig } from '../model/config';
-import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
+import type { ModelConfig } from '../model/config/model-config';
+import { loraModuleDims, loraModulesOf, type LoraModule } from '../model/lora/peft-modules';
 import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';

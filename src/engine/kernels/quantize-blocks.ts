@@ -7,8 +7,8 @@
  * bytes; Q4_K the same algorithm in f32). The staging and slicing around it: model/quantize-upload.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { DType } from '../model/config';
-import type { QuantizeTarget } from '../model/quantize';
+import type { DType } from '../tensor/dtype';
+import type { QuantizeTarget } from '../tensor/dtype';
 import { checkDim, checkElements, grid, SpecKernel } from './common';
 import common from './quantize-common.wgsl?raw';
 import q4k from './quantize-q4_k.wgsl?raw';

@@ -11,8 +11,8 @@
  * the calls (generate/, train/).
  */
 import type { KernelContext } from '../gpu/context';
-import type { ModelConfig } from '../model/config';
-import { rotaryDim } from '../model/rope';
+import type { ModelConfig } from '../model/config/model-config';
+import { rotaryDim } from '../model/config/rope';
 import { AdamW, ADAMW_SPEC } from './adamw';
 import { ADD_SPEC, AddInto } from './add';
 import { ATTENTION_BACKWARD_SPEC, AttentionBackward } from './attention-backward';

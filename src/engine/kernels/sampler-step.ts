@@ -5,7 +5,7 @@
  * Not here: the sampler itself (sampler.ts).
  */
 import type { KernelContext } from '../gpu/context';
-import type { SamplerStepRow } from '../generate/sampling-params';
+import type { SamplerStepRow } from '../sampling/sampler-row';
 import type { SamplerRowOutput, Sampler } from './sampler';
 
 export async function runSamplerStep(

@@ -26,20 +26,9 @@
  */
 import type { KernelContext } from '../gpu/context';
 import { createStorage, writeBytes } from '../gpu/buffers';
-import {
-  MAX_TOP_LOGPROBS,
-  ROW_WORDS,
-  bannedAtStep,
-  editWords,
-  packEdits,
-  packRow,
-  resolveSampling,
-  tokenBitmask,
-  type ResolvedSampling,
-  type SamplerStepRow,
-  type SamplingParams,
-  type TokenLogprob,
-} from '../generate/sampling-params';
+import { MAX_TOP_LOGPROBS, type TokenLogprob } from '../sampling/logprobs';
+import { ROW_WORDS, bannedAtStep, editWords, packEdits, packRow, tokenBitmask, type SamplerStepRow } from '../sampling/sampler-row';
+import { resolveSampling, type ResolvedSampling, type SamplingParams } from '../sampling/sampling-params';
 import { specBindGroup, specLayout, type KernelLayout } from './common';
 import { SAMPLER_DRAW_SPEC, SAMPLER_FINISH_SPEC, SAMPLER_PROCESS_SPEC, SAMPLER_SELECT_SPEC } from './sampler-specs';
 import { packUniformValues, shaderText } from './spec';

@@ -11,7 +11,7 @@
  * Markers in kernel files: `/*@subgroup-params*\/` in an entry point's parameter list and
  * `/*@subgroup-init*\/` at the top of its body; they become the subgroup builtins (or nothing).
  */
-import type { DType } from '../model/config';
+import type { DType } from '../tensor/dtype';
 import { wgslDeclarations, type KernelSpec } from './spec';
 import packedBf16 from './packed-bf16.wgsl?raw';
 import packedBlocks from './packed-blocks.wgsl?raw';

@@ -6,7 +6,7 @@
  * `mlpActivationBackward`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { MlpActivation } from '../model/config';
+import type { MlpActivation } from '../model/config/model-config';
 import activation from './activation.wgsl?raw';
 import { checkDim, checkRows, grid, SpecKernel } from './common';
 import { params, ro, rw, type KernelSpec } from './spec';

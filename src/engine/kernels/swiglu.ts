@@ -5,7 +5,7 @@
  * Decode fuses this into DecodeMlp (or Gemv's swiglu epilogue). Reference: reference/swiglu.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { MlpActivation } from '../model/config';
+import type { MlpActivation } from '../model/config/model-config';
 import { checkDim, checkRows, grid, SpecKernel } from './common';
 import { params, ro, rw, type KernelSpec } from './spec';
 import activation from './activation.wgsl?raw';

@@ -12,11 +12,11 @@
  * reference/rope.ts), any block allocation policy.
  */
 import { attentionForward, attentionLogsumexp } from './attention';
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import { rmsnormForward } from './rmsnorm';
-import type { RopeFreqs } from '../model/rope';
+import type { RopeFreqs } from '../model/config/rope';
 import { ropeForward } from './rope';
-import { KV_BLOCK, type BatchRow } from '../model/kv-cache';
+import { KV_BLOCK, type BatchRow } from '../model/kv/kv-cache';
 
 /** Where a paged cache lives, for the reference: one layer's K and V plus the block table. */
 export interface PagedKv {
@@ -201,7 +201,7 @@ export function qkvPrepForward(
   kv: PagedKv,
   qkv: Float32Array, // [T, (NH + 2 NKV) * HS]
   norm: QkNorm | null,
-  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/config/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
 ): void {

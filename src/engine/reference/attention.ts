@@ -2,11 +2,11 @@
  * Causal grouped-query attention over contiguous K/V, reference (HF eager semantics in f32):
  * softmax(q k^T * HS^-0.5) v, query head h reading kv head h / (NH / NKV) (repeat_kv). Query t sits at
  * position pos0 + t and sees keys 0 .. pos0 + t, or with a sliding window W > 0 only keys
- * pos0 + t - W + 1 .. pos0 + t (model/attention-window.ts), and the log-sum-exp of those scores. The
+ * pos0 + t - W + 1 .. pos0 + t (model/config/attention-window.ts), and the log-sum-exp of those scores. The
  * oracle of the paged prefill and decode kernels.
  * Legend: T queries, S keys (S >= pos0 + T), NH query heads, NKV kv heads, HS head dim, W window (0 = full).
  */
-import { firstVisibleKey } from '../model/attention-window';
+import { firstVisibleKey } from '../model/config/attention-window';
 import type { Floats } from './floats';
 
 /** The dims both directions take, after the buffers: T queries, S keys, heads, head dim, first query position, window. */

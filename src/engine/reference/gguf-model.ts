@@ -7,14 +7,14 @@
  * Not here: parsing and validation (model/gguf/gguf-reader.ts), the name and config mapping
  * (model/gguf/gguf-model.ts).
  */
-import type { ModelConfig } from '../model/config';
-import { tensorFromF32 } from '../model/dtype';
+import type { ModelConfig } from '../model/config/model-config';
+import { tensorFromF32 } from '../tensor/tensor-data';
 import { ROPE_TENSORS } from '../model/gguf/gguf-families';
 import { ggufModelConfig, ggufRopeOf, readHfTensor } from '../model/gguf/gguf-model';
 import { readGguf } from '../model/gguf/gguf-reader';
-import type { ByteSource } from '../model/safetensors';
-import type { TensorData } from '../model/tensor';
-import { dequantize } from './dequant';
+import type { ByteSource } from '../model/files/safetensors';
+import type { TensorData } from '../tensor/tensor-data';
+import { dequantize } from '../model/quant/dequant';
 
 export async function referenceTensorsFromGguf(
   src: ByteSource,

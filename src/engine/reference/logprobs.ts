@@ -12,7 +12,7 @@
  * Not here: the sampling pipeline (sampler.ts) and token strings (the service decodes ids).
  */
 
-import type { PositionLogprobs, TokenLogprob } from '../generate/sampling-params';
+import type { PositionLogprobs, TokenLogprob } from '../sampling/logprobs';
 
 export type { PositionLogprobs, TokenLogprob };
 

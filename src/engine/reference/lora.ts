@@ -1,59 +1,22 @@
 /**
  * LoRA, reference: the low-rank update of a Linear layer, y += s * (x A^T) B^T, with A [r, in] and
- * B [out, r] in PEFT's layout and s = alpha / r (alpha / sqrt(r) with rsLoRA), plus reading a PEFT
- * adapter (adapter_model.safetensors key names) into per-layer f32 matrices for the reference model.
+ * B [out, r] in PEFT's layout and s = alpha / r (alpha / sqrt(r) with rsLoRA), plus a PEFT adapter
+ * (adapter_model.safetensors key names) as per-layer f32 matrices for the reference model.
  * Plain loops, f64 accumulation: the oracle of the GPU LoRA kernels, of the engine's adapter
  * batches and (with `loraBackward`) of the trainer.
  *
- * Not here: GPU residency of adapters (generate/lora-pool.ts), the whole-model training pass
- * (model-train.ts).
+ * Not here: PEFT's module names and dims and the adapter's tensor checks (model/lora/), GPU
+ * residency of adapters (generate/lora-pool.ts), the whole-model training pass (model-train.ts).
  */
-import type { ModelConfig } from '../model/config';
-import { tensorFromF32, tensorToF32 } from '../model/dtype';
-import type { DType } from '../model/config';
-import type { TensorData } from '../model/tensor';
+import type { ModelConfig } from '../model/config/model-config';
+import { groupLoraTensors } from '../model/lora/adapter-tensors';
+import { loraScale } from '../model/lora/lora-config';
+import { loraModuleDims, loraTensorName, type LoraModule } from '../model/lora/peft-modules';
+import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
+import type { DType } from '../tensor/dtype';
+import type { TensorData } from '../tensor/tensor-data';
 import type { Floats } from './floats';
-import { Rng } from './random';
-
-/**
- * The projections of a decoder layer, in PEFT's names and the order the engine stores them: the
- * separate q/k/v and gate/up of most families, and the fused `qkv_proj` / `gate_up_proj` Linears of
- * checkpoints that store them fused (Phi-3, modeling_phi3.py), where PEFT adapts the fused module
- * with one A and one B over all its rows. A model has one set or the other (`loraModulesOf`).
- */
-export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-export const FUSED_LORA_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
-export type LoraModule = (typeof LORA_MODULES)[number] | (typeof FUSED_LORA_MODULES)[number];
-/** Every module name of either layout. */
-export const ALL_LORA_MODULES: readonly LoraModule[] = [...LORA_MODULES, ...FUSED_LORA_MODULES];
-
-const FUSED_MODULES: readonly LoraModule[] = ['qkv_proj', 'o_proj', 'gate_up_proj', 'down_proj'];
-
-/** The modules a LoRA can adapt in this model, in storage order. */
-export function loraModulesOf(cfg: Pick<ModelConfig, 'fusedProjections'>): readonly LoraModule[] {
-  return cfg.fusedProjections ? FUSED_MODULES : LORA_MODULES;
-}
-
-/** Throws unless every target is a module of this model (naming the model's modules). */
-export function checkLoraTargets(cfg: Pick<ModelConfig, 'fusedProjections' | 'arch'>, targets: readonly string[]): void {
-  const valid = loraModulesOf(cfg);
-  const unknown = targets.filter((m) => !(valid as readonly string[]).includes(m));
-  if (unknown.length) {
-    throw new Error(`LoRA: target modules ${unknown.join(', ')} are not projections of this ${cfg.arch} model (${valid.join(', ')})`);
-  }
-}
-
-const MODULE_PATHS: Record<LoraModule, string> = {
-  q_proj: 'self_attn.q_proj',
-  k_proj: 'self_attn.k_proj',
-  v_proj: 'self_attn.v_proj',
-  o_proj: 'self_attn.o_proj',
-  gate_proj: 'mlp.gate_proj',
-  up_proj: 'mlp.up_proj',
-  down_proj: 'mlp.down_proj',
-  qkv_proj: 'self_attn.qkv_proj',
-  gate_up_proj: 'mlp.gate_up_proj',
-};
+import { Rng } from '../tensor/random';
 
 /** One adapted module: A (r, in) and B (out, r). */
 export interface LoraModuleWeights {
@@ -98,97 +61,6 @@ export class ReferenceLora {
       out.set(layer, module, { A: make(weights.A.length), B: make(weights.B.length) });
     return out;
   }
-}
-
-/** s = alpha / r, or alpha / sqrt(r) with rsLoRA (PEFT `use_rslora`). */
-export function loraScale(alpha: number, rank: number, useRslora: boolean): number {
-  return useRslora ? alpha / Math.sqrt(rank) : alpha / rank;
-}
-
-/** Input and output widths of a module for a config. */
-export function loraModuleDims(cfg: ModelConfig, module: LoraModule): { in: number; out: number } {
-  const C = cfg.hiddenSize;
-  const q = cfg.numHeads * cfg.headDim;
-  const kv = cfg.numKvHeads * cfg.headDim;
-  const F = cfg.intermediateSize;
-  switch (module) {
-    case 'q_proj':
-      return { in: C, out: q };
-    case 'k_proj':
-    case 'v_proj':
-      return { in: C, out: kv };
-    case 'o_proj':
-      return { in: q, out: C };
-    case 'gate_proj':
-    case 'up_proj':
-      return { in: C, out: F };
-    case 'down_proj':
-      return { in: F, out: C };
-    case 'qkv_proj':
-      return { in: C, out: q + 2 * kv };
-    case 'gate_up_proj':
-      return { in: C, out: 2 * F };
-  }
-}
-
-/** PEFT's key of a LoRA matrix: base_model.model.model.layers.<l>.self_attn.q_proj.lora_A.weight. */
-export function loraTensorName(layer: number, module: LoraModule, which: 'A' | 'B'): string {
-  return `base_model.model.model.layers.${layer}.${MODULE_PATHS[module]}.lora_${which}.weight`;
-}
-
-// The text model of a multimodal Gemma 3 (Gemma3ForConditionalGeneration) sits at model.language_model.layers
-// (transformers >= 4.52) or language_model.model.layers in PEFT's keys.
-const KEY =
-  /^(?:base_model\.model\.)?(?:model\.language_model\.|language_model\.model\.|model\.)layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_([AB])(?:\.[\w-]+)?\.weight$/;
-
-/** The (layer, module, A|B) a PEFT key names, or null for a key that is not a LoRA matrix. */
-export function parseLoraTensorName(name: string): { layer: number; module: LoraModule; which: 'A' | 'B' } | null {
-  const m = KEY.exec(name);
-  if (!m) return null;
-  const module = m[3] as LoraModule;
-  if (!(ALL_LORA_MODULES as readonly string[]).includes(module) || MODULE_PATHS[module] !== `${m[2]}.${module}`) return null;
-  return { layer: Number(m[1]), module, which: m[4] as 'A' | 'B' };
-}
-
-/**
- * Checks a PEFT adapter's tensors against a config and rank and returns them by (layer, module):
- * every A is [r, in], every B [out, r], each module has both or neither. Throws naming the tensor.
- */
-export function groupLoraTensors(
-  cfg: ModelConfig,
-  rank: number,
-  tensors: Iterable<TensorData>,
-): Map<string, { A: TensorData; B: TensorData }> {
-  const found = new Map<string, { A?: TensorData; B?: TensorData }>();
-  for (const t of tensors) {
-    const key = parseLoraTensorName(t.name);
-    if (!key) throw new Error(`LoRA adapter: unexpected tensor ${t.name}`);
-    if (key.layer >= cfg.numLayers) throw new Error(`LoRA adapter: ${t.name} names layer ${key.layer}, the model has ${cfg.numLayers}`);
-    if (!loraModulesOf(cfg).includes(key.module)) {
-      throw new Error(
-        `LoRA adapter: ${t.name} adapts ${key.module}, which this ${cfg.arch} model does not have (${loraModulesOf(cfg).join(', ')})`,
-      );
-    }
-    const d = loraModuleDims(cfg, key.module);
-    const want = key.which === 'A' ? [rank, d.in] : [d.out, rank];
-    if (t.shape.length !== 2 || t.shape[0] !== want[0] || t.shape[1] !== want[1]) {
-      throw new Error(`LoRA adapter: ${t.name} has shape [${t.shape.join(', ')}], expected [${want.join(', ')}] for rank ${rank}`);
-    }
-    const id = `${key.layer}.${key.module}`;
-    const entry = found.get(id) ?? {};
-    if (entry[key.which]) throw new Error(`LoRA adapter: ${t.name} given twice`);
-    entry[key.which] = t;
-    found.set(id, entry);
-  }
-  const out = new Map<string, { A: TensorData; B: TensorData }>();
-  for (const [id, e] of found) {
-    if (!e.A || !e.B)
-      throw new Error(
-        `LoRA adapter: layer ${id.split('.')[0]} ${id.split('.')[1]} has lora_${e.A ? 'A' : 'B'} without lora_${e.A ? 'B' : 'A'}`,
-      );
-    out.set(id, { A: e.A, B: e.B });
-  }
-  return out;
 }
 
 /** A PEFT adapter as f32 matrices for the reference model. */

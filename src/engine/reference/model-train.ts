@@ -16,14 +16,15 @@
  * Not here: the loss coefficients (engine/train), several sequences (call once per sequence: the
  * backward accumulates), gradients of base weights (frozen).
  */
-import { layerWindow } from '../model/attention-window';
-import { layerUsesRope } from '../model/rope';
+import { layerWindow } from '../model/config/attention-window';
+import { layerUsesRope } from '../model/config/rope';
 import { attentionBackward, attentionForward } from './attention';
 import { crossEntropyBackward, crossEntropyForward } from './cross-entropy';
 import { embeddingForward } from './embedding';
 import type { Floats } from './floats';
 import { linearBackward, linearForward, matmulForward } from './linear';
-import { loraBackward, loraBackwardSplit, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
+import { loraBackward, loraBackwardSplit, loraForwardSplit, type ReferenceLora } from './lora';
+import { type LoraModule } from '../model/lora/peft-modules';
 import { dimsOf, type ReferenceModel } from './model';
 import { residualBackward, residualForward } from './residual';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';

@@ -13,7 +13,7 @@
  * then logits = rmsnorm(h, norm) E^T (E = lm_head, or the embedding when tied).
  *
  * Gemma 3 (transformers modeling_gemma3.py, Gemma3DecoderLayer; llama.cpp src/models/gemma3.cpp):
- *   h = embed * sqrt(C) (the normaliser in f32, model/weights.ts embeddingScaleOf); every norm is x * (1 + w);
+ *   h = embed * sqrt(C) (the normaliser in f32, model/weights/vector-values.ts embeddingScaleOf); every norm is x * (1 + w);
  *   h += rmsnorm(attention(...) Wo^T, post_attention_layernorm)
  *   x = rmsnorm(h, pre_feedforward_layernorm); h += rmsnorm((gelu_tanh(x Wg^T) * (x Wu^T)) Wd^T, post_feedforward_layernorm)
  *   the scores are scaled by query_pre_attn_scalar^-1/2, and sliding layers rotate with rope_local_base_freq.
@@ -25,16 +25,18 @@
  *
  * Not here: the backward pass (the trainer adds it), sampling (reference/sampler.ts).
  */
-import type { ModelConfig } from '../model/config';
-import { tensorToF32 } from '../model/dtype';
-import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/rope';
-import type { TensorData } from '../model/tensor';
-import { checkAgainstPlan, EMBED_NAME, embeddingScaleOf, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights';
-import { layerWindow } from '../model/attention-window';
+import type { ModelConfig } from '../model/config/model-config';
+import { tensorToF32 } from '../tensor/tensor-data';
+import { layerRopeParams, layerUsesRope, ropeFreqs, type RopeFreqs } from '../model/config/rope';
+import type { TensorData } from '../tensor/tensor-data';
+import { checkAgainstPlan, EMBED_NAME, FINAL_NORM_NAME, layerNames, LM_HEAD_NAME } from '../model/weights/parameter-plan';
+import { embeddingScaleOf } from '../model/weights/vector-values';
+import { layerWindow } from '../model/config/attention-window';
 import { attentionForward } from './attention';
 import { embeddingForward } from './embedding';
 import { linearForward } from './linear';
-import { loraForward, loraForwardSplit, type LoraModule, type ReferenceLora } from './lora';
+import { loraForward, loraForwardSplit, type ReferenceLora } from './lora';
+import { type LoraModule } from '../model/lora/peft-modules';
 import { rmsnormForward } from './rmsnorm';
 import { ropeForward } from './rope';
 import { mlpActivationForward } from './swiglu';

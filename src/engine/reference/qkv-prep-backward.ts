@@ -6,8 +6,8 @@
  * the gradient of the QKV projection [T, (NH + 2 NKV) * HS], accumulating. The oracle of
  * QkvPrepBackward (kernels/qkv-prep-backward.ts).
  */
-import type { BatchRow } from '../model/kv-cache';
-import type { RopeFreqs } from '../model/rope';
+import type { BatchRow } from '../model/kv/kv-cache';
+import type { RopeFreqs } from '../model/config/rope';
 import type { QkNorm } from './attention-paged';
 import type { Floats } from './floats';
 import { rmsnormBackward, rmsnormForward } from './rmsnorm';
@@ -20,7 +20,7 @@ export function qkvPrepBackward(
   dv: Floats, // [T, NKV, HS]
   qkv: Floats, // [T, (NH + 2 NKV) * HS] the forward's projection
   norm: QkNorm | null,
-  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/rope.ts; empty: no RoPE, a NoPE layer)
+  invFreq: Float32Array | RopeFreqs, // [R / 2] (model/config/rope.ts; empty: no RoPE, a NoPE layer)
   rows: readonly BatchRow[],
   NH: number,
   NKV: number,

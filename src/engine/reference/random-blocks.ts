@@ -6,9 +6,9 @@
  *
  * Not a quantizer: it makes blocks, not the blocks of given values.
  */
-import { f32ToF16Bits } from '../model/dtype';
-import { ggmlBytes, ggmlType } from '../model/gguf/ggml-types';
-import { Rng } from './random';
+import { f32ToF16Bits } from '../tensor/dtype';
+import { ggmlBytes, ggmlType } from '../tensor/ggml-types';
+import { Rng } from '../tensor/random';
 
 /** Byte offsets of the f16 fields in one block, and the largest |q * scale| product of the type. */
 const SCALE_FIELDS: Readonly<Record<string, { d: number; min?: number; qmax: number }>> = {

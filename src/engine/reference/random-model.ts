@@ -3,12 +3,13 @@
  * random weights in any dtype whose activations stay O(1) through the layers (Linear weights
  * ~ N(0, 1/in), norms ~ 1 + noise). Not the bundled models (scripts/make-models.ts makes those).
  */
-import type { Architecture, DType, ModelConfig } from '../model/config';
-import { tensorFromF32 } from '../model/dtype';
-import { fullAttentionLayers } from '../model/hf-config';
-import type { TensorData } from '../model/tensor';
-import { planParameters } from '../model/weights';
-import { Rng } from './random';
+import type { Architecture, ModelConfig } from '../model/config/model-config';
+import type { DType } from '../tensor/dtype';
+import { tensorFromF32 } from '../tensor/tensor-data';
+import { fullAttentionLayers } from '../model/config/hf-config';
+import type { TensorData } from '../tensor/tensor-data';
+import { planParameters } from '../model/weights/parameter-plan';
+import { Rng } from '../tensor/random';
 
 /**
  * A test-sized config of `arch` (Llama: untied, GQA 2; Qwen2: qkv bias; Qwen3: q/k norm, explicit HS;

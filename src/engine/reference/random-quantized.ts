@@ -6,11 +6,13 @@
  *
  * Not a quantizer (values are not those of the f32 model; any block is valid), not a file writer.
  */
-import type { DType, ModelConfig } from '../model/config';
-import { tensorFromF32 } from '../model/dtype';
-import { ggmlName, isBlockDType, type TensorData } from '../model/tensor';
-import { dequantizeTensor } from './dequant';
-import { Rng } from './random';
+import type { DType } from '../tensor/dtype';
+import type { ModelConfig } from '../model/config/model-config';
+import { tensorFromF32 } from '../tensor/tensor-data';
+import { ggmlName, isBlockDType } from '../tensor/dtype';
+import { type TensorData } from '../tensor/tensor-data';
+import { dequantizeTensor } from '../model/quant/dequant';
+import { Rng } from '../tensor/random';
 import { randomBlocks } from './random-blocks';
 import { randomModelTensors } from './random-model';
 

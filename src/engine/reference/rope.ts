@@ -1,16 +1,16 @@
 /**
  * Rotary position embedding, reference, HF semantics (non-interleaved rotate_half):
  * out = x * cos + rotate_half(x) * sin, rotate_half([x1 | x2]) = [-x2 | x1], cos/sin = cat(f, f)
- * with f = pos * invFreq (model/rope.ts computes invFreq with the model's scaling).
+ * with f = pos * invFreq (model/config/rope.ts computes invFreq with the model's scaling).
  * Partial rotary (Phi-3 `partial_rotary_factor`, transformers modeling_phi3.py `apply_rotary_pos_emb`):
  * only the first R = 2 * invFreq.length dims of a head rotate, the pairs being (i, i + R/2); the
  * rest pass through unchanged.
  * `freqs` is either plain inverse frequencies or a model's RopeFreqs (LongRoPE's per-position
- * factors and cos/sin scale, model/rope.ts).
+ * factors and cos/sin scale, model/config/rope.ts).
  * Legend: T tokens, NH heads, HS head dim.
  */
 import type { Floats } from './floats';
-import { ropeAngle, ropeCosSin, type RopeFreqs } from '../model/rope';
+import { ropeAngle, ropeCosSin, type RopeFreqs } from '../model/config/rope';
 
 /** f32 (cos, sin) of frequency i at `pos`. */
 function cosSin(freqs: Floats | RopeFreqs, pos: number, i: number): [number, number] {

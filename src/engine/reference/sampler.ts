@@ -17,7 +17,7 @@
  * Element-wise steps round to f32 (Math.fround) where the GPU does; softmax sums run in f64.
  * Not here: stop detection, bad-word matching (the caller lists banned ids), the GPU layout.
  */
-import type { ResolvedSampling } from '../generate/sampling-params';
+import type { ResolvedSampling } from '../sampling/sampling-params';
 import { floorLogprob, logSumExp, sampledFirst, topByRank, type TokenLogprob } from './logprobs';
 import { gumbel } from './sampler-noise';
 

@@ -10,7 +10,7 @@
  * Not here: jobs, data, checkpoints (src/service/training).
  */
 import type { KernelContext } from '../gpu/context';
-import type { WeightSet } from '../model/weights';
+import type { WeightSet } from '../model/weights/weight-set';
 import { LoraGrad } from '../kernels/lora-grad';
 import { TrainingBuffers } from './activations';
 import { loraBackwardProblems } from './graph-backward';

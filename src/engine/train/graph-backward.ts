@@ -25,7 +25,7 @@
  *   dA += gB^T x (one problem over the stacked A),  dB += s g^T u, stored from dB^T = s u^T g.
  * Not here: the head and dh's first value (graph-head.ts), clipping and AdamW (session.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { LoraGradProblem } from '../kernels/lora-grad';
 import { qkvPrepWeights } from '../kernels/qkv-prep';

@@ -10,7 +10,7 @@
  *   hMid = att Wo^T (+ b) + LoRA + h[l]
  *   x = rmsnorm(hMid) (rstd2)          gu = x Wgu^T (+ b) + LoRA;  act = silu(gate) * up
  *   h[l+1] = act Wd^T (+ b) + LoRA + hMid
- * Gemma 3 (sandwich norms, config.ts): oOut = att Wo^T + LoRA, hMid = h[l] + rmsnorm(oOut) (rstdO);
+ * Gemma 3 (sandwich norms, model/config/model-config.ts): oOut = att Wo^T + LoRA, hMid = h[l] + rmsnorm(oOut) (rstdO);
  * downOut = act Wd^T + LoRA, h[l+1] = hMid + rmsnorm(downOut) (rstdD); act = gelu_tanh(gate) * up;
  * h[0] is the embedding times its normaliser.
  * LoRA: one GEMM u = x [A_1; ..; A_n]^T per group (the group's A matrices are stacked, lora-plan.ts),
@@ -22,10 +22,11 @@
  * holds the gradient of), bit-identical to the first pass.
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
-import { layerWindow } from '../model/attention-window';
+import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { qkvPrepWeights } from '../kernels/qkv-prep';
-import { embeddingScaleOf, type WeightSet } from '../model/weights';
+import { embeddingScaleOf } from '../model/weights/vector-values';
+import { type WeightSet } from '../model/weights/weight-set';
 import type { TrainingBuffers } from './activations';
 import type { TrainKernels } from '../kernels/registry';
 import type { LoraGroupPlan, LoraPlan } from './lora-plan';

@@ -4,7 +4,7 @@
  * and both AdamW moments share (one allocation each, the same views).
  *
  * Layout, per layer, per *group* of modules that read the same input (the base weights are fused
- * the same way, model/weights.ts): qkv (input x1 = input_layernorm(h)), o (input: attention output),
+ * the same way, model/weights/weight-set.ts): qkv (input x1 = input_layernorm(h)), o (input: attention output),
  * gateUp (input x2 = post_attention_layernorm(h)), down (input: silu(gate) * up). A group's A
  * matrices are stored back to back, so they form one stacked matrix [n r, in] and the shrink
  * u = x A^T of every module of the group is one GEMM; each B [out, r] follows, and its update
@@ -16,21 +16,21 @@
  * Not here: GPU buffers (lora-state.ts), the math (forward.ts / backward.ts).
  * Reference: huggingface/peft src/peft/tuners/lora/layer.py (reset_lora_parameters).
  */
-import type { LoraConfig } from '../generate/types';
-import type { ModelConfig } from '../model/config';
-import { tensorFromF32, tensorToF32 } from '../model/dtype';
-import type { TensorData } from '../model/tensor';
+import type { LoraConfig } from '../model/lora/lora-config';
+import type { ModelConfig } from '../model/config/model-config';
+import { tensorFromF32, tensorToF32 } from '../tensor/tensor-data';
+import type { TensorData } from '../tensor/tensor-data';
 import {
   checkLoraTargets,
-  groupLoraTensors,
   ALL_LORA_MODULES,
   loraModuleDims,
   loraModulesOf,
-  loraScale,
   loraTensorName,
   type LoraModule,
-} from '../reference/lora';
-import { Rng } from '../reference/random';
+} from '../model/lora/peft-modules';
+import { groupLoraTensors } from '../model/lora/adapter-tensors';
+import { loraScale } from '../model/lora/lora-config';
+import { Rng } from '../tensor/random';
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
 

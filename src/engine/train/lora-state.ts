@@ -7,7 +7,7 @@
  * Not here: the update itself (kernels/adamw.ts), what writes the gradients (graph-backward.ts).
  */
 import { readF32, writeBytes } from '../gpu/buffers';
-import type { TensorData } from '../model/tensor';
+import type { TensorData } from '../tensor/tensor-data';
 import { flatFromSuffixed, loraToTensors, type LoraPlan } from './lora-plan';
 import type { OptimizerState } from './types';
 

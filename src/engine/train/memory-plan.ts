@@ -23,10 +23,10 @@
  *
  * Every tensor is its own GPU buffer: a dispatch may not bind one buffer both writable and
  * read-only, and the kernels of a layer read some of its tensors while writing others.
- * Not here: the LoRA parameters (lora-plan.ts), the base weights (model/weights.ts).
+ * Not here: the LoRA parameters (lora-plan.ts), the base weights (model/weights/weight-set.ts).
  */
-import { KV_BLOCK } from '../model/kv-cache';
-import type { ModelConfig } from '../model/config';
+import { KV_BLOCK } from '../model/kv/kv-cache';
+import type { ModelConfig } from '../model/config/model-config';
 import { GradNorm } from '../kernels/grad-norm';
 import { LORA_GROUPS, type LoraGroupName, type LoraPlan } from './lora-plan';
 

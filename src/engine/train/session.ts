@@ -21,8 +21,8 @@
 import type { KernelContext } from '../gpu/context';
 import type { KernelCall } from '../gpu/kernel-call';
 import { writeBytes } from '../gpu/buffers';
-import type { LoraConfig } from '../generate/types';
-import type { TensorData } from '../model/tensor';
+import type { LoraConfig } from '../model/lora/lora-config';
+import type { TensorData } from '../tensor/tensor-data';
 import { CallCache } from './call-cache';
 import { encodeLayerBackward } from './graph-backward';
 import { encodeEmbedding, encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';

@@ -11,8 +11,8 @@
  * Not here: the implementation (session.ts and the graph under engine/train), the job state
  * machine and events (src/service/training).
  */
-import type { LoraConfig } from '../generate/types';
-import type { TensorData } from '../model/tensor';
+import type { LoraConfig } from '../model/lora/lora-config';
+import type { TensorData } from '../tensor/tensor-data';
 
 /**
  * The longest sequence a training session takes by default (GpuTrainingEngine's micro-batch

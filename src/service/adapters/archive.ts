@@ -12,17 +12,17 @@
  * Not here: HTTP (api/routes/adapters.ts), serving adapters (checkpoint-adapter.ts).
  */
 import { zipSync } from 'fflate';
-import type { LoraConfig } from '../../engine/generate/types';
-import type { ModelConfig } from '../../engine/model/config';
+import type { LoraConfig } from '../../engine/model/lora/lora-config';
+import type { ModelConfig } from '../../engine/model/config/model-config';
 import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
 import { readGguf } from '../../engine/model/gguf/gguf-reader';
 import { orderGgufParts } from '../../engine/model/gguf/gguf-split';
-import { parseModelConfig } from '../../engine/model/hf-config';
-import { smallFileText } from '../../engine/model/repo';
-import { blobBytes } from '../../engine/model/safetensors';
+import { parseModelConfig } from '../../engine/model/config/hf-config';
+import { smallFileText } from '../../engine/model/files/repo';
+import { blobBytes } from '../../engine/model/files/safetensors';
 import { CachedSource } from '../../engine/model/sources/cached-source';
 import { checkLoraTensors, loraParameterCount, loraToTensors, planLora } from '../../engine/train/lora-plan';
-import { loraModulesOf } from '../../engine/reference/lora';
+import { loraModulesOf } from '../../engine/model/lora/peft-modules';
 import { DuplicateModelError, findModelByName, insertModel } from '../../store/models';
 import type { CheckpointRecord, ModelRecord } from '../../store/schema';
 import type { Principal } from '../principal';

@@ -10,10 +10,10 @@
  * engine), writing them (peft-files.ts).
  * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
  */
-import type { LoraConfig } from '../../engine/generate/types';
+import type { LoraConfig } from '../../engine/model/lora/lora-config';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
-import { REGEX_LIMITS, regexHazard } from '../../engine/model/regex-hazard';
-import type { TensorData } from '../../engine/model/tensor';
+import { REGEX_LIMITS, regexHazard } from '../../engine/model/text/regex-hazard';
+import type { TensorData } from '../../engine/tensor/tensor-data';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readTensors } from './peft-files';
 
 /** The projections of a Llama/Qwen decoder layer, as PEFT names them ("all-linear"). */

@@ -7,10 +7,10 @@
  * Not here: parsing an adapter (parse.ts, which these files must satisfy).
  * Reference: huggingface/peft LoraConfig and `save_pretrained` output.
  */
-import type { LoraConfig as EngineLoraConfig } from '../../engine/generate/types';
-import { SafetensorsFile } from '../../engine/model/safetensors';
-import { writeSafetensors } from '../../engine/model/safetensors-writer';
-import type { TensorData } from '../../engine/model/tensor';
+import type { LoraConfig as EngineLoraConfig } from '../../engine/model/lora/lora-config';
+import { SafetensorsFile } from '../../engine/model/files/safetensors';
+import { writeSafetensors } from '../../engine/model/files/safetensors-writer';
+import type { TensorData } from '../../engine/tensor/tensor-data';
 import type { OptimizerState } from '../../engine/train/types';
 import type { LoraConfig as StoredLoraConfig } from '../../store/schema';
 

@@ -7,7 +7,7 @@
  * models exist, and where are their files".
  */
 import { z } from 'zod';
-import type { QuantizeTarget } from '../../engine/model/quantize';
+import type { QuantizeTarget } from '../../engine/tensor/dtype';
 import { listBaseModels } from '../../store/base-models';
 import type { HearthDb } from '../../store/schema';
 

@@ -18,13 +18,13 @@
  * path; its header is checked before the download starts (gguf.ts). Downloads from the
  * hub or the configured mirror carry the Hugging Face token of the settings (hub-settings.ts).
  * A safetensors model may be added quantized (`quantization`: Q8_0 or Q4_K blocks made as it loads,
- * engine/model/quantize-on-load.ts); the record keeps the choice, so every load uses it.
+ * engine/model/quant/quantize-on-load.ts); the record keeps the choice, so every load uses it.
  *
  * Not here: validating an upload (uploaded-model.ts), the HTTP shapes (src/api/routes/base-models.ts),
  * downloading itself (src/engine/model/sources).
  */
 import { cpuGgufCacheKey, cpuGgufModelId } from '../../engine/cpu/cpu-models';
-import { loadRepository } from '../../engine/model/model-repository';
+import { loadRepository } from '../../engine/model/files/model-repository';
 import type { ModelFileCache } from '../../engine/model/sources/file-cache';
 import { SourceError, type DownloadProgress } from '../../engine/model/sources/source';
 import { isHfRepoId, UrlSource } from '../../engine/model/sources/url-source';

@@ -14,8 +14,8 @@
  */
 import { readGguf, GgufError, type GgufFile } from '../../engine/model/gguf/gguf-reader';
 import { ggufModelConfig } from '../../engine/model/gguf/gguf-model';
-import { ggufQuantization } from '../../engine/model/gguf-quantization';
-import { blobBytes } from '../../engine/model/safetensors';
+import { ggufQuantization } from '../../engine/model/gguf/gguf-quantization';
+import { blobBytes } from '../../engine/model/files/safetensors';
 import type { ModelFileCache } from '../../engine/model/sources/file-cache';
 import { ggufModelFile, ggufParts, isGgufPath } from '../../engine/model/sources/gguf-files';
 import { probeGgufHeader } from '../../engine/model/sources/gguf-probe';

@@ -4,11 +4,11 @@
  * The record keeps the choice (`quantizeOnLoad`), so every later load, after a reload too, makes
  * the same blocks; `quantization` shows it by its GGML name ("Q4_K"), as for a GGUF.
  *
- * Not here: quantizing (engine/model/quantize-on-load.ts), the downloads themselves
+ * Not here: quantizing (engine/model/quant/quantize-on-load.ts), the downloads themselves
  * (downloads.ts).
  */
-import { SAFETENSORS, type ModelFormat } from '../../engine/model/model-repository';
-import { QUANTIZE_TARGETS, type QuantizeTarget } from '../../engine/model/quantize';
+import { SAFETENSORS, type ModelFormat } from '../../engine/model/files/model-repository';
+import { QUANTIZE_TARGETS, type QuantizeTarget } from '../../engine/tensor/dtype';
 import type { BaseModelRecord } from '../../store/schema';
 import { ConflictError, InvalidInputError } from '../errors';
 

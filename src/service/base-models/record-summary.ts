@@ -2,7 +2,7 @@
  * What the model loader learnt of a base model's files, as its record keeps it: the same fields
  * for a finished download (downloads.ts) and a validated upload (uploaded-model.ts).
  */
-import type { LoadedModelFiles } from '../../engine/model/repo';
+import type { LoadedModelFiles } from '../../engine/model/files/repo';
 import type { BaseModelRecord } from '../../store/schema';
 
 export function recordSummary(

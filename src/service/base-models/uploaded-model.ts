@@ -8,9 +8,9 @@
  *
  * Not here: downloads and removal (downloads.ts), parsing multipart (src/api/multipart-stream.ts).
  */
-import { loadRepository, type ModelFormat } from '../../engine/model/model-repository';
-import type { QuantizeTarget } from '../../engine/model/quantize';
-import { smallFileText, type LoadedModelFiles } from '../../engine/model/repo';
+import { loadRepository, type ModelFormat } from '../../engine/model/files/model-repository';
+import type { QuantizeTarget } from '../../engine/tensor/dtype';
+import { smallFileText, type LoadedModelFiles } from '../../engine/model/files/repo';
 import { CachedSource } from '../../engine/model/sources/cached-source';
 import type { ModelFileCache } from '../../engine/model/sources/file-cache';
 import { ggufDisplayName } from '../../engine/model/sources/gguf-files';

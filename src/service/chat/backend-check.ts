@@ -7,7 +7,7 @@
  * Not here: the request's own rules (check.ts), the capabilities (engine/generate/types.ts).
  */
 import type { EngineCapabilities } from '../../engine/generate/types';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { structuredOutputSpec } from '../structured/constraint-spec';
 import { ChatRequestError } from './errors';
 import { promptLogprobsCount } from './logprobs';

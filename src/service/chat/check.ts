@@ -5,7 +5,7 @@
  * pydantic enforces (seed bounds, truncate_prompt_tokens >= -1, literals) are the zod schema's.
  * The rules that need the rendered prompt (context length, min_tokens <= max_tokens) are in
  * max-tokens.ts. The sampling controls' ranges and messages are the engine's one table
- * (samplingRangeError in engine/generate/sampling-params.ts), written here with Python's floats.
+ * (samplingRangeError in engine/sampling/sampling-params.ts), written here with Python's floats.
  *
  * Hearth-specific refusals say what cannot be honoured: priorities other than 0 (no priority
  * scheduling), per-request logits processors, and combinations beam search cannot honour.
@@ -16,8 +16,9 @@
  * (check_logprobs, check_tool_usage, check_generation_prompt, check_cache_salt_support),
  * SamplingParams._verify_args, v1 Processor._validate_* .
  */
-import { MAX_TOP_LOGPROBS, samplingRangeError } from '../../engine/generate/sampling-params';
-import type { GenerationDefaults } from '../../engine/model/generation-config';
+import { MAX_TOP_LOGPROBS } from '../../engine/sampling/logprobs';
+import { samplingRangeError } from '../../engine/sampling/sampling-params';
+import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import { ChatRequestError, ensure } from './errors';
 import { logprobsMode, promptLogprobsCount } from './logprobs';
 import { pyFloat, pyRepr } from './py-format';

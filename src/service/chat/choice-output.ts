@@ -16,8 +16,8 @@
  * Reference: vllm-chat.md §3.2, §5.
  */
 import type { FinishReason, SampledToken } from '../../engine/generate/types';
-import type { IncrementalDetokenizer } from '../../engine/model/detokenizer';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { IncrementalDetokenizer } from '../../engine/model/text/detokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { StopStrings } from './stop-strings';
 
 export interface ChoiceSettings {

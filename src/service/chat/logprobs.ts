@@ -14,7 +14,7 @@
  * Not here: computing logprobs (the engine's sampler returns them with every token).
  */
 import type { PromptLogprob, SampledToken, TopLogprob } from '../../engine/generate/types';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import type { ChatRequest } from './request';
 
 /** vLLM's floor for logprobs in responses (-inf is not JSON). */

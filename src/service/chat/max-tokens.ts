@@ -8,7 +8,7 @@
  * Not here: the other request rules (check.ts).
  * Reference: vllm-chat.md §2 rows max_tokens / min_tokens.
  */
-import type { GenerationDefaults } from '../../engine/model/generation-config';
+import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import { ensure } from './errors';
 import type { ChatRequest } from './request';
 

@@ -7,9 +7,9 @@
  *
  * Not here: the checks (check.ts, max-tokens.ts), running the engine (completions.ts).
  */
-import { resolveSampling, SamplingParamsError } from '../../engine/generate/sampling-params';
+import { resolveSampling, SamplingParamsError } from '../../engine/sampling/sampling-params';
 import type { GenerationRequest, LoraAdapter, ServedModel } from '../../engine/generate/types';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { ChoiceOutput } from './choice-output';
 import { ChatRequestError } from './errors';
 import { LogprobsFormatter, logprobsMode, promptLogprobsCount } from './logprobs';

@@ -6,13 +6,13 @@
  * (vLLM: "assistant" with a generation prompt, else the last message's role) and the text
  * `echo` prepends.
  *
- * Not here: the template engine (engine/model/chat-template.ts), the context-length rule
+ * Not here: the template engine (engine/model/text/chat-template.ts), the context-length rule
  * (max-tokens.ts).
  * Reference: vllm-chat.md §2 rows messages, echo, add_generation_prompt, continue_final_message,
  * add_special_tokens, truncate_prompt_tokens, documents, chat_template(_kwargs), §6 "Into the template".
  */
-import { ChatTemplateError, type ChatTemplates } from '../../engine/model/chat-template';
-import { UnembeddedTokenError, type ModelTokenizer } from '../../engine/model/tokenizer';
+import { ChatTemplateError, type ChatTemplates } from '../../engine/model/text/chat-template';
+import { UnembeddedTokenError, type ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { ChatRequestError } from './errors';
 import type { ChatMessage, ChatRequest, ChatTool } from './request';
 

@@ -8,7 +8,7 @@
  * Not here: validation (the zod schema checks types; check.ts checks the cross-field rules).
  * Reference: the specification's "Chat completion request" table; vllm-chat.md §2.
  */
-import type { ChatMessage } from '../../engine/model/chat-template';
+import type { ChatMessage } from '../../engine/model/text/chat-template';
 
 export type { ChatMessage };
 

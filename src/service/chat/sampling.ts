@@ -9,8 +9,8 @@
  * engine).
  * Reference: vllm-chat.md §2 (defaults, the `*` note) and §3.
  */
-import type { GenerationDefaults } from '../../engine/model/generation-config';
-import type { SamplingParams } from '../../engine/generate/sampling-params';
+import type { GenerationDefaults } from '../../engine/model/config/generation-config';
+import type { SamplingParams } from '../../engine/sampling/sampling-params';
 import type { ChatRequest } from './request';
 
 /** vLLM's `_DEFAULT_SAMPLING_PARAMS` for chat, used when neither the request nor the model sets a value. */

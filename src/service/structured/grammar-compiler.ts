@@ -8,7 +8,7 @@
  * Not here: reading the request (constraint-spec.ts), per-sequence matching (grammar-matcher.ts).
  */
 import type { CompiledGrammar, GrammarCompiler, TokenizerInfo } from '@mlc-ai/web-xgrammar';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { JSON_WHITESPACE_LIMIT, type Constraint, type JsonWhitespace, type StructuredOutputSpec } from './constraint-spec';
 import { choiceGrammar, ebnfString, withBoundedNumbers, withWhitespace } from './ebnf';
 import { RegexSyntaxError, regexToEbnf } from './regex-ebnf';

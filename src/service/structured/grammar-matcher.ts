@@ -21,7 +21,7 @@
  * Not here: compiling (grammar-compiler.ts), the GPU side of the mask (engine/kernels/sampler).
  */
 import type { TokenConstraint } from '../../engine/generate/types';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import type { Utf8Guard } from './utf8-guard';
 import { XGrammarRuntime, type BindingRef, type MatcherHandle } from './xgrammar-runtime';
 

@@ -11,7 +11,7 @@
  * Not here: the pieces (constraint-spec.ts, grammar-compiler.ts, grammar-matcher.ts).
  */
 import type { TokenConstraint } from '../../engine/generate/types';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import { compileStructuredOutput, type CompiledConstraint, type StructuredModel } from './grammar-compiler';
 import { structuredOutputSpec, type StructuredRequestFields } from './constraint-spec';
 

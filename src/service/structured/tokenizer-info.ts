@@ -14,7 +14,7 @@
  * Not here: creating the WASM object (grammar-compiler.ts does, under the runtime's lock).
  * Reference: xgrammar python/xgrammar/tokenizer_info.py (from_huggingface, _is_tiktoken...).
  */
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 
 export type VocabType = 'byte_level' | 'byte_fallback' | 'raw';
 

@@ -16,8 +16,8 @@
  *
  * Not here: the grammar (xgrammar), the bitmask application on the GPU.
  */
-import { CHAR_TO_BYTE } from '../../engine/model/byte-level';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import { CHAR_TO_BYTE } from '../../engine/model/text/byte-level';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 import type { VocabType } from './tokenizer-info';
 
 /**

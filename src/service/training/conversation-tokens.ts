@@ -15,8 +15,8 @@
  * Not here: sampled RL Choices, trained in the context they were sampled in (rl-histories.ts);
  * reading SFT lines (sft-steps.ts), advantages.
  */
-import type { ChatMessage, ChatTemplate } from '../../engine/model/chat-template';
-import type { ModelTokenizer } from '../../engine/model/tokenizer';
+import type { ChatMessage, ChatTemplate } from '../../engine/model/text/chat-template';
+import type { ModelTokenizer } from '../../engine/model/text/tokenizer';
 
 export type Turn =
   /** Rendered by the template, never trained. */

@@ -18,9 +18,9 @@
  * Not here: the math (engine/train), the queue and terminal events (runner.ts).
  */
 import type { InferenceEngine, ServedModel } from '../../engine/generate/types';
-import { tensorFromF32 } from '../../engine/model/dtype';
-import { writeSafetensors } from '../../engine/model/safetensors-writer';
-import type { TensorData } from '../../engine/model/tensor';
+import { tensorFromF32 } from '../../engine/tensor/tensor-data';
+import { writeSafetensors } from '../../engine/model/files/safetensors-writer';
+import type { TensorData } from '../../engine/tensor/tensor-data';
 import { loraToTensors, planLora, loraParameterCount } from '../../engine/train/lora-plan';
 import {
   MAX_TRAINING_SEQUENCE_TOKENS,

@@ -26,7 +26,7 @@
  *
  * Not here: advantages, weights and packing (rl-steps.ts), the template splice (conversation-tokens.ts).
  */
-import type { ChatMessage } from '../../engine/model/chat-template';
+import type { ChatMessage } from '../../engine/model/text/chat-template';
 import { ChatRequestError } from '../chat/errors';
 import { buildPrompt, toolForTemplate, type PromptModel } from '../chat/prompt';
 import type { ChatTool } from '../chat/request';

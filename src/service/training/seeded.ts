@@ -2,9 +2,9 @@
  * Deterministic randomness for training plans: a job's step order and LoRA initialisation seed
  * come from its id, so the host that resumes a job after a crash replays the same plan.
  *
- * Not here: anything cryptographic (ids.ts), the generator itself (engine/reference/random.ts).
+ * Not here: anything cryptographic (ids.ts), the generator itself (engine/tensor/random.ts).
  */
-import { mulberry32 } from '../../engine/reference/random';
+import { mulberry32 } from '../../engine/tensor/random';
 
 /** FNV-1a hash of a string to 32 bits. */
 export function seedOf(text: string): number {

@@ -11,7 +11,7 @@
  * Not here: reading and checking the JSONL (sft-data.ts), the loss (the engine: token-mean
  * cross-entropy over the step's targets).
  */
-import type { ChatMessage } from '../../engine/model/chat-template';
+import type { ChatMessage } from '../../engine/model/text/chat-template';
 import type { OptimizerConfig, TrainingSequence } from '../../engine/train/types';
 import { tokenizeConversation, type ConversationTokenizer, type Turn } from './conversation-tokens';
 import type { SftExample } from './sft-data';

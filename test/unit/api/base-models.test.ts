@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogSources } from '../../../src/engine/generate/model-sources';
-import { asRepository, loadRepository } from '../../../src/engine/model/model-repository';
+import { asRepository, loadRepository } from '../../../src/engine/model/files/model-repository';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { updateBaseModel } from '../../../src/store/base-models';
 import { insertJob } from '../../../src/store/training-jobs';

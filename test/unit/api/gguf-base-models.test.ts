@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGguf, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { splitGguf, tinyChatGguf } from '../../e2e/gguf-fixture';
 import { tinyLlamaKeys } from '../model/gguf-vocab-fixtures';

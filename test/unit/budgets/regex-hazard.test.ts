@@ -4,8 +4,9 @@
 // file and field before the pattern ever runs.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { regexHazard } from '../../../src/engine/model/regex-hazard';
-import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
+import { regexHazard } from '../../../src/engine/model/text/regex-hazard';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 import { AdapterError, parseAdapterConfig } from '../../../src/service/adapters/parse';
 
 const PUBLISHED = {

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { Template } from '@huggingface/jinja';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplate, ChatTemplateError, ChatTemplates } from '../../../src/engine/model/chat-template';
-import { renderWithBudget, TEMPLATE_BUDGET, TemplateBudgetError } from '../../../src/engine/model/template-budget';
+import { ChatTemplate, ChatTemplateError, ChatTemplates } from '../../../src/engine/model/text/chat-template';
+import { renderWithBudget, TEMPLATE_BUDGET, TemplateBudgetError } from '../../../src/engine/model/text/template-budget';
 
 const models = new URL('../../../public/models/', import.meta.url);
 const qwen3Source = readFileSync(new URL('tiny-qwen3/chat_template.jinja', models), 'utf8');

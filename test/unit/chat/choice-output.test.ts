@@ -4,7 +4,7 @@
 // add up to the whole text whatever the tokens.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServedModel } from '../../../src/engine/generate/types';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import { ChoiceOutput, type ChoiceSettings, type ChoiceStep } from '../../../src/service/chat/choice-output';
 import { StopStrings } from '../../../src/service/chat/stop-strings';
 import { rng, sampled, servedModel } from './fixtures';

@@ -5,9 +5,9 @@
 // through the chat service's steps (prompt, output options, plan, response and stream) over a
 // model output given as text.
 import type { GenerationEvent, GenerationHandle, SampledToken, ServedModel } from '../../../src/engine/generate/types';
-import { loadModelFiles } from '../../../src/engine/model/repo';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
-import { mulberry32 } from '../../../src/engine/reference/random';
+import { mulberry32 } from '../../../src/engine/tensor/random';
 import { planChat } from '../../../src/service/chat/plan';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import type { ChatRequest } from '../../../src/service/chat/request';

@@ -3,8 +3,10 @@
 // registered on a Phi-3 base gets them as its default LoRA targets, and the engine reads the
 // adapter's tensors by PEFT key for a Phi-3 config but refuses them for a Llama one (and the reverse).
 import { describe, expect, it } from 'vitest';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { groupLoraTensors, loraModulesOf, randomLoraTensors } from '../../../src/engine/reference/lora';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { groupLoraTensors } from '../../../src/engine/model/lora/adapter-tensors';
+import { loraModulesOf } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { parseAdapterConfig } from '../../../src/service/adapters/parse';
 import { defaultLoraFor } from '../../../src/service/models';

@@ -6,7 +6,7 @@
 // written by reading the templates (what transformers' apply_chat_template gives for them).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplate, type ChatMessage } from '../../../src/engine/model/chat-template';
+import { ChatTemplate, type ChatMessage } from '../../../src/engine/model/text/chat-template';
 import { extractMistralToolCalls } from '../../../src/service/chat/tool-calls-mistral';
 import { chatOutputOptions, chatOutputParser } from '../../../src/service/chat/tool-calls-output-parser';
 import { weatherTool } from './fixtures';

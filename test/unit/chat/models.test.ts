@@ -2,8 +2,8 @@
 // store (fake-indexeddb) and the bundled catalogue; checkpoints as LoRA adapters read back from
 // IndexedDB (PEFT files written with the safetensors writer); and GET /v1/models.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeFromF32 } from '../../../src/engine/model/dtype';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { encodeFromF32 } from '../../../src/engine/tensor/dtype';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { authenticate } from '../../../src/service/api-keys';
 import type { Principal } from '../../../src/service/principal';
 import { addCheckpoint } from '../../../src/service/checkpoints';

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServedModel } from '../../../src/engine/generate/types';
-import { ChatTemplate, ChatTemplates } from '../../../src/engine/model/chat-template';
+import { ChatTemplate, ChatTemplates } from '../../../src/engine/model/text/chat-template';
 import { reasoningApplies, splitReasoning } from '../../../src/service/chat/reasoning-parser';
 import type { ChatRequest } from '../../../src/service/chat/request';
 import { extractHermesToolCalls } from '../../../src/service/chat/tool-calls-hermes';

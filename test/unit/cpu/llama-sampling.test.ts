@@ -3,7 +3,7 @@
 // share turned off, Hearth's sampler order, and the masks (allowed ids, min_tokens) as -inf biases.
 import { describe, expect, it } from 'vitest';
 import { llamaSampling, llamaSeed, SAMPLER_ORDER } from '../../../src/engine/cpu/llama-sampling';
-import { resolveSampling, type SamplingParams } from '../../../src/engine/generate/sampling-params';
+import { resolveSampling, type SamplingParams } from '../../../src/engine/sampling/sampling-params';
 
 const V = 50;
 const map = (p: SamplingParams, phase: 'min-tokens' | 'free' = 'free', logprobs = false) =>

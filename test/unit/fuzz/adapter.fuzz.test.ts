@@ -8,8 +8,8 @@
 // from the zip; AdapterError, SafetensorsError, JSON's SyntaxError or the LoRA plan's plain Error).
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { SafetensorsError } from '../../../src/engine/model/safetensors';
-import { Rng } from '../../../src/engine/reference/random';
+import { SafetensorsError } from '../../../src/engine/model/files/safetensors';
+import { Rng } from '../../../src/engine/tensor/random';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import { loraToTensors, planLora } from '../../../src/engine/train/lora-plan';
 import { AdapterError } from '../../../src/service/adapters/parse';

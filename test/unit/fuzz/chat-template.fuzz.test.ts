@@ -9,8 +9,8 @@
 // as a 400). The template budget bounds the work; vitest's timeout is the hang detector.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplateError, ChatTemplates, type ChatMessage } from '../../../src/engine/model/chat-template';
-import { Rng } from '../../../src/engine/reference/random';
+import { ChatTemplateError, ChatTemplates, type ChatMessage } from '../../../src/engine/model/text/chat-template';
+import { Rng } from '../../../src/engine/tensor/random';
 import { expectParsesOrRefuses, mutateJson, n, SEED, type Mutant } from './mutate';
 
 const here = (path: string) => new URL(path, import.meta.url);

@@ -11,11 +11,12 @@ import { GGUF_SCALARS, GgufValueType, readGguf, readGgufTensor, type GgufMetadat
 import { ggufTokenizerFiles } from '../../../src/engine/model/gguf/gguf-tokenizer';
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { GgufError } from '../../../src/engine/model/gguf/gguf-reader';
-import { RepositoryError } from '../../../src/engine/model/repo';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { RepositoryError } from '../../../src/engine/model/files/repo';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
-import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
-import { Rng } from '../../../src/engine/reference/random';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
+import { Rng } from '../../../src/engine/tensor/random';
 import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 import { randomGguf } from '../model/gguf-fixtures';
 import { expectParsesOrRefuses, mutateBytes, n, SEED, type Mutant } from './mutate';

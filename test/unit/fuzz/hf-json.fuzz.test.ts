@@ -6,9 +6,11 @@
 // (ConfigError, TokenizerError), which the API reports as a 4xx naming the file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseGenerationConfig } from '../../../src/engine/model/generation-config';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
+import { parseGenerationConfig } from '../../../src/engine/model/config/generation-config';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 import { expectParsesOrRefuses, mutateJson, n, SEED, type Mutant } from './mutate';
 
 const fixtures = new URL('../model/fixtures/', import.meta.url);

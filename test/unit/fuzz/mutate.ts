@@ -6,7 +6,7 @@
 // Not here: the properties checked (each *.fuzz.test.ts), the parsers. Reference: the classic
 // AFL mutation stages (bit flips, "interesting values", block deletion and duplication).
 import { expect } from 'vitest';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 
 /**
  * The suite's fixed seed. HEARTH_FUZZ_SEED and HEARTH_FUZZ_SCALE (a multiplier on every mutant

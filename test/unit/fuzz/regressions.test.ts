@@ -4,9 +4,11 @@
 // naming the wrong file; each is now refused at load with the parser's error naming the field.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplateError, ChatTemplates } from '../../../src/engine/model/chat-template';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { ModelTokenizer, TokenizerError } from '../../../src/engine/model/tokenizer';
+import { ChatTemplateError, ChatTemplates } from '../../../src/engine/model/text/chat-template';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 
 const json = (url: string) => JSON.parse(readFileSync(new URL(url, import.meta.url), 'utf8'));
 const tokenizerJson = json('../../../public/models/tiny-chat/tokenizer.json');

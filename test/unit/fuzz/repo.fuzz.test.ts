@@ -6,13 +6,13 @@
 // TokenizerError, before any weight is handed out; no read falls outside a file.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/engine/model/hf-config';
-import { loadModelFiles, RepositoryError } from '../../../src/engine/model/repo';
-import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/safetensors';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { loadModelFiles, RepositoryError } from '../../../src/engine/model/files/repo';
+import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/files/safetensors';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { TokenizerError } from '../../../src/engine/model/tokenizer';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { TokenizerError } from '../../../src/engine/model/text/tokenizer-checks';
 import { expectParsesOrRefuses, mutateJson, n, SEED } from './mutate';
 
 const folder = new URL('../../../public/models/tiny-qwen3/', import.meta.url);

@@ -4,9 +4,9 @@
 // right. Each mutant must open and read, or be refused with SafetensorsError; no read may fall
 // outside the file.
 import { describe, expect, it } from 'vitest';
-import { SafetensorsError, SafetensorsFile, type ByteSource } from '../../../src/engine/model/safetensors';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import { SafetensorsError, SafetensorsFile, type ByteSource } from '../../../src/engine/model/files/safetensors';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { expectParsesOrRefuses, mutateBytes, n, safetensorsHeaderMutants, SEED, splitSafetensors } from './mutate';
 
 const tensor = (name: string, dtype: TensorData['dtype'], shape: number[], bytesPer: number): TensorData => ({

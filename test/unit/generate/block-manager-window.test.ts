@@ -8,13 +8,13 @@
 // memory plan sizes the local pool from the window (Gemma 3 270M's own config).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KvBlockManager, prefixRoot } from '../../../src/engine/generate/block-manager';
+import { KvBlockManager, prefixRoot } from '../../../src/engine/model/kv/block-manager';
 import { validateRequest } from '../../../src/engine/generate/request-state';
 import { DROPPED, Sequence } from '../../../src/engine/generate/sequence';
-import { firstVisibleKey, hybridWindow, localLayers } from '../../../src/engine/model/attention-window';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf } from '../../../src/engine/model/kv-cache';
-import { localBlocksWanted, planKvPools } from '../../../src/engine/model/kv-pools';
+import { firstVisibleKey, hybridWindow, localLayers } from '../../../src/engine/model/config/attention-window';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf } from '../../../src/engine/model/kv/kv-cache';
+import { localBlocksWanted, planKvPools } from '../../../src/engine/model/kv/kv-pools';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 7 + seed) % 1000);
 const root = prefixRoot(undefined, null);

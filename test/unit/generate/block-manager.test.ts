@@ -1,7 +1,7 @@
 // The KV block manager and sequences without a GPU: reference counts, prefix hits by salt and
 // adapter, LRU eviction of cached blocks, copy-on-write forks, rows.
 import { describe, expect, it } from 'vitest';
-import { chainKey, KvBlockManager, prefixRoot } from '../../../src/engine/generate/block-manager';
+import { chainKey, KvBlockManager, prefixRoot } from '../../../src/engine/model/kv/block-manager';
 import { Sequence } from '../../../src/engine/generate/sequence';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 7 + seed) % 1000);

@@ -3,7 +3,7 @@
 // @huggingface/tokenizers must agree with on Hearth's tokenizer.json. Deliberately naive: split
 // on added tokens, NFC, isolate each digit, GPT-2 regex, map bytes to their printable characters,
 // then repeatedly merge the adjacent pair with the lowest merge rank.
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 
 const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 

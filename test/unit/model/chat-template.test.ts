@@ -11,7 +11,7 @@ import {
   ChatTemplates,
   selectTemplateSource,
   type ChatMessage,
-} from '../../../src/engine/model/chat-template';
+} from '../../../src/engine/model/text/chat-template';
 
 const models = new URL('../../../public/models/', import.meta.url);
 const readJson = (path: string) => JSON.parse(readFileSync(new URL(path, models), 'utf8'));

@@ -7,7 +7,7 @@
 // tensors. Their logits at every prompt position must agree to f32 rounding.
 //
 // LongRoPE: llama.cpp picks the long factors for a whole context longer than the original length
-// (llama_model::get_rope_factors), Hearth per position (model/rope.ts). Both are compared where they
+// (llama_model::get_rope_factors), Hearth per position (model/config/rope.ts). Both are compared where they
 // coincide: a context within the original length (short factors everywhere), and an original length
 // of 1, where Hearth too uses the long factors from position 1 on (position 0 does not turn).
 // SmolLM3: llama.cpp hard-codes a NoPE layer every 4th layer (src/models/smollm3.cpp,
@@ -19,21 +19,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
-import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { rotaryDim } from '../../../src/engine/model/rope';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { rotaryDim } from '../../../src/engine/model/config/rope';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { loraModulesOf } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { referenceTensorsFromGguf } from '../../../src/engine/reference/gguf-model';
 import { ReferenceModel } from '../../../src/engine/reference/model';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { randomModelTensors } from '../../../src/engine/reference/random-model';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 import { compareLogits, llamaCppLogits } from './llama-cpp-oracle';

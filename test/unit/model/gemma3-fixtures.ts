@@ -4,14 +4,15 @@
 // them (its RMSNorm multiplies by 1 + w), and the same model as a GGUF the way llama.cpp's converter
 // writes one. Shared by the unit (llama.cpp), GPU and training tests.
 import { readFileSync } from 'node:fs';
-import type { DType, ModelConfig } from '../../../src/engine/model/config';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
-import { tensorFromF32, tensorToF32 } from '../../../src/engine/model/dtype';
+import type { DType } from '../../../src/engine/tensor/dtype';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
+import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { layerNames, planParameters } from '../../../src/engine/model/weights';
-import { Rng } from '../../../src/engine/reference/random';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { layerNames, planParameters } from '../../../src/engine/model/weights/parameter-plan';
+import { Rng } from '../../../src/engine/tensor/random';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 
 export const gemma3Fixture = (name: 'gemma-3-270m' | 'gemma-3-1b-it'): Record<string, unknown> =>

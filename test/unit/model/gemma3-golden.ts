@@ -6,16 +6,17 @@
 // seeded bf16, made here so that nothing but the golden numbers is committed:
 // scripts/golden/gemma3-checkpoint.ts writes them as a checkpoint folder, and
 // scripts/golden/gemma3_transformers.py runs transformers (and peft) on it.
-import type { ModelConfig } from '../../../src/engine/model/config';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { adamwStep } from '../../../src/engine/reference/adamw';
-import { LORA_MODULES, loraModuleDims, loraTensorName, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import { LORA_MODULES, loraModuleDims, loraTensorName } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import type { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { adapterFiles } from '../../../src/service/adapters/peft-files';
 import { gemma3Fixture, randomGemma3Tensors } from './gemma3-fixtures';
 

@@ -11,14 +11,15 @@
 // adapter exported as a GGUF LoRA moves llama.cpp's logits as it moves Hearth's.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { loraModulesOf, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { loraModulesOf } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { gemma3Gguf, randomGemma3Tensors, tinyGemma3Config } from './gemma3-fixtures';
 import { GOLDEN_PROMPT, goldenConfig, goldenTensors } from './gemma3-golden';

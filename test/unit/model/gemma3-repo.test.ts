@@ -4,11 +4,11 @@
 // The tokenizer files are the bundled tiny-chat's (4096 ids): only the weights matter here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
-import { loadModelFiles } from '../../../src/engine/model/repo';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGemma3Tensors, tinyGemma3Config, tinyGemma3Json } from './gemma3-fixtures';
 

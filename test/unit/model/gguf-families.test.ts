@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ggufModelConfig, ggufRopeOf, hfTensorName } from '../../../src/engine/model/gguf/gguf-model';
 import { GgufValueType, readGguf, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 
 const f32 = (name: string, values: number[]): GgufTensorInput => ({
   name,

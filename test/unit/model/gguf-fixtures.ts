@@ -4,15 +4,15 @@
 // permuted for its interleaved RoPE, and Llama 3's frequency scaling as `rope_freqs.weight`. The
 // tokenizer is GPT-2 byte-level: the 256 byte characters plus a few merged tokens, enough for
 // llama.cpp to build its vocabulary.
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
-import type { ModelConfig } from '../../../src/engine/model/config';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
 import { permuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { layerNames } from '../../../src/engine/model/weights';
-import { dequantize } from '../../../src/engine/reference/dequant';
-import { Rng } from '../../../src/engine/reference/random';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { layerNames } from '../../../src/engine/model/weights/parameter-plan';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
+import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 import { testConfig } from '../../../src/engine/reference/random-model';
 

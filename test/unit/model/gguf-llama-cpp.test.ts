@@ -1,7 +1,7 @@
 // llama.cpp as an independent oracle for GGUF: a random Qwen3 model is written as a GGUF file with
 // every projection in one GGML block type; llama.cpp (node-llama-cpp's prebuilt CPU build) loads
 // that file and computes logits; Hearth reads the same file back with its own reader, dequantizes
-// it with reference/dequant.ts and runs its reference forward. A decoder that read one bit wrong
+// it with model/quant/dequant.ts and runs its reference forward. A decoder that read one bit wrong
 // would give unrelated logits; a right one agrees up to llama.cpp's own rounding (it multiplies
 // quantized weights by activations quantized to 8 bits, so the agreement is ~1e-2, not f32's).
 // Each type is checked twice in one model: as the token embedding (llama.cpp's get_rows runs its
@@ -12,11 +12,12 @@
 // with random qh; 4e-4 with all bits set, 6e-3 with none), while its get_rows path agrees with
 // Hearth's decoder to 3e-3. So for Q5_1 only the embedding is Q5_1 and the projections stay F32.
 import { describe, expect, it } from 'vitest';
-import { dequantize } from '../../../src/engine/reference/dequant';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
-import { LORA_MODULES, randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
+import { LORA_MODULES } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomGguf } from './gguf-fixtures';
 import { llamaCppOracle } from './llama-cpp';

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { GgufLoraError, ggufLoraAdapter } from '../../../src/engine/model/gguf/gguf-lora';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
-import { loraModulesOf, loraTensorName, randomLoraTensors } from '../../../src/engine/reference/lora';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
+import { loraModulesOf, loraTensorName } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
 
 async function read(bytes: Uint8Array) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ggufModelConfig, hfTensorName, unpermuteRows } from '../../../src/engine/model/gguf/gguf-model';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes as source } from '../../../src/engine/model/safetensors';
+import { memoryBytes as source } from '../../../src/engine/model/files/safetensors';
 import { randomGguf } from './gguf-fixtures';
 
 describe('GGUF model metadata', () => {

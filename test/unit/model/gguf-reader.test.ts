@@ -2,11 +2,11 @@
 // type Hearth reads), and every malformed or hostile header is refused with a message naming what is
 // wrong, before anything large is allocated.
 import { describe, expect, it } from 'vitest';
-import { ggmlBytes, ggmlType, SUPPORTED_GGML_TYPES } from '../../../src/engine/model/gguf/ggml-types';
+import { ggmlBytes, ggmlType, SUPPORTED_GGML_TYPES } from '../../../src/engine/tensor/ggml-types';
 import { GgufValueType, readGguf, readGgufTensor, type GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes as source } from '../../../src/engine/model/safetensors';
-import { Rng } from '../../../src/engine/reference/random';
+import { memoryBytes as source } from '../../../src/engine/model/files/safetensors';
+import { Rng } from '../../../src/engine/tensor/random';
 import { randomBlocks } from '../../../src/engine/reference/random-blocks';
 
 const read = (bytes: Uint8Array) => readGguf(source(bytes), 'x.gguf');

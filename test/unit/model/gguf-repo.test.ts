@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { loadGgufModelFiles } from '../../../src/engine/model/gguf/gguf-repo';
 import { readGguf, readGgufTensor } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf, type GgufInput, type GgufTensorInput } from '../../../src/engine/model/gguf/gguf-writer';
-import { RepositoryError } from '../../../src/engine/model/repo';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
+import { RepositoryError } from '../../../src/engine/model/files/repo';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
-import { planParameters } from '../../../src/engine/model/weights';
-import { dequantize } from '../../../src/engine/reference/dequant';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
 import { randomGguf, type GgufFixture } from './gguf-fixtures';
 
 /** A GGUF file as writer input (metadata and tensor blocks), to change and write again. */

@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatTemplates } from '../../../src/engine/model/chat-template';
+import { ChatTemplates } from '../../../src/engine/model/text/chat-template';
 import { readGguf } from '../../../src/engine/model/gguf/gguf-reader';
 import { GGUF_PRE_TOKENIZERS } from '../../../src/engine/model/gguf/gguf-pretokenizers';
 import { ggufTokenizerFiles } from '../../../src/engine/model/gguf/gguf-tokenizer';
 import { gv } from '../../../src/engine/model/gguf/gguf-writer';
-import { memoryBytes } from '../../../src/engine/model/safetensors';
-import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import { memoryBytes } from '../../../src/engine/model/files/safetensors';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import { gemma3Metadata, gpt2Metadata, hubFiles, llama2Metadata, smallGpt2Metadata, vocabGguf, type Metadata } from './gguf-vocab-fixtures';
 
 const CORPUS = [

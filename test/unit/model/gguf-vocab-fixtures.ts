@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { GgufMetadataEntry } from '../../../src/engine/model/gguf/gguf-reader';
 import { gv, writeGguf } from '../../../src/engine/model/gguf/gguf-writer';
 import { TokenType } from '../../../src/engine/model/gguf/gguf-special-tokens';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import { EXTRA_TOKENS, MERGES } from './gguf-fixtures';
 
 const NODE_MODULES = fileURLToPath(new URL('../../../node_modules/', import.meta.url));

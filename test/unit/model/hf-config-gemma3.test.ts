@@ -2,9 +2,10 @@
 // Gemma3ForConditionalGeneration config in transformers 5's layout) parsed into the engine's
 // ModelConfig, and what the engine refuses to run.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights';
-import { parseLoraTensorName } from '../../../src/engine/reference/lora';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { checkpointTensorName, planParameters } from '../../../src/engine/model/weights/parameter-plan';
+import { parseLoraTensorName } from '../../../src/engine/model/lora/peft-modules';
 import { gemma3Fixture } from './gemma3-fixtures';
 
 const pattern = (L: number) => Array.from({ length: L }, (_, i) => ((i + 1) % 6 === 0 ? 'full_attention' : 'sliding_attention'));

@@ -1,13 +1,14 @@
 // Phi-3 and SmolLM3 config.json files as published (fixtures/: Phi-3-mini-4k-instruct; the text model
 // of Phi-3-vision-128k-instruct, LongRoPE under its first name "su", from diffusers' OmniGen tests;
 // SmolLM3-3B-Base's fields, whose no_rope_layers come from no_rope_layer_interval) into the engine's
-// config, and the RoPE each implies (model/rope.ts): partial rotary dims, LongRoPE's short factors
+// config, and the RoPE each implies (model/config/rope.ts): partial rotary dims, LongRoPE's short factors
 // below original_max_position_embeddings and long ones from it, its attention factor on cos and sin.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { layerUsesRope, ropeInvFreq, ropeTable, rotaryDim } from '../../../src/engine/model/rope';
-import { planParameters } from '../../../src/engine/model/weights';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { layerUsesRope, ropeInvFreq, ropeTable, rotaryDim } from '../../../src/engine/model/config/rope';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 const f = Math.fround;

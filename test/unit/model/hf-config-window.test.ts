@@ -4,8 +4,9 @@
 // layer_types, and the mistakes a repository can make.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { hybridWindow, layerWindow, localLayers, modelWindow } from '../../../src/engine/model/attention-window';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { hybridWindow, layerWindow, localLayers, modelWindow } from '../../../src/engine/model/config/attention-window';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 
@@ -79,7 +80,7 @@ describe('sliding windows in config.json', () => {
     expect(c.slidingWindow).toBe(512);
     expect(c.layerTypes).toEqual([...full(20), ...sliding(4)]);
     expect(modelWindow(c)).toBe(0); // hybrid: some layers attend fully
-    // ...so layers 20..23 keep their K/V in the local pool (model/kv-pools.ts).
+    // ...so layers 20..23 keep their K/V in the local pool (model/kv/kv-pools.ts).
     expect([hybridWindow(c), localLayers(c)]).toEqual([512, [20, 21, 22, 23]]);
     expect(layerWindow(c, 19)).toBe(0);
     expect(layerWindow(c, 20)).toBe(512);

@@ -3,8 +3,9 @@
 // Hub) and against the variants and mistakes a user's repository can have.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseModelConfig } from '../../../src/engine/model/hf-config';
-import { parseGenerationConfig, unionTokenIds } from '../../../src/engine/model/generation-config';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { parseGenerationConfig, unionTokenIds } from '../../../src/engine/model/config/generation-config';
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
 

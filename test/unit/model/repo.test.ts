@@ -4,20 +4,20 @@
 // second time from the cache.
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bundledSource, parseCatalog } from '../../../src/engine/model/catalog';
-import { ChatTemplateError } from '../../../src/engine/model/chat-template';
-import { ConfigError } from '../../../src/engine/model/hf-config';
-import { loadModelFiles, RepositoryError } from '../../../src/engine/model/repo';
-import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/safetensors';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { bundledSource, parseCatalog } from '../../../src/engine/model/sources/catalog';
+import { ChatTemplateError } from '../../../src/engine/model/text/chat-template';
+import { ConfigError } from '../../../src/engine/model/config/fields';
+import { loadModelFiles, RepositoryError } from '../../../src/engine/model/files/repo';
+import { SafetensorsError, SafetensorsFile } from '../../../src/engine/model/files/safetensors';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { BundledSource } from '../../../src/engine/model/sources/bundled-source';
 import { DirectorySource } from '../../../src/engine/model/sources/directory-source';
 import { MemoryFileCache } from '../../../src/engine/model/sources/file-cache';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
 import type { ModelSource } from '../../../src/engine/model/sources/source';
 import { UrlSource } from '../../../src/engine/model/sources/url-source';
-import type { TensorData } from '../../../src/engine/model/tensor';
-import { planParameters } from '../../../src/engine/model/weights';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { FileServer } from './http-fixture';
 
 const publicModels = new URL('../../../public/models/', import.meta.url);

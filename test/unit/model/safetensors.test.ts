@@ -2,10 +2,10 @@
 // compatibility with the Rust reference writer (its own test vectors), the header validation of
 // the Rust reader (each corruption kind), and lazy reading.
 import { describe, expect, it } from 'vitest';
-import { decodeToF32, encodeFromF32 } from '../../../src/engine/model/dtype';
-import { SafetensorsError, SafetensorsFile, type ByteSource } from '../../../src/engine/model/safetensors';
-import { safetensorsBlob, writeSafetensors } from '../../../src/engine/model/safetensors-writer';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import { decodeToF32, encodeFromF32 } from '../../../src/engine/tensor/dtype';
+import { SafetensorsError, SafetensorsFile, type ByteSource } from '../../../src/engine/model/files/safetensors';
+import { safetensorsBlob, writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 
 const u16 = (t: TensorData) => [...new Uint16Array(t.data.slice().buffer)];
 const u32 = (t: TensorData) => [...new Uint32Array(t.data.slice().buffer)];

@@ -3,7 +3,7 @@
 // hands the test an Undefined), dotted attributes and test arguments, and `| string` on dicts,
 // lists, booleans and none as Python's str() writes them. The expected texts are what Jinja2 gives.
 import { describe, expect, it } from 'vitest';
-import { ChatTemplate } from '../../../src/engine/model/chat-template';
+import { ChatTemplate } from '../../../src/engine/model/text/chat-template';
 
 const render = (source: string, kwargs: Record<string, unknown>) => new ChatTemplate(source).render({ messages: [], kwargs });
 

@@ -6,8 +6,8 @@
 // characters a number may gain.
 import { Environment, Template } from '@huggingface/jinja';
 import { describe, expect, it } from 'vitest';
-import { ValueSizes, type JsonStyle } from '../../../src/engine/model/template-value-size';
-import { Rng } from '../../../src/engine/reference/random';
+import { ValueSizes, type JsonStyle } from '../../../src/engine/model/text/template-value-size';
+import { Rng } from '../../../src/engine/tensor/random';
 
 /** A JS value as the library's runtime value (its classes are not exported; an Environment converts). */
 function runtimeValue(value: unknown) {

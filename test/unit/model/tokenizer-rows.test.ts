@@ -7,12 +7,12 @@
 // token is a 400 naming it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { tensorFromF32 } from '../../../src/engine/model/dtype';
-import { loadModelFiles } from '../../../src/engine/model/repo';
-import { writeSafetensors } from '../../../src/engine/model/safetensors-writer';
+import { tensorFromF32 } from '../../../src/engine/tensor/tensor-data';
+import { loadModelFiles } from '../../../src/engine/model/files/repo';
+import { writeSafetensors } from '../../../src/engine/model/files/safetensors-writer';
 import { FilesSource } from '../../../src/engine/model/sources/files-source';
-import { ModelTokenizer, UnembeddedTokenError } from '../../../src/engine/model/tokenizer';
-import { planParameters } from '../../../src/engine/model/weights';
+import { ModelTokenizer, UnembeddedTokenError } from '../../../src/engine/model/text/tokenizer';
+import { planParameters } from '../../../src/engine/model/weights/parameter-plan';
 import { ChatRequestError } from '../../../src/service/chat/errors';
 import { buildPrompt } from '../../../src/service/chat/prompt';
 import { tinyGemma3Config, tinyGemma3Json } from './gemma3-fixtures';

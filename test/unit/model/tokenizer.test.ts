@@ -5,7 +5,7 @@
 // tokenizer built below.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import { oracleEncode, type TokenizerFile } from './bpe-oracle';
 
 const dir = new URL('../../../public/models/tiny-chat/', import.meta.url);

@@ -7,8 +7,8 @@ import {
   f32ToBf16Bits,
   f32ToF16Bits,
   roundToDtype,
-  tensorToF32,
-} from '../../../src/engine/model/dtype';
+} from '../../../src/engine/tensor/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 
 describe('f16 / bf16 decoding', () => {
   it('decodes known f16 bit patterns', () => {

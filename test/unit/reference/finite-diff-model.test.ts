@@ -11,20 +11,14 @@
  * Also: with no adapter, and with one, the training forward gives ReferenceModel's logits.
  */
 import { describe, expect, it } from 'vitest';
-import type { Architecture, ModelConfig } from '../../../src/engine/model/config';
+import type { Architecture, ModelConfig } from '../../../src/engine/model/config/model-config';
 import { expectClose } from '../../../src/engine/reference/check';
-import {
-  LORA_MODULES,
-  loraModulesOf,
-  randomLoraTensors,
-  ReferenceLora,
-  referenceLora,
-  type LoraModule,
-} from '../../../src/engine/reference/lora';
+import { LORA_MODULES, loraModulesOf, type LoraModule } from '../../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors, ReferenceLora, referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients, trainForward } from '../../../src/engine/reference/model-train';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { checkDirectional, checkGradient, sampleIndices } from './finite-diff';
 import { randomGemma3Tensors, tinyGemma3Config } from '../model/gemma3-fixtures';
 

@@ -7,15 +7,15 @@
  * gradient buffers, checking that it accumulates (+=) rather than overwrites.
  */
 import { describe, expect, it } from 'vitest';
-import { NO_ADAPTER } from '../../../src/engine/model/kv-cache';
-import { ropeInvFreq } from '../../../src/engine/model/rope';
+import { NO_ADAPTER } from '../../../src/engine/model/kv/kv-cache';
+import { ropeInvFreq } from '../../../src/engine/model/config/rope';
 import { attentionBackward, attentionForward } from '../../../src/engine/reference/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../../../src/engine/reference/cross-entropy';
 import type { Floats } from '../../../src/engine/reference/floats';
 import { linearBackward, linearForward } from '../../../src/engine/reference/linear';
 import { loraBackward, loraForward } from '../../../src/engine/reference/lora';
 import { qkvPrepBackward } from '../../../src/engine/reference/qkv-prep-backward';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { residualBackward, residualForward } from '../../../src/engine/reference/residual';
 import { rmsnormBackward, rmsnormForward } from '../../../src/engine/reference/rmsnorm';
 import { ropeBackward, ropeForward } from '../../../src/engine/reference/rope';

@@ -8,7 +8,7 @@
  * Not here: the tolerances, which each test states next to its shapes.
  */
 import type { Floats } from '../../../src/engine/reference/floats';
-import type { Rng } from '../../../src/engine/reference/random';
+import type { Rng } from '../../../src/engine/tensor/random';
 
 export interface GradCheck {
   /** Entries to check one by one (default: all). */

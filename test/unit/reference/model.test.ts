@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Architecture, ModelConfig } from '../../../src/engine/model/config';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { Architecture, ModelConfig } from '../../../src/engine/model/config/model-config';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { expectClose } from '../../../src/engine/reference/check';
 import { greedyDecode, ReferenceModel } from '../../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';

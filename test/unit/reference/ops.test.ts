@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { attentionForward } from '../../../src/engine/reference/attention';
 import { embeddingForward } from '../../../src/engine/reference/embedding';
 import { linearForward, matmulForward } from '../../../src/engine/reference/linear';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { rmsnormForward } from '../../../src/engine/reference/rmsnorm';
 import { silu, swigluForward } from '../../../src/engine/reference/swiglu';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { RopeParams } from '../../../src/engine/model/rope';
-import { ropeInvFreq, ropeTable } from '../../../src/engine/model/rope';
+import type { RopeParams } from '../../../src/engine/model/config/rope';
+import { ropeInvFreq, ropeTable } from '../../../src/engine/model/config/rope';
 import { ropeForward } from '../../../src/engine/reference/rope';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 
 const plain: RopeParams = { headDim: 8, ropeTheta: 10000, ropeScaling: null };
 

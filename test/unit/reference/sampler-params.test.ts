@@ -1,18 +1,8 @@
 // SamplingParams: vLLM's defaults and normalisation, refusals, and the packing the GPU reads
 // (struct SampleRow, the sorted token lists, bitmasks).
 import { describe, expect, it } from 'vitest';
-import {
-  ROW_WORDS,
-  RowFlag,
-  SamplingParamsError,
-  bannedAtStep,
-  editWords,
-  packEdits,
-  packRow,
-  resolveSampling,
-  splitSeed,
-  tokenBitmask,
-} from '../../../src/engine/generate/sampling-params';
+import { ROW_WORDS, RowFlag, bannedAtStep, editWords, packEdits, packRow, tokenBitmask } from '../../../src/engine/sampling/sampler-row';
+import { SamplingParamsError, resolveSampling, splitSeed } from '../../../src/engine/sampling/sampling-params';
 
 const V = 1000;
 

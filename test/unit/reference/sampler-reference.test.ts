@@ -1,7 +1,7 @@
 // The reference sampler and logprobs checked by hand on small cases (vLLM's formulas and order),
 // and statistically: the noise hash is uniform and the Gumbel-max draw follows softmax.
 import { describe, expect, it } from 'vitest';
-import { resolveSampling, type SamplingParams } from '../../../src/engine/generate/sampling-params';
+import { resolveSampling, type SamplingParams } from '../../../src/engine/sampling/sampling-params';
 import {
   applyGrammar,
   applyMinP,

@@ -2,7 +2,7 @@
 // tokens and rollback, UTF-8 kept valid inside multi-byte characters, refused tokens leaving the matcher where
 // it was, and the lifecycle errors the engine would hit on misuse.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
 import { structuredOutputSpec, type StructuredRequestFields } from '../../../src/service/structured/constraint-spec';
 import { compileStructuredOutput, type CompiledConstraint, type StructuredModel } from '../../../src/service/structured/grammar-compiler';
 import { choiceConstraints, prepareStructuredOutput } from '../../../src/service/structured/structured-output';

@@ -2,8 +2,8 @@
 // SentencePiece-style byte-fallback tokenizer built here), and the UTF-8 guard's view of token
 // bytes, checked against TextDecoder on random byte sequences.
 import { describe, expect, it } from 'vitest';
-import { BYTE_TO_CHAR } from '../../../src/engine/model/byte-level';
-import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import { BYTE_TO_CHAR } from '../../../src/engine/model/text/byte-level';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import { xgrammarVocab } from '../../../src/service/structured/tokenizer-info';
 import { tokenBytes, Utf8Guard } from '../../../src/service/structured/utf8-guard';
 import { rng, structuredModel } from './decode-helpers';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tensorToF32 } from '../../../src/engine/model/dtype';
+import { tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { randomLoraTensors } from '../../../src/engine/reference/lora';
 import { testConfig } from '../../../src/engine/reference/random-model';
 import {

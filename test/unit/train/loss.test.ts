@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../../src/engine/reference/random';
+import { Rng } from '../../../src/engine/tensor/random';
 import { stepEntropy, stepLoss } from '../../../src/engine/train/loss';
 import type { ImportanceSamplingLevel, LossSpec, TrainingSequence } from '../../../src/engine/train/types';
 

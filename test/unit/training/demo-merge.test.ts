@@ -1,7 +1,7 @@
 // Baking an adapter into base weights (the bundled model's last step): the merged model gives the
 // logits of the base model with the adapter applied, in the reference implementation.
 import { describe, expect, it } from 'vitest';
-import { tensorFromF32, tensorToF32 } from '../../../src/engine/model/dtype';
+import { tensorFromF32, tensorToF32 } from '../../../src/engine/tensor/tensor-data';
 import { referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { randomModelTensors, testConfig } from '../../../src/engine/reference/random-model';

@@ -8,9 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { question } from '../../../src/demo/addition';
-import { bundledSource, parseCatalog } from '../../../src/engine/model/catalog';
-import { loadModelFiles, type LoadedModelFiles } from '../../../src/engine/model/repo';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import { bundledSource, parseCatalog } from '../../../src/engine/model/sources/catalog';
+import { loadModelFiles, type LoadedModelFiles } from '../../../src/engine/model/files/repo';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { greedyDecode, ReferenceModel } from '../../../src/engine/reference/model';
 
 const catalog = parseCatalog(JSON.parse(readFileSync(new URL('../../../public/models/index.json', import.meta.url), 'utf8')));

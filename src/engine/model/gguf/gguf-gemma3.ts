@@ -19,10 +19,10 @@
  * - Refused: `final_logit_softcapping` (which the engine does not apply), a partial
  *   `rope.dimension_count`.
  *
- * Not here: the safetensors config (hf-config-gemma3.ts), the shared keys (gguf-model.ts).
+ * Not here: the safetensors config (config/hf-config-gemma3.ts), the shared keys (gguf-model.ts).
  */
-import type { LayerType } from '../config';
-import type { FamilyFields, NumberKey } from './gguf-families';
+import type { LayerType } from '../config/model-config';
+import type { FamilyFields, NumberKey } from './gguf-family-fields';
 import { GgufError, ggufValue, type GgufFile } from './gguf-reader';
 
 /** GGUF layer tensor suffixes whose HF name differs in Gemma 3 (llama-arch.cpp LLM_ARCH_GEMMA3). */

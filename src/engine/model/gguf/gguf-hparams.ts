@@ -7,7 +7,7 @@
  *
  * Not here: the tokenizer keys (each writer has its own vocabulary), tensor names (gguf-model.ts).
  */
-import type { ModelConfig } from '../config';
+import type { ModelConfig } from '../config/model-config';
 import type { GgufMetadataEntry } from './gguf-reader';
 import { gv } from './gguf-writer';
 

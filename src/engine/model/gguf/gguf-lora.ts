@@ -19,10 +19,12 @@
  * Not here: reading GGUF adapters (Hearth serves PEFT adapters), HTTP (service/training).
  * Reference: ggml-org/llama.cpp convert_lora_to_gguf.py, src/llama-adapter.cpp.
  */
-import type { Architecture, ModelConfig } from '../config';
-import { tensorToF32 } from '../dtype';
-import type { TensorData } from '../tensor';
-import { groupLoraTensors, loraScale, type LoraModule } from '../../reference/lora';
+import type { Architecture, ModelConfig } from '../config/model-config';
+import { tensorToF32 } from '../../tensor/tensor-data';
+import type { TensorData } from '../../tensor/tensor-data';
+import { groupLoraTensors } from '../lora/adapter-tensors';
+import { loraScale } from '../lora/lora-config';
+import { type LoraModule } from '../lora/peft-modules';
 import { LAYER_NAMES, permuteRows } from './gguf-model';
 import { gv, writeGguf, type GgufTensorInput } from './gguf-writer';
 

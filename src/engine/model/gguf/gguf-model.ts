@@ -13,11 +13,11 @@
  * - Llama 3's frequency scaling comes as the tensor `rope_freqs.weight` (one divisor per frequency).
  * - Phi-3, SmolLM3 and Mistral's sliding window: gguf-families.ts; Gemma 3: gguf-gemma3.ts.
  *
- * Not here: parsing (gguf-reader.ts), block formats (reference/dequant.ts), the tokenizer.
+ * Not here: parsing (gguf-reader.ts), block formats (model/quant/dequant.ts), the tokenizer.
  */
-import type { Architecture, ModelConfig, RopeScaling } from '../config';
-import type { ByteSource } from '../safetensors';
-import { ggmlBytes } from './ggml-types';
+import type { Architecture, ModelConfig, RopeScaling } from '../config/model-config';
+import type { ByteSource } from '../files/safetensors';
+import { ggmlBytes } from '../../tensor/ggml-types';
 import { FAMILY_LAYER_NAMES, ggufFamilyConfig, ggufRopeScaling, PERMUTED_QK } from './gguf-families';
 import { GgufError, ggufValue, readGgufTensor, type GgufFile, type GgufTensorInfo } from './gguf-reader';
 

@@ -13,10 +13,10 @@
  * Untrusted input: every count, length and size is capped before anything is allocated, offsets
  * must be aligned, in bounds and non-overlapping, and each row must be whole blocks. Failures are
  * GgufError with the file name and what is wrong. Not here: what the metadata means for a model
- * (a later loader), the block formats (reference/dequant.ts).
+ * (a later loader), the block formats (model/quant/dequant.ts).
  */
-import type { ByteSource } from '../safetensors';
-import { GGML_TYPES, SUPPORTED_GGML_TYPES, type GgmlType } from './ggml-types';
+import type { ByteSource } from '../files/safetensors';
+import { GGML_TYPES, SUPPORTED_GGML_TYPES, type GgmlType } from '../../tensor/ggml-types';
 
 export const GGUF_MAGIC = 0x46554747; // "GGUF" little-endian
 /** Caps on what a header may claim, far above any real model (Gemma 3's 262k vocabulary included). */

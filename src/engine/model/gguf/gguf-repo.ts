@@ -1,6 +1,6 @@
 /**
  * loadGgufModelFiles: a GGUF model (one .gguf file or the parts of a split one) from any
- * ModelSource, read and validated into the same LoadedModelFiles as loadModelFiles (repo.ts)
+ * ModelSource, read and validated into the same LoadedModelFiles as loadModelFiles (files/repo.ts)
  * gives for a safetensors repository, so the engine runs it unchanged.
  *
  * - The first part's metadata gives the config (gguf-model.ts), the tokenizer and chat template
@@ -14,14 +14,15 @@
  *   A problem is a RepositoryError naming the file and the key or tensor.
  * Not here: downloading and caching (sources/), GPU upload (WeightSet), dequantizing.
  */
-import type { DType, ModelConfig } from '../config';
-import { ChatTemplates } from '../chat-template';
-import { unionTokenIds, type GenerationDefaults } from '../generation-config';
-import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEntry } from '../repo';
-import { blobBytes, type ByteSource } from '../safetensors';
+import type { DType } from '../../tensor/dtype';
+import type { ModelConfig } from '../config/model-config';
+import { ChatTemplates } from '../text/chat-template';
+import { unionTokenIds, type GenerationDefaults } from '../config/generation-config';
+import { RepositoryError, type LoadOptions, type LoadedModelFiles, type WeightEntry } from '../files/repo';
+import { blobBytes, type ByteSource } from '../files/safetensors';
 import type { ModelSource } from '../sources/source';
-import { ModelTokenizer } from '../tokenizer';
-import { checkAgainstPlan } from '../weights';
+import { ModelTokenizer } from '../text/tokenizer';
+import { checkAgainstPlan } from '../weights/parameter-plan';
 import { ROPE_TENSORS } from './gguf-families';
 import { ggufArchitecture, ggufModelConfig, hfTensorName, ggufRopeOf, readHfTensor } from './gguf-model';
 import { GgufError, readGguf, type GgufFile, type GgufTensorInfo } from './gguf-reader';

@@ -5,7 +5,7 @@
  *
  * Not here: quantizing (tensors arrive as ready blocks), reading.
  */
-import { ggmlBytes, ggmlType } from './ggml-types';
+import { ggmlBytes, ggmlType } from '../../tensor/ggml-types';
 import { GGUF_SCALARS, GgufValueType, type GgufMetadataEntry } from './gguf-reader';
 
 export interface GgufTensorInput {

@@ -11,7 +11,7 @@
  * Not here: the GGUF format (model/gguf/gguf-reader.ts), downloading (download.ts).
  */
 import { readGguf, type GgufFile } from '../gguf/gguf-reader';
-import type { ByteSource } from '../safetensors';
+import type { ByteSource } from '../files/safetensors';
 import { parseContentRange, responseValidator } from './download';
 
 export type GgufProbe =
