@@ -12,26 +12,10 @@
  */
 import type { LoraConfig } from '../../engine/model/lora/lora-config';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';
+import { ALL_LORA_MODULES, LORA_MODULES, loraModulePath, type LoraModule } from '../../engine/model/lora/peft-modules';
 import { REGEX_LIMITS, regexHazard } from '../../engine/model/text/regex-hazard';
 import type { TensorData } from '../../engine/tensor/tensor-data';
 import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE, readTensors } from './peft-files';
-
-/** The projections of a Llama/Qwen decoder layer, as PEFT names them ("all-linear"). */
-export const LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-/** Phi-3's fused projections (modeling_phi3.py): PEFT adapts qkv_proj and gate_up_proj as single Linears. */
-const FUSED_MODULES = ['qkv_proj', 'gate_up_proj'] as const;
-const KNOWN_MODULES: readonly string[] = [...LORA_MODULES, ...FUSED_MODULES];
-const MODULE_PATHS: Record<string, string> = {
-  qkv_proj: 'self_attn.qkv_proj',
-  gate_up_proj: 'mlp.gate_up_proj',
-  q_proj: 'self_attn.q_proj',
-  k_proj: 'self_attn.k_proj',
-  v_proj: 'self_attn.v_proj',
-  o_proj: 'self_attn.o_proj',
-  gate_proj: 'mlp.gate_proj',
-  up_proj: 'mlp.up_proj',
-  down_proj: 'mlp.down_proj',
-};
 
 export class AdapterError extends Error {
   override name = 'AdapterError';
@@ -62,17 +46,16 @@ function targetModules(value: unknown, where: string, modules: readonly string[]
     } catch {
       throw new AdapterError(`${where}: target_modules "${value}" is not a valid regular expression`);
     }
-    return modules.filter((m) => re.test(`model.layers.0.${MODULE_PATHS[m]}`));
+    return modules.filter((m) => re.test(`model.layers.0.${loraModulePath(m as LoraModule)}`));
   }
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
     throw new AdapterError(`${where}: target_modules must be a list of module names`);
   }
   const short = [...new Set((value as string[]).map((v) => v.split('.').pop()!))];
-  const unknown = short.filter((m) => !KNOWN_MODULES.includes(m));
+  const known: readonly string[] = ALL_LORA_MODULES;
+  const unknown = short.filter((m) => !known.includes(m));
   if (unknown.length)
-    throw new AdapterError(
-      `${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${KNOWN_MODULES.join(', ')})`,
-    );
+    throw new AdapterError(`${where}: target_modules ${unknown.join(', ')} are not projections Hearth can adapt (${known.join(', ')})`);
   return short;
 }
 

@@ -73,6 +73,11 @@ export function loraModuleDims(cfg: ModelConfig, module: LoraModule): { in: numb
   }
 }
 
+/** The module's path inside a decoder layer (`self_attn.q_proj`), what a target_modules regex matches. */
+export function loraModulePath(module: LoraModule): string {
+  return MODULE_PATHS[module];
+}
+
 /** PEFT's key of a LoRA matrix: base_model.model.model.layers.<l>.self_attn.q_proj.lora_A.weight. */
 export function loraTensorName(layer: number, module: LoraModule, which: 'A' | 'B'): string {
   return `base_model.model.model.layers.${layer}.${MODULE_PATHS[module]}.lora_${which}.weight`;
