@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The architecture check `npm run lint` runs: the house rules docs/engine.md "Floors" and DESIGN.md's
+ * The architecture check `npm run lint` runs: the house rules docs/engine.md "Floors" and docs/design.md's
  * arrows state, which no linter rule covers whole.
  *
  * 1. Floors: an import may go to its own folder or to a lower floor, never up (FLOORS below).

@@ -29,7 +29,7 @@ import { parseBenchModel, randomFormatTensors } from './quantized';
 /** The training section's default models (the peers section adds llama-3.2-1b: peers.ts). */
 export const TRAIN_BENCH_MODELS = ['smollm2-135m', 'qwen2.5-0.5b', 'gemma-3-270m', 'gemma-3-1b'];
 
-/** FP32 peak of GPUs the bench may meet (wgsl-engine.md §7.2; vendor spec sheets). */
+/** FP32 peak of GPUs the bench may meet (docs/reference/wgsl-engine.md §7.2; vendor spec sheets). */
 const F32_PEAK: Array<[RegExp, number, string]> = [
   [/h100/i, 66.9e12, 'H100 SXM'],
   [/h200/i, 66.9e12, 'H200'],

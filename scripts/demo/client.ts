@@ -1,6 +1,6 @@
 /**
  * The demo script's client of Hearth's public API: JSON calls with the bearer key, multipart
- * uploads, ART's event-polling loop (art-compat.md §1.8: `after` = the last gradient_step's id,
+ * uploads, ART's event-polling loop (docs/reference/art-compat.md §1.8: `after` = the last gradient_step's id,
  * `training_started` re-read harmlessly, a terminal event ends it), and rollouts of the demo task
  * through /v1/chat/completions with logprobs as ART's client records them (Choices with
  * `token_id:<id>` logprob tokens).

@@ -6,7 +6,7 @@
  * regex; a ByteLevel decoder. Added tokens follow Qwen: the three ChatML control tokens are
  * `special` (skipped by skip_special_tokens), the tool and thinking tags are added but not special,
  * so they stay atomic and still show in decoded text, where tool-call and reasoning parsers read them.
- * Not here: the merges (bpe-trainer.ts), chat templates (templates.ts).
+ * Not here: the merges (bpe-trainer.ts), chat templates (templates/*.jinja).
  */
 import { SequencePreTokenizer } from '@huggingface/tokenizers';
 import type { BpeResult } from './bpe-trainer';

@@ -6,7 +6,7 @@
  * would silently validate `{}` for a non-JSON content type, hence the check first.
  *
  * Not here: the envelopes (service/error-envelope.ts), schema errors (validation.ts).
- * Reference: vllm-chat.md §1.1; docs/errors.md.
+ * Reference: docs/reference/vllm-chat.md §1.1; docs/errors.md.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';

@@ -5,7 +5,7 @@
  * request id.
  *
  * Not here: the envelopes themselves (service/error-envelope.ts), zod issues to detail items
- * (validation.ts). Reference: DESIGN.md "Errors"; docs/errors.md.
+ * (validation.ts). Reference: docs/design.md "Errors"; docs/errors.md.
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';

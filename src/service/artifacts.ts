@@ -1,6 +1,6 @@
 /**
  * Uploaded SFT data artifacts: Hearth's stand-in for the W&B artifact store that ART's SFT
- * client uploads to before creating a job (art-compat.md §4). An upload holds either a single
+ * client uploads to before creating a job (docs/reference/art-compat.md §4). An upload holds either a single
  * `train.jsonl` (what ART writes) or `trajectories.jsonl` with an optional `metadata.json` (what
  * the specification names); every line is checked as SFT data at upload time. It belongs to the
  * caller and to one of their models, is deleted with that model, and answers to a URL,

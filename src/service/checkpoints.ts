@@ -3,7 +3,7 @@
  * them), registering a new trained adapter (for the trainer), and reading an adapter back (for
  * inference and export).
  *
- * Reference: specification endpoints 7 and 8; art-compat.md §1.3, §1.4, §5.
+ * Reference: specification endpoints 7 and 8; docs/reference/art-compat.md §1.3, §1.4, §5.
  */
 import {
   deleteCheckpointSteps,

@@ -14,7 +14,7 @@
  * src/service, the lowest layer every user of it may import (api -> service; host -> anything).
  * Not here: which error has which status (src/api/errors.ts maps the named errors), zod issues to
  * detail items (src/api/validation.ts).
- * Reference: DESIGN.md "Errors"; vllm-chat.md §1.1 (envelope, type names, validation text);
+ * Reference: docs/design.md "Errors"; docs/reference/vllm-chat.md §1.1 (envelope, type names, validation text);
  * FastAPI's default exception handlers (HTTPException, RequestValidationError).
  */
 import { pyRepr, pyStr } from './chat/py-format';

@@ -1,7 +1,7 @@
 /**
  * Identifiers Hearth mints: UUIDs for records, short run ids, and API keys.
  *
- * Not here: hashing keys (auth/keys.ts).
+ * Not here: hashing keys (api-keys.ts).
  */
 
 export function newId(): string {

@@ -2,7 +2,7 @@
  * Models: registration (ART's `models.create`, idempotent with `return_existing`), reading,
  * listing, and deletion with everything the model owns.
  *
- * Reference: art-compat.md §1.2, §1.5; specification endpoint 9.
+ * Reference: docs/reference/art-compat.md §1.2, §1.5; specification endpoint 9.
  */
 import { deleteModelCascade, type ModelDeletion } from '../store/cascade';
 import { DuplicateModelError, findModelByName, getModel, insertModel, listModels } from '../store/models';

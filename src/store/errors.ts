@@ -5,7 +5,7 @@
  * gone before the request began; the aborted transaction wrote nothing.
  *
  * Not here: the quota failure (tx.ts StorageQuotaError), unknown page cursors (page.ts).
- * Reference: DESIGN.md "Records" (a delete leaves nothing orphaned) and "Errors".
+ * Reference: docs/design.md "Records" (a delete leaves nothing orphaned) and "Errors".
  */
 import type { ModelRecord } from './schema';
 

@@ -1,7 +1,7 @@
 /**
  * Repository of principals, their API keys (hashed) and the local owner's admin key.
  *
- * Not here: key generation and hashing (src/service/auth/keys.ts); who may call what (the
+ * Not here: key generation and hashing (src/service/api-keys.ts); who may call what (the
  * service). Revoking its keys ends its access, its data stays until the admin deletes the principal
  * (cascade.ts).
  */

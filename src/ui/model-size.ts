@@ -6,7 +6,7 @@
  * Q8_0; for Q4_K_M, Q4_K with Q6_K for the output (the embedding when tied) and for attn_v and
  * ffn_down in the layers `use_more_bits` picks, and a K-quant falls back to Q5_0 / Q8_0 where a
  * row is not whole 256-element super-blocks (Qwen2.5-0.5B's 896). Norms and biases are F32.
- * Weights stay in these types on the GPU (DESIGN.md), so the GPU needs their bytes plus the KV
+ * Weights stay in these types on the GPU (docs/design.md), so the GPU needs their bytes plus the KV
  * cache the engine reserves per model.
  *
  * Not here: the list itself (recommended-models.json), the view (recommended-models.ts).

@@ -51,7 +51,7 @@ async function reply(model: string, content: string): Promise<string> {
   return r.json.choices[0].message.content.trim();
 }
 
-/** The job's gradient steps' losses, polled as ART polls (art-compat.md §1.8). */
+/** The job's gradient steps' losses, polled as ART polls (docs/reference/art-compat.md §1.8). */
 async function losses(jobId: string): Promise<number[]> {
   const out: number[] = [];
   let after = '';

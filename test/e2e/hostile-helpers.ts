@@ -21,7 +21,7 @@ export async function bystanderKey(h: Hearth): Promise<string> {
   return created.json.key;
 }
 
-/** Milliseconds each side took, for the log (no test asserts on them: DESIGN.md "Tests"). */
+/** Milliseconds each side took, for the log (no test asserts on them: docs/design.md "Tests"). */
 export interface BesideTimes {
   hostileMs: number;
   bystanderMs: number;

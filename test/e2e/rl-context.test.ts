@@ -3,7 +3,7 @@
 // returned them (token_id:N logprob tokens) and with ART's era-d prompt_token_ids + token_ids copied
 // in. On-policy means the trainer's logprob of every sampled token equals the sampler's
 // (gradient_step's max_ratio_deviation = max |rho - 1| below 1e-4), so PPO's loss is exactly
-// -sum_t A_t w_t / N, the job's normalised advantages (art-compat.md §3.1, §3.3) with rho = 1.
+// -sum_t A_t w_t / N, the job's normalised advantages (docs/reference/art-compat.md §3.1, §3.3) with rho = 1.
 // Before issue 16 the trainer re-rendered a Qwen3 reply after `<think>\n\n</think>\n\n`, which it
 // was never sampled after: max |rho - 1| was 0.41 on tiny-qwen3 and policy_loss -0.0082 for 0.
 // What is left on-policy is f32 rounding between the sampler's decode path and the trainer's

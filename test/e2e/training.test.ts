@@ -29,7 +29,7 @@ async function register(name: string): Promise<{ id: string; entity: string; pro
   return r.json;
 }
 
-/** ART's polling loop (art-compat.md §1.8): every event type in order, and the gradient steps' data. */
+/** ART's polling loop (docs/reference/art-compat.md §1.8): every event type in order, and the gradient steps' data. */
 async function pollJob(jobId: string, page = h.page): Promise<{ types: string[]; steps: Record<string, number>[]; started: number }> {
   const types: string[] = [];
   const steps: Record<string, number>[] = [];

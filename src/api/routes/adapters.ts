@@ -7,7 +7,7 @@
  *   the files adapter_config.json + adapter_model.safetensors, or one zip of them): registers a
  *   new model whose step 1 is the uploaded adapter. Answers the model like POST /models.
  *
- * Reference: PEFT `save_pretrained` / `from_pretrained` file layout; art-compat.md §1.2, §5.
+ * Reference: PEFT `save_pretrained` / `from_pretrained` file layout; docs/reference/art-compat.md §1.2, §5.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';

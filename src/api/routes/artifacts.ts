@@ -4,7 +4,7 @@
  * reading an upload's description. The `url` of the answer is what an SFT job's
  * `training_data_url` takes.
  *
- * Reference: specification "SFT job creation body" (training_data_url); art-compat.md §4.
+ * Reference: specification "SFT job creation body" (training_data_url); docs/reference/art-compat.md §4.
  */
 import { Hono } from 'hono';
 import { artifactUrl, requireArtifact, uploadArtifact } from '../../service/artifacts';

@@ -9,7 +9,7 @@
  * field of the upload).
  *
  * Uploads have a larger body limit than the app's 32 MiB (body-limits.ts) and are written to
- * storage as the body streams in (multipart-stream.ts, service/base-model-upload.ts).
+ * storage as the body streams in (multipart-stream.ts, service/base-models/upload.ts).
  */
 import { Hono } from 'hono';
 import { listBaseModelInfo, requireBaseModelInfo, type BaseModelInfo } from '../../service/base-models/list';

@@ -6,7 +6,7 @@
  * event before `[DONE]`. Closing the stream (the client aborted its fetch) aborts the request in
  * the engine at once.
  *
- * Reference: specification endpoint 1; vllm-chat.md §1, §4.
+ * Reference: specification endpoint 1; docs/reference/vllm-chat.md §1, §4.
  */
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';

@@ -3,7 +3,7 @@
  * (list, delete) and trajectory logging. Handlers validate, make one service call, and map the
  * result to JSON.
  *
- * Reference: specification endpoints 4, 7, 8, 9; art-compat.md §1.2-§1.6.
+ * Reference: specification endpoints 4, 7, 8, 9; docs/reference/art-compat.md §1.2-§1.6.
  */
 import { Hono } from 'hono';
 import { deleteCheckpoints, listCheckpointPage } from '../../service/checkpoints';

@@ -2,7 +2,7 @@
  * /v1/preview/training-jobs and /v1/preview/sft-training-jobs: creating RL and SFT jobs, reading
  * a job, and paging its events. SFT jobs share the /training-jobs/{id} namespace.
  *
- * Reference: specification endpoints 2, 3, 5, 6; art-compat.md §1.7-§1.10.
+ * Reference: specification endpoints 2, 3, 5, 6; docs/reference/art-compat.md §1.7-§1.10.
  */
 import { Hono } from 'hono';
 import { createRlJob, createSftJob, listEventPage, requireJob } from '../../service/training/jobs';

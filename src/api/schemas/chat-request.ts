@@ -7,7 +7,7 @@
  * keeps the two in step).
  *
  * Not here: cross-field rules and vLLM's messages for them (service/chat/check.ts).
- * Reference: spec "Chat completion request"; vllm-chat.md §2; vLLM protocol.py ChatCompletionRequest.
+ * Reference: spec "Chat completion request"; docs/reference/vllm-chat.md §2; vLLM protocol.py ChatCompletionRequest.
  */
 import { z } from 'zod';
 import { laxBigInt, laxBool, laxFloat, laxFloatItem, laxInt, laxIntItem, laxStr, optional } from './chat-coerce';

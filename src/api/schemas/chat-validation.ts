@@ -8,7 +8,7 @@
  * Not here: the schema (chat-request.ts), the Content-Type and malformed-JSON refusals
  * (../body-type.ts), the envelope (service/error-envelope.ts), the rules checked after parsing
  * (service/chat/check.ts).
- * Reference: vllm-chat.md §1.1 (validation errors are 400 with the vLLM envelope).
+ * Reference: docs/reference/vllm-chat.md §1.1 (validation errors are 400 with the vLLM envelope).
  */
 import { validator } from 'hono/validator';
 import { validationResponse } from '../errors';

@@ -1,7 +1,7 @@
 /**
  * Model registration and checkpoint deletion bodies.
  *
- * Reference: art-compat.md §1.2 (ART's `models.create` always sends all five keys, `entity`
+ * Reference: docs/reference/art-compat.md §1.2 (ART's `models.create` always sends all five keys, `entity`
  * usually null) and §1.4; specification endpoints 7-9.
  */
 import { z } from 'zod';

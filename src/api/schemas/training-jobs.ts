@@ -4,7 +4,7 @@
  * refused, so a setting Hearth would not honour is never silently accepted.
  *
  * Reference: specification "Experimental RL configuration", "SFT job creation body";
- * art-compat.md §1.7 (era b/c keys, era d additions), §1.10 and §4 (SFT config).
+ * docs/reference/art-compat.md §1.7 (era b/c keys, era d additions), §1.10 and §4 (SFT config).
  */
 import { z } from 'zod';
 import { dict, list } from './lists';
@@ -30,7 +30,7 @@ export const ExperimentalConfig = z.strictObject({
   ppo: z.boolean().nullish(),
   precalculate_logprobs: z.boolean().nullish(),
   scale_rewards: z.boolean().nullish(),
-  // Keys newer ART clients send (art-compat.md §1.7, era d).
+  // Keys newer ART clients send (docs/reference/art-compat.md §1.7, era d).
   allow_training_without_logprobs: z.boolean().nullish(),
   kl_penalty_coef: z.number().min(0).nullish(),
   kl_penalty_reference_step: z.int().min(0).nullish(),

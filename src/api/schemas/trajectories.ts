@@ -4,7 +4,7 @@
  * objects copied from chat completions. Unknown fields are accepted and kept (newer clients add
  * fields), but every known field is checked.
  *
- * Reference: specification "Trajectory resources"; ../../../../shared/reference/art-compat.md §2.
+ * Reference: specification "Trajectory resources"; docs/reference/art-compat.md §2.
  */
 import { z } from 'zod';
 import { dict, dictOf, list, MAX_LIST_ISSUES } from './lists';

@@ -4,7 +4,7 @@
  * beams), the rows it reserved,
  * its adapter, its phase, and the rules applied to every sampled token: stop on EOS (unless
  * ignore_eos) or a stop token id, then length (max_tokens, the context length), in that order
- * (vllm-chat.md §3.2, the newer order), a terminated grammar ending the choice with "stop"; and the
+ * (docs/reference/vllm-chat.md §3.2, the newer order), a terminated grammar ending the choice with "stop"; and the
  * ids bad_words ban at the next step (a word whose prefix ends the output bans its last token).
  *
  * Not here: GPU steps (model-runner.ts), the loop (scheduler.ts), beams (beam-search.ts).

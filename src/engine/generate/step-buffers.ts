@@ -1,6 +1,6 @@
 /**
  * StepBuffers: every GPU buffer a model's forward steps use besides the weights and the KV cache,
- * planned in one table (STYLE.md "For Hearth" 3: name, shape, bytes) from the config and the
+ * planned in one table (docs/style.md "For Hearth" 3: name, shape, bytes) from the config and the
  * runner's limits, allocated once, and shared by the prefill graph, the LoRA decode graph and the
  * fused decode graph (a step uses one of them at a time, so they reuse the same activations).
  *

@@ -4,7 +4,7 @@
  * package (Dawn) in Node; the caller passes the GPU object, so this file never touches globals.
  *
  * Not here: buffers, pipelines, kernels (see buffers.ts, pipelines.ts, ../kernels).
- * Reference: gpuweb spec §Limits; ../../../shared/reference/wgsl-engine.md §6.
+ * Reference: gpuweb spec §Limits; docs/reference/wgsl-engine.md §6.
  */
 
 /** Optional features Hearth turns on when the adapter has them. `shader-f16` is only a fast path. */

@@ -1,5 +1,5 @@
 /**
- * Comparing GPU results with the reference (STYLE.md "For Hearth" 5): an element passes when
+ * Comparing GPU results with the reference (docs/style.md "For Hearth" 5): an element passes when
  * |got - want| <= atol + rtol * |want|. A failure names the max abs / rel difference, the first
  * mismatching indices and the first 5 pairs, so a broken kernel says where it broke.
  * Non-finite reference values must be matched exactly (same NaN / same infinity).

@@ -2,7 +2,7 @@
  * Log-softmax over the vocabulary and its backward given per-token loss coefficients, reference.
  * Every training loss Hearth computes (SFT's token-mean cross-entropy, ART's RL policy losses) is,
  * as a function of the logits, L = sum_t c_t * (-logprob_t(target_t)) with c_t fixed during the
- * backward (the coefficients of art-compat.md §3.4 / §4, computed by engine/train from the new and
+ * backward (the coefficients of docs/reference/art-compat.md §3.4 / §4, computed by engine/train from the new and
  * old logprobs). So the backward of every loss is one formula:
  *   dlogits[t] = c_t * (softmax(logits[t]) - onehot(target_t)).
  * Legend: T rows (positions), V vocabulary. Row t's target is the token at position t + 1.

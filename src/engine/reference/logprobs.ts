@@ -4,7 +4,7 @@
  * rank of the actual next token plus the top-k). The oracle of test/gpu/logprobs*.test.ts and of
  * the sampler's logprob outputs.
  *
- * Semantics (../../../shared/reference/vllm-chat.md §3.3): logprobs are raw (log_softmax of the
+ * Semantics (docs/reference/vllm-chat.md §3.3): logprobs are raw (log_softmax of the
  * logits before any sampling parameter), floored at -9999; a rank is 1 + the number of other
  * tokens with a logprob >= the token's (vLLM's `batched_count_greater_than` counts `x >= value`,
  * the token included); top-k ties are broken by the lower token id (torch.topk leaves them

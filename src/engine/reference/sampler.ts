@@ -4,7 +4,7 @@
  * (kernels/sampler.ts) must choose the same token whenever the winner's perturbed score beats the
  * runner-up's by more than rounding (`margin` says by how much).
  *
- * Order (../../../shared/reference/vllm-chat.md §3.1; vLLM applies the grammar bitmask in the
+ * Order (docs/reference/vllm-chat.md §3.1; vLLM applies the grammar bitmask in the
  * model runner, before the sampler, so raw logprobs see it):
  *   0. grammar bitmask -> -inf; raw logprobs = log_softmax of this row
  *   1. allowed_token_ids, 2. bad-word bans, 3. min_tokens (stop ids while output < min_tokens),

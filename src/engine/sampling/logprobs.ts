@@ -2,7 +2,7 @@
  * What the sampler and the prompt-logprobs pass return: token ids with their raw logprobs, and the
  * per-position record of prompt logprobs (vLLM's shapes). The GPU kernels (kernels/logprobs.ts),
  * the reference and the generation core share these types.
- * Reference: ../../../shared/reference/vllm-chat.md §3.
+ * Reference: docs/reference/vllm-chat.md §3.
  */
 
 /** vLLM's default `max_logprobs`: the most top logprobs (and beam candidates) per position. */

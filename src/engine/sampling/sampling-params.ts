@@ -13,7 +13,7 @@
  * Not here: the per-step row the GPU sampler reads (sampler-row.ts), the logprob result types
  * (logprobs.ts), request validation with vLLM's error texts (src/api), bad-word matching (the caller
  * lists the banned ids of each step), stop strings and finish logic (the generation core).
- * Reference: ../../../shared/reference/vllm-chat.md §2 and §3.
+ * Reference: docs/reference/vllm-chat.md §2 and §3.
  */
 import { MAX_TOP_LOGPROBS } from './logprobs';
 

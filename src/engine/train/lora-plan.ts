@@ -1,5 +1,5 @@
 /**
- * The trainer's LoRA parameter plan (STYLE.md "For Hearth" 3): every adapted matrix of a model, its
+ * The trainer's LoRA parameter plan (docs/style.md "For Hearth" 3): every adapted matrix of a model, its
  * PEFT name, shape and element offset in one flat f32 buffer, which the parameters, their gradients
  * and both AdamW moments share (one allocation each, the same views).
  *
@@ -13,7 +13,7 @@
  * Also here: PEFT's default initialisation (A kaiming-uniform with a = sqrt(5), i.e. U(-1/sqrt(in),
  * 1/sqrt(in)); B = 0), seeded, and conversion between the flat buffer and PEFT TensorData.
  *
- * Not here: GPU buffers (lora-state.ts), the math (forward.ts / backward.ts).
+ * Not here: GPU buffers (lora-state.ts), the math (graph-forward.ts / graph-backward.ts).
  * Reference: huggingface/peft src/peft/tuners/lora/layer.py (reset_lora_parameters).
  */
 import type { LoraConfig } from '../model/lora/lora-config';

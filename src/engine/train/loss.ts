@@ -6,9 +6,9 @@
  * (reference/cross-entropy.ts). This file computes L and c_i on the CPU in f64, between the
  * forward submission that produced new_i and the backward submission that consumes c_i.
  *
- * - SFT (art-compat.md §4): L = -sum_i m_i w_i new_i / sum_i m_i, the token mean of the
+ * - SFT (docs/reference/art-compat.md §4): L = -sum_i m_i w_i new_i / sum_i m_i, the token mean of the
  *   cross-entropy over the step's trainable tokens (w = 1 unless the service gives weights).
- * - RL (art-compat.md §3.4, ART's src/art/loss.py term by term): delta_i = new_i - old_i (old
+ * - RL (docs/reference/art-compat.md §3.4, ART's src/art/loss.py term by term): delta_i = new_i - old_i (old
  *   unknown: old = sg(new), so delta = 0 with derivative 1); rho per importance_sampling_level
  *   (sequence means run over the trainable tokens of an importanceGroup); rho <- min(rho, M) when
  *   max_negative_advantage_importance_sampling_weight is set (every token, as ART does); rho <- 0

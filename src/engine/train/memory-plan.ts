@@ -1,5 +1,5 @@
 /**
- * The trainer's activation memory, planned in one place (STYLE.md "For Hearth" 3, llm.c's
+ * The trainer's activation memory, planned in one place (docs/style.md "For Hearth" 3, llm.c's
  * TensorSpec table with its `recompute` flag): every tensor the training forward saves or the
  * backward uses, with its shape and bytes, for a micro-batch capacity of T tokens and S sequences.
  *

@@ -1,5 +1,5 @@
 /**
- * Submitting the trainer's GPU work: one command submission per micro-step (STYLE.md, DESIGN.md
+ * Submitting the trainer's GPU work: one command submission per micro-step (docs/style.md, docs/design.md
  * "Engine principles"): an optional clear of the gradients, one compute pass with every call of
  * the micro-batch in order, then buffer-to-buffer copies of the few values that come back (per-row
  * logprobs and entropies, the gradient norm) into a mappable staging buffer that is read once per

@@ -5,8 +5,8 @@
  *
  * The service decides *what* each optimizer step trains on and with which per-token numbers
  * (trainable mask, sampler logprobs, advantages, weights, normalised over the whole job as ART
- * does: ../shared/reference/art-compat.md §3.3); the engine computes the step's loss exactly as
- * art-compat.md §3.4 (RL) or §4 (SFT) says, its gradient, clips and applies it.
+ * does: docs/reference/art-compat.md §3.3); the engine computes the step's loss exactly as
+ * docs/reference/art-compat.md §3.4 (RL) or §4 (SFT) says, its gradient, clips and applies it.
  *
  * Not here: the implementation (session.ts and the graph under engine/train), the job state
  * machine and events (src/service/training).
@@ -46,9 +46,9 @@ export interface TrainingSequence {
 export type ImportanceSamplingLevel = 'token' | 'sequence' | 'average' | 'geometric_average';
 
 export type LossSpec =
-  /** Token-mean cross-entropy over the step's trainable tokens (art-compat.md §4). */
+  /** Token-mean cross-entropy over the step's trainable tokens (docs/reference/art-compat.md §4). */
   | { kind: 'sft' }
-  /** ART's RL policy loss (art-compat.md §3.4); every field already resolved from null to its default. */
+  /** ART's RL policy loss (docs/reference/art-compat.md §3.4); every field already resolved from null to its default. */
   | {
       kind: 'rl';
       /** PPO clipping; false is CISPO. */

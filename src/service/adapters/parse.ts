@@ -8,7 +8,7 @@
  *
  * Not here: a checkpoint as the engine's adapter (checkpoint-adapter.ts), applying adapters (the
  * engine), writing them (peft-files.ts).
- * Reference: DESIGN.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
+ * Reference: docs/design.md "Engine principles" (LoRA, PEFT layout); PEFT LoraConfig fields.
  */
 import type { LoraConfig } from '../../engine/model/lora/lora-config';
 import { LORA_MAX_RANK } from '../../engine/kernels/lora';

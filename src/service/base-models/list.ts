@@ -43,7 +43,7 @@ export interface BaseModelInfo {
   /**
    * GPU bytes: what the engine measures while the model is on the GPU (weights, KV cache, step
    * buffers, adapter pool), else its weights' bytes (they stay in their file precision or blocks,
-   * DESIGN.md); null until known.
+   * docs/design.md); null until known.
    */
   gpuBytes: number | null;
   /** What loading it warned about (e.g. tokenizer tokens past the embedding rows, dropped; issue 21). */

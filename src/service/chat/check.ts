@@ -12,7 +12,7 @@
  * Structured outputs and the tool choices they enforce ("required", a named function) are
  * checked further when their constraint is compiled (src/service/structured/constraint-spec.ts).
  *
- * Reference: vllm-chat.md §2 (the table) and §9 (validation order); vLLM protocol.py validators
+ * Reference: docs/reference/vllm-chat.md §2 (the table) and §9 (validation order); vLLM protocol.py validators
  * (check_logprobs, check_tool_usage, check_generation_prompt, check_cache_salt_support),
  * SamplingParams._verify_args, v1 Processor._validate_* .
  */

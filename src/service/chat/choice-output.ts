@@ -13,7 +13,7 @@
  * tokenizer's own EOS token (generation_config's other EOS ids are stop ids in vLLM).
  *
  * Not here: the output parsers (content / reasoning / tool calls), response and chunk shapes.
- * Reference: vllm-chat.md §3.2, §5.
+ * Reference: docs/reference/vllm-chat.md §3.2, §5.
  */
 import type { FinishReason, SampledToken } from '../../engine/generate/types';
 import type { IncrementalDetokenizer } from '../../engine/model/text/detokenizer';

@@ -11,7 +11,7 @@
  * delta), where vLLM drops them: RL clients rebuild each choice's tokens from the chunks.
  *
  * Not here: SSE framing and `[DONE]` (the route), turning engine events into steps.
- * Reference: vllm-chat.md §4 "Streaming".
+ * Reference: docs/reference/vllm-chat.md §4 "Streaming".
  */
 import type { ChoiceStep } from './choice-output';
 import { parsedFinishReason, type OutputDelta, type StreamingOutputParser } from './output-parser';

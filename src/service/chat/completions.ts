@@ -11,7 +11,7 @@
  *
  * Not here: HTTP (src/api/routes/chat.ts), consuming the engine's events (run.ts), the checks
  * (check.ts).
- * Reference: vllm-chat.md §9 (order of validation), §4 (formats).
+ * Reference: docs/reference/vllm-chat.md §9 (order of validation), §4 (formats).
  */
 import type { Principal } from '../principal';
 import type { ServiceContext } from '../context';

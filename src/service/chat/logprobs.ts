@@ -9,7 +9,7 @@
  * them (null); an omitted `logprobs` still shows the chosen tokens' logprobs with
  * `top_logprobs: []` and tokens written `token_id:<id>`, because the hosted service Hearth
  * stands in for forces logprobs on (OpenPipe ART's server does) and RL clients train on
- * them (art-compat.md §1.11). `return_tokens_as_token_ids: false` keeps decoded tokens there.
+ * them (docs/reference/art-compat.md §1.11). `return_tokens_as_token_ids: false` keeps decoded tokens there.
  *
  * Not here: computing logprobs (the engine's sampler returns them with every token).
  */

@@ -6,7 +6,7 @@
  * generation_config max_new_tokens. min_tokens may not exceed it.
  *
  * Not here: the other request rules (check.ts).
- * Reference: vllm-chat.md §2 rows max_tokens / min_tokens.
+ * Reference: docs/reference/vllm-chat.md §2 rows max_tokens / min_tokens.
  */
 import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import { ensure } from './errors';

@@ -1,7 +1,7 @@
 /**
  * Parsing the `model` of a chat request into what it names, before anything is looked up:
  * a base model id (`hearth/tiny-chat`), or a registered model and optionally one of its steps,
- * in every form ART's clients have used (art-compat.md §5):
+ * in every form ART's clients have used (docs/reference/art-compat.md §5):
  *
  *   wandb-artifact:///entity/project/name[:step{N}]   (also with two slashes, `wandb-artifact://`)
  *   entity/project/name[:step{N}]                      (the name before ART PR #425)

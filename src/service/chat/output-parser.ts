@@ -9,7 +9,7 @@
  * rule for parsed tool calls. The parser a request gets is built by tool-calls-output-parser.ts
  * (reasoning, then Hermes or forced tool calls) from the request and its rendered prompt.
  *
- * Reference: vllm-chat.md §4 (message and delta fields), §6 (tool calls), §7 (reasoning).
+ * Reference: docs/reference/vllm-chat.md §4 (message and delta fields), §6 (tool calls), §7 (reasoning).
  */
 export interface ToolCall {
   id: string;

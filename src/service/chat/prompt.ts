@@ -8,7 +8,7 @@
  *
  * Not here: the template engine (engine/model/text/chat-template.ts), the context-length rule
  * (max-tokens.ts).
- * Reference: vllm-chat.md §2 rows messages, echo, add_generation_prompt, continue_final_message,
+ * Reference: docs/reference/vllm-chat.md §2 rows messages, echo, add_generation_prompt, continue_final_message,
  * add_special_tokens, truncate_prompt_tokens, documents, chat_template(_kwargs), §6 "Into the template".
  */
 import { ChatTemplateError, type ChatTemplates } from '../../engine/model/text/chat-template';

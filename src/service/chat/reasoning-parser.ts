@@ -1,6 +1,6 @@
 /**
  * Splitting a thinking model's output into reasoning and content at `</think>` (Qwen3,
- * DeepSeek-R1 and SmolLM3 style), as vLLM's reasoning parsers do (vllm-chat.md §7), with one
+ * DeepSeek-R1 and SmolLM3 style), as vLLM's reasoning parsers do (docs/reference/vllm-chat.md §7), with one
  * rule for streamed and non-streamed output:
  * - a `<think>` opening the output (after optional whitespace) is dropped: older templates let
  *   the model write it, newer ones put it in the prompt;

@@ -6,7 +6,7 @@
  * sampling controls that fall back to the model's generation_config).
  *
  * Not here: validation (the zod schema checks types; check.ts checks the cross-field rules).
- * Reference: the specification's "Chat completion request" table; vllm-chat.md §2.
+ * Reference: the specification's "Chat completion request" table; docs/reference/vllm-chat.md §2.
  */
 import type { ChatMessage } from '../../engine/model/text/chat-template';
 

@@ -6,7 +6,7 @@
  * An unknown name is vLLM's 404 "The model `X` does not exist.".
  *
  * Not here: the name forms (model-names.ts), reading the adapter (adapters/checkpoint-adapter.ts).
- * Reference: art-compat.md §5; vllm-chat.md §1.1 (404 text), §2 (`model` row).
+ * Reference: docs/reference/art-compat.md §5; docs/reference/vllm-chat.md §1.1 (404 text), §2 (`model` row).
  */
 import { getCheckpointByStep, latestCheckpoint } from '../../store/checkpoints';
 import { findModelByName, getModel, listModels } from '../../store/models';

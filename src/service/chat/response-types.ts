@@ -3,7 +3,7 @@
  * them (non-streaming: every field, nulls included; streaming: only the fields vLLM sets).
  * Types only.
  *
- * Reference: the specification's "Chat completion response" tables; vllm-chat.md §4.
+ * Reference: the specification's "Chat completion response" tables; docs/reference/vllm-chat.md §4.
  */
 import type { OpenAIErrorBody } from '../error-envelope';
 import type { LogprobEntry, PromptLogprobValue } from './logprobs';

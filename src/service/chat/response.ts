@@ -4,7 +4,7 @@
  * optional prompt logprobs and token ids, in vLLM's `ChatCompletionResponse` shape.
  *
  * Not here: turning engine events into steps (choice-output.ts), the streamed form (chunks.ts).
- * Reference: vllm-chat.md §4 "Non-streaming JSON", §5.
+ * Reference: docs/reference/vllm-chat.md §4 "Non-streaming JSON", §5.
  */
 import type { PromptLogprob } from '../../engine/generate/types';
 import type { ChoiceFinish, ChoiceStep } from './choice-output';

@@ -5,7 +5,7 @@
  * as stream chunks. An error after the first chunk travels in the stream, as vLLM's does.
  *
  * Not here: planning (plan.ts), the response and chunk shapes (response.ts, chunks.ts).
- * Reference: vllm-chat.md §1.2, §4.
+ * Reference: docs/reference/vllm-chat.md §1.2, §4.
  */
 import type { GenerationHandle, PromptLogprob } from '../../engine/generate/types';
 import { openaiError } from '../error-envelope';

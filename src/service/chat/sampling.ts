@@ -7,7 +7,7 @@
  * Not here: range checks with vLLM's messages (check.ts runs them on `effectiveSampling`), the
  * context-length rule (max-tokens.ts), the normalisation the GPU needs (resolveSampling in the
  * engine).
- * Reference: vllm-chat.md §2 (defaults, the `*` note) and §3.
+ * Reference: docs/reference/vllm-chat.md §2 (defaults, the `*` note) and §3.
  */
 import type { GenerationDefaults } from '../../engine/model/config/generation-config';
 import type { SamplingParams } from '../../engine/sampling/sampling-params';

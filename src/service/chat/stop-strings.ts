@@ -8,7 +8,7 @@
  *
  * Not here: when stop strings are checked at all (ChoiceOutput: only once the output is longer
  * than min_tokens), stop token ids (the engine's).
- * Reference: vllm-chat.md §3.2; vLLM `check_stop_strings`, `get_next_output_text`.
+ * Reference: docs/reference/vllm-chat.md §3.2; vLLM `check_stop_strings`, `get_next_output_text`.
  */
 
 export class StopStrings {

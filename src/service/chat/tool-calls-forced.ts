@@ -1,6 +1,6 @@
 /**
  * Tool calls forced by tool_choice, whose output a JSON-schema grammar shaped
- * (structured/tool-choice-schemas.ts), turned into tool_calls as vLLM does (vllm-chat.md §6):
+ * (structured/tool-choice-schemas.ts), turned into tool_calls as vLLM does (docs/reference/vllm-chat.md §6):
  * - a named function: the whole output is that call's arguments, as written. Non-streamed:
  *   content "" and one call. Streamed: a first delta with index 0, id, type and name (and the text
  *   so far), then the text as argument pieces; a call is sent at the end even for empty output.

@@ -1,7 +1,7 @@
 /**
  * The Hermes tool-call format (Qwen2.5, Qwen3, SmolLM templates): the model writes
  * `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, possibly several times, the last
- * one possibly unclosed. Parsed as vLLM's hermes parser does (vllm-chat.md §6):
+ * one possibly unclosed. Parsed as vLLM's hermes parser does (docs/reference/vllm-chat.md §6):
  * - calls: each tag's body (up to the first `</tool_call>`, or to the end) is json.loads'ed;
  *   `arguments` is re-dumped with json.dumps(ensure_ascii=False); ids "chatcmpl-tool-<hex>";
  * - content: the text before the first `<tool_call>`, or null when that is empty; text between

@@ -16,7 +16,7 @@
  *   text (vLLM's mistral adjust_request: `[TOOL_CALLS]` is a special token).
  *
  * Not here: the parsers (reasoning-parser.ts, tool-calls-hermes.ts, tool-calls-mistral.ts, tool-calls-forced.ts), the
- * finish reason (the chat run: "tool_calls" once calls were parsed, vllm-chat.md §5).
+ * finish reason (the chat run: "tool_calls" once calls were parsed, docs/reference/vllm-chat.md §5).
  */
 import type { OutputDelta, OutputParser, ParsedOutput, StreamingOutputParser, ToolCall } from './output-parser';
 import { ReasoningStream, reasoningApplies, splitReasoning } from './reasoning-parser';

@@ -1,6 +1,6 @@
 /**
  * From a chat request's structured-output fields to the one constraint its output must follow
- * (or none), with vLLM's rules and messages (vllm-chat.md §2 rows response_format,
+ * (or none), with vLLM's rules and messages (docs/reference/vllm-chat.md §2 rows response_format,
  * structured_outputs, tools / tool_choice; §6):
  * - `structured_outputs`: json (a schema, as an object or JSON text), regex, choice, grammar
  *   (EBNF), json_object, structural_tag, and the options disable_any_whitespace,

@@ -1,5 +1,5 @@
 /**
- * The JSON schemas that enforce a tool choice, as vLLM builds them (vllm-chat.md §6,
+ * The JSON schemas that enforce a tool choice, as vLLM builds them (docs/reference/vllm-chat.md §6,
  * ChatCompletionRequest._get_json_schema_from_tool):
  * - a named function: the output is that function's arguments, so the schema is its
  *   `parameters` (an object with no properties when the tool declares none: vLLM leaves such a

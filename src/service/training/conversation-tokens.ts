@@ -4,7 +4,7 @@
  * between turns comes from the template, and each trained assistant turn's tokenised content and
  * what the template writes after it up to its end token are the targets.
  *
- * How (ART's sentinel method, art-compat.md §3.2): a target turn is rendered as it is (a marker in
+ * How (ART's sentinel method, docs/reference/art-compat.md §3.2): a target turn is rendered as it is (a marker in
  * place of its content would change templates that test for empty content); its start is found by
  * rendering once more with only that turn marked, and the text is split there and tokenised piece
  * by piece (as the chat service tokenises a prompt before generating). Its content and what the

@@ -2,7 +2,7 @@
  * Training jobs as requests see them: creating RL and SFT jobs (validated input is stored with
  * the job, and the job is queued), reading a job, and paging its events.
  *
- * Reference: specification endpoints 2, 3, 5, 6; art-compat.md §1.7-§1.10, §4.
+ * Reference: specification endpoints 2, 3, 5, 6; docs/reference/art-compat.md §1.7-§1.10, §4.
  */
 import { listJobEvents, getJob, insertJob, PendingLimitError } from '../../store/training-jobs';
 import type { Page } from '../../store/page';
@@ -17,7 +17,7 @@ import { withoutNulls, type RlJobInput, type SftJobInput, type TrajectoryGroupIn
 import { resolveRlSettings } from './rl-config';
 import { parseSftJsonl, resolveTrainingData } from './sft-data';
 
-/** ART's SFT defaults (art-compat.md §4): batch size 2 ("auto"), learning rate 5e-5. */
+/** ART's SFT defaults (docs/reference/art-compat.md §4): batch size 2 ("auto"), learning rate 5e-5. */
 export const SFT_DEFAULT_BATCH_SIZE = 2;
 export const SFT_DEFAULT_LEARNING_RATE = 5e-5;
 /**

@@ -1,7 +1,7 @@
 /**
  * Hearth's Trainer: runs one RL or SFT job on the GPU training engine and stores the result as
  * the model's next checkpoint (a PEFT adapter), speaking ART's event protocol through the job
- * runner (art-compat.md §1.8, §1.10).
+ * runner (docs/reference/art-compat.md §1.8, §1.10).
  *
  * A job: plan its optimizer steps from the input (rl-steps.ts / sft-steps.ts, with the base
  * model's tokenizer, chat template and length limit), announce `training_started{num_sequences}`,

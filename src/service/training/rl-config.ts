@@ -1,12 +1,12 @@
 /**
  * An RL job's `experimental_config` resolved into what Hearth trains with: the engine's LossSpec
- * (art-compat.md §3.4) and the data settings (§3.1, §3.3). Null or absent means the default.
+ * (docs/reference/art-compat.md §3.4) and the data settings (§3.1, §3.3). Null or absent means the default.
  *
  * Every key the API accepts is honoured or refused: a key Hearth does not implement is accepted
  * only at its default (null, false or 0) and refused with a 422 naming it otherwise, because a
  * setting silently ignored would train something other than what the client asked for.
  *
- * Defaults (ART's trainer, art-compat.md §1.7 and §3.4): CISPO (ppo false) with epsilon 1.0 and
+ * Defaults (ART's trainer, docs/reference/art-compat.md §1.7 and §3.4): CISPO (ppo false) with epsilon 1.0 and
  * epsilon_high 4.0; PPO with epsilon 0.2 and epsilon_high = epsilon; importance sampling per
  * token; scale_rewards true; advantage_balance 0; learning_rate 5e-6 (what ART's
  * `backend.train()` sends when the user sets nothing). The era-d names are aliases where they

@@ -1,7 +1,7 @@
 /**
  * An RL trajectory's histories as token sequences: the main `messages_and_choices` and every
  * `additional_histories` entry, each cut after its last trainable Choice (a Choice carrying
- * logprobs; art-compat.md §2, §3.2), trained on exactly the context each Choice was sampled in
+ * logprobs; docs/reference/art-compat.md §2, §3.2), trained on exactly the context each Choice was sampled in
  * (issue 16).
  *
  * Per trainable Choice, the sequence is its prompt followed by its sampled ids:

@@ -1,6 +1,6 @@
 /**
  * An RL job's trajectory groups turned into optimizer steps, exactly as ART prepares them
- * (art-compat.md §3.1, §3.3):
+ * (docs/reference/art-compat.md §3.1, §3.3):
  *
  * 1. Per group: A_i = r_i - mean(r), divided by (population std + 1e-6) with scale_rewards.
  *    Trajectories with A_i == 0 are dropped (a group whose rewards are all equal teaches nothing).

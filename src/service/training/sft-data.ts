@@ -5,7 +5,7 @@
  * against the app's origin) when the job is created, and keeps the bytes as an artifact of the
  * model, so the job does not depend on the URL later. The file is JSON Lines, one example per
  * line: `{"messages": [...], "tools"?: [...]}` with a non-empty `messages` whose last message is
- * the assistant's (ART's `train.jsonl`; art-compat.md §4).
+ * the assistant's (ART's `train.jsonl`; docs/reference/art-compat.md §4).
  */
 import { readCapped } from '../capped-read';
 import { InvalidInputError } from '../errors';

@@ -1,5 +1,5 @@
 /**
- * An SFT job's examples turned into optimizer steps (art-compat.md §4): the examples are split
+ * An SFT job's examples turned into optimizer steps (docs/reference/art-compat.md §4): the examples are split
  * in file order into batches of `batch_size`, one optimizer step per batch, with the batch's
  * learning rate (one float for all, or the list's entry). Each example is rendered with the
  * model's chat template (and its tools); the targets are the assistant turns' tokens, their tool

@@ -10,7 +10,7 @@
  * (data.error_message), emitted by the runner together with the terminal status.
  *
  * Pure: the runner applies these rules; the store applies the status change and its events in
- * one transaction. Reference: art-compat.md §1.8, §1.9.
+ * one transaction. Reference: docs/reference/art-compat.md §1.8, §1.9.
  */
 import type { TrainingJobStatus } from '../../store/schema';
 

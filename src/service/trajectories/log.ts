@@ -3,7 +3,7 @@
  * computes their metrics, and attaches them as "{split}/{metric}" to the latest checkpoint and
  * the model's run history, all in one transaction.
  *
- * Reference: specification endpoint 4; art-compat.md §1.6 and §6.
+ * Reference: specification endpoint 4; docs/reference/art-compat.md §1.6 and §6.
  */
 import { recordTrajectoryLog } from '../../store/trajectory-logs';
 import type { Principal } from '../principal';

@@ -1,5 +1,5 @@
 /**
- * The metrics a trajectory log computes, as ART computes them for one split (art-compat.md §6):
+ * The metrics a trajectory log computes, as ART computes them for one split (docs/reference/art-compat.md §6):
  * mean reward, exception rate, the mean of every trajectory metric, group metrics, the mean
  * within-group reward standard deviation (the GRPO signal), and data counters.
  *

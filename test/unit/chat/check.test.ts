@@ -1,5 +1,5 @@
 // checkChatRequest and the context-length rule as pure functions: each rule fails with vLLM's
-// exact message (vllm-chat.md §2), passes on its boundary, and uses the model's defaults.
+// exact message (docs/reference/vllm-chat.md §2), passes on its boundary, and uses the model's defaults.
 import { describe, expect, it } from 'vitest';
 import type { GenerationDefaults } from '../../../src/engine/model/config/generation-config';
 import { checkChatRequest, MAX_CHOICES, type ChatModelLimits } from '../../../src/service/chat/check';

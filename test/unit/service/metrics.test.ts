@@ -1,4 +1,4 @@
-// Trajectory-log metrics (art-compat.md §6), checked against values worked out by hand.
+// Trajectory-log metrics (docs/reference/art-compat.md §6), checked against values worked out by hand.
 import { describe, expect, it } from 'vitest';
 import { populationStd, prefixMetrics, trajectoryMetrics } from '../../../src/service/trajectories/metrics';
 

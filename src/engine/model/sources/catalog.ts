@@ -2,7 +2,7 @@
  * The bundled-model catalogue: public/models/index.json, written by `npm run make-models`.
  * Format: {"models": [{id, path, architecture, parameters, bytes, default, description, files}]},
  * `path` relative to the app's base URL ("models/tiny-chat/"), `files` the model's file names.
- * The platform's base-model list (src/service/base-models.ts) reads the same file; this module
+ * The platform's base-model list (src/service/base-models/catalog.ts) reads the same file; this module
  * turns an entry into a ModelSource for the loader.
  * Not here: models downloaded from Hugging Face (UrlSource + the IndexedDB file cache).
  */

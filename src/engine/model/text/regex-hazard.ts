@@ -27,7 +27,7 @@
  * the pattern that runs: for tokenizer.json that is the library's rewrite of the file's pattern
  * (tokenizer.ts), whose `\b` and `\w` expand to lookarounds and classes.
  *
- * Not here: compiling the pattern (the tokenizer library, lora-adapter.ts).
+ * Not here: compiling the pattern (the tokenizer library, service/adapters/parse.ts).
  * Reference: https://www.regular-expressions.info/catastrophic.html; V8's irregexp backtracks.
  */
 

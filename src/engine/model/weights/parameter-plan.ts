@@ -1,6 +1,6 @@
 /**
  * The parameter plan: every HF tensor name the engine expects for a config, with its shape, in a
- * fixed order (STYLE.md "For Hearth" 3). WeightSet validates uploads against it, the reference
+ * fixed order (docs/style.md "For Hearth" 3). WeightSet validates uploads against it, the reference
  * forward reads by these names, and the loader checks a repository before any upload
  * (`checkAgainstPlan`). No GPU here.
  * Not here: where the tensors go on the GPU (weight-layout.ts, weight-set.ts).
