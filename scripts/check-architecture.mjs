@@ -169,6 +169,7 @@ for (const dir of SCANNED) {
   for (const file of walk(join(ROOT, dir))) {
     if (file.endsWith('.wgsl')) continue;
     const from = rel(file);
+    if (!folderOf(from, allFolders)) problems.push(`no floor: ${from} is in no folder of the floors table (add its folder)`);
     const edges = new Set();
     for (const { target, typeOnly } of importsOf(file)) {
       const to = rel(target);

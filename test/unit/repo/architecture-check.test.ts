@@ -94,6 +94,12 @@ describe('the architecture check', () => {
     expect(r.output).toMatch(/src\/store\/db\.ts -> src\/engine\/gpu\/device\.ts \(src\/store never imports/);
   });
 
+  it('refuses a source folder the floors table does not place', () => {
+    const r = check({ 'src/engine/gpu/device.ts': 'export const device = 1;\n', 'src/engine/extras/tool.ts': 'export const t = 1;\n' });
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain('no floor: src/engine/extras/tool.ts');
+  });
+
   it('refuses a source file over 400 lines, not one of 400', () => {
     const r = check({ 'src/service/ok.ts': lines(400), 'scripts/long.ts': lines(401) });
     expect(r.ok).toBe(false);
