@@ -141,18 +141,20 @@ function scaleMinK4(j: number, b: Uint8Array, o: number): [number, number] {
   return [(b[o + j + 4] & 0xf) | ((b[o + j - 4] >> 6) << 4), (b[o + j + 4] >> 4) | ((b[o + j] >> 6) << 4)];
 }
 
+/** Sub-blocks is and is + 1 of a Q4_K / Q5_K block: their scales d * sc and offsets dmin * m. */
+function subBlockPairK(is: number, d: number, min: number, b: Uint8Array, o: number): [number, number, number, number] {
+  const [sc1, m1] = scaleMinK4(is, b, o + 4);
+  const [sc2, m2] = scaleMinK4(is + 1, b, o + 4);
+  return [mul(d * sc1), mul(min * m1), mul(d * sc2), mul(min * m2)];
+}
+
 /** Q4_K: f16 d, f16 dmin, 12 B scales/mins, 128 B nibbles; 8 sub-blocks of 32: y = d*sc*q - dmin*m. */
 function q4_K(b: Uint8Array, o: number, y: Float32Array, yo: number): void {
   const d = f16(b, o);
   const min = f16(b, o + 2);
   let q = o + 16;
   for (let is = 0; is < 8; is += 2) {
-    const [sc1, m1] = scaleMinK4(is, b, o + 4);
-    const [sc2, m2] = scaleMinK4(is + 1, b, o + 4);
-    const d1 = mul(d * sc1);
-    const d2 = mul(d * sc2);
-    const mm1 = mul(min * m1);
-    const mm2 = mul(min * m2);
+    const [d1, mm1, d2, mm2] = subBlockPairK(is, d, min, b, o);
     for (let l = 0; l < 32; l++) y[yo++] = mul(mul(d1 * (b[q + l] & 0xf)) - mm1);
     for (let l = 0; l < 32; l++) y[yo++] = mul(mul(d2 * (b[q + l] >> 4)) - mm2);
     q += 32;
@@ -168,12 +170,7 @@ function q5_K(b: Uint8Array, o: number, y: Float32Array, yo: number): void {
   let u1 = 1;
   let u2 = 2;
   for (let is = 0; is < 8; is += 2) {
-    const [sc1, m1] = scaleMinK4(is, b, o + 4);
-    const [sc2, m2] = scaleMinK4(is + 1, b, o + 4);
-    const d1 = mul(d * sc1);
-    const d2 = mul(d * sc2);
-    const mm1 = mul(min * m1);
-    const mm2 = mul(min * m2);
+    const [d1, mm1, d2, mm2] = subBlockPairK(is, d, min, b, o);
     for (let l = 0; l < 32; l++) y[yo++] = mul(mul(d1 * ((b[ql + l] & 0xf) + (b[qh + l] & u1 ? 16 : 0))) - mm1);
     for (let l = 0; l < 32; l++) y[yo++] = mul(mul(d2 * ((b[ql + l] >> 4) + (b[qh + l] & u2 ? 16 : 0))) - mm2);
     ql += 32;
