@@ -5,7 +5,7 @@
  * Reference: reference/adamw.ts `adamwStep`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, SpecKernel } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import code from './adamw.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

@@ -3,7 +3,7 @@
  * where no GEMM epilogue can do it. Reference: reference/residual.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, SpecKernel } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import code from './add.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

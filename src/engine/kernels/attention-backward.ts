@@ -35,7 +35,7 @@ import tiledCode from './attention-backward.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
 import { composeShader } from './shader';
 import type { KernelSpec, UniformValues } from './spec';

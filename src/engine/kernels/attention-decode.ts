@@ -37,7 +37,7 @@ import code from './attention-decode.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, largestDivisorAtMost, workgroupStorageBudget } from './attention-shared';
 import { shaderText, type KernelSpec } from './spec';
 

@@ -9,7 +9,7 @@
 import code from './attention-merge.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { withDeclarations, type KernelSpec } from './spec';
 
 export const ATTENTION_MERGE_SPEC: KernelSpec = {

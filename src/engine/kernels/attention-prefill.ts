@@ -31,7 +31,7 @@ import naiveCode from './attention-prefill-naive.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
 import { shaderText, type KernelSpec } from './spec';
 

@@ -3,7 +3,7 @@
  * WGSL snippet (BatchRow, KV_BLOCK, paged-cache addressing) and small sizing helpers.
  *
  * Not here: kernels (one file per kernel), the KV cache buffers (model/kv-cache.ts), the generic
- * wrapper helpers every kernel family uses (common.ts, gpu/kernel-call.ts).
+ * wrapper helpers every kernel family uses (spec-kernel.ts, gpu/kernel-call.ts).
  */
 import type { KernelContext } from '../gpu/context';
 import commonWgsl from './attention-common.wgsl?raw';

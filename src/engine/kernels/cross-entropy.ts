@@ -14,7 +14,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, placeholder, SpecKernel } from './common';
+import { checkDim, checkElements, grid, placeholder, SpecKernel } from './spec-kernel';
 import code from './cross-entropy.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

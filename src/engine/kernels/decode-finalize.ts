@@ -5,7 +5,7 @@
  * V / 16 workgroups.
  */
 import type { KernelCall } from '../gpu/kernel-call';
-import { checkDim, SpecKernel } from './common';
+import { checkDim, SpecKernel } from './spec-kernel';
 import code from './decode-finalize.wgsl?raw';
 import { params, rw, type KernelSpec } from './spec';
 

@@ -12,7 +12,7 @@
  */
 import type { KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, SpecKernel } from './common';
+import { checkDim, SpecKernel } from './spec-kernel';
 import code from './decode-mlp.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';

@@ -12,7 +12,7 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, SpecKernel } from './common';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-o-proj.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';

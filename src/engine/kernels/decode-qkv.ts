@@ -17,7 +17,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { KV_BLOCK } from '../model/kv-cache';
 import { layerUsesRope, rotaryDim } from '../model/rope';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, SpecKernel } from './common';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-qkv.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';

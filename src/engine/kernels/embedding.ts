@@ -6,7 +6,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './spec-kernel';
 import code from './embedding.wgsl?raw';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
 

@@ -18,7 +18,7 @@
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../model/config';
-import { checkDim, placeholder, SpecKernel } from './common';
+import { checkDim, placeholder, SpecKernel } from './spec-kernel';
 import naive from './gemm-naive.wgsl?raw';
 import paramsWgsl from './gemm-params.wgsl?raw';
 import tiled from './gemm.wgsl?raw';

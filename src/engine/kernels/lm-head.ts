@@ -12,7 +12,7 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { WeightSet } from '../model/weights';
-import { checkElements } from './common';
+import { checkElements } from './spec-kernel';
 import type { DecodeStream } from './decode-stream';
 import { Gemm } from './gemm';
 import { Gemv } from './gemv';

@@ -13,7 +13,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../generate/sampling-params';
-import { specBindGroup, specLayout, type KernelLayout } from './common';
+import { specBindGroup, specLayout, type KernelLayout } from './spec-kernel';
 import type { SamplerWorkgroupSize } from './sampler';
 import { PROMPT_LOGPROBS_SPEC } from './sampler-specs';
 import { packUniformValues, shaderText } from './spec';

@@ -15,7 +15,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { ModelConfig } from '../model/config';
 import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
-import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';

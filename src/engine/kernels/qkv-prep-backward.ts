@@ -12,7 +12,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, placeholder, specCall } from './common';
+import { checkDim, checkElements, placeholder, specCall } from './spec-kernel';
 import { grid2d } from './attention-shared';
 import { QKV_PREP_SPEC, QKV_PREP_WG, qkvPrepEntry, type QkvPrepEntry, type QkvPrepShape } from './qkv-prep';
 

@@ -21,7 +21,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
 import { layerUsesRope } from '../model/rope';
 import type { WeightSet } from '../model/weights';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';
 

@@ -9,7 +9,7 @@
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
 import type { QuantizeTarget } from '../model/quantize';
-import { checkDim, checkElements, grid, SpecKernel } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import common from './quantize-common.wgsl?raw';
 import q4k from './quantize-q4_k.wgsl?raw';
 import q8 from './quantize-q8_0.wgsl?raw';

@@ -8,7 +8,7 @@
  * Reference: reference/rmsnorm.ts `rmsnormBackward`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './spec-kernel';
 import code from './rmsnorm-backward.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

@@ -6,7 +6,7 @@
  * Reference: reference/rmsnorm.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './spec-kernel';
 import code from './rmsnorm.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

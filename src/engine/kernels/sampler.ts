@@ -40,7 +40,7 @@ import {
   type SamplingParams,
   type TokenLogprob,
 } from '../generate/sampling-params';
-import { specBindGroup, specLayout, type KernelLayout } from './common';
+import { specBindGroup, specLayout, type KernelLayout } from './spec-kernel';
 import { SAMPLER_DRAW_SPEC, SAMPLER_FINISH_SPEC, SAMPLER_PROCESS_SPEC, SAMPLER_SELECT_SPEC } from './sampler-specs';
 import { packUniformValues, shaderText } from './spec';
 

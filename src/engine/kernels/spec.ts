@@ -7,7 +7,7 @@
  * Bindings are numbered in the spec's order; the uniform block goes after them unless the spec
  * says `first`. The generated text is a pure function of the spec, so pipeline cache keys are stable.
  *
- * Not here: GPU objects (layouts and calls are made in common.ts), any kernel's math.
+ * Not here: GPU objects (layouts and calls are made in spec-kernel.ts), any kernel's math.
  * Reference: WGSL §"Resource interface" https://www.w3.org/TR/WGSL/#resource-interface.
  */
 

@@ -6,7 +6,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { MlpActivation } from '../model/config';
-import { checkDim, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import activation from './activation.wgsl?raw';
 import code from './swiglu.wgsl?raw';
