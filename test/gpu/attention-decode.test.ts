@@ -14,7 +14,7 @@ import {
   planDecodeSplits,
   type DecodeSplitPlan,
 } from '../../src/engine/kernels/attention-decode';
-import { KV_BLOCK } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK } from '../../src/engine/kernels/kv-layout';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';

@@ -5,10 +5,11 @@
  * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/rope.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
+import { attentionShapeOf, qkvPrepWeights } from '../../src/engine/model/kernel-args';
 import { tensorToF32 } from '../../src/engine/model/dtype';
-import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv-cache';
+import { KvCache } from '../../src/engine/model/kv-cache';
+import { NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import { ropeInvFreq } from '../../src/engine/model/rope';
 import { layerNames, WeightSet } from '../../src/engine/model/weights';
 import type { Architecture } from '../../src/engine/model/config';
@@ -40,7 +41,7 @@ describe('attention kernels of a model', () => {
       const layer = 1;
       const tensors = randomModelTensors(cfg, 'bf16', 11);
       const weights = await WeightSet.upload(device, cfg, tensors, { ropePositions: 64 });
-      const k = createAttentionKernels(gpu, cfg);
+      const k = createAttentionKernels(gpu, attentionShapeOf(cfg));
       const cache = new KvCache(device, cfg, { maxSeqs: 3, maxContext: 64, numBlocks: 8 });
       const rng = new Rng(3);
       const blocks = shuffled(rng, 8);

@@ -12,7 +12,7 @@ import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { firstVisibleKey } from '../../src/engine/model/attention-window';
-import { KV_BLOCK, type BatchRow } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import { attentionBackward, attentionForward } from '../../src/engine/reference/attention';
 import {
   attentionDecodePartials,

@@ -3,8 +3,9 @@
 // cache with shuffled blocks, and decode-attention partials computed in plain TypeScript.
 import type { KernelContext } from '../../src/engine/gpu/context';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
-import type { BatchRow } from '../../src/engine/model/kv-cache';
-import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv-cache';
+import type { BatchRow } from '../../src/engine/kernels/kv-layout';
+import { KvCache } from '../../src/engine/model/kv-cache';
+import { KV_BLOCK, packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { isBlockDType } from '../../src/engine/model/tensor';
 import { WeightSet } from '../../src/engine/model/weights';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';

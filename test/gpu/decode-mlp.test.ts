@@ -1,5 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
+import { decodeShapeOf } from '../../src/engine/model/kernel-args';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
 import { DecodeMlp, mlpSlices } from '../../src/engine/kernels/decode-mlp';
@@ -34,7 +35,16 @@ describe('fused decode mlp', () => {
         const { P, FS } = mlpSlices(F, slice);
         const { stream, init } = filledStream(ctx, rng, B, C, P, 0);
         const l = 1;
-        await runCalls(ctx, [new DecodeMlp(ctx).encode({ weights, layer: l, stream, B, slice })]);
+        await runCalls(ctx, [
+          new DecodeMlp(ctx).encode({
+            shape: decodeShapeOf(weights.config),
+            layer: weights.layers[l],
+            vectors: weights.vectors,
+            stream,
+            B,
+            slice,
+          }),
+        ]);
         const got = await read(ctx, stream.buffer, (1 + P) * B * C);
         const w = ref.layers[l];
         const x = new Float32Array(B * C);

@@ -4,11 +4,12 @@ import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { mlpSlices } from '../../src/engine/kernels/decode-mlp';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
-import { packBatchRows } from '../../src/engine/model/kv-cache';
+import { packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 import { destroyContexts, kernelContext, read, zeros } from './dense-helpers';
 import { batchWithCache, testModel } from './decode-helpers';
+import { decodeQkvWeights, decodeShapeOf, lmHeadWeights } from '../../src/engine/model/kernel-args';
 
 afterAll(destroyContexts);
 
@@ -57,8 +58,8 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
         const pending = l === 0 ? 0 : P;
         calls.push(
           ...k.decodeQkv.encode({
-            weights,
-            layer: l,
+            shape: decodeShapeOf(weights.config),
+            ...decodeQkvWeights(weights, l),
             stream,
             pending,
             rows: rowsBuf,
@@ -73,11 +74,20 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             { partials, q, k: cache.k[l], v: cache.v[l], blockTable: cache.blockTable, rows: rowsBuf },
             { B: Bs, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan },
           ),
-          k.decodeOProj.encode({ weights, layer: l, stream, pending, partials, numSplits: plan.numSplits, B: Bs }),
-          k.decodeMlp.encode({ weights, layer: l, stream, B: Bs }),
+          k.decodeOProj.encode({
+            shape: decodeShapeOf(weights.config),
+            layer: weights.layers[l],
+            vectors: weights.vectors,
+            stream,
+            pending,
+            partials,
+            numSplits: plan.numSplits,
+            B: Bs,
+          }),
+          k.decodeMlp.encode({ shape: decodeShapeOf(weights.config), layer: weights.layers[l], vectors: weights.vectors, stream, B: Bs }),
         );
       }
-      calls.push(k.decodeFinalize.encode(stream, Bs, P), ...k.lmHead.encodeDecode(weights, stream, Bs, logits));
+      calls.push(k.decodeFinalize.encode(stream, Bs, P), ...k.lmHead.encodeDecode(lmHeadWeights(weights), stream, Bs, logits));
       ctx.profiler.reset();
       const encoder = ctx.device.createCommandEncoder();
       const pass = encoder.beginComputePass();

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/model-runner';
 import type { Architecture, DType } from '../../src/engine/model/config';
-import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
+import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';

@@ -2,6 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
+import { lmHeadWeights } from '../../src/engine/model/kernel-args';
 import type { Architecture, DType } from '../../src/engine/model/config';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
@@ -109,7 +110,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
     await runCalls(ctx, calls);
   }
   const logits = zeros(ctx, T * V);
-  await runCalls(ctx, k.lmHead.encode({ weights, logits, hidden: h, R: T, scratch: zeros(ctx, T * C) }));
+  await runCalls(ctx, k.lmHead.encode({ head: lmHeadWeights(weights), logits, hidden: h, R: T, scratch: zeros(ctx, T * C) }));
   expectClose(await read(ctx, logits, T * V), ref.forward(tokens), { atol: 2e-3, rtol: 2e-3 }, `${arch} prefill logits`);
   weights.destroy();
 }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QkvPrepBackward } from '../../src/engine/kernels/qkv-prep-backward';
 import { encodeFromF32, roundToDtype } from '../../src/engine/model/dtype';
-import { NO_ADAPTER } from '../../src/engine/model/kv-cache';
+import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/rope';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';

@@ -24,6 +24,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
+import { decodeQkvWeights, decodeShapeOf, lmHeadWeights } from '../model/kernel-args';
 import type { KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
@@ -75,7 +76,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
   const P = mlpSlices(cfg.intermediateSize).P;
-  const fusedOProj = dense.decodeOProj.fits(weights, B, plan.numSplits);
+  const shape = decodeShapeOf(cfg);
+  const fusedOProj = dense.decodeOProj.fits(shape, B, plan.numSplits);
   const calls: KernelCall[] = [];
   const outside: KernelCall[] = [];
   outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B }));
@@ -87,8 +89,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     const before = calls.length;
     calls.push(
       ...dense.decodeQkv.encode({
-        weights,
-        layer: l,
+        shape,
+        ...decodeQkvWeights(weights, l),
         stream,
         pending,
         rows: step.rows,
@@ -105,7 +107,18 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       ),
     );
     if (fusedOProj) {
-      calls.push(dense.decodeOProj.encode({ weights, layer: l, stream, pending, partials: step.partials, numSplits: plan.numSplits, B }));
+      calls.push(
+        dense.decodeOProj.encode({
+          shape,
+          layer: w,
+          vectors: weights.vectors,
+          stream,
+          pending,
+          partials: step.partials,
+          numSplits: plan.numSplits,
+          B,
+        }),
+      );
     } else {
       if (pending > 0) calls.push(dense.decodeFinalize.encode(stream, B, pending));
       calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
@@ -122,7 +135,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       );
     }
     if (mlp === 'fused') {
-      calls.push(dense.decodeMlp.encode({ weights, layer: l, stream, B }));
+      calls.push(dense.decodeMlp.encode({ shape, layer: w, vectors: weights.vectors, stream, B }));
     } else {
       calls.push(
         ...dense.gemv.encode({
@@ -150,7 +163,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   }
   const tail: KernelCall[] = [];
   if (mlp === 'fused') tail.push(dense.decodeFinalize.encode(stream, B, P));
-  tail.push(...dense.lmHead.encodeDecode(weights, stream, B, step.logits));
+  tail.push(...dense.lmHead.encodeDecode(lmHeadWeights(weights), stream, B, step.logits));
   calls.push(...tail);
   return {
     calls,

@@ -23,10 +23,10 @@
 import { layerWindow } from '../model/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
+import { lmHeadWeights, qkvPrepWeights } from '../model/kernel-args';
 import type { KvCache } from '../model/kv-cache';
 import { embeddingScaleOf, type WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
@@ -137,7 +137,16 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     residualBranch(step.act, w.down, w.downBias, 'down', l, w.mlpOutNorm);
   }
   if (d.R > 0) {
-    calls.push(...dense.lmHead.encode({ weights, logits: step.logits, hidden: step.h, R: d.R, rows: step.gather, scratch: step.scratch }));
+    calls.push(
+      ...dense.lmHead.encode({
+        head: lmHeadWeights(weights),
+        logits: step.logits,
+        hidden: step.h,
+        R: d.R,
+        rows: step.gather,
+        scratch: step.scratch,
+      }),
+    );
   }
   return calls;
 }
@@ -146,7 +155,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
 export function encodePromptLogits(f: ForwardContext, rows: number): KernelCall[] {
   const { weights, dense, step } = f;
   return dense.lmHead.encode({
-    weights,
+    head: lmHeadWeights(weights),
     logits: step.promptLogits,
     hidden: step.h,
     R: rows,

@@ -15,11 +15,12 @@
  * Not here: reading adapters from storage (LoraAdapter.load, the service), scheduling.
  */
 import { writeBytes } from '../gpu/buffers';
-import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLayout } from '../kernels/lora';
+import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraSlotFloats, type LoraLayout } from '../kernels/lora';
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
 import type { TensorData } from '../model/tensor';
 import { groupLoraTensors, loraScale, type LoraModule } from '../reference/lora';
+import { loraLayout } from './lora-layout';
 import type { LoraConfig } from './types';
 
 /** Floats a range is aligned to: 256 bytes. */
@@ -139,7 +140,7 @@ export class LoraPool {
     const { layerUnits } = this.layout;
     for (const [id, { A, B }] of grouped) {
       const [l, module] = id.split('.') as [string, LoraModule];
-      const m = this.layout.modules[module]!; // groupLoraTensors kept only the model's modules
+      const m = this.layout.modules[module]; // groupLoraTensors kept only the model's modules
       const unitBase = Number(l) * layerUnits;
       data.set(tensorToF32(A), rank * (unitBase + m.aUnits));
       data.set(tensorToF32(B), rank * (unitBase + m.bUnits));

@@ -20,13 +20,16 @@ import { modelWindow } from '../model/attention-window';
 import type { KernelContext } from '../gpu/context';
 import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
-import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
+import type { LoraKernels, LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
 import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows } from '../kernels/kv-layout';
+import type { BlockCopy, KvCache } from '../model/kv-cache';
+import { attentionShapeOf } from '../model/kernel-args';
 import type { WeightSet } from '../model/weights';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
+import { loraLayout } from './lora-layout';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type SamplerStepRow } from './sampling-params';
 import { StepBuffers, type StepLimits } from './step-buffers';
@@ -140,7 +143,7 @@ export class ModelRunner {
   ) {
     const cfg = weights.config;
     this.dense = opts.dense;
-    this.attention = createAttentionKernels(ctx, cfg);
+    this.attention = createAttentionKernels(ctx, attentionShapeOf(cfg));
     const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
     this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
     // Most keys one decode query attends to: the window when every layer slides (a hybrid model's

@@ -18,7 +18,8 @@
  * Not here: GPU work (model-runner.ts), block ownership (block-manager.ts, sequence.ts), per-token
  * rules (request-state.ts), beam bookkeeping (beam-search.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
+import { type BlockCopy, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import { AdapterResidency } from './adapter-residency';
 import { BeamSearch, beamParams } from './beam-search';
 import { prefixRoot, type KvBlockManager } from './block-manager';

@@ -13,7 +13,8 @@
  * Not here: ownership rules (block-manager.ts), scheduling (scheduler.ts).
  */
 import { firstVisibleKey } from '../model/attention-window';
-import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv-cache';
+import { type BlockCopy, type KvCache, type KvPool } from '../model/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import { DROPPED, type KvBlockManager, type PrefixMatch } from './block-manager';
 
 export { DROPPED };

@@ -14,7 +14,8 @@
  *
  * Not here: running the step and applying its tokens (step-results.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv-cache';
+import { type BlockCopy, type KvCache } from '../model/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import type { KvBlockManager } from './block-manager';
 import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
 import { canJumpForward, planDraft } from './jump-forward';

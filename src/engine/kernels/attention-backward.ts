@@ -37,6 +37,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
 import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
 import { composeShader } from './shader';
 import type { KernelSpec, UniformValues } from './spec';
 
@@ -123,7 +124,7 @@ const BACKWARD_BINDINGS = {
   k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
   v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
   blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-  rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+  rows: { var: 'rows', type: BATCH_ROW, access: 'read', doc: '[B]' },
 } as const;
 const GRADS = ['dqkv', 'stats', 'dout', 'q', 'k', 'v', 'blockTable', 'rows'] as const;
 
@@ -180,7 +181,7 @@ export class AttentionBackward {
     const entry = (entryPoint: 'delta' | 'dq' | 'dkv'): Entry => {
       const label = `attention-backward.${this.variant}.${entryPoint}`;
       const layout = specLayout(ctx, spec, entryPoint);
-      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline }) };
+      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: { KV_BLOCK } }) };
     };
     this.entries = { delta: entry('delta'), dq: entry('dq'), dkv: entry('dkv') };
   }

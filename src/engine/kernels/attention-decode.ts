@@ -36,7 +36,7 @@
 import code from './attention-decode.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { KV_BLOCK } from '../model/kv-cache';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
 import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, largestDivisorAtMost, workgroupStorageBudget } from './attention-shared';
 import { shaderText, type KernelSpec } from './spec';
@@ -49,7 +49,7 @@ export const DECODE_ATTENTION_SPEC: KernelSpec = {
     k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
     v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
     blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-    rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+    rows: { var: 'rows', type: BATCH_ROW, access: 'read', doc: '[B]' },
   },
   uniforms: {
     var: 'params',
@@ -228,6 +228,7 @@ export class DecodeAttention {
         Q_LEN: (G * HS) / 4,
         S_LEN: G * cap,
         SCRATCH_LEN: scratchFloats(this.shape),
+        KV_BLOCK,
       },
     });
     this.pipelines.set(cap, p);

@@ -33,6 +33,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
 import { shaderText, type KernelSpec } from './spec';
 
 /** The tiled variant reads and writes vec4 rows, the naive one scalars; the interface is the same. */
@@ -46,7 +47,7 @@ function prefillSpec(variant: 'tiled' | 'naive', vec: string, code: string): Ker
       k: { var: 'kCache', type: vec, access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
       v: { var: 'vCache', type: vec, access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
       blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-      rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+      rows: { var: 'rows', type: BATCH_ROW, access: 'read', doc: '[B]' },
     },
     uniforms: {
       var: 'params',
@@ -152,8 +153,9 @@ export class PrefillAttention {
             BK,
             KV_LEN: (BK * HS) / 4,
             PART_LEN: lanes > 1 ? BK * WG : 1,
+            KV_BLOCK,
           }
-        : { WG: 64, HS, NKV, G };
+        : { WG: 64, HS, NKV, G, KV_BLOCK };
     this.pipeline = ctx.pipelines.get({
       label: `attention-prefill.${this.variant}`,
       code: shaderText(this.spec),

@@ -11,15 +11,30 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights';
+import type { PackedMatrix } from '../gpu/packed-tensor';
 import { checkElements } from './spec-kernel';
 import type { DecodeStream } from './decode-stream';
 import { Gemm } from './gemm';
 import { Gemv } from './gemv';
 import { RmsNorm } from './rmsnorm';
 
+/** The model's head as lm_head reads it (the caller resolves it from its weights and config). */
+export interface LmHeadWeights {
+  /** [V, C] (the embedding matrix when tied). */
+  lmHead: PackedMatrix;
+  /** f32: the final norm weight at finalNorm. */
+  vectors: GPUBuffer;
+  finalNorm: number;
+  /** Hidden size. */
+  C: number;
+  /** Vocabulary size. */
+  V: number;
+  /** RMSNorm epsilon. */
+  eps: number;
+}
+
 export interface LmHeadArgs {
-  weights: WeightSet;
+  head: LmHeadWeights;
   /** f32 [R, V], written. */
   logits: BufferRef;
   /** f32 hidden states (the residual stream after the last layer), row t at hiddenOffset + t * C. */
@@ -45,9 +60,7 @@ export class LmHead {
   }
 
   encode(a: LmHeadArgs): KernelCall[] {
-    const cfg = a.weights.config;
-    const C = cfg.hiddenSize;
-    const V = cfg.vocabSize;
+    const { C, V } = a.head;
     checkElements('lm_head', 'logits', a.logits, a.R * V);
     const norm = this.norm.encode({
       out: a.scratch,
@@ -55,28 +68,27 @@ export class LmHead {
       inOffset: a.hiddenOffset ?? 0,
       N: a.R,
       C,
-      vectors: a.weights.vectors,
-      weightOffset: a.weights.finalNorm,
-      eps: cfg.rmsNormEps,
+      vectors: a.head.vectors,
+      weightOffset: a.head.finalNorm,
+      eps: a.head.eps,
       rows: a.rows,
     });
     const project =
       a.R <= 64
-        ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.weights.lmHead, B: a.R })
-        : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.weights.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
+        ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.head.lmHead, B: a.R })
+        : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.head.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
     return [norm, ...project];
   }
 
   /** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
-  encodeDecode(weights: WeightSet, stream: DecodeStream, B: number, logits: BufferRef): KernelCall[] {
-    const cfg = weights.config;
+  encodeDecode(head: LmHeadWeights, stream: DecodeStream, B: number, logits: BufferRef): KernelCall[] {
     return this.gemv.encode({
       out: logits,
       x: stream.buffer,
-      weight: weights.lmHead,
+      weight: head.lmHead,
       B,
-      vectors: weights.vectors,
-      norm: { offset: weights.finalNorm, eps: cfg.rmsNormEps },
+      vectors: head.vectors,
+      norm: { offset: head.finalNorm, eps: head.eps },
     });
   }
 }

@@ -6,15 +6,13 @@
  * qkv (q|k|v over the attention input), o, gateUp (gate|up over the MLP input), down.
  *
  * Where the matrices live is the adapter pool's business (generate/lora-pool.ts): one f32 buffer, a
- * slot table (base, rank, scale) and the per-token slot ids; `loraLayout(config)` is the layout both
- * sides agree on. Ranks up to LORA_MAX_RANK.
+ * slot table (base, rank, scale) and the per-token slot ids; the slot layout is the one both
+ * sides agree on (`loraLayoutOf`, from the module dims the caller gives). Ranks up to LORA_MAX_RANK.
  * Not here: the forward graphs that place these calls (generate/forward-graph.ts). Reference:
  * reference/lora.ts `loraForward`.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { ModelConfig } from '../model/config';
-import { loraModuleDims, loraModulesOf, type LoraModule } from '../reference/lora';
 import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import code from './lora.wgsl?raw';
 import { constDecls } from './shader';
@@ -29,29 +27,10 @@ export const LORA_GROUP_WIDTH = 3;
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
 
-export const LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
-  qkv: ['q_proj', 'k_proj', 'v_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_proj', 'up_proj'],
-  down: ['down_proj'],
-};
-
-/** A fused checkpoint's groups (Phi-3): one module over each fused projection's whole output. */
-const FUSED_LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
-  qkv: ['qkv_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_up_proj'],
-  down: ['down_proj'],
-};
-
-/** The module groups of a model (its modules in each, in output-column order). */
-export function loraGroupsOf(cfg: Pick<ModelConfig, 'fusedProjections'>): Record<LoraGroupName, readonly LoraModule[]> {
-  return cfg.fusedProjections ? FUSED_LORA_GROUPS : LORA_GROUPS;
-}
-
 /** Where a module sits in one layer of a slot, in units of the slot's rank. */
 export interface LoraModuleLayout {
-  module: LoraModule;
+  /** The module's name (PEFT's: q_proj, ..., or a fused checkpoint's qkv_proj). */
+  module: string;
   in: number;
   out: number;
   /** A at r * (l * layerUnits + aUnits), B at r * (l * layerUnits + bUnits). */
@@ -60,25 +39,34 @@ export interface LoraModuleLayout {
 }
 
 export interface LoraLayout {
-  /** The model's modules (loraModulesOf); the others are absent. */
-  modules: Partial<Record<LoraModule, LoraModuleLayout>>;
+  /** The model's modules by name; a model has no others. */
+  modules: Readonly<Record<string, LoraModuleLayout>>;
   /** Each group's modules, in output-column order. */
-  groups: Record<LoraGroupName, readonly LoraModule[]>;
+  groups: Record<LoraGroupName, readonly string[]>;
   /** Sum over the model's modules of (in + out). */
   layerUnits: number;
   numLayers: number;
 }
 
-/** The pool layout of one adapter for a model: every module of every layer, targeted or not (zeros). */
-export function loraLayout(cfg: ModelConfig): LoraLayout {
+/**
+ * The pool layout of one adapter (every module of every layer, targeted or not) from the model's
+ * modules in storage order with their dims and its groups; the caller names them (generate/lora-layout.ts).
+ */
+export function loraLayoutOf(
+  modules: ReadonlyArray<{ module: string; in: number; out: number }>,
+  groups: Record<LoraGroupName, readonly string[]>,
+  numLayers: number,
+): LoraLayout {
   let units = 0;
-  const modules: Partial<Record<LoraModule, LoraModuleLayout>> = {};
-  for (const m of loraModulesOf(cfg)) {
-    const d = loraModuleDims(cfg, m);
-    modules[m] = { module: m, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
+  const out: Record<string, LoraModuleLayout> = {};
+  for (const d of modules) {
+    out[d.module] = { module: d.module, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
     units += d.in + d.out;
   }
-  return { modules, groups: loraGroupsOf(cfg), layerUnits: units, numLayers: cfg.numLayers };
+  for (const [g, names] of Object.entries(groups)) {
+    for (const m of names) if (!(m in out)) throw new Error(`LoRA layout: group ${g} names ${m}, which is not a module of the model`);
+  }
+  return { modules: out, groups, layerUnits: units, numLayers };
 }
 
 /** f32 elements one adapter of rank r takes in the pool. */
@@ -251,7 +239,7 @@ function loraUniforms(
 }
 
 function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {
-  return a.layout.groups[a.group].map((m) => a.layout.modules[m]!);
+  return a.layout.groups[a.group].map((m) => a.layout.modules[m]);
 }
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */

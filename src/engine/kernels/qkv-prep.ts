@@ -19,10 +19,9 @@ import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
-import { layerUsesRope } from '../model/rope';
-import type { WeightSet } from '../model/weights';
 import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
 import { params, ro, rw, shaderText, type KernelSpec } from './spec';
 
 export interface QkvPrepShape {
@@ -82,7 +81,7 @@ export const QKV_PREP_SPEC: KernelSpec = {
     kNorm: ro('kNorm', 'u32', '[HS] packed (kv and backward entries)'),
     ropeTable: ro('ropeTable', 'vec2<f32>', '[positions, R/2] (cos, sin)'),
     blockTable: ro('blockTable', 'u32', '[maxSeqs, maxBlocksPerSeq] (kv entry)'),
-    rows: ro('rows', 'BatchRow', '[B]'),
+    rows: ro('rows', BATCH_ROW, '[B]'),
     dqkv: rw('dqkv', 'f32', '[T, (NH + 2 NKV) * HS] (backward entry)'),
   },
   // rope: 1 to rotate the first ROT dims of q and k heads, 0 on a NoPE layer.
@@ -100,7 +99,7 @@ export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
   const { NH, NKV, HS, qkNorm } = shape;
   const ROT = shape.rotaryDim ?? HS;
   if (ROT % 2 !== 0 || ROT < 2 || ROT > HS) throw new Error(`qkv-prep: rotary dims ${ROT} must be even and in 2..${HS}`);
-  return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
+  return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'], KV_BLOCK };
 }
 
 /** One entry point's layout and pipeline. */
@@ -176,16 +175,4 @@ export class QkvPrep {
       call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG)),
     ];
   }
-}
-
-/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3), the RoPE table and whether the layer rotates. */
-export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable' | 'rope'> {
-  const w = weights.layers[layer];
-  const HS = weights.config.headDim;
-  return {
-    qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
-    kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
-    ropeTable: weights.ropeTableOf(layer),
-    rope: layerUsesRope(weights.config, layer),
-  };
 }

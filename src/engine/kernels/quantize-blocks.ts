@@ -8,7 +8,6 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
-import type { QuantizeTarget } from '../model/quantize';
 import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import common from './quantize-common.wgsl?raw';
 import q4k from './quantize-q4_k.wgsl?raw';
@@ -25,8 +24,11 @@ export const QUANTIZE_SPEC: KernelSpec = {
   shaders: { q8_0: [common, q8], q4_k: [common, q4k] },
 };
 
+/** The block types this kernel writes (one WGSL file each; model/quantize.ts's QuantizeTarget names the same). */
+export type QuantizeBlockType = Extract<DType, 'q8_0' | 'q4_k'>;
+
 /** Values per block, and invocations per workgroup (both WGSL files use 64). */
-const BLOCK: Record<QuantizeTarget, number> = { q8_0: 32, q4_k: 256 };
+const BLOCK: Record<QuantizeBlockType, number> = { q8_0: 32, q4_k: 256 };
 const WG = 64;
 
 export interface QuantizeArgs {
@@ -37,7 +39,7 @@ export interface QuantizeArgs {
   /** The source rows, `srcDtype` (f32, f16 or bf16), back to back. */
   src: BufferRef;
   srcDtype: DType;
-  dtype: QuantizeTarget;
+  dtype: QuantizeBlockType;
   rows: number;
   cols: number;
 }

@@ -112,6 +112,11 @@ export interface PipelineParts {
   /** The spec's shader variant (`spec.shaders`), default `main`. */
   variant?: string;
   consts?: Record<string, ShaderConst>;
+  /**
+   * Values of the WGSL `override`s the shader declares (KV_BLOCK), given at pipeline creation:
+   * constants that size no private array, so the text (and its cache key) does not depend on them.
+   */
+  overrides?: Record<string, number>;
   /** Include the reduction helpers, over the context's subgroups where it has them. */
   reductions?: boolean;
   /** Packed weight bindings: WGSL variable -> dtype. */
@@ -147,6 +152,7 @@ export abstract class SpecKernel {
       label: p.label ?? this.spec.name,
       layout: this.layout.pipeline,
       entryPoint: p.entryPoint ?? 'main',
+      constants: p.overrides,
       code: composeShader({
         spec: this.spec,
         subgroups: p.reductions ? subgroupsOf(this.ctx) : null,

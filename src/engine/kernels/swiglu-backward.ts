@@ -6,11 +6,11 @@
  * `mlpActivationBackward`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { MlpActivation } from '../model/config';
 import activation from './activation.wgsl?raw';
 import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
+import type { MlpActivation } from './swiglu';
 
 export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
   name: 'swiglu-backward',

@@ -5,11 +5,13 @@
  * Decode fuses this into DecodeMlp (or Gemv's swiglu epilogue). Reference: reference/swiglu.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { MlpActivation } from '../model/config';
 import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import activation from './activation.wgsl?raw';
 import code from './swiglu.wgsl?raw';
+
+/** The MLP's gate activation (activation.wgsl): SiLU (SwiGLU) or Gemma's tanh-approximated GELU (GeGLU). */
+export type MlpActivation = 'silu' | 'gelu_tanh';
 
 export const SWIGLU_SPEC: KernelSpec = {
   name: 'swiglu',

@@ -7,6 +7,8 @@
  * Not here: tokenizer and generation defaults (see generation-config.ts / tokenizer.ts).
  */
 
+import type { MlpActivation } from '../kernels/swiglu';
+
 /** A plain float storage precision (safetensors' F32 / F16 / BF16). */
 export type FloatDType = 'f32' | 'f16' | 'bf16';
 
@@ -142,5 +144,3 @@ export interface ModelConfig {
    *  `language_model.` (or `model.language_model.`), the vision tower's are skipped (checkpointTensorName). */
   multimodalCheckpoint?: boolean;
 }
-
-export type MlpActivation = 'silu' | 'gelu_tanh';

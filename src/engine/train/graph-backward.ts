@@ -25,10 +25,10 @@
  *   dA += gB^T x (one problem over the stacked A),  dB += s g^T u, stored from dB^T = s u^T g.
  * Not here: the head and dh's first value (graph-head.ts), clipping and AdamW (session.ts).
  */
+import { qkvPrepWeights } from '../model/kernel-args';
 import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { LoraGradProblem } from '../kernels/lora-grad';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { encodeLayerForward, layerOf, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import type { LoraGroupPlan } from './lora-plan';
 

@@ -22,9 +22,9 @@
  * holds the gradient of), bit-identical to the first pass.
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
+import { qkvPrepWeights } from '../model/kernel-args';
 import { layerWindow } from '../model/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { embeddingScaleOf, type WeightSet } from '../model/weights';
 import type { TrainingBuffers } from './activations';
 import type { TrainKernels } from '../kernels/registry';
