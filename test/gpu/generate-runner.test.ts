@@ -10,7 +10,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
-import type { RunnerRow } from '../../src/engine/generate/model-runner';
+import type { RunnerRow } from '../../src/engine/generate/step-spec';
 import type { Architecture, DType } from '../../src/engine/model/config';
 import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';

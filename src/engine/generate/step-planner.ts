@@ -17,7 +17,8 @@
 import { type BlockCopy, type KvCache } from '../model/kv-cache';
 import { KV_BLOCK } from '../kernels/kv-layout';
 import type { KvBlockManager } from './block-manager';
-import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
+import type { ModelRunner } from './model-runner';
+import type { PromptLogprobsRequest, RunnerRow, SampleRequest } from './step-spec';
 import { canJumpForward, planDraft } from './jump-forward';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { Sequence } from './sequence';
