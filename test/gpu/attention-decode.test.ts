@@ -119,11 +119,18 @@ describe('decode attention', () => {
         const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
         const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
         await runCalls(gpu, [
-          decode.encode(
-            { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf },
-            { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan },
-          ),
-          merge.encode({ out, partials }, { B, NH, HS, numSplits: plan.numSplits }),
+          ...decode.encode({
+            partials,
+            q: qBuf,
+            k: gkv.k,
+            v: gkv.v,
+            blockTable: gkv.blockTable,
+            rows: rowsBuf,
+            B,
+            maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+            plan,
+          }),
+          ...merge.encode({ out, partials, B, NH, HS, numSplits: plan.numSplits }),
         ]);
 
         const wantPartials = new Float32Array(floats);

@@ -77,13 +77,13 @@ describe('attention kernels of a model', () => {
         const plan = k.decode.plan(Math.max(...rows.map((r) => r.pos + 1)), B);
         const partials = uploadStorage(device, new Float32Array(B * NH * plan.numSplits * (HS + 2)), 'partials');
         const dims = { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq };
-        const calls = k.qkvPrep.encode({ ...io, q: qBuf, qkv: qkvBuf, rows: rowsBuf }, dims);
+        const calls = k.qkvPrep.encode({ ...io, q: qBuf, qkv: qkvBuf, rows: rowsBuf, ...dims });
         if (decode) {
-          calls.push(k.decode.encode({ ...io, q: qBuf, partials, rows: rowsBuf }, { B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
-          calls.push(k.merge.encode({ out: outBuf, partials }, { B, NH, HS, numSplits: plan.numSplits }));
+          calls.push(...k.decode.encode({ ...io, q: qBuf, partials, rows: rowsBuf, B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
+          calls.push(...k.merge.encode({ out: outBuf, partials, B, NH, HS, numSplits: plan.numSplits }));
         } else {
           const maxCount = Math.max(...rows.map((r) => r.count));
-          calls.push(k.prefill.encode({ ...io, q: qBuf, out: outBuf, rows: rowsBuf }, { ...dims, maxCount }));
+          calls.push(...k.prefill.encode({ ...io, q: qBuf, out: outBuf, rows: rowsBuf, ...dims, maxCount }));
         }
         await runCalls(gpu, calls);
 

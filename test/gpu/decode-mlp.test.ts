@@ -36,7 +36,7 @@ describe('fused decode mlp', () => {
         const { stream, init } = filledStream(ctx, rng, B, C, P, 0);
         const l = 1;
         await runCalls(ctx, [
-          new DecodeMlp(ctx).encode({
+          ...new DecodeMlp(ctx).encode({
             shape: decodeShapeOf(weights.config),
             layer: weights.layers[l],
             vectors: weights.vectors,
@@ -87,7 +87,7 @@ describe('decode finalize', () => {
     const B = 5,
       C = 40;
     const { stream, h } = filledStream(ctx, rng, B, C, 4, 4);
-    await runCalls(ctx, [new DecodeFinalize(ctx).encode(stream, B, 4)]);
+    await runCalls(ctx, [...new DecodeFinalize(ctx).encode({ stream, B, pending: 4 })]);
     expectClose(await read(ctx, stream.buffer, B * C), h, { atol: 1e-6, rtol: 1e-6 }, 'residual');
   });
 });

@@ -44,7 +44,7 @@ describe('fused decode o_proj', () => {
       });
       const l = 0;
       await runCalls(ctx, [
-        new DecodeOProj(ctx).encode({
+        ...new DecodeOProj(ctx).encode({
           shape: decodeShapeOf(weights.config),
           layer: weights.layers[l],
           vectors: weights.vectors,

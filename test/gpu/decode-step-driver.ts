@@ -125,7 +125,7 @@ export async function runDecode(
         partials.set(attentionPartials(qv.subarray(i * NH * HS, (i + 1) * NH * HS), k, v, n, NH, NKV, HS, S, SPLIT), i * NH * S * (HS + 2));
       }
       const calls: KernelCall[] = [
-        kernels.o.encode({
+        ...kernels.o.encode({
           shape: decodeShapeOf(weights.config),
           layer: weights.layers[l],
           vectors: weights.vectors,
@@ -135,7 +135,7 @@ export async function runDecode(
           numSplits: S,
           B: Bs,
         }),
-        kernels.mlp.encode({
+        ...kernels.mlp.encode({
           shape: decodeShapeOf(weights.config),
           layer: weights.layers[l],
           vectors: weights.vectors,
@@ -148,7 +148,10 @@ export async function runDecode(
       out.perLayer = ctx.profiler.dispatches - layerStart;
     }
     const tailStart = ctx.profiler.dispatches;
-    await runCalls(ctx, [kernels.fin.encode(stream, Bs, P), ...kernels.head.encodeDecode(lmHeadWeights(weights), stream, Bs, logits)]);
+    await runCalls(ctx, [
+      ...kernels.fin.encode({ stream, B: Bs, pending: P }),
+      ...kernels.head.encode({ head: lmHeadWeights(weights), stream: stream, B: Bs, logits: logits }),
+    ]);
     out.perStep = stepDispatches + ctx.profiler.dispatches - tailStart;
     const got = await read(ctx, logits, Bs * V);
     for (let i = 0; i < Bs; i++) {

@@ -70,11 +70,18 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             q,
             B: Bs,
           }),
-          attention.encode(
-            { partials, q, k: cache.k[l], v: cache.v[l], blockTable: cache.blockTable, rows: rowsBuf },
-            { B: Bs, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan },
-          ),
-          k.decodeOProj.encode({
+          ...attention.encode({
+            partials,
+            q,
+            k: cache.k[l],
+            v: cache.v[l],
+            blockTable: cache.blockTable,
+            rows: rowsBuf,
+            B: Bs,
+            maxBlocksPerSeq: cache.maxBlocksPerSeq,
+            plan,
+          }),
+          ...k.decodeOProj.encode({
             shape: decodeShapeOf(weights.config),
             layer: weights.layers[l],
             vectors: weights.vectors,
@@ -84,10 +91,19 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             numSplits: plan.numSplits,
             B: Bs,
           }),
-          k.decodeMlp.encode({ shape: decodeShapeOf(weights.config), layer: weights.layers[l], vectors: weights.vectors, stream, B: Bs }),
+          ...k.decodeMlp.encode({
+            shape: decodeShapeOf(weights.config),
+            layer: weights.layers[l],
+            vectors: weights.vectors,
+            stream,
+            B: Bs,
+          }),
         );
       }
-      calls.push(k.decodeFinalize.encode(stream, Bs, P), ...k.lmHead.encodeDecode(lmHeadWeights(weights), stream, Bs, logits));
+      calls.push(
+        ...k.decodeFinalize.encode({ stream, B: Bs, pending: P }),
+        ...k.lmHead.encode({ head: lmHeadWeights(weights), stream: stream, B: Bs, logits: logits }),
+      );
       ctx.profiler.reset();
       const encoder = ctx.device.createCommandEncoder();
       const pass = encoder.beginComputePass();

@@ -38,7 +38,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
     await runCalls(ctx, [
-      k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.inputNorm, eps }),
+      ...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.inputNorm, eps }),
       ...k.gemm.encode({
         out: qkv,
         a: x,
@@ -83,7 +83,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
         bias: w.oBias,
         accumulate: true,
       }),
-      k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.postNorm, eps }),
+      ...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.postNorm, eps }),
       ...k.gemm.encode({
         out: gu,
         a: x,
@@ -94,7 +94,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
         vectors: weights.vectors,
         bias: w.gateUpBias,
       }),
-      k.swiglu.encode(act, gu, T, F),
+      ...k.swiglu.encode({ out: act, gateUp: gu, T, F }),
       ...k.gemm.encode({
         out: h,
         a: act,

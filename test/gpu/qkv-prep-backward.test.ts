@@ -116,18 +116,17 @@ describe('qkv-prep backward', () => {
         () => new QkvPrepBackward(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null, rotaryDim: cfg.rotaryDim }),
       );
       await runCalls(gpu, [
-        kernel.encode(
-          {
-            dqkv,
-            qkv: uploadStorage(device, qkv, 'qkv'),
-            qNorm: io.qNorm,
-            kNorm: io.kNorm,
-            ropeTable: createRopeTableBuffer(device, cfg, maxPos),
-            rows: uploadRows(device, rows),
-            rope: layerRope,
-          },
-          { T, B: rows.length },
-        ),
+        ...kernel.encode({
+          dqkv,
+          qkv: uploadStorage(device, qkv, 'qkv'),
+          qNorm: io.qNorm,
+          kNorm: io.kNorm,
+          ropeTable: createRopeTableBuffer(device, cfg, maxPos),
+          rows: uploadRows(device, rows),
+          rope: layerRope,
+          T,
+          B: rows.length,
+        }),
       ]);
       expectClose(await readF32(device, dqkv, T * W), want, { atol: 2e-5, rtol: 2e-4 }, 'dqkv');
     });

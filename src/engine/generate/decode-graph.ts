@@ -101,14 +101,22 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         q: step.q,
         B,
       }),
-      attention.decode.encode(
-        { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows },
-        { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
-      ),
+      ...attention.decode.encode({
+        partials: step.partials,
+        q: step.q,
+        k: kv.k[l],
+        v: kv.v[l],
+        blockTable: kv.tableOf(l),
+        rows: step.rows,
+        B,
+        maxBlocksPerSeq: kv.maxBlocksPerSeq,
+        plan,
+        window: layerWindow(cfg, l),
+      }),
     );
     if (fusedOProj) {
       calls.push(
-        dense.decodeOProj.encode({
+        ...dense.decodeOProj.encode({
           shape,
           layer: w,
           vectors: weights.vectors,
@@ -120,8 +128,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         }),
       );
     } else {
-      if (pending > 0) calls.push(dense.decodeFinalize.encode(stream, B, pending));
-      calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      if (pending > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending }));
+      calls.push(...attention.merge.encode({ out: step.att, partials: step.partials, B, NH, HS, numSplits: plan.numSplits }));
       calls.push(
         ...dense.gemv.encode({
           out: stream.buffer,
@@ -135,7 +143,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       );
     }
     if (mlp === 'fused') {
-      calls.push(dense.decodeMlp.encode({ shape, layer: w, vectors: weights.vectors, stream, B }));
+      calls.push(...dense.decodeMlp.encode({ shape, layer: w, vectors: weights.vectors, stream, B }));
     } else {
       calls.push(
         ...dense.gemv.encode({
@@ -162,8 +170,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     perLayer = calls.length - before;
   }
   const tail: KernelCall[] = [];
-  if (mlp === 'fused') tail.push(dense.decodeFinalize.encode(stream, B, P));
-  tail.push(...dense.lmHead.encodeDecode(lmHeadWeights(weights), stream, B, step.logits));
+  if (mlp === 'fused') tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P }));
+  tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream: stream, B: B, logits: step.logits }));
   calls.push(...tail);
   return {
     calls,

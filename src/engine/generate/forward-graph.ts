@@ -83,8 +83,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
   const lora = (group: LoraGroupName, layer: number, x: GPUBuffer, y: GPUBuffer) => {
     if (!d.lora) return;
     const tables = { ...f.loraTables!, tokenSlots: step.tokenSlots };
-    calls.push(f.loraKernels.encodeShrink({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, x, T }));
-    calls.push(f.loraKernels.encodeExpand({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, y, T }));
+    calls.push(...f.loraKernels.encode({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, x, y, T }));
   };
 
   // h += y W^T + b [+ LoRA], or with Gemma's sandwich norm h += rmsnorm(y W^T + b [+ LoRA], outNorm).
@@ -93,47 +92,63 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     linear(out, y, w, bias, outNorm === null);
     lora(group, l, y, out);
     if (outNorm !== null)
-      calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
+      calls.push(...dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
   };
 
   const scale = embeddingScaleOf(cfg);
   calls.push(...dense.embedding.encode({ out: step.h, tokens: step.tokens, embedding: weights.embedding, T, scale }));
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
-    calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
+    calls.push(...dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
     linear(step.qkv, step.x, w.qkv, w.qkvBias, false);
     lora('qkv', l, step.x, step.qkv);
     // A hybrid model's sliding layers read their own pool's block table (kv-cache.ts).
     const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows };
     calls.push(
-      ...attention.qkvPrep.encode(
-        { ...cache, ...qkvPrepWeights(weights, l), q: step.q, qkv: step.qkv },
-        { T, B, maxBlocksPerSeq: kv.maxBlocksPerSeq },
-      ),
+      ...attention.qkvPrep.encode({
+        ...cache,
+        ...qkvPrepWeights(weights, l),
+        q: step.q,
+        qkv: step.qkv,
+        T,
+        B,
+        maxBlocksPerSeq: kv.maxBlocksPerSeq,
+      }),
     );
     if (d.attention.kind === 'prefill') {
       calls.push(
-        attention.prefill.encode(
-          { ...cache, q: step.q, out: step.att },
-          { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq, window: layerWindow(cfg, l) },
-        ),
+        ...attention.prefill.encode({
+          ...cache,
+          q: step.q,
+          out: step.att,
+          B,
+          T,
+          maxCount: d.attention.maxCount,
+          maxBlocksPerSeq: kv.maxBlocksPerSeq,
+          window: layerWindow(cfg, l),
+        }),
       );
     } else {
       if (T !== B) throw new Error(`forward: decode attention needs one token per row (T ${T}, B ${B})`);
       const plan = d.attention.plan;
       calls.push(
-        attention.decode.encode(
-          { ...cache, q: step.q, partials: step.partials },
-          { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
-        ),
+        ...attention.decode.encode({
+          ...cache,
+          q: step.q,
+          partials: step.partials,
+          B,
+          maxBlocksPerSeq: kv.maxBlocksPerSeq,
+          plan,
+          window: layerWindow(cfg, l),
+        }),
       );
-      calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      calls.push(...attention.merge.encode({ out: step.att, partials: step.partials, B, NH, HS, numSplits: plan.numSplits }));
     }
     residualBranch(step.att, w.o, w.oBias, 'o', l, w.attnOutNorm);
-    calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.postNorm, eps }));
+    calls.push(...dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.postNorm, eps }));
     linear(step.gu, step.x, w.gateUp, w.gateUpBias, false);
     lora('gateUp', l, step.x, step.gu);
-    calls.push(dense.swiglu.encode(step.act, step.gu, T, F, { act: cfg.hiddenAct }));
+    calls.push(...dense.swiglu.encode({ out: step.act, gateUp: step.gu, T, F, act: cfg.hiddenAct }));
     residualBranch(step.act, w.down, w.downBias, 'down', l, w.mlpOutNorm);
   }
   if (d.R > 0) {

@@ -285,17 +285,15 @@ export class ModelRunner {
         encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
     }
     const pass = recordCalls(ctx, encoder, `step.${graph}`, replay, fresh);
-    if (pl)
-      this.promptLogprobs.record(
-        pass,
-        this.step.promptOut,
-        this.step.promptLogits,
-        this.step.promptTargets,
-        promptRows,
-        this.weights.config.vocabSize,
-        pl.k,
-      );
-    if (sampling) this.sampler.record(pass, this.step.logits);
+    // Prompt logprobs and the sampler bind buffers they own and rewrite per step: their calls are
+    // made per step and recorded into the same pass, after the forward.
+    const tail: KernelCall[] = [];
+    if (pl) {
+      const { promptOut: out, promptLogits: logits, promptTargets: targets } = this.step;
+      tail.push(...this.promptLogprobs.encode({ out, logits, targets, T: promptRows, V: this.weights.config.vocabSize, k: pl.k }));
+    }
+    if (sampling) tail.push(...this.sampler.encode({ logits: this.step.logits }));
+    for (const c of tail) c.record(pass, ctx);
     pass.end();
     if (spec.copiesAfter?.length) this.kv.recordCopyBlocks(encoder, spec.copiesAfter);
     const sampleBytes = sampling ? this.sampler.outputBytes() : 0;

@@ -64,7 +64,7 @@ export interface DecodeMlpArgs {
 }
 
 export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
-  encode(a: DecodeMlpArgs): KernelCall {
+  encode(a: DecodeMlpArgs): KernelCall[] {
     const { C, F } = a.shape;
     const w = a.layer;
     checkDim('decode.mlp', 'B', a.B);
@@ -76,28 +76,30 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * 3 * FS * BB, 'decode.mlp');
     const consts = { ...tileConsts(tile), NORM: true, FS, HAS_BIAS: w.gateUpBias !== null };
     const label = `decode.mlp.${w.gateUp.dtype}`;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
-      buffers: {
-        stream: a.stream.buffer,
-        gateUp: w.gateUp.single('decode.mlp'),
-        down: w.down.single('decode.mlp'),
-        vectors: a.vectors,
-      },
-      uniforms: {
-        B: a.B,
-        C,
-        F,
-        bcap: a.stream.rows,
-        w_stride: w.gateUp.rowStride,
-        d_stride: w.down.rowStride,
-        norm_off: w.postNorm,
-        gu_bias_off: w.gateUpBias ?? 0,
-        d_bias_off: w.downBias ?? 0,
-        eps: a.shape.eps,
-      },
-      workgroups: [P, Math.ceil(a.B / tile.BB), 1],
-    });
+    return [
+      this.call({
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
+        buffers: {
+          stream: a.stream.buffer,
+          gateUp: w.gateUp.single('decode.mlp'),
+          down: w.down.single('decode.mlp'),
+          vectors: a.vectors,
+        },
+        uniforms: {
+          B: a.B,
+          C,
+          F,
+          bcap: a.stream.rows,
+          w_stride: w.gateUp.rowStride,
+          d_stride: w.down.rowStride,
+          norm_off: w.postNorm,
+          gu_bias_off: w.gateUpBias ?? 0,
+          d_bias_off: w.downBias ?? 0,
+          eps: a.shape.eps,
+        },
+        workgroups: [P, Math.ceil(a.B / tile.BB), 1],
+      }),
+    ];
   }
 }

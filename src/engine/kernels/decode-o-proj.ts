@@ -79,7 +79,7 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
     return this.tile(shape.NH, shape.HS, B, numSplits) !== null;
   }
 
-  encode(a: DecodeOProjArgs): KernelCall {
+  encode(a: DecodeOProjArgs): KernelCall[] {
     const { C, NH, HS } = a.shape;
     const w = a.layer;
     checkDim('decode.o_proj', 'B', a.B);
@@ -97,23 +97,25 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
     }
     const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
     const label = `decode.o_proj.${w.o.dtype}`;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
-      buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.vectors, stream: a.stream.buffer },
-      uniforms: {
-        B: a.B,
-        C,
-        K: NH * HS,
-        NH,
-        HS,
-        S: a.numSplits,
-        bcap: a.stream.rows,
-        pending: a.pending,
-        w_stride: w.o.rowStride,
-        bias_off: w.oBias ?? 0,
-      },
-      workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
-    });
+    return [
+      this.call({
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
+        buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.vectors, stream: a.stream.buffer },
+        uniforms: {
+          B: a.B,
+          C,
+          K: NH * HS,
+          NH,
+          HS,
+          S: a.numSplits,
+          bcap: a.stream.rows,
+          pending: a.pending,
+          w_stride: w.o.rowStride,
+          bias_off: w.oBias ?? 0,
+        },
+        workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
+      }),
+    ];
   }
 }

@@ -2,10 +2,10 @@
  * LmHead: final RMSNorm + projection on the (possibly row-chunked) lm_head into logits [R, V] that
  * stay on the GPU for the sampler.
  *
- * - Decode (`encodeDecode`): one Gemv per chunk over the DecodeStream's residual with the final norm
+ * - Decode (`encode` with a `stream`): one Gemv per chunk over the DecodeStream's residual with the final norm
  *   folded into its activation load (each workgroup recomputes the row's rms: C floats per batch row,
  *   what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
- * - Prefill (`encode`): the final norm of only the rows wanted (gathered by index: the last token of
+ * - Prefill (`encode` with `hidden` rows): the final norm of only the rows wanted (gathered by index: the last token of
  *   each sequence, or every row when prompt logprobs are asked), then Gemv for up to 64 rows or the
  *   tiled Gemm beyond, one call per chunk writing its own vocabulary range.
  */
@@ -33,7 +33,17 @@ export interface LmHeadWeights {
   eps: number;
 }
 
-export interface LmHeadArgs {
+/** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
+export interface LmHeadDecodeArgs {
+  head: LmHeadWeights;
+  /** f32 [B, V], written. */
+  logits: BufferRef;
+  stream: DecodeStream;
+  B: number;
+}
+
+/** Prefill: logits [R, V] of R rows of hidden states (gathered by index), through a scratch for the normalised rows. */
+export interface LmHeadRowsArgs {
   head: LmHeadWeights;
   /** f32 [R, V], written. */
   logits: BufferRef;
@@ -48,6 +58,8 @@ export interface LmHeadArgs {
   scratch: BufferRef;
 }
 
+export type LmHeadArgs = LmHeadDecodeArgs | LmHeadRowsArgs;
+
 export class LmHead {
   private readonly gemv: Gemv;
   private readonly gemm: Gemm;
@@ -59,7 +71,12 @@ export class LmHead {
     this.norm = new RmsNorm(ctx);
   }
 
+  /** The calls of either form: decode (`stream`) or rows (`hidden`). */
   encode(a: LmHeadArgs): KernelCall[] {
+    return 'stream' in a ? this.encodeDecode(a) : this.encodeRows(a);
+  }
+
+  private encodeRows(a: LmHeadRowsArgs): KernelCall[] {
     const { C, V } = a.head;
     checkElements('lm_head', 'logits', a.logits, a.R * V);
     const norm = this.norm.encode({
@@ -77,16 +94,16 @@ export class LmHead {
       a.R <= 64
         ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.head.lmHead, B: a.R })
         : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.head.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
-    return [norm, ...project];
+    return [...norm, ...project];
   }
 
-  /** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
-  encodeDecode(head: LmHeadWeights, stream: DecodeStream, B: number, logits: BufferRef): KernelCall[] {
+  private encodeDecode(a: LmHeadDecodeArgs): KernelCall[] {
+    const { head } = a;
     return this.gemv.encode({
-      out: logits,
-      x: stream.buffer,
+      out: a.logits,
+      x: a.stream.buffer,
       weight: head.lmHead,
-      B,
+      B: a.B,
       vectors: head.vectors,
       norm: { offset: head.finalNorm, eps: head.eps },
     });

@@ -13,10 +13,9 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './spec-kernel';
+import { checkDim, checkElements, checkRows, SpecKernel } from './spec-kernel';
 import code from './lora.wgsl?raw';
-import { constDecls } from './shader';
-import { params, ro, rw, shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
@@ -84,24 +83,17 @@ export interface LoraTables {
   tokenSlots: BufferRef;
 }
 
-export interface LoraShrinkArgs extends LoraTables {
+/** One group's LoRA delta: y += s U B^T with U = X A^T, on the rows with an adapter. */
+export interface LoraArgs extends LoraTables {
   layout: LoraLayout;
   group: LoraGroupName;
   layer: number;
-  /** f32 [T, 3, LORA_MAX_RANK], written for rows with an adapter. */
+  /** f32 [T, 3, LORA_MAX_RANK] scratch: written by the shrink, read by the expand. */
   u: BufferRef;
   /** The group's input, row t at xOffset + t * xStride. */
   x: BufferRef;
   xOffset?: number;
   xStride?: number;
-  T: number;
-}
-
-export interface LoraExpandArgs extends LoraTables {
-  layout: LoraLayout;
-  group: LoraGroupName;
-  layer: number;
-  u: BufferRef;
   /** The group's output columns, accumulated into: row t at yOffset + t * yStride. */
   y: BufferRef;
   yOffset?: number;
@@ -147,42 +139,31 @@ export const LORA_EXPAND_SPEC: KernelSpec = {
   shaders: { main: [section(code, 'expand')] },
 };
 
-interface LoraEntry {
-  spec: KernelSpec;
-  layout: KernelLayout;
-  pipeline: GPUComputePipeline;
-}
+const LORA_CONSTS = { WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) };
 
-export class LoraKernels {
-  private readonly entries: Record<'shrink' | 'expand', LoraEntry>;
-
-  constructor(private readonly ctx: KernelContext) {
-    const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
-    const entry = (spec: KernelSpec, entryPoint: string): LoraEntry => {
-      const layout = specLayout(ctx, spec);
-      const code = `${consts}\n${shaderText(spec)}`;
-      return { spec, layout, pipeline: ctx.pipelines.get({ label: spec.name, layout: layout.pipeline, entryPoint, code }) };
-    };
-    this.entries = { shrink: entry(LORA_SHRINK_SPEC, 'shrink'), expand: entry(LORA_EXPAND_SPEC, 'expand') };
+/** Batched LoRA: the shrink and the expand entry, one spec each. */
+export class LoraKernels extends SpecKernel {
+  constructor(ctx: KernelContext) {
+    super(ctx, LORA_SHRINK_SPEC);
   }
 
-  /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
-  encodeShrink(a: LoraShrinkArgs): KernelCall {
-    const mods = groupModules(a);
-    return this.call('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]);
-  }
-
-  /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
-  encodeExpand(a: LoraExpandArgs): KernelCall {
-    const mods = groupModules(a);
+  /**
+   * The shrink, U[t, m, :] = A_m x_t for the group's modules m, then the expand, y_t += s_t U[t] B^T
+   * over the group's output columns; both only on rows with an adapter.
+   */
+  encode(a: LoraArgs): KernelCall[] {
+    const mods = a.layout.groups[a.group].map((m) => a.layout.modules[m]);
     const N = mods.reduce((s, m) => s + m.out, 0);
-    return this.call('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]);
+    return [
+      this.entryCall('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]),
+      this.entryCall('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]),
+    ];
   }
 
   /** One entry's call over the group's rows of X (shrink) or Y (expand), `width` wide, and the tables both read. */
-  private call(
+  private entryCall(
     entry: 'shrink' | 'expand',
-    a: LoraShrinkArgs | LoraExpandArgs,
+    a: LoraArgs,
     mods: LoraModuleLayout[],
     [name, ref]: ['x' | 'y', BufferRef],
     width: number,
@@ -190,16 +171,16 @@ export class LoraKernels {
     stride = width,
     workgroups: [number, number, number],
   ): KernelCall {
-    const { spec, layout, pipeline } = this.entries[entry];
+    const spec = entry === 'shrink' ? LORA_SHRINK_SPEC : LORA_EXPAND_SPEC;
     checkDim(spec.name, 'T', a.T);
     if (entry === 'shrink' && a.T > this.ctx.maxWorkgroupsPerDimension)
       throw new Error(`${spec.name}: ${a.T} rows exceed one grid dimension`);
     checkRows(spec.name, name, ref, a.T, width, stride, offset);
     checkElements(spec.name, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
     checkElements(spec.name, 'tokenSlots', a.tokenSlots, a.T);
-    return specCall(this.ctx, spec, {
-      pipeline,
-      layout,
+    return this.call({
+      spec,
+      pipeline: this.pipeline({ spec, entryPoint: entry, consts: LORA_CONSTS }),
       buffers: { [name]: ref, u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots },
       uniforms: loraUniforms(a, mods, width, offset, stride, entry),
       workgroups,
@@ -211,14 +192,7 @@ export class LoraKernels {
  * The uniform block of either entry: rows, the group's width, the X (or Y) rows, the layer, and per
  * module its A units (shrink) or its B units and output columns (expand).
  */
-function loraUniforms(
-  a: LoraShrinkArgs | LoraExpandArgs,
-  mods: LoraModuleLayout[],
-  K: number,
-  x_off: number,
-  x_stride: number,
-  entry: 'shrink' | 'expand',
-) {
+function loraUniforms(a: LoraArgs, mods: LoraModuleLayout[], K: number, x_off: number, x_stride: number, entry: 'shrink' | 'expand') {
   const units = (i: number) => (entry === 'shrink' ? mods[i]?.aUnits : mods[i]?.bUnits) ?? 0;
   const width = (i: number) => (entry === 'expand' ? (mods[i]?.out ?? 0) : 0);
   return {
@@ -236,10 +210,6 @@ function loraUniforms(
     width1: width(1),
     width2: width(2),
   };
-}
-
-function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {
-  return a.layout.groups[a.group].map((m) => a.layout.modules[m]);
 }
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */

@@ -19,10 +19,10 @@ import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './spec-kernel';
+import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel';
 import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
 import { BATCH_ROW, KV_BLOCK } from './kv-layout';
-import { params, ro, rw, shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec, type UniformValues } from './spec';
 
 export interface QkvPrepShape {
   NH: number;
@@ -34,14 +34,8 @@ export interface QkvPrepShape {
   rotaryDim?: number;
 }
 
-export interface QkvPrepIO {
-  /** f32 [T, NH, HS], written. */
-  q: BufferRef;
-  /** This layer's KV cache, f32 [numBlocks, NKV, 16, HS] each, written at the batch's positions. */
-  k: BufferRef;
-  v: BufferRef;
-  /** f32 [T, (NH + 2 NKV) * HS]: the QKV projection with bias. */
-  qkv: BufferRef;
+/** A layer's q/k norm and RoPE inputs and a batch's rows: what the forward and its backward both take. */
+export interface QkvPrepLayerArgs {
   /** Packed [HS]; required when the shape has qkNorm. */
   qNorm?: BufferRef;
   kNorm?: BufferRef;
@@ -49,17 +43,24 @@ export interface QkvPrepIO {
   ropeTable: BufferRef;
   /** false on a layer without RoPE (SmolLM3 no_rope_layers); absent: true. */
   rope?: boolean;
-  /** u32 [maxSeqs, maxBlocksPerSeq]. */
-  blockTable: BufferRef;
-  /** array<BatchRow> [B]. */
+  /** array<BatchRow> [B]: the positions of the batch's tokens. */
   rows: BufferRef;
-}
-
-export interface QkvPrepDims {
   /** Tokens in the batch (sum of the rows' counts). */
   T: number;
   /** Batch rows. */
   B: number;
+}
+
+export interface QkvPrepArgs extends QkvPrepLayerArgs {
+  /** f32 [T, NH, HS], written. */
+  q: BufferRef;
+  /** This layer's KV cache, f32 [numBlocks, NKV, 16, HS] each, written at the batch's positions. */
+  k: BufferRef;
+  v: BufferRef;
+  /** f32 [T, (NH + 2 NKV) * HS]: the QKV projection with bias. */
+  qkv: BufferRef;
+  /** u32 [maxSeqs, maxBlocksPerSeq]. */
+  blockTable: BufferRef;
   maxBlocksPerSeq: number;
 }
 
@@ -103,53 +104,68 @@ export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
 }
 
 /** One entry point's layout and pipeline. */
-export interface QkvPrepEntry {
-  layout: KernelLayout;
-  pipeline: GPUComputePipeline;
-}
+/**
+ * The base of qkv-prep's two wrappers (QkvPrep, QkvPrepBackward): the spec, its entry points' layouts
+ * and the shape's overrides; each entry point's pipeline is composed on first use.
+ */
+export abstract class QkvPrepKernel extends SpecKernel {
+  private readonly overrides: Record<string, number>;
 
-/** The layout and pipeline of one entry point for a shape, which it checks first (`owner` names the wrapper in errors). */
-export function qkvPrepEntry(ctx: KernelContext, shape: QkvPrepShape, owner: string, label: string, entryPoint: string): QkvPrepEntry {
-  const { NH, NKV, HS } = shape;
-  if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
-  if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
-  const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
-  const code = shaderText(QKV_PREP_SPEC);
-  return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
-}
-
-export class QkvPrep {
-  private readonly q: QkvPrepEntry;
-  private readonly kv: QkvPrepEntry;
-
-  constructor(
-    private readonly ctx: KernelContext,
+  protected constructor(
+    ctx: KernelContext,
     readonly shape: QkvPrepShape,
+    owner: string,
   ) {
-    this.q = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.q', 'prep_q');
-    this.kv = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.kv', 'prep_kv');
+    super(ctx, QKV_PREP_SPEC);
+    const { NH, NKV, HS } = shape;
+    if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
+    if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
+    this.overrides = qkvPrepConstants(shape);
+  }
+
+  /** Checks what both wrappers take and returns the uniform block (maxBlocksPerSeq: 0 where unused). */
+  protected layerUniforms(label: string, a: QkvPrepLayerArgs, maxBlocksPerSeq: number): UniformValues {
+    checkDim(label, 'T', a.T);
+    checkDim(label, 'B', a.B);
+    checkElements(label, 'rows', a.rows, a.B * 4);
+    checkElements(label, 'ropeTable', a.ropeTable, this.shape.rotaryDim ?? this.shape.HS);
+    return { T: a.T, B: a.B, maxBlocksPerSeq, eps: this.shape.qkNorm?.eps ?? 0, rope: a.rope === false ? 0 : 1 };
+  }
+
+  /** One entry point's call over the family's buffers by name (each entry binds only its own). */
+  protected entryCall(
+    label: string,
+    entryPoint: string,
+    buffers: Record<string, BufferRef>,
+    uniforms: UniformValues,
+    workgroups: number,
+  ): KernelCall {
+    return this.call({
+      label,
+      entryPoint,
+      pipeline: this.pipeline({ label, entryPoint, overrides: this.overrides }),
+      buffers,
+      uniforms,
+      workgroups: grid2d(this.ctx, workgroups),
+    });
+  }
+}
+
+export class QkvPrep extends QkvPrepKernel {
+  constructor(ctx: KernelContext, shape: QkvPrepShape) {
+    super(ctx, shape, 'QkvPrep');
   }
 
   /** The two dispatches (q heads, then k/v heads), to record in this order. */
-  encode(io: QkvPrepIO, dims: QkvPrepDims): KernelCall[] {
+  encode(a: QkvPrepArgs): KernelCall[] {
     const { NH, NKV, HS, qkNorm } = this.shape;
     const label = 'qkv-prep';
-    checkDim(label, 'T', dims.T);
-    checkDim(label, 'B', dims.B);
-    checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
-    if (qkNorm && (!io.qNorm || !io.kNorm)) throw new Error('qkv-prep: the model has q/k norm but no qNorm/kNorm buffers were given');
-    checkElements(label, 'qkv', io.qkv, dims.T * (NH + 2 * NKV) * HS);
-    checkElements(label, 'q', io.q, dims.T * NH * HS);
-    checkElements(label, 'rows', io.rows, dims.B * 4);
-    checkElements(label, 'ropeTable', io.ropeTable, this.shape.rotaryDim ?? HS);
-    const uniforms = {
-      T: dims.T,
-      B: dims.B,
-      maxBlocksPerSeq: dims.maxBlocksPerSeq,
-      eps: qkNorm?.eps ?? 0,
-      rope: io.rope === false ? 0 : 1,
-    };
-    const { q, k, v, qkv, ropeTable, blockTable, rows } = io;
+    checkDim(label, 'maxBlocksPerSeq', a.maxBlocksPerSeq);
+    if (qkNorm && (!a.qNorm || !a.kNorm)) throw new Error('qkv-prep: the model has q/k norm but no qNorm/kNorm buffers were given');
+    const uniforms = this.layerUniforms(label, a, a.maxBlocksPerSeq);
+    checkElements(label, 'qkv', a.qkv, a.T * (NH + 2 * NKV) * HS);
+    checkElements(label, 'q', a.q, a.T * NH * HS);
+    const { q, k, v, qkv, ropeTable, blockTable, rows } = a;
     const buffers: Record<string, BufferRef> = {
       q,
       k,
@@ -158,21 +174,12 @@ export class QkvPrep {
       ropeTable,
       blockTable,
       rows,
-      qNorm: io.qNorm ?? placeholder(this.ctx),
-      kNorm: io.kNorm ?? placeholder(this.ctx),
+      qNorm: a.qNorm ?? placeholder(this.ctx),
+      kNorm: a.kNorm ?? placeholder(this.ctx),
     };
-    const call = (label: string, e: QkvPrepEntry, workgroups: number) =>
-      specCall(this.ctx, QKV_PREP_SPEC, {
-        label,
-        pipeline: e.pipeline,
-        layout: e.layout,
-        buffers,
-        uniforms,
-        workgroups: grid2d(this.ctx, workgroups),
-      });
     return [
-      call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)),
-      call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG)),
+      this.entryCall(`${label}.q`, 'prep_q', buffers, uniforms, Math.ceil((a.T * NH) / QKV_PREP_WG)),
+      this.entryCall(`${label}.kv`, 'prep_kv', buffers, uniforms, Math.ceil((a.T * 2 * NKV) / QKV_PREP_WG)),
     ];
   }
 }

@@ -45,7 +45,7 @@ export interface QuantizeArgs {
 }
 
 export class QuantizeBlocks extends SpecKernel.of(QUANTIZE_SPEC) {
-  encode(a: QuantizeArgs): KernelCall {
+  encode(a: QuantizeArgs): KernelCall[] {
     const label = `quantize.${a.srcDtype}.${a.dtype}`;
     if (a.srcDtype !== 'f32' && a.srcDtype !== 'f16' && a.srcDtype !== 'bf16')
       throw new Error(`${label}: the source is not f32, f16 or bf16`);
@@ -58,12 +58,14 @@ export class QuantizeBlocks extends SpecKernel.of(QUANTIZE_SPEC) {
     checkElements(label, 'out', a.out, a.outOffset + (a.rows - 1) * a.outStride + rowWords);
     checkElements(label, 'src', a.src, (a.rows * a.cols * (a.srcDtype === 'f32' ? 4 : 2)) / 4);
     const invocations = a.dtype === 'q8_0' ? a.rows * Math.ceil(a.cols / 64) : (a.rows * a.cols) / 32;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, variant: a.dtype, weights: { X: a.srcDtype } }),
-      buffers: { src: a.src, out: a.out },
-      uniforms: { rows: a.rows, cols: a.cols, out_off: a.outOffset, out_stride: a.outStride },
-      workgroups: grid(this.ctx, Math.ceil(invocations / WG)),
-    });
+    return [
+      this.call({
+        label,
+        pipeline: this.pipeline({ label, variant: a.dtype, weights: { X: a.srcDtype } }),
+        buffers: { src: a.src, out: a.out },
+        uniforms: { rows: a.rows, cols: a.cols, out_off: a.outOffset, out_stride: a.outStride },
+        workgroups: grid(this.ctx, Math.ceil(invocations / WG)),
+      }),
+    ];
   }
 }

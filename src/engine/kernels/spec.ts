@@ -162,18 +162,6 @@ export function wgslDeclarations(spec: KernelSpec): string {
   return out.join('\n\n');
 }
 
-/** Prepends the spec's declarations to a shader's text. */
-export function withDeclarations(spec: KernelSpec, code: string): string {
-  return `${wgslDeclarations(spec)}\n\n${code}`;
-}
-
-/** The declarations followed by one shader variant's texts (joined by newlines). */
-export function shaderText(spec: KernelSpec, variant = 'main'): string {
-  const parts = spec.shaders[variant];
-  if (!parts) throw new Error(`${spec.name}: no shader variant ${variant}`);
-  return withDeclarations(spec, parts.join('\n'));
-}
-
 function packScalar(
   kernel: string,
   field: string,

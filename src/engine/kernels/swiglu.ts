@@ -23,24 +23,32 @@ export const SWIGLU_SPEC: KernelSpec = {
   shaders: { main: [activation, code] },
 };
 
+export interface SwiGluArgs {
+  /** f32 [T, F], row stride outStride (default F), written. */
+  out: BufferRef;
+  /** f32 [T, 2F]: gate then up, row stride inStride (default 2F). */
+  gateUp: BufferRef;
+  T: number;
+  F: number;
+  act?: MlpActivation;
+  inStride?: number;
+  outStride?: number;
+}
+
 export class SwiGlu extends SpecKernel.of(SWIGLU_SPEC) {
   /** out [T, F] (row stride outStride) from gateUp [T, 2F] (row stride inStride). */
-  encode(
-    out: BufferRef,
-    gateUp: BufferRef,
-    T: number,
-    F: number,
-    { act = 'silu', inStride = 2 * F, outStride = F }: { act?: MlpActivation; inStride?: number; outStride?: number } = {},
-  ): KernelCall {
+  encode({ out, gateUp, T, F, act = 'silu', inStride = 2 * F, outStride = F }: SwiGluArgs): KernelCall[] {
     checkDim('swiglu', 'T', T);
     checkDim('swiglu', 'F', F);
     checkRows('swiglu', 'gateUp', gateUp, T, 2 * F, inStride);
     checkRows('swiglu', 'out', out, T, F, outStride);
-    return this.call({
-      pipeline: this.pipeline({ label: `swiglu.${act}`, consts: { GELU: act === 'gelu_tanh' } }),
-      buffers: { gateUp, out },
-      uniforms: { T, F, in_stride: inStride, out_stride: outStride },
-      workgroups: grid(this.ctx, Math.ceil((T * F) / 256)),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline({ label: `swiglu.${act}`, consts: { GELU: act === 'gelu_tanh' } }),
+        buffers: { gateUp, out },
+        uniforms: { T, F, in_stride: inStride, out_stride: outStride },
+        workgroups: grid(this.ctx, Math.ceil((T * F) / 256)),
+      }),
+    ];
   }
 }

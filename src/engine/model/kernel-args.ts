@@ -7,7 +7,7 @@
  */
 import type { DecodeShape } from '../kernels/decode-stream';
 import type { LmHeadWeights } from '../kernels/lm-head';
-import type { QkvPrepIO, QkvPrepShape } from '../kernels/qkv-prep';
+import type { QkvPrepLayerArgs, QkvPrepShape } from '../kernels/qkv-prep';
 import type { ModelConfig } from './config';
 import { layerUsesRope, rotaryDim } from './rope';
 import type { WeightSet } from './weights';
@@ -39,7 +39,7 @@ export function decodeShapeOf(cfg: ModelConfig): DecodeShape {
 }
 
 /** Layer l's q_norm, k_norm, RoPE table and RoPE flag as qkv-prep (and its backward) bind them. */
-export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable' | 'rope'> {
+export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepLayerArgs, 'qNorm' | 'kNorm' | 'ropeTable' | 'rope'> {
   const w = weights.layers[layer];
   const HS = weights.config.headDim;
   return {
