@@ -36,7 +36,16 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
 import { checkDim, checkElements, SpecKernel } from './spec-kernel';
-import { ATTENTION_COMMON_WGSL, grid2d, kvBindings, workgroupStorageBudget, type PrefillBatchArgs } from './attention-shared';
+import {
+  ATTENTION_COMMON_WGSL,
+  BATCH_ROW_SCAN_WGSL,
+  grid2d,
+  KV_TILE_WGSL,
+  kvBindings,
+  rowLanes,
+  workgroupStorageBudget,
+  type PrefillBatchArgs,
+} from './attention-shared';
 import { KV_BLOCK } from './kv-layout';
 import type { ShaderConst } from './shader';
 import { params, ro, rw, type KernelSpec, type UniformValues } from './spec';
@@ -85,10 +94,7 @@ const MAX_DPT4 = 4;
 const MAX_HS = 256;
 
 export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile = 16): AttentionBackwardTiling {
-  const HS4 = HS / 4;
-  let lanes = 1;
-  while (HS4 % lanes !== 0 || HS4 / lanes > MAX_DPT4) lanes++;
-  const workgroupSize = lanes * Math.floor(64 / lanes);
+  const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
   const part = (n: number) => 8 * (lanes > 1 ? n * workgroupSize : 1);
   const fits = (bytes: number) => bytes + 16 <= budgetBytes;
   const sizes = [16, 8, 4, 2, 1].filter((n) => n <= maxTile);
@@ -115,7 +121,10 @@ export const ATTENTION_BACKWARD_SPEC: KernelSpec<keyof typeof BACKWARD_BINDINGS>
   bindings: BACKWARD_BINDINGS,
   uniforms: params('B T maxBlocksPerSeq scale:f32 window', { var: 'params' }),
   entryPoints: { delta: ['stats', 'dout', 'out'], dq: GRADS, dkv: GRADS },
-  shaders: { tiled: [ATTENTION_COMMON_WGSL, commonWgsl, tiledCode], naive: [ATTENTION_COMMON_WGSL, commonWgsl, naiveCode] },
+  shaders: {
+    tiled: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, commonWgsl, KV_TILE_WGSL, tiledCode],
+    naive: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, commonWgsl, naiveCode],
+  },
 };
 
 type BackwardEntry = 'delta' | 'dq' | 'dkv';

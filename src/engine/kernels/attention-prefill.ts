@@ -32,7 +32,16 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
 import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel';
-import { ATTENTION_COMMON_WGSL, grid2d, kvBindings, workgroupStorageBudget, type PrefillBatchArgs } from './attention-shared';
+import {
+  ATTENTION_COMMON_WGSL,
+  BATCH_ROW_SCAN_WGSL,
+  grid2d,
+  KV_TILE_WGSL,
+  kvBindings,
+  rowLanes,
+  workgroupStorageBudget,
+  type PrefillBatchArgs,
+} from './attention-shared';
 import { KV_BLOCK } from './kv-layout';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -54,8 +63,8 @@ function prefillSpec(variant: 'tiled' | 'naive', vec: 'f32' | 'vec4<f32>', code:
 }
 
 export const PREFILL_ATTENTION_SPECS = {
-  tiled: prefillSpec('tiled', 'vec4<f32>', tiledCode),
-  naive: prefillSpec('naive', 'f32', naiveCode),
+  tiled: prefillSpec('tiled', 'vec4<f32>', `${KV_TILE_WGSL}\n${tiledCode}`),
+  naive: prefillSpec('naive', 'f32', `${BATCH_ROW_SCAN_WGSL}\n${naiveCode}`),
 };
 
 export interface PrefillAttentionOptions {
@@ -88,10 +97,7 @@ const MAX_DPT4 = 8;
 const MAX_HS = 256;
 
 export function prefillTiling(HS: number, budgetBytes: number): PrefillTiling {
-  const HS4 = HS / 4;
-  let lanes = 1;
-  while (HS4 % lanes !== 0 || HS4 / lanes > MAX_DPT4) lanes++;
-  const workgroupSize = lanes * Math.floor(64 / lanes);
+  const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
   const part = (bk: number) => (lanes > 1 ? bk * workgroupSize : 1);
   const keysPerTile = [16, 8, 4, 2, 1].find((bk) => 4 * (2 * bk * HS + part(bk)) + 16 <= budgetBytes);
   if (!keysPerTile) throw new Error(`PrefillAttention: head dim ${HS} does not fit ${budgetBytes} bytes of workgroup memory`);

@@ -8,6 +8,8 @@
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef } from '../gpu/kernel-call';
 import commonWgsl from './attention-common.wgsl?raw';
+import rowScanWgsl from './batch-row-scan.wgsl?raw';
+import kvTileWgsl from './kv-tile.wgsl?raw';
 import { BATCH_ROW } from './kv-layout';
 import { ro, type BindingSpec } from './spec';
 
@@ -50,6 +52,23 @@ export interface PrefillBatchArgs extends PagedKvArgs {
   T: number;
   /** Tokens of the longest row (sizes the grid). */
   maxCount: number;
+}
+
+/** `find_row(t)`: the batch row of a prefill batch's token t (for kernels whose params have B). */
+export const BATCH_ROW_SCAN_WGSL = rowScanWgsl;
+
+/** `stage_kv_tile(...)`: a K/V tile into workgroup memory (tiled prefill attention and its backward). */
+export const KV_TILE_WGSL = kvTileWgsl;
+
+/**
+ * Threads per query row of a tiled attention kernel: the fewest that divide HS/4 and leave each at
+ * most `maxDpt4` vec4s of a head; the workgroup holds as many rows as fit 64 threads.
+ */
+export function rowLanes(HS: number, maxDpt4: number): { lanes: number; workgroupSize: number } {
+  const HS4 = HS / 4;
+  let lanes = 1;
+  while (HS4 % lanes !== 0 || HS4 / lanes > maxDpt4) lanes++;
+  return { lanes, workgroupSize: lanes * Math.floor(64 / lanes) };
 }
 
 /** Workgroup-storage bytes a kernel may plan for: the device limit unless a smaller one is forced (tests). */

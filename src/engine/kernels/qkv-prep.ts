@@ -20,7 +20,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../model/config';
 import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel';
-import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
+import { ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, grid2d } from './attention-shared';
 import { BATCH_ROW, KV_BLOCK } from './kv-layout';
 import { params, ro, rw, type KernelSpec, type UniformValues } from './spec';
 
@@ -92,7 +92,7 @@ export const QKV_PREP_SPEC: KernelSpec = {
     prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
     prep_backward: ['qkv', 'qNorm', 'kNorm', 'ropeTable', 'rows', 'dqkv'],
   },
-  shaders: { main: [ATTENTION_COMMON_WGSL, ropePairs, code] },
+  shaders: { main: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, ropePairs, code] },
 };
 
 /** The override constants of a shape (both directions). */

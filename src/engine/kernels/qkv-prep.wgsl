@@ -36,19 +36,11 @@ fn weight_word(i: u32) -> u32 {
   return select(i >> 1u, i, NORM_DTYPE == 0u);
 }
 
-// (block-table row, position) of token t: rows are few (a prefill batch), so a scan is enough.
+// (block-table row, position) of token t (find_row: batch-row-scan.wgsl).
 fn token_place(t: u32) -> vec2<u32> {
-  var start = 0u;
-  var r = 0u;
-  loop {
-    if (r + 1u >= params.B) { break; }
-    let c = rows[r].count;
-    if (t < start + c) { break; }
-    start += c;
-    r += 1u;
-  }
-  let row = rows[r];
-  return vec2<u32>(row.seq, row.pos + (t - start));
+  let place = find_row(t);
+  let row = rows[place.x];
+  return vec2<u32>(row.seq, row.pos + (t - place.y));
 }
 
 // 1 / sqrt(mean(x^2) + eps) of the head starting at qkv[src] (Qwen3RMSNorm), 1 without q/k norm.
