@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import { decodeShapeOf } from '../../src/engine/model/kernel-args';
+import { decodeLayerArgs } from '../../src/engine/model/kernel-args';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
 import { DecodeMlp, mlpSlices } from '../../src/engine/kernels/decode-mlp';
@@ -37,9 +37,7 @@ describe('fused decode mlp', () => {
         const l = 1;
         await runCalls(ctx, [
           ...new DecodeMlp(ctx).encode({
-            shape: decodeShapeOf(weights.config),
-            layer: weights.layers[l],
-            vectors: weights.vectors,
+            ...decodeLayerArgs(weights, l),
             stream,
             B,
             slice,

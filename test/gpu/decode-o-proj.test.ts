@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import { decodeShapeOf } from '../../src/engine/model/kernel-args';
+import { decodeLayerArgs, decodeShapeOf } from '../../src/engine/model/kernel-args';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
 import { attentionForward } from '../../src/engine/reference/attention';
@@ -45,9 +45,7 @@ describe('fused decode o_proj', () => {
       const l = 0;
       await runCalls(ctx, [
         ...new DecodeOProj(ctx).encode({
-          shape: decodeShapeOf(weights.config),
-          layer: weights.layers[l],
-          vectors: weights.vectors,
+          ...decodeLayerArgs(weights, l),
           stream,
           pending: 2,
           partials: upload(ctx, partials),

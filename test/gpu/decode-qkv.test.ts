@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readF32 } from '../../src/engine/gpu/buffers';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
-import { decodeQkvWeights, decodeShapeOf } from '../../src/engine/model/kernel-args';
+import { decodeQkvArgs } from '../../src/engine/model/kernel-args';
 import type { Architecture, DType, ModelConfig } from '../../src/engine/model/config';
 import { layerUsesRope, ropeFreqs } from '../../src/engine/model/rope';
 import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
@@ -49,8 +49,7 @@ describe('fused decode qkv', () => {
       const l = 1;
       await runCalls(ctx, [
         ...new DecodeQkv(ctx).encode({
-          shape: decodeShapeOf(weights.config),
-          ...decodeQkvWeights(weights, l),
+          ...decodeQkvArgs(weights, l),
           stream,
           pending: 3,
           rows: rowsBuffer,

@@ -15,7 +15,7 @@ import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
-import { decodeQkvWeights, decodeShapeOf, lmHeadWeights } from '../../src/engine/model/kernel-args';
+import { decodeLayerArgs, decodeQkvArgs, lmHeadWeights } from '../../src/engine/model/kernel-args';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config';
 import { packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { compareArrays } from '../../src/engine/reference/check';
@@ -92,8 +92,7 @@ export async function runDecode(
       const layerStart = ctx.profiler.dispatches;
       await runCalls(ctx, [
         ...kernels.qkv.encode({
-          shape: decodeShapeOf(weights.config),
-          ...decodeQkvWeights(weights, l),
+          ...decodeQkvArgs(weights, l),
           stream,
           pending,
           rows: rowsBuf,
@@ -126,9 +125,7 @@ export async function runDecode(
       }
       const calls: KernelCall[] = [
         ...kernels.o.encode({
-          shape: decodeShapeOf(weights.config),
-          layer: weights.layers[l],
-          vectors: weights.vectors,
+          ...decodeLayerArgs(weights, l),
           stream,
           pending,
           partials: upload(ctx, partials),
@@ -136,9 +133,7 @@ export async function runDecode(
           B: Bs,
         }),
         ...kernels.mlp.encode({
-          shape: decodeShapeOf(weights.config),
-          layer: weights.layers[l],
-          vectors: weights.vectors,
+          ...decodeLayerArgs(weights, l),
           stream,
           B: Bs,
           slice,
@@ -150,7 +145,7 @@ export async function runDecode(
     const tailStart = ctx.profiler.dispatches;
     await runCalls(ctx, [
       ...kernels.fin.encode({ stream, B: Bs, pending: P }),
-      ...kernels.head.encode({ head: lmHeadWeights(weights), stream: stream, B: Bs, logits: logits }),
+      ...kernels.head.encode({ head: lmHeadWeights(weights), stream, B: Bs, logits }),
     ]);
     out.perStep = stepDispatches + ctx.profiler.dispatches - tailStart;
     const got = await read(ctx, logits, Bs * V);

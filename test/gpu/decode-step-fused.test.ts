@@ -9,7 +9,7 @@ import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/reference/random';
 import { destroyContexts, kernelContext, read, zeros } from './dense-helpers';
 import { batchWithCache, testModel } from './decode-helpers';
-import { decodeQkvWeights, decodeShapeOf, lmHeadWeights } from '../../src/engine/model/kernel-args';
+import { decodeLayerArgs, decodeQkvArgs, lmHeadWeights } from '../../src/engine/model/kernel-args';
 
 afterAll(destroyContexts);
 
@@ -58,8 +58,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
         const pending = l === 0 ? 0 : P;
         calls.push(
           ...k.decodeQkv.encode({
-            shape: decodeShapeOf(weights.config),
-            ...decodeQkvWeights(weights, l),
+            ...decodeQkvArgs(weights, l),
             stream,
             pending,
             rows: rowsBuf,
@@ -82,9 +81,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             plan,
           }),
           ...k.decodeOProj.encode({
-            shape: decodeShapeOf(weights.config),
-            layer: weights.layers[l],
-            vectors: weights.vectors,
+            ...decodeLayerArgs(weights, l),
             stream,
             pending,
             partials,
@@ -92,9 +89,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             B: Bs,
           }),
           ...k.decodeMlp.encode({
-            shape: decodeShapeOf(weights.config),
-            layer: weights.layers[l],
-            vectors: weights.vectors,
+            ...decodeLayerArgs(weights, l),
             stream,
             B: Bs,
           }),
@@ -102,7 +97,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
       }
       calls.push(
         ...k.decodeFinalize.encode({ stream, B: Bs, pending: P }),
-        ...k.lmHead.encode({ head: lmHeadWeights(weights), stream: stream, B: Bs, logits: logits }),
+        ...k.lmHead.encode({ head: lmHeadWeights(weights), stream, B: Bs, logits }),
       );
       ctx.profiler.reset();
       const encoder = ctx.device.createCommandEncoder();

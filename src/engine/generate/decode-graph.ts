@@ -24,7 +24,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
-import { decodeQkvWeights, decodeShapeOf, lmHeadWeights } from '../model/kernel-args';
+import { decodeLayerArgs, decodeQkvArgs, decodeShapeOf, lmHeadWeights } from '../model/kernel-args';
 import type { KvCache } from '../model/kv-cache';
 import type { WeightSet } from '../model/weights';
 import type { StepBuffers } from './step-buffers';
@@ -76,8 +76,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
   const P = mlpSlices(cfg.intermediateSize).P;
-  const shape = decodeShapeOf(cfg);
-  const fusedOProj = dense.decodeOProj.fits(shape, B, plan.numSplits);
+  const fusedOProj = dense.decodeOProj.fits(decodeShapeOf(cfg), B, plan.numSplits);
   const calls: KernelCall[] = [];
   const outside: KernelCall[] = [];
   outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B }));
@@ -89,8 +88,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     const before = calls.length;
     calls.push(
       ...dense.decodeQkv.encode({
-        shape,
-        ...decodeQkvWeights(weights, l),
+        ...decodeQkvArgs(weights, l),
         stream,
         pending,
         rows: step.rows,
@@ -117,9 +115,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     if (fusedOProj) {
       calls.push(
         ...dense.decodeOProj.encode({
-          shape,
-          layer: w,
-          vectors: weights.vectors,
+          ...decodeLayerArgs(weights, l),
           stream,
           pending,
           partials: step.partials,
@@ -143,7 +139,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       );
     }
     if (mlp === 'fused') {
-      calls.push(...dense.decodeMlp.encode({ shape, layer: w, vectors: weights.vectors, stream, B }));
+      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), stream, B }));
     } else {
       calls.push(
         ...dense.gemv.encode({

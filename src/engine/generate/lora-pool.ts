@@ -15,7 +15,8 @@
  * Not here: reading adapters from storage (LoraAdapter.load, the service), scheduling.
  */
 import { writeBytes } from '../gpu/buffers';
-import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraSlotFloats, type LoraLayout } from '../kernels/lora';
+import { LORA_MAX_RANK, LORA_SLOT, LORA_SLOT_BYTES, loraSlotFloats, type LoraLayout } from '../kernels/lora';
+import { packStructs } from '../kernels/spec';
 import type { ModelConfig } from '../model/config';
 import { tensorToF32 } from '../model/dtype';
 import type { TensorData } from '../model/tensor';
@@ -146,9 +147,7 @@ export class LoraPool {
       data.set(tensorToF32(B), rank * (unitBase + m.bUnits));
     }
     writeBytes(this.device, this.pool, base * 4, data);
-    const entry = new ArrayBuffer(LORA_SLOT_BYTES);
-    new Uint32Array(entry).set([base, rank]);
-    new Float32Array(entry)[2] = loraScale(config.alpha, rank, config.useRslora);
+    const entry = packStructs(LORA_SLOT, [{ base, rank, scale: loraScale(config.alpha, rank, config.useRslora) }]);
     this.device.queue.writeBuffer(this.slots, slot * LORA_SLOT_BYTES, entry);
     const r: Resident = { key, slot, base, floats, users: 0, lastUse: ++this.clock };
     this.resident.set(key, r);

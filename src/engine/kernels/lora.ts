@@ -15,12 +15,24 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, checkRows, SpecKernel } from './spec-kernel';
 import code from './lora.wgsl?raw';
-import { params, ro, rw, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec, type StructSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
-/** Slot-table entry size in bytes (struct Slot: base, rank, scale, pad). */
-export const LORA_SLOT_BYTES = 16;
+/** A slot-table entry (`array<Slot>` in WGSL), packed with spec.ts `packStructs`. */
+export const LORA_SLOT = {
+  name: 'Slot',
+  fields: {
+    /** Element offset of the slot's matrices in the pool. */
+    base: 'u32',
+    rank: 'u32',
+    /** alpha / r, or alpha / sqrt(r) with rsLoRA. */
+    scale: 'f32',
+    _pad: 'u32',
+  },
+} as const satisfies StructSpec;
+/** Slot-table entry size in bytes. */
+export const LORA_SLOT_BYTES = 4 * Object.keys(LORA_SLOT.fields).length;
 /** Modules in the largest group (q|k|v): U holds 3 x RMAX floats per token row. */
 export const LORA_GROUP_WIDTH = 3;
 
@@ -108,7 +120,7 @@ const KT = 2048;
 /** The two entry points share slots, pool and per-token slots; shrink reads X and writes U, expand reads U and adds into Y. */
 const LORA_SHARED = {
   pool: ro('POOL', 'f32', "every slot's A and B matrices (element offsets from SLOTS[s].base)"),
-  slots: ro('SLOTS', 'Slot', 'base, rank, scale of each adapter slot'),
+  slots: ro('SLOTS', LORA_SLOT, 'base, rank, scale of each adapter slot'),
   tokenSlots: ro('TOK', 'u32', "[T] each row's slot, 0xffffffff = none"),
 };
 

@@ -50,14 +50,14 @@ export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepL
   };
 }
 
-/** Layer l's decode.qkv inputs besides the step's buffers: its weights, the vectors, the RoPE table's size and flag. */
-export function decodeQkvWeights(weights: WeightSet, layer: number) {
-  return {
-    layer: weights.layers[layer],
-    vectors: weights.vectors,
-    ropePositions: weights.ropePositions,
-    rope: layerUsesRope(weights.config, layer),
-  };
+/** Layer l's inputs to the fused decode kernels (o_proj, mlp) besides the step's buffers: the shape, its weights, the vectors. */
+export function decodeLayerArgs(weights: WeightSet, layer: number) {
+  return { shape: decodeShapeOf(weights.config), layer: weights.layers[layer], vectors: weights.vectors };
+}
+
+/** decode.qkv's: decodeLayerArgs, and the RoPE table's size and the layer's RoPE flag. */
+export function decodeQkvArgs(weights: WeightSet, layer: number) {
+  return { ...decodeLayerArgs(weights, layer), ropePositions: weights.ropePositions, rope: layerUsesRope(weights.config, layer) };
 }
 
 /** The lm_head as LmHead reads it. */
