@@ -41,7 +41,7 @@ describe('lm_head over a row-chunked vocabulary', () => {
     const h = new Rng(72).normals(B * cfg.hiddenSize, 2);
     ctx.device.queue.writeBuffer(stream.buffer, 0, h);
     const logits = zeros(ctx, B * cfg.vocabSize);
-    await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream: stream, B: B, logits: logits }));
+    await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream, B, logits }));
     expectClose(await read(ctx, logits, B * cfg.vocabSize), expected(ref, h, B), TOL, 'logits');
     weights.destroy();
   });

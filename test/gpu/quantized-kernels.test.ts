@@ -86,7 +86,7 @@ describe('kernels reading GGML block weights against the dequantized reference',
       const hidden = rng.normals(R * C, 2);
       ctx.device.queue.writeBuffer(stream.buffer, 0, hidden);
       const logits = zeros(ctx, R * V);
-      await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream: stream, B: R, logits: logits }));
+      await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream, B: R, logits }));
       const normed = new Float32Array(R * C);
       rmsnormForward(normed, null, hidden, norm, R, C, cfg.rmsNormEps);
       const wantLogits = new Float32Array(R * V);

@@ -167,7 +167,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   }
   const tail: KernelCall[] = [];
   if (mlp === 'fused') tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P }));
-  tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream: stream, B: B, logits: step.logits }));
+  tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream, B, logits: step.logits }));
   calls.push(...tail);
   return {
     calls,

@@ -2,12 +2,14 @@
  * LmHead: final RMSNorm + projection on the (possibly row-chunked) lm_head into logits [R, V] that
  * stay on the GPU for the sampler.
  *
- * - Decode (`encode` with a `stream`): one Gemv per chunk over the DecodeStream's residual with the final norm
- *   folded into its activation load (each workgroup recomputes the row's rms: C floats per batch row,
- *   what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
- * - Prefill (`encode` with `hidden` rows): the final norm of only the rows wanted (gathered by index: the last token of
- *   each sequence, or every row when prompt logprobs are asked), then Gemv for up to 64 rows or the
- *   tiled Gemm beyond, one call per chunk writing its own vocabulary range.
+ * - Decode (`encode` with a `stream`): one Gemv per chunk over the DecodeStream's residual with the
+ *   final norm folded into its activation load (each workgroup recomputes the row's rms: C floats per
+ *   batch row, what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
+ * - Prefill (`encode` with `hidden` rows): the final norm of only the rows wanted (gathered by index:
+ *   the last token of each sequence, or every row when prompt logprobs are asked), then Gemv for up
+ *   to 64 rows or the tiled Gemm beyond, one call per chunk writing its own vocabulary range.
+ *
+ * A composition of RmsNorm, Gemv and Gemm: no spec of its own.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';

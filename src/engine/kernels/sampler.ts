@@ -1,8 +1,8 @@
 /**
  * The GPU sampler: per decode step, logits [B, V] (f32, written by lm_head, never read back) in,
  * one token id, its raw logprob and the requested top logprobs per row out. Four dispatches
- * (`encode`'s calls) recorded into the caller's compute pass, nothing submitted, and 16 bytes per row to copy back
- * (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
+ * (`encode`'s calls) recorded into the caller's compute pass, nothing submitted, and 16 bytes per
+ * row to copy back (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
  *
  * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, ../../../shared/reference/vllm-chat.md §3):
  *   1. process  (ceil(V/CHUNK) x B workgroups, CHUNK = 8 x WG threads): grammar mask, raw
@@ -20,7 +20,8 @@
  * State per sequence slot, kept on the GPU across steps: output token counts u32 [maxSeqs, V]
  * (updated by pass 4), the prompt-token bitmask and the allowed-token bitmask [maxSeqs, 2, W]
  * (written at `admit`). Per step, `prepare` writes the rows, their token lists (bias, bans) and
- * grammar bitmask rows with queue.writeBuffer; its calls (`encode`) must be recorded before the next `prepare`.
+ * grammar bitmask rows with queue.writeBuffer; its calls (`encode`) must be recorded before the
+ * next `prepare`.
  * Not here: the sampling reference (reference/sampler.ts), prompt logprobs (logprobs.ts),
  * choosing which ids a bad word bans (the caller), stop handling (the generation core).
  */

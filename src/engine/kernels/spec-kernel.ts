@@ -1,8 +1,8 @@
 /**
  * SpecKernel, the base of every kernel family's wrapper (its layouts, pipelines and calls from its
  * spec), and the helpers it is built on: the layout pair (bind group + pipeline) and the calls
- * derived from a kernel spec (spec.ts), the subgroup setting to compose shaders with, a placeholder buffer for
- * bindings a variant does not read, and the shape checks wrappers run before encoding.
+ * derived from a kernel spec (spec.ts), the subgroup setting to compose shaders with, a placeholder
+ * buffer for bindings a variant does not read, and the shape checks wrappers run before encoding.
  * Not here: any kernel's math.
  */
 import type { KernelContext } from '../gpu/context';
