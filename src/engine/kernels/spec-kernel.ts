@@ -153,12 +153,20 @@ export abstract class SpecKernel {
 
   /** The base class of a family with one spec: `class Gemv extends SpecKernel.of(GEMV_SPEC)`, constructed from a context. */
   static of(spec: KernelSpec) {
-    return class extends SpecKernel {
+    abstract class OfSpec extends SpecKernel {
       constructor(ctx: KernelContext) {
         super(ctx, spec);
       }
-    };
+    }
+    return OfSpec;
   }
+
+  /**
+   * The family's one signature (docs/engine.md "Kernel conventions"): one object of named buffers,
+   * dims and flags in, the calls in recording order out. Declared here so that a wrapper with
+   * another shape (positional arguments, a single call) does not compile.
+   */
+  abstract encode(args: never): KernelCall[];
 
   /** The layout of a spec (the kernel's own by default) for an entry point (all bindings when the spec lists none). */
   protected layout(spec: KernelSpec = this.spec, entryPoint?: string): KernelLayout {
