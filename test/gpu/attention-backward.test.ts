@@ -177,9 +177,7 @@ describe('attention backward', () => {
             out: outBuf,
             lse: { buffer: stats, offset: 0, size: T * NH * 4 },
             q: qBuf,
-            k: gkv.k,
-            v: gkv.v,
-            blockTable: gkv.blockTable,
+            ...gkv,
             rows: rowsBuf,
             ...dims,
           }),
@@ -190,7 +188,7 @@ describe('attention backward', () => {
         const results: Float32Array[] = [];
         for (let run = 0; run < (label === 'tiled' ? 2 : 1); run++) {
           const dqkv = uploadStorage(device, rng.normals(T * W), 'dqkv'); // stale values to overwrite
-          const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
+          const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, ...gkv, rows: rowsBuf };
           await runCalls(gpu, kernel.encode({ ...io, ...dims }));
           results.push(await readF32(device, dqkv, T * W));
           dqkv.destroy();

@@ -122,9 +122,7 @@ describe('decode attention', () => {
           ...decode.encode({
             partials,
             q: qBuf,
-            k: gkv.k,
-            v: gkv.v,
-            blockTable: gkv.blockTable,
+            ...gkv,
             rows: rowsBuf,
             B,
             maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,

@@ -100,9 +100,7 @@ describe('sliding-window attention', () => {
         const out = fx.uploadStorage(device, new Float32Array(T * NH * HS), 'out');
         const lse = fx.uploadStorage(device, new Float32Array(T * NH), 'lse');
         const dims = { B: rows.length, T, maxCount: 45, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window };
-        await fx.runCalls(gpu, [
-          ...attn.encode({ out, lse, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf, ...dims }),
-        ]);
+        await fx.runCalls(gpu, [...attn.encode({ out, lse, q: qBuf, ...gkv, rows: rowsBuf, ...dims })]);
         expectClose(await fx.readF32(device, out, want.length), want, TOL, `out (${variant})`);
         expectClose(await fx.readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${variant})`);
         out.destroy();
@@ -165,9 +163,7 @@ describe('sliding-window attention', () => {
         ...decode.encode({
           partials,
           q: qBuf,
-          k: gkv.k,
-          v: gkv.v,
-          blockTable: gkv.blockTable,
+          ...gkv,
           rows: rowsBuf,
           B,
           maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
@@ -239,7 +235,7 @@ describe('sliding-window attention', () => {
     for (const variant of ['tiled', 'naive'] as const) {
       const kernel = await fx.checked(device, () => new AttentionBackward(gpu, { NH, NKV, HS }, { variant }));
       const dqkv = fx.uploadStorage(device, rng.normals(T * W), 'dqkv');
-      const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
+      const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, ...gkv, rows: rowsBuf };
       await fx.runCalls(gpu, kernel.encode({ ...io, B: 2, T, maxCount: 50, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window }));
       expectClose(await fx.readF32(device, dqkv, T * W), want, { atol: 5e-5, rtol: 5e-4 }, `dqkv (${variant})`);
       dqkv.destroy();

@@ -35,10 +35,12 @@ import tiledCode from './attention-backward.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
+import type { PrefillTiling } from './attention-prefill';
 import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import {
   ATTENTION_COMMON_WGSL,
   BATCH_ROW_SCAN_WGSL,
+  checkTiledHeads,
   grid2d,
   KV_TILE_WGSL,
   kvBindings,
@@ -79,19 +81,16 @@ export interface AttentionBackwardArgs extends PrefillBatchArgs {
   q: BufferRef;
 }
 
-export interface AttentionBackwardTiling {
-  workgroupSize: number;
-  lanes: number;
-  /** Query rows per dq workgroup, and keys per dk/dv workgroup. */
-  rowsPerTile: number;
-  /** Keys per staged tile of the dq pass. */
-  keysPerTile: number;
+/**
+ * The forward's tiling fields (rowsPerTile: query rows per dq workgroup, and keys per dk/dv
+ * workgroup; keysPerTile: keys per staged tile of the dq pass), and the dk/dv pass's query tile.
+ */
+export interface AttentionBackwardTiling extends PrefillTiling {
   /** Query rows per staged tile of the dk/dv pass. */
   queriesPerTile: number;
 }
 
 const MAX_DPT4 = 4;
-const MAX_HS = 256;
 
 export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile = 16): AttentionBackwardTiling {
   const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
@@ -141,8 +140,7 @@ export class AttentionBackward extends SpecKernel {
   ) {
     super(ctx, ATTENTION_BACKWARD_SPEC);
     const { NH, NKV, HS } = shape;
-    if (NH % NKV !== 0) throw new Error(`AttentionBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`AttentionBackward: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
+    checkTiledHeads('AttentionBackward', NH, NKV, HS);
     this.variant = opts.variant ?? 'tiled';
     this.tiling = attentionBackwardTiling(
       HS,

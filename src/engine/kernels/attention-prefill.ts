@@ -35,6 +35,7 @@ import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel'
 import {
   ATTENTION_COMMON_WGSL,
   BATCH_ROW_SCAN_WGSL,
+  checkTiledHeads,
   grid2d,
   KV_TILE_WGSL,
   kvBindings,
@@ -94,7 +95,6 @@ export interface PrefillTiling {
 }
 
 const MAX_DPT4 = 8;
-const MAX_HS = 256;
 
 export function prefillTiling(HS: number, budgetBytes: number): PrefillTiling {
   const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
@@ -117,8 +117,7 @@ export class PrefillAttention extends SpecKernel {
     const variant = opts.variant ?? 'tiled';
     super(ctx, PREFILL_ATTENTION_SPECS[variant]);
     const { NH, NKV, HS } = shape;
-    if (NH % NKV !== 0) throw new Error(`PrefillAttention: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`PrefillAttention: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
+    checkTiledHeads('PrefillAttention', NH, NKV, HS);
     this.variant = variant;
     this.tiling = prefillTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes));
     const G = NH / NKV;

@@ -71,6 +71,15 @@ export function rowLanes(HS: number, maxDpt4: number): { lanes: number; workgrou
   return { lanes, workgroupSize: lanes * Math.floor(64 / lanes) };
 }
 
+/** The tiled kernels' head limit: HS/4 vec4s spread over at most 64 lanes with <= 8 (prefill) or 4 (backward) each. */
+const TILED_MAX_HS = 256;
+
+/** Throws unless the tiled prefill kernels (forward and backward) take this head shape. */
+export function checkTiledHeads(owner: string, NH: number, NKV: number, HS: number): void {
+  if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
+  if (HS % 4 !== 0 || HS > TILED_MAX_HS) throw new Error(`${owner}: head dim ${HS} must be a multiple of 4 and <= ${TILED_MAX_HS}`);
+}
+
 /** Workgroup-storage bytes a kernel may plan for: the device limit unless a smaller one is forced (tests). */
 export function workgroupStorageBudget(ctx: KernelContext, forced?: number): number {
   if (forced === undefined) return ctx.maxWorkgroupStorage;
