@@ -173,18 +173,14 @@ describe('attention backward', () => {
         device.queue.writeBuffer(stats, 0, new Float32Array(T * NH));
         const fwd = await checked(device, () => new PrefillAttention(gpu, { NH, NKV, HS }));
         await runCalls(gpu, [
-          fwd.encode(
-            {
-              out: outBuf,
-              lse: { buffer: stats, offset: 0, size: T * NH * 4 },
-              q: qBuf,
-              k: gkv.k,
-              v: gkv.v,
-              blockTable: gkv.blockTable,
-              rows: rowsBuf,
-            },
-            dims,
-          ),
+          ...fwd.encode({
+            out: outBuf,
+            lse: { buffer: stats, offset: 0, size: T * NH * 4 },
+            q: qBuf,
+            ...gkv,
+            rows: rowsBuf,
+            ...dims,
+          }),
         ]);
       }
       for (const [label, opts] of variants(HS)) {
@@ -192,8 +188,8 @@ describe('attention backward', () => {
         const results: Float32Array[] = [];
         for (let run = 0; run < (label === 'tiled' ? 2 : 1); run++) {
           const dqkv = uploadStorage(device, rng.normals(T * W), 'dqkv'); // stale values to overwrite
-          const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
-          await runCalls(gpu, kernel.encode(io, dims));
+          const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, ...gkv, rows: rowsBuf };
+          await runCalls(gpu, kernel.encode({ ...io, ...dims }));
           results.push(await readF32(device, dqkv, T * W));
           dqkv.destroy();
         }

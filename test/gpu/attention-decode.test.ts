@@ -14,7 +14,7 @@ import {
   planDecodeSplits,
   type DecodeSplitPlan,
 } from '../../src/engine/kernels/attention-decode';
-import { KV_BLOCK } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK } from '../../src/engine/kernels/kv-layout';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { attentionDecodePartials, attentionMergePartials, kvGatherPaged } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
@@ -119,11 +119,16 @@ describe('decode attention', () => {
         const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
         const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
         await runCalls(gpu, [
-          decode.encode(
-            { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf },
-            { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan },
-          ),
-          merge.encode({ out, partials }, { B, NH, HS, numSplits: plan.numSplits }),
+          ...decode.encode({
+            partials,
+            q: qBuf,
+            ...gkv,
+            rows: rowsBuf,
+            B,
+            maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+            plan,
+          }),
+          ...merge.encode({ out, partials, B, NH, HS, numSplits: plan.numSplits }),
         ]);
 
         const wantPartials = new Float32Array(floats);

@@ -9,7 +9,7 @@ import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
 import type { DType } from '../../src/engine/tensor/dtype';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';

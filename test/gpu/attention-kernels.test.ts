@@ -5,10 +5,11 @@
  * (q/k norm weights decoded from the uploaded tensors, inv_freq from model/config/rope.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { qkvPrepWeights } from '../../src/engine/kernels/qkv-prep';
 import { createAttentionKernels } from '../../src/engine/kernels/registry';
+import { attentionShapeOf, qkvPrepWeights } from '../../src/engine/model/weights/kernel-args';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
-import { KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KvCache } from '../../src/engine/model/kv/kv-cache';
+import { NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import { ropeInvFreq } from '../../src/engine/model/config/rope';
 import { layerNames } from '../../src/engine/model/weights/parameter-plan';
 import { WeightSet } from '../../src/engine/model/weights/weight-set';
@@ -41,7 +42,7 @@ describe('attention kernels of a model', () => {
       const layer = 1;
       const tensors = randomModelTensors(cfg, 'bf16', 11);
       const weights = await WeightSet.upload(device, cfg, tensors, { ropePositions: 64 });
-      const k = createAttentionKernels(gpu, cfg);
+      const k = createAttentionKernels(gpu, attentionShapeOf(cfg));
       const cache = new KvCache(device, cfg, { maxSeqs: 3, maxContext: 64, numBlocks: 8 });
       const rng = new Rng(3);
       const blocks = shuffled(rng, 8);
@@ -77,13 +78,13 @@ describe('attention kernels of a model', () => {
         const plan = k.decode.plan(Math.max(...rows.map((r) => r.pos + 1)), B);
         const partials = uploadStorage(device, new Float32Array(B * NH * plan.numSplits * (HS + 2)), 'partials');
         const dims = { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq };
-        const calls = k.qkvPrep.encode({ ...io, q: qBuf, qkv: qkvBuf, rows: rowsBuf }, dims);
+        const calls = k.qkvPrep.encode({ ...io, q: qBuf, qkv: qkvBuf, rows: rowsBuf, ...dims });
         if (decode) {
-          calls.push(k.decode.encode({ ...io, q: qBuf, partials, rows: rowsBuf }, { B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
-          calls.push(k.merge.encode({ out: outBuf, partials }, { B, NH, HS, numSplits: plan.numSplits }));
+          calls.push(...k.decode.encode({ ...io, q: qBuf, partials, rows: rowsBuf, B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
+          calls.push(...k.merge.encode({ out: outBuf, partials, B, NH, HS, numSplits: plan.numSplits }));
         } else {
           const maxCount = Math.max(...rows.map((r) => r.count));
-          calls.push(k.prefill.encode({ ...io, q: qBuf, out: outBuf, rows: rowsBuf }, { ...dims, maxCount }));
+          calls.push(...k.prefill.encode({ ...io, q: qBuf, out: outBuf, rows: rowsBuf, ...dims, maxCount }));
         }
         await runCalls(gpu, calls);
 

@@ -13,7 +13,8 @@ import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { QkvPrep } from '../../src/engine/kernels/qkv-prep';
 import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
-import { KV_BLOCK, KvCache, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KvCache } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import { createRopeTableBuffer, ropeInvFreq } from '../../src/engine/model/config/rope';
 import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
@@ -128,16 +129,23 @@ describe('attention pipeline', () => {
       const plan = decode.plan(Math.max(...rows.map((r) => r.pos + 1)), B);
       const partials = uploadStorage(device, new Float32Array(B * NH * plan.numSplits * (HS + 2)), 'partials');
       const kv = { k: cache.k[0], v: cache.v[0], blockTable: cache.blockTable, rows: rowsBuf };
-      const calls = prep.encode(
-        { ...kv, q: qBuf, qkv: qkvBuf, qNorm: qNormBuf, kNorm: kNormBuf, ropeTable: table },
-        { T, B, maxBlocksPerSeq: cache.maxBlocksPerSeq },
-      );
+      const calls = prep.encode({
+        ...kv,
+        q: qBuf,
+        qkv: qkvBuf,
+        qNorm: qNormBuf,
+        kNorm: kNormBuf,
+        ropeTable: table,
+        T,
+        B,
+        maxBlocksPerSeq: cache.maxBlocksPerSeq,
+      });
       if (kind === 'prefill') {
         const maxCount = Math.max(...rows.map((r) => r.count));
-        calls.push(prefill.encode({ ...kv, q: qBuf, out: outBuf }, { B, T, maxCount, maxBlocksPerSeq: cache.maxBlocksPerSeq }));
+        calls.push(...prefill.encode({ ...kv, q: qBuf, out: outBuf, B, T, maxCount, maxBlocksPerSeq: cache.maxBlocksPerSeq }));
       } else {
-        calls.push(decode.encode({ ...kv, q: qBuf, partials }, { B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
-        calls.push(merge.encode({ out: outBuf, partials }, { B, NH, HS, numSplits: plan.numSplits }));
+        calls.push(...decode.encode({ ...kv, q: qBuf, partials, B, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan }));
+        calls.push(...merge.encode({ out: outBuf, partials, B, NH, HS, numSplits: plan.numSplits }));
       }
       await runCalls(gpu, calls);
       const got = await readF32(device, outBuf, T * NH * HS);

@@ -134,9 +134,9 @@ describe('prefill attention', () => {
         const out = uploadStorage(device, rng.normals(T * NH * HS), 'out'); // stale garbage to overwrite
         const lse = uploadStorage(device, new Float32Array(T * NH), 'lse');
         const outNoLse = uploadStorage(device, new Float32Array(T * NH * HS), 'out2');
-        const io = { q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
+        const io = { q: qBuf, ...gkv, rows: rowsBuf };
         const dims = { B, T, maxCount, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq };
-        await runCalls(gpu, [attn.encode({ ...io, out, lse }, dims), attn.encode({ ...io, out: outNoLse }, dims)]);
+        await runCalls(gpu, [...attn.encode({ ...io, out, lse, ...dims }), ...attn.encode({ ...io, out: outNoLse, ...dims })]);
         expectClose(await readF32(device, out, want.length), want, TOL, `out (${label})`);
         expectClose(await readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${label})`);
         expectClose(await readF32(device, outNoLse, want.length), want, TOL, `out without lse (${label})`);

@@ -12,7 +12,7 @@ import { DecodeAttention } from '../../src/engine/kernels/attention-decode';
 import { AttentionMerge } from '../../src/engine/kernels/attention-merge';
 import { PrefillAttention } from '../../src/engine/kernels/attention-prefill';
 import { firstVisibleKey } from '../../src/engine/model/config/attention-window';
-import { KV_BLOCK, type BatchRow } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import { attentionBackward, attentionForward } from '../../src/engine/reference/attention';
 import {
   attentionDecodePartials,
@@ -100,7 +100,7 @@ describe('sliding-window attention', () => {
         const out = fx.uploadStorage(device, new Float32Array(T * NH * HS), 'out');
         const lse = fx.uploadStorage(device, new Float32Array(T * NH), 'lse');
         const dims = { B: rows.length, T, maxCount: 45, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window };
-        await fx.runCalls(gpu, [attn.encode({ out, lse, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf }, dims)]);
+        await fx.runCalls(gpu, [...attn.encode({ out, lse, q: qBuf, ...gkv, rows: rowsBuf, ...dims })]);
         expectClose(await fx.readF32(device, out, want.length), want, TOL, `out (${variant})`);
         expectClose(await fx.readF32(device, lse, wantLse.length), wantLse, TOL, `lse (${variant})`);
         out.destroy();
@@ -160,11 +160,17 @@ describe('sliding-window attention', () => {
       const partials = fx.uploadStorage(device, rng.normals(floats), 'partials');
       const out = fx.uploadStorage(device, new Float32Array(B * NH * HS), 'out');
       await fx.runCalls(gpu, [
-        decode.encode(
-          { partials, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf },
-          { B, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, plan, window },
-        ),
-        merge.encode({ out, partials }, { B, NH, HS, numSplits: plan.numSplits }),
+        ...decode.encode({
+          partials,
+          q: qBuf,
+          ...gkv,
+          rows: rowsBuf,
+          B,
+          maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+          plan,
+          window,
+        }),
+        ...merge.encode({ out, partials, B, NH, HS, numSplits: plan.numSplits }),
       ]);
       const wantPartials = new Float32Array(floats);
       attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen, window);
@@ -229,8 +235,8 @@ describe('sliding-window attention', () => {
     for (const variant of ['tiled', 'naive'] as const) {
       const kernel = await fx.checked(device, () => new AttentionBackward(gpu, { NH, NKV, HS }, { variant }));
       const dqkv = fx.uploadStorage(device, rng.normals(T * W), 'dqkv');
-      const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, k: gkv.k, v: gkv.v, blockTable: gkv.blockTable, rows: rowsBuf };
-      await fx.runCalls(gpu, kernel.encode(io, { B: 2, T, maxCount: 50, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window }));
+      const io = { dqkv, stats, dout: doutBuf, out: outBuf, q: qBuf, ...gkv, rows: rowsBuf };
+      await fx.runCalls(gpu, kernel.encode({ ...io, B: 2, T, maxCount: 50, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq, window }));
       expectClose(await fx.readF32(device, dqkv, T * W), want, { atol: 5e-5, rtol: 5e-4 }, `dqkv (${variant})`);
       dqkv.destroy();
     }

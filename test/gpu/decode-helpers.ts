@@ -4,8 +4,9 @@
 import type { KernelContext } from '../../src/engine/gpu/context';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
-import type { BatchRow } from '../../src/engine/model/kv/kv-cache';
-import { KV_BLOCK, KvCache, packBatchRows } from '../../src/engine/model/kv/kv-cache';
+import type { BatchRow } from '../../src/engine/kernels/kv-layout';
+import { KvCache } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { isBlockDType } from '../../src/engine/tensor/dtype';
 import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';

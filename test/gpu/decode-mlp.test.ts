@@ -1,5 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
+import { decodeLayerArgs } from '../../src/engine/model/weights/kernel-args';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeFinalize } from '../../src/engine/kernels/decode-finalize';
@@ -35,7 +36,14 @@ describe('fused decode mlp', () => {
         const { P, FS } = mlpSlices(F, slice);
         const { stream, init } = filledStream(ctx, rng, B, C, P, 0);
         const l = 1;
-        await runCalls(ctx, [new DecodeMlp(ctx).encode({ weights, layer: l, stream, B, slice })]);
+        await runCalls(ctx, [
+          ...new DecodeMlp(ctx).encode({
+            ...decodeLayerArgs(weights, l),
+            stream,
+            B,
+            slice,
+          }),
+        ]);
         const got = await read(ctx, stream.buffer, (1 + P) * B * C);
         const w = ref.layers[l];
         const x = new Float32Array(B * C);
@@ -78,7 +86,7 @@ describe('decode finalize', () => {
     const B = 5,
       C = 40;
     const { stream, h } = filledStream(ctx, rng, B, C, 4, 4);
-    await runCalls(ctx, [new DecodeFinalize(ctx).encode(stream, B, 4)]);
+    await runCalls(ctx, [...new DecodeFinalize(ctx).encode({ stream, B, pending: 4 })]);
     expectClose(await read(ctx, stream.buffer, B * C), h, { atol: 1e-6, rtol: 1e-6 }, 'residual');
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
+import { decodeLayerArgs, decodeShapeOf } from '../../src/engine/model/weights/kernel-args';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
@@ -44,7 +45,14 @@ describe('fused decode o_proj', () => {
       });
       const l = 0;
       await runCalls(ctx, [
-        new DecodeOProj(ctx).encode({ weights, layer: l, stream, pending: 2, partials: upload(ctx, partials), numSplits: S, B }),
+        ...new DecodeOProj(ctx).encode({
+          ...decodeLayerArgs(weights, l),
+          stream,
+          pending: 2,
+          partials: upload(ctx, partials),
+          numSplits: S,
+          B,
+        }),
       ]);
       const want = new Float32Array(B * C);
       linearForward(want, att, ref.layers[l].o, ref.layers[l].oBias, B, NH * HS, C);
@@ -58,8 +66,8 @@ describe('fused decode o_proj', () => {
     const ctx = await kernelContext();
     const { weights } = await testModel(ctx, 'llama', 'f32', 43);
     const o = new DecodeOProj(ctx);
-    expect(o.fits(weights, 4, 8)).toBe(true);
-    expect(o.fits(weights, 1, 1000)).toBe(false);
+    expect(o.fits(decodeShapeOf(weights.config), 4, 8)).toBe(true);
+    expect(o.fits(decodeShapeOf(weights.config), 1, 1000)).toBe(false);
     weights.destroy();
   });
 });

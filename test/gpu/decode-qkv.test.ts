@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readF32 } from '../../src/engine/gpu/buffers';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
+import { decodeQkvArgs } from '../../src/engine/model/weights/kernel-args';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { layerUsesRope, ropeFreqs } from '../../src/engine/model/config/rope';
@@ -49,8 +50,7 @@ describe('fused decode qkv', () => {
       const l = 1;
       await runCalls(ctx, [
         ...new DecodeQkv(ctx).encode({
-          weights,
-          layer: l,
+          ...decodeQkvArgs(weights, l),
           stream,
           pending: 3,
           rows: rowsBuffer,

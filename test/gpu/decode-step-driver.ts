@@ -15,8 +15,9 @@ import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { Embedding } from '../../src/engine/kernels/embedding';
 import { LmHead } from '../../src/engine/kernels/lm-head';
+import { decodeLayerArgs, decodeQkvArgs, lmHeadWeights } from '../../src/engine/model/weights/kernel-args';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
-import { packBatchRows } from '../../src/engine/model/kv/kv-cache';
+import { packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { compareArrays } from '../../src/engine/reference/check';
 import type { ReferenceSession } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/tensor/random';
@@ -91,8 +92,7 @@ export async function runDecode(
       const layerStart = ctx.profiler.dispatches;
       await runCalls(ctx, [
         ...kernels.qkv.encode({
-          weights,
-          layer: l,
+          ...decodeQkvArgs(weights, l),
           stream,
           pending,
           rows: rowsBuf,
@@ -124,14 +124,29 @@ export async function runDecode(
         partials.set(attentionPartials(qv.subarray(i * NH * HS, (i + 1) * NH * HS), k, v, n, NH, NKV, HS, S, SPLIT), i * NH * S * (HS + 2));
       }
       const calls: KernelCall[] = [
-        kernels.o.encode({ weights, layer: l, stream, pending, partials: upload(ctx, partials), numSplits: S, B: Bs }),
-        kernels.mlp.encode({ weights, layer: l, stream, B: Bs, slice }),
+        ...kernels.o.encode({
+          ...decodeLayerArgs(weights, l),
+          stream,
+          pending,
+          partials: upload(ctx, partials),
+          numSplits: S,
+          B: Bs,
+        }),
+        ...kernels.mlp.encode({
+          ...decodeLayerArgs(weights, l),
+          stream,
+          B: Bs,
+          slice,
+        }),
       ];
       await runCalls(ctx, calls);
       out.perLayer = ctx.profiler.dispatches - layerStart;
     }
     const tailStart = ctx.profiler.dispatches;
-    await runCalls(ctx, [kernels.fin.encode(stream, Bs, P), ...kernels.head.encodeDecode(weights, stream, Bs, logits)]);
+    await runCalls(ctx, [
+      ...kernels.fin.encode({ stream, B: Bs, pending: P }),
+      ...kernels.head.encode({ head: lmHeadWeights(weights), stream, B: Bs, logits }),
+    ]);
     out.perStep = stepDispatches + ctx.profiler.dispatches - tailStart;
     const got = await read(ctx, logits, Bs * V);
     for (let i = 0; i < Bs; i++) {

@@ -4,11 +4,12 @@ import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { mlpSlices } from '../../src/engine/kernels/decode-mlp';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
-import { packBatchRows } from '../../src/engine/model/kv/kv-cache';
+import { packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, read, zeros } from './dense-helpers';
 import { batchWithCache, testModel } from './decode-helpers';
+import { decodeLayerArgs, decodeQkvArgs, lmHeadWeights } from '../../src/engine/model/weights/kernel-args';
 
 afterAll(destroyContexts);
 
@@ -57,8 +58,7 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
         const pending = l === 0 ? 0 : P;
         calls.push(
           ...k.decodeQkv.encode({
-            weights,
-            layer: l,
+            ...decodeQkvArgs(weights, l),
             stream,
             pending,
             rows: rowsBuf,
@@ -69,15 +69,36 @@ describe('one-submission decode steps (dense kernels + decode attention)', () =>
             q,
             B: Bs,
           }),
-          attention.encode(
-            { partials, q, k: cache.k[l], v: cache.v[l], blockTable: cache.blockTable, rows: rowsBuf },
-            { B: Bs, maxBlocksPerSeq: cache.maxBlocksPerSeq, plan },
-          ),
-          k.decodeOProj.encode({ weights, layer: l, stream, pending, partials, numSplits: plan.numSplits, B: Bs }),
-          k.decodeMlp.encode({ weights, layer: l, stream, B: Bs }),
+          ...attention.encode({
+            partials,
+            q,
+            k: cache.k[l],
+            v: cache.v[l],
+            blockTable: cache.blockTable,
+            rows: rowsBuf,
+            B: Bs,
+            maxBlocksPerSeq: cache.maxBlocksPerSeq,
+            plan,
+          }),
+          ...k.decodeOProj.encode({
+            ...decodeLayerArgs(weights, l),
+            stream,
+            pending,
+            partials,
+            numSplits: plan.numSplits,
+            B: Bs,
+          }),
+          ...k.decodeMlp.encode({
+            ...decodeLayerArgs(weights, l),
+            stream,
+            B: Bs,
+          }),
         );
       }
-      calls.push(k.decodeFinalize.encode(stream, Bs, P), ...k.lmHead.encodeDecode(weights, stream, Bs, logits));
+      calls.push(
+        ...k.decodeFinalize.encode({ stream, B: Bs, pending: P }),
+        ...k.lmHead.encode({ head: lmHeadWeights(weights), stream, B: Bs, logits }),
+      );
       ctx.profiler.reset();
       const encoder = ctx.device.createCommandEncoder();
       const pass = encoder.beginComputePass();

@@ -41,8 +41,8 @@ describe('RMSNorm backward', () => {
       const rstd = zeros(ctx, N);
       const dinp = upload(ctx, dinp0);
       await runCalls(ctx, [
-        new RmsNorm(ctx).encode({ out: zeros(ctx, N * C), inp: xb, N, C, vectors, weightOffset: 64, eps, rstd }),
-        new RmsNormBackward(ctx).encode({ dinp, dout: upload(ctx, dout), inp: xb, rstd, vectors, weightOffset: 64, N, C }),
+        ...new RmsNorm(ctx).encode({ out: zeros(ctx, N * C), inp: xb, N, C, vectors, weightOffset: 64, eps, rstd }),
+        ...new RmsNormBackward(ctx).encode({ dinp, dout: upload(ctx, dout), inp: xb, rstd, vectors, weightOffset: 64, N, C }),
       ]);
       const wantRstd = new Float32Array(N);
       rmsnormForward(new Float32Array(N * C), wantRstd, x, w, N, C, eps);
@@ -69,7 +69,7 @@ describe('RMSNorm backward', () => {
     const init = rng.normals(dinpOffset + N * stride);
     const dinp = upload(ctx, init);
     await runCalls(ctx, [
-      new RmsNormBackward(ctx).encode({
+      ...new RmsNormBackward(ctx).encode({
         dinp,
         dout: upload(ctx, dout),
         inp: upload(ctx, x),
@@ -112,7 +112,15 @@ describe('SwiGLU backward', () => {
       const dact = rng.normals(T * dStride);
       const dgu = zeros(ctx, T * 2 * F);
       await runCalls(ctx, [
-        new SwiGluBackward(ctx).encode({ dgateUp: dgu, dact: upload(ctx, dact), gateUp: upload(ctx, gu), T, F, dactStride: dStride, act }),
+        ...new SwiGluBackward(ctx).encode({
+          dgateUp: dgu,
+          dact: upload(ctx, dact),
+          gateUp: upload(ctx, gu),
+          T,
+          F,
+          dactStride: dStride,
+          act,
+        }),
       ]);
       const want = new Float32Array(T * 2 * F);
       for (let t = 0; t < T; t++) {

@@ -10,10 +10,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraPool } from '../../src/engine/generate/lora-pool';
-import type { RunnerRow } from '../../src/engine/generate/model-runner';
+import type { RunnerRow } from '../../src/engine/generate/step-spec';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
-import { NO_ADAPTER } from '../../src/engine/model/kv/kv-cache';
+import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
 import { randomLoraTensors, referenceLora, type ReferenceLora } from '../../src/engine/reference/lora';

@@ -4,15 +4,8 @@
  * smaller buffers, its own block table, copies within its layers only).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  KV_BLOCK,
-  KvCache,
-  kvBlockBytes,
-  kvBlocksThatFit,
-  kvBytesPerToken,
-  packBatchRows,
-  type KvShape,
-} from '../../src/engine/model/kv/kv-cache';
+import { KvCache, kvBlockBytes, kvBlocksThatFit, kvBytesPerToken, type KvShape } from '../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK, packBatchRows } from '../../src/engine/kernels/kv-layout';
 import { testConfig } from '../../src/engine/reference/random-model';
 import { openGpu, readF32, Rng, type Gpu } from './attention-fixtures';
 import { readU32 } from '../../src/engine/gpu/buffers';

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { LmHead } from '../../src/engine/kernels/lm-head';
+import { lmHeadWeights } from '../../src/engine/model/weights/kernel-args';
 import { WeightSet } from '../../src/engine/model/weights/weight-set';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
@@ -40,7 +41,7 @@ describe('lm_head over a row-chunked vocabulary', () => {
     const h = new Rng(72).normals(B * cfg.hiddenSize, 2);
     ctx.device.queue.writeBuffer(stream.buffer, 0, h);
     const logits = zeros(ctx, B * cfg.vocabSize);
-    await runCalls(ctx, new LmHead(ctx).encodeDecode(weights, stream, B, logits));
+    await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream, B, logits }));
     expectClose(await read(ctx, logits, B * cfg.vocabSize), expected(ref, h, B), TOL, 'logits');
     weights.destroy();
   });
@@ -59,7 +60,7 @@ describe('lm_head over a row-chunked vocabulary', () => {
       await runCalls(
         ctx,
         new LmHead(ctx).encode({
-          weights,
+          head: lmHeadWeights(weights),
           logits,
           hidden: upload(ctx, hidden),
           R,

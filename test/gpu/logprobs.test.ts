@@ -74,7 +74,7 @@ async function promptLogprobs(V: number, logits: Float32Array, targets: number[]
   const out = createStorage(device, bytes, 'prompt logprobs');
   const encoder = device.createCommandEncoder();
   const pass = encoder.beginComputePass();
-  kernel.record(pass, out, logitsBuffer, targetBuffer, T, V, k);
+  for (const c of kernel.encode({ out, logits: logitsBuffer, targets: targetBuffer, T, V, k })) c.record(pass, kernels);
   pass.end();
   device.queue.submit([encoder.finish()]);
   const result = decodePromptLogprobs(await readBytes(device, out, bytes), T, k);

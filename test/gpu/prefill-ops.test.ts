@@ -30,7 +30,7 @@ describe('prefill-side kernels against the reference', () => {
       const out = zeros(ctx, N * C);
       const rstd = zeros(ctx, N);
       const vectors = upload(ctx, new Float32Array([...new Float32Array(64), ...w]));
-      await runCalls(ctx, [new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors, weightOffset: 64, eps, rstd })]);
+      await runCalls(ctx, [...new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors, weightOffset: 64, eps, rstd })]);
       const want = new Float32Array(N * C);
       const wantRstd = new Float32Array(N);
       rmsnormForward(want, wantRstd, x, w, N, C, eps);
@@ -50,7 +50,7 @@ describe('prefill-side kernels against the reference', () => {
     const h = rng.normals(N * C);
     const out = upload(ctx, h);
     await runCalls(ctx, [
-      new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors: upload(ctx, w), weightOffset: 0, eps, accumulate: true }),
+      ...new RmsNorm(ctx).encode({ out, inp: upload(ctx, x), N, C, vectors: upload(ctx, w), weightOffset: 0, eps, accumulate: true }),
     ]);
     const want = new Float32Array(N * C);
     rmsnormForward(want, null, x, w, N, C, eps);
@@ -69,7 +69,7 @@ describe('prefill-side kernels against the reference', () => {
     const rows = [4, 19, 0, 11];
     const out = zeros(ctx, rows.length * C);
     await runCalls(ctx, [
-      new RmsNorm(ctx).encode({
+      ...new RmsNorm(ctx).encode({
         out,
         inp: upload(ctx, x),
         N: rows.length,
@@ -95,7 +95,7 @@ describe('prefill-side kernels against the reference', () => {
         F = 77;
       const gu = rng.normals(T * 2 * F, 3);
       const out = zeros(ctx, T * F);
-      await runCalls(ctx, [new SwiGlu(ctx).encode(out, upload(ctx, gu), T, F, { act })]);
+      await runCalls(ctx, [...new SwiGlu(ctx).encode({ out, gateUp: upload(ctx, gu), T, F, act })]);
       const gate = new Float32Array(T * F);
       const up = new Float32Array(T * F);
       for (let t = 0; t < T; t++) {
@@ -114,7 +114,7 @@ describe('prefill-side kernels against the reference', () => {
     const a = rng.normals(n + 3);
     const b = rng.normals(n + 5);
     const out = upload(ctx, a);
-    await runCalls(ctx, [new AddInto(ctx).encode(out, upload(ctx, b), n, 3, 5)]);
+    await runCalls(ctx, [...new AddInto(ctx).encode({ out, inp: upload(ctx, b), n, outOffset: 3, inOffset: 5 })]);
     const want = Float32Array.from(a);
     residualForward(want.subarray(3), a.subarray(3), b.subarray(5), n);
     expectClose(await read(ctx, out, n + 3), want, { atol: 0, rtol: 1e-7 }, 'out');

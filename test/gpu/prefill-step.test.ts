@@ -2,6 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import type { KernelCall } from '../../src/engine/gpu/kernel-call';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { createDenseKernels } from '../../src/engine/kernels/registry';
+import { lmHeadWeights } from '../../src/engine/model/weights/kernel-args';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { attentionForward } from '../../src/engine/reference/attention';
@@ -38,7 +39,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
     await runCalls(ctx, [
-      k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.inputNorm, eps }),
+      ...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.inputNorm, eps }),
       ...k.gemm.encode({
         out: qkv,
         a: x,
@@ -83,7 +84,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
         bias: w.oBias,
         accumulate: true,
       }),
-      k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.postNorm, eps }),
+      ...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors: weights.vectors, weightOffset: w.postNorm, eps }),
       ...k.gemm.encode({
         out: gu,
         a: x,
@@ -94,7 +95,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
         vectors: weights.vectors,
         bias: w.gateUpBias,
       }),
-      k.swiglu.encode(act, gu, T, F),
+      ...k.swiglu.encode({ out: act, gateUp: gu, T, F }),
       ...k.gemm.encode({
         out: h,
         a: act,
@@ -110,7 +111,7 @@ async function prefill(arch: Architecture, dtype: DType, tokens: number[]) {
     await runCalls(ctx, calls);
   }
   const logits = zeros(ctx, T * V);
-  await runCalls(ctx, k.lmHead.encode({ weights, logits, hidden: h, R: T, scratch: zeros(ctx, T * C) }));
+  await runCalls(ctx, k.lmHead.encode({ head: lmHeadWeights(weights), logits, hidden: h, R: T, scratch: zeros(ctx, T * C) }));
   expectClose(await read(ctx, logits, T * V), ref.forward(tokens), { atol: 2e-3, rtol: 2e-3 }, `${arch} prefill logits`);
   weights.destroy();
 }

@@ -16,7 +16,11 @@ describe('profiler', () => {
     const add = new AddInto(ctx);
     const out = upload(ctx, new Float32Array(4096));
     const inp = upload(ctx, new Float32Array(4096).fill(1));
-    await runCalls(ctx, [add.encode(out, inp, 4096), add.encode(out, inp, 4096), add.encode(out, inp, 100)], 'adds');
+    await runCalls(
+      ctx,
+      [...add.encode({ out, inp, n: 4096 }), ...add.encode({ out, inp, n: 4096 }), ...add.encode({ out, inp, n: 100 })],
+      'adds',
+    );
     expect(ctx.profiler.counts()).toEqual({ dispatches: 3, submissions: 1, byLabel: { add: 3 } });
     if (gpu.hasTimestampQuery) {
       const timings = await ctx.profiler.readTimings();
@@ -39,7 +43,7 @@ describe('profiler', () => {
       Float32Array.from({ length: 4096 }, (_, i) => i),
     );
     expect(ctx.profiler.startKernelTiming()).toBe(gpu.hasTimestampQuery);
-    await runCalls(ctx, [add.encode(out, inp, 4096), add.encode(out, inp, 100)], 'adds');
+    await runCalls(ctx, [...add.encode({ out, inp, n: 4096 }), ...add.encode({ out, inp, n: 100 })], 'adds');
     const timings = await ctx.profiler.stopKernelTiming();
     // Every element got inp once, the first 100 twice: passes keep the calls' order.
     const got = await read(ctx, out, 4096);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { QkvPrepBackward } from '../../src/engine/kernels/qkv-prep-backward';
 import { encodeFromF32, roundToDtype } from '../../src/engine/tensor/dtype';
-import { NO_ADAPTER } from '../../src/engine/model/kv/kv-cache';
+import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { createRopeTableBuffer, ropeFreqs } from '../../src/engine/model/config/rope';
 import type { QkNorm } from '../../src/engine/reference/attention-paged';
 import { expectClose } from '../../src/engine/reference/check';
@@ -116,18 +116,17 @@ describe('qkv-prep backward', () => {
         () => new QkvPrepBackward(gpu, { NH, NKV, HS, qkNorm: c.norm ? { dtype: c.norm, eps } : null, rotaryDim: cfg.rotaryDim }),
       );
       await runCalls(gpu, [
-        kernel.encode(
-          {
-            dqkv,
-            qkv: uploadStorage(device, qkv, 'qkv'),
-            qNorm: io.qNorm,
-            kNorm: io.kNorm,
-            ropeTable: createRopeTableBuffer(device, cfg, maxPos),
-            rows: uploadRows(device, rows),
-            rope: layerRope,
-          },
-          { T, B: rows.length },
-        ),
+        ...kernel.encode({
+          dqkv,
+          qkv: uploadStorage(device, qkv, 'qkv'),
+          qNorm: io.qNorm,
+          kNorm: io.kNorm,
+          ropeTable: createRopeTableBuffer(device, cfg, maxPos),
+          rows: uploadRows(device, rows),
+          rope: layerRope,
+          T,
+          B: rows.length,
+        }),
       ]);
       expectClose(await readF32(device, dqkv, T * W), want, { atol: 2e-5, rtol: 2e-4 }, 'dqkv');
     });

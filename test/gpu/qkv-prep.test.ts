@@ -131,21 +131,21 @@ describe('qkv-prep', () => {
       );
       await runCalls(
         gpu,
-        prep.encode(
-          {
-            q: qBuf,
-            k: gkv.k,
-            v: gkv.v,
-            qkv: qkvBuf,
-            qNorm: qNormBuf,
-            kNorm: kNormBuf,
-            ropeTable: table,
-            blockTable: gkv.blockTable,
-            rows: rowsBuf,
-            rope: layerRope,
-          },
-          { T, B: rows.length, maxBlocksPerSeq: layout.kv.maxBlocksPerSeq },
-        ),
+        prep.encode({
+          q: qBuf,
+          k: gkv.k,
+          v: gkv.v,
+          qkv: qkvBuf,
+          qNorm: qNormBuf,
+          kNorm: kNormBuf,
+          ropeTable: table,
+          blockTable: gkv.blockTable,
+          rows: rowsBuf,
+          rope: layerRope,
+          T,
+          B: rows.length,
+          maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+        }),
       );
 
       const wantQ = new Float32Array(T * NH * HS);
@@ -167,9 +167,9 @@ describe('qkv-prep', () => {
     const { device } = gpu;
     const prep = await checked(device, () => new QkvPrep(gpu, { NH: 2, NKV: 1, HS: 64, qkNorm: { dtype: 'bf16', eps: 1e-6 } }));
     const b = uploadStorage(device, new Float32Array(4 * 64 * 4), 'x');
-    expect(() =>
-      prep.encode({ q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b }, { T: 1, B: 1, maxBlocksPerSeq: 1 }),
-    ).toThrow(/q\/k norm/);
+    expect(() => prep.encode({ q: b, k: b, v: b, qkv: b, ropeTable: b, blockTable: b, rows: b, T: 1, B: 1, maxBlocksPerSeq: 1 })).toThrow(
+      /q\/k norm/,
+    );
     b.destroy();
   });
 });

@@ -15,6 +15,7 @@ import { Embedding } from '../../src/engine/kernels/embedding';
 import { Gemm } from '../../src/engine/kernels/gemm';
 import { Gemv } from '../../src/engine/kernels/gemv';
 import { LmHead } from '../../src/engine/kernels/lm-head';
+import { lmHeadWeights } from '../../src/engine/model/weights/kernel-args';
 import type { BlockDType } from '../../src/engine/tensor/dtype';
 import { blockLayout } from '../../src/engine/tensor/dtype';
 import { EMBED_NAME, FINAL_NORM_NAME } from '../../src/engine/model/weights/parameter-plan';
@@ -86,7 +87,7 @@ describe('kernels reading GGML block weights against the dequantized reference',
       const hidden = rng.normals(R * C, 2);
       ctx.device.queue.writeBuffer(stream.buffer, 0, hidden);
       const logits = zeros(ctx, R * V);
-      await runCalls(ctx, new LmHead(ctx).encodeDecode(weights, stream, R, logits));
+      await runCalls(ctx, new LmHead(ctx).encode({ head: lmHeadWeights(weights), stream, B: R, logits }));
       const normed = new Float32Array(R * C);
       rmsnormForward(normed, null, hidden, norm, R, C, cfg.rmsNormEps);
       const wantLogits = new Float32Array(R * V);

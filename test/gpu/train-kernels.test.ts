@@ -51,13 +51,13 @@ describe('cross-entropy over the vocabulary', () => {
       const stats = zeros(ctx, 2 * rows);
       const lbuf = upload(ctx, logits);
       const tbuf = upload(ctx, targets);
-      await runCalls(ctx, [ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, stats, lpOffset: 0, entOffset: rows })]);
+      await runCalls(ctx, [...ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, stats, lpOffset: 0, entOffset: rows })]);
       const s = await read(ctx, stats, 2 * rows);
       expectClose(s.subarray(row0, row0 + R), wantLp, { atol: 2e-5, rtol: 2e-5 }, 'logprobs');
       expectClose(s.subarray(rows + row0, rows + row0 + R), wantH, { atol: 2e-5, rtol: 2e-5 }, 'entropies');
       expect(await read(ctx, lbuf, R * ld)).toEqual(logits); // forward leaves the logits alone
       await runCalls(ctx, [
-        ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, coef: upload(ctx, coef), stats, lpOffset: 0, entOffset: rows }),
+        ...ce.encode({ logits: lbuf, ld, R, V, targets: tbuf, row0, coef: upload(ctx, coef), stats, lpOffset: 0, entOffset: rows }),
       ]);
       const d = await read(ctx, lbuf, R * ld);
       const gotD = new Float32Array(R * V);
@@ -138,7 +138,7 @@ describe('gradient norm, clipping and AdamW', () => {
     ] as const) {
       await runCalls(ctx, [
         ...norm.encode({ grads: gBuf, n, part, stats, maxNorm }),
-        adamw.encode({ params: pBuf, grads: gBuf, m: mBuf, v: vBuf, stats, n, hyper: { ...h, step } }),
+        ...adamw.encode({ params: pBuf, grads: gBuf, m: mBuf, v: vBuf, stats, n, hyper: { ...h, step } }),
       ]);
       const ref = clipGradNorm(grads, maxNorm);
       const s = await read(ctx, stats, 2);

@@ -24,6 +24,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
+import { decodeLayerArgs, decodeQkvArgs, decodeShapeOf, lmHeadWeights } from '../model/weights/kernel-args';
 import type { KvCache } from '../model/kv/kv-cache';
 import type { WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
@@ -75,7 +76,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
   const P = mlpSlices(cfg.intermediateSize).P;
-  const fusedOProj = dense.decodeOProj.fits(weights, B, plan.numSplits);
+  const fusedOProj = dense.decodeOProj.fits(decodeShapeOf(cfg), B, plan.numSplits);
   const calls: KernelCall[] = [];
   const outside: KernelCall[] = [];
   outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B }));
@@ -87,8 +88,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     const before = calls.length;
     calls.push(
       ...dense.decodeQkv.encode({
-        weights,
-        layer: l,
+        ...decodeQkvArgs(weights, l),
         stream,
         pending,
         rows: step.rows,
@@ -99,16 +99,33 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         q: step.q,
         B,
       }),
-      attention.decode.encode(
-        { partials: step.partials, q: step.q, k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows },
-        { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
-      ),
+      ...attention.decode.encode({
+        partials: step.partials,
+        q: step.q,
+        k: kv.k[l],
+        v: kv.v[l],
+        blockTable: kv.tableOf(l),
+        rows: step.rows,
+        B,
+        maxBlocksPerSeq: kv.maxBlocksPerSeq,
+        plan,
+        window: layerWindow(cfg, l),
+      }),
     );
     if (fusedOProj) {
-      calls.push(dense.decodeOProj.encode({ weights, layer: l, stream, pending, partials: step.partials, numSplits: plan.numSplits, B }));
+      calls.push(
+        ...dense.decodeOProj.encode({
+          ...decodeLayerArgs(weights, l),
+          stream,
+          pending,
+          partials: step.partials,
+          numSplits: plan.numSplits,
+          B,
+        }),
+      );
     } else {
-      if (pending > 0) calls.push(dense.decodeFinalize.encode(stream, B, pending));
-      calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      if (pending > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending }));
+      calls.push(...attention.merge.encode({ out: step.att, partials: step.partials, B, NH, HS, numSplits: plan.numSplits }));
       calls.push(
         ...dense.gemv.encode({
           out: stream.buffer,
@@ -122,7 +139,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       );
     }
     if (mlp === 'fused') {
-      calls.push(dense.decodeMlp.encode({ weights, layer: l, stream, B }));
+      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), stream, B }));
     } else {
       calls.push(
         ...dense.gemv.encode({
@@ -149,8 +166,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     perLayer = calls.length - before;
   }
   const tail: KernelCall[] = [];
-  if (mlp === 'fused') tail.push(dense.decodeFinalize.encode(stream, B, P));
-  tail.push(...dense.lmHead.encodeDecode(weights, stream, B, step.logits));
+  if (mlp === 'fused') tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P }));
+  tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream, B, logits: step.logits }));
   calls.push(...tail);
   return {
     calls,

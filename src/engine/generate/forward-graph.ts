@@ -23,10 +23,10 @@
 import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { LoraGroupName, LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import type { PackedMatrix } from '../gpu/packed-tensor';
+import { lmHeadWeights, qkvPrepWeights } from '../model/weights/kernel-args';
 import type { KvCache } from '../model/kv/kv-cache';
 import { embeddingScaleOf } from '../model/weights/vector-values';
 import { type WeightSet } from '../model/weights/weight-set';
@@ -84,8 +84,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
   const lora = (group: LoraGroupName, layer: number, x: GPUBuffer, y: GPUBuffer) => {
     if (!d.lora) return;
     const tables = { ...f.loraTables!, tokenSlots: step.tokenSlots };
-    calls.push(f.loraKernels.encodeShrink({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, x, T }));
-    calls.push(f.loraKernels.encodeExpand({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, y, T }));
+    calls.push(...f.loraKernels.encode({ ...tables, layout: f.loraLayout, group, layer, u: step.loraU, x, y, T }));
   };
 
   // h += y W^T + b [+ LoRA], or with Gemma's sandwich norm h += rmsnorm(y W^T + b [+ LoRA], outNorm).
@@ -94,51 +93,76 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
     linear(out, y, w, bias, outNorm === null);
     lora(group, l, y, out);
     if (outNorm !== null)
-      calls.push(dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
+      calls.push(...dense.rmsnorm.encode({ out: step.h, inp: step.x, N: T, C, vectors, weightOffset: outNorm, eps, accumulate: true }));
   };
 
   const scale = embeddingScaleOf(cfg);
   calls.push(...dense.embedding.encode({ out: step.h, tokens: step.tokens, embedding: weights.embedding, T, scale }));
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
-    calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
+    calls.push(...dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
     linear(step.qkv, step.x, w.qkv, w.qkvBias, false);
     lora('qkv', l, step.x, step.qkv);
     // A hybrid model's sliding layers read their own pool's block table (model/kv/kv-cache.ts).
     const cache = { k: kv.k[l], v: kv.v[l], blockTable: kv.tableOf(l), rows: step.rows };
     calls.push(
-      ...attention.qkvPrep.encode(
-        { ...cache, ...qkvPrepWeights(weights, l), q: step.q, qkv: step.qkv },
-        { T, B, maxBlocksPerSeq: kv.maxBlocksPerSeq },
-      ),
+      ...attention.qkvPrep.encode({
+        ...cache,
+        ...qkvPrepWeights(weights, l),
+        q: step.q,
+        qkv: step.qkv,
+        T,
+        B,
+        maxBlocksPerSeq: kv.maxBlocksPerSeq,
+      }),
     );
     if (d.attention.kind === 'prefill') {
       calls.push(
-        attention.prefill.encode(
-          { ...cache, q: step.q, out: step.att },
-          { B, T, maxCount: d.attention.maxCount, maxBlocksPerSeq: kv.maxBlocksPerSeq, window: layerWindow(cfg, l) },
-        ),
+        ...attention.prefill.encode({
+          ...cache,
+          q: step.q,
+          out: step.att,
+          B,
+          T,
+          maxCount: d.attention.maxCount,
+          maxBlocksPerSeq: kv.maxBlocksPerSeq,
+          window: layerWindow(cfg, l),
+        }),
       );
     } else {
       if (T !== B) throw new Error(`forward: decode attention needs one token per row (T ${T}, B ${B})`);
       const plan = d.attention.plan;
       calls.push(
-        attention.decode.encode(
-          { ...cache, q: step.q, partials: step.partials },
-          { B, maxBlocksPerSeq: kv.maxBlocksPerSeq, plan, window: layerWindow(cfg, l) },
-        ),
+        ...attention.decode.encode({
+          ...cache,
+          q: step.q,
+          partials: step.partials,
+          B,
+          maxBlocksPerSeq: kv.maxBlocksPerSeq,
+          plan,
+          window: layerWindow(cfg, l),
+        }),
       );
-      calls.push(attention.merge.encode({ out: step.att, partials: step.partials }, { B, NH, HS, numSplits: plan.numSplits }));
+      calls.push(...attention.merge.encode({ out: step.att, partials: step.partials, B, NH, HS, numSplits: plan.numSplits }));
     }
     residualBranch(step.att, w.o, w.oBias, 'o', l, w.attnOutNorm);
-    calls.push(dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.postNorm, eps }));
+    calls.push(...dense.rmsnorm.encode({ out: step.x, inp: step.h, N: T, C, vectors, weightOffset: w.postNorm, eps }));
     linear(step.gu, step.x, w.gateUp, w.gateUpBias, false);
     lora('gateUp', l, step.x, step.gu);
-    calls.push(dense.swiglu.encode(step.act, step.gu, T, F, { act: cfg.hiddenAct }));
+    calls.push(...dense.swiglu.encode({ out: step.act, gateUp: step.gu, T, F, act: cfg.hiddenAct }));
     residualBranch(step.act, w.down, w.downBias, 'down', l, w.mlpOutNorm);
   }
   if (d.R > 0) {
-    calls.push(...dense.lmHead.encode({ weights, logits: step.logits, hidden: step.h, R: d.R, rows: step.gather, scratch: step.scratch }));
+    calls.push(
+      ...dense.lmHead.encode({
+        head: lmHeadWeights(weights),
+        logits: step.logits,
+        hidden: step.h,
+        R: d.R,
+        rows: step.gather,
+        scratch: step.scratch,
+      }),
+    );
   }
   return calls;
 }
@@ -147,7 +171,7 @@ export function encodeForward(f: ForwardContext, d: ForwardDims): KernelCall[] {
 export function encodePromptLogits(f: ForwardContext, rows: number): KernelCall[] {
   const { weights, dense, step } = f;
   return dense.lmHead.encode({
-    weights,
+    head: lmHeadWeights(weights),
     logits: step.promptLogits,
     hidden: step.h,
     R: rows,

@@ -23,7 +23,7 @@
  * Not here: where the draft comes from (TokenConstraint.forcedTokens), the step (model-runner.ts).
  */
 import type { KvBlockManager } from '../model/kv/block-manager';
-import type { SampleRequest } from './model-runner';
+import type { SampleRequest } from './step-spec';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { SamplerRowOutput } from '../kernels/sampler';
 

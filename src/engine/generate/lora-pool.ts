@@ -15,14 +15,15 @@
  * Not here: reading adapters from storage (LoraAdapter.load, the service), scheduling.
  */
 import { writeBytes } from '../gpu/buffers';
-import { LORA_MAX_RANK, LORA_SLOT_BYTES, loraLayout, loraSlotFloats, type LoraLayout } from '../kernels/lora';
+import { LORA_MAX_RANK, LORA_SLOT, LORA_SLOT_BYTES, loraSlotFloats, type LoraLayout } from '../kernels/lora';
+import { packStructs } from '../kernels/spec';
 import type { ModelConfig } from '../model/config/model-config';
 import { tensorToF32 } from '../tensor/tensor-data';
 import type { TensorData } from '../tensor/tensor-data';
 import { groupLoraTensors } from '../model/lora/adapter-tensors';
-import { loraScale } from '../model/lora/lora-config';
-import { type LoraModule } from '../model/lora/peft-modules';
-import type { LoraConfig } from '../model/lora/lora-config';
+import { loraScale, type LoraConfig } from '../model/lora/lora-config';
+import type { LoraModule } from '../model/lora/peft-modules';
+import { loraLayout } from './lora-layout';
 
 /** Floats a range is aligned to: 256 bytes. */
 const ALIGN = 64;
@@ -141,15 +142,13 @@ export class LoraPool {
     const { layerUnits } = this.layout;
     for (const [id, { A, B }] of grouped) {
       const [l, module] = id.split('.') as [string, LoraModule];
-      const m = this.layout.modules[module]!; // groupLoraTensors kept only the model's modules
+      const m = this.layout.modules[module]; // groupLoraTensors kept only the model's modules
       const unitBase = Number(l) * layerUnits;
       data.set(tensorToF32(A), rank * (unitBase + m.aUnits));
       data.set(tensorToF32(B), rank * (unitBase + m.bUnits));
     }
     writeBytes(this.device, this.pool, base * 4, data);
-    const entry = new ArrayBuffer(LORA_SLOT_BYTES);
-    new Uint32Array(entry).set([base, rank]);
-    new Float32Array(entry)[2] = loraScale(config.alpha, rank, config.useRslora);
+    const entry = packStructs(LORA_SLOT, [{ base, rank, scale: loraScale(config.alpha, rank, config.useRslora) }]);
     this.device.queue.writeBuffer(this.slots, slot * LORA_SLOT_BYTES, entry);
     const r: Resident = { key, slot, base, floats, users: 0, lastUse: ++this.clock };
     this.resident.set(key, r);

@@ -14,89 +14,29 @@
  * shared partial block) are recorded before or after the pass. The output bytes of the sampler
  * (16 per row, 176 with top logprobs) and of prompt logprobs are copied into one staging buffer.
  *
- * Not here: which sequences run (scheduler.ts), which blocks they own (model/kv/block-manager.ts).
+ * Not here: which sequences run (scheduler.ts), which blocks they own (model/kv/block-manager.ts), the
+ * step's types (step-spec.ts), the staging buffers and the wait for the readback (step-readback.ts).
  */
 import { modelWindow } from '../model/config/attention-window';
 import type { KernelContext } from '../gpu/context';
 import { recordCalls, type KernelCall } from '../gpu/kernel-call';
 import { decodePromptLogprobs, promptLogprobsStride, type PromptLogprobs } from '../kernels/logprobs';
-import { loraLayout, type LoraKernels, type LoraLayout } from '../kernels/lora';
+import type { LoraKernels, LoraLayout } from '../kernels/lora';
 import { createAttentionKernels, createGenerationKernels, type AttentionKernels, type DenseKernels } from '../kernels/registry';
-import { SAMPLER_RECORD_BYTES, type Sampler, type SamplerRowOutput, type SamplerWorkgroupSize } from '../kernels/sampler';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import { SAMPLER_RECORD_BYTES, type Sampler } from '../kernels/sampler';
+import type { KvCache } from '../model/kv/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows } from '../kernels/kv-layout';
+import { attentionShapeOf } from '../model/weights/kernel-args';
 import type { WeightSet } from '../model/weights/weight-set';
 import type { DecodeGraph } from './decode-graph';
 import { encodePromptLogits, type ForwardContext } from './forward-graph';
+import { loraLayout } from './lora-layout';
 import type { LoraPool } from './lora-pool';
-import { MAX_TOP_LOGPROBS, type PositionLogprobs } from '../sampling/logprobs';
-import { type SamplerStepRow } from '../sampling/sampler-row';
+import { MAX_TOP_LOGPROBS } from '../sampling/logprobs';
 import { StepBuffers, type StepLimits } from './step-buffers';
+import { StagingPool, type SubmittedStep } from './step-readback';
+import type { RunnerOptions, StepResult, StepSpec } from './step-spec';
 import { StepGraphs } from './step-graphs';
-
-export interface RunnerRow {
-  /** Block-table row of the sequence. */
-  seq: number;
-  /** Position of the first token of this step (the tokens before it are in the cache). */
-  pos: number;
-  /** This step's tokens of the row (one in decode, a chunk in prefill). */
-  tokens: readonly number[];
-  /** LoRA pool slot, or NO_ADAPTER. */
-  adapterSlot: number;
-}
-
-/** One sampler row: the logits of `row`'s token `at` (default its last), sampled for `slot`. */
-export interface SampleRequest extends SamplerStepRow {
-  row: number;
-  /** Index of the token in the row whose logits are sampled (jump-forward drafts sample every position). */
-  at?: number;
-}
-
-/** Prompt logprobs of positions [first, first + count) of one row's tokens (targets: the next tokens). */
-export interface PromptLogprobsRequest {
-  row: number;
-  first: number;
-  targets: readonly number[];
-  k: number;
-}
-
-export interface StepSpec {
-  rows: readonly RunnerRow[];
-  samples: readonly SampleRequest[];
-  promptLogprobs?: PromptLogprobsRequest | null;
-  /** Whole-block copies [src, dst, pool] recorded before the step's pass (forks made since the last step). */
-  copiesBefore?: readonly BlockCopy[];
-  /**
-   * A decode step submitted before the previous step was read back: row b's input id is the token
-   * the previous step sampled for its row b, copied on the GPU from the sampler's output (the
-   * rows' `tokens` are placeholders). The previous step must have sampled these rows in this order.
-   */
-  tokensFromLastSample?: boolean;
-  /** Copies after the pass (forks from blocks this step writes: `n` choices at the end of a prompt). */
-  copiesAfter?: readonly BlockCopy[];
-}
-
-export interface StepResult {
-  sampled: SamplerRowOutput[];
-  promptLogprobs: PositionLogprobs[] | null;
-  /** Which graph ran, and its dispatch counts (bench figures). */
-  graph: 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'decode-general' | 'prefill';
-  dispatches: number;
-  /** Bytes copied back to the CPU. */
-  readbackBytes: number;
-}
-
-export interface RunnerOptions {
-  dense: DenseKernels;
-  /** Most tokens in one prefill step. Default 512. */
-  maxTokens?: number;
-  /** Most sequences in a step (and block-table rows, sampler slots). Default kv.maxSeqs. */
-  maxBatch?: number;
-  /** Largest batch decoded with the fused MLP (split-K partials); larger batches use the GEMV pair. Default 4. */
-  fusedMaxBatch?: number;
-  /** Bytes for prompt-logprob logits rows. Default 64 MiB. */
-  promptLogitsBytes?: number;
-  samplerWorkgroupSize?: SamplerWorkgroupSize;
-}
 
 /** The uploaded rows of a step: batch size, token count, and each row's last token index. */
 interface StepBatch {
@@ -106,16 +46,6 @@ interface StepBatch {
   decode: boolean;
   hasLora: boolean;
   lastToken: number[];
-}
-
-/** A submitted step awaiting its readback. */
-interface SubmittedStep {
-  graph: StepResult['graph'];
-  staging: GPUBuffer | null;
-  sampleBytes: number;
-  promptBytes: number;
-  readbackBytes: number;
-  dispatches: number;
 }
 
 export class ModelRunner {
@@ -128,7 +58,7 @@ export class ModelRunner {
   readonly maxContext: number;
   private readonly dense: DenseKernels;
   private readonly graphs: StepGraphs;
-  private readonly staging: GPUBuffer[] = [];
+  private readonly staging: StagingPool;
   private lora: LoraPool | null = null;
   /** The figures of the last step (graph, dispatches, rows, bytes read back): the bench reads them. */
   lastStep: { graph: StepResult['graph']; dispatches: number; rows: number; readbackBytes: number } | null = null;
@@ -141,7 +71,8 @@ export class ModelRunner {
   ) {
     const cfg = weights.config;
     this.dense = opts.dense;
-    this.attention = createAttentionKernels(ctx, cfg);
+    this.staging = new StagingPool(ctx.device);
+    this.attention = createAttentionKernels(ctx, attentionShapeOf(cfg));
     const maxBatch = Math.min(opts.maxBatch ?? kv.maxSeqs, kv.maxSeqs);
     this.maxContext = kv.maxBlocksPerSeq * KV_BLOCK;
     // Most keys one decode query attends to: the window when every layer slides (a hybrid model's
@@ -354,51 +285,32 @@ export class ModelRunner {
         encoder.copyBufferToBuffer(this.sampler.output, b * SAMPLER_RECORD_BYTES, this.step.tokens, b * 4, 4);
     }
     const pass = recordCalls(ctx, encoder, `step.${graph}`, replay, fresh);
-    if (pl)
-      this.promptLogprobs.record(
-        pass,
-        this.step.promptOut,
-        this.step.promptLogits,
-        this.step.promptTargets,
-        promptRows,
-        this.weights.config.vocabSize,
-        pl.k,
-      );
-    if (sampling) this.sampler.record(pass, this.step.logits);
+    // Prompt logprobs and the sampler bind buffers they own and rewrite per step: their calls are
+    // made per step and recorded into the same pass, after the forward.
+    const tail: KernelCall[] = [];
+    if (pl) {
+      const { promptOut: out, promptLogits: logits, promptTargets: targets } = this.step;
+      tail.push(...this.promptLogprobs.encode({ out, logits, targets, T: promptRows, V: this.weights.config.vocabSize, k: pl.k }));
+    }
+    if (sampling) tail.push(...this.sampler.encode({ logits: this.step.logits }));
+    for (const c of tail) c.record(pass, ctx);
     pass.end();
     if (spec.copiesAfter?.length) this.kv.recordCopyBlocks(encoder, spec.copiesAfter);
     const sampleBytes = sampling ? this.sampler.outputBytes() : 0;
     const promptBytes = pl ? promptRows * promptLogprobsStride(pl.k) * 4 : 0;
     const readbackBytes = sampleBytes + promptBytes;
-    const staging = readbackBytes > 0 ? this.takeStaging(readbackBytes) : null;
+    const staging = readbackBytes > 0 ? this.staging.take(readbackBytes) : null;
     if (staging && sampleBytes > 0) this.sampler.copyOutput(encoder, staging, 0);
     if (staging && promptBytes > 0) encoder.copyBufferToBuffer(this.step.promptOut, 0, staging, sampleBytes, promptBytes);
     ctx.profiler.submit(device.queue, [encoder.finish()]);
     return { graph, staging, sampleBytes, promptBytes, readbackBytes, dispatches: ctx.profiler.dispatches - before };
   }
 
-  /** Awaits the step's error scope and its readback together (one GPU round trip) and decodes the outputs. */
+  /** Awaits the step's error scope and readback (one GPU round trip) and decodes the outputs. */
   private async readBack(s: SubmittedStep, spec: StepSpec, promptRows: number): Promise<Pick<StepResult, 'sampled' | 'promptLogprobs'>> {
-    const { staging, sampleBytes, promptBytes } = s;
-    const size = alignTo4(s.readbackBytes);
-    const mapped = staging
-      ? staging.mapAsync(GPUMapMode.READ, 0, size).then(
-          () => null,
-          (e: unknown) => e,
-        )
-      : Promise.resolve(null);
-    const [error, mapError] = await Promise.all([this.ctx.device.popErrorScope(), mapped]);
-    if (error || mapError) {
-      if (staging) {
-        if (!mapError) staging.unmap();
-        this.staging.push(staging);
-      }
-      throw new Error(`ModelRunner: the ${s.graph} step failed: ${error ? `GPU validation: ${error.message}` : String(mapError)}`);
-    }
-    if (!staging) return { sampled: [], promptLogprobs: null };
-    const bytes = staging.getMappedRange(0, size).slice(0);
-    staging.unmap();
-    this.staging.push(staging);
+    const bytes = await this.staging.read(s);
+    if (!bytes) return { sampled: [], promptLogprobs: null };
+    const { sampleBytes, promptBytes } = s;
     const sampled = sampleBytes > 0 ? this.sampler.decodeOutput(bytes.slice(0, sampleBytes)) : [];
     const pl = spec.promptLogprobs;
     const promptLogprobs = pl ? decodePromptLogprobs(bytes.slice(sampleBytes, sampleBytes + promptBytes), promptRows, pl.k) : null;
@@ -410,27 +322,11 @@ export class ModelRunner {
     return this.graphs.describeDecode(this.forwardContext(), B, longestContext);
   }
 
-  private takeStaging(bytes: number): GPUBuffer {
-    const size = alignTo4(bytes);
-    const i = this.staging.findIndex((b) => b.size >= size);
-    if (i >= 0) return this.staging.splice(i, 1)[0];
-    return this.ctx.device.createBuffer({
-      label: 'step.readback',
-      size: Math.max(256, size),
-      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-    });
-  }
-
   destroy(): void {
     this.graphs.clear();
-    for (const b of this.staging) b.destroy();
-    this.staging.length = 0;
+    this.staging.destroy();
     this.step.destroy();
     this.sampler.destroy();
     this.promptLogprobs.destroy();
   }
-}
-
-function alignTo4(n: number): number {
-  return Math.ceil(n / 4) * 4;
 }

@@ -9,7 +9,7 @@
  *
  * Not here: GPU steps (model-runner.ts), the loop (scheduler.ts), beams (beam-search.ts).
  */
-import { KV_BLOCK, NO_ADAPTER } from '../model/kv/kv-cache';
+import { KV_BLOCK, NO_ADAPTER } from '../kernels/kv-layout';
 import type { BeamSearch } from './beam-search';
 import type { EventStream } from './event-stream';
 import type { Sequence } from './sequence';

@@ -15,10 +15,11 @@
  * (their blocks freed, recomputed later from their tokens); beams are never preempted.
  * A failing step fails the requests in it; the others go on.
  *
- * Not here: GPU work (model-runner.ts), block ownership (model/kv/block-manager.ts, sequence.ts), per-token
- * rules (request-state.ts), beam bookkeeping (beam-search.ts).
+ * Not here: GPU work (model-runner.ts), block ownership (model/kv/block-manager.ts, sequence.ts),
+ * per-token rules (request-state.ts), beam bookkeeping (beam-search.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import { type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import { AdapterResidency } from './adapter-residency';
 import { BeamSearch, beamParams } from './beam-search';
 import { prefixRoot, type KvBlockManager } from '../model/kv/block-manager';
@@ -40,8 +41,6 @@ export interface SchedulerParts {
   /** The model's adapter pool (created on first use). */
   lora: () => LoraPool;
 }
-
-export type { SchedulerStats };
 
 export class Scheduler implements BatchState {
   private readonly waiting: RequestState[] = [];

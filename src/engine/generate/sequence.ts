@@ -13,7 +13,8 @@
  * Not here: ownership rules (model/kv/block-manager.ts), scheduling (scheduler.ts).
  */
 import { firstVisibleKey } from '../model/config/attention-window';
-import { KV_BLOCK, type BlockCopy, type KvCache, type KvPool } from '../model/kv/kv-cache';
+import { type BlockCopy, type KvCache, type KvPool } from '../model/kv/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import { DROPPED, type KvBlockManager, type PrefixMatch } from '../model/kv/block-manager';
 
 export { DROPPED };

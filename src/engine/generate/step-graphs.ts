@@ -18,6 +18,7 @@
  */
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
+import { lmHeadWeights } from '../model/weights/kernel-args';
 import { encodeDecode, fusedDecodeCovers, GraphCache, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
@@ -104,7 +105,7 @@ function decodeDims(B: number, plan: DecodeSplitPlan, lora: boolean): ForwardDim
 function callsOutsideLayers(f: ForwardContext, R: number): number {
   const embedding = f.weights.embedding.chunks.length;
   const head = f.dense.lmHead.encode({
-    weights: f.weights,
+    head: lmHeadWeights(f.weights),
     logits: f.step.logits,
     hidden: f.step.h,
     R,

@@ -14,9 +14,11 @@
  *
  * Not here: running the step and applying its tokens (step-results.ts).
  */
-import { KV_BLOCK, type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import { type BlockCopy, type KvCache } from '../model/kv/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import type { KvBlockManager } from '../model/kv/block-manager';
-import type { ModelRunner, PromptLogprobsRequest, RunnerRow, SampleRequest } from './model-runner';
+import type { ModelRunner } from './model-runner';
+import type { PromptLogprobsRequest, RunnerRow, SampleRequest } from './step-spec';
 import { canJumpForward, planDraft } from './jump-forward';
 import { bannedByBadWords, type ChoiceState, type RequestState } from './request-state';
 import type { Sequence } from './sequence';

@@ -8,7 +8,7 @@
  */
 import type { SamplerRowOutput } from '../kernels/sampler';
 import { applyDraft } from './jump-forward';
-import type { StepResult } from './model-runner';
+import type { StepResult } from './step-spec';
 import type { ChoiceState, RequestState } from './request-state';
 import type { Sequence } from './sequence';
 import { preemptOne, type BatchState, type PlannedStep } from './step-planner';

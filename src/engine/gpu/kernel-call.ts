@@ -50,7 +50,7 @@ export interface CallSpec {
   label: string;
   pipeline: GPUComputePipeline;
   layout: GPUBindGroupLayout;
-  /** Storage bindings: [binding number, buffer] (kernels/common.ts `specCall` derives them from a spec). */
+  /** Storage bindings: [binding number, buffer] (kernels/spec-kernel.ts `specCall` derives them from a spec). */
   buffers: Array<[number, BufferRef]>;
   /** The packed uniform block and its binding number, when the kernel has one. */
   uniforms?: { binding: number; data: ArrayBuffer };

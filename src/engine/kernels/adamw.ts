@@ -5,7 +5,7 @@
  * Reference: reference/adamw.ts `adamwStep`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, SpecKernel } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import code from './adamw.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -46,7 +46,7 @@ export interface AdamWArgs {
 }
 
 export class AdamW extends SpecKernel.of(ADAMW_SPEC) {
-  encode(a: AdamWArgs): KernelCall {
+  encode(a: AdamWArgs): KernelCall[] {
     checkDim('adamw', 'n', a.n);
     checkDim('adamw', 'step', a.hyper.step);
     for (const [what, ref] of [
@@ -59,11 +59,13 @@ export class AdamW extends SpecKernel.of(ADAMW_SPEC) {
     const { lr, beta1, beta2, eps, weightDecay, step } = a.hyper;
     const bc1 = 1 - beta1 ** step;
     const bc2 = 1 - beta2 ** step;
-    return this.call({
-      pipeline: this.pipeline(),
-      buffers: { params: a.params, grads: a.grads, m: a.m, v: a.v, stats: a.stats },
-      uniforms: { n: a.n, lr, wd: weightDecay, b1: beta1, b2: beta2, eps, step_size: lr / bc1, bc2_sqrt: Math.sqrt(bc2) },
-      workgroups: grid(this.ctx, Math.ceil(a.n / 256)),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline(),
+        buffers: { params: a.params, grads: a.grads, m: a.m, v: a.v, stats: a.stats },
+        uniforms: { n: a.n, lr, wd: weightDecay, b1: beta1, b2: beta2, eps, step_size: lr / bc1, bc2_sqrt: Math.sqrt(bc2) },
+        workgroups: grid(this.ctx, Math.ceil(a.n / 256)),
+      }),
+    ];
   }
 }

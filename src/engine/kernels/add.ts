@@ -3,7 +3,7 @@
  * where no GEMM epilogue can do it. Reference: reference/residual.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, SpecKernel } from './common';
+import { checkDim, checkElements, grid, SpecKernel } from './spec-kernel';
 import code from './add.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -17,16 +17,28 @@ export const ADD_SPEC: KernelSpec = {
   shaders: { main: [code] },
 };
 
+export interface AddArgs {
+  /** f32, n elements from outOffset, accumulated into. */
+  out: BufferRef;
+  /** f32, n elements from inOffset. */
+  inp: BufferRef;
+  n: number;
+  outOffset?: number;
+  inOffset?: number;
+}
+
 export class AddInto extends SpecKernel.of(ADD_SPEC) {
-  encode(out: BufferRef, inp: BufferRef, n: number, outOffset = 0, inOffset = 0): KernelCall {
+  encode({ out, inp, n, outOffset = 0, inOffset = 0 }: AddArgs): KernelCall[] {
     checkDim('add', 'n', n);
     checkElements('add', 'out', out, outOffset + n);
     checkElements('add', 'inp', inp, inOffset + n);
-    return this.call({
-      pipeline: this.pipeline(),
-      buffers: { inp, out },
-      uniforms: { n, out_off: outOffset, in_off: inOffset },
-      workgroups: grid(this.ctx, Math.ceil(n / 256)),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline(),
+        buffers: { inp, out },
+        uniforms: { n, out_off: outOffset, in_off: inOffset },
+        workgroups: grid(this.ctx, Math.ceil(n / 256)),
+      }),
+    ];
   }
 }

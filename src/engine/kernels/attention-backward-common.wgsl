@@ -20,20 +20,6 @@ fn sees(qpos: u32, kpos: u32) -> bool {
   return kpos <= qpos && (params.window == 0u || qpos - kpos < params.window);
 }
 
-// Batch row of token t and the index of its first token (rows are few: a scan, as in qkv-prep).
-fn find_row(t: u32) -> vec2<u32> {
-  var start = 0u;
-  var r = 0u;
-  loop {
-    if (r + 1u >= params.B) { break; }
-    let c = rows[r].count;
-    if (t < start + c) { break; }
-    start += c;
-    r += 1u;
-  }
-  return vec2<u32>(r, start);
-}
-
 // D = dO . o per (token, head), the first of the three dispatches. One invocation each.
 @compute @workgroup_size(64)
 fn delta(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -35,10 +35,22 @@ import tiledCode from './attention-backward.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
-import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
-import { composeShader } from './shader';
-import type { KernelSpec, UniformValues } from './spec';
+import type { PrefillTiling } from './attention-prefill';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
+import {
+  ATTENTION_COMMON_WGSL,
+  BATCH_ROW_SCAN_WGSL,
+  checkTiledHeads,
+  grid2d,
+  KV_TILE_WGSL,
+  kvBindings,
+  rowLanes,
+  workgroupStorageBudget,
+  type PrefillBatchArgs,
+} from './attention-shared';
+import { KV_BLOCK } from './kv-layout';
+import type { ShaderConst } from './shader';
+import { params, ro, rw, type KernelSpec, type UniformValues } from './spec';
 
 export interface AttentionBackwardOptions {
   variant?: 'tiled' | 'naive';
@@ -52,7 +64,8 @@ export interface AttentionBackwardOptions {
   maxTile?: number;
 }
 
-export interface AttentionBackwardIO {
+/** The forward's buffers and batch (its KV cache as the forward left it), and the gradients. */
+export interface AttentionBackwardArgs extends PrefillBatchArgs {
   /** f32 [T, (NH + 2 NKV) * HS], written: dq, dk, dv in the q, k, v columns of each token row. */
   dqkv: BufferRef;
   /**
@@ -66,44 +79,21 @@ export interface AttentionBackwardIO {
   out: BufferRef;
   /** f32 [T, NH, HS]: q after RoPE, as the forward read it. */
   q: BufferRef;
-  /** This layer's KV cache as the forward left it. */
-  k: BufferRef;
-  v: BufferRef;
-  blockTable: BufferRef;
-  /** array<BatchRow> [B]: the forward's rows (tokens are the rows' tokens in row order). */
-  rows: BufferRef;
 }
 
-export interface AttentionBackwardDims {
-  B: number;
-  /** Tokens in the batch (sum of counts). */
-  T: number;
-  /** Tokens of the longest row (sizes the grids). */
-  maxCount: number;
-  maxBlocksPerSeq: number;
-  /** The forward's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
-  window?: number;
-}
-
-export interface AttentionBackwardTiling {
-  workgroupSize: number;
-  lanes: number;
-  /** Query rows per dq workgroup, and keys per dk/dv workgroup. */
-  rowsPerTile: number;
-  /** Keys per staged tile of the dq pass. */
-  keysPerTile: number;
+/**
+ * The forward's tiling fields (rowsPerTile: query rows per dq workgroup, and keys per dk/dv
+ * workgroup; keysPerTile: keys per staged tile of the dq pass), and the dk/dv pass's query tile.
+ */
+export interface AttentionBackwardTiling extends PrefillTiling {
   /** Query rows per staged tile of the dk/dv pass. */
   queriesPerTile: number;
 }
 
 const MAX_DPT4 = 4;
-const MAX_HS = 256;
 
 export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile = 16): AttentionBackwardTiling {
-  const HS4 = HS / 4;
-  let lanes = 1;
-  while (HS4 % lanes !== 0 || HS4 / lanes > MAX_DPT4) lanes++;
-  const workgroupSize = lanes * Math.floor(64 / lanes);
+  const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
   const part = (n: number) => 8 * (lanes > 1 ? n * workgroupSize : 1);
   const fits = (bytes: number) => bytes + 16 <= budgetBytes;
   const sizes = [16, 8, 4, 2, 1].filter((n) => n <= maxTile);
@@ -115,45 +105,42 @@ export function attentionBackwardTiling(HS: number, budgetBytes: number, maxTile
 }
 
 const BACKWARD_BINDINGS = {
-  dqkv: { var: 'dqkv', type: 'vec4<f32>', access: 'read_write', doc: '[T, (NH + 2 NKV) * HS] (dq, dk, dv entries)' },
-  stats: { var: 'stats', type: 'f32', access: 'read_write', doc: "[2, T, NH]: lse (the forward's), D (written by `delta`)" },
-  dout: { var: 'dout', type: 'vec4<f32>', access: 'read', doc: '[T, NH * HS]' },
-  out: { var: 'o_fwd', type: 'vec4<f32>', access: 'read', doc: "[T, NH * HS] the forward's output (delta entry)" },
-  q: { var: 'q', type: 'vec4<f32>', access: 'read', doc: '[T, NH, HS] after RoPE' },
-  k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
-  v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
-  blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-  rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
-} as const;
+  dqkv: rw('dqkv', 'vec4<f32>', '[T, (NH + 2 NKV) * HS] (dq, dk, dv entries)'),
+  stats: rw('stats', 'f32', "[2, T, NH]: lse (the forward's), D (written by `delta`)"),
+  dout: ro('dout', 'vec4<f32>', '[T, NH * HS]'),
+  out: ro('o_fwd', 'vec4<f32>', "[T, NH * HS] the forward's output (delta entry)"),
+  q: ro('q', 'vec4<f32>', '[T, NH, HS] after RoPE'),
+  ...kvBindings('vec4<f32>'),
+};
 const GRADS = ['dqkv', 'stats', 'dout', 'q', 'k', 'v', 'blockTable', 'rows'] as const;
 
 /** Both variants declare the same interface; each entry point's layout lists what it reads. */
 export const ATTENTION_BACKWARD_SPEC: KernelSpec<keyof typeof BACKWARD_BINDINGS> = {
   name: 'attention-backward',
   bindings: BACKWARD_BINDINGS,
-  uniforms: { var: 'params', struct: 'Params', fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', window: 'u32' } },
+  uniforms: params('B T maxBlocksPerSeq scale:f32 window', { var: 'params' }),
   entryPoints: { delta: ['stats', 'dout', 'out'], dq: GRADS, dkv: GRADS },
-  shaders: { tiled: [ATTENTION_COMMON_WGSL, commonWgsl, tiledCode], naive: [ATTENTION_COMMON_WGSL, commonWgsl, naiveCode] },
+  shaders: {
+    tiled: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, commonWgsl, KV_TILE_WGSL, tiledCode],
+    naive: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, commonWgsl, naiveCode],
+  },
 };
 
-interface Entry {
-  layout: KernelLayout;
-  pipeline: GPUComputePipeline;
-}
+type BackwardEntry = 'delta' | 'dq' | 'dkv';
 
-export class AttentionBackward {
+export class AttentionBackward extends SpecKernel {
   readonly variant: 'tiled' | 'naive';
   readonly tiling: AttentionBackwardTiling;
-  private readonly entries: { delta: Entry; dq: Entry; dkv: Entry };
+  private readonly consts: Record<string, ShaderConst>;
 
   constructor(
-    private readonly ctx: KernelContext,
+    ctx: KernelContext,
     readonly shape: AttentionShape,
     opts: AttentionBackwardOptions = {},
   ) {
+    super(ctx, ATTENTION_BACKWARD_SPEC);
     const { NH, NKV, HS } = shape;
-    if (NH % NKV !== 0) throw new Error(`AttentionBackward: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`AttentionBackward: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
+    checkTiledHeads('AttentionBackward', NH, NKV, HS);
     this.variant = opts.variant ?? 'tiled';
     this.tiling = attentionBackwardTiling(
       HS,
@@ -162,7 +149,7 @@ export class AttentionBackward {
     );
     const { workgroupSize: WG, lanes, keysPerTile: BK, queriesPerTile: BQ } = this.tiling;
     const base = { HS, NKV, G: NH / NKV };
-    const consts =
+    this.consts =
       this.variant === 'tiled'
         ? {
             ...base,
@@ -175,61 +162,48 @@ export class AttentionBackward {
             PART_Q: lanes > 1 ? BQ * WG : 1,
           }
         : base;
-    const spec = ATTENTION_BACKWARD_SPEC;
-    const code = composeShader({ spec, consts, body: spec.shaders[this.variant] });
-    const entry = (entryPoint: 'delta' | 'dq' | 'dkv'): Entry => {
-      const label = `attention-backward.${this.variant}.${entryPoint}`;
-      const layout = specLayout(ctx, spec, entryPoint);
-      return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline }) };
-    };
-    this.entries = { delta: entry('delta'), dq: entry('dq'), dkv: entry('dkv') };
   }
 
   /** The three dispatches (delta, dq, dk/dv), to record in this order after the forward's. */
-  encode(io: AttentionBackwardIO, dims: AttentionBackwardDims): KernelCall[] {
+  encode(a: AttentionBackwardArgs): KernelCall[] {
     const { NH, NKV, HS } = this.shape;
-    const { B, T, maxCount } = dims;
+    const { B, T, maxCount, maxBlocksPerSeq, window = 0 } = a;
     const label = `attention-backward.${this.variant}`;
-    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v, name === 'window' ? 0 : 1);
+    for (const [name, v] of Object.entries({ B, T, maxCount, maxBlocksPerSeq })) checkDim(label, name, v);
+    checkDim(label, 'window', window, 0);
     if (maxCount > T) throw new Error(`${label}: the longest row (${maxCount}) exceeds the batch's ${T} tokens`);
-    checkElements(label, 'dqkv', io.dqkv, T * (NH + 2 * NKV) * HS);
-    checkElements(label, 'stats', io.stats, 2 * T * NH);
-    checkElements(label, 'dout', io.dout, T * NH * HS);
-    checkElements(label, 'out', io.out, T * NH * HS);
-    checkElements(label, 'q', io.q, T * NH * HS);
-    checkElements(label, 'rows', io.rows, B * 4);
-    const uniforms = { B, T, maxBlocksPerSeq: dims.maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), window: dims.window ?? 0 };
+    checkElements(label, 'dqkv', a.dqkv, T * (NH + 2 * NKV) * HS);
+    checkElements(label, 'stats', a.stats, 2 * T * NH);
+    checkElements(label, 'dout', a.dout, T * NH * HS);
+    checkElements(label, 'out', a.out, T * NH * HS);
+    checkElements(label, 'q', a.q, T * NH * HS);
+    checkElements(label, 'rows', a.rows, B * 4);
+    const uniforms = { B, T, maxBlocksPerSeq, scale: 1 / Math.sqrt(HS), window };
     const G = NH / NKV;
     const R = this.tiling.rowsPerTile;
     const tiled = this.variant === 'tiled';
     return [
-      this.call(`${label}.delta`, this.entries.delta, io, uniforms, grid2d(this.ctx, Math.ceil((T * NH) / 64))),
-      this.call(
-        `${label}.dq`,
-        this.entries.dq,
-        io,
-        uniforms,
-        tiled ? [Math.ceil((maxCount * G) / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
-      ),
-      this.call(
-        `${label}.dkv`,
-        this.entries.dkv,
-        io,
-        uniforms,
-        tiled ? [Math.ceil(maxCount / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NKV) / 64)),
-      ),
+      this.entryCall('delta', a, uniforms, grid2d(this.ctx, Math.ceil((T * NH) / 64))),
+      this.entryCall('dq', a, uniforms, tiled ? [Math.ceil((maxCount * G) / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NH) / 64))),
+      this.entryCall('dkv', a, uniforms, tiled ? [Math.ceil(maxCount / R), NKV, B] : grid2d(this.ctx, Math.ceil((T * NKV) / 64))),
     ];
   }
 
-  private call(
-    label: string,
-    e: Entry,
-    io: AttentionBackwardIO,
+  private entryCall(
+    entryPoint: BackwardEntry,
+    a: AttentionBackwardArgs,
     uniforms: UniformValues,
     workgroups: [number, number, number],
   ): KernelCall {
-    const { dqkv, stats, dout, out, q, k, v, blockTable, rows } = io;
-    const buffers = { dqkv, stats, dout, out, q, k, v, blockTable, rows };
-    return specCall(this.ctx, ATTENTION_BACKWARD_SPEC, { label, pipeline: e.pipeline, layout: e.layout, buffers, uniforms, workgroups });
+    const label = `attention-backward.${this.variant}.${entryPoint}`;
+    const { dqkv, stats, dout, out, q, k, v, blockTable, rows } = a;
+    return this.call({
+      label,
+      entryPoint,
+      pipeline: this.pipeline({ label, entryPoint, variant: this.variant, consts: this.consts, overrides: { KV_BLOCK } }),
+      buffers: { dqkv, stats, dout, out, q, k, v, blockTable, rows },
+      uniforms,
+      workgroups,
+    });
   }
 }

@@ -76,17 +76,7 @@ fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) ti
   let nTiles = maxPos / BK + 1u;
   for (var kt = minPos / BK; kt < nTiles; kt++) {
     let k0 = kt * BK;
-    for (var e = tid; e < BK * HS4; e += WG) {
-      let p = k0 + e / HS4;
-      if (p >= minPos && p <= maxPos) {
-        let at = kv_index(row.x, p, h, NKV, HS4, params.maxBlocksPerSeq) + e % HS4;
-        k_s[e] = kCache[at];
-        v_s[e] = vCache[at];
-      } else {
-        k_s[e] = vec4<f32>(0.0);
-        v_s[e] = vec4<f32>(0.0);
-      }
-    }
+    stage_kv_tile(row.x, h, k0, minPos, maxPos, tid); // kv-tile.wgsl
     workgroupBarrier();
 
     var s = array<f32, BK>();

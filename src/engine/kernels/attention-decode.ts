@@ -27,7 +27,7 @@
  * Supported: HS a multiple of 4 up to 256 whose HS/4 leaves <= 16 vec4s per lane (16, 24, 48, 64,
  * 80, 96, 128, 256 all do), G up to 16.
  *
- * Sliding window (`dims.window`): splits tile the keys from the window's first on, so keys in freed
+ * Sliding window (`a.window`): splits tile the keys from the window's first on, so keys in freed
  * blocks are never read and a plan for min(context, window) keys covers a sliding layer (the model
  * runner plans so when every layer slides).
  *
@@ -36,28 +36,21 @@
 import code from './attention-decode.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { KV_BLOCK } from '../model/kv/kv-cache';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
-import { ATTENTION_COMMON_WGSL, largestDivisorAtMost, workgroupStorageBudget } from './attention-shared';
-import { shaderText, type KernelSpec } from './spec';
+import { KV_BLOCK } from './kv-layout';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
+import { ATTENTION_COMMON_WGSL, kvBindings, largestDivisorAtMost, workgroupStorageBudget, type PagedKvArgs } from './attention-shared';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_ATTENTION_SPEC: KernelSpec = {
   name: 'attention-decode',
   bindings: {
-    partials: { var: 'partials', type: 'f32', access: 'read_write', doc: '[B, NH, numSplits, HS + 2]' },
-    q: { var: 'q', type: 'vec4<f32>', access: 'read', doc: '[B, NH, HS]' },
-    k: { var: 'kCache', type: 'vec4<f32>', access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
-    v: { var: 'vCache', type: 'vec4<f32>', access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
-    blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-    rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+    partials: rw('partials', 'f32', '[B, NH, numSplits, HS + 2]'),
+    q: ro('q', 'vec4<f32>', '[B, NH, HS]'),
+    ...kvBindings('vec4<f32>'),
   },
-  uniforms: {
-    var: 'params',
-    struct: 'Params',
-    // splitLen: keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT; scale = 1 / sqrt(HS);
-    // window: sliding window in tokens (model/attention-window.ts), 0 = full causal
-    fields: { maxBlocksPerSeq: 'u32', splitLen: 'u32', numSplits: 'u32', scale: 'f32', window: 'u32' },
-  },
+  // splitLen: keys per split, a multiple of KV_BLOCK, <= MAX_SPLIT; scale = 1 / sqrt(HS);
+  // window: sliding window in tokens (model/config/attention-window.ts), 0 = full causal
+  uniforms: params('maxBlocksPerSeq splitLen numSplits scale:f32 window', { var: 'params' }),
   shaders: { main: [ATTENTION_COMMON_WGSL, code] },
 };
 
@@ -82,25 +75,13 @@ export interface DecodeAttentionOptions {
   minSplitLen?: number;
 }
 
-export interface DecodeAttentionIO {
+/** A decode step (the step's k, v already in the cache at each row's pos) and its split plan. */
+export interface DecodeAttentionArgs extends PagedKvArgs {
   /** f32 [B, NH, numSplits, HS + 2], written. */
   partials: BufferRef;
   /** f32 [B, NH, HS]: this step's queries after RoPE. */
   q: BufferRef;
-  /** This layer's KV cache (the step's k, v already written at each row's pos). */
-  k: BufferRef;
-  v: BufferRef;
-  blockTable: BufferRef;
-  /** array<BatchRow> [B]; context of row b is rows[b].pos + 1. */
-  rows: BufferRef;
-}
-
-export interface DecodeAttentionDims {
-  B: number;
-  maxBlocksPerSeq: number;
   plan: DecodeSplitPlan;
-  /** This layer's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
-  window?: number;
 }
 
 const WG = 64;
@@ -161,20 +142,19 @@ export function decodePartialsFloats(shape: AttentionShape, policy: SplitPolicy,
   return most * shape.NH * (shape.HS + 2);
 }
 
-export class DecodeAttention {
+export class DecodeAttention extends SpecKernel {
   readonly maxSplitLen: number;
   readonly lanes: number;
   readonly policy: SplitPolicy;
-  private readonly layout: KernelLayout;
   /** Split capacities with a pipeline each (see `capacityFor`). */
   readonly capacities: number[];
-  private readonly pipelines = new Map<number, GPUComputePipeline>();
 
   constructor(
-    private readonly ctx: KernelContext,
+    ctx: KernelContext,
     readonly shape: AttentionShape,
     opts: DecodeAttentionOptions = {},
   ) {
+    super(ctx, DECODE_ATTENTION_SPEC);
     const { NH, NKV, HS } = shape;
     const G = NH / NKV;
     if (!Number.isInteger(G)) throw new Error(`DecodeAttention: ${NH} heads are not a multiple of ${NKV} kv heads`);
@@ -193,7 +173,6 @@ export class DecodeAttention {
       minSplitLen: Math.max(KV_BLOCK, opts.minSplitLen ?? 64),
       targetWorkgroups: opts.targetWorkgroups ?? 256,
     };
-    this.layout = specLayout(ctx, DECODE_ATTENTION_SPEC);
     this.capacities = [64, 128, 256, 512].filter((c) => c < this.maxSplitLen).concat(this.maxSplitLen);
   }
 
@@ -209,16 +188,10 @@ export class DecodeAttention {
 
   private pipelineFor(splitLen: number): GPUComputePipeline {
     const cap = this.capacityFor(splitLen);
-    let p = this.pipelines.get(cap);
-    if (p) return p;
     const { NH, NKV, HS } = this.shape;
     const G = NH / NKV;
-    p = this.ctx.pipelines.get({
-      label: 'attention-decode',
-      code: shaderText(DECODE_ATTENTION_SPEC),
-      entryPoint: 'main',
-      layout: this.layout.pipeline,
-      constants: {
+    return this.pipeline({
+      overrides: {
         WG,
         HS,
         NKV,
@@ -228,10 +201,9 @@ export class DecodeAttention {
         Q_LEN: (G * HS) / 4,
         S_LEN: G * cap,
         SCRATCH_LEN: scratchFloats(this.shape),
+        KV_BLOCK,
       },
     });
-    this.pipelines.set(cap, p);
-    return p;
   }
 
   /** The split plan of a step whose longest context (pos + 1) is `maxContext`, with B rows. */
@@ -248,32 +220,32 @@ export class DecodeAttention {
   }
 
   /** The dispatch of one step (record it after the step's k, v are in the cache). */
-  encode(io: DecodeAttentionIO, dims: DecodeAttentionDims): KernelCall {
+  encode(a: DecodeAttentionArgs): KernelCall[] {
     const { NH, NKV, HS } = this.shape;
-    const { B, plan } = dims;
+    const { B, plan } = a;
     const label = 'attention-decode';
     checkDim(label, 'B', B);
     checkDim(label, 'numSplits', plan.numSplits);
-    checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
-    checkDim(label, 'window', dims.window ?? 0, 0);
+    checkDim(label, 'maxBlocksPerSeq', a.maxBlocksPerSeq);
+    checkDim(label, 'window', a.window ?? 0, 0);
     if (plan.splitLen % KV_BLOCK !== 0 || plan.splitLen < KV_BLOCK || plan.splitLen > this.maxSplitLen) {
       throw new Error(`${label}: split length ${plan.splitLen} must be a multiple of ${KV_BLOCK} in [${KV_BLOCK}, ${this.maxSplitLen}]`);
     }
-    checkElements(label, 'partials', io.partials, B * NH * plan.numSplits * (HS + 2));
-    checkElements(label, 'q', io.q, B * NH * HS);
-    checkElements(label, 'rows', io.rows, B * 4);
-    return specCall(this.ctx, DECODE_ATTENTION_SPEC, {
+    checkElements(label, 'partials', a.partials, B * NH * plan.numSplits * (HS + 2));
+    checkElements(label, 'q', a.q, B * NH * HS);
+    checkElements(label, 'rows', a.rows, B * 4);
+    const call = this.call({
       pipeline: this.pipelineFor(plan.splitLen),
-      layout: this.layout,
-      buffers: { partials: io.partials, q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
+      buffers: { partials: a.partials, q: a.q, k: a.k, v: a.v, blockTable: a.blockTable, rows: a.rows },
       uniforms: {
-        maxBlocksPerSeq: dims.maxBlocksPerSeq,
+        maxBlocksPerSeq: a.maxBlocksPerSeq,
         splitLen: plan.splitLen,
         numSplits: plan.numSplits,
         scale: 1 / Math.sqrt(HS),
-        window: dims.window ?? 0,
+        window: a.window ?? 0,
       },
       workgroups: [plan.numSplits, NKV, B],
     });
+    return [call];
   }
 }

@@ -7,29 +7,25 @@
  * partials (attention-decode.ts). Reference: reference/attention-paged.ts `attentionMergePartials`.
  */
 import code from './attention-merge.wgsl?raw';
-import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, specCall, specLayout, type KernelLayout } from './common';
-import { withDeclarations, type KernelSpec } from './spec';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 export const ATTENTION_MERGE_SPEC: KernelSpec = {
   name: 'attention-merge',
   bindings: {
-    out: { var: 'out', type: 'f32', access: 'read_write', doc: '[B, NH * HS]' },
-    partials: { var: 'partials', type: 'f32', access: 'read', doc: '[B, NH, numSplits, HS + 2]' },
+    out: rw('out', 'f32', '[B, NH * HS]'),
+    partials: ro('partials', 'f32', '[B, NH, numSplits, HS + 2]'),
   },
-  uniforms: { var: 'params', struct: 'Params', fields: { NH: 'u32', HS: 'u32', numSplits: 'u32' } },
+  uniforms: params('NH HS numSplits', { var: 'params' }),
   shaders: { main: [code] },
 };
 
-export interface AttentionMergeIO {
+export interface AttentionMergeArgs {
   /** f32 [B, NH * HS], written. */
   out: BufferRef;
   /** f32 [B, NH, numSplits, HS + 2]. */
   partials: BufferRef;
-}
-
-export interface AttentionMergeDims {
   B: number;
   NH: number;
   HS: number;
@@ -38,33 +34,20 @@ export interface AttentionMergeDims {
 
 const WG = 64;
 
-export class AttentionMerge {
-  private readonly layout: KernelLayout;
-  private readonly pipeline: GPUComputePipeline;
-
-  constructor(private readonly ctx: KernelContext) {
-    this.layout = specLayout(ctx, ATTENTION_MERGE_SPEC);
-    this.pipeline = ctx.pipelines.get({
-      label: 'attention-merge',
-      code: withDeclarations(ATTENTION_MERGE_SPEC, code),
-      entryPoint: 'main',
-      layout: this.layout.pipeline,
-      constants: { WG },
-    });
-  }
-
-  encode(io: AttentionMergeIO, dims: AttentionMergeDims): KernelCall {
-    const { B, NH, HS, numSplits } = dims;
+export class AttentionMerge extends SpecKernel.of(ATTENTION_MERGE_SPEC) {
+  encode(a: AttentionMergeArgs): KernelCall[] {
+    const { B, NH, HS, numSplits } = a;
     const label = 'attention-merge';
-    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v);
-    checkElements(label, 'partials', io.partials, B * NH * numSplits * (HS + 2));
-    checkElements(label, 'out', io.out, B * NH * HS);
-    return specCall(this.ctx, ATTENTION_MERGE_SPEC, {
-      pipeline: this.pipeline,
-      layout: this.layout,
-      buffers: { out: io.out, partials: io.partials },
-      uniforms: { NH, HS, numSplits },
-      workgroups: [NH, B, 1],
-    });
+    for (const [name, v] of Object.entries({ B, NH, HS, numSplits })) checkDim(label, name, v);
+    checkElements(label, 'partials', a.partials, B * NH * numSplits * (HS + 2));
+    checkElements(label, 'out', a.out, B * NH * HS);
+    return [
+      this.call({
+        pipeline: this.pipeline({ overrides: { WG } }),
+        buffers: { out: a.out, partials: a.partials },
+        uniforms: { NH, HS, numSplits },
+        workgroups: [NH, B, 1],
+      }),
+    ];
   }
 }

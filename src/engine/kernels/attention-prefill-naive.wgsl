@@ -24,17 +24,9 @@ fn main(
   let qh = idx % NH;
   let kh = qh / G;
 
-  var start = 0u;
-  var r = 0u;
-  loop {
-    if (r + 1u >= params.B) { break; }
-    let c = rows[r].count;
-    if (t < start + c) { break; }
-    start += c;
-    r += 1u;
-  }
-  let row = rows[r];
-  let qpos = row.pos + (t - start);
+  let place = find_row(t); // batch-row-scan.wgsl
+  let row = rows[place.x];
+  let qpos = row.pos + (t - place.y);
   let qo = (t * NH + qh) * HS;
 
   var m = NEG_BIG;

@@ -31,37 +31,41 @@ import naiveCode from './attention-prefill-naive.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { AttentionShape } from './attention-decode';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
-import { ATTENTION_COMMON_WGSL, grid2d, workgroupStorageBudget } from './attention-shared';
-import { shaderText, type KernelSpec } from './spec';
+import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel';
+import {
+  ATTENTION_COMMON_WGSL,
+  BATCH_ROW_SCAN_WGSL,
+  checkTiledHeads,
+  grid2d,
+  KV_TILE_WGSL,
+  kvBindings,
+  rowLanes,
+  workgroupStorageBudget,
+  type PrefillBatchArgs,
+} from './attention-shared';
+import { KV_BLOCK } from './kv-layout';
+import { params, ro, rw, type KernelSpec } from './spec';
 
 /** The tiled variant reads and writes vec4 rows, the naive one scalars; the interface is the same. */
-function prefillSpec(variant: 'tiled' | 'naive', vec: string, code: string): KernelSpec {
+function prefillSpec(variant: 'tiled' | 'naive', vec: 'f32' | 'vec4<f32>', code: string): KernelSpec {
   return {
     name: `attention-prefill.${variant}`,
     bindings: {
-      out: { var: 'out', type: vec, access: 'read_write', doc: '[T, NH * HS]' },
-      lse: { var: 'lse', type: 'f32', access: 'read_write', doc: '[T, NH] (when writeLse; a 16-byte placeholder otherwise)' },
-      q: { var: 'q', type: vec, access: 'read', doc: '[T, NH, HS]' },
-      k: { var: 'kCache', type: vec, access: 'read', doc: "this layer's K cache [numBlocks, NKV, 16, HS]" },
-      v: { var: 'vCache', type: vec, access: 'read', doc: "this layer's V cache [numBlocks, NKV, 16, HS]" },
-      blockTable: { var: 'blockTable', type: 'u32', access: 'read', doc: '[maxSeqs, maxBlocksPerSeq]' },
-      rows: { var: 'rows', type: 'BatchRow', access: 'read', doc: '[B]' },
+      out: rw('out', vec, '[T, NH * HS]'),
+      lse: rw('lse', 'f32', '[T, NH] (when writeLse; a 16-byte placeholder otherwise)'),
+      q: ro('q', vec, '[T, NH, HS]'),
+      ...kvBindings(vec),
     },
-    uniforms: {
-      var: 'params',
-      struct: 'Params',
-      // scale = 1 / sqrt(HS); writeLse = 1 writes lse (a uniform, not an override: one pipeline serves both);
-      // window: sliding window in tokens (model/attention-window.ts), 0 = full causal
-      fields: { B: 'u32', T: 'u32', maxBlocksPerSeq: 'u32', scale: 'f32', writeLse: 'u32', window: 'u32' },
-    },
+    // scale = 1 / sqrt(HS); writeLse = 1 writes lse (a uniform, not an override: one pipeline serves both);
+    // window: sliding window in tokens (model/config/attention-window.ts), 0 = full causal
+    uniforms: params('B T maxBlocksPerSeq scale:f32 writeLse window', { var: 'params' }),
     shaders: { main: [ATTENTION_COMMON_WGSL, code] },
   };
 }
 
 export const PREFILL_ATTENTION_SPECS = {
-  tiled: prefillSpec('tiled', 'vec4<f32>', tiledCode),
-  naive: prefillSpec('naive', 'f32', naiveCode),
+  tiled: prefillSpec('tiled', 'vec4<f32>', `${KV_TILE_WGSL}\n${tiledCode}`),
+  naive: prefillSpec('naive', 'f32', `${BATCH_ROW_SCAN_WGSL}\n${naiveCode}`),
 };
 
 export interface PrefillAttentionOptions {
@@ -70,30 +74,14 @@ export interface PrefillAttentionOptions {
   workgroupStorageBytes?: number;
 }
 
-export interface PrefillAttentionIO {
+/** A prefill batch (its cache holds every row's prefix and this batch's tokens) and the outputs. */
+export interface PrefillAttentionArgs extends PrefillBatchArgs {
   /** f32 [T, NH * HS], written. */
   out: BufferRef;
   /** f32 [T, NH], written when given: log of each softmax denominator (scaled scores). */
   lse?: BufferRef;
   /** f32 [T, NH, HS] after RoPE (QkvPrep). */
   q: BufferRef;
-  /** This layer's KV cache holding every row's prefix and this batch's tokens. */
-  k: BufferRef;
-  v: BufferRef;
-  blockTable: BufferRef;
-  /** array<BatchRow> [B]; tokens are the rows' tokens in row order. */
-  rows: BufferRef;
-}
-
-export interface PrefillAttentionDims {
-  B: number;
-  /** Tokens in the batch (sum of counts). */
-  T: number;
-  /** Tokens of the longest row (sizes the grid). */
-  maxCount: number;
-  maxBlocksPerSeq: number;
-  /** This layer's sliding window in tokens (model/attention-window.ts); 0 or absent: full causal. */
-  window?: number;
 }
 
 /** Tile sizes of the tiled kernel for a shape and a workgroup-memory budget. */
@@ -107,41 +95,34 @@ export interface PrefillTiling {
 }
 
 const MAX_DPT4 = 8;
-const MAX_HS = 256;
 
 export function prefillTiling(HS: number, budgetBytes: number): PrefillTiling {
-  const HS4 = HS / 4;
-  let lanes = 1;
-  while (HS4 % lanes !== 0 || HS4 / lanes > MAX_DPT4) lanes++;
-  const workgroupSize = lanes * Math.floor(64 / lanes);
+  const { lanes, workgroupSize } = rowLanes(HS, MAX_DPT4);
   const part = (bk: number) => (lanes > 1 ? bk * workgroupSize : 1);
   const keysPerTile = [16, 8, 4, 2, 1].find((bk) => 4 * (2 * bk * HS + part(bk)) + 16 <= budgetBytes);
   if (!keysPerTile) throw new Error(`PrefillAttention: head dim ${HS} does not fit ${budgetBytes} bytes of workgroup memory`);
   return { workgroupSize, lanes, rowsPerTile: workgroupSize / lanes, keysPerTile };
 }
 
-export class PrefillAttention {
+export class PrefillAttention extends SpecKernel {
   readonly variant: 'tiled' | 'naive';
   readonly tiling: PrefillTiling;
-  private readonly spec: KernelSpec;
-  private readonly layout: KernelLayout;
-  private readonly pipeline: GPUComputePipeline;
+  private readonly overrides: Record<string, number>;
 
   constructor(
-    private readonly ctx: KernelContext,
+    ctx: KernelContext,
     readonly shape: AttentionShape,
     opts: PrefillAttentionOptions = {},
   ) {
+    const variant = opts.variant ?? 'tiled';
+    super(ctx, PREFILL_ATTENTION_SPECS[variant]);
     const { NH, NKV, HS } = shape;
-    if (NH % NKV !== 0) throw new Error(`PrefillAttention: ${NH} heads are not a multiple of ${NKV} kv heads`);
-    if (HS % 4 !== 0 || HS > MAX_HS) throw new Error(`PrefillAttention: head dim ${HS} must be a multiple of 4 and <= ${MAX_HS}`);
-    this.variant = opts.variant ?? 'tiled';
+    checkTiledHeads('PrefillAttention', NH, NKV, HS);
+    this.variant = variant;
     this.tiling = prefillTiling(HS, workgroupStorageBudget(ctx, opts.workgroupStorageBytes));
-    this.spec = PREFILL_ATTENTION_SPECS[this.variant];
-    this.layout = specLayout(ctx, this.spec);
     const G = NH / NKV;
     const { workgroupSize: WG, lanes, keysPerTile: BK } = this.tiling;
-    const constants: Record<string, number> =
+    this.overrides =
       this.variant === 'tiled'
         ? {
             WG,
@@ -152,45 +133,40 @@ export class PrefillAttention {
             BK,
             KV_LEN: (BK * HS) / 4,
             PART_LEN: lanes > 1 ? BK * WG : 1,
+            KV_BLOCK,
           }
-        : { WG: 64, HS, NKV, G };
-    this.pipeline = ctx.pipelines.get({
-      label: `attention-prefill.${this.variant}`,
-      code: shaderText(this.spec),
-      entryPoint: 'main',
-      layout: this.layout.pipeline,
-      constants,
-    });
+        : { WG: 64, HS, NKV, G, KV_BLOCK };
   }
 
   /** The dispatch of one prefill batch (record it after QkvPrep wrote the batch's k, v). */
-  encode(io: PrefillAttentionIO, dims: PrefillAttentionDims): KernelCall {
+  encode(a: PrefillAttentionArgs): KernelCall[] {
     const { NH, NKV, HS } = this.shape;
-    const { B, T, maxCount } = dims;
+    const { B, T, maxCount, maxBlocksPerSeq, window = 0 } = a;
     const label = `attention-prefill.${this.variant}`;
-    for (const [name, v] of Object.entries(dims)) checkDim(label, name, v, name === 'window' ? 0 : 1);
+    for (const [name, v] of Object.entries({ B, T, maxCount, maxBlocksPerSeq })) checkDim(label, name, v);
+    checkDim(label, 'window', window, 0);
     if (maxCount > T) throw new Error(`${label}: the longest row (${maxCount}) exceeds the batch's ${T} tokens`);
-    checkElements(label, 'out', io.out, T * NH * HS);
-    checkElements(label, 'q', io.q, T * NH * HS);
-    if (io.lse) checkElements(label, 'lse', io.lse, T * NH);
-    checkElements(label, 'rows', io.rows, B * 4);
+    checkElements(label, 'out', a.out, T * NH * HS);
+    checkElements(label, 'q', a.q, T * NH * HS);
+    if (a.lse) checkElements(label, 'lse', a.lse, T * NH);
+    checkElements(label, 'rows', a.rows, B * 4);
     const G = NH / NKV;
-    return specCall(this.ctx, this.spec, {
-      pipeline: this.pipeline,
-      layout: this.layout,
-      buffers: { out: io.out, lse: io.lse ?? placeholder(this.ctx), q: io.q, k: io.k, v: io.v, blockTable: io.blockTable, rows: io.rows },
+    const call = this.call({
+      pipeline: this.pipeline({ overrides: this.overrides }),
+      buffers: { out: a.out, lse: a.lse ?? placeholder(this.ctx), q: a.q, k: a.k, v: a.v, blockTable: a.blockTable, rows: a.rows },
       uniforms: {
         B,
         T,
-        maxBlocksPerSeq: dims.maxBlocksPerSeq,
+        maxBlocksPerSeq,
         scale: 1 / Math.sqrt(HS),
-        writeLse: io.lse ? 1 : 0,
-        window: dims.window ?? 0,
+        writeLse: a.lse ? 1 : 0,
+        window,
       },
       workgroups:
         this.variant === 'tiled'
           ? [Math.ceil((maxCount * G) / this.tiling.rowsPerTile), NKV, B]
           : grid2d(this.ctx, Math.ceil((T * NH) / 64)),
     });
+    return [call];
   }
 }

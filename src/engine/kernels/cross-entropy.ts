@@ -14,7 +14,7 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, grid, placeholder, SpecKernel } from './common';
+import { checkDim, checkElements, grid, placeholder, SpecKernel } from './spec-kernel';
 import code from './cross-entropy.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -60,7 +60,7 @@ export class CrossEntropy extends SpecKernel.of(CROSS_ENTROPY_SPEC) {
     this.serial = ctx.softwareAdapter;
   }
 
-  encode(a: CrossEntropyArgs): KernelCall {
+  encode(a: CrossEntropyArgs): KernelCall[] {
     const label = a.coef ? 'cross-entropy.grad' : 'cross-entropy';
     checkDim(label, 'R', a.R);
     checkDim(label, 'V', a.V);
@@ -75,12 +75,14 @@ export class CrossEntropy extends SpecKernel.of(CROSS_ENTROPY_SPEC) {
       entryPoint: this.serial ? 'serial' : 'main',
       consts: { WG: this.serial ? 64 : 256, GRAD: !!a.coef },
     });
-    return this.call({
-      label,
-      pipeline,
-      buffers: { logits: a.logits, targets: a.targets, coef: a.coef ?? placeholder(this.ctx), stats: a.stats },
-      uniforms: { R: a.R, V: a.V, ld, row0: a.row0, lp_off: a.lpOffset, ent_off: a.entOffset },
-      workgroups: grid(this.ctx, this.serial ? Math.ceil(a.R / 64) : a.R),
-    });
+    return [
+      this.call({
+        label,
+        pipeline,
+        buffers: { logits: a.logits, targets: a.targets, coef: a.coef ?? placeholder(this.ctx), stats: a.stats },
+        uniforms: { R: a.R, V: a.V, ld, row0: a.row0, lp_off: a.lpOffset, ent_off: a.entOffset },
+        workgroups: grid(this.ctx, this.serial ? Math.ceil(a.R / 64) : a.R),
+      }),
+    ];
   }
 }

@@ -5,7 +5,7 @@
  * V / 16 workgroups.
  */
 import type { KernelCall } from '../gpu/kernel-call';
-import { checkDim, SpecKernel } from './common';
+import { checkDim, SpecKernel } from './spec-kernel';
 import code from './decode-finalize.wgsl?raw';
 import { params, rw, type KernelSpec } from './spec';
 
@@ -20,15 +20,18 @@ export const DECODE_FINALIZE_SPEC: KernelSpec = {
 import type { DecodeStream } from './decode-stream';
 
 export class DecodeFinalize extends SpecKernel.of(DECODE_FINALIZE_SPEC) {
-  encode(stream: DecodeStream, B: number, pending: number): KernelCall {
+  /** Folds `pending` MLP partial blocks into the residual of B rows. */
+  encode({ stream, B, pending }: { stream: DecodeStream; B: number; pending: number }): KernelCall[] {
     checkDim('decode.finalize', 'B', B);
     if (B > stream.rows || pending > stream.partials)
       throw new Error(`decode.finalize: B ${B}, ${pending} partials for a stream of ${stream.rows} rows, ${stream.partials} partials`);
-    return this.call({
-      pipeline: this.pipeline(),
-      buffers: { stream: stream.buffer },
-      uniforms: { n: B * stream.C, C: stream.C, bcap: stream.rows, pending },
-      workgroups: [Math.ceil((B * stream.C) / 256), 1, 1],
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline(),
+        buffers: { stream: stream.buffer },
+        uniforms: { n: B * stream.C, C: stream.C, bcap: stream.rows, pending },
+        workgroups: [Math.ceil((B * stream.C) / 256), 1, 1],
+      }),
+    ];
   }
 }

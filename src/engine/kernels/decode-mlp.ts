@@ -10,11 +10,11 @@
  * 24 (Qwen3-0.6B), 38 (Qwen2.5-0.5B), 64 (Llama-3.2-1B); see docs/engine.md "Decode step".
  * Not here: the unfused alternative (Gemv with swiglu, then Gemv accumulating into the residual).
  */
-import type { KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights/weight-set';
-import { checkDim, SpecKernel } from './common';
+import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import { checkDim, SpecKernel } from './spec-kernel';
 import code from './decode-mlp.wgsl?raw';
-import type { DecodeStream } from './decode-stream';
+import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
@@ -41,9 +41,22 @@ export function mlpSlices(F: number, slice = DEFAULT_MLP_SLICE): { FS: number; P
   return { FS, P: Math.ceil(F / FS) };
 }
 
+/** One layer's MLP weights as decode.mlp reads them, and offsets (floats) into the vectors buffer. */
+export interface DecodeMlpWeights {
+  /** [gate; up] [2F, C]. */
+  gateUp: PackedMatrix;
+  /** down [C, F]. */
+  down: PackedMatrix;
+  postNorm: number;
+  gateUpBias: number | null;
+  downBias: number | null;
+}
+
 export interface DecodeMlpArgs {
-  weights: WeightSet;
-  layer: number;
+  shape: DecodeShape;
+  layer: DecodeMlpWeights;
+  /** f32: the norm weight and biases at the layer's offsets. */
+  vectors: BufferRef;
   stream: DecodeStream;
   B: number;
   /** Slice width (default DEFAULT_MLP_SLICE); the stream must hold mlpSlices(F, slice).P partials. */
@@ -51,11 +64,9 @@ export interface DecodeMlpArgs {
 }
 
 export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
-  encode(a: DecodeMlpArgs): KernelCall {
-    const cfg = a.weights.config;
-    const w = a.weights.layers[a.layer];
-    const C = cfg.hiddenSize;
-    const F = cfg.intermediateSize;
+  encode(a: DecodeMlpArgs): KernelCall[] {
+    const { C, F } = a.shape;
+    const w = a.layer;
     checkDim('decode.mlp', 'B', a.B);
     const { FS, P } = mlpSlices(F, a.slice);
     if (a.B > a.stream.rows || a.stream.C !== C)
@@ -65,28 +76,30 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * 3 * FS * BB, 'decode.mlp');
     const consts = { ...tileConsts(tile), NORM: true, FS, HAS_BIAS: w.gateUpBias !== null };
     const label = `decode.mlp.${w.gateUp.dtype}`;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
-      buffers: {
-        stream: a.stream.buffer,
-        gateUp: w.gateUp.single('decode.mlp'),
-        down: w.down.single('decode.mlp'),
-        vectors: a.weights.vectors,
-      },
-      uniforms: {
-        B: a.B,
-        C,
-        F,
-        bcap: a.stream.rows,
-        w_stride: w.gateUp.rowStride,
-        d_stride: w.down.rowStride,
-        norm_off: w.postNorm,
-        gu_bias_off: w.gateUpBias ?? 0,
-        d_bias_off: w.downBias ?? 0,
-        eps: cfg.rmsNormEps,
-      },
-      workgroups: [P, Math.ceil(a.B / tile.BB), 1],
-    });
+    return [
+      this.call({
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
+        buffers: {
+          stream: a.stream.buffer,
+          gateUp: w.gateUp.single('decode.mlp'),
+          down: w.down.single('decode.mlp'),
+          vectors: a.vectors,
+        },
+        uniforms: {
+          B: a.B,
+          C,
+          F,
+          bcap: a.stream.rows,
+          w_stride: w.gateUp.rowStride,
+          d_stride: w.down.rowStride,
+          norm_off: w.postNorm,
+          gu_bias_off: w.gateUpBias ?? 0,
+          d_bias_off: w.downBias ?? 0,
+          eps: a.shape.eps,
+        },
+        workgroups: [P, Math.ceil(a.B / tile.BB), 1],
+      }),
+    ];
   }
 }

@@ -11,10 +11,10 @@
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights/weight-set';
-import { checkDim, checkElements, SpecKernel } from './common';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-o-proj.wgsl?raw';
-import type { DecodeStream } from './decode-stream';
+import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import type { GemvTile } from './gemv-config';
 import { fitTile, tileConsts } from './gemv-config';
@@ -34,9 +34,18 @@ export const DECODE_O_PROJ_SPEC: KernelSpec = {
   shaders: { main: [core, code] },
 };
 
+/** One layer's o_proj as decode.o_proj reads it: Wo, and its bias offset (floats) in the vectors buffer. */
+export interface DecodeOProjWeights {
+  /** Wo [C, NH HS]. */
+  o: PackedMatrix;
+  oBias: number | null;
+}
+
 export interface DecodeOProjArgs {
-  weights: WeightSet;
-  layer: number;
+  shape: DecodeShape;
+  layer: DecodeOProjWeights;
+  /** f32: the bias at oBias. */
+  vectors: BufferRef;
   stream: DecodeStream;
   /** MLP partial blocks still pending in the stream (0 at layer 0). */
   pending: number;
@@ -66,16 +75,13 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
   }
 
   /** Whether the fused merge handles this many splits (else: AttentionMerge + Gemv). */
-  fits(weights: WeightSet, B: number, numSplits: number): boolean {
-    const cfg = weights.config;
-    return this.tile(cfg.numHeads, cfg.headDim, B, numSplits) !== null;
+  fits(shape: Pick<DecodeShape, 'NH' | 'HS'>, B: number, numSplits: number): boolean {
+    return this.tile(shape.NH, shape.HS, B, numSplits) !== null;
   }
 
-  encode(a: DecodeOProjArgs): KernelCall {
-    const cfg = a.weights.config;
-    const w = a.weights.layers[a.layer];
-    const C = cfg.hiddenSize;
-    const { numHeads: NH, headDim: HS } = cfg;
+  encode(a: DecodeOProjArgs): KernelCall[] {
+    const { C, NH, HS } = a.shape;
+    const w = a.layer;
     checkDim('decode.o_proj', 'B', a.B);
     checkDim('decode.o_proj', 'numSplits', a.numSplits);
     if (a.B > a.stream.rows || a.stream.C !== C)
@@ -91,23 +97,25 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
     }
     const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
     const label = `decode.o_proj.${w.o.dtype}`;
-    return this.call({
-      label,
-      pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
-      buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.weights.vectors, stream: a.stream.buffer },
-      uniforms: {
-        B: a.B,
-        C,
-        K: NH * HS,
-        NH,
-        HS,
-        S: a.numSplits,
-        bcap: a.stream.rows,
-        pending: a.pending,
-        w_stride: w.o.rowStride,
-        bias_off: w.oBias ?? 0,
-      },
-      workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
-    });
+    return [
+      this.call({
+        label,
+        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
+        buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.vectors, stream: a.stream.buffer },
+        uniforms: {
+          B: a.B,
+          C,
+          K: NH * HS,
+          NH,
+          HS,
+          S: a.numSplits,
+          bcap: a.stream.rows,
+          pending: a.pending,
+          w_stride: w.o.rowStride,
+          bias_off: w.oBias ?? 0,
+        },
+        workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
+      }),
+    ];
   }
 }

@@ -14,12 +14,11 @@
  * Not here: attention (attention-decode.ts), the prefill twin (qkv-prep.ts after the GEMM).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { KV_BLOCK } from '../model/kv/kv-cache';
-import { layerUsesRope, rotaryDim } from '../model/config/rope';
-import type { WeightSet } from '../model/weights/weight-set';
-import { checkDim, checkElements, SpecKernel } from './common';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-qkv.wgsl?raw';
-import type { DecodeStream } from './decode-stream';
+import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import ropePairs from './rope-pairs.wgsl?raw';
@@ -31,7 +30,7 @@ export const DECODE_QKV_SPEC: KernelSpec = {
     stream: ro('STREAM', 'f32', '[1 + P, bcap, C]: residual, MLP partials'),
     qkv: packed('W', 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride'),
     vectors: ro('VEC', 'f32', 'RoPE table at 0, norm weights, biases'),
-    rows: ro('ROWS', 'BatchRow', '[B]'),
+    rows: ro('ROWS', BATCH_ROW, '[B]'),
     blockTable: ro('BT', 'u32', 'block table [maxSeqs, max_blocks]'),
     k: rw('KC', 'f32', "this layer's K cache"),
     v: rw('VC', 'f32', "this layer's V cache"),
@@ -45,13 +44,30 @@ export const DECODE_QKV_SPEC: KernelSpec = {
   shaders: { main: [core, ropePairs, code] },
 };
 
+/** One layer's weights as decode.qkv reads them: Wqkv, and offsets (floats) into the vectors buffer. */
+export interface DecodeQkvWeights {
+  /** Wqkv [(NH + 2 NKV) HS, C]. */
+  qkv: PackedMatrix;
+  inputNorm: number;
+  /** q, k, v biases back to back; null: none. */
+  qkvBias: number | null;
+  /** q_norm, k_norm [HS] (when the shape has qkNorm). */
+  qNorm: number | null;
+  kNorm: number | null;
+}
+
 export interface DecodeQkvArgs {
-  weights: WeightSet;
-  layer: number;
+  shape: DecodeShape;
+  layer: DecodeQkvWeights;
+  /** f32: the RoPE table [ropePositions, rotaryDim / 2, 2] at 0, then the layer's norms and biases. */
+  vectors: BufferRef;
+  ropePositions: number;
+  /** false on a layer without RoPE (SmolLM3 no_rope_layers). */
+  rope: boolean;
   stream: DecodeStream;
   /** MLP partial blocks to add to the residual: 0 at layer 0, the slice count after. */
   pending: number;
-  /** array<BatchRow> [B] (model/kv-cache.ts). */
+  /** array<BatchRow> [B] (model/kv/kv-cache.ts). */
   rows: GPUBuffer;
   /** u32 [maxSeqs, maxBlocksPerSeq]. */
   blockTable: GPUBuffer;
@@ -74,10 +90,8 @@ export function qkvUnit(HS: number, qkNorm: boolean, group: number): number {
 export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
   /** One call per chunk of Wqkv: one, or one per row segment of a qkv whose parts differ in dtype. */
   encode(a: DecodeQkvArgs): KernelCall[] {
-    const cfg = a.weights.config;
-    const w = a.weights.layers[a.layer];
-    const C = cfg.hiddenSize;
-    const { numHeads: NH, numKvHeads: NKV, headDim: HS } = cfg;
+    const { C, NH, NKV, HS, qkNorm } = a.shape;
+    const w = a.layer;
     checkDim('decode.qkv', 'B', a.B);
     if (a.B > a.stream.rows || a.stream.C !== C)
       throw new Error(`decode.qkv: stream [${a.stream.rows} x ${a.stream.C}] for B ${a.B}, C ${C}`);
@@ -86,10 +100,9 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
     checkElements('decode.qkv', 'rows', a.rows, a.B * 4);
     // Without q/k-norm one row per invocation keeps the unit at one GEMV group of 16 rows (more,
     // smaller workgroups at batch 1); with it the unit is the head, walked in groups of 2 rows each.
-    const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv', cfg.qkNorm ? {} : { rpt: 1 });
-    const U = qkvUnit(HS, cfg.qkNorm, tile.TR * tile.RPT);
-    const ROT = rotaryDim(cfg);
-    const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT, QK_NORM: cfg.qkNorm, HAS_BIAS: w.qkvBias !== null, KV_BLOCK };
+    const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv', qkNorm ? {} : { rpt: 1 });
+    const U = qkvUnit(HS, qkNorm, tile.TR * tile.RPT);
+    const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT: a.shape.rotaryDim, QK_NORM: qkNorm, HAS_BIAS: w.qkvBias !== null };
     if (w.qkv.chunks.length > 1 && w.qkv.chunks.some((c) => c.rowStart % HS !== 0 || c.rows % HS !== 0)) {
       // Chunks of one dtype split by the binding limit fall mid-head; the parts of a fused qkv never do.
       w.qkv.single('decode.qkv');
@@ -98,11 +111,11 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
       const label = `decode.qkv.${chunk.dtype}`;
       return this.call({
         label,
-        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: chunk.dtype } }),
+        pipeline: this.pipeline({ label, reductions: true, consts, overrides: { KV_BLOCK }, weights: { W: chunk.dtype } }),
         buffers: {
           stream: a.stream.buffer,
           qkv: chunk.buffer,
-          vectors: a.weights.vectors,
+          vectors: a.vectors,
           rows: a.rows,
           blockTable: a.blockTable,
           k: a.k,
@@ -122,9 +135,9 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
           qnorm_off: w.qNorm ?? 0,
           knorm_off: w.kNorm ?? 0,
           max_blocks: a.maxBlocksPerSeq,
-          rope_positions: a.weights.ropePositions,
-          eps: cfg.rmsNormEps,
-          rope: layerUsesRope(cfg, a.layer) ? 1 : 0,
+          rope_positions: a.ropePositions,
+          eps: a.shape.eps,
+          rope: a.rope ? 1 : 0,
           head0: chunk.rowStart / HS,
         },
         workgroups: [(chunk.rows / HS) * (HS / U), Math.ceil(a.B / tile.BB), 1],

@@ -9,14 +9,11 @@
 // alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
 // the activations only once. A qkv whose parts differ in dtype (Q4_K q / k, Q6_K v) is one dispatch
 // per row segment: heads from P.head0 on, W holding that segment's rows from head head0's first row.
-// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, KV_BLOCK.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS.
+// BatchRow is generated from the spec (kernels/kv-layout.ts BATCH_ROW).
 
-struct BatchRow {
-  seq: u32,     // block-table row
-  pos: u32,     // position of this row's token
-  adapter: u32,
-  count: u32,
-}
+// Tokens per KV block (kernels/kv-layout.ts KV_BLOCK), given when the pipeline is created.
+override KV_BLOCK: u32;
 
 var<workgroup> hv: array<f32, U * BB>; // the unit's projections, [u][b]
 var<workgroup> hn: array<f32, BB>;     // q/k-norm rstd per batch row

@@ -42,3 +42,20 @@ export class DecodeStream {
     this.buffer.destroy();
   }
 }
+
+/** The model dims the fused decode kernels take (the caller reads them off its model's config). */
+export interface DecodeShape {
+  /** Hidden size. */
+  C: number;
+  /** Intermediate (MLP) size. */
+  F: number;
+  NH: number;
+  NKV: number;
+  HS: number;
+  /** Rotated dims of a head (Phi-3 partial rotary), even, <= HS. */
+  rotaryDim: number;
+  /** Qwen3's per-head q_norm / k_norm. */
+  qkNorm: boolean;
+  /** RMSNorm epsilon. */
+  eps: number;
+}

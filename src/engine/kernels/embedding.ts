@@ -6,7 +6,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
-import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './spec-kernel';
 import code from './embedding.wgsl?raw';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
 
@@ -17,7 +17,7 @@ export const EMBEDDING_SPEC: KernelSpec = {
     tokens: ro('TOK', 'u32', 'token ids [T] from tok_off'),
     out: rw('OUT', 'f32', 'row t at out_off + t * out_stride'),
   },
-  // scale: Gemma's sqrt(hidden_size) normaliser (model/weights.ts embeddingScaleOf); 1 for the other families.
+  // scale: Gemma's sqrt(hidden_size) normaliser (model/weights/vector-values.ts embeddingScaleOf); 1 for the other families.
   uniforms: params('T C row_start rows w_stride out_off out_stride tok_off scale:f32'),
   shaders: { main: [code] },
 };

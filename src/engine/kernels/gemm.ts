@@ -12,13 +12,13 @@
  *   s * (x A^T) B^T is two calls: u = X A^T, then C += s * u B^T).
  *
  * Tile: 64 x 64 outputs per 256-invocation workgroup, 4 x 4 per invocation, K tile 16 (8 KiB of
- * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (wgsl-engine.md 1.2),
+ * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (docs/reference/wgsl-engine.md 1.2),
  * arithmetic intensity 4 FMAs per staged value. Not here: the decode GEMV (gemv.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../tensor/dtype';
-import { checkDim, placeholder, SpecKernel } from './common';
+import { checkDim, placeholder, SpecKernel } from './spec-kernel';
 import naive from './gemm-naive.wgsl?raw';
 import paramsWgsl from './gemm-params.wgsl?raw';
 import tiled from './gemm.wgsl?raw';

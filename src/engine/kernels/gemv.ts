@@ -12,7 +12,7 @@
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../tensor/dtype';
-import { checkDim, checkRows, placeholder, SpecKernel } from './common';
+import { checkDim, checkRows, placeholder, SpecKernel } from './spec-kernel';
 import core from './gemv-core.wgsl?raw';
 import { gemvTile, tileConsts } from './gemv-config';
 import code from './gemv.wgsl?raw';

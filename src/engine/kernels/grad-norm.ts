@@ -6,7 +6,7 @@
  * Reference: reference/adamw.ts `clipGradNorm`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, SpecKernel } from './common';
+import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './grad-norm.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 

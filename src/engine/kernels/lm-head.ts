@@ -2,24 +2,51 @@
  * LmHead: final RMSNorm + projection on the (possibly row-chunked) lm_head into logits [R, V] that
  * stay on the GPU for the sampler.
  *
- * - Decode (`encodeDecode`): one Gemv per chunk over the DecodeStream's residual with the final norm
- *   folded into its activation load (each workgroup recomputes the row's rms: C floats per batch row,
- *   what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
- * - Prefill (`encode`): the final norm of only the rows wanted (gathered by index: the last token of
- *   each sequence, or every row when prompt logprobs are asked), then Gemv for up to 64 rows or the
- *   tiled Gemm beyond, one call per chunk writing its own vocabulary range.
+ * - Decode (`encode` with a `stream`): one Gemv per chunk over the DecodeStream's residual with the
+ *   final norm folded into its activation load (each workgroup recomputes the row's rms: C floats per
+ *   batch row, what a plain GEMV reads anyway). Run DecodeFinalize first so no MLP partials are pending.
+ * - Prefill (`encode` with `hidden` rows): the final norm of only the rows wanted (gathered by index:
+ *   the last token of each sequence, or every row when prompt logprobs are asked), then Gemv for up
+ *   to 64 rows or the tiled Gemm beyond, one call per chunk writing its own vocabulary range.
+ *
+ * A composition of RmsNorm, Gemv and Gemm: no spec of its own.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { WeightSet } from '../model/weights/weight-set';
-import { checkElements } from './common';
+import type { PackedMatrix } from '../gpu/packed-tensor';
+import { checkElements } from './spec-kernel';
 import type { DecodeStream } from './decode-stream';
 import { Gemm } from './gemm';
 import { Gemv } from './gemv';
 import { RmsNorm } from './rmsnorm';
 
-export interface LmHeadArgs {
-  weights: WeightSet;
+/** The model's head as lm_head reads it (the caller resolves it from its weights and config). */
+export interface LmHeadWeights {
+  /** [V, C] (the embedding matrix when tied). */
+  lmHead: PackedMatrix;
+  /** f32: the final norm weight at finalNorm. */
+  vectors: GPUBuffer;
+  finalNorm: number;
+  /** Hidden size. */
+  C: number;
+  /** Vocabulary size. */
+  V: number;
+  /** RMSNorm epsilon. */
+  eps: number;
+}
+
+/** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
+export interface LmHeadDecodeArgs {
+  head: LmHeadWeights;
+  /** f32 [B, V], written. */
+  logits: BufferRef;
+  stream: DecodeStream;
+  B: number;
+}
+
+/** Prefill: logits [R, V] of R rows of hidden states (gathered by index), through a scratch for the normalised rows. */
+export interface LmHeadRowsArgs {
+  head: LmHeadWeights;
   /** f32 [R, V], written. */
   logits: BufferRef;
   /** f32 hidden states (the residual stream after the last layer), row t at hiddenOffset + t * C. */
@@ -33,6 +60,8 @@ export interface LmHeadArgs {
   scratch: BufferRef;
 }
 
+export type LmHeadArgs = LmHeadDecodeArgs | LmHeadRowsArgs;
+
 export class LmHead {
   private readonly gemv: Gemv;
   private readonly gemm: Gemm;
@@ -44,10 +73,13 @@ export class LmHead {
     this.norm = new RmsNorm(ctx);
   }
 
+  /** The calls of either form: decode (`stream`) or rows (`hidden`). */
   encode(a: LmHeadArgs): KernelCall[] {
-    const cfg = a.weights.config;
-    const C = cfg.hiddenSize;
-    const V = cfg.vocabSize;
+    return 'stream' in a ? this.encodeDecode(a) : this.encodeRows(a);
+  }
+
+  private encodeRows(a: LmHeadRowsArgs): KernelCall[] {
+    const { C, V } = a.head;
     checkElements('lm_head', 'logits', a.logits, a.R * V);
     const norm = this.norm.encode({
       out: a.scratch,
@@ -55,28 +87,27 @@ export class LmHead {
       inOffset: a.hiddenOffset ?? 0,
       N: a.R,
       C,
-      vectors: a.weights.vectors,
-      weightOffset: a.weights.finalNorm,
-      eps: cfg.rmsNormEps,
+      vectors: a.head.vectors,
+      weightOffset: a.head.finalNorm,
+      eps: a.head.eps,
       rows: a.rows,
     });
     const project =
       a.R <= 64
-        ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.weights.lmHead, B: a.R })
-        : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.weights.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
-    return [norm, ...project];
+        ? this.gemv.encode({ out: a.logits, x: a.scratch, weight: a.head.lmHead, B: a.R })
+        : this.gemm.encode({ out: a.logits, a: a.scratch, b: { weight: a.head.lmHead, layout: 'rows-are-n' }, M: a.R, N: V, K: C });
+    return [...norm, ...project];
   }
 
-  /** Decode: logits [B, V] from the stream's residual (no pending partials), final norm folded in. */
-  encodeDecode(weights: WeightSet, stream: DecodeStream, B: number, logits: BufferRef): KernelCall[] {
-    const cfg = weights.config;
+  private encodeDecode(a: LmHeadDecodeArgs): KernelCall[] {
+    const { head } = a;
     return this.gemv.encode({
-      out: logits,
-      x: stream.buffer,
-      weight: weights.lmHead,
-      B,
-      vectors: weights.vectors,
-      norm: { offset: weights.finalNorm, eps: cfg.rmsNormEps },
+      out: a.logits,
+      x: a.stream.buffer,
+      weight: head.lmHead,
+      B: a.B,
+      vectors: head.vectors,
+      norm: { offset: head.finalNorm, eps: head.eps },
     });
   }
 }

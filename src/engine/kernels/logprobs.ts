@@ -6,17 +6,18 @@
  * pruned by the k-th largest per-thread max, so no row is sorted. Recorded into the caller's
  * pass, never submitted. Output row r is (2 + 2k) u32 words: logprob bits, rank, k (id, logprob).
  *
- * vLLM (../../../shared/reference/vllm-chat.md §3.3) reports for prompt position p >= 1 the
+ * vLLM (docs/reference/vllm-chat.md §3.3) reports for prompt position p >= 1 the
  * logprob of prompt token p under the logits of position p - 1; the caller passes those logits
  * rows and targets[r] = the following prompt token (an id >= V gives logprob -9999, rank V).
  * Not here: the sampler (sampler.ts), the reference (reference/logprobs.ts).
  */
 import type { KernelContext } from '../gpu/context';
 import { MAX_TOP_LOGPROBS, type PositionLogprobs, type TokenLogprob } from '../sampling/logprobs';
-import { specBindGroup, specLayout, type KernelLayout } from './common';
+import { KernelCall } from '../gpu/kernel-call';
+import { SpecKernel } from './spec-kernel';
 import type { SamplerWorkgroupSize } from './sampler';
 import { PROMPT_LOGPROBS_SPEC } from './sampler-specs';
-import { packUniformValues, shaderText } from './spec';
+import { packUniformValues } from './spec';
 
 const MAX_GRID_X = 65535;
 
@@ -25,9 +26,20 @@ export function promptLogprobsStride(k: number): number {
   return 2 + 2 * k;
 }
 
-export class PromptLogprobs {
-  private readonly layout: KernelLayout;
-  private readonly pipeline: GPUComputePipeline;
+export interface PromptLogprobsArgs {
+  /** u32 [T, 2 + 2k], written: per row the target's logprob and rank, then k (id, logprob) pairs. */
+  out: GPUBuffer;
+  /** f32 [T, V]. */
+  logits: GPUBuffer;
+  /** u32 [T]: each row's target token. */
+  targets: GPUBuffer;
+  T: number;
+  V: number;
+  k: number;
+}
+
+export class PromptLogprobs extends SpecKernel {
+  private readonly pass: GPUComputePipeline;
   /** Uniforms by "V,k" (a handful per model): records with different shapes may share a submission. */
   private readonly uniforms = new Map<string, GPUBuffer>();
 
@@ -35,23 +47,20 @@ export class PromptLogprobs {
 
   /** workgroupSize: as for the Sampler (256 on GPUs, 32 on software adapters). */
   constructor(
-    private readonly ctx: KernelContext,
+    ctx: KernelContext,
     readonly workgroupSize: SamplerWorkgroupSize = 256,
   ) {
-    const device = ctx.device;
-    this.device = device;
-    this.layout = specLayout(ctx, PROMPT_LOGPROBS_SPEC);
-    this.pipeline = ctx.pipelines.get({
-      label: 'logprobs.prompt',
-      code: shaderText(PROMPT_LOGPROBS_SPEC),
-      entryPoint: 'prompt_logprobs',
-      layout: this.layout.pipeline,
-      constants: { WG: workgroupSize },
-    });
+    super(ctx, PROMPT_LOGPROBS_SPEC);
+    this.device = ctx.device;
+    this.pass = this.pipeline({ label: 'logprobs.prompt', entryPoint: 'prompt_logprobs', overrides: { WG: workgroupSize } });
   }
 
-  /** Records the kernel: out (T, 2 + 2k) u32 from logits (T, V) f32 and targets (T) u32. */
-  record(pass: GPUComputePassEncoder, out: GPUBuffer, logits: GPUBuffer, targets: GPUBuffer, T: number, V: number, k: number): void {
+  /**
+   * The kernel's one dispatch: out (T, 2 + 2k) u32 from logits (T, V) f32 and targets (T) u32. The
+   * call binds the uniform block cached for (V, k), so it owns no buffer (dispose is a no-op).
+   */
+  encode(a: PromptLogprobsArgs): KernelCall[] {
+    const { out, logits, targets, T, V, k } = a;
     if (!(Number.isInteger(T) && T >= 1)) throw new Error(`PromptLogprobs: T must be >= 1, got ${T}.`);
     if (!(Number.isInteger(k) && k >= 0 && k <= Math.min(MAX_TOP_LOGPROBS, V))) {
       throw new Error(`PromptLogprobs: k must be in [0, ${Math.min(MAX_TOP_LOGPROBS, V)}], got ${k}.`);
@@ -62,16 +71,8 @@ export class PromptLogprobs {
     if (out.size < outBytes) throw new Error(`PromptLogprobs: out holds ${out.size} bytes, needs ${outBytes}.`);
     const gridX = Math.min(T, MAX_GRID_X);
     // targets is bound with exactly T words: the kernel reads T from its length.
-    const group = specBindGroup(
-      this.ctx,
-      PROMPT_LOGPROBS_SPEC,
-      this.layout,
-      { logits, targets: { buffer: targets, size: T * 4 }, out },
-      this.dims(V, k),
-    );
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, group);
-    this.ctx.profiler.dispatch(pass, 'logprobs.prompt', gridX, Math.ceil(T / gridX));
+    const group = this.bindGroup(PROMPT_LOGPROBS_SPEC, { logits, targets: { buffer: targets, size: T * 4 }, out }, this.dims(V, k));
+    return [new KernelCall('logprobs.prompt', this.pass, group, [gridX, Math.ceil(T / gridX), 1], null)];
   }
 
   destroy(): void {

@@ -13,7 +13,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { alignTo } from '../gpu/buffers';
-import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './spec-kernel';
 import code from './lora-grad.wgsl?raw';
 import { ro, rw, type KernelSpec } from './spec';
 

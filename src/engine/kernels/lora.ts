@@ -6,52 +6,42 @@
  * qkv (q|k|v over the attention input), o, gateUp (gate|up over the MLP input), down.
  *
  * Where the matrices live is the adapter pool's business (generate/lora-pool.ts): one f32 buffer, a
- * slot table (base, rank, scale) and the per-token slot ids; `loraLayout(config)` is the layout both
- * sides agree on. Ranks up to LORA_MAX_RANK.
+ * slot table (base, rank, scale) and the per-token slot ids; the slot layout is the one both
+ * sides agree on (`loraLayoutOf`, from the module dims the caller gives). Ranks up to LORA_MAX_RANK.
  * Not here: the forward graphs that place these calls (generate/forward-graph.ts). Reference:
  * reference/lora.ts `loraForward`.
  */
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { ModelConfig } from '../model/config/model-config';
-import { loraModuleDims, loraModulesOf, type LoraModule } from '../model/lora/peft-modules';
-import { checkDim, checkElements, checkRows, specCall, specLayout, type KernelLayout } from './common';
+import { checkDim, checkElements, checkRows, SpecKernel } from './spec-kernel';
 import code from './lora.wgsl?raw';
-import { constDecls } from './shader';
-import { params, ro, rw, shaderText, type KernelSpec } from './spec';
+import { params, ro, rw, type KernelSpec, type StructSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
 export const LORA_MAX_RANK = 256;
-/** Slot-table entry size in bytes (struct Slot: base, rank, scale, pad). */
-export const LORA_SLOT_BYTES = 16;
+/** A slot-table entry (`array<Slot>` in WGSL), packed with spec.ts `packStructs`. */
+export const LORA_SLOT = {
+  name: 'Slot',
+  fields: {
+    /** Element offset of the slot's matrices in the pool. */
+    base: 'u32',
+    rank: 'u32',
+    /** alpha / r, or alpha / sqrt(r) with rsLoRA. */
+    scale: 'f32',
+    _pad: 'u32',
+  },
+} as const satisfies StructSpec;
+/** Slot-table entry size in bytes. */
+export const LORA_SLOT_BYTES = 4 * Object.keys(LORA_SLOT.fields).length;
 /** Modules in the largest group (q|k|v): U holds 3 x RMAX floats per token row. */
 export const LORA_GROUP_WIDTH = 3;
 
 export type LoraGroupName = 'qkv' | 'o' | 'gateUp' | 'down';
 
-export const LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
-  qkv: ['q_proj', 'k_proj', 'v_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_proj', 'up_proj'],
-  down: ['down_proj'],
-};
-
-/** A fused checkpoint's groups (Phi-3): one module over each fused projection's whole output. */
-const FUSED_LORA_GROUPS: Record<LoraGroupName, readonly LoraModule[]> = {
-  qkv: ['qkv_proj'],
-  o: ['o_proj'],
-  gateUp: ['gate_up_proj'],
-  down: ['down_proj'],
-};
-
-/** The module groups of a model (its modules in each, in output-column order). */
-export function loraGroupsOf(cfg: Pick<ModelConfig, 'fusedProjections'>): Record<LoraGroupName, readonly LoraModule[]> {
-  return cfg.fusedProjections ? FUSED_LORA_GROUPS : LORA_GROUPS;
-}
-
 /** Where a module sits in one layer of a slot, in units of the slot's rank. */
 export interface LoraModuleLayout {
-  module: LoraModule;
+  /** The module's name (PEFT's: q_proj, ..., or a fused checkpoint's qkv_proj). */
+  module: string;
   in: number;
   out: number;
   /** A at r * (l * layerUnits + aUnits), B at r * (l * layerUnits + bUnits). */
@@ -60,25 +50,34 @@ export interface LoraModuleLayout {
 }
 
 export interface LoraLayout {
-  /** The model's modules (loraModulesOf); the others are absent. */
-  modules: Partial<Record<LoraModule, LoraModuleLayout>>;
+  /** The model's modules by name; a model has no others. */
+  modules: Readonly<Record<string, LoraModuleLayout>>;
   /** Each group's modules, in output-column order. */
-  groups: Record<LoraGroupName, readonly LoraModule[]>;
+  groups: Record<LoraGroupName, readonly string[]>;
   /** Sum over the model's modules of (in + out). */
   layerUnits: number;
   numLayers: number;
 }
 
-/** The pool layout of one adapter for a model: every module of every layer, targeted or not (zeros). */
-export function loraLayout(cfg: ModelConfig): LoraLayout {
+/**
+ * The pool layout of one adapter (every module of every layer, targeted or not) from the model's
+ * modules in storage order with their dims and its groups; the caller names them (generate/lora-layout.ts).
+ */
+export function loraLayoutOf(
+  modules: ReadonlyArray<{ module: string; in: number; out: number }>,
+  groups: Record<LoraGroupName, readonly string[]>,
+  numLayers: number,
+): LoraLayout {
   let units = 0;
-  const modules: Partial<Record<LoraModule, LoraModuleLayout>> = {};
-  for (const m of loraModulesOf(cfg)) {
-    const d = loraModuleDims(cfg, m);
-    modules[m] = { module: m, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
+  const out: Record<string, LoraModuleLayout> = {};
+  for (const d of modules) {
+    out[d.module] = { module: d.module, in: d.in, out: d.out, aUnits: units, bUnits: units + d.in };
     units += d.in + d.out;
   }
-  return { modules, groups: loraGroupsOf(cfg), layerUnits: units, numLayers: cfg.numLayers };
+  for (const [g, names] of Object.entries(groups)) {
+    for (const m of names) if (!(m in out)) throw new Error(`LoRA layout: group ${g} names ${m}, which is not a module of the model`);
+  }
+  return { modules: out, groups, layerUnits: units, numLayers };
 }
 
 /** f32 elements one adapter of rank r takes in the pool. */
@@ -96,24 +95,17 @@ export interface LoraTables {
   tokenSlots: BufferRef;
 }
 
-export interface LoraShrinkArgs extends LoraTables {
+/** One group's LoRA delta: y += s U B^T with U = X A^T, on the rows with an adapter. */
+export interface LoraArgs extends LoraTables {
   layout: LoraLayout;
   group: LoraGroupName;
   layer: number;
-  /** f32 [T, 3, LORA_MAX_RANK], written for rows with an adapter. */
+  /** f32 [T, 3, LORA_MAX_RANK] scratch: written by the shrink, read by the expand. */
   u: BufferRef;
   /** The group's input, row t at xOffset + t * xStride. */
   x: BufferRef;
   xOffset?: number;
   xStride?: number;
-  T: number;
-}
-
-export interface LoraExpandArgs extends LoraTables {
-  layout: LoraLayout;
-  group: LoraGroupName;
-  layer: number;
-  u: BufferRef;
   /** The group's output columns, accumulated into: row t at yOffset + t * yStride. */
   y: BufferRef;
   yOffset?: number;
@@ -128,7 +120,7 @@ const KT = 2048;
 /** The two entry points share slots, pool and per-token slots; shrink reads X and writes U, expand reads U and adds into Y. */
 const LORA_SHARED = {
   pool: ro('POOL', 'f32', "every slot's A and B matrices (element offsets from SLOTS[s].base)"),
-  slots: ro('SLOTS', 'Slot', 'base, rank, scale of each adapter slot'),
+  slots: ro('SLOTS', LORA_SLOT, 'base, rank, scale of each adapter slot'),
   tokenSlots: ro('TOK', 'u32', "[T] each row's slot, 0xffffffff = none"),
 };
 
@@ -159,42 +151,31 @@ export const LORA_EXPAND_SPEC: KernelSpec = {
   shaders: { main: [section(code, 'expand')] },
 };
 
-interface LoraEntry {
-  spec: KernelSpec;
-  layout: KernelLayout;
-  pipeline: GPUComputePipeline;
-}
+const LORA_CONSTS = { WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) };
 
-export class LoraKernels {
-  private readonly entries: Record<'shrink' | 'expand', LoraEntry>;
-
-  constructor(private readonly ctx: KernelContext) {
-    const consts = constDecls({ WG, TK, KT, RMAX: LORA_MAX_RANK, ROUNDS: LORA_MAX_RANK / (WG / TK) });
-    const entry = (spec: KernelSpec, entryPoint: string): LoraEntry => {
-      const layout = specLayout(ctx, spec);
-      const code = `${consts}\n${shaderText(spec)}`;
-      return { spec, layout, pipeline: ctx.pipelines.get({ label: spec.name, layout: layout.pipeline, entryPoint, code }) };
-    };
-    this.entries = { shrink: entry(LORA_SHRINK_SPEC, 'shrink'), expand: entry(LORA_EXPAND_SPEC, 'expand') };
+/** Batched LoRA: the shrink and the expand entry, one spec each. */
+export class LoraKernels extends SpecKernel {
+  constructor(ctx: KernelContext) {
+    super(ctx, LORA_SHRINK_SPEC);
   }
 
-  /** U[t, m, :] = A_m x_t for the group's modules m, on rows with an adapter. */
-  encodeShrink(a: LoraShrinkArgs): KernelCall {
-    const mods = groupModules(a);
-    return this.call('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]);
-  }
-
-  /** y_t += s_t U[t] B^T over the group's output columns, on rows with an adapter. */
-  encodeExpand(a: LoraExpandArgs): KernelCall {
-    const mods = groupModules(a);
+  /**
+   * The shrink, U[t, m, :] = A_m x_t for the group's modules m, then the expand, y_t += s_t U[t] B^T
+   * over the group's output columns; both only on rows with an adapter.
+   */
+  encode(a: LoraArgs): KernelCall[] {
+    const mods = a.layout.groups[a.group].map((m) => a.layout.modules[m]);
     const N = mods.reduce((s, m) => s + m.out, 0);
-    return this.call('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]);
+    return [
+      this.entryCall('shrink', a, mods, ['x', a.x], mods[0].in, a.xOffset, a.xStride, [mods.length, a.T, 1]),
+      this.entryCall('expand', a, mods, ['y', a.y], N, a.yOffset, a.yStride, [Math.ceil(N / WG), a.T, 1]),
+    ];
   }
 
   /** One entry's call over the group's rows of X (shrink) or Y (expand), `width` wide, and the tables both read. */
-  private call(
+  private entryCall(
     entry: 'shrink' | 'expand',
-    a: LoraShrinkArgs | LoraExpandArgs,
+    a: LoraArgs,
     mods: LoraModuleLayout[],
     [name, ref]: ['x' | 'y', BufferRef],
     width: number,
@@ -202,16 +183,16 @@ export class LoraKernels {
     stride = width,
     workgroups: [number, number, number],
   ): KernelCall {
-    const { spec, layout, pipeline } = this.entries[entry];
+    const spec = entry === 'shrink' ? LORA_SHRINK_SPEC : LORA_EXPAND_SPEC;
     checkDim(spec.name, 'T', a.T);
     if (entry === 'shrink' && a.T > this.ctx.maxWorkgroupsPerDimension)
       throw new Error(`${spec.name}: ${a.T} rows exceed one grid dimension`);
     checkRows(spec.name, name, ref, a.T, width, stride, offset);
     checkElements(spec.name, 'u', a.u, a.T * LORA_GROUP_WIDTH * LORA_MAX_RANK);
     checkElements(spec.name, 'tokenSlots', a.tokenSlots, a.T);
-    return specCall(this.ctx, spec, {
-      pipeline,
-      layout,
+    return this.call({
+      spec,
+      pipeline: this.pipeline({ spec, entryPoint: entry, consts: LORA_CONSTS }),
       buffers: { [name]: ref, u: a.u, pool: a.pool, slots: a.slots, tokenSlots: a.tokenSlots },
       uniforms: loraUniforms(a, mods, width, offset, stride, entry),
       workgroups,
@@ -223,14 +204,7 @@ export class LoraKernels {
  * The uniform block of either entry: rows, the group's width, the X (or Y) rows, the layer, and per
  * module its A units (shrink) or its B units and output columns (expand).
  */
-function loraUniforms(
-  a: LoraShrinkArgs | LoraExpandArgs,
-  mods: LoraModuleLayout[],
-  K: number,
-  x_off: number,
-  x_stride: number,
-  entry: 'shrink' | 'expand',
-) {
+function loraUniforms(a: LoraArgs, mods: LoraModuleLayout[], K: number, x_off: number, x_stride: number, entry: 'shrink' | 'expand') {
   const units = (i: number) => (entry === 'shrink' ? mods[i]?.aUnits : mods[i]?.bUnits) ?? 0;
   const width = (i: number) => (entry === 'expand' ? (mods[i]?.out ?? 0) : 0);
   return {
@@ -248,10 +222,6 @@ function loraUniforms(
     width1: width(1),
     width2: width(2),
   };
-}
-
-function groupModules(a: LoraShrinkArgs | LoraExpandArgs): LoraModuleLayout[] {
-  return a.layout.groups[a.group].map((m) => a.layout.modules[m]!);
 }
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */

@@ -10,12 +10,7 @@
 // r * (l * layer_units + b_units[m]); layer_units = sum of (in + out) over the seven modules.
 // Consts: WG (256), TK (threads per row of A in shrink), KT (staged inputs), RMAX, ROUNDS = RMAX / (WG / TK).
 
-struct Slot {
-  base: u32,  // element offset of the slot in POOL
-  rank: u32,
-  scale: f32, // alpha / r or alpha / sqrt(r)
-  pad: u32,
-}
+// struct Slot (base, rank, scale) is generated from kernels/lora.ts LORA_SLOT.
 
 const NONE: u32 = 0xffffffffu;
 const TEAMS: u32 = WG / TK;

@@ -3,7 +3,7 @@
 // `WNAME: array<vec4<u32>>` with the byte helpers of packed-blocks.wgsl. Weight i: half n = i / 128
 // uses quant bytes [32n, 32n + 32) at bit shift 2 * ((i % 128) / 32); its 16-weight group
 // n * 8 + (i % 128) / 16 picks the scale byte. e: element index; for WNAME_load8 a multiple of 8, so
-// the 8 weights share a group (gpu/packed-tensor.ts). Reference: reference/dequant.ts q2_K.
+// the 8 weights share a group (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q2_K.
 
 fn WNAME_q2k_at(e: u32) -> vec4<u32> {
   // (super-block byte offset, quant byte offset, bit shift, scale byte offset)

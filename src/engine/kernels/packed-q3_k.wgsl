@@ -4,7 +4,7 @@
 // n = i / 128, shift s = (i % 128) / 32, j = i % 32: low bits at quant byte 32n + j >> 2s, high bit
 // at hmask byte j bit 4n + s, scale 8n + 2s + j / 16. Blocks are 110 bytes, so fields straddle words.
 // e: element index; for WNAME_load8 a multiple of 8, so the 8 weights share a scale
-// (gpu/packed-tensor.ts). Reference: reference/dequant.ts q3_K (ggml's kmask1 / kmask2 unpacking).
+// (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q3_K (ggml's kmask1 / kmask2 unpacking).
 
 fn WNAME_q3k_at(e: u32) -> vec4<u32> {
   // (super-block byte offset, j, 4n + s, scale index)

@@ -1,7 +1,7 @@
 // Accessors of packed Q4_0 blocks (18 bytes per 32 weights: f16 d, 16 bytes of nibbles, low nibbles
 // are weights 0..15 and high nibbles 16..31; w = (q - 8) * d), bound as `WNAME: array<vec4<u32>>`
 // with the byte helpers of packed-blocks.wgsl. e: element index; for WNAME_load8 a multiple of 8, so
-// the 8 weights lie in one block (gpu/packed-tensor.ts). Reference: reference/dequant.ts q4_0.
+// the 8 weights lie in one block (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q4_0.
 
 fn WNAME_load1(e: u32) -> f32 {
   let b = (e / 32u) * 18u;

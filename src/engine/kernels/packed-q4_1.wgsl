@@ -2,7 +2,7 @@
 // nibbles are weights 0..15 and high nibbles 16..31; w = q * d + m), bound as
 // `WNAME: array<vec4<u32>>` with the byte helpers of packed-blocks.wgsl. e: element index; for
 // WNAME_load8 a multiple of 8, so the 8 weights lie in one block (gpu/packed-tensor.ts).
-// Reference: reference/dequant.ts q4_1.
+// Reference: model/quant/dequant.ts q4_1.
 
 fn WNAME_load1(e: u32) -> f32 {
   let b = (e / 32u) * 20u;

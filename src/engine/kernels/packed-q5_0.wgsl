@@ -1,7 +1,7 @@
 // Accessors of packed Q5_0 blocks (22 bytes per 32 weights: f16 d, u32 qh whose bit i is weight i's
 // 5th bit, 16 bytes of nibbles as in Q4_0; w = (q - 16) * d), bound as `WNAME: array<vec4<u32>>`
 // with the byte helpers of packed-blocks.wgsl. e: element index; for WNAME_load8 a multiple of 8, so
-// the 8 weights lie in one block (gpu/packed-tensor.ts). Reference: reference/dequant.ts q5_0.
+// the 8 weights lie in one block (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q5_0.
 
 fn WNAME_load1(e: u32) -> f32 {
   let b = (e / 32u) * 22u;

@@ -3,7 +3,7 @@
 // j has its 5th bit at bit j of qh byte l; w = d * scale_j * q - dmin * min_j), bound as
 // `WNAME: array<vec4<u32>>` with the byte helpers of packed-blocks.wgsl (WNAME_scale_min_k4).
 // e: element index; for WNAME_load8 a multiple of 8, so the 8 weights share a sub-block
-// (gpu/packed-tensor.ts). Reference: reference/dequant.ts q5_K.
+// (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q5_K.
 
 fn WNAME_load1(e: u32) -> f32 {
   let b = (e / 256u) * 176u;

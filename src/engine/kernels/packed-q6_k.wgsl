@@ -4,7 +4,7 @@
 // quarter t = (i % 128) / 32, l = i % 32: low nibble t / 2 of byte 64n + 32 (t % 2) + l, high bits
 // 2t.. of byte 128 + 32n + l, scale 8n + 2t + l / 16. Blocks are 210 bytes, so fields straddle words.
 // e: element index; for WNAME_load8 a multiple of 8, so the 8 weights share a scale
-// (gpu/packed-tensor.ts). Reference: reference/dequant.ts q6_K.
+// (gpu/packed-tensor.ts). Reference: model/quant/dequant.ts q6_K.
 
 fn WNAME_q6k_at(e: u32) -> vec4<u32> {
   // (super-block byte offset, low-nibble byte offset, t, high-bits byte offset)

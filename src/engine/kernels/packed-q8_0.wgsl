@@ -1,7 +1,7 @@
 // Accessors of packed Q8_0 blocks (34 bytes per 32 weights: f16 d, 32 x i8 q; w = q * d), bound as
 // `WNAME: array<vec4<u32>>` with the byte helpers of packed-blocks.wgsl. e: element index; for
 // WNAME_load8 a multiple of 8, so the 8 weights lie in one block (gpu/packed-tensor.ts).
-// Reference: reference/dequant.ts q8_0.
+// Reference: model/quant/dequant.ts q8_0.
 
 fn WNAME_load1(e: u32) -> f32 {
   let b = (e / 32u) * 34u;

@@ -1,7 +1,7 @@
 /**
  * QkvPrep: the prefill-side preparation of attention inputs. Reads the QKV projection
  * [T, (NH + 2 NKV) * HS] (bias already added by the GEMM epilogue), applies Qwen3 q/k RMSNorm when
- * the model has it, RoPE (HF rotate_half, cos/sin from model/rope.ts's table, over the first
+ * the model has it, RoPE (HF rotate_half, cos/sin from model/config/rope.ts's table, over the first
  * `rotaryDim` dims of a head, none on a NoPE layer), writes q [T, NH, HS]
  * and k, v into the paged cache at each token's (block-table row, position). Several sequences per
  * batch (BatchRow: seq, pos, count; tokens concatenated in row order).
@@ -19,11 +19,10 @@ import ropePairs from './rope-pairs.wgsl?raw';
 import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { DType } from '../tensor/dtype';
-import { layerUsesRope } from '../model/config/rope';
-import type { WeightSet } from '../model/weights/weight-set';
-import { checkDim, checkElements, placeholder, specCall, specLayout, type KernelLayout } from './common';
-import { ATTENTION_COMMON_WGSL, grid2d } from './attention-shared';
-import { params, ro, rw, shaderText, type KernelSpec } from './spec';
+import { checkDim, checkElements, placeholder, SpecKernel } from './spec-kernel';
+import { ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, grid2d } from './attention-shared';
+import { BATCH_ROW, KV_BLOCK } from './kv-layout';
+import { params, ro, rw, type KernelSpec, type UniformValues } from './spec';
 
 export interface QkvPrepShape {
   NH: number;
@@ -35,7 +34,24 @@ export interface QkvPrepShape {
   rotaryDim?: number;
 }
 
-export interface QkvPrepIO {
+/** A layer's q/k norm and RoPE inputs and a batch's rows: what the forward and its backward both take. */
+export interface QkvPrepLayerArgs {
+  /** Packed [HS]; required when the shape has qkNorm. */
+  qNorm?: BufferRef;
+  kNorm?: BufferRef;
+  /** f32 [positions, R/2, 2] (model/config/rope.ts ropeTable): must cover every position of the batch. */
+  ropeTable: BufferRef;
+  /** false on a layer without RoPE (SmolLM3 no_rope_layers); absent: true. */
+  rope?: boolean;
+  /** array<BatchRow> [B]: the positions of the batch's tokens. */
+  rows: BufferRef;
+  /** Tokens in the batch (sum of the rows' counts). */
+  T: number;
+  /** Batch rows. */
+  B: number;
+}
+
+export interface QkvPrepArgs extends QkvPrepLayerArgs {
   /** f32 [T, NH, HS], written. */
   q: BufferRef;
   /** This layer's KV cache, f32 [numBlocks, NKV, 16, HS] each, written at the batch's positions. */
@@ -43,24 +59,8 @@ export interface QkvPrepIO {
   v: BufferRef;
   /** f32 [T, (NH + 2 NKV) * HS]: the QKV projection with bias. */
   qkv: BufferRef;
-  /** Packed [HS]; required when the shape has qkNorm. */
-  qNorm?: BufferRef;
-  kNorm?: BufferRef;
-  /** f32 [positions, R/2, 2] (model/rope.ts ropeTable): must cover every position of the batch. */
-  ropeTable: BufferRef;
-  /** false on a layer without RoPE (SmolLM3 no_rope_layers); absent: true. */
-  rope?: boolean;
   /** u32 [maxSeqs, maxBlocksPerSeq]. */
   blockTable: BufferRef;
-  /** array<BatchRow> [B]. */
-  rows: BufferRef;
-}
-
-export interface QkvPrepDims {
-  /** Tokens in the batch (sum of the rows' counts). */
-  T: number;
-  /** Batch rows. */
-  B: number;
   maxBlocksPerSeq: number;
 }
 
@@ -82,7 +82,7 @@ export const QKV_PREP_SPEC: KernelSpec = {
     kNorm: ro('kNorm', 'u32', '[HS] packed (kv and backward entries)'),
     ropeTable: ro('ropeTable', 'vec2<f32>', '[positions, R/2] (cos, sin)'),
     blockTable: ro('blockTable', 'u32', '[maxSeqs, maxBlocksPerSeq] (kv entry)'),
-    rows: ro('rows', 'BatchRow', '[B]'),
+    rows: ro('rows', BATCH_ROW, '[B]'),
     dqkv: rw('dqkv', 'f32', '[T, (NH + 2 NKV) * HS] (backward entry)'),
   },
   // rope: 1 to rotate the first ROT dims of q and k heads, 0 on a NoPE layer.
@@ -92,7 +92,7 @@ export const QKV_PREP_SPEC: KernelSpec = {
     prep_kv: ['k', 'v', 'qkv', 'kNorm', 'ropeTable', 'blockTable', 'rows'],
     prep_backward: ['qkv', 'qNorm', 'kNorm', 'ropeTable', 'rows', 'dqkv'],
   },
-  shaders: { main: [ATTENTION_COMMON_WGSL, ropePairs, code] },
+  shaders: { main: [ATTENTION_COMMON_WGSL, BATCH_ROW_SCAN_WGSL, ropePairs, code] },
 };
 
 /** The override constants of a shape (both directions). */
@@ -100,57 +100,72 @@ export function qkvPrepConstants(shape: QkvPrepShape): Record<string, number> {
   const { NH, NKV, HS, qkNorm } = shape;
   const ROT = shape.rotaryDim ?? HS;
   if (ROT % 2 !== 0 || ROT < 2 || ROT > HS) throw new Error(`qkv-prep: rotary dims ${ROT} must be even and in 2..${HS}`);
-  return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'] };
+  return { WG: QKV_PREP_WG, HS, ROT, NH, NKV, QK_NORM: qkNorm ? 1 : 0, NORM_DTYPE: DTYPE_CODE[qkNorm?.dtype ?? 'f32'], KV_BLOCK };
 }
 
 /** One entry point's layout and pipeline. */
-export interface QkvPrepEntry {
-  layout: KernelLayout;
-  pipeline: GPUComputePipeline;
-}
+/**
+ * The base of qkv-prep's two wrappers (QkvPrep, QkvPrepBackward): the spec, its entry points' layouts
+ * and the shape's overrides; each entry point's pipeline is composed on first use.
+ */
+export abstract class QkvPrepKernel extends SpecKernel {
+  private readonly overrides: Record<string, number>;
 
-/** The layout and pipeline of one entry point for a shape, which it checks first (`owner` names the wrapper in errors). */
-export function qkvPrepEntry(ctx: KernelContext, shape: QkvPrepShape, owner: string, label: string, entryPoint: string): QkvPrepEntry {
-  const { NH, NKV, HS } = shape;
-  if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
-  if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
-  const layout = specLayout(ctx, QKV_PREP_SPEC, entryPoint);
-  const code = shaderText(QKV_PREP_SPEC);
-  return { layout, pipeline: ctx.pipelines.get({ label, code, entryPoint, layout: layout.pipeline, constants: qkvPrepConstants(shape) }) };
-}
-
-export class QkvPrep {
-  private readonly q: QkvPrepEntry;
-  private readonly kv: QkvPrepEntry;
-
-  constructor(
-    private readonly ctx: KernelContext,
+  protected constructor(
+    ctx: KernelContext,
     readonly shape: QkvPrepShape,
+    owner: string,
   ) {
-    this.q = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.q', 'prep_q');
-    this.kv = qkvPrepEntry(ctx, shape, 'QkvPrep', 'qkv-prep.kv', 'prep_kv');
+    super(ctx, QKV_PREP_SPEC);
+    const { NH, NKV, HS } = shape;
+    if (HS % 2 !== 0) throw new Error(`${owner}: head dim ${HS} must be even`);
+    if (NH % NKV !== 0) throw new Error(`${owner}: ${NH} heads are not a multiple of ${NKV} kv heads`);
+    this.overrides = qkvPrepConstants(shape);
+  }
+
+  /** Checks what both wrappers take and returns the uniform block (maxBlocksPerSeq: 0 where unused). */
+  protected layerUniforms(label: string, a: QkvPrepLayerArgs, maxBlocksPerSeq: number): UniformValues {
+    checkDim(label, 'T', a.T);
+    checkDim(label, 'B', a.B);
+    checkElements(label, 'rows', a.rows, a.B * 4);
+    checkElements(label, 'ropeTable', a.ropeTable, this.shape.rotaryDim ?? this.shape.HS);
+    return { T: a.T, B: a.B, maxBlocksPerSeq, eps: this.shape.qkNorm?.eps ?? 0, rope: a.rope === false ? 0 : 1 };
+  }
+
+  /** One entry point's call over the family's buffers by name (each entry binds only its own). */
+  protected entryCall(
+    label: string,
+    entryPoint: string,
+    buffers: Record<string, BufferRef>,
+    uniforms: UniformValues,
+    workgroups: number,
+  ): KernelCall {
+    return this.call({
+      label,
+      entryPoint,
+      pipeline: this.pipeline({ label, entryPoint, overrides: this.overrides }),
+      buffers,
+      uniforms,
+      workgroups: grid2d(this.ctx, workgroups),
+    });
+  }
+}
+
+export class QkvPrep extends QkvPrepKernel {
+  constructor(ctx: KernelContext, shape: QkvPrepShape) {
+    super(ctx, shape, 'QkvPrep');
   }
 
   /** The two dispatches (q heads, then k/v heads), to record in this order. */
-  encode(io: QkvPrepIO, dims: QkvPrepDims): KernelCall[] {
+  encode(a: QkvPrepArgs): KernelCall[] {
     const { NH, NKV, HS, qkNorm } = this.shape;
     const label = 'qkv-prep';
-    checkDim(label, 'T', dims.T);
-    checkDim(label, 'B', dims.B);
-    checkDim(label, 'maxBlocksPerSeq', dims.maxBlocksPerSeq);
-    if (qkNorm && (!io.qNorm || !io.kNorm)) throw new Error('qkv-prep: the model has q/k norm but no qNorm/kNorm buffers were given');
-    checkElements(label, 'qkv', io.qkv, dims.T * (NH + 2 * NKV) * HS);
-    checkElements(label, 'q', io.q, dims.T * NH * HS);
-    checkElements(label, 'rows', io.rows, dims.B * 4);
-    checkElements(label, 'ropeTable', io.ropeTable, this.shape.rotaryDim ?? HS);
-    const uniforms = {
-      T: dims.T,
-      B: dims.B,
-      maxBlocksPerSeq: dims.maxBlocksPerSeq,
-      eps: qkNorm?.eps ?? 0,
-      rope: io.rope === false ? 0 : 1,
-    };
-    const { q, k, v, qkv, ropeTable, blockTable, rows } = io;
+    checkDim(label, 'maxBlocksPerSeq', a.maxBlocksPerSeq);
+    if (qkNorm && (!a.qNorm || !a.kNorm)) throw new Error('qkv-prep: the model has q/k norm but no qNorm/kNorm buffers were given');
+    const uniforms = this.layerUniforms(label, a, a.maxBlocksPerSeq);
+    checkElements(label, 'qkv', a.qkv, a.T * (NH + 2 * NKV) * HS);
+    checkElements(label, 'q', a.q, a.T * NH * HS);
+    const { q, k, v, qkv, ropeTable, blockTable, rows } = a;
     const buffers: Record<string, BufferRef> = {
       q,
       k,
@@ -159,33 +174,12 @@ export class QkvPrep {
       ropeTable,
       blockTable,
       rows,
-      qNorm: io.qNorm ?? placeholder(this.ctx),
-      kNorm: io.kNorm ?? placeholder(this.ctx),
+      qNorm: a.qNorm ?? placeholder(this.ctx),
+      kNorm: a.kNorm ?? placeholder(this.ctx),
     };
-    const call = (label: string, e: QkvPrepEntry, workgroups: number) =>
-      specCall(this.ctx, QKV_PREP_SPEC, {
-        label,
-        pipeline: e.pipeline,
-        layout: e.layout,
-        buffers,
-        uniforms,
-        workgroups: grid2d(this.ctx, workgroups),
-      });
     return [
-      call(`${label}.q`, this.q, Math.ceil((dims.T * NH) / QKV_PREP_WG)),
-      call(`${label}.kv`, this.kv, Math.ceil((dims.T * 2 * NKV) / QKV_PREP_WG)),
+      this.entryCall(`${label}.q`, 'prep_q', buffers, uniforms, Math.ceil((a.T * NH) / QKV_PREP_WG)),
+      this.entryCall(`${label}.kv`, 'prep_kv', buffers, uniforms, Math.ceil((a.T * 2 * NKV) / QKV_PREP_WG)),
     ];
   }
-}
-
-/** QkvPrep's weight inputs for `layer` of a WeightSet: q/k norm (Qwen3), the RoPE table and whether the layer rotates. */
-export function qkvPrepWeights(weights: WeightSet, layer: number): Pick<QkvPrepIO, 'qNorm' | 'kNorm' | 'ropeTable' | 'rope'> {
-  const w = weights.layers[layer];
-  const HS = weights.config.headDim;
-  return {
-    qNorm: w.qNorm === null ? undefined : weights.vectorBinding(w.qNorm, HS),
-    kNorm: w.kNorm === null ? undefined : weights.vectorBinding(w.kNorm, HS),
-    ropeTable: weights.ropeTableOf(layer),
-    rope: layerUsesRope(weights.config, layer),
-  };
 }

@@ -1,7 +1,7 @@
 // qkv-prep (prefill side): from the QKV projection [T, (NH + 2 NKV) * HS] (bias already added by
 // the GEMM epilogue) to q [T, NH, HS] and the paged K/V cache. Per q and k head: Qwen3 RMSNorm
 // (when QK_NORM), then RoPE with HF rotate_half semantics from the shared cos/sin table
-// (model/rope.ts) over the first ROT dims (Phi-3's partial rotary; the rest pass through), skipped
+// (model/config/rope.ts) over the first ROT dims (Phi-3's partial rotary; the rest pass through), skipped
 // on a layer whose `params.rope` is 0 (SmolLM3's NoPE layers); v heads are copied unchanged. Tokens
 // are the batch rows' tokens concatenated in row order (BatchRow.count each).
 //
@@ -36,19 +36,11 @@ fn weight_word(i: u32) -> u32 {
   return select(i >> 1u, i, NORM_DTYPE == 0u);
 }
 
-// (block-table row, position) of token t: rows are few (a prefill batch), so a scan is enough.
+// (block-table row, position) of token t (find_row: batch-row-scan.wgsl).
 fn token_place(t: u32) -> vec2<u32> {
-  var start = 0u;
-  var r = 0u;
-  loop {
-    if (r + 1u >= params.B) { break; }
-    let c = rows[r].count;
-    if (t < start + c) { break; }
-    start += c;
-    r += 1u;
-  }
-  let row = rows[r];
-  return vec2<u32>(row.seq, row.pos + (t - start));
+  let place = find_row(t);
+  let row = rows[place.x];
+  return vec2<u32>(row.seq, row.pos + (t - place.y));
 }
 
 // 1 / sqrt(mean(x^2) + eps) of the head starting at qkv[src] (Qwen3RMSNorm), 1 without q/k norm.

@@ -1,9 +1,9 @@
 // f16 rounding shared by the quantize-on-load kernels (quantize-q8_0.wgsl, quantize-q4_k.wgsl), in
 // integer and exact f32 arithmetic only: WGSL division (2.5 ULP) and f32 -> f16 conversion
 // (implementation-defined rounding) are not exact, and a block's f16 scale must be the one
-// model/quantize.ts stores. Reference: model/dtype.ts f32ToF16Bits.
+// model/quant/quantize.ts stores. Reference: tensor/dtype.ts f32ToF16Bits.
 
-// The f16 bits nearest to v >= 0, ties to even; inf from 65520 (model/dtype.ts f32ToF16Bits).
+// The f16 bits nearest to v >= 0, ties to even; inf from 65520 (tensor/dtype.ts f32ToF16Bits).
 fn f16_bits(v: f32) -> u32 {
   let x = bitcast<u32>(v) & 0x7fffffffu;
   let exp = i32(x >> 23u);
@@ -51,7 +51,7 @@ fn f16_value(b: u32) -> f32 {
 }
 
 // The f16 bits nearest to num / den (num >= 0, den a small integer <= 127), ties to even: the exact
-// quotient's rounding, as model/quantize.ts computes it in double. The approximate quotient's f16 is
+// quotient's rounding, as model/quant/quantize.ts computes it in double. The approximate quotient's f16 is
 // at most one step off; each step is checked against the midpoint, whose product with den is exact in
 // f32 (12 significant bits times 7).
 fn f16_of_quotient(num: f32, den: f32) -> u32 {

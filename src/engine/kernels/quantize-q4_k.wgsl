@@ -1,6 +1,6 @@
 // Quantize on load, Q4_K: rows of f32 / f16 / bf16 values (X, read through its packed accessors) ->
 // Q4_K super-blocks (144 bytes per 256 values) in a PackedMatrix chunk (OUT), by the algorithm of
-// model/quantize.ts quantizeQ4_K, in f32 (the reference sums in double: a block may differ where two
+// model/quant/quantize.ts quantizeQ4_K, in f32 (the reference sums in double: a block may differ where two
 // candidate fits are equal within rounding). One invocation per sub-block of 32 values, a workgroup
 // per 8 super-blocks:
 // 1. each invocation fits its sub-block's scale and min (weighted least squares over 22 grid
@@ -18,7 +18,7 @@ var<workgroup> fit_min: array<f32, WG>;
 // 32 nibbles per sub-block, 8 to a word.
 var<workgroup> quants: array<u32, 256>; // WG * 4
 
-// The 6-bit code of v against the block's largest (model/quantize.ts `code`: Math.round, clamped).
+// The 6-bit code of v against the block's largest (model/quant/quantize.ts `code`: Math.round, clamped).
 fn code6(v: f32, vmax: f32) -> u32 {
   if (vmax <= 0.0) {
     return 0u;
@@ -56,7 +56,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
   }
 
-  // 1. The fit (model/quantize.ts fitSubBlock), x ~ scale * q + offset, offset <= 0.
+  // 1. The fit (model/quant/quantize.ts fitSubBlock), x ~ scale * q + offset, offset <= 0.
   var sq = 0.0;
   for (var i = 0u; i < 32u; i++) {
     sq += x[i] * x[i];
@@ -193,7 +193,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   if (j == 0u) {
     OUT[at] = db | (dmb << 16u);
   } else if (j < 4u) {
-    // Scale bytes 4(j-1)..4(j-1)+3 (model/quantize.ts quantizeQ4_K's 6-bit packing).
+    // Scale bytes 4(j-1)..4(j-1)+3 (model/quant/quantize.ts quantizeQ4_K's 6-bit packing).
     var word = 0u;
     for (var b = 0u; b < 4u; b++) {
       var v = 0u;

@@ -3,7 +3,7 @@
 // number of 34-byte blocks (gpu/packed-tensor.ts pads an odd count with a zero block), so a pair is 17
 // whole words and no two invocations share a word. Per block: d = max|x| / 127 as f16 (rounded
 // exactly, quantize-common.wgsl), q = round(x / d) against that stored d, |q| <= 127: the same bytes
-// as model/quantize.ts quantizeQ8_0.
+// as model/quant/quantize.ts quantizeQ8_0.
 
 // One block's 34 bytes into words[] at byte offset o (o even: 0 or 34).
 fn put_byte(words: ptr<function, array<u32, 17>>, o: u32, v: u32) {

@@ -1,5 +1,5 @@
 /**
- * The one list of kernel families (STYLE.md "For Hearth" 4, issue 15 item 1): every family's spec
+ * The one list of kernel families (docs/style.md "For Hearth" 4, issue 15 item 1): every family's spec
  * (spec.ts), which the agreement test checks against its WGSL, and the sets each consumer takes
  * from them, built once per KernelContext: the dense set (prefill, decode and lm_head), the
  * attention set of one model, the generation set of one model runner (sampler, prompt logprobs,
@@ -11,8 +11,6 @@
  * the calls (generate/, train/).
  */
 import type { KernelContext } from '../gpu/context';
-import type { ModelConfig } from '../model/config/model-config';
-import { rotaryDim } from '../model/config/rope';
 import { AdamW, ADAMW_SPEC } from './adamw';
 import { ADD_SPEC, AddInto } from './add';
 import { ATTENTION_BACKWARD_SPEC, AttentionBackward } from './attention-backward';
@@ -32,7 +30,7 @@ import { LmHead } from './lm-head';
 import { PromptLogprobs } from './logprobs';
 import { LORA_EXPAND_SPEC, LORA_SHRINK_SPEC, LoraKernels } from './lora';
 import { LORA_GRAD_SPEC, LoraGrad } from './lora-grad';
-import { QKV_PREP_SPEC, QkvPrep } from './qkv-prep';
+import { QKV_PREP_SPEC, QkvPrep, type QkvPrepShape } from './qkv-prep';
 import { QUANTIZE_SPEC } from './quantize-blocks';
 import { QkvPrepBackward } from './qkv-prep-backward';
 import { RMSNORM_SPEC, RmsNorm } from './rmsnorm';
@@ -121,19 +119,10 @@ export interface AttentionKernelOptions {
   decode?: DecodeAttentionOptions;
 }
 
-function attentionShape(cfg: ModelConfig) {
-  return { NH: cfg.numHeads, NKV: cfg.numKvHeads, HS: cfg.headDim };
-}
-
-/** WeightSet keeps 1-D tensors (q_norm, k_norm) as f32 in its vectors buffer. */
-function qkNormOf(cfg: ModelConfig) {
-  return cfg.qkNorm ? { dtype: 'f32' as const, eps: cfg.rmsNormEps } : null;
-}
-
-export function createAttentionKernels(ctx: KernelContext, cfg: ModelConfig, opts: AttentionKernelOptions = {}): AttentionKernels {
-  const shape = attentionShape(cfg);
+/** A model's attention set, from its attention shape (model/weights/kernel-args.ts `attentionShapeOf`). */
+export function createAttentionKernels(ctx: KernelContext, shape: QkvPrepShape, opts: AttentionKernelOptions = {}): AttentionKernels {
   return {
-    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm: qkNormOf(cfg), rotaryDim: rotaryDim(cfg) }),
+    qkvPrep: new QkvPrep(ctx, shape),
     prefill: new PrefillAttention(ctx, shape, opts.prefill),
     decode: new DecodeAttention(ctx, shape, opts.decode),
     merge: new AttentionMerge(ctx),
@@ -175,9 +164,8 @@ export interface TrainKernels {
   qkvPrepBackward: QkvPrepBackward;
 }
 
-export function createTrainKernels(ctx: KernelContext, cfg: ModelConfig): TrainKernels {
-  const shape = attentionShape(cfg);
-  const qkNorm = qkNormOf(cfg);
+/** A training session's set, from its model's attention shape (model/weights/kernel-args.ts `attentionShapeOf`). */
+export function createTrainKernels(ctx: KernelContext, shape: QkvPrepShape): TrainKernels {
   return {
     ctx,
     gemm: new Gemm(ctx),
@@ -185,7 +173,7 @@ export function createTrainKernels(ctx: KernelContext, cfg: ModelConfig): TrainK
     swiglu: new SwiGlu(ctx),
     add: new AddInto(ctx),
     embedding: new Embedding(ctx),
-    qkvPrep: new QkvPrep(ctx, { ...shape, qkNorm, rotaryDim: rotaryDim(cfg) }),
+    qkvPrep: new QkvPrep(ctx, shape),
     attention: new PrefillAttention(ctx, shape),
     crossEntropy: new CrossEntropy(ctx),
     loraGrad: new LoraGrad(ctx),
@@ -194,6 +182,6 @@ export function createTrainKernels(ctx: KernelContext, cfg: ModelConfig): TrainK
     rmsnormBackward: new RmsNormBackward(ctx),
     swigluBackward: new SwiGluBackward(ctx),
     attentionBackward: new AttentionBackward(ctx, shape),
-    qkvPrepBackward: new QkvPrepBackward(ctx, { ...shape, qkNorm, rotaryDim: rotaryDim(cfg) }),
+    qkvPrepBackward: new QkvPrepBackward(ctx, shape),
   };
 }

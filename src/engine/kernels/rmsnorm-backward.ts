@@ -8,7 +8,7 @@
  * Reference: reference/rmsnorm.ts `rmsnormBackward`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, SpecKernel } from './spec-kernel';
 import code from './rmsnorm-backward.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -51,7 +51,7 @@ export interface RmsNormBackwardArgs {
 }
 
 export class RmsNormBackward extends SpecKernel.of(RMSNORM_BACKWARD_SPEC) {
-  encode(a: RmsNormBackwardArgs): KernelCall {
+  encode(a: RmsNormBackwardArgs): KernelCall[] {
     const label = 'rmsnorm-backward';
     checkDim(label, 'N', a.N);
     checkDim(label, 'C', a.C);
@@ -65,22 +65,24 @@ export class RmsNormBackward extends SpecKernel.of(RMSNORM_BACKWARD_SPEC) {
     checkElements(label, 'weight', a.vectors, a.weightOffset + a.C);
     const WG = a.C <= 256 ? 64 : 256;
     const consts = { WG, BB: 1, ACCUM: a.accumulate ?? true };
-    return this.call({
-      pipeline: this.pipeline({ reductions: true, consts }),
-      buffers: { dout: a.dout, inp: a.inp, vectors: a.vectors, rstd: a.rstd, dinp: a.dinp },
-      uniforms: {
-        N: a.N,
-        C: a.C,
-        in_off: a.inOffset ?? 0,
-        in_stride: inStride,
-        dout_off: a.doutOffset ?? 0,
-        dout_stride: doutStride,
-        dinp_off: a.dinpOffset ?? 0,
-        dinp_stride: dinpStride,
-        w_off: a.weightOffset,
-        rstd_off: a.rstdOffset ?? 0,
-      },
-      workgroups: grid(this.ctx, a.N),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline({ reductions: true, consts }),
+        buffers: { dout: a.dout, inp: a.inp, vectors: a.vectors, rstd: a.rstd, dinp: a.dinp },
+        uniforms: {
+          N: a.N,
+          C: a.C,
+          in_off: a.inOffset ?? 0,
+          in_stride: inStride,
+          dout_off: a.doutOffset ?? 0,
+          dout_stride: doutStride,
+          dinp_off: a.dinpOffset ?? 0,
+          dinp_stride: dinpStride,
+          w_off: a.weightOffset,
+          rstd_off: a.rstdOffset ?? 0,
+        },
+        workgroups: grid(this.ctx, a.N),
+      }),
+    ];
   }
 }

@@ -6,7 +6,7 @@
  * Reference: reference/rmsnorm.ts.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './common';
+import { checkDim, checkElements, checkRows, grid, placeholder, SpecKernel } from './spec-kernel';
 import code from './rmsnorm.wgsl?raw';
 import { params, ro, rw, type KernelSpec } from './spec';
 
@@ -47,7 +47,7 @@ export interface RmsNormArgs {
 }
 
 export class RmsNorm extends SpecKernel.of(RMSNORM_SPEC) {
-  encode(a: RmsNormArgs): KernelCall {
+  encode(a: RmsNormArgs): KernelCall[] {
     checkDim('rmsnorm', 'N', a.N);
     checkDim('rmsnorm', 'C', a.C);
     const inStride = a.inStride ?? a.C;
@@ -58,26 +58,28 @@ export class RmsNorm extends SpecKernel.of(RMSNORM_SPEC) {
     const WG = a.C <= 256 ? 64 : 256;
     const consts = { WG, BB: 1, GATHER: !!a.rows, RSTD: !!a.rstd, ACCUMULATE: !!a.accumulate };
     const { N, C, eps } = a;
-    return this.call({
-      pipeline: this.pipeline({ reductions: true, consts }),
-      buffers: {
-        inp: a.inp,
-        out: a.out,
-        vectors: a.vectors,
-        rows: a.rows ?? placeholder(this.ctx),
-        rstd: a.rstd ?? placeholder(this.ctx, 'write'),
-      },
-      uniforms: {
-        N,
-        C,
-        in_off: a.inOffset ?? 0,
-        in_stride: inStride,
-        out_off: a.outOffset ?? 0,
-        out_stride: outStride,
-        w_off: a.weightOffset,
-        eps,
-      },
-      workgroups: grid(this.ctx, a.N),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline({ reductions: true, consts }),
+        buffers: {
+          inp: a.inp,
+          out: a.out,
+          vectors: a.vectors,
+          rows: a.rows ?? placeholder(this.ctx),
+          rstd: a.rstd ?? placeholder(this.ctx, 'write'),
+        },
+        uniforms: {
+          N,
+          C,
+          in_off: a.inOffset ?? 0,
+          in_stride: inStride,
+          out_off: a.outOffset ?? 0,
+          out_stride: outStride,
+          w_off: a.weightOffset,
+          eps,
+        },
+        workgroups: grid(this.ctx, a.N),
+      }),
+    ];
   }
 }

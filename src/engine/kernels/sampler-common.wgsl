@@ -23,7 +23,7 @@ const MAX_TOP: u32 = 20u;
 // more than this below the current best cannot win the draw, so their hash is skipped.
 const GUMBEL_MAX: f32 = 17.0;
 
-// SampleRow.flags (generate/sampling-params.ts RowFlag).
+// SampleRow.flags (sampling/sampling-params.ts RowFlag).
 const F_GREEDY: u32 = 1u;
 const F_ALLOWED: u32 = 2u;
 const F_GRAMMAR: u32 = 4u;

@@ -1,7 +1,7 @@
 /**
- * One sampler step on its own: prepare, record the four passes in a fresh encoder, copy the
+ * One sampler step on its own: prepare, record the four passes' calls in a fresh encoder, copy the
  * results, submit, read back. For tests, benchmarks and tools; the generation core instead records
- * `Sampler.record` into its decode-step pass and copies the output with the rest of the step.
+ * `Sampler.encode`'s calls into its decode-step pass and copies the output with the rest of the step.
  * Not here: the sampler itself (sampler.ts).
  */
 import type { KernelContext } from '../gpu/context';
@@ -20,7 +20,7 @@ export async function runSamplerStep(
   const staging = device.createBuffer({ label: 'sampler.staging', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const encoder = device.createCommandEncoder({ label: 'sampler.step' });
   const pass = encoder.beginComputePass({ label: 'sampler.step' });
-  sampler.record(pass, logits);
+  for (const c of sampler.encode({ logits })) c.record(pass, ctx);
   pass.end();
   sampler.copyOutput(encoder, staging);
   ctx.profiler.submit(device.queue, [encoder.finish()]);

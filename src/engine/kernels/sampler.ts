@@ -1,10 +1,10 @@
 /**
  * The GPU sampler: per decode step, logits [B, V] (f32, written by lm_head, never read back) in,
  * one token id, its raw logprob and the requested top logprobs per row out. Four dispatches
- * recorded into the caller's compute pass, nothing submitted, and 16 bytes per row to copy back
- * (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
+ * (`encode`'s calls) recorded into the caller's compute pass, nothing submitted, and 16 bytes per
+ * row to copy back (176 when top logprobs are asked for), contiguous for one copyBufferToBuffer.
  *
- * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, ../../../shared/reference/vllm-chat.md §3):
+ * Passes (WGSL in sampler-*.wgsl; the order is vLLM's, docs/reference/vllm-chat.md §3):
  *   1. process  (ceil(V/CHUNK) x B workgroups, CHUNK = 8 x WG threads): grammar mask, raw
  *      max/sum-exp partials, allowed mask, bans, bias, penalties, temperature -> processed row
  *   2. select   (B): row log-sum-exp; min_p / top_k / top_p as one logit threshold by radix select
@@ -20,7 +20,8 @@
  * State per sequence slot, kept on the GPU across steps: output token counts u32 [maxSeqs, V]
  * (updated by pass 4), the prompt-token bitmask and the allowed-token bitmask [maxSeqs, 2, W]
  * (written at `admit`). Per step, `prepare` writes the rows, their token lists (bias, bans) and
- * grammar bitmask rows with queue.writeBuffer; `record` must follow before the next `prepare`.
+ * grammar bitmask rows with queue.writeBuffer; its calls (`encode`) must be recorded before the
+ * next `prepare`.
  * Not here: the sampling reference (reference/sampler.ts), prompt logprobs (logprobs.ts),
  * choosing which ids a bad word bans (the caller), stop handling (the generation core).
  */
@@ -29,9 +30,10 @@ import { createStorage, writeBytes } from '../gpu/buffers';
 import { MAX_TOP_LOGPROBS, type TokenLogprob } from '../sampling/logprobs';
 import { ROW_WORDS, bannedAtStep, editWords, packEdits, packRow, tokenBitmask, type SamplerStepRow } from '../sampling/sampler-row';
 import { resolveSampling, type ResolvedSampling, type SamplingParams } from '../sampling/sampling-params';
-import { specBindGroup, specLayout, type KernelLayout } from './common';
+import { KernelCall } from '../gpu/kernel-call';
+import { SpecKernel } from './spec-kernel';
 import { SAMPLER_DRAW_SPEC, SAMPLER_FINISH_SPEC, SAMPLER_PROCESS_SPEC, SAMPLER_SELECT_SPEC } from './sampler-specs';
-import { packUniformValues, shaderText } from './spec';
+import { packUniformValues } from './spec';
 
 /** Logits per thread in the chunked passes: CHUNK = 8 * workgroup size (sampler-common.wgsl). */
 export const SAMPLER_PER_THREAD = 8;
@@ -85,7 +87,8 @@ const PASS_SPECS = { process: SAMPLER_PROCESS_SPEC, select: SAMPLER_SELECT_SPEC,
 
 const BIND_CACHE_LIMIT = 8;
 
-export class Sampler {
+/** The sampler (see the header): one spec per pass (sampler-specs.ts), the first one SpecKernel's own. */
+export class Sampler extends SpecKernel {
   readonly V: number;
   /** Words per bitmask row: ceil(V / 32), the width of xgrammar's bitmask. */
   readonly W: number;
@@ -118,7 +121,6 @@ export class Sampler {
   private readonly candidates: GPUBuffer;
   private readonly zeros: Uint32Array;
 
-  private readonly layouts: Record<keyof PassGroups, KernelLayout>;
   private readonly pipelines: Record<keyof PassGroups, GPUComputePipeline>;
   private readonly groups = new Map<GPUBuffer, PassGroups>();
 
@@ -128,10 +130,8 @@ export class Sampler {
 
   private readonly device: GPUDevice;
 
-  constructor(
-    private readonly ctx: KernelContext,
-    opts: SamplerOptions,
-  ) {
+  constructor(ctx: KernelContext, opts: SamplerOptions) {
+    super(ctx, SAMPLER_PROCESS_SPEC);
     const device = ctx.device;
     this.device = device;
     const { maxSeqs, maxBatch, vocabSize: V } = opts;
@@ -173,20 +173,8 @@ export class Sampler {
     this.zeros = new Uint32Array(V);
     this.slots = new Array(maxSeqs).fill(undefined);
 
-    this.layouts = {
-      process: specLayout(ctx, SAMPLER_PROCESS_SPEC),
-      select: specLayout(ctx, SAMPLER_SELECT_SPEC),
-      draw: specLayout(ctx, SAMPLER_DRAW_SPEC),
-      finish: specLayout(ctx, SAMPLER_FINISH_SPEC),
-    };
     const pipeline = (pass: keyof PassGroups, entryPoint: string) =>
-      ctx.pipelines.get({
-        label: `sampler.${pass}`,
-        code: shaderText(PASS_SPECS[pass]),
-        entryPoint,
-        layout: this.layouts[pass].pipeline,
-        constants: { WG: this.workgroupSize },
-      });
+      this.pipeline({ label: `sampler.${pass}`, spec: PASS_SPECS[pass], entryPoint, overrides: { WG: this.workgroupSize } });
     this.pipelines = {
       process: pipeline('process', 'process'),
       select: pipeline('select', 'select_row'),
@@ -223,7 +211,7 @@ export class Sampler {
     return this.slots[slot];
   }
 
-  /** Writes one step's rows (row b samples logits row b). `record` must come next. */
+  /** Writes one step's rows (row b samples logits row b). `encode` and recording its calls must come next. */
   prepare(rows: readonly SamplerStepRow[]): void {
     const B = rows.length;
     if (B < 1 || B > this.maxBatch) throw new Error(`Sampler.prepare: ${B} rows, expected 1..${this.maxBatch}.`);
@@ -284,12 +272,17 @@ export class Sampler {
     this.batchWantsTop = resolved.some((r) => r.topLogprobs > 0);
   }
 
-  /** Records the four passes over `logits` (f32 [B, V], B from the last `prepare`). */
-  record(pass: GPUComputePassEncoder, logits: GPUBuffer): void {
+  /**
+   * The four passes over `logits` (f32 [B, V], B from the last `prepare`), to record before the next
+   * `prepare`. Their bind groups are cached per logits buffer and read the sizes `prepare` wrote,
+   * so the calls own no uniform buffer (dispose is a no-op).
+   */
+  encode(a: { logits: GPUBuffer }): KernelCall[] {
+    const { logits } = a;
     const B = this.batch;
-    if (B === 0) throw new Error('Sampler.record: call prepare() first.');
+    if (B === 0) throw new Error('Sampler.encode: call prepare() first.');
     if (logits.size < B * this.V * 4)
-      throw new Error(`Sampler.record: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
+      throw new Error(`Sampler.encode: logits holds ${logits.size} bytes, needs B*V*4 = ${B * this.V * 4}.`);
     const g = this.bindGroups(logits);
     const grids: Record<keyof PassGroups, [number, number]> = {
       process: [this.numChunks, B],
@@ -297,11 +290,9 @@ export class Sampler {
       draw: [this.numChunks, B],
       finish: [B, 1],
     };
-    for (const name of ['process', 'select', 'draw', 'finish'] as const) {
-      pass.setPipeline(this.pipelines[name]);
-      pass.setBindGroup(0, g[name]);
-      this.ctx.profiler.dispatch(pass, `sampler.${name}`, ...grids[name]);
-    }
+    return (['process', 'select', 'draw', 'finish'] as const).map(
+      (name) => new KernelCall(`sampler.${name}`, this.pipelines[name], g[name], [...grids[name], 1], null),
+    );
   }
 
   /** Bytes of `output` the prepared step needs copied back: records, plus top pairs if any row asked. */
@@ -356,8 +347,7 @@ export class Sampler {
     let g = this.groups.get(logits);
     if (g) return g;
     const { rows, edits, grammar, counts, masks, processed, chunkStats, rowInfo, rowTop, candidates, drawBest, output } = this;
-    const group = (pass: keyof PassGroups, buffers: Record<string, GPUBuffer>) =>
-      specBindGroup(this.ctx, PASS_SPECS[pass], this.layouts[pass], buffers, this.dims);
+    const group = (pass: keyof PassGroups, buffers: Record<string, GPUBuffer>) => this.bindGroup(PASS_SPECS[pass], buffers, this.dims);
     g = {
       process: group('process', { rows, edits, grammar, logits, counts, masks, processed, chunkStats }),
       select: group('select', { rows, logits, grammar, processed, chunkStats, rowInfo, rowTop, candidates }),

@@ -1,5 +1,5 @@
 /**
- * Kernel specs: the one place a kernel family's interface is written (STYLE.md "For Hearth" 4,
+ * Kernel specs: the one place a kernel family's interface is written (docs/style.md "For Hearth" 4,
  * issue 15 item 1). A spec names each binding (WGSL variable, element type, access, what it holds)
  * and each uniform field (name, scalar type); from it come the WGSL `struct` and `@binding`
  * declarations prepended to the family's shader text, the bind-group layout, the bind group built
@@ -7,7 +7,7 @@
  * Bindings are numbered in the spec's order; the uniform block goes after them unless the spec
  * says `first`. The generated text is a pure function of the spec, so pipeline cache keys are stable.
  *
- * Not here: GPU objects (layouts and calls are made in common.ts), any kernel's math.
+ * Not here: GPU objects (layouts and calls are made in spec-kernel.ts), any kernel's math.
  * Reference: WGSL §"Resource interface" https://www.w3.org/TR/WGSL/#resource-interface.
  */
 
@@ -16,8 +16,12 @@ export type ScalarType = 'u32' | 'f32' | 'i32';
 export interface BindingSpec {
   /** The WGSL variable name the shader body uses. */
   var: string;
-  /** Element type of the runtime-sized array: `f32`, `u32`, `vec4<u32>`, a struct name. */
-  type: string;
+  /**
+   * Element type of the runtime-sized array: `f32`, `u32`, `vec4<u32>`, or a storage struct
+   * (StructSpec), whose WGSL declaration is generated with the bindings and whose rows TS packs with
+   * `packStructs`.
+   */
+  type: string | StructSpec;
   access: 'read' | 'read_write';
   /** What the buffer holds (shape, layout); emitted as a comment beside the declaration. */
   doc: string;
@@ -63,10 +67,10 @@ export interface KernelSpec<B extends string = string> {
 }
 
 /** A read-only storage binding. */
-export const ro = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
+export const ro = (v: string, type: string | StructSpec, doc: string): BindingSpec => ({ var: v, type, access: 'read', doc });
 
 /** A read-write storage binding. */
-export const rw = (v: string, type: string, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });
+export const rw = (v: string, type: string | StructSpec, doc: string): BindingSpec => ({ var: v, type, access: 'read_write', doc });
 
 /** A read-only binding of weights packed in u32 words (`vec4<u32>`), read through `VAR_load1` / `VAR_load8`. */
 export const packed = (v: string, doc: string): BindingSpec => ({ var: v, type: 'vec4<u32>', access: 'read', doc, packed: true });
@@ -115,9 +119,29 @@ function structText(s: StructSpec | { name: string; fields: Record<string, Field
   return `struct ${s.name} {\n${lines.join('\n')}\n}`;
 }
 
-/** The WGSL declarations of a spec: uniform structs, then one `@group(0) @binding(i)` line per binding. */
+/** The WGSL name of a binding's element type. */
+export function elementTypeName(b: BindingSpec): string {
+  return typeof b.type === 'string' ? b.type : b.type.name;
+}
+
+/** The storage structs a spec's bindings are arrays of, each once (one name, one declaration). */
+export function storageStructs(spec: KernelSpec): StructSpec[] {
+  const seen = new Map<string, StructSpec>();
+  for (const b of Object.values<BindingSpec>(spec.bindings)) {
+    if (typeof b.type === 'string') continue;
+    const had = seen.get(b.type.name);
+    if (had && had !== b.type) throw new Error(`${spec.name}: two different structs are named ${b.type.name}`);
+    seen.set(b.type.name, b.type);
+  }
+  return [...seen.values()];
+}
+
+/**
+ * The WGSL declarations of a spec: storage structs, uniform structs, then one `@group(0)
+ * @binding(i)` line per binding.
+ */
 export function wgslDeclarations(spec: KernelSpec): string {
-  const out: string[] = [];
+  const out: string[] = storageStructs(spec).map(structText);
   const { storage, uniform } = bindingNumbers(spec);
   const u = spec.uniforms;
   if (u) {
@@ -129,25 +153,13 @@ export function wgslDeclarations(spec: KernelSpec): string {
     if (/[\r\n]/.test(b.doc)) throw new Error(`${spec.name}: the doc of binding ${name} spans lines`);
     return [
       storage[name],
-      `@group(0) @binding(${storage[name]}) var<storage, ${b.access}> ${b.var}: array<${b.type}>; // ${name}: ${b.doc}`,
+      `@group(0) @binding(${storage[name]}) var<storage, ${b.access}> ${b.var}: array<${elementTypeName(b)}>; // ${name}: ${b.doc}`,
     ];
   });
   if (u && uniform !== null) lines.push([uniform, `@group(0) @binding(${uniform}) var<uniform> ${u.var}: ${u.struct};`]);
   lines.sort((a, b) => a[0] - b[0]);
   out.push(lines.map((l) => l[1]).join('\n'));
   return out.join('\n\n');
-}
-
-/** Prepends the spec's declarations to a shader's text. */
-export function withDeclarations(spec: KernelSpec, code: string): string {
-  return `${wgslDeclarations(spec)}\n\n${code}`;
-}
-
-/** The declarations followed by one shader variant's texts (joined by newlines). */
-export function shaderText(spec: KernelSpec, variant = 'main'): string {
-  const parts = spec.shaders[variant];
-  if (!parts) throw new Error(`${spec.name}: no shader variant ${variant}`);
-  return withDeclarations(spec, parts.join('\n'));
 }
 
 function packScalar(
@@ -160,17 +172,16 @@ function packScalar(
   i: Int32Array,
   at: number,
 ): void {
-  if (typeof v !== 'number')
-    throw new Error(`${kernel}: uniform ${field} is ${v === undefined ? 'missing' : `not a number (${String(v)})`}`);
+  if (typeof v !== 'number') throw new Error(`${kernel}: ${field} is ${v === undefined ? 'missing' : `not a number (${String(v)})`}`);
   if (type === 'u32') {
-    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${kernel}: uniform ${field} = ${v} is not a u32`);
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${kernel}: ${field} = ${v} is not a u32`);
     u[at] = v;
   } else if (type === 'i32') {
-    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new Error(`${kernel}: uniform ${field} = ${v} is not an i32`);
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new Error(`${kernel}: ${field} = ${v} is not an i32`);
     i[at] = v;
   } else {
     if (Number.isNaN(v) || (Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38))
-      throw new Error(`${kernel}: uniform ${field} = ${v} is not an f32`);
+      throw new Error(`${kernel}: ${field} = ${v} is not an f32`);
     f[at] = v;
   }
 }
@@ -203,7 +214,7 @@ export function packUniformValues(spec: KernelSpec, values: UniformValues): Arra
   let at = 0;
   for (const [name, t] of Object.entries(u.fields)) {
     if (typeof t === 'string') {
-      if (!name.startsWith('_')) packScalar(spec.name, name, t, values[name], uv, fv, iv, at);
+      if (!name.startsWith('_')) packScalar(spec.name, `uniform ${name}`, t, values[name], uv, fv, iv, at);
       at++;
       continue;
     }
@@ -215,12 +226,35 @@ export function packUniformValues(spec: KernelSpec, values: UniformValues): Arra
       checkNames(spec.name, `field of ${name}[${j}]:`, item, t.array.fields);
       let k = at + j * structWords(t.array);
       for (const [fname, ft] of Object.entries(t.array.fields)) {
-        if (!fname.startsWith('_')) packScalar(spec.name, `${name}[${j}].${fname}`, ft, item[fname], uv, fv, iv, k);
+        if (!fname.startsWith('_')) packScalar(spec.name, `uniform ${name}[${j}].${fname}`, ft, item[fname], uv, fv, iv, k);
         k++;
       }
     });
     at += t.length * structWords(t.array);
   }
+  return buf;
+}
+
+/**
+ * Rows of a storage struct (`array<S>` in WGSL) packed from named values, in the struct's field
+ * order: every field is a 4-byte scalar, so a row is 4 bytes per field (WGSL's stride for such a
+ * struct). At least `minRows` rows are allocated (a binding is never empty). A missing or unknown
+ * field, or a value out of its type's range, throws naming the struct and the field.
+ */
+export function packStructs(s: StructSpec, rows: ReadonlyArray<Record<string, number>>, minRows = 1): ArrayBuffer {
+  const words = Object.keys(s.fields).length;
+  const buf = new ArrayBuffer(Math.max(minRows, rows.length) * words * 4);
+  const uv = new Uint32Array(buf);
+  const fv = new Float32Array(buf);
+  const iv = new Int32Array(buf);
+  rows.forEach((row, j) => {
+    checkNames(s.name, `field of row ${j}:`, row, s.fields);
+    let k = j * words;
+    for (const [name, t] of Object.entries(s.fields)) {
+      if (!name.startsWith('_')) packScalar(s.name, `row ${j} field ${name}`, t, row[name], uv, fv, iv, k);
+      k++;
+    }
+  });
   return buf;
 }
 

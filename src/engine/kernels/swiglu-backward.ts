@@ -6,11 +6,11 @@
  * `mlpActivationBackward`.
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import type { MlpActivation } from '../model/config/model-config';
 import activation from './activation.wgsl?raw';
-import { checkDim, checkRows, grid, SpecKernel } from './common';
+import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
+import type { MlpActivation } from './swiglu';
 
 export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
   name: 'swiglu-backward',
@@ -40,7 +40,7 @@ export interface SwiGluBackwardArgs {
 }
 
 export class SwiGluBackward extends SpecKernel.of(SWIGLU_BACKWARD_SPEC) {
-  encode(a: SwiGluBackwardArgs): KernelCall {
+  encode(a: SwiGluBackwardArgs): KernelCall[] {
     const act = a.act ?? 'silu';
     const label = `swiglu-backward.${act}`;
     checkDim(label, 'T', a.T);
@@ -51,11 +51,13 @@ export class SwiGluBackward extends SpecKernel.of(SWIGLU_BACKWARD_SPEC) {
     checkRows(label, 'gateUp', a.gateUp, a.T, 2 * a.F, guStride);
     checkRows(label, 'dact', a.dact, a.T, a.F, dStride);
     checkRows(label, 'dgateUp', a.dgateUp, a.T, 2 * a.F, dguStride);
-    return this.call({
-      pipeline: this.pipeline({ label, consts: { GELU: act === 'gelu_tanh' } }),
-      buffers: { dact: a.dact, gateUp: a.gateUp, dgateUp: a.dgateUp },
-      uniforms: { T: a.T, F: a.F, in_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
-      workgroups: grid(this.ctx, Math.ceil((a.T * a.F) / 256)),
-    });
+    return [
+      this.call({
+        pipeline: this.pipeline({ label, consts: { GELU: act === 'gelu_tanh' } }),
+        buffers: { dact: a.dact, gateUp: a.gateUp, dgateUp: a.dgateUp },
+        uniforms: { T: a.T, F: a.F, in_stride: guStride, d_stride: dStride, dgu_stride: dguStride },
+        workgroups: grid(this.ctx, Math.ceil((a.T * a.F) / 256)),
+      }),
+    ];
   }
 }

@@ -16,7 +16,7 @@ import { firstVisibleKey } from '../model/config/attention-window';
 import { rmsnormForward } from './rmsnorm';
 import type { RopeFreqs } from '../model/config/rope';
 import { ropeForward } from './rope';
-import { KV_BLOCK, type BatchRow } from '../model/kv/kv-cache';
+import { KV_BLOCK, type BatchRow } from '../kernels/kv-layout';
 
 /** Where a paged cache lives, for the reference: one layer's K and V plus the block table. */
 export interface PagedKv {

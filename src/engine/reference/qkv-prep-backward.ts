@@ -6,7 +6,7 @@
  * the gradient of the QKV projection [T, (NH + 2 NKV) * HS], accumulating. The oracle of
  * QkvPrepBackward (kernels/qkv-prep-backward.ts).
  */
-import type { BatchRow } from '../model/kv/kv-cache';
+import type { BatchRow } from '../kernels/kv-layout';
 import type { RopeFreqs } from '../model/config/rope';
 import type { QkNorm } from './attention-paged';
 import type { Floats } from './floats';

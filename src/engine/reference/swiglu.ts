@@ -3,7 +3,7 @@
  * GeGLU, out = gelu_tanh(gate) * up.
  * Legend: N rows, F intermediate size.
  */
-import type { MlpActivation } from '../model/config/model-config';
+import type { MlpActivation } from '../kernels/swiglu';
 import type { Floats } from './floats';
 
 export function silu(x: number): number {

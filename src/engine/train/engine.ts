@@ -10,6 +10,7 @@
  * Not here: jobs, data, checkpoints (src/service/training).
  */
 import type { KernelContext } from '../gpu/context';
+import { attentionShapeOf } from '../model/weights/kernel-args';
 import type { WeightSet } from '../model/weights/weight-set';
 import { LoraGrad } from '../kernels/lora-grad';
 import { TrainingBuffers } from './activations';
@@ -94,7 +95,7 @@ export class GpuTrainingEngine implements TrainingEngine {
     const plan = this.planFor(weights, lora);
     let k = this.kernels.get(weights);
     if (!k) {
-      k = createTrainKernels(ctx, cfg);
+      k = createTrainKernels(ctx, attentionShapeOf(cfg));
       this.kernels.set(weights, k);
     }
     const state = new LoraState(ctx.device, lora);

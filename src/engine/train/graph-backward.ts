@@ -25,10 +25,10 @@
  *   dA += gB^T x (one problem over the stacked A),  dB += s g^T u, stored from dB^T = s u^T g.
  * Not here: the head and dh's first value (graph-head.ts), clipping and AdamW (session.ts).
  */
+import { qkvPrepWeights } from '../model/weights/kernel-args';
 import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { LoraGradProblem } from '../kernels/lora-grad';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { encodeLayerForward, layerOf, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import type { LoraGroupPlan } from './lora-plan';
 
@@ -137,14 +137,14 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   const calls: KernelCall[] = [];
 
   if (buf.plan.mode === 'recompute') calls.push(...encodeLayerForward(g, l, d, { writeOutput: false }));
-  calls.push(k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps }));
-  calls.push(k.swiglu.encode(act, a('gu'), T, F, { act: cfg.hiddenAct }));
+  calls.push(...k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps }));
+  calls.push(...k.swiglu.encode({ out: act, gateUp: a('gu'), T, F, act: cfg.hiddenAct }));
   // Gemma: out = rmsnorm(y, outNorm) added to the residual, so dL/dy = rmsnorm_backward(dh) (written, not accumulated).
   const branchGrad = (outNorm: number | null, y: 'oOut' | 'downOut', rstd: 'rstdO' | 'rstdD') => {
     if (outNorm === null) return dh;
     const dBranch = buf.get('dBranch');
     calls.push(
-      k.rmsnormBackward.encode({
+      ...k.rmsnormBackward.encode({
         dinp: dBranch,
         dout: dh,
         inp: a(y),
@@ -166,13 +166,13 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   if (L.down) calls.push(...loraBackward(g, L.down, dDown, act, a('u.down'), dAct, T));
   // act = silu(gate) * up   [Gemma: gelu_tanh(gate) * up]
   const dGu = buf.get('dGu');
-  calls.push(k.swigluBackward.encode({ dgateUp: dGu, dact: dAct, gateUp: a('gu'), T, F, act: cfg.hiddenAct }));
+  calls.push(...k.swigluBackward.encode({ dgateUp: dGu, dact: dAct, gateUp: a('gu'), T, F, act: cfg.hiddenAct }));
   // gu = x Wgu^T (+ b) + LoRA
   calls.push(...k.gemm.encode({ out: dx, a: dGu, b: { weight: w.gateUp, layout: 'rows-are-k' }, M: T, N: C, K: 2 * F }));
   if (L.gateUp) calls.push(...loraBackward(g, L.gateUp, dGu, x, a('u.gateUp'), dx, T));
   // x = rmsnorm(hMid, post_attention_layernorm); hMid also flows straight on: dh += ...
   calls.push(
-    k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: a('hMid'), rstd: a('rstd2'), vectors, weightOffset: w.postNorm, N: T, C }),
+    ...k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: a('hMid'), rstd: a('rstd2'), vectors, weightOffset: w.postNorm, N: T, C }),
   );
 
   // hMid = h[l] + att Wo^T (+ b) + LoRA   [Gemma: h[l] + rmsnorm(oOut)]
@@ -184,31 +184,41 @@ export function encodeLayerBackward(g: TrainGraph, l: number, d: MicroBatchDims)
   const dQkv = buf.get('dQkv');
   const attnIo = { blockTable: buf.get('blockTable'), rows: buf.get('rows') };
   calls.push(
-    ...k.attentionBackward.encode(
-      { dqkv: dQkv, stats: a('lse'), dout: dAtt, out: a('att'), q: a('q'), k: a('k'), v: a('v'), ...attnIo },
-      { T, B: d.B, maxCount: d.maxCount, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq, window: layerWindow(cfg, l) },
-    ),
+    ...k.attentionBackward.encode({
+      dqkv: dQkv,
+      stats: a('lse'),
+      dout: dAtt,
+      out: a('att'),
+      q: a('q'),
+      k: a('k'),
+      v: a('v'),
+      ...attnIo,
+      T,
+      B: d.B,
+      maxCount: d.maxCount,
+      maxBlocksPerSeq: buf.plan.maxBlocksPerSeq,
+      window: layerWindow(cfg, l),
+    }),
   );
   const pw = qkvPrepWeights(g.weights, l);
   calls.push(
-    k.qkvPrepBackward.encode(
-      {
-        dqkv: dQkv,
-        qkv: cfg.qkNorm ? a('qkv') : undefined,
-        qNorm: pw.qNorm,
-        kNorm: pw.kNorm,
-        ropeTable: pw.ropeTable,
-        rope: pw.rope,
-        rows: attnIo.rows,
-      },
-      { T, B: d.B },
-    ),
+    ...k.qkvPrepBackward.encode({
+      dqkv: dQkv,
+      qkv: cfg.qkNorm ? a('qkv') : undefined,
+      qNorm: pw.qNorm,
+      kNorm: pw.kNorm,
+      ropeTable: pw.ropeTable,
+      rope: pw.rope,
+      rows: attnIo.rows,
+      T,
+      B: d.B,
+    }),
   );
   // qkv = x Wqkv^T (+ b) + LoRA, x = rmsnorm(h[l]) recomputed
-  calls.push(k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
+  calls.push(...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps }));
   calls.push(...k.gemm.encode({ out: dx, a: dQkv, b: { weight: w.qkv, layout: 'rows-are-k' }, M: T, N: C, K: QKV }));
   if (L.qkv) calls.push(...loraBackward(g, L.qkv, dQkv, x, a('u.qkv'), dx, T));
   // x = rmsnorm(h[l], input_layernorm); h[l] also flows straight on: dh += ...
-  calls.push(k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: h, rstd: a('rstd1'), vectors, weightOffset: w.inputNorm, N: T, C }));
+  calls.push(...k.rmsnormBackward.encode({ dinp: dh, dout: dx, inp: h, rstd: a('rstd1'), vectors, weightOffset: w.inputNorm, N: T, C }));
   return calls;
 }

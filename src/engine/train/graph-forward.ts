@@ -22,9 +22,9 @@
  * holds the gradient of), bit-identical to the first pass.
  * Not here: the head (graph-head.ts), the backward (graph-backward.ts).
  */
+import { qkvPrepWeights } from '../model/weights/kernel-args';
 import { layerWindow } from '../model/config/attention-window';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
-import { qkvPrepWeights } from '../kernels/qkv-prep';
 import { embeddingScaleOf } from '../model/weights/vector-values';
 import { type WeightSet } from '../model/weights/weight-set';
 import type { TrainingBuffers } from './activations';
@@ -124,7 +124,7 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
   const calls: KernelCall[] = [];
 
   // Attention block.
-  calls.push(k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps, rstd: a('rstd1') }));
+  calls.push(...k.rmsnorm.encode({ out: x, inp: h, N: T, C, vectors, weightOffset: w.inputNorm, eps, rstd: a('rstd1') }));
   calls.push(
     ...k.gemm.encode({ out: a('qkv'), a: x, b: { weight: w.qkv, layout: 'rows-are-n' }, M: T, N: QKV, K: C, vectors, bias: w.qkvBias }),
   );
@@ -134,12 +134,21 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
   }
   const attnIo = { blockTable: buf.get('blockTable'), rows: buf.get('rows') };
   const attnDims = { T, B: d.B, maxBlocksPerSeq: buf.plan.maxBlocksPerSeq };
-  calls.push(...k.qkvPrep.encode({ q: a('q'), k: a('k'), v: a('v'), qkv: a('qkv'), ...qkvPrepWeights(g.weights, l), ...attnIo }, attnDims));
   calls.push(
-    k.attention.encode(
-      { out: a('att'), lse: a('lse'), q: a('q'), k: a('k'), v: a('v'), ...attnIo },
-      { ...attnDims, maxCount: d.maxCount, window: layerWindow(cfg, l) },
-    ),
+    ...k.qkvPrep.encode({ q: a('q'), k: a('k'), v: a('v'), qkv: a('qkv'), ...qkvPrepWeights(g.weights, l), ...attnIo, ...attnDims }),
+  );
+  calls.push(
+    ...k.attention.encode({
+      out: a('att'),
+      lse: a('lse'),
+      q: a('q'),
+      k: a('k'),
+      v: a('v'),
+      ...attnIo,
+      ...attnDims,
+      maxCount: d.maxCount,
+      window: layerWindow(cfg, l),
+    }),
   );
   const oOut = w.attnOutNorm === null ? a('hMid') : a('oOut');
   calls.push(
@@ -150,12 +159,12 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     calls.push(...loraExpand(g, L.o, a('u.o'), oOut, T));
   }
   if (w.attnOutNorm !== null) {
-    calls.push(k.rmsnorm.encode({ out: a('hMid'), inp: oOut, N: T, C, vectors, weightOffset: w.attnOutNorm, eps, rstd: a('rstdO') }));
+    calls.push(...k.rmsnorm.encode({ out: a('hMid'), inp: oOut, N: T, C, vectors, weightOffset: w.attnOutNorm, eps, rstd: a('rstdO') }));
   }
-  calls.push(k.add.encode(a('hMid'), h, T * C));
+  calls.push(...k.add.encode({ out: a('hMid'), inp: h, n: T * C }));
 
   // MLP block.
-  calls.push(k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps, rstd: a('rstd2') }));
+  calls.push(...k.rmsnorm.encode({ out: x, inp: a('hMid'), N: T, C, vectors, weightOffset: w.postNorm, eps, rstd: a('rstd2') }));
   calls.push(
     ...k.gemm.encode({
       out: a('gu'),
@@ -172,7 +181,7 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     calls.push(...loraShrink(g, L.gateUp, x, a('u.gateUp'), T));
     calls.push(...loraExpand(g, L.gateUp, a('u.gateUp'), a('gu'), T));
   }
-  calls.push(k.swiglu.encode(act, a('gu'), T, F, { act: cfg.hiddenAct }));
+  calls.push(...k.swiglu.encode({ out: act, gateUp: a('gu'), T, F, act: cfg.hiddenAct }));
   if (L.down) calls.push(...loraShrink(g, L.down, act, a('u.down'), T));
   if (w.mlpOutNorm !== null) {
     // Gemma: the backward reads downOut and rstdD, so they are computed in both passes; the
@@ -183,13 +192,13 @@ export function encodeLayerForward(g: TrainGraph, l: number, d: MicroBatchDims, 
     );
     if (L.down) calls.push(...loraExpand(g, L.down, a('u.down'), downOut, T));
     const out = opts.writeOutput ? residualOut(g, l) : x;
-    calls.push(k.rmsnorm.encode({ out, inp: downOut, N: T, C, vectors, weightOffset: w.mlpOutNorm, eps, rstd: a('rstdD') }));
-    if (opts.writeOutput) calls.push(k.add.encode(out, a('hMid'), T * C));
+    calls.push(...k.rmsnorm.encode({ out, inp: downOut, N: T, C, vectors, weightOffset: w.mlpOutNorm, eps, rstd: a('rstdD') }));
+    if (opts.writeOutput) calls.push(...k.add.encode({ out, inp: a('hMid'), n: T * C }));
   } else if (opts.writeOutput) {
     const out = residualOut(g, l);
     calls.push(...k.gemm.encode({ out, a: act, b: { weight: w.down, layout: 'rows-are-n' }, M: T, N: C, K: F, vectors, bias: w.downBias }));
     if (L.down) calls.push(...loraExpand(g, L.down, a('u.down'), out, T));
-    calls.push(k.add.encode(out, a('hMid'), T * C));
+    calls.push(...k.add.encode({ out, inp: a('hMid'), n: T * C }));
   }
   return calls;
 }

@@ -20,7 +20,7 @@ export function entropyOffset(g: TrainGraph): number {
   return g.buf.plan.tokens;
 }
 
-export function encodeFinalNorm(g: TrainGraph, d: MicroBatchDims): KernelCall {
+export function encodeFinalNorm(g: TrainGraph, d: MicroBatchDims): KernelCall[] {
   const cfg = g.weights.config;
   return g.k.rmsnorm.encode({
     out: g.buf.get('xFinal'),
@@ -57,7 +57,7 @@ export function encodeHead(g: TrainGraph, d: MicroBatchDims, grad: boolean): Ker
       }),
     );
     calls.push(
-      k.crossEntropy.encode({
+      ...k.crossEntropy.encode({
         logits,
         R,
         V,
@@ -78,7 +78,7 @@ export function encodeHead(g: TrainGraph, d: MicroBatchDims, grad: boolean): Ker
   }
   if (grad) {
     calls.push(
-      k.rmsnormBackward.encode({
+      ...k.rmsnormBackward.encode({
         dinp: buf.get('dh'),
         dout: dx,
         inp: buf.get('hFinal'),

@@ -25,7 +25,7 @@
  * read-only, and the kernels of a layer read some of its tensors while writing others.
  * Not here: the LoRA parameters (lora-plan.ts), the base weights (model/weights/weight-set.ts).
  */
-import { KV_BLOCK } from '../model/kv/kv-cache';
+import { KV_BLOCK } from '../kernels/kv-layout';
 import type { ModelConfig } from '../model/config/model-config';
 import { GradNorm } from '../kernels/grad-norm';
 import { LORA_GROUPS, type LoraGroupName, type LoraPlan } from './lora-plan';

@@ -15,7 +15,7 @@
  * Not here: the loss coefficients (loss.ts), the buffers (activations.ts).
  */
 import { NO_TARGET } from '../kernels/cross-entropy';
-import { KV_BLOCK, NO_ADAPTER, packBatchRows } from '../model/kv/kv-cache';
+import { KV_BLOCK, NO_ADAPTER, packBatchRows } from '../kernels/kv-layout';
 import type { TrainingSequence } from './types';
 
 export interface MicroBatch {

@@ -125,14 +125,17 @@ export class GpuTrainingSession implements TrainingSession {
       const g = this.graph;
       const calls = [...encodeEmbedding(g, d)];
       for (let l = 0; l < g.weights.config.numLayers; l++) calls.push(...encodeLayerForward(g, l, d, { writeOutput: true }));
-      calls.push(encodeFinalNorm(g, d), ...encodeHead(g, d, grad));
+      calls.push(...encodeFinalNorm(g, d), ...encodeHead(g, d, grad));
       return calls;
     });
   }
 
   /** The head alone with dlogits (RL, one micro-batch: the layers' activations are still there). */
   private headCalls(d: MicroBatchDims): KernelCall[] {
-    return this.calls.get(`head|${d.T}|${d.B}|${d.maxCount}`, () => [encodeFinalNorm(this.graph, d), ...encodeHead(this.graph, d, true)]);
+    return this.calls.get(`head|${d.T}|${d.B}|${d.maxCount}`, () => [
+      ...encodeFinalNorm(this.graph, d),
+      ...encodeHead(this.graph, d, true),
+    ]);
   }
 
   private backwardCalls(d: MicroBatchDims): KernelCall[] {
@@ -156,7 +159,7 @@ export class GpuTrainingSession implements TrainingSession {
         stats: buf.get('normStats'),
         maxNorm: this.optimizer.maxGradNorm,
       }),
-      k.adamw.encode({
+      ...k.adamw.encode({
         params: state.params,
         grads: state.grads,
         m: state.m,

@@ -13,7 +13,8 @@ import { validateRequest } from '../../../src/engine/generate/request-state';
 import { DROPPED, Sequence } from '../../../src/engine/generate/sequence';
 import { firstVisibleKey, hybridWindow, localLayers } from '../../../src/engine/model/config/attention-window';
 import { parseModelConfig } from '../../../src/engine/model/config/hf-config';
-import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf } from '../../../src/engine/model/kv/kv-cache';
+import { kvBlockBytes, kvBlocksThatFit, kvShapeOf } from '../../../src/engine/model/kv/kv-cache';
+import { KV_BLOCK } from '../../../src/engine/kernels/kv-layout';
 import { localBlocksWanted, planKvPools } from '../../../src/engine/model/kv/kv-pools';
 
 const tokens = (n: number, seed = 0) => Array.from({ length: n }, (_, i) => (i * 7 + seed) % 1000);

@@ -8,12 +8,18 @@ import {
   bindingNumbers,
   entryBindings,
   packUniformValues,
+  packStructs,
   params,
+  storageStructs,
   wgslDeclarations,
   type KernelSpec,
 } from '../../../src/engine/kernels/spec';
+import { DECODE_ATTENTION_SPEC } from '../../../src/engine/kernels/attention-decode';
+import { DECODE_QKV_SPEC } from '../../../src/engine/kernels/decode-qkv';
 import { GEMM_SPEC } from '../../../src/engine/kernels/gemm';
+import { BATCH_ROW, NO_ADAPTER, packBatchRows } from '../../../src/engine/kernels/kv-layout';
 import { LORA_GRAD_SPEC } from '../../../src/engine/kernels/lora-grad';
+import { QKV_PREP_SPEC } from '../../../src/engine/kernels/qkv-prep';
 import { RMSNORM_SPEC } from '../../../src/engine/kernels/rmsnorm';
 import { SAMPLER_DRAW_SPEC } from '../../../src/engine/kernels/sampler-specs';
 
@@ -49,7 +55,10 @@ function disagreements(spec: KernelSpec, others: Set<string>): string[] {
     const where = `${spec.name} (${variant})`;
     const body = stripComments(parts.join('\n'));
     if (/@binding\s*\(|@group\s*\(/.test(body)) out.push(`${where}: the WGSL declares a binding by hand`);
-    const structs = u ? [u.struct, ...Object.values(u.fields).flatMap((f) => (typeof f === 'string' ? [] : [f.array.name]))] : [];
+    const structs = [
+      ...(u ? [u.struct, ...Object.values(u.fields).flatMap((f) => (typeof f === 'string' ? [] : [f.array.name]))] : []),
+      ...storageStructs(spec).map((s) => s.name),
+    ];
     for (const s of structs) if (new RegExp(`\\bstruct\\s+${s}\\b`).test(body)) out.push(`${where}: the WGSL declares struct ${s} by hand`);
     for (const b of Object.values(spec.bindings)) {
       // A packed binding is read through its generated accessors (shader.ts packedAccessors).
@@ -199,5 +208,28 @@ describe('uniforms are packed by name', () => {
       'lora-grad: uniform problems[0].alpha is missing',
     );
     expect(() => packUniformValues(LORA_GRAD_SPEC, { count: 9, total: 1, problems: new Array(9).fill(problem) })).toThrow('holds 8');
+  });
+});
+
+describe('storage structs are declared once, in the spec', () => {
+  it('generates struct BatchRow once for the kernels whose bindings are arrays of it', () => {
+    for (const spec of [DECODE_ATTENTION_SPEC, QKV_PREP_SPEC, DECODE_QKV_SPEC]) {
+      const text = wgslDeclarations(spec);
+      expect(text.match(/struct BatchRow \{/g)).toHaveLength(1);
+      expect(text).toContain('struct BatchRow {\n  seq: u32,\n  pos: u32,\n  adapter: u32,\n  count: u32,\n}');
+      expect(text).toMatch(/var<storage, read> \w+: array<BatchRow>;/);
+    }
+  });
+
+  it('packs rows in field order, 16 bytes each, at least one row, refusing a bad field', () => {
+    const rows = packBatchRows([
+      { seq: 3, pos: 17, adapter: NO_ADAPTER, count: 1 },
+      { seq: 0, pos: 0, adapter: 2, count: 9 },
+    ]);
+    expect([...rows]).toEqual([3, 17, 0xffffffff, 1, 0, 0, 2, 9]);
+    expect(packBatchRows([])).toHaveLength(4);
+    expect(() => packBatchRows([{ seq: -1, pos: 0, adapter: 0, count: 1 }])).toThrow('BatchRow: row 0 field seq = -1 is not a u32');
+    expect(() => packStructs(BATCH_ROW, [{ seq: 0, pos: 0, adapter: 0 }])).toThrow('BatchRow: row 0 field count is missing');
+    expect(() => packStructs(BATCH_ROW, [{ seq: 0, pos: 0, adapter: 0, count: 1, slot: 2 }])).toThrow('unknown field of row 0: slot');
   });
 });

@@ -7,7 +7,7 @@
  * gradient buffers, checking that it accumulates (+=) rather than overwrites.
  */
 import { describe, expect, it } from 'vitest';
-import { NO_ADAPTER } from '../../../src/engine/model/kv/kv-cache';
+import { NO_ADAPTER } from '../../../src/engine/kernels/kv-layout';
 import { ropeInvFreq } from '../../../src/engine/model/config/rope';
 import { attentionBackward, attentionForward } from '../../../src/engine/reference/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../../../src/engine/reference/cross-entropy';

@@ -7,6 +7,7 @@
  * Not here: tokenizer and generation defaults (see generation-config.ts / text/tokenizer.ts).
  */
 import type { DType } from '../../tensor/dtype';
+import type { MlpActivation } from '../../kernels/swiglu';
 
 /** The decoder families Hearth runs; they differ only in the flags below. */
 export type Architecture = 'llama' | 'qwen2' | 'qwen3' | 'phi3' | 'smollm3' | 'gemma3';
@@ -133,5 +134,3 @@ export interface ModelConfig {
    *  `language_model.` (or `model.language_model.`), the vision tower's are skipped (checkpointTensorName). */
   multimodalCheckpoint?: boolean;
 }
-
-export type MlpActivation = 'silu' | 'gelu_tanh';

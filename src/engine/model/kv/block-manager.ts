@@ -28,7 +28,7 @@
  * Not here: the GPU buffers and block copies (KvCache), when to preempt (generate/scheduler.ts).
  */
 import { firstVisibleKey } from '../config/attention-window';
-import { KV_BLOCK } from './kv-cache';
+import { KV_BLOCK } from '../../kernels/kv-layout';
 
 /** A sequence's block entry whose block was released because it lies wholly before the window. */
 export const DROPPED = -1;

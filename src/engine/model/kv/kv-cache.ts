@@ -15,37 +15,14 @@
  * Also not here: the kernels that read and write the cache (kernels/qkv-prep, kernels/attention-*,
  * and the dense engineer's fused decode `qkv`).
  */
+import { KV_BLOCK } from '../../kernels/kv-layout';
 import type { ModelConfig } from '../config/model-config';
-
-/** Tokens per KV block. Every kernel that addresses the cache bakes this in. */
-export const KV_BLOCK = 16;
-
-/** One row of a step's batch, as kernels read it (`struct BatchRow` in WGSL, 4 x u32). */
-export interface BatchRow {
-  /** Block-table row of the sequence. */
-  seq: number;
-  /** Position of this row's first token in its sequence (its cached prefix length). */
-  pos: number;
-  /** LoRA slot, NO_ADAPTER for none. */
-  adapter: number;
-  /** Tokens of this row in this step: 1 in decode, the chunk length in prefill. */
-  count: number;
-}
-
-export const NO_ADAPTER = 0xffffffff;
 
 /** A block pool: 'main' (every layer, or a hybrid model's full-attention layers) or 'local' (its sliding layers). */
 export type KvPool = 'main' | 'local';
 
 /** A whole-block copy from `src` to `dst` within one pool (main when not given). */
 export type BlockCopy = readonly [src: number, dst: number, pool?: KvPool];
-
-/** Packs rows for upload as `array<BatchRow>` (16 bytes each, field order seq, pos, adapter, count). */
-export function packBatchRows(rows: readonly BatchRow[]): Uint32Array {
-  const out = new Uint32Array(Math.max(1, rows.length) * 4);
-  rows.forEach((r, i) => out.set([r.seq, r.pos, r.adapter, r.count], i * 4));
-  return out;
-}
 
 /** The shape numbers of the cache that every kernel needs. */
 export interface KvShape {

@@ -14,7 +14,8 @@
  */
 import { hybridWindow, localLayers } from '../config/attention-window';
 import type { ModelConfig } from '../config/model-config';
-import { KV_BLOCK, kvBlockBytes, kvBlocksThatFit, kvShapeOf, type KvLimits } from './kv-cache';
+import { kvBlockBytes, kvBlocksThatFit, kvShapeOf, type KvLimits } from './kv-cache';
+import { KV_BLOCK } from '../../kernels/kv-layout';
 
 export interface KvPoolPlan {
   /** Blocks of the main pool. */

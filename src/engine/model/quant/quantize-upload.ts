@@ -57,7 +57,7 @@ export class GpuQuantizer {
         });
         // Waits for each slice: the staging buffer is rewritten for the next, and the worker's other
         // tasks run meanwhile.
-        await runCalls(this.ctx, [call], label);
+        await runCalls(this.ctx, [...call], label);
         r += n;
       }
     } finally {

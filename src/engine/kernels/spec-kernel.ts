@@ -1,8 +1,8 @@
 /**
- * Small helpers every kernel wrapper shares: the layout pair (bind group + pipeline) and the calls
- * derived from a kernel spec (spec.ts), SpecKernel (the base of a wrapper: its layout, pipelines and
- * calls from its spec), the subgroup setting to compose shaders with, a placeholder buffer for
- * bindings a variant does not read, and the shape checks wrappers run before encoding.
+ * SpecKernel, the base of every kernel family's wrapper (its layouts, pipelines and calls from its
+ * spec), and the helpers it is built on: the layout pair (bind group + pipeline) and the calls
+ * derived from a kernel spec (spec.ts), the subgroup setting to compose shaders with, a placeholder
+ * buffer for bindings a variant does not read, and the shape checks wrappers run before encoding.
  * Not here: any kernel's math.
  */
 import type { KernelContext } from '../gpu/context';
@@ -107,60 +107,110 @@ export function specBindGroup(
 export interface PipelineParts {
   /** Defaults to the spec's name. */
   label?: string;
-  /** Defaults to `main`. */
+  /** The spec, when the family has several (lora's shrink and expand, the sampler's passes); default the kernel's own. */
+  spec?: KernelSpec;
+  /** Defaults to `main`. With a spec's `entryPoints`, the layout holds only that entry's bindings. */
   entryPoint?: string;
   /** The spec's shader variant (`spec.shaders`), default `main`. */
   variant?: string;
   consts?: Record<string, ShaderConst>;
+  /**
+   * Values of the WGSL `override`s the shader declares (KV_BLOCK, the attention kernels' sizes),
+   * given at pipeline creation; the PipelineCache keys on them beside the text.
+   */
+  overrides?: Record<string, number>;
   /** Include the reduction helpers, over the context's subgroups where it has them. */
   reductions?: boolean;
   /** Packed weight bindings: WGSL variable -> dtype. */
   weights?: Record<string, DType>;
 }
 
+/** A call of a SpecKernel: specCall's arguments, of the kernel's own spec unless told, for an entry point's layout. */
+export interface SpecKernelCallArgs extends Omit<SpecCallArgs, 'layout'> {
+  spec?: KernelSpec;
+  /** The entry point whose layout the call binds (a spec with `entryPoints`). */
+  entryPoint?: string;
+}
+
 /**
- * The base of a kernel family's wrapper (STYLE.md "For Hearth" 4): the layout of its spec, made
- * once, pipelines composed from the spec's shader text (the cache keys on the text), and calls bound
- * by name. A subclass keeps what is its own: checks, constants, uniform values and grid.
+ * The base of a kernel family's wrapper (docs/style.md "For Hearth" 4): the layouts of its spec (one per
+ * entry point of a spec with `entryPoints`, one per spec of a family with several), made once on
+ * first use; pipelines composed from the spec's shader text (the cache keys on the text and the
+ * overrides); and calls bound by name. A subclass keeps what is its own: checks, constants, uniform
+ * values and grid, and its one `encode(args): KernelCall[]` (docs/engine.md "Kernel conventions").
  */
 export abstract class SpecKernel {
-  protected readonly layout: KernelLayout;
+  private readonly layouts = new Map<KernelSpec, Map<string, KernelLayout>>();
 
   protected constructor(
     protected readonly ctx: KernelContext,
     protected readonly spec: KernelSpec,
   ) {
-    this.layout = specLayout(ctx, spec);
+    // A spec that binds everything in one entry point has one layout: made now, so a spec the
+    // device cannot bind fails at construction.
+    if (!spec.entryPoints) this.layout(spec);
   }
 
   /** The base class of a family with one spec: `class Gemv extends SpecKernel.of(GEMV_SPEC)`, constructed from a context. */
   static of(spec: KernelSpec) {
-    return class extends SpecKernel {
+    abstract class OfSpec extends SpecKernel {
       constructor(ctx: KernelContext) {
         super(ctx, spec);
       }
-    };
+    }
+    return OfSpec;
+  }
+
+  /**
+   * The family's one signature (docs/engine.md "Kernel conventions"): one object of named buffers,
+   * dims and flags in, the calls in recording order out. Declared here so that a wrapper with
+   * another shape (positional arguments, a single call) does not compile.
+   */
+  abstract encode(args: never): KernelCall[];
+
+  /** The layout of a spec (the kernel's own by default) for an entry point (all bindings when the spec lists none). */
+  protected layout(spec: KernelSpec = this.spec, entryPoint?: string): KernelLayout {
+    const entry = spec.entryPoints && entryPoint !== undefined ? entryPoint : undefined;
+    let bySpec = this.layouts.get(spec);
+    if (!bySpec) this.layouts.set(spec, (bySpec = new Map()));
+    let layout = bySpec.get(entry ?? '');
+    if (!layout) bySpec.set(entry ?? '', (layout = specLayout(this.ctx, spec, entry)));
+    return layout;
   }
 
   protected pipeline(p: PipelineParts = {}): GPUComputePipeline {
+    const spec = p.spec ?? this.spec;
+    const entryPoint = p.entryPoint ?? 'main';
+    const body = spec.shaders[p.variant ?? 'main'];
+    if (!body) throw new Error(`${spec.name}: no shader variant ${p.variant}`);
     return this.ctx.pipelines.get({
-      label: p.label ?? this.spec.name,
-      layout: this.layout.pipeline,
-      entryPoint: p.entryPoint ?? 'main',
+      label: p.label ?? spec.name,
+      layout: this.layout(spec, entryPoint).pipeline,
+      entryPoint,
+      constants: p.overrides,
       code: composeShader({
-        spec: this.spec,
+        spec,
         subgroups: p.reductions ? subgroupsOf(this.ctx) : null,
         reductions: p.reductions,
         consts: p.consts,
         weights: p.weights,
-        body: this.spec.shaders[p.variant ?? 'main'],
+        body,
       }),
     });
   }
 
-  /** A call of the spec's layout (specCall); the label defaults to the spec's name. */
-  protected call(a: Omit<SpecCallArgs, 'layout'>): KernelCall {
-    return specCall(this.ctx, this.spec, { ...a, layout: this.layout });
+  /** A call of a spec's layout (specCall); the spec defaults to the kernel's own, the label to the spec's name. */
+  protected call(a: SpecKernelCallArgs): KernelCall {
+    const { spec = this.spec, entryPoint, ...rest } = a;
+    return specCall(this.ctx, spec, { ...rest, layout: this.layout(spec, entryPoint) });
+  }
+
+  /**
+   * A bind group of a spec's layout over a uniform buffer the kernel owns and rewrites (the
+   * sampler's per-step sizes), for calls that are bound once and recorded many times.
+   */
+  protected bindGroup(spec: KernelSpec, buffers: Record<string, BufferRef>, uniforms: GPUBuffer, entryPoint?: string): GPUBindGroup {
+    return specBindGroup(this.ctx, spec, this.layout(spec, entryPoint), buffers, uniforms);
   }
 }
 
