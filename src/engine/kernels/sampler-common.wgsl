@@ -23,7 +23,7 @@ const MAX_TOP: u32 = 20u;
 // more than this below the current best cannot win the draw, so their hash is skipped.
 const GUMBEL_MAX: f32 = 17.0;
 
-// SampleRow.flags (sampling/sampling-params.ts RowFlag).
+// SampleRow.flags (sampling/sampler-row.ts RowFlag).
 const F_GREEDY: u32 = 1u;
 const F_ALLOWED: u32 = 2u;
 const F_GRAMMAR: u32 = 4u;
@@ -31,25 +31,7 @@ const F_PENALTIES: u32 = 8u;
 const F_UPDATE_COUNTS: u32 = 16u;
 const F_TOP_BY_RANK: u32 = 32u;
 
-// One row of a sampler step, packed by packRow (16 words).
-struct SampleRow {
-  slot: u32,          // sequence slot: row of the counts and masks buffers
-  flags: u32,
-  temperature: f32,   // 1 for greedy rows
-  top_p: f32,         // 1 = off
-  top_k: u32,         // 0 = off
-  min_p: f32,         // 0 = off
-  repetition: f32,
-  frequency: f32,
-  presence: f32,
-  seed_lo: u32,
-  seed_hi: u32,
-  step: u32,          // tokens generated so far: the noise counter
-  num_top: u32,       // top logprobs wanted, 0..MAX_TOP
-  edit_offset: u32,   // word offset of this row's lists in `edits`
-  bias_count: u32,    // (id, f32 bits) pairs at edit_offset
-  ban_count: u32,     // banned ids after the pairs
-}
+// struct SampleRow, one row of a sampler step, is generated from SAMPLE_ROW (sampler-specs.ts).
 
 // Per-row results of the select pass.
 struct RowInfo {

@@ -1,8 +1,8 @@
 /**
  * Specs (spec.ts) of the sampler's four passes (sampler.ts) and of prompt logprobs (logprobs.ts).
  * Every pass takes the step's sizes as the uniform block at binding 0 and shares the per-step
- * buffers by name; the WGSL structs SampleRow and RowInfo stay in sampler-common.wgsl (they type
- * storage arrays, not the interface).
+ * buffers by name. A step's rows are the storage struct SAMPLE_ROW (its WGSL is generated, sampler.ts
+ * packs it through packStructs); RowInfo, which only the GPU writes, stays in sampler-common.wgsl.
  *
  * Not here: the buffers and the per-step writes (sampler.ts), the passes' math (sampler-*.wgsl).
  */
@@ -14,12 +14,92 @@ import processWgsl from './sampler-process.wgsl?raw';
 import radixWgsl from './sampler-radix.wgsl?raw';
 import reduceWgsl from './sampler-reduce.wgsl?raw';
 import selectWgsl from './sampler-select.wgsl?raw';
-import { params, ro, rw, type BindingSpec, type KernelSpec } from './spec';
+import { RowFlag, hasPenalties } from '../sampling/sampler-row';
+import type { ResolvedSampling } from '../sampling/sampling-params';
+import { params, ro, rw, type BindingSpec, type KernelSpec, type StructSpec } from './spec';
 
 /** Sizes of the current sampler step: V the row length of logits, B rows this step, num_chunks = ceil(V / CHUNK), W = ceil(V / 32). */
 const SAMPLER_DIMS = params('V B num_chunks W', { var: 'dims', struct: 'SamplerDims', first: true });
 
-const rows = ro('rows', 'SampleRow', '(B)');
+/** One row of a sampler step (`array<SampleRow>`), from a ResolvedSampling and the row's place. */
+export const SAMPLE_ROW = {
+  name: 'SampleRow',
+  fields: {
+    /** Sequence slot: row of the counts and masks buffers. */
+    slot: 'u32',
+    /** sampling/sampler-row.ts RowFlag bits (F_* in sampler-common.wgsl). */
+    flags: 'u32',
+    /** 1 for greedy rows. */
+    temperature: 'f32',
+    /** 1 = off. */
+    top_p: 'f32',
+    /** 0 = off. */
+    top_k: 'u32',
+    /** 0 = off. */
+    min_p: 'f32',
+    repetition: 'f32',
+    frequency: 'f32',
+    presence: 'f32',
+    seed_lo: 'u32',
+    seed_hi: 'u32',
+    /** Tokens generated so far: the noise counter. */
+    step: 'u32',
+    /** Top logprobs wanted, 0..MAX_TOP. */
+    num_top: 'u32',
+    /** Word offset of this row's lists in `edits`. */
+    edit_offset: 'u32',
+    /** (id, f32 bits) pairs at edit_offset. */
+    bias_count: 'u32',
+    /** Banned ids after the pairs. */
+    ban_count: 'u32',
+  },
+} as const satisfies StructSpec;
+
+/** One SAMPLE_ROW's values (spec.ts `packStructs` packs them). */
+export type SampleRowValues = Record<keyof typeof SAMPLE_ROW.fields, number>;
+/** Bytes of one packed SAMPLE_ROW. */
+export const SAMPLE_ROW_BYTES = 4 * Object.keys(SAMPLE_ROW.fields).length;
+
+/** Where a row stands this step, beside its resolved sampling. */
+export interface RowPlacement {
+  slot: number;
+  outputLen: number;
+  editOffset: number;
+  banCount: number;
+  hasGrammar: boolean;
+  updateCounts: boolean;
+}
+
+/** A row's SAMPLE_ROW values: its resolved sampling, its flags and where it stands this step. */
+export function sampleRow(r: ResolvedSampling, at: RowPlacement): SampleRowValues {
+  let flags = 0;
+  if (r.greedy) flags |= RowFlag.greedy;
+  if (r.allowedTokenIds) flags |= RowFlag.allowed;
+  if (at.hasGrammar) flags |= RowFlag.grammar;
+  if (hasPenalties(r)) flags |= RowFlag.penalties;
+  if (at.updateCounts) flags |= RowFlag.updateCounts;
+  if (r.topByRank) flags |= RowFlag.topByRank;
+  return {
+    slot: at.slot,
+    flags,
+    temperature: r.temperature,
+    top_p: r.topP,
+    top_k: r.topK,
+    min_p: r.minP,
+    repetition: r.repetitionPenalty,
+    frequency: r.frequencyPenalty,
+    presence: r.presencePenalty,
+    seed_lo: r.seedLo,
+    seed_hi: r.seedHi,
+    step: at.outputLen,
+    num_top: r.topLogprobs,
+    edit_offset: at.editOffset,
+    bias_count: r.logitBias.length,
+    ban_count: at.banCount,
+  };
+}
+
+const rows = ro('rows', SAMPLE_ROW, '(B)');
 const logits = ro('logits', 'f32', '(B, V) raw');
 const grammar = ro('grammar', 'u32', "(B, W) this step's bitmasks");
 const processed = ro('processed', 'f32', '(B, V)');

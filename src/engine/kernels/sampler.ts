@@ -28,12 +28,21 @@
 import type { KernelContext } from '../gpu/context';
 import { createStorage, writeBytes } from '../gpu/buffers';
 import { MAX_TOP_LOGPROBS, type TokenLogprob } from '../sampling/logprobs';
-import { ROW_WORDS, bannedAtStep, editWords, packEdits, packRow, tokenBitmask, type SamplerStepRow } from '../sampling/sampler-row';
+import { bannedAtStep, editWords, packEdits, tokenBitmask, type SamplerStepRow } from '../sampling/sampler-row';
 import { resolveSampling, type ResolvedSampling, type SamplingParams } from '../sampling/sampling-params';
 import { KernelCall } from '../gpu/kernel-call';
 import { SpecKernel } from './spec-kernel';
-import { SAMPLER_DRAW_SPEC, SAMPLER_FINISH_SPEC, SAMPLER_PROCESS_SPEC, SAMPLER_SELECT_SPEC } from './sampler-specs';
-import { packUniformValues } from './spec';
+import {
+  SAMPLE_ROW,
+  SAMPLE_ROW_BYTES,
+  SAMPLER_DRAW_SPEC,
+  SAMPLER_FINISH_SPEC,
+  SAMPLER_PROCESS_SPEC,
+  SAMPLER_SELECT_SPEC,
+  sampleRow,
+  type SampleRowValues,
+} from './sampler-specs';
+import { packStructs, packUniformValues } from './spec';
 
 /** Logits per thread in the chunked passes: CHUNK = 8 * workgroup size (sampler-common.wgsl). */
 export const SAMPLER_PER_THREAD = 8;
@@ -157,7 +166,7 @@ export class Sampler extends SpecKernel {
     }
 
     this.dims = device.createBuffer({ label: 'sampler.dims', size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    this.rows = createStorage(device, maxBatch * ROW_WORDS * 4, 'sampler.rows');
+    this.rows = createStorage(device, maxBatch * SAMPLE_ROW_BYTES, 'sampler.rows');
     this.editCapacity = 4096;
     this.edits = createStorage(device, this.editCapacity * 4, 'sampler.edits');
     this.grammar = createStorage(device, maxBatch * this.W * 4, 'sampler.grammar');
@@ -243,25 +252,27 @@ export class Sampler extends SpecKernel {
     }
     if (words > this.editCapacity) this.growEdits(words);
 
-    const packed = new Uint32Array(B * ROW_WORDS);
+    const packed: SampleRowValues[] = [];
     const edits = new Uint32Array(Math.max(1, words));
     let offset = 0;
     for (let b = 0; b < B; b++) {
       const row = rows[b];
       const r = resolved[b];
       packEdits(edits, offset, r, banned[b]);
-      packRow(packed, b * ROW_WORDS, r, {
-        slot: row.slot,
-        outputLen: row.outputLen,
-        editOffset: offset,
-        banCount: banned[b].length,
-        hasGrammar: row.grammarBitmask !== undefined,
-        updateCounts: row.updateCounts ?? true,
-      });
+      packed.push(
+        sampleRow(r, {
+          slot: row.slot,
+          outputLen: row.outputLen,
+          editOffset: offset,
+          banCount: banned[b].length,
+          hasGrammar: row.grammarBitmask !== undefined,
+          updateCounts: row.updateCounts ?? true,
+        }),
+      );
       offset += editWords(r, banned[b]);
       if (row.grammarBitmask) writeBytes(this.device, this.grammar, b * this.W * 4, row.grammarBitmask);
     }
-    writeBytes(this.device, this.rows, 0, packed);
+    writeBytes(this.device, this.rows, 0, new Uint32Array(packStructs(SAMPLE_ROW, packed)));
     writeBytes(this.device, this.edits, 0, edits);
     this.device.queue.writeBuffer(
       this.dims,

@@ -1,15 +1,12 @@
 /**
- * The sampler's row format: one step's per-row struct (struct SampleRow in
- * kernels/sampler-common.wgsl) and token lists, packed from a ResolvedSampling. Pure functions, so
- * they are unit-tested without a GPU.
- * Not here: resolving a request's SamplingParams (sampling-params.ts), the kernels that read the
- * rows (kernels/sampler.ts).
+ * The sampler's row facts: a step row (SamplerStepRow), the flag bits of its packed struct, and
+ * its token lists (bias pairs, banned ids, bitmasks) packed from a ResolvedSampling. Pure
+ * functions, so they are unit-tested without a GPU.
+ * Not here: resolving a request's SamplingParams (sampling-params.ts), the packed struct itself
+ * (SAMPLE_ROW in kernels/sampler-specs.ts), the kernels that read the rows (kernels/sampler.ts).
  */
 import type { ResolvedSampling } from './sampling-params';
 import { SamplingParamsError, sortedUnique } from './sampling-params';
-
-/** u32 words of one packed row (struct SampleRow in kernels/sampler-common.wgsl). */
-export const ROW_WORDS = 16;
 
 /** Bits of SampleRow.flags; the WGSL twins are the F_* constants in kernels/sampler-common.wgsl. */
 export const RowFlag = {
@@ -71,43 +68,6 @@ export function packEdits(words: Uint32Array, offset: number, r: ResolvedSamplin
     words[o++] = bits[0];
   }
   words.set(banned, o);
-}
-
-export interface RowPlacement {
-  slot: number;
-  outputLen: number;
-  editOffset: number;
-  banCount: number;
-  hasGrammar: boolean;
-  updateCounts: boolean;
-}
-
-/** Writes struct SampleRow (kernels/sampler-common.wgsl) at word `offset`. */
-export function packRow(words: Uint32Array, offset: number, r: ResolvedSampling, at: RowPlacement): void {
-  const f32 = new Float32Array(words.buffer, words.byteOffset, words.length);
-  let flags = 0;
-  if (r.greedy) flags |= RowFlag.greedy;
-  if (r.allowedTokenIds) flags |= RowFlag.allowed;
-  if (at.hasGrammar) flags |= RowFlag.grammar;
-  if (hasPenalties(r)) flags |= RowFlag.penalties;
-  if (at.updateCounts) flags |= RowFlag.updateCounts;
-  if (r.topByRank) flags |= RowFlag.topByRank;
-  words[offset + 0] = at.slot;
-  words[offset + 1] = flags;
-  f32[offset + 2] = r.temperature;
-  f32[offset + 3] = r.topP;
-  words[offset + 4] = r.topK;
-  f32[offset + 5] = r.minP;
-  f32[offset + 6] = r.repetitionPenalty;
-  f32[offset + 7] = r.frequencyPenalty;
-  f32[offset + 8] = r.presencePenalty;
-  words[offset + 9] = r.seedLo;
-  words[offset + 10] = r.seedHi;
-  words[offset + 11] = at.outputLen;
-  words[offset + 12] = r.topLogprobs;
-  words[offset + 13] = at.editOffset;
-  words[offset + 14] = r.logitBias.length;
-  words[offset + 15] = at.banCount;
 }
 
 /** One bit per token id, ceil(V/32) words (the layout of xgrammar's bitmask rows). */

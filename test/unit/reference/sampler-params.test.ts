@@ -1,10 +1,14 @@
 // SamplingParams: vLLM's defaults and normalisation, refusals, and the packing the GPU reads
 // (struct SampleRow, the sorted token lists, bitmasks).
 import { describe, expect, it } from 'vitest';
-import { ROW_WORDS, RowFlag, bannedAtStep, editWords, packEdits, packRow, tokenBitmask } from '../../../src/engine/sampling/sampler-row';
+import { SAMPLE_ROW, SAMPLE_ROW_BYTES, sampleRow, type RowPlacement } from '../../../src/engine/kernels/sampler-specs';
+import { packStructs } from '../../../src/engine/kernels/spec';
+import { RowFlag, bannedAtStep, editWords, packEdits, tokenBitmask } from '../../../src/engine/sampling/sampler-row';
 import { SamplingParamsError, resolveSampling, splitSeed } from '../../../src/engine/sampling/sampling-params';
 
 const V = 1000;
+/** struct SampleRow: 16 four-byte fields, as sampler-common.wgsl's passes read them. */
+const ROW_WORDS = 16;
 
 describe('resolveSampling', () => {
   it("applies vLLM's defaults", () => {
@@ -101,8 +105,10 @@ describe('packing for the GPU', () => {
       },
       V,
     );
-    const words = new Uint32Array(2 * ROW_WORDS);
-    packRow(words, ROW_WORDS, r, { slot: 6, outputLen: 11, editOffset: 20, banCount: 2, hasGrammar: true, updateCounts: true });
+    const unused: RowPlacement = { slot: 0, outputLen: 0, editOffset: 0, banCount: 0, hasGrammar: false, updateCounts: false };
+    const at: RowPlacement = { slot: 6, outputLen: 11, editOffset: 20, banCount: 2, hasGrammar: true, updateCounts: true };
+    const words = new Uint32Array(packStructs(SAMPLE_ROW, [sampleRow(resolveSampling({}, V), unused), sampleRow(r, at)]));
+    expect(words.length).toBe(2 * ROW_WORDS);
     const f = new Float32Array(words.buffer);
     const o = ROW_WORDS;
     expect(words[o]).toBe(6);
@@ -110,7 +116,8 @@ describe('packing for the GPU', () => {
     expect([f[o + 2], f[o + 3], words[o + 4], f[o + 5], f[o + 6]]).toEqual([0.5, Math.fround(0.9), 40, Math.fround(0.1), Math.fround(1.2)]);
     expect([f[o + 7], f[o + 8], words[o + 9], words[o + 10], words[o + 11], words[o + 12]]).toEqual([0, 0, 4, 3, 11, 5]);
     expect([words[o + 13], words[o + 14], words[o + 15]]).toEqual([20, 2, 2]);
-    expect(Array.from(words.subarray(0, ROW_WORDS)).every((w) => w === 0)).toBe(true);
+    expect([words[0], words[1], f[2], f[3]]).toEqual([0, 0, 1, 1]); // the first row: slot 0, no flags, temperature 1, top_p 1
+    expect(SAMPLE_ROW_BYTES).toBe(4 * ROW_WORDS);
 
     const banned = Uint32Array.of(4, 9);
     const edits = new Uint32Array(3 + editWords(r, banned));
@@ -120,8 +127,7 @@ describe('packing for the GPU', () => {
   });
 
   it('greedy rows carry the greedy flag and no penalty flag when penalties are neutral', () => {
-    const words = new Uint32Array(ROW_WORDS);
-    packRow(words, 0, resolveSampling({ temperature: 0 }, V), {
+    const row = sampleRow(resolveSampling({ temperature: 0 }, V), {
       slot: 0,
       outputLen: 0,
       editOffset: 0,
@@ -129,7 +135,7 @@ describe('packing for the GPU', () => {
       hasGrammar: false,
       updateCounts: false,
     });
-    expect(words[1]).toBe(RowFlag.greedy);
+    expect(row.flags).toBe(RowFlag.greedy);
   });
 
   it('token bitmasks have one bit per id, ceil(V/32) words, and refuse ids outside the vocabulary', () => {
