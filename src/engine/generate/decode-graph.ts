@@ -15,8 +15,8 @@
  * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
- * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a GraphCache (LRU, disposing
- * what it drops). Batches with LoRA rows use forward-graph.ts instead.
+ * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a CallCache (gpu/call-cache.ts,
+ * LRU, disposing what it drops). Batches with LoRA rows use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
 import { layerWindow } from '../model/config/attention-window';
@@ -178,41 +178,4 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     dispatchesPerLayer: perLayer,
     dispatchesOutsideLayers: outside.length + tail.length,
   };
-}
-
-/** Frees the calls' uniform buffers (safe once their last use was submitted). */
-export function disposeDecodeGraph(graph: { calls: readonly KernelCall[] }): void {
-  for (const c of graph.calls) c.dispose();
-}
-
-/**
- * The last `size` graphs used (decode graphs, or any recorded calls), by key; the least recently
- * used one is disposed when a new one does not fit.
- */
-export class GraphCache<G extends { calls: readonly KernelCall[] } = DecodeGraph> {
-  private readonly graphs = new Map<string, G>();
-
-  constructor(private readonly size: number) {}
-
-  get(key: string, make: () => G): G {
-    let g = this.graphs.get(key);
-    if (g) {
-      this.graphs.delete(key);
-      this.graphs.set(key, g);
-      return g;
-    }
-    g = make();
-    this.graphs.set(key, g);
-    if (this.graphs.size > this.size) {
-      const [oldKey, old] = this.graphs.entries().next().value as [string, G];
-      this.graphs.delete(oldKey);
-      disposeDecodeGraph(old);
-    }
-    return g;
-  }
-
-  clear(): void {
-    for (const g of this.graphs.values()) disposeDecodeGraph(g);
-    this.graphs.clear();
-  }
 }

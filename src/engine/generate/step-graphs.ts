@@ -19,7 +19,8 @@
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
-import { encodeDecode, fusedDecodeCovers, GraphCache, type DecodeGraph } from './decode-graph';
+import { CallCache } from '../gpu/call-cache';
+import { encodeDecode, fusedDecodeCovers, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -30,8 +31,8 @@ const GENERAL_GRAPHS = 16;
 export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'decode-general';
 
 export class StepGraphs {
-  private readonly decode = new GraphCache(DECODE_GRAPHS);
-  private readonly general = new GraphCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS);
+  private readonly decode = new CallCache<DecodeGraph>(DECODE_GRAPHS, { callsOf: (g) => g.calls });
+  private readonly general = new CallCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS, { callsOf: (g) => g.calls });
   /** The fused decode kernels run this model (read once: the config and weights do not change). */
   private readonly fused: boolean;
 

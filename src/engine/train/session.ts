@@ -23,7 +23,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import { writeBytes } from '../gpu/buffers';
 import type { LoraConfig } from '../model/lora/lora-config';
 import type { TensorData } from '../tensor/tensor-data';
-import { CallCache } from './call-cache';
+import { CallCache } from '../gpu/call-cache';
 import { encodeLayerBackward } from './graph-backward';
 import { encodeEmbedding, encodeLayerForward, type MicroBatchDims, type TrainGraph } from './graph-forward';
 import { encodeFinalNorm, encodeHead, entropyOffset } from './graph-head';
@@ -32,12 +32,20 @@ import { packMicroBatches, rowsFromTokens, tokensFromRows, type MicroBatch } fro
 import { Staging, submitCalls, type Copy } from './submit';
 import type { LossSpec, OptimizerConfig, OptimizerState, StepMetrics, TrainingSequence, TrainingSession } from './types';
 
+/**
+ * Micro-batch shapes whose training graphs are kept (record once, replay): a micro-batch's calls
+ * depend only on its shape (tokens, sequences, longest sequence) and the session's fixed buffers,
+ * never on the token values, and building them costs ~2000 calls for a SmolLM2-135M step (about a
+ * millisecond apiece on Dawn, docs/engine.md "Training"), so runs of equal shapes encode once.
+ */
+const TRAINING_GRAPHS = 6;
+
 export class GpuTrainingSession implements TrainingSession {
   readonly lora: LoraConfig;
   readonly parameterCount: number;
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
-  private readonly calls = new CallCache();
+  private readonly calls = new CallCache<KernelCall[]>(TRAINING_GRAPHS, { callsOf: (calls) => calls, deferDispose: true });
 
   constructor(
     private readonly ctx: KernelContext,
@@ -86,7 +94,7 @@ export class GpuTrainingSession implements TrainingSession {
     this.disposed = true;
     // Whatever is queued finishes first; the buffers go after.
     void this.queue.finally(() => {
-      this.calls.dispose();
+      this.calls.clear();
       this.release();
     });
   }
