@@ -17,7 +17,6 @@
 
 const BR: u32 = WG / LANES;
 
-var<workgroup> row_s: vec4<u32>; // seq, pos, count, first token of the workgroup's row
 
 // dq pass
 var<workgroup> k_s: array<vec4<f32>, BK * HS4>;   // [BK][HS/4]
@@ -30,18 +29,6 @@ var<workgroup> do_s: array<vec4<f32>, BQ * HS4>;  // [BQ][HS/4]
 var<workgroup> st_s: array<vec2<f32>, BQ>;        // (lse, D) of each staged query row
 var<workgroup> qp_s: array<u32, BQ>;              // its position + 1, 0 past the end
 var<workgroup> pq_s: array<vec2<f32>, PART_Q>;    // [BQ][WG] lane partials (s, dP)
-
-// Row b's (seq, pos, count, first token), computed by one thread and shared.
-fn stage_row(b: u32, tid: u32) {
-  if (tid == 0u) {
-    var first = 0u;
-    for (var r = 0u; r < b; r++) {
-      first += rows[r].count;
-    }
-    let row = rows[b];
-    row_s = vec4<u32>(row.seq, row.pos, row.count, first);
-  }
-}
 
 @compute @workgroup_size(WG)
 fn dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {

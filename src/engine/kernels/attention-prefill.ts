@@ -64,7 +64,7 @@ function prefillSpec(variant: 'tiled' | 'naive', vec: 'f32' | 'vec4<f32>', code:
 }
 
 export const PREFILL_ATTENTION_SPECS = {
-  tiled: prefillSpec('tiled', 'vec4<f32>', `${KV_TILE_WGSL}\n${tiledCode}`),
+  tiled: prefillSpec('tiled', 'vec4<f32>', `${BATCH_ROW_SCAN_WGSL}\n${KV_TILE_WGSL}\n${tiledCode}`),
   naive: prefillSpec('naive', 'f32', `${BATCH_ROW_SCAN_WGSL}\n${naiveCode}`),
 };
 

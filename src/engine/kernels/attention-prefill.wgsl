@@ -28,7 +28,6 @@ const MAX_BK: u32 = 16u;
 var<workgroup> k_s: array<vec4<f32>, KV_LEN>;   // [BK][HS/4]
 var<workgroup> v_s: array<vec4<f32>, KV_LEN>;   // [BK][HS/4]
 var<workgroup> part_s: array<f32, PART_LEN>;    // [BK][WG] lane partial dots
-var<workgroup> row_s: vec4<u32>;                // seq, pos, count, first token
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -40,15 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let DPT4 = HS4 / LANES;
   let BR = WG / LANES;
 
-  if (tid == 0u) {
-    // Tokens are the rows' tokens concatenated in row order.
-    var first = 0u;
-    for (var r = 0u; r < b; r++) {
-      first += rows[r].count;
-    }
-    let row = rows[b];
-    row_s = vec4<u32>(row.seq, row.pos, row.count, first);
-  }
+  stage_row(b, tid);
   let row = workgroupUniformLoad(&row_s);
   let seq = row.x;
   let pos0 = row.y;
