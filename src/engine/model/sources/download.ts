@@ -18,7 +18,7 @@
  *   does not ask again (and works offline); 401/403 means a private, gated or missing repository.
  * Not here: where the cache lives (file-cache.ts, src/store/model-files.ts), URL building (url-source.ts).
  */
-import { MemoryFileCache, type ModelFileCache } from './file-cache';
+import { MemoryFileCache, type ChunkOrigin, type ModelFileCache } from './file-cache';
 import { SourceError, type FileRequest } from './source';
 
 export interface DownloadOptions extends FileRequest {
@@ -240,7 +240,7 @@ class ChunkedAppend {
     private readonly store: ModelFileCache,
     private readonly o: DownloadOptions,
     start: number,
-    private readonly meta: { validator: string | null; total: number | null; url: string },
+    private readonly meta: ChunkOrigin,
   ) {
     this.loaded = start;
     this.chunkBytes = o.chunkBytes ?? DEFAULT_CHUNK;

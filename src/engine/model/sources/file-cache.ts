@@ -33,19 +33,20 @@ export interface CachedModelInfo {
   updatedAt: number;
 }
 
+/** Where appended bytes come from: the server's validator (ETag), the file's full size, the URL. */
+export interface ChunkOrigin {
+  validator: string | null;
+  total: number | null;
+  url: string;
+}
+
 export interface ModelFileCache {
   /** A complete file, or null. */
   get(modelId: string, file: string): Promise<Blob | null>;
   /** What a previous download of this file left, or null when nothing is stored. */
   partial(modelId: string, file: string): Promise<PartialFile | null>;
   /** Stores the next bytes; `offset` must equal the bytes already stored (else it throws). */
-  append(
-    modelId: string,
-    file: string,
-    offset: number,
-    data: Uint8Array,
-    meta: { validator: string | null; total: number | null; url: string },
-  ): Promise<void>;
+  append(modelId: string, file: string, offset: number, data: Uint8Array, meta: ChunkOrigin): Promise<void>;
   /** Whether the server said the repository has no such file. */
   isMissing(modelId: string, file: string): Promise<boolean>;
   /** Remembers that the repository has no such file (replacing anything stored under the name). */
@@ -109,13 +110,7 @@ export class MemoryFileCache implements ModelFileCache {
     files.set(file, { chunks: [], bytes: 0, total: null, validator: null, complete: false, missing: true, updatedAt: Date.now() });
   }
 
-  async append(
-    modelId: string,
-    file: string,
-    offset: number,
-    data: Uint8Array,
-    meta: { validator: string | null; total: number | null; url: string },
-  ): Promise<void> {
+  async append(modelId: string, file: string, offset: number, data: Uint8Array, meta: ChunkOrigin): Promise<void> {
     let files = this.models.get(modelId);
     if (!files) this.models.set(modelId, (files = new Map()));
     let e = files.get(file);
