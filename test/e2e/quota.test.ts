@@ -112,7 +112,7 @@ const sftData =
   );
 
 describe('a full storage quota', () => {
-  it('fails a training job that cannot save its progress, with an event saying why', { timeout: 240_000 }, async () => {
+  it('fails a training job that cannot save its progress, with an event saying why', { timeout: 360_000 }, async () => {
     const model = (
       await api(page, 'POST', '/v1/preview/models', {
         key: owner,
@@ -131,8 +131,9 @@ describe('a full storage quota', () => {
       await new Promise((r) => setTimeout(r, 100));
     await fillQuota(true);
     try {
+      // Its next save comes after its next step: up to 3 minutes when the whole suite loads both cores.
       let status = 'RUNNING';
-      for (let i = 0; i < 600 && (status === 'RUNNING' || status === 'PENDING'); i++) {
+      for (let i = 0; i < 1800 && (status === 'RUNNING' || status === 'PENDING'); i++) {
         await new Promise((r) => setTimeout(r, 100));
         status = (await api(page, 'GET', `/v1/preview/training-jobs/${job.json.id}`, { key: owner })).json.status;
       }

@@ -33,9 +33,9 @@ const SCHEMA = {
 };
 
 const WORKER = `
-import { ModelTokenizer } from '${ROOT}src/engine/model/tokenizer';
+import { ModelTokenizer } from '${ROOT}src/engine/model/text/tokenizer';
 import { prepareStructuredOutput } from '${ROOT}src/service/structured/structured-output';
-import { mulberry32 } from '${ROOT}src/engine/reference/random';
+import { mulberry32 } from '${ROOT}src/engine/tensor/random';
 
 /** Random allowed tokens until the grammar ends (closing tokens preferred now and then). */
 function walk(compiled, tokenizer, seed) {

@@ -53,7 +53,7 @@ describe('the architecture check', () => {
 
   it('refuses an import up a floor, naming both files', () => {
     const r = check({
-      'src/engine/model/config/model-config.ts': 'export type Activation = "silu";\n',
+      'src/engine/model/config.ts': 'export type Activation = "silu";\n',
       'src/engine/kernels/swiglu.ts': "import type { Activation } from '../model/config';\nexport const a: Activation = 'silu';\n",
     });
     expect(r.ok).toBe(false);
@@ -62,18 +62,17 @@ describe('the architecture check', () => {
 
   it('refuses a circle that is type-only on one side', () => {
     const r = check({
-      'src/engine/model/text/tokenizer.ts':
-        "import { Detokenizer } from './detokenizer';\nexport class Tokenizer { d = new Detokenizer(); }\n",
-      'src/engine/model/text/detokenizer.ts':
+      'src/engine/model/tokenizer.ts': "import { Detokenizer } from './detokenizer';\nexport class Tokenizer { d = new Detokenizer(); }\n",
+      'src/engine/model/detokenizer.ts':
         "import type { Tokenizer } from './tokenizer';\nexport class Detokenizer { t: Tokenizer | null = null; }\n",
     });
     expect(r.ok).toBe(false);
-    expect(r.output).toContain('import cycle: src/engine/model/text/detokenizer.ts <-> src/engine/model/text/tokenizer.ts');
+    expect(r.output).toContain('import cycle: src/engine/model/detokenizer.ts <-> src/engine/model/tokenizer.ts');
   });
 
   it('refuses production code that imports the test oracle, and the oracle importing GPU code', () => {
     const r = check({
-      'src/engine/tensor/random.ts': 'export const seed = 1;\n',
+      'src/engine/reference/random.ts': 'export const seed = 1;\n',
       'src/engine/gpu/device.ts': 'export const device = 1;\n',
       'src/engine/train/plan.ts': "import { seed } from '../reference/random';\nexport const p = seed;\n",
       'src/engine/reference/gemv.ts': "import { device } from '../gpu/device';\nexport const r = device;\n",
