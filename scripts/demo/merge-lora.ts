@@ -8,17 +8,7 @@
 import { tensorFromF32, tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
 import { loraScale } from '../../src/engine/model/lora/lora-config';
-import { parseLoraTensorName } from '../../src/engine/model/lora/peft-modules';
-
-const MODULE_PATH: Record<string, string> = {
-  q_proj: 'self_attn.q_proj',
-  k_proj: 'self_attn.k_proj',
-  v_proj: 'self_attn.v_proj',
-  o_proj: 'self_attn.o_proj',
-  gate_proj: 'mlp.gate_proj',
-  up_proj: 'mlp.up_proj',
-  down_proj: 'mlp.down_proj',
-};
+import { loraModulePath, parseLoraTensorName } from '../../src/engine/model/lora/peft-modules';
 
 export function mergeLora(
   base: readonly TensorData[],
@@ -30,7 +20,7 @@ export function mergeLora(
   for (const t of adapter) {
     const key = parseLoraTensorName(t.name);
     if (!key) throw new Error(`merge: unexpected adapter tensor ${t.name}`);
-    const name = `model.layers.${key.layer}.${MODULE_PATH[key.module]}.weight`;
+    const name = `model.layers.${key.layer}.${loraModulePath(key.module)}.weight`;
     pairs.set(name, { ...pairs.get(name), [key.which]: t });
   }
   const used = new Set<string>();
