@@ -23,9 +23,8 @@ import {
   checked,
   makeLayout,
   openGpu,
-  readF32,
   Rng,
-  runCalls,
+  runSplitDecode,
   uploadKv,
   uploadRows,
   uploadStorage,
@@ -116,33 +115,24 @@ describe('decode attention', () => {
       if (c.blockSplits) plans.push(['one block per split', { splitLen: KV_BLOCK, numSplits: Math.ceil(maxCtx / KV_BLOCK) }]);
       for (const [label, plan] of plans) {
         const floats = B * NH * plan.numSplits * (HS + 2);
-        const partials = uploadStorage(device, rng.normals(floats), 'partials'); // stale garbage to overwrite
-        const out = uploadStorage(device, new Float32Array(B * NH * HS), 'out');
-        await runCalls(gpu, [
-          ...decode.encode({
-            partials,
-            q: qBuf,
-            ...gkv,
-            rows: rowsBuf,
-            B,
-            maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
-            plan,
-          }),
-          ...merge.encode({ out, partials, B, NH, HS, numSplits: plan.numSplits }),
-        ]);
-
+        const got = await runSplitDecode(gpu, decode, merge, rng, {
+          q: qBuf,
+          kv: gkv,
+          rows: rowsBuf,
+          B,
+          NH,
+          HS,
+          maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+          plan,
+        });
         const wantPartials = new Float32Array(floats);
         attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen);
-        const gotPartials = await readF32(device, partials, floats);
-        expectClose(gotPartials, wantPartials, PARTIAL_TOL, `partials (${label}, ${plan.numSplits} x ${plan.splitLen})`);
-        const gotOut = await readF32(device, out, B * NH * HS);
-        expectClose(gotOut, wantOut, OUT_TOL, `merged output (${label})`);
+        expectClose(got.partials, wantPartials, PARTIAL_TOL, `partials (${label}, ${plan.numSplits} x ${plan.splitLen})`);
+        expectClose(got.out, wantOut, OUT_TOL, `merged output (${label})`);
         // The reference merge agrees with the naive oracle too (the references check each other).
         const refMerged = new Float32Array(B * NH * HS);
         attentionMergePartials(refMerged, wantPartials, B, NH, plan.numSplits, HS);
         expectClose(refMerged, wantOut, OUT_TOL, `reference merge (${label})`);
-        partials.destroy();
-        out.destroy();
       }
       for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf]) b.destroy();
     });

@@ -9,6 +9,8 @@ import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { createKernelContext, type KernelContext } from '../../src/engine/gpu/context';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { readF32, uploadStorage } from '../../src/engine/gpu/buffers';
+import type { DecodeAttention, DecodeSplitPlan } from '../../src/engine/kernels/attention-decode';
+import type { AttentionMerge } from '../../src/engine/kernels/attention-merge';
 import { KV_BLOCK, NO_ADAPTER, packBatchRows, type BatchRow } from '../../src/engine/kernels/kv-layout';
 import type { PagedKv } from '../../src/engine/reference/attention-paged';
 import type { DType } from '../../src/engine/tensor/dtype';
@@ -139,3 +141,50 @@ export const ROPE_VARIANT_CASES: RopeVariantCase[] = [
     rope: { layerRope: false },
   },
 ];
+
+export interface SplitDecodeArgs {
+  q: GPUBuffer;
+  kv: GpuKv;
+  rows: GPUBuffer;
+  B: number;
+  NH: number;
+  HS: number;
+  maxBlocksPerSeq: number;
+  plan: DecodeSplitPlan;
+  window?: number;
+}
+
+/**
+ * One split-K decode attention and its merge over `plan`, as a decode step records them: the
+ * partials start as random garbage the kernel must overwrite. Returns the partials and the merged
+ * (B, NH, HS) output, read back.
+ */
+export async function runSplitDecode(
+  gpu: Gpu,
+  decode: DecodeAttention,
+  merge: AttentionMerge,
+  rng: Rng,
+  a: SplitDecodeArgs,
+): Promise<{ partials: Float32Array; out: Float32Array }> {
+  const { device } = gpu;
+  const floats = a.B * a.NH * a.plan.numSplits * (a.HS + 2);
+  const partials = uploadStorage(device, rng.normals(floats), 'partials');
+  const out = uploadStorage(device, new Float32Array(a.B * a.NH * a.HS), 'out');
+  await runCalls(gpu, [
+    ...decode.encode({
+      partials,
+      q: a.q,
+      ...a.kv,
+      rows: a.rows,
+      B: a.B,
+      maxBlocksPerSeq: a.maxBlocksPerSeq,
+      plan: a.plan,
+      window: a.window,
+    }),
+    ...merge.encode({ out, partials, B: a.B, NH: a.NH, HS: a.HS, numSplits: a.plan.numSplits }),
+  ]);
+  const result = { partials: await readF32(device, partials, floats), out: await readF32(device, out, a.B * a.NH * a.HS) };
+  partials.destroy();
+  out.destroy();
+  return result;
+}

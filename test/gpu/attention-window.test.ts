@@ -157,30 +157,24 @@ describe('sliding-window attention', () => {
     // over the whole context (a hybrid model's plan: the splits past the window are empty).
     for (const plan of [decode.plan(window, B), { splitLen: KV_BLOCK, numSplits: Math.ceil(60 / KV_BLOCK) }]) {
       const floats = B * NH * plan.numSplits * (HS + 2);
-      const partials = fx.uploadStorage(device, rng.normals(floats), 'partials');
-      const out = fx.uploadStorage(device, new Float32Array(B * NH * HS), 'out');
-      await fx.runCalls(gpu, [
-        ...decode.encode({
-          partials,
-          q: qBuf,
-          ...gkv,
-          rows: rowsBuf,
-          B,
-          maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
-          plan,
-          window,
-        }),
-        ...merge.encode({ out, partials, B, NH, HS, numSplits: plan.numSplits }),
-      ]);
+      const got = await fx.runSplitDecode(gpu, decode, merge, rng, {
+        q: qBuf,
+        kv: gkv,
+        rows: rowsBuf,
+        B,
+        NH,
+        HS,
+        maxBlocksPerSeq: layout.kv.maxBlocksPerSeq,
+        plan,
+        window,
+      });
       const wantPartials = new Float32Array(floats);
       attentionDecodePartials(wantPartials, q, layout.kv, rows, NH, plan.numSplits, plan.splitLen, window);
-      expectClose(await fx.readF32(device, partials, floats), wantPartials, TOL, `partials (${plan.numSplits} x ${plan.splitLen})`);
+      expectClose(got.partials, wantPartials, TOL, `partials (${plan.numSplits} x ${plan.splitLen})`);
       const refMerged = new Float32Array(B * NH * HS);
       attentionMergePartials(refMerged, wantPartials, B, NH, plan.numSplits, HS);
       expectClose(refMerged, want, TOL, `reference merge (${plan.numSplits} x ${plan.splitLen})`);
-      expectClose(await fx.readF32(device, out, B * NH * HS), want, TOL, `merged output (${plan.numSplits} x ${plan.splitLen})`);
-      partials.destroy();
-      out.destroy();
+      expectClose(got.out, want, TOL, `merged output (${plan.numSplits} x ${plan.splitLen})`);
     }
     for (const b of [gkv.k, gkv.v, gkv.blockTable, qBuf, rowsBuf]) b.destroy();
   });
