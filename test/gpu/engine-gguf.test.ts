@@ -12,7 +12,8 @@ import type { Engine } from '../../src/engine/generate/engine';
 import { tensorToF32 } from '../../src/engine/tensor/tensor-data';
 import { hfTensorName } from '../../src/engine/model/gguf/gguf-model';
 import { loadGgufModelFiles } from '../../src/engine/model/gguf/gguf-repo';
-import { gv, writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
+import { ggufHyperparameters } from '../../src/engine/model/gguf/gguf-hparams';
+import { writeGguf, type GgufTensorInput } from '../../src/engine/model/gguf/gguf-writer';
 import { loadModelFiles, type LoadedModelFiles } from '../../src/engine/model/files/repo';
 import { FilesSource } from '../../src/engine/model/sources/files-source';
 import { permuteRows } from '../../src/engine/model/gguf/gguf-model';
@@ -64,17 +65,7 @@ async function ggufOf(files: LoadedModelFiles): Promise<Uint8Array> {
   const a = c.arch;
   return writeGguf({
     metadata: [
-      ['general.architecture', gv.str(a)],
-      [`${a}.block_count`, gv.u32(c.numLayers)],
-      [`${a}.context_length`, gv.u32(c.maxPositionEmbeddings)],
-      [`${a}.embedding_length`, gv.u32(c.hiddenSize)],
-      [`${a}.feed_forward_length`, gv.u32(c.intermediateSize)],
-      [`${a}.attention.head_count`, gv.u32(c.numHeads)],
-      [`${a}.attention.head_count_kv`, gv.u32(c.numKvHeads)],
-      [`${a}.attention.key_length`, gv.u32(c.headDim)],
-      [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(c.rmsNormEps)],
-      [`${a}.rope.freq_base`, gv.f32(c.ropeTheta)],
-      [`${a}.vocab_size`, gv.u32(c.vocabSize)],
+      ...ggufHyperparameters(c, a),
       // The bundled tokenizer splits digits one by one before GPT-2's regex: llama.cpp's "smollm".
       ...gpt2MetadataFrom(json('tokenizer.json'), tokenizerConfig(), 'smollm', false),
     ],
