@@ -98,10 +98,13 @@ async function fillQuota(full: boolean): Promise<void> {
 
 const bystanderChat = () => ok(page, bystander, { model: MODEL, messages: ASK, max_tokens: 4, temperature: 0 });
 
+// 32 steps at batch 2: the job must still be training when the quota fills up. Filling ~96 MiB with
+// random bytes can take longer than a few steps under a full suite's load, and a job that reaches
+// its end meanwhile meets the full quota at its final writes, which is not what this test is about.
 const sftData =
   'data:application/jsonl,' +
   encodeURIComponent(
-    Array.from({ length: 16 }, (_, i) =>
+    Array.from({ length: 64 }, (_, i) =>
       JSON.stringify({
         messages: [
           { role: 'user', content: `What is ${i % 10} + 1?` },
