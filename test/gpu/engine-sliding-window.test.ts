@@ -212,7 +212,7 @@ describe('sliding-window attention through the engine', () => {
     expect([inUse(mgr), inUse(local)]).toEqual([0, 0]);
   });
 
-  it('Gemma 3 (5 local layers, then a global one): decoding through the general graph past 3x the window keeps the local pool flat', async () => {
+  it('Gemma 3 (5 local layers, then a global one): decoding through the fused graph past 3x the window keeps the local pool flat', async () => {
     const id = 'test/tiny-gemma3-window';
     // Gemma 3's config format with a 16-token window; tiny-chat's tokenizer, so its vocabulary size.
     const json = tinyGemma3Json({ sliding_window: WINDOW, vocab_size: 4096 });

@@ -6,7 +6,7 @@ import { createKernelContext, type KernelContext } from '../../src/engine/gpu/co
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
 import { ModelRunner } from '../../src/engine/generate/model-runner';
-import { createDenseKernels } from '../../src/engine/kernels/registry';
+import { createDenseKernels, type DenseKernels } from '../../src/engine/kernels/registry';
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { KvCache } from '../../src/engine/model/kv/kv-cache';
@@ -57,6 +57,8 @@ export async function runnerFixture(
     fusedMaxBatch?: number;
     /** A model of its own (e.g. a Gemma 3 checkpoint parsed from its config format) instead of testConfig's. */
     model?: { cfg: ModelConfig; tensors: TensorData[] };
+    /** Replaces some of the dense kernels (e.g. a DecodeOProj with a small merge buffer). */
+    dense?: Partial<DenseKernels>;
   } = {},
 ): Promise<RunnerFixture> {
   const cfg = opts.model?.cfg ?? testConfig(arch, opts.overrides);
@@ -75,7 +77,7 @@ export async function runnerFixture(
   const blocks = Array.from({ length: maxSeqs }, (_, r) => all.slice(r * perSeq, (r + 1) * perSeq));
   blocks.forEach((b, r) => kv.writeBlockTable(r, b));
   const runner = new ModelRunner(ctx, weights, kv, {
-    dense: createDenseKernels(ctx),
+    dense: { ...createDenseKernels(ctx), ...opts.dense },
     maxTokens: opts.maxTokens ?? 128,
     fusedMaxBatch: opts.fusedMaxBatch,
     samplerWorkgroupSize: 32,

@@ -13,6 +13,7 @@ import { LoraPool } from '../../src/engine/generate/lora-pool';
 import type { RunnerRow } from '../../src/engine/generate/step-spec';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
+import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
 import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
@@ -185,15 +186,15 @@ describe('model runner: whole-model logits against the reference', () => {
 
   // Gemma 3 in gemma-3-270m's config format: 6 layers (5 sliding with rope_local_base_freq, 1 global),
   // query_pre_attn_scalar != head_dim (the scale the engine folds into q_norm), bf16 weights (the
-  // embedding normaliser rounded to bf16 as transformers does). Decode runs the general graph. The
+  // embedding normaliser rounded to bf16 as transformers does). Decode runs the fused graph. The
   // window (128) is longer than these contexts, where sliding and full attention agree.
-  it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (decode-general), and a LoRA adapter', async () => {
+  it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (the fused graph), and a LoRA adapter', async () => {
     const ctx = await generateContext();
     const cfg = tinyGemma3Config({ sliding_window: 128, query_pre_attn_scalar: 24 });
     const f = await runnerFixture(ctx, 'gemma3', 'bf16', 320, { model: { cfg, tensors: randomGemma3Tensors(cfg, 'bf16', 320) } });
     const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 2 });
     try {
-      const seqs = await prefillThenDecode(f, [null, null, null], 2, 'decode-general');
+      const seqs = await prefillThenDecode(f, [null, null, null], 2, 'decode-fused');
       expect(seqs.map((s) => s.out.length)).toEqual([3, 3, 3]);
       const a = randomLoraTensors(f.cfg, 4, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], 13, 'f32');
       const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
@@ -205,6 +206,35 @@ describe('model runner: whole-model logits against the reference', () => {
     } finally {
       pool.destroy();
       f.destroy();
+    }
+  });
+
+  // Gemma 3 on the fused decode graph (sandwich norms, GeGLU, the local RoPE table and the scaled
+  // embedding folded into the 4 decode kernels): 4 dispatches per layer. A DecodeOProj with a merge
+  // buffer of 4 weights sends 3 rows at 2 splits (8) to AttentionMerge + Gemv, whose output goes to
+  // the stream's branch block; above fusedMaxBatch Gemma takes the general graph.
+  it('gemma3 (f32): 4 dispatches per layer; o_proj past the merge buffer; the general graph above fusedMaxBatch', async () => {
+    const ctx = await generateContext();
+    const cfg = tinyGemma3Config({ sliding_window: 128 });
+    const tensors = randomGemma3Tensors(cfg, 'f32', 330);
+    const small = await runnerFixture(ctx, 'gemma3', 'f32', 330, {
+      model: { cfg, tensors },
+      dense: { decodeOProj: new DecodeOProj(ctx, { mergeCap: 4 }) },
+    });
+    try {
+      const one = small.runner.describeDecode(1, 16);
+      expect([one.mlp, one.fusedOProj, one.dispatchesPerLayer]).toEqual(['fused', true, 4]);
+      const three = small.runner.describeDecode(3, 100);
+      expect([three.mlp, three.fusedOProj, three.dispatchesPerLayer]).toEqual(['fused', false, 5]);
+      await prefillThenDecode(small, [null, null, null], 2, 'decode-fused');
+    } finally {
+      small.destroy();
+    }
+    const pairs = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors }, fusedMaxBatch: 2 });
+    try {
+      await prefillThenDecode(pairs, [null, null, null], 1, 'decode-general');
+    } finally {
+      pairs.destroy();
     }
   });
 

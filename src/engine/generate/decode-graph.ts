@@ -10,9 +10,13 @@
  *   unfused (larger B): DecodeQkv -> DecodeAttention -> DecodeOProj -> Gemv(post-norm folded,
  *           swiglu) -> Gemv(down, += residual): 5 dispatches, no partials to reread (at large B
  *           every consumer workgroup rereading P partial rows would dominate).
+ *   sandwich norms (Gemma 3, fused MLP only): the same 4 kernels, the residual ping-ponging between
+ *           the stream's block 0 and `mid` (decode-stream.ts): DecodeQkv(mid + norm(partials) -> block
+ *           0) -> DecodeAttention -> DecodeOProj(-> branch) -> DecodeMlp(block 0 + norm(branch) -> mid).
  * When DecodeOProj's merge buffer cannot hold B x NH x numSplits (long contexts), o_proj becomes
  * [DecodeFinalize when partials are pending] + AttentionMerge + Gemv(+= residual).
  * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
+ * Gemma's scaled embedding is the embedding kernel's `scale`; its local RoPE table is DecodeQkv's.
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
  * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a CallCache (gpu/call-cache.ts,
@@ -26,6 +30,7 @@ import type { AttentionKernels, DenseKernels } from '../kernels/registry';
 import { mlpSlices } from '../kernels/decode-mlp';
 import { decodeLayerArgs, decodeQkvArgs, decodeShapeOf, lmHeadWeights } from '../model/weights/kernel-args';
 import type { KvCache } from '../model/kv/kv-cache';
+import { embeddingScaleOf } from '../model/weights/vector-values';
 import type { WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
 
@@ -52,18 +57,24 @@ export interface DecodeGraph {
 }
 
 /**
- * Whether the fused decode kernels run this model: they fold Llama/Qwen's norms and SwiGLU into their
- * GEMVs, so Gemma 3 (sandwich norms, GeGLU, scaled embeddings, a second RoPE table) decodes through the
- * general graph instead (forward-graph.ts), one materialised activation per op. So does a model with
- * a [gate; up] whose parts differ in dtype (DecodeMlp and the SwiGLU GEMV read gate row f and up row
- * F + f together from one binding; llama.cpp's own mixes never split them, only hand-made ones do). A
- * qkv whose parts differ (Q4_K_M's Q6_K attn_v) is fine: DecodeQkv runs once per row segment.
+ * Whether the fused decode kernels run this model. They fold the norms and the gated activation into
+ * their GEMVs, Gemma 3's too (sandwich norms, GeGLU, scaled embeddings, the local RoPE table); a model
+ * with a [gate; up] whose parts differ in dtype decodes through the general graph instead
+ * (forward-graph.ts): DecodeMlp and the SwiGLU GEMV read gate row f and up row F + f together from one
+ * binding (llama.cpp's own mixes never split them, only hand-made ones do). A qkv whose parts differ
+ * (Q4_K_M's Q6_K attn_v) is fine: DecodeQkv runs once per row segment.
  */
 export function fusedDecodeCovers(weights: WeightSet): boolean {
-  const cfg = weights.config;
-  const architecture =
-    !cfg.sandwichNorms && cfg.hiddenAct === 'silu' && cfg.embeddingScale === undefined && cfg.ropeLocalTheta === undefined;
-  return architecture && weights.layers.every((w) => !w.gateUp.mixed);
+  return weights.layers.every((w) => !w.gateUp.mixed);
+}
+
+/**
+ * Whether the fused graph decodes B rows of this model. With sandwich norms only the split-K MLP runs
+ * (its consumers normalise the partials' sum as a whole row; the unfused GEMV pair has no such step),
+ * so larger batches of Gemma take the general graph.
+ */
+export function fusedDecodeRuns(weights: WeightSet, B: number, fusedMaxBatch: number): boolean {
+  return fusedDecodeCovers(weights) && (B <= fusedMaxBatch || !weights.config.sandwichNorms);
 }
 
 /** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */
@@ -72,6 +83,8 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const cfg = weights.config;
   if (!fusedDecodeCovers(weights))
     throw new Error(`decode: the fused decode kernels do not run this ${cfg.arch} model; use the general graph`);
+  const sandwich = !!cfg.sandwichNorms;
+  if (sandwich && mlp !== 'fused') throw new Error('decode: sandwich norms run only with the fused MLP; use the general graph');
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
@@ -79,18 +92,22 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const fusedOProj = dense.decodeOProj.fits(decodeShapeOf(cfg), B, plan.numSplits);
   const calls: KernelCall[] = [];
   const outside: KernelCall[] = [];
-  outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B }));
+  const scale = embeddingScaleOf(cfg);
+  outside.push(...dense.embedding.encode({ out: stream.buffer, tokens: step.tokens, embedding: weights.embedding, T: B, scale }));
   calls.push(...outside);
   let perLayer = 0;
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
     const pending = mlp === 'fused' && l > 0 ? P : 0;
+    // With sandwich norms the partials stay pending until the next DecodeQkv normalises their sum.
+    const oPending = sandwich ? 0 : pending;
     const before = calls.length;
     calls.push(
       ...dense.decodeQkv.encode({
         ...decodeQkvArgs(weights, l),
         stream,
         pending,
+        pendingNorm: l > 0 ? weights.layers[l - 1].mlpOutNorm : null,
         rows: step.rows,
         blockTable: kv.tableOf(l),
         maxBlocksPerSeq: kv.maxBlocksPerSeq,
@@ -117,24 +134,26 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
         ...dense.decodeOProj.encode({
           ...decodeLayerArgs(weights, l),
           stream,
-          pending,
+          pending: oPending,
           partials: step.partials,
           numSplits: plan.numSplits,
           B,
         }),
       );
     } else {
-      if (pending > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending }));
+      if (oPending > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending }));
       calls.push(...attention.merge.encode({ out: step.att, partials: step.partials, B, NH, HS, numSplits: plan.numSplits }));
       calls.push(
         ...dense.gemv.encode({
           out: stream.buffer,
+          // Sandwich norms: o_proj's output goes to the branch block, for DecodeMlp to normalise.
+          yOffset: sandwich ? stream.branchBlock * stream.rows * stream.C : 0,
           x: step.att,
           weight: w.o,
           B,
           vectors: weights.vectors,
           bias: w.oBias,
-          accumulate: true,
+          accumulate: !sandwich,
         }),
       );
     }
@@ -166,7 +185,11 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     perLayer = calls.length - before;
   }
   const tail: KernelCall[] = [];
-  if (mlp === 'fused') tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P }));
+  if (mlp === 'fused') {
+    const last = weights.layers[cfg.numLayers - 1].mlpOutNorm;
+    const norm = sandwich && last !== null ? { vectors: weights.vectors, norm: last, eps } : undefined;
+    tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: norm }));
+  }
   tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream, B, logits: step.logits }));
   calls.push(...tail);
   return {

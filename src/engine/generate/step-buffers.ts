@@ -132,7 +132,7 @@ export class StepBuffers {
     this.promptScratch = get('promptScratch');
     this.promptTargets = get('promptTargets');
     this.promptOut = get('promptOut');
-    this.stream = new DecodeStream(device, limits.maxBatch, cfg.hiddenSize, mlpSlices(cfg.intermediateSize).P);
+    this.stream = new DecodeStream(device, limits.maxBatch, cfg.hiddenSize, mlpSlices(cfg.intermediateSize).P, !!cfg.sandwichNorms);
   }
 
   /** GPU bytes of all step buffers. */

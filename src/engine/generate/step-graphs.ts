@@ -6,7 +6,8 @@
  *
  *   - decode steps (every row one token, sampled in row order): the fused decode graph
  *     (decode-graph.ts) per (B, split plan, MLP mode), or the general graph with decode attention
- *     for LoRA rows and for models the fused kernels do not cover (Gemma 3: fusedDecodeCovers);
+ *     for LoRA rows and for batches the fused kernels do not run (fusedDecodeRuns: Gemma 3 above
+ *     fusedMaxBatch, a [gate; up] of mixed dtypes);
  *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
  *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
  *     prefill chunks.
@@ -20,7 +21,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
 import { CallCache } from '../gpu/call-cache';
-import { encodeDecode, fusedDecodeCovers, type DecodeGraph } from './decode-graph';
+import { encodeDecode, fusedDecodeRuns, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -33,8 +34,6 @@ export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' 
 export class StepGraphs {
   private readonly decode = new CallCache<DecodeGraph>(DECODE_GRAPHS, { callsOf: (g) => g.calls });
   private readonly general = new CallCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS, { callsOf: (g) => g.calls });
-  /** The fused decode kernels run this model (read once: the config and weights do not change). */
-  private readonly fused: boolean;
 
   constructor(
     private readonly forward: Omit<ForwardContext, 'loraTables'>,
@@ -42,8 +41,11 @@ export class StepGraphs {
     private readonly fusedMaxBatch: number,
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
-  ) {
-    this.fused = fusedDecodeCovers(forward.weights);
+  ) {}
+
+  /** Whether B rows decode through the fused graph (the config and weights do not change). */
+  private fused(B: number): boolean {
+    return fusedDecodeRuns(this.forward.weights, B, this.fusedMaxBatch);
   }
 
   /**
@@ -60,7 +62,7 @@ export class StepGraphs {
 
   /** The calls of a decode step of B rows, and which graph they are. */
   decodeStep(f: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): { graph: DecodeGraphName; calls: KernelCall[] } {
-    if (lora || !this.fused) {
+    if (lora || !this.fused(B)) {
       return { graph: lora ? 'decode-lora' : 'decode-general', calls: this.generalStep(f, decodeDims(B, plan, lora)) };
     }
     const g = this.fusedDecode(B, plan);
@@ -78,7 +80,7 @@ export class StepGraphs {
   /** The decode graph a batch of B rows without adapters at this context would use (bench figures). */
   describeDecode(f: ForwardContext, B: number, longestContext: number): DecodeGraph {
     const plan = this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
-    if (this.fused) return this.fusedDecode(B, plan);
+    if (this.fused(B)) return this.fusedDecode(B, plan);
     const calls = this.generalStep(f, decodeDims(B, plan, false));
     // Per layer: the calls between the embedding and lm_head, spread evenly.
     const outside = callsOutsideLayers(f, B);

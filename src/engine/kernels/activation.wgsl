@@ -1,7 +1,7 @@
 // The gated MLP activation's shared parts, for swiglu.wgsl and swiglu-backward.wgsl: their entry point
 // (one invocation per element of the [T, F] activation, over the fused [gate | up] rows of GU, row
 // stride P.in_stride: both specs name GU, P.T, P.F and P.in_stride alike), which hands each element to
-// the kernel's `fn gated(e: GatedElem)`, and GELU.
+// the kernel's `fn gated(e: GatedElem)`. GELU is gelu-tanh.wgsl's, included beside it.
 
 struct GatedElem {
   t: u32,
@@ -19,23 +19,4 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let t = i / P.F;
   let f = i % P.F;
   gated(GatedElem(t, f, GU[t * P.in_stride + f], GU[t * P.in_stride + P.F + f]));
-}
-
-// GELU, tanh approximation (torch gelu(approximate='tanh'), Gemma's "gelu_pytorch_tanh"), written as
-//   0.5 x (1 + tanh(z)) = x * sigmoid(2z),  z = sqrt(2/pi) (x + 0.044715 x^3)
-// because tanh of a large |z| can come out NaN on some drivers, while 1 / (1 + exp(-2z)) saturates
-// to 0 or 1. Shared by swiglu.wgsl and swiglu-backward.wgsl. Reference: reference/swiglu.ts geluTanh.
-
-const GELU_K: f32 = 0.7978845608028654;
-
-fn gelu_tanh(x: f32) -> f32 {
-  let z = GELU_K * (x + 0.044715 * x * x * x);
-  return x / (1.0 + exp(-2.0 * z));
-}
-
-// d/dx gelu_tanh = s + 2 x s (1 - s) dz/dx,  s = sigmoid(2z), dz/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
-fn gelu_tanh_grad(x: f32) -> f32 {
-  let z = GELU_K * (x + 0.044715 * x * x * x);
-  let s = 1.0 / (1.0 + exp(-2.0 * z));
-  return s + 2.0 * x * s * (1.0 - s) * GELU_K * (1.0 + 3.0 * 0.044715 * x * x);
 }

@@ -1,8 +1,10 @@
 /**
  * DecodeMlp: fused decode step 4 (decode-mlp.wgsl): post-attention RMSNorm, gate and up rows of an
- * F-slice, silu(gate) * up, and the slice's down_proj product written as a partial sum (split-K over
- * F: deterministic, no float atomics). The next layer's DecodeQkv / DecodeOProj, or DecodeFinalize,
- * add the partials into the residual.
+ * F-slice, silu(gate) * up (or Gemma's gelu_tanh(gate) * up), and the slice's down_proj product written
+ * as a partial sum (split-K over F: deterministic, no float atomics). The next layer's DecodeQkv /
+ * DecodeOProj, or DecodeFinalize, add the partials into the residual. With sandwich norms (Gemma) it
+ * first adds o_proj's normalised output (the stream's `branch` block) to the residual it stages, and
+ * writes that residual to the `mid` block (decode-stream.ts).
  *
  * Slice width FS (a multiple of 8): the number of partials P = ceil(F / FS) is both this kernel's
  * workgroup count at batch 1 and the number of C-vectors every DecodeQkv workgroup adds while staging,
@@ -16,20 +18,23 @@ import { checkDim, SpecKernel } from './spec-kernel';
 import code from './decode-mlp.wgsl?raw';
 import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
+import geluTanh from './gelu-tanh.wgsl?raw';
+import branchNorm from './decode-branch-norm.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_MLP_SPEC: KernelSpec = {
   name: 'decode.mlp',
   bindings: {
-    stream: rw('STREAM', 'f32', '[1 + P, bcap, C]: residual (read), partials (written)'),
+    stream: rw('STREAM', 'f32', '[1 + P (+ mid, branch), bcap, C]: residual (read), partials (written)'),
     gateUp: packed('W', '[gate; up] packed [2F, C], row stride w_stride'),
     down: packed('WD', 'down packed [C, F], row stride d_stride'),
     vectors: ro('VEC', 'f32', 'norm weight at norm_off, biases at gu_bias_off, d_bias_off'),
   },
-  // bcap: rows of each block of the stream buffer
-  uniforms: params('B C F bcap w_stride d_stride norm_off gu_bias_off d_bias_off eps:f32'),
-  shaders: { main: [core, code] },
+  // bcap: rows of each block of the stream buffer; sandwich norms: attn_norm_off the post-attention
+  // norm of o_proj's output (branch_block), mid_block the residual written
+  uniforms: params('B C F bcap w_stride d_stride norm_off gu_bias_off d_bias_off eps:f32 attn_norm_off branch_block mid_block'),
+  shaders: { main: [core, geluTanh, branchNorm, code] },
 };
 
 export const DEFAULT_MLP_SLICE = 128;
@@ -48,6 +53,8 @@ export interface DecodeMlpWeights {
   /** down [C, F]. */
   down: PackedMatrix;
   postNorm: number;
+  /** post_attention_layernorm on o_proj's output (sandwich norms). */
+  attnOutNorm: number | null;
   gateUpBias: number | null;
   downBias: number | null;
 }
@@ -74,7 +81,17 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     if (a.stream.partials < P)
       throw new Error(`decode.mlp: ${P} slices of ${FS} need ${P} partial blocks, the stream holds ${a.stream.partials}`);
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * 3 * FS * BB, 'decode.mlp');
-    const consts = { ...tileConsts(tile), NORM: true, FS, HAS_BIAS: w.gateUpBias !== null };
+    const sandwich = a.shape.sandwich;
+    if (sandwich && (!a.stream.sandwich || w.attnOutNorm === null))
+      throw new Error('decode.mlp: sandwich norms need the post-attention norm and a stream with mid and branch blocks');
+    const consts = {
+      ...tileConsts(tile),
+      NORM: true,
+      FS,
+      HAS_BIAS: w.gateUpBias !== null,
+      GELU: a.shape.act === 'gelu_tanh',
+      SANDWICH: sandwich,
+    };
     const label = `decode.mlp.${w.gateUp.dtype}`;
     return [
       this.call({
@@ -97,6 +114,9 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
           gu_bias_off: w.gateUpBias ?? 0,
           d_bias_off: w.downBias ?? 0,
           eps: a.shape.eps,
+          attn_norm_off: w.attnOutNorm ?? 0,
+          branch_block: sandwich ? a.stream.branchBlock : 0,
+          mid_block: sandwich ? a.stream.midBlock : 0,
         },
         workgroups: [P, Math.ceil(a.B / tile.BB), 1],
       }),

@@ -1,13 +1,17 @@
 // Fused decode step 4 (docs/engine.md "Decode step"): workgroup s owns the slice f0 = s * FS ..
 // f0 + FS of the intermediate dimension, for BB batch rows:
 //   x = rmsnorm(residual) * post_attention_layernorm                (folded into the GEMV load)
-//   g, u = gate and up rows of the slice (x Wg^T, x Wu^T, + bias);  h = silu(g) * u   (in workgroup memory)
+//   [sandwich norms, Gemma] residual = block 0 + rmsnorm(branch) * post_attention_layernorm, the
+//   branch's rstd from a pass over the row first (decode-branch-norm.wgsl), each workgroup writing its
+//   share of that residual to the `mid` block; x = rmsnorm(residual) * pre_feedforward_layernorm
+//   g, u = gate and up rows of the slice (x Wg^T, x Wu^T, + bias);  h = silu(g) * u, or GeGLU
+//   gelu_tanh(g) * u                                                (in workgroup memory)
 //   partial_s = Wd[:, slice] h  (+ down bias in slice 0)            written to stream block 1 + s
 // The next layer's qkv (or the final step) adds the partials into the residual: split-K over F with a
 // fixed summation order, deterministic, no float atomics.
 // Phase 1 walks the 2 FS gate/up rows G at a time on the GEMV core (activations staged once). Phase 2
 // gives each invocation whole output rows: FS contiguous weights of a down_proj row against h.
-// Consts: the GEMV tile (gemv-config.ts), NORM = true, FS (multiple of 8), HAS_BIAS.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, FS (multiple of 8), HAS_BIAS, GELU, SANDWICH.
 
 var<workgroup> gu: array<f32, 2u * FS * BB>;       // gate then up projections of the slice, [q][b]
 var<workgroup> hs: array<vec4<f32>, BB * FS / 4u>; // h [b][f]
@@ -17,8 +21,17 @@ var<private> fs_eff: u32; // FS, or less in the last slice
 var<private> b0: u32;
 var<private> group_base: u32;
 
+// o_proj's output (sandwich norms).
+fn branch_x(b: u32, k: u32) -> f32 {
+  return STREAM[(P.branch_block * P.bcap + b0 + b) * P.C + k];
+}
+
 fn stage_x(b: u32, k: u32) -> f32 {
-  return STREAM[(b0 + b) * P.C + k];
+  let h = STREAM[(b0 + b) * P.C + k];
+  if (SANDWICH) {
+    return h + branch_x(b, k) * branch_rstd[b] * VEC[P.attn_norm_off + k];
+  }
+  return h;
 }
 
 fn norm_w(k: u32) -> f32 {
@@ -39,13 +52,21 @@ fn row_start(j: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+fn main(
+  @builtin(local_invocation_index) lid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/
+) {
   /*@subgroup-init*/
   let s = wid.x;
   f0 = s * FS;
   fs_eff = min(FS, P.F - f0);
   b0 = wid.y * BB;
   let nb = min(BB, P.B - b0);
+  if (SANDWICH) {
+    branch_norm(lid, P.C, nb, P.eps);
+    write_share(lid, s, nwg.x, nb, P.mid_block);
+  }
   for (var grp = 0u; grp < 2u * FS; grp += G) {
     group_base = grp;
     gemv_group(lid, P.C, nb, P.eps, grp == 0u);
@@ -68,7 +89,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         g += VEC[P.gu_bias_off + f0 + f];
         u += VEC[P.gu_bias_off + P.F + f0 + f];
       }
-      h = g / (1.0 + exp(-g)) * u;
+      if (GELU) {
+        h = gelu_tanh(g) * u;
+      } else {
+        h = g / (1.0 + exp(-g)) * u;
+      }
     }
     hs[(b * FS + f) / 4u][f % 4u] = h;
   }

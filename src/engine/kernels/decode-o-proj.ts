@@ -2,7 +2,8 @@
  * DecodeOProj: fused decode step 3 (decode-o-proj.wgsl): merges the decode-attention partials
  * (log-sum-exp over the splits, docs/engine.md layout) while staging them as the GEMV input, o_proj
  * GEMV, and residual += pending MLP partials (this workgroup's columns only: each element is folded
- * exactly once across the grid) + output (+ bias).
+ * exactly once across the grid) + output (+ bias). With sandwich norms (Gemma) the output goes to the
+ * stream's `branch` block instead, pending 0: DecodeMlp normalises it and adds it to the residual.
  *
  * Every workgroup merges the whole [B, NH, S, HS + 2] partials of its batch rows: S times the bytes of
  * a plain activation load. Worth a dispatch saved while S is small (short and medium contexts at
@@ -27,10 +28,11 @@ export const DECODE_O_PROJ_SPEC: KernelSpec = {
     partials: ro('AP', 'f32', 'attention partials [B, NH, S, HS + 2]'),
     o: packed('W', 'Wo packed [C, NH HS], row stride w_stride'),
     vectors: ro('VEC', 'f32', 'o_proj bias at bias_off'),
-    stream: rw('STREAM', 'f32', '[1 + P, bcap, C]: residual (updated), MLP partials'),
+    stream: rw('STREAM', 'f32', '[1 + P (+ mid, branch), bcap, C]: residual (updated), MLP partials'),
   },
-  // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial sums
-  uniforms: params('B C K NH HS S bcap pending w_stride bias_off'),
+  // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial
+  // sums, out_block: the `branch` block (sandwich norms)
+  uniforms: params('B C K NH HS S bcap pending w_stride bias_off out_block'),
   shaders: { main: [core, code] },
 };
 
@@ -58,9 +60,14 @@ export interface DecodeOProjArgs {
 export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
   private readonly coefCap: number;
 
-  constructor(ctx: KernelContext) {
+  /**
+   * `mergeCap`: merge weights a workgroup may hold (B x NH x splits), by default what the device's
+   * workgroup memory allows; a smaller one sends shorter contexts to AttentionMerge + Gemv (tests).
+   */
+  constructor(ctx: KernelContext, opts: { mergeCap?: number } = {}) {
     super(ctx);
-    this.coefCap = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
+    const most = ctx.maxWorkgroupStorage >= 32 * 1024 ? 2048 : 1024;
+    this.coefCap = Math.min(most, opts.mergeCap ?? most);
   }
 
   private tile(NH: number, HS: number, B: number, S: number): GemvTile | null {
@@ -95,7 +102,10 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
         `decode.o_proj: ${NH} heads x ${a.numSplits} splits exceed the merge buffer (${this.coefCap}); use AttentionMerge + Gemv`,
       );
     }
-    const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap };
+    const sandwich = a.shape.sandwich;
+    if (sandwich && (a.pending > 0 || !a.stream.sandwich))
+      throw new Error('decode.o_proj: with sandwich norms the partials stay pending and the stream needs a branch block');
+    const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap, SANDWICH: sandwich };
     const label = `decode.o_proj.${w.o.dtype}`;
     return [
       this.call({
@@ -113,6 +123,7 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
           pending: a.pending,
           w_stride: w.o.rowStride,
           bias_off: w.oBias ?? 0,
+          out_block: sandwich ? a.stream.branchBlock : 0,
         },
         workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
       }),

@@ -1,10 +1,12 @@
 // Fused decode step 3 (docs/engine.md "Decode step"): for each batch row,
 //   a = merge of the decode-attention partials (log-sum-exp rescale over the splits)  (staged)
 //   residual += pending MLP partial sums (this workgroup's columns) + a Wo^T (+ bias)
+//   [sandwich norms, Gemma] branch = a Wo^T (+ bias) instead, into stream block P.out_block: its norm
+//   needs the whole row, so the MLP that stages it adds it to the residual (decode-stream.ts)
 // Merge weights per (row, head, split) are computed once per workgroup into `coef`, so staging an
 // element costs one multiply-add per split. Partials: f32 [B, NH, S, HS + 2] = (o[HS], m, l) per split,
 // o unnormalised: out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M), M = max_s m_s.
-// Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S).
+// Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S), SANDWICH.
 
 var<workgroup> coef: array<f32, COEF_CAP>; // [b][h][s] = exp(m_s - M) / L
 
@@ -67,6 +69,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let n = n0 + j;
     if (n < P.C && b < nb) {
       let r = (b0 + b) * P.C + n;
+      if (SANDWICH) {
+        var o = ys[i];
+        if (HAS_BIAS) {
+          o += VEC[P.bias_off + n];
+        }
+        STREAM[P.out_block * P.bcap * P.C + r] = o;
+        continue;
+      }
       var v = STREAM[r] + ys[i];
       if (HAS_BIAS) {
         v += VEC[P.bias_off + n];

@@ -1,7 +1,10 @@
 /**
  * DecodeQkv: fused decode step 1 (decode-qkv.wgsl): residual + pending MLP partials, input RMSNorm,
- * the fused q|k|v GEMV with bias, Qwen3 q/k-norm, RoPE (partial, or none on a NoPE layer), K/V into
- * the paged cache, q out.
+ * the fused q|k|v GEMV with bias, Qwen3 / Gemma q/k-norm, RoPE (partial, or none on a NoPE layer, or
+ * Gemma's local table on a sliding layer), K/V into the paged cache, q out. With sandwich norms
+ * (Gemma) the partials are normalised as a whole row (post_feedforward_layernorm) before they join
+ * the residual, read from the stream's `mid` block, and the sum is written to block 0 as the layer's
+ * residual (decode-stream.ts).
  *
  * Work split: a workgroup owns U rows of one head for a group of batch rows. Without q/k-norm U is the
  * GEMV group (16 rows: 8 RoPE pairs), so a 64-dim head spreads over 4 workgroups and a 0.5B model's
@@ -22,12 +25,14 @@ import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
 import ropePairs from './rope-pairs.wgsl?raw';
+import branchNorm from './decode-branch-norm.wgsl?raw';
+import pendingSum from './decode-pending.wgsl?raw';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_QKV_SPEC: KernelSpec = {
   name: 'decode.qkv',
   bindings: {
-    stream: ro('STREAM', 'f32', '[1 + P, bcap, C]: residual, MLP partials'),
+    stream: rw('STREAM', 'f32', '[1 + P (+ mid, branch), bcap, C]: residual, MLP partials'),
     qkv: packed('W', 'Wqkv packed [(NH + 2 NKV) HS, C], row stride w_stride'),
     vectors: ro('VEC', 'f32', 'RoPE table at 0, norm weights, biases'),
     rows: ro('ROWS', BATCH_ROW, '[B]'),
@@ -38,10 +43,14 @@ export const DECODE_QKV_SPEC: KernelSpec = {
   },
   // bcap: rows of each stream block; pending: MLP partial sums (0 at the first layer); norm_off,
   // bias_off, qnorm_off, knorm_off: offsets in VEC; max_blocks: block-table row length;
-  // rope_positions: positions of the RoPE table at VEC[0]; rope: 0 on a NoPE layer; head0: the first
-  // head of this call (W's first row is its first row)
-  uniforms: params('B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_positions eps:f32 rope head0'),
-  shaders: { main: [core, ropePairs, code] },
+  // rope_off: the layer's RoPE table in VEC (0, or Gemma's local one), rope_positions positions; rope:
+  // 0 on a NoPE layer; head0: the first head of this call (W's first row is its first row); h_in: the
+  // stream block holding the residual (0, or `mid` with sandwich norms: then h is written to block 0);
+  // mlp_norm_off: the previous layer's post_feedforward_layernorm (sandwich norms)
+  uniforms: params(
+    'B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_off rope_positions eps:f32 rope head0 h_in mlp_norm_off',
+  ),
+  shaders: { main: [core, ropePairs, pendingSum, branchNorm, code] },
 };
 
 /** One layer's weights as decode.qkv reads them: Wqkv, and offsets (floats) into the vectors buffer. */
@@ -61,12 +70,17 @@ export interface DecodeQkvArgs {
   layer: DecodeQkvWeights;
   /** f32: the RoPE table [ropePositions, rotaryDim / 2, 2] at 0, then the layer's norms and biases. */
   vectors: BufferRef;
+  /** Offset (floats) of this layer's RoPE table in `vectors`: 0, or Gemma's local table on a sliding layer. */
+  ropeOffset?: number;
   ropePositions: number;
   /** false on a layer without RoPE (SmolLM3 no_rope_layers). */
   rope: boolean;
   stream: DecodeStream;
-  /** MLP partial blocks to add to the residual: 0 at layer 0, the slice count after. */
+  /** MLP partial blocks to add to the residual: 0 at layer 0, the slice count after. With sandwich
+   * norms the residual is then read from the stream's `mid` block, and the sum written to block 0. */
   pending: number;
+  /** Sandwich norms with pending partials: the previous layer's post_feedforward_layernorm (offset in `vectors`). */
+  pendingNorm?: number | null;
   /** array<BatchRow> [B] (model/kv/kv-cache.ts). */
   rows: GPUBuffer;
   /** u32 [maxSeqs, maxBlocksPerSeq]. */
@@ -102,7 +116,20 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
     // smaller workgroups at batch 1); with it the unit is the head, walked in groups of 2 rows each.
     const tile = fitTile(this.ctx, C, a.B, (BB) => 4 * (HS * BB + BB), 'decode.qkv', qkNorm ? {} : { rpt: 1 });
     const U = qkvUnit(HS, qkNorm, tile.TR * tile.RPT);
-    const consts = { ...tileConsts(tile), NORM: true, U, HS, ROT: a.shape.rotaryDim, QK_NORM: qkNorm, HAS_BIAS: w.qkvBias !== null };
+    const sandwich = a.shape.sandwich;
+    if (sandwich && !a.stream.sandwich) throw new Error('decode.qkv: sandwich norms need a stream with mid and branch blocks');
+    if (sandwich && a.pending > 0 && (a.pendingNorm ?? null) === null)
+      throw new Error("decode.qkv: sandwich norms need the previous layer's post_feedforward_layernorm");
+    const consts = {
+      ...tileConsts(tile),
+      NORM: true,
+      U,
+      HS,
+      ROT: a.shape.rotaryDim,
+      QK_NORM: qkNorm,
+      HAS_BIAS: w.qkvBias !== null,
+      SANDWICH: sandwich,
+    };
     if (w.qkv.chunks.length > 1 && w.qkv.chunks.some((c) => c.rowStart % HS !== 0 || c.rows % HS !== 0)) {
       // Chunks of one dtype split by the binding limit fall mid-head; the parts of a fused qkv never do.
       w.qkv.single('decode.qkv');
@@ -135,10 +162,13 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
           qnorm_off: w.qNorm ?? 0,
           knorm_off: w.kNorm ?? 0,
           max_blocks: a.maxBlocksPerSeq,
+          rope_off: a.ropeOffset ?? 0,
           rope_positions: a.ropePositions,
           eps: a.shape.eps,
           rope: a.rope ? 1 : 0,
           head0: chunk.rowStart / HS,
+          h_in: sandwich && a.pending > 0 ? a.stream.midBlock : 0,
+          mlp_norm_off: a.pendingNorm ?? 0,
         },
         workgroups: [(chunk.rows / HS) * (HS / U), Math.ceil(a.B / tile.BB), 1],
       });

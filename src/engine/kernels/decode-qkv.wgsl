@@ -1,5 +1,8 @@
 // Fused decode step 1 (docs/engine.md "Decode step"): for each batch row,
 //   h = residual + sum of the previous layer's pending MLP partial sums   (staged once per workgroup)
+//   [sandwich norms, Gemma] h = mid + rmsnorm(sum of the partials) * post_feedforward_layernorm,
+//   the partials' rstd from a pass over the row first (decode-branch-norm.wgsl); each workgroup then
+//   writes its share of h to block 0, the residual the layer's MLP reads
 //   x = rmsnorm(h) * input_layernorm                                       (folded into the GEMV load)
 //   q, k, v = x Wqkv^T (+ bias); [Qwen3] q, k = rmsnorm per head (q_norm, k_norm); RoPE (rotate_half)
 //   over the first ROT dims (Phi-3 partial rotary), none when P.rope is 0 (SmolLM3 NoPE layers)
@@ -9,7 +12,7 @@
 // alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
 // the activations only once. A qkv whose parts differ in dtype (Q4_K q / k, Q6_K v) is one dispatch
 // per row segment: heads from P.head0 on, W holding that segment's rows from head head0's first row.
-// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS.
+// Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, SANDWICH.
 // BatchRow is generated from the spec (kernels/kv-layout.ts BATCH_ROW).
 
 // Tokens per KV block (kernels/kv-layout.ts KV_BLOCK), given when the pipeline is created.
@@ -23,8 +26,20 @@ var<private> part: u32;      // which U-row unit of the head
 var<private> b0: u32;
 var<private> group_base: u32; // first unit row of the current GEMV group
 
+// The previous layer's MLP output: the sum of its partials (sandwich norms).
+fn branch_x(b: u32, k: u32) -> f32 {
+  return pending_sum((b0 + b) * P.C + k);
+}
+
 fn stage_x(b: u32, k: u32) -> f32 {
   let r = (b0 + b) * P.C + k;
+  if (SANDWICH) {
+    var h = STREAM[P.h_in * P.bcap * P.C + r];
+    if (P.pending > 0u) {
+      h += branch_x(b, k) * branch_rstd[b] * VEC[P.mlp_norm_off + k];
+    }
+    return h;
+  }
   var v = STREAM[r];
   for (var p = 0u; p < P.pending; p++) {
     v += STREAM[(1u + p) * P.bcap * P.C + r];
@@ -55,12 +70,23 @@ fn row_start(j: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+fn main(
+  @builtin(local_invocation_index) lid: u32,
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32> /*@subgroup-params*/
+) {
   /*@subgroup-init*/
   head = P.head0 + wid.x / (HS / U);
   part = wid.x % (HS / U);
   b0 = wid.y * BB;
   let nb = min(BB, P.B - b0);
+  if (SANDWICH && P.pending > 0u) {
+    branch_norm(lid, P.C, nb, P.eps);
+    // One call per row segment stages the same h: the first one writes it.
+    if (P.head0 == 0u) {
+      write_share(lid, wid.x, nwg.x, nb, 0u);
+    }
+  }
   for (var grp = 0u; grp < U; grp += G) {
     group_base = grp;
     gemv_group(lid, P.C, nb, P.eps, grp == 0u);
@@ -113,8 +139,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       var x2 = hv[(t + U / 2u) * BB + b];
       if ((is_q || is_k) && P.rope != 0u && pi < ROT / 2u) {
         let pos = min(row.pos, P.rope_positions - 1u);
-        let cs = VEC[2u * (pos * (ROT / 2u) + pi)];
-        let sn = VEC[2u * (pos * (ROT / 2u) + pi) + 1u];
+        let cs = VEC[P.rope_off + 2u * (pos * (ROT / 2u) + pi)];
+        let sn = VEC[P.rope_off + 2u * (pos * (ROT / 2u) + pi) + 1u];
         let r1 = x1 * cs - x2 * sn;
         let r2 = x2 * cs + x1 * sn;
         x1 = r1;

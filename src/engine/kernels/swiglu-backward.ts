@@ -7,6 +7,7 @@
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import activation from './activation.wgsl?raw';
+import geluTanh from './gelu-tanh.wgsl?raw';
 import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import code from './swiglu-backward.wgsl?raw';
@@ -20,7 +21,7 @@ export const SWIGLU_BACKWARD_SPEC: KernelSpec = {
     dgateUp: rw('DGU', 'f32', '[T, 2F] d gate | d up, row stride dgu_stride'),
   },
   uniforms: params('T F in_stride d_stride dgu_stride'),
-  shaders: { main: [activation, code] },
+  shaders: { main: [geluTanh, activation, code] },
 };
 
 export interface SwiGluBackwardArgs {

@@ -8,9 +8,10 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkRows, grid, SpecKernel } from './spec-kernel';
 import { params, ro, rw, type KernelSpec } from './spec';
 import activation from './activation.wgsl?raw';
+import geluTanh from './gelu-tanh.wgsl?raw';
 import code from './swiglu.wgsl?raw';
 
-/** The MLP's gate activation (activation.wgsl): SiLU (SwiGLU) or Gemma's tanh-approximated GELU (GeGLU). */
+/** The MLP's gate activation (activation.wgsl, gelu-tanh.wgsl): SiLU (SwiGLU) or Gemma's tanh-approximated GELU (GeGLU). */
 export type MlpActivation = 'silu' | 'gelu_tanh';
 
 export const SWIGLU_SPEC: KernelSpec = {
@@ -20,7 +21,7 @@ export const SWIGLU_SPEC: KernelSpec = {
     out: rw('OUT', 'f32', '[T, F], row stride out_stride'),
   },
   uniforms: params('T F in_stride out_stride'),
-  shaders: { main: [activation, code] },
+  shaders: { main: [geluTanh, activation, code] },
 };
 
 export interface SwiGluArgs {

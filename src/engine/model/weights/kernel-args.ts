@@ -35,6 +35,8 @@ export function decodeShapeOf(cfg: ModelConfig): DecodeShape {
     rotaryDim: rotaryDim(cfg),
     qkNorm: cfg.qkNorm,
     eps: cfg.rmsNormEps,
+    sandwich: !!cfg.sandwichNorms,
+    act: cfg.hiddenAct,
   };
 }
 
@@ -55,9 +57,14 @@ export function decodeLayerArgs(weights: WeightSet, layer: number) {
   return { shape: decodeShapeOf(weights.config), layer: weights.layers[layer], vectors: weights.vectors };
 }
 
-/** decode.qkv's: decodeLayerArgs, and the RoPE table's size and the layer's RoPE flag. */
+/** decode.qkv's: decodeLayerArgs, and the layer's RoPE table (its offset in the vectors, its size) and RoPE flag. */
 export function decodeQkvArgs(weights: WeightSet, layer: number) {
-  return { ...decodeLayerArgs(weights, layer), ropePositions: weights.ropePositions, rope: layerUsesRope(weights.config, layer) };
+  return {
+    ...decodeLayerArgs(weights, layer),
+    ropeOffset: weights.ropeOffsetOf(layer),
+    ropePositions: weights.ropePositions,
+    rope: layerUsesRope(weights.config, layer),
+  };
 }
 
 /** The lm_head as LmHead reads it. */

@@ -234,8 +234,15 @@ export class WeightSet {
 
   /** The RoPE table layer l rotates with: Gemma's sliding layers have their own (rope_local_base_freq). */
   ropeTableOf(layer: number): GPUBufferBinding {
-    if (this.localRope === null || this.config.layerTypes[layer] !== 'sliding_attention') return this.ropeTable;
-    return this.vectorBinding(this.localRope, this.ropePositions * this.config.headDim);
+    const offset = this.ropeOffsetOf(layer);
+    if (offset === 0) return this.ropeTable;
+    return this.vectorBinding(offset, this.ropePositions * this.config.headDim);
+  }
+
+  /** Element offset in `vectors` of layer l's RoPE table: 0, or Gemma's local table on a sliding layer. */
+  ropeOffsetOf(layer: number): number {
+    if (this.localRope === null || this.config.layerTypes[layer] !== 'sliding_attention') return 0;
+    return this.localRope;
   }
 
   /** A vector group as its own binding (its offset is 256-byte aligned), e.g. q_norm for qkv-prep. */
