@@ -134,7 +134,7 @@ export async function bootEngine(opts: EngineOptions): Promise<Engine> {
       : unavailableTrainer);
   const runner = new JobRunner(base, trainer);
   const services: ServiceContext = { ...base, jobs: runner };
-  services.baseModels = new BaseModelDownloads({ db, catalog, cache: modelFiles, fetch: base.fetch, now });
+  services.baseModels = new BaseModelDownloads({ db, catalog, cache: modelFiles, fetch: base.fetch, now, jobs: runner });
 
   const listeners = new Set<() => void>();
   const changed = () => listeners.forEach((l) => l());

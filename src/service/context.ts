@@ -8,6 +8,7 @@ import type { ModelFileCache } from '../engine/model/sources/file-cache';
 import type { HearthDb } from '../store/schema';
 import type { BaseModelDownloads } from './base-models/downloads';
 import type { BaseModelCatalog } from './base-models/catalog';
+import type { UnsavedEnd } from './training/job-ends';
 
 /** The part of the job runner that request handlers need. */
 export interface JobQueue {
@@ -15,6 +16,13 @@ export interface JobQueue {
   wake(): void;
   /** Stop a job that is running or queued (its model is being deleted). */
   cancel(jobId: string, reason: string): void;
+  /**
+   * Ends a queued job FAILED with `reason`, also when storage is full (then it reads FAILED at
+   * once and is stored later). JobStatusConflictError when it is no longer PENDING.
+   */
+  failQueued(jobId: string, reason: string): Promise<void>;
+  /** The end the runner decided for a job but could not store yet (storage is full), if any. */
+  unsavedEnd(jobId: string): UnsavedEnd | undefined;
 }
 
 export interface ServiceContext {

@@ -87,7 +87,8 @@ export async function engineStatus(ctx: ServiceContext, info: EngineInfo, caller
     gpu_error: gpu.status === 'unavailable' ? gpu.reason : null,
     backend: backendOf(info),
     backend_preference: (await getEngineSettings(ctx.db))?.backend ?? 'auto',
-    jobs: { pending: pending.length, running: visible, training: runningId !== undefined },
+    // A job failed while storage was full is still PENDING in the store until its end fits.
+    jobs: { pending: pending.filter((j) => !ctx.jobs.unsavedEnd(j.id)).length, running: visible, training: runningId !== undefined },
     base_models: models.map((m) => ({
       id: m.id,
       architecture: m.architecture,

@@ -11,6 +11,7 @@ import type { TrainingJobRecord } from '../store/schema';
 import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { requireModel } from './models';
+import { withUnsavedEnd } from './training/jobs';
 
 export interface JobListRequest extends PageRequest {
   modelId?: string;
@@ -33,6 +34,9 @@ export async function listJobPage(ctx: ServiceContext, caller: Principal, req: J
     const modelIds = await ctx.db.getAllKeysFromIndex('models', 'by-principal', caller.id);
     jobs = (await Promise.all(modelIds.map((id) => ctx.db.getAllFromIndex('trainingJobs', 'by-model', id)))).flat();
   }
-  const own = jobs.filter((j) => j.principalId === caller.id).sort(byCreation);
+  const own = jobs
+    .filter((j) => j.principalId === caller.id)
+    .map((j) => withUnsavedEnd(ctx, j))
+    .sort(byCreation);
   return paginate(own, req, (j) => j.id);
 }

@@ -11,11 +11,10 @@
  */
 import { deletePrincipalCascade, type PrincipalDeletion } from '../store/cascade';
 import { getOwner } from '../store/principals';
-import { jobsWithStatus, JobGoneError, JobStatusConflictError, updateJob } from '../store/training-jobs';
+import { jobsWithStatus, JobStatusConflictError } from '../store/training-jobs';
 import type { Principal } from './principal';
 import type { ServiceContext } from './context';
 import { ConflictError, ForbiddenError, NotFoundError } from './errors';
-import { newId } from './ids';
 
 /** The requests in flight per principal, each with the controller that aborts it. */
 export class OpenRequests {
@@ -55,12 +54,12 @@ export async function endPrincipalActivity(ctx: ServiceContext, principalId: str
   openRequests(ctx).abortAll(principalId, reason);
   const mine = async (status: 'PENDING' | 'RUNNING') => (await jobsWithStatus(ctx.db, status)).filter((j) => j.principalId === principalId);
   for (const job of await mine('PENDING')) {
-    const event = { id: newId(), type: 'training_failed', data: { error_message: reason }, createdAt: ctx.now() };
     try {
-      await updateJob(ctx.db, job.id, ['PENDING'], { status: 'FAILED', trainingEnd: ctx.now(), errorMessage: reason }, [event]);
+      // Through the runner, which ends it even when storage is full (the key is gone already).
+      await ctx.jobs.failQueued(job.id, reason);
     } catch (err) {
-      // Started meanwhile: it is stopped with the running ones below. Gone: nothing to end.
-      if (!(err instanceof JobStatusConflictError) && !(err instanceof JobGoneError)) throw err;
+      // Started meanwhile: it is stopped with the running ones below.
+      if (!(err instanceof JobStatusConflictError)) throw err;
     }
   }
   for (const job of await mine('RUNNING')) ctx.jobs.cancel(job.id, reason);

@@ -63,6 +63,19 @@ export async function getJobInput(db: HearthDb, jobId: string): Promise<unknown>
   return (await db.get('jobInputs', jobId))?.input;
 }
 
+/** Whether the job's input is still stored (without reading it: trajectories can be large). */
+export async function hasJobInput(db: HearthDb, jobId: string): Promise<boolean> {
+  return (await db.getKey('jobInputs', jobId)) !== undefined;
+}
+
+/**
+ * Deletes a job's input. Only for a job that is ending: a job without input is never run, and
+ * the runner fails one it finds unfinished at start (src/service/training/job-ends.ts).
+ */
+export async function deleteJobInput(db: HearthDb, jobId: string): Promise<void> {
+  await db.delete('jobInputs', jobId);
+}
+
 /** Jobs with a status, in queue order. */
 export async function jobsWithStatus(db: HearthDb, status: TrainingJobStatus): Promise<TrainingJobRecord[]> {
   const range = IDBKeyRange.bound([status, -Infinity], [status, Infinity]);

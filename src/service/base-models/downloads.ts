@@ -62,6 +62,8 @@ export interface BaseModelDeps {
   cache: ModelFileCache | null;
   fetch: typeof fetch;
   now(): number;
+  /** The job queue, for jobs that ended while storage was full (still PENDING or RUNNING in the store). */
+  jobs?: { unsavedEnd(jobId: string): unknown };
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -303,7 +305,7 @@ export class BaseModelDownloads {
     const bundled = await this.isBundled(id);
     if (!record && !bundled) throw new NotFoundError(`Base model ${id} not found.`);
     const busy = [...(await jobsWithStatus(this.deps.db, 'RUNNING')), ...(await jobsWithStatus(this.deps.db, 'PENDING'))];
-    for (const job of busy) {
+    for (const job of busy.filter((j) => !this.deps.jobs?.unsavedEnd(j.id))) {
       const model = await this.deps.db.get('models', job.modelId);
       if (model?.baseModel === id) {
         throw new ConflictError(

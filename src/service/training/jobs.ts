@@ -155,18 +155,36 @@ export async function createSftJob(
   return job;
 }
 
+/**
+ * The job as clients see it: with the end the runner decided but could not store yet (storage is
+ * full; src/service/training/job-ends.ts), so it never reads PENDING or RUNNING once it ended.
+ */
+export function withUnsavedEnd(ctx: ServiceContext, job: TrainingJobRecord): TrainingJobRecord {
+  const end = ctx.jobs.unsavedEnd(job.id);
+  return end ? { ...job, ...end.change } : job;
+}
+
 export async function requireJob(ctx: ServiceContext, caller: Principal, jobId: string): Promise<TrainingJobRecord> {
   const job = await getJob(ctx.db, caller.id, jobId);
   if (!job) throw new NotFoundError(`Training job ${jobId} not found.`);
-  return job;
+  return withUnsavedEnd(ctx, job);
 }
 
+/** The job's events; an unsaved end's training_failed comes last, as it will be stored (same id). */
 export async function listEventPage(
   ctx: ServiceContext,
   caller: Principal,
   jobId: string,
   req: { after?: string; limit: number },
 ): Promise<Page<JobEventRecord>> {
-  await requireJob(ctx, caller, jobId);
-  return listJobEvents(ctx.db, jobId, req);
+  const job = await requireJob(ctx, caller, jobId);
+  const end = ctx.jobs.unsavedEnd(jobId);
+  if (!end) return listJobEvents(ctx.db, jobId, req);
+  if (req.after === end.event.id) return { items: [], hasMore: false };
+  const page = await listJobEvents(ctx.db, jobId, req);
+  // Stored meanwhile, or on the next page.
+  if (page.hasMore || page.items.some((e) => e.id === end.event.id)) return page;
+  if (page.items.length === req.limit) return { items: page.items, hasMore: true };
+  const last: JobEventRecord = { ...end.event, jobId, principalId: job.principalId, seq: job.nextEventSeq };
+  return { items: [...page.items, last], hasMore: false };
 }

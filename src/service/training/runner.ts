@@ -3,13 +3,14 @@
  * round-robin across principals and in queue order within one, drives each through the state
  * machine, and hands it to the Trainer. Because the queue is the database, it survives reloads:
  * a new engine host picks up PENDING jobs, and a job it finds RUNNING (its old host died) is
- * resumed by the trainer or failed, never left RUNNING.
+ * resumed by the trainer or failed, never left RUNNING. Every job it takes ends COMPLETED or
+ * FAILED, also when storage is full (job-ends.ts).
  *
- * Not here: training (the Trainer), request handling (jobs.ts).
+ * Not here: training (the Trainer), request handling (jobs.ts), writing a job's end (job-ends.ts).
  */
 import { getArtifact } from '../../store/artifacts';
 import { latestCheckpoint } from '../../store/checkpoints';
-import { commitJobCheckpoint, commitStep, deleteJobProgress, getJobProgress, sweepJobProgress } from '../../store/job-progress';
+import { commitJobCheckpoint, commitStep, getJobProgress, sweepJobProgress } from '../../store/job-progress';
 import { getModel } from '../../store/models';
 import {
   getJobForRunner,
@@ -27,6 +28,7 @@ import { ADAPTER_CONFIG_FILE, ADAPTER_MODEL_FILE } from '../adapters/peft-files'
 import { readAdapter } from '../checkpoints';
 import type { JobQueue, ServiceContext } from '../context';
 import { newId } from '../ids';
+import { endedWithoutRecord, JobEnds, STORAGE_FULL_MESSAGE, type UnsavedEnd } from './job-ends';
 import type { TrainingJobInput } from './job-input';
 import { parseSftJsonl } from './sft-data';
 import { JobProgress, transitionSources, type JobEventType } from './state-machine';
@@ -47,19 +49,27 @@ export class JobRunner implements JobQueue {
   private readonly served = new Map<string, number>();
   private turns = 0;
   private readonly listeners = new Set<() => void>();
+  private readonly ends: JobEnds;
 
   constructor(
     private readonly ctx: RunnerContext,
     private readonly trainer: Trainer,
-  ) {}
+  ) {
+    this.ends = new JobEnds(ctx.db, (message) => this.event('training_failed', { error_message: message }));
+  }
 
-  /** Recovers jobs a dead host left RUNNING, then starts the queue. Call once per engine. */
+  /**
+   * Recovers jobs a dead host left unfinished, then starts the queue. Call once per engine.
+   * A job whose end that host could not store (storage was full) fails as it read then; a job
+   * it left RUNNING is resumed by the trainer or failed.
+   */
   async start(): Promise<void> {
-    for (const job of await jobsWithStatus(this.ctx.db, 'RUNNING')) {
-      if (this.trainer.resumesInterruptedJobs) {
-        this.resumable.add(job.id);
-      } else {
-        await this.finish(job.id, 'fail', INTERRUPTED_MESSAGE).catch(ignoreGone);
+    for (const job of [...(await jobsWithStatus(this.ctx.db, 'RUNNING')), ...(await jobsWithStatus(this.ctx.db, 'PENDING'))]) {
+      if (await endedWithoutRecord(this.ctx.db, job)) {
+        await this.finish(job.id, 'fail', STORAGE_FULL_MESSAGE);
+      } else if (job.status === 'RUNNING') {
+        if (this.trainer.resumesInterruptedJobs) this.resumable.add(job.id);
+        else await this.finish(job.id, 'fail', INTERRUPTED_MESSAGE);
       }
     }
     // Progress a dead host left behind for jobs that ended anyway.
@@ -81,10 +91,20 @@ export class JobRunner implements JobQueue {
     if (this.running?.jobId === jobId) this.running.abort.abort(new Error(reason));
   }
 
+  async failQueued(jobId: string, reason: string): Promise<void> {
+    await this.finish(jobId, 'fail', reason, undefined, ['PENDING']);
+    this.notify();
+  }
+
+  unsavedEnd(jobId: string): UnsavedEnd | undefined {
+    return this.ends.get(jobId);
+  }
+
   /** Stops taking jobs and aborts the one running (engine shutdown). */
   stop(): void {
     this.stopped = true;
     this.running?.abort.abort(new Error('The engine is shutting down.'));
+    this.ends.stop();
   }
 
   /** Id of the job being trained now, if any. */
@@ -114,11 +134,8 @@ export class JobRunner implements JobQueue {
         if (this.stopped) return;
         const next = await this.nextJob();
         if (!next) break;
-        const moved = await this.run(next.job, next.resumed);
+        await this.run(next.job, next.resumed);
         this.notify();
-        // A job that could not even be started (storage is full) would be picked again at once:
-        // wait for the next wake instead of spinning.
-        if (!moved) break;
       }
     }
   }
@@ -129,13 +146,15 @@ export class JobRunner implements JobQueue {
       const job = await getJobForRunner(this.ctx.db, id);
       if (job?.status === 'RUNNING') return { job, resumed: true };
     }
-    const job = nextRoundRobin(await jobsWithStatus(this.ctx.db, 'PENDING'), this.served);
+    // A job failed while storage was full is still PENDING in the store: it is not to run.
+    const pending = (await jobsWithStatus(this.ctx.db, 'PENDING')).filter((j) => !this.ends.get(j.id));
+    const job = nextRoundRobin(pending, this.served);
     if (job) this.served.set(job.principalId, ++this.turns);
     return job && { job, resumed: false };
   }
 
-  /** Runs one job to its end; false when it could not be started at all. */
-  private async run(pending: TrainingJobRecord, resumed: boolean): Promise<boolean> {
+  /** Runs one job to its end. */
+  private async run(pending: TrainingJobRecord, resumed: boolean): Promise<void> {
     const abort = new AbortController();
     this.running = { jobId: pending.id, abort };
     try {
@@ -151,7 +170,7 @@ export class JobRunner implements JobQueue {
           );
         } catch (err) {
           if (!(err instanceof StorageQuotaError)) throw err;
-          // Not even RUNNING fits: fail it (PENDING -> FAILED) if that fits, else leave it queued.
+          // Not even RUNNING fits: it fails (PENDING -> FAILED) rather than stay queued with nothing to wake it.
           return await this.finish(pending.id, 'fail', messageOf(err));
         }
       }
@@ -162,14 +181,14 @@ export class JobRunner implements JobQueue {
         trainerCtx = await this.trainerContext(job, progress, abort.signal, resumed);
       } catch (err) {
         await this.finish(job.id, 'fail', messageOf(err));
-        return true;
+        return;
       }
       try {
         await this.trainer.train(trainerCtx);
         if (abort.signal.aborted) throw abort.signal.reason;
         await this.finish(job.id, 'complete', null, progress);
       } catch (err) {
-        if (err instanceof JobGoneError) return true;
+        if (err instanceof JobGoneError) return;
         await this.finish(job.id, 'fail', messageOf(abort.signal.aborted ? abort.signal.reason : err), progress);
       }
     } catch (err) {
@@ -178,7 +197,6 @@ export class JobRunner implements JobQueue {
     } finally {
       this.running = undefined;
     }
-    return true;
   }
 
   /** A resumed job's progress rebuilt from the events its previous host emitted. */
@@ -194,13 +212,16 @@ export class JobRunner implements JobQueue {
   }
 
   /**
-   * Ends a job with its terminal status and event in one transaction. When storage is full
-   * (issue 10, item 9) the job's saved progress goes first (its adapter and optimizer state, the
-   * largest record a job owns, of no use once it ends; a delete needs no quota), then the status
-   * and event are written again, and failing that the status alone, the smallest write that ends
-   * the job. False when not even that fitted (the job stays as it was, logged).
+   * Ends a job with its terminal status and event, from any status it may end from (`from`);
+   * stored later when storage is full, and reading as FAILED meanwhile (job-ends.ts).
    */
-  private async finish(jobId: string, how: 'complete' | 'fail', error: string | null, progress?: JobProgress): Promise<boolean> {
+  private async finish(
+    jobId: string,
+    how: 'complete' | 'fail',
+    error: string | null,
+    progress?: JobProgress,
+    from = transitionSources(how),
+  ): Promise<void> {
     const type: JobEventType = how === 'complete' ? 'training_ended' : 'training_failed';
     const events: NewEvent[] = [];
     if (how === 'complete' && progress && !progress.started) {
@@ -208,33 +229,12 @@ export class JobRunner implements JobQueue {
       events.push(this.event('training_started', { num_sequences: 0 }));
     }
     events.push(this.event(type, how === 'fail' ? { error_message: error ?? 'Training failed with an unknown error.' } : {}));
-    const change = {
+    await this.ends.end(jobId, from, {
       status: how === 'complete' ? 'COMPLETED' : 'FAILED',
       trainingEnd: this.ctx.now(),
       errorMessage: how === 'fail' ? error : null,
-    } as const;
-    const write = (withEvents: NewEvent[]) =>
-      updateJob(this.ctx.db, jobId, transitionSources(how), change, withEvents).then(() => true, ignoreGone);
-    try {
-      await write(events);
-    } catch (err) {
-      if (!(err instanceof StorageQuotaError)) throw err;
-      await deleteJobProgress(this.ctx.db, jobId);
-      try {
-        await write(events);
-      } catch (again) {
-        if (!(again instanceof StorageQuotaError)) throw again;
-        try {
-          await write([]);
-        } catch (last) {
-          if (!(last instanceof StorageQuotaError)) throw last;
-          console.error(`[hearth] training job ${jobId} could not be marked ${change.status}: storage is full.`, last);
-          return false;
-        }
-      }
-    }
-    await deleteJobProgress(this.ctx.db, jobId);
-    return true;
+      events,
+    });
   }
 
   private progressRecord(job: TrainingJobRecord, step: StepProgress): JobProgressRecord {
@@ -340,14 +340,7 @@ const EMPTY_PROGRESS: StepProgress = {
   precomputed: null,
 };
 
-function ignoreGone(err: unknown): boolean {
-  if (!(err instanceof JobGoneError)) throw err;
-  return true;
-}
-
 function messageOf(err: unknown): string {
-  if (err instanceof StorageQuotaError) {
-    return 'The browser storage quota for this site is exhausted, so the job could not save its progress. Free space by deleting checkpoints or models, or allow this site more storage, and create the job again.';
-  }
+  if (err instanceof StorageQuotaError) return STORAGE_FULL_MESSAGE;
   return err instanceof Error ? err.message : String(err);
 }

@@ -5,8 +5,8 @@ import { updateJob } from '../../../src/store/training-jobs';
 import { TRAINING_UNAVAILABLE } from '../../../src/service/training/default-trainer';
 import { INTERRUPTED_MESSAGE } from '../../../src/service/training/runner';
 import { IllegalTransitionError, isTerminal, JobProgress, nextStatus } from '../../../src/service/training/state-machine';
-import type { Trainer, TrainerContext } from '../../../src/service/training/trainer';
-import { startEngine, type TestEngine } from '../api/engine-fixture';
+import { startEngine } from '../api/engine-fixture';
+import { eventTypes, modelAndJob, recordingTrainer } from './job-fixture';
 
 describe('nextStatus', () => {
   it('allows PENDING -> RUNNING -> COMPLETED | FAILED and PENDING -> FAILED', () => {
@@ -53,28 +53,6 @@ describe('JobProgress', () => {
   });
 });
 
-const group = {
-  trajectories: [
-    { messages_and_choices: [], reward: 1 },
-    { messages_and_choices: [], reward: 0 },
-  ],
-};
-
-async function modelAndJob(e: TestEngine, _kind = 'rl'): Promise<{ modelId: string; jobId: string }> {
-  const model = await e.call('POST', '/v1/preview/models', {
-    body: { project: 'p', name: `m${Math.random()}`.replace('.', ''), base_model: 'hearth/tiny-chat' },
-  });
-  expect(model.status).toBe(200);
-  const job = await e.call('POST', '/v1/preview/training-jobs', { body: { model_id: model.json.id, trajectory_groups: [group] } });
-  expect(job.status, JSON.stringify(job.json)).toBe(200);
-  return { modelId: model.json.id, jobId: job.json.id };
-}
-
-async function eventTypes(e: TestEngine, jobId: string): Promise<string[]> {
-  const res = await e.call('GET', `/v1/preview/training-jobs/${jobId}/events?limit=100`);
-  return res.json.data.map((ev: { type: string }) => ev.type);
-}
-
 describe('JobRunner with the default trainer', () => {
   it('ends a job with training_started then training_failed saying training is unavailable', async () => {
     const e = await startEngine();
@@ -89,19 +67,6 @@ describe('JobRunner with the default trainer', () => {
     await e.close();
   });
 });
-
-/** A trainer that records the order it sees jobs in and can be told to block. */
-function recordingTrainer(behaviour: (ctx: TrainerContext) => Promise<void>, resumes = false): Trainer & { seen: string[] } {
-  const seen: string[] = [];
-  return {
-    seen,
-    resumesInterruptedJobs: resumes,
-    async train(ctx) {
-      seen.push(ctx.job.id);
-      await behaviour(ctx);
-    },
-  };
-}
 
 const adapter = { adapterConfig: new TextEncoder().encode('{"r":8}'), adapterModel: new Uint8Array([1, 2, 3, 4]) };
 
