@@ -212,31 +212,41 @@ describe('model runner: whole-model logits against the reference', () => {
   // Gemma 3 on the fused decode graph (sandwich norms, GeGLU, the local RoPE table and the scaled
   // embedding folded into the 4 decode kernels): 4 dispatches per layer. A DecodeOProj with a merge
   // buffer of 4 weights sends 3 rows at 2 splits (8) to AttentionMerge + Gemv, whose output goes to
-  // the stream's branch block; above fusedMaxBatch Gemma takes the general graph.
-  it('gemma3 (f32): 4 dispatches per layer; o_proj past the merge buffer; the general graph above fusedMaxBatch', async () => {
-    const ctx = await generateContext();
-    const cfg = tinyGemma3Config({ sliding_window: 128 });
-    const tensors = randomGemma3Tensors(cfg, 'f32', 330);
-    const small = await runnerFixture(ctx, 'gemma3', 'f32', 330, {
-      model: { cfg, tensors },
-      dense: { decodeOProj: new DecodeOProj(ctx, { mergeCap: 4 }) },
-    });
-    try {
-      const one = small.runner.describeDecode(1, 16);
-      expect([one.mlp, one.fusedOProj, one.dispatchesPerLayer]).toEqual(['fused', true, 4]);
-      const three = small.runner.describeDecode(3, 100);
-      expect([three.mlp, three.fusedOProj, three.dispatchesPerLayer]).toEqual(['fused', false, 5]);
-      await prefillThenDecode(small, [null, null, null], 2, 'decode-fused');
-    } finally {
-      small.destroy();
-    }
-    const pairs = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors }, fusedMaxBatch: 2 });
-    try {
-      await prefillThenDecode(pairs, [null, null, null], 1, 'decode-general');
-    } finally {
-      pairs.destroy();
-    }
-  });
+  // the stream's branch block. A qkv of two dtypes (a Q4_K_M GGUF's Q6_K v_proj) runs DecodeQkv per
+  // segment, the first writing the residual; above fusedMaxBatch Gemma takes the general graph.
+  it(
+    'gemma3 (f32): 4 dispatches per layer; o_proj past the merge buffer; a qkv of two dtypes; the general graph above fusedMaxBatch',
+    { timeout: 300_000 },
+    async () => {
+      const ctx = await generateContext();
+      const cfg = tinyGemma3Config({ sliding_window: 128 });
+      const tensors = randomGemma3Tensors(cfg, 'f32', 330);
+      const small = await runnerFixture(ctx, 'gemma3', 'f32', 330, {
+        model: { cfg, tensors },
+        dense: { decodeOProj: new DecodeOProj(ctx, { mergeCap: 4 }) },
+      });
+      try {
+        const one = small.runner.describeDecode(1, 16);
+        expect([one.mlp, one.fusedOProj, one.dispatchesPerLayer]).toEqual(['fused', true, 4]);
+        const three = small.runner.describeDecode(3, 100);
+        expect([three.mlp, three.fusedOProj, three.dispatchesPerLayer]).toEqual(['fused', false, 5]);
+        await prefillThenDecode(small, [null, null, null], 2, 'decode-fused');
+      } finally {
+        small.destroy();
+      }
+      const f16 = randomGemma3Tensors(cfg, 'f16', 331);
+      const mixed = tensors.map((t, i) => (t.name.includes('.v_proj.') ? f16[i] : t));
+      const f = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors: mixed } });
+      try {
+        expect(f.weights.layers[0].qkv.segments.map((sg) => sg.dtype)).toEqual(['f32', 'f16']);
+        expect(f.runner.describeDecode(1, 16).dispatchesPerLayer).toBe(5);
+        expect(f.runner.describeDecode(5, 16).dispatchesPerLayer).toBeGreaterThan(10);
+        await prefillThenDecode(f, [null, null, null], 2, 'decode-fused');
+      } finally {
+        f.destroy();
+      }
+    },
+  );
 
   it('llama with two LoRA adapters (rank 4 on every module, rank 8 on q, v, down) beside a base row', async () => {
     const ctx = await generateContext();
