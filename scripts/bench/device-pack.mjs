@@ -2,7 +2,7 @@
 // (device-run.mjs) besides the repository itself, as one ignored folder to name in the device
 // tool's `carry`:
 //
-//   node scripts/bench/device-pack.mjs            writes .devbench/pack/ (about 25 MiB)
+//   node scripts/bench/device-pack.mjs            writes .devbench/pack/ (about 21 MiB)
 //
 // The GPU machine has Node 20 but no npm, no network and no node_modules, and the device tool
 // carries at most 64 MiB with the working tree. So the pack holds, Brotli-compressed

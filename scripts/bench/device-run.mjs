@@ -121,11 +121,12 @@ for (const [k, v] of Object.entries(machine)) say(`${k}: ${v}`);
 
 // 2. The steps, most wanted first.
 const bench = path.join(runDir, 'a/b/run.mjs');
+// Paths relative to the repository root (the steps' working folder), so the recorded commands read the same on any machine.
 const common = [
   '--llama-cpp-peer',
-  path.join(runDir, 'llama-cpp/llama-cpp-peer.mjs'),
+  path.relative(root, path.join(runDir, 'llama-cpp/llama-cpp-peer.mjs')),
   '--peer-dir',
-  path.join(work, 'peer-models'),
+  path.relative(root, path.join(work, 'peer-models')),
   '--record',
 ];
 const steps = quick
@@ -193,7 +194,7 @@ for (const step of chosen) {
     continue;
   }
   const json = path.join(work, `${step.name.replace(/[^\w.-]+/g, '-')}.json`);
-  const args = [bench, ...step.args, ...common, '--json', json];
+  const args = [bench, ...step.args, ...common, '--json', path.relative(root, json)];
   say(`${step.name}: node ${path.relative(root, bench)} ${args.slice(1).join(' ')}`);
   const s0 = Date.now();
   const r = await runLimited(process.execPath, args, env, Math.min(step.limitS, leftS) * 1000);
