@@ -186,7 +186,7 @@ if (chosen.length === 0) {
 }
 const results = [];
 for (const step of chosen) {
-  const leftS = (deadline - Date.now()) / 1000;
+  const leftS = Math.max(0, (deadline - Date.now()) / 1000);
   // A step given less than a third of its limit would only be killed: leave it for the next run.
   if (leftS < Math.min(step.limitS, 60) / 3) {
     results.push({ ...step, status: `not run: ${leftS.toFixed(0)} s of the ${budgetS} s budget left` });
