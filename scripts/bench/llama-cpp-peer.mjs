@@ -26,7 +26,11 @@ const vocab = Number(vocabArg);
 const gpu = backend === 'cpu' ? false : 'vulkan';
 const llama = await getLlama({ gpu, build: 'never', logLevel: LlamaLogLevel.error });
 if (llama.gpu !== gpu) throw new Error(`llama.cpp peer: no ${backend} build or device (got ${llama.gpu})`);
-const device = gpu ? `Vulkan: ${(await llama.getGpuDeviceNames()).join(', ')}` : `CPU, ${llama.cpuMathCores} threads`;
+const deviceNames = gpu ? await llama.getGpuDeviceNames() : [];
+// The Vulkan build loads without a usable device too (SwiftShader's lacks 16-bit storage) and then
+// computes on the CPU: refuse, so that no CPU figure is reported as Vulkan's.
+if (gpu && deviceNames.length === 0) throw new Error('llama.cpp peer: the Vulkan build found no Vulkan device it can use');
+const device = gpu ? `Vulkan: ${deviceNames.join(', ')}` : `CPU, ${llama.cpuMathCores} threads`;
 const model = await llama.loadModel({ modelPath: path, gpuLayers: gpu ? 'max' : 0 });
 const prompt = (n, seed) => Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + seed * 104729) % (vocab - 2)));
 const maxBatch = Math.max(...batches);

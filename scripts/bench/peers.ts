@@ -50,8 +50,14 @@ export interface PeersOptions {
   dir?: string;
   /** The Python that has torch, transformers and peft (default python3). */
   python?: string;
+  /** The llama.cpp child: llama-cpp-peer.mjs, or its bundle on a machine without node_modules (device-pack.mjs). */
+  llamaCppPeer?: string;
+  /** Which tables to measure (default both), so that a time-boxed run can take them as separate steps. */
+  parts?: PeerPart[];
   quick?: boolean;
 }
+
+export type PeerPart = 'decode' | 'training';
 
 interface LlamaCppFigures {
   device: string;
@@ -155,7 +161,9 @@ export async function runPeersBench(gpu: GpuContext, options: PeersOptions, log:
   const rank = options.rank ?? 16;
   const dir = options.dir ?? join(tmpdir(), 'hearth-peers');
   const backend = software ? 'cpu' : 'vulkan';
-  const peerScript = resolve('scripts/bench/llama-cpp-peer.mjs');
+  const peerScript = resolve(options.llamaCppPeer ?? 'scripts/bench/llama-cpp-peer.mjs');
+  const parts = options.parts ?? ['decode', 'training'];
+  for (const p of parts) if (p !== 'decode' && p !== 'training') throw new Error(`peers: unknown part ${p} (decode, training)`);
   const env = llamaCppEnv();
   const result: PeersResult = {
     llamaCppBackend: backend,
@@ -167,7 +175,7 @@ export async function runPeersBench(gpu: GpuContext, options: PeersOptions, log:
     training: [],
   };
 
-  for (const shape of options.shapes ?? PEER_SHAPES) {
+  for (const shape of parts.includes('decode') ? (options.shapes ?? PEER_SHAPES) : []) {
     for (const format of options.formats ?? PEER_FORMATS) {
       const t0 = performance.now();
       const file = peerModelFile(dir, shape, format, layers);
@@ -221,7 +229,7 @@ export async function runPeersBench(gpu: GpuContext, options: PeersOptions, log:
       log(`  PEFT ${dtype} on ${figures.device}: ${figures.tokens_per_second.toFixed(0)} train tokens/s`);
       return figures;
     });
-  for (const shape of options.shapes ?? PEER_SHAPES) {
+  for (const shape of parts.includes('training') ? (options.shapes ?? PEER_SHAPES) : []) {
     const train = (model: string) =>
       outcome(`Hearth training ${model}`, log, async () => {
         const [r] = await runTrainingBench(gpu, { models: [model], tokens: trainTokens, rank, layers, quick }, log);
@@ -251,7 +259,7 @@ const ratio = <A, B>(a: Outcome<A>, av: (v: A) => number | undefined, b: Outcome
   return x === undefined || y === undefined ? '-' : `${(x / y).toFixed(2)}x`;
 };
 
-/** The section's two tables: decode and prefill beside llama.cpp, the training step beside PEFT. */
+/** The section's two tables (those of the parts measured): decode and prefill beside llama.cpp, the training step beside PEFT. */
 export function peersTables(r: PeersResult): Array<{ title: string; markdown: string }> {
   const peer = r.llamaCppBackend === 'vulkan' ? 'llama.cpp Vulkan' : 'llama.cpp CPU';
   const hb = (B: number) => (g: GenerationBenchResult) => g.decode.find((d) => d.batch === B)?.tokensPerSecond;
@@ -300,7 +308,7 @@ export function peersTables(r: PeersResult): Array<{ title: string; markdown: st
     ...trainRows.map((row) => `| ${row} |`),
   ].join('\n');
   return [
-    { title: `Peers: decode and prefill beside ${peer}`, markdown: decode },
-    { title: 'Peers: LoRA training step beside PEFT', markdown: training },
+    ...(r.decode.length ? [{ title: `Peers: decode and prefill beside ${peer}`, markdown: decode }] : []),
+    ...(r.training.length ? [{ title: 'Peers: LoRA training step beside PEFT', markdown: training }] : []),
   ];
 }

@@ -28,7 +28,12 @@
  *                                                  (peers.ts): the same GGUF files (SmolLM2-135M, Qwen2.5-0.5B,
  *                                                  Llama-3.2-1B shapes in F16, Q8_0, Q4_K_M), decode and prefill,
  *                                                  and the LoRA step; --peer-shapes a,b --peer-formats f16,q4_k_m
- *                                                  --peer-dir DIR --python PATH (Node only)
+ *                                                  --peer-dir DIR --python PATH (Node only); --peer-parts decode or
+ *                                                  training measures one of its two tables; --llama-cpp-peer FILE
+ *                                                  runs llama.cpp through a bundled child (device-pack.mjs)
+ *   npm run bench -- --dawn-toggles skip_validation,disable_robustness
+ *                                                  Node only: Dawn's toggles on the device (node-gpu.ts); the device
+ *                                                  name in every table says so, keeping these figures apart
  * Training flags: see train.ts (--train-models, --train-tokens, --train-layers, --train-steps).
  *
  * Not here: the sections themselves (generation.ts, train.ts), tables (report.ts).
@@ -47,7 +52,7 @@ import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
 import { generationTable, quantizedTable, recordRun } from './report';
 import { runStructuredBench, type StructuredBenchResult } from './structured';
 import { structuredTable } from './structured-table';
-import { peersTables, runPeersBench, type PeersResult } from './peers';
+import { peersTables, runPeersBench, type PeerPart, type PeersResult } from './peers';
 import { profileTable } from './profile';
 import type { BenchFormat } from './quantized';
 import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
@@ -111,6 +116,8 @@ if (args.chromium) {
   if (sections.includes('trajectories')) log('bench: the trajectories section runs in Node only; skipped with --chromium');
   if (quantized) log('bench: the quantized section runs in Node only; skipped with --chromium');
   if (sections.includes('peers')) log('bench: the peers section runs in Node only; skipped with --chromium');
+  if (args['dawn-toggles'])
+    log('bench: --dawn-toggles applies to Node (Dawn) only; the browser has no such switch, so it is ignored with --chromium');
   device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
 } else if (!generation && !training && !quantized && !sections.includes('structured') && !sections.includes('peers')) {
   // Only sections that need no GPU (trajectories, e2e).
@@ -118,9 +125,12 @@ if (args.chromium) {
   device = 'no GPU, IndexedDB from fake-indexeddb';
 } else {
   runtime = 'node';
-  const gpu = await acquireGpu(await nodeGpu());
+  const dawnToggles = typeof args['dawn-toggles'] === 'string' ? args['dawn-toggles'].split(',') : [];
+  const gpu = await acquireGpu(await nodeGpu({ dawnToggles }));
   const a = gpu.description.adapter;
-  device = [a.vendor, a.architecture, a.device, a.description].filter((x) => x).join(' / ');
+  device = [a.vendor, a.architecture, a.device, a.description, ...(dawnToggles.length ? [`Dawn toggles ${dawnToggles.join(', ')}`] : [])]
+    .filter((x) => x)
+    .join(' / ');
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
   if (training) trainResults = await runTrainingBench(gpu, training, log);
   if (quantized) {
@@ -145,6 +155,8 @@ if (args.chromium) {
         rank: num('train-rank'),
         dir: typeof args['peer-dir'] === 'string' ? args['peer-dir'] : undefined,
         python: typeof args.python === 'string' ? args.python : undefined,
+        llamaCppPeer: typeof args['llama-cpp-peer'] === 'string' ? args['llama-cpp-peer'] : undefined,
+        parts: list('peer-parts') as PeerPart[] | undefined,
         quick: args.quick === true ? true : args.full === true ? false : undefined,
       },
       log,

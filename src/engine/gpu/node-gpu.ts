@@ -69,12 +69,33 @@ function chooseVulkan(mode: string): void {
   }
 }
 
-/** Returns the process-wide GPU object; the Vulkan driver is chosen before Dawn starts. */
-export async function nodeGpu(): Promise<GPU> {
-  if (cached) return cached;
+export interface NodeGpuOptions {
+  /**
+   * Dawn toggles to enable on every device, e.g. `skip_validation` and `disable_robustness`
+   * (dawn/native/Toggles.cpp; the webgpu package's `enable-dawn-features` flag). Node only: a
+   * browser offers no such switch, so figures taken with them are not the browser's (issue 22).
+   */
+  dawnToggles?: string[];
+}
+
+let cachedToggles = '';
+
+/**
+ * Returns the process-wide GPU object; the Vulkan driver is chosen before Dawn starts. Dawn reads
+ * its flags once, when the GPU object is made, so a second call with other toggles is refused.
+ */
+export async function nodeGpu(options: NodeGpuOptions = {}): Promise<GPU> {
+  const toggles = (options.dawnToggles ?? []).join(',');
+  if (cached) {
+    if (toggles !== cachedToggles)
+      throw new Error(`nodeGpu: the GPU object was made with Dawn toggles [${cachedToggles}], not [${toggles}]`);
+    return cached;
+  }
+  if (!/^[a-z0-9_,]*$/.test(toggles)) throw new Error(`nodeGpu: Dawn toggles are snake_case names separated by commas, not ${toggles}`);
   if (process.platform === 'linux') chooseVulkan(process.env.HEARTH_GPU ?? 'auto');
   const webgpu = await import('webgpu');
   Object.assign(globalThis, webgpu.globals);
-  cached = webgpu.create([]);
+  cached = webgpu.create(toggles ? [`enable-dawn-features=${toggles}`] : []);
+  cachedToggles = toggles;
   return cached;
 }
