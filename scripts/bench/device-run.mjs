@@ -6,7 +6,8 @@
 // It unpacks the pack that device-pack.mjs made (.devbench/pack -> .devbench/run), points Vulkan at
 // the NVIDIA driver when the machine has it, and runs the bundled bench step by step, most wanted
 // first: the peers' decode table per shape, the peers' training table per shape, the generation and
-// training sections with --profile, decode again with Dawn's Node-only toggles, and a probe of
+// training sections with --profile, decode again with Dawn's Node-only toggles, Gemma 3's fused
+// decode with --profile (if time is left), and a probe of
 // whether a headless Chromium there reaches the GPU. Every step has a time limit, and all of them
 // share one deadline (DEVICE_BUDGET_S, default 420 s: the device tool's 10-minute command limit and
 // 15 minutes of device time a session, less a machine's start and the transfers); a step that
@@ -174,6 +175,13 @@ const steps = quick
         name: 'Dawn toggles',
         limitS: 90,
         args: ['--sections', 'generation', '--full', '--models', PROFILED, '--batches', '1,8', '--dawn-toggles', TOGGLES],
+      },
+      // Gemma 3 on the fused decode path (4 dispatches per layer at B <= 4), against the H100's 315 / 183
+      // tokens/s through the general graph; last, as what time is left allows (or DEVICE_STEPS=gemma).
+      {
+        name: 'gemma decode',
+        limitS: 150,
+        args: ['--sections', 'generation', '--full', '--profile', '--models', 'gemma-3-270m,gemma-3-1b', '--batches', '1,8'],
       },
     ];
 
