@@ -3,7 +3,8 @@
 // grid-wide barrier, every workgroup that stages the residual computes the branch's rstd itself: one
 // pass over the row before staging (C floats per batch row, from L2), instead of a dispatch.
 // Hooks the kernel defines: branch_x(b, k) -> f32, element k of the branch row of this workgroup's
-// batch row b. Needs consts WG and BB and the reduction helpers.
+// batch row b, and stage_x(b, k) (the GEMV core's); names it has: STREAM, P.C, P.bcap and the private
+// b0 (first batch row). Needs consts WG and BB and the reduction helpers.
 
 var<workgroup> branch_rstd: array<f32, BB>;
 
@@ -26,8 +27,7 @@ fn branch_norm(lid: u32, C: u32, nb: u32, eps: f32) {
   workgroupBarrier();
 }
 
-// Writes this workgroup's share of the residual rows it stages (stage_x, the GEMV core's hook) to
-// stream block `block`:
+// Writes this workgroup's share of the residual rows it stages (stage_x) to stream block `block`:
 // workgroup `part` of `parts` owns columns [part * ceil(C / parts), ...), so the grid writes each
 // element once. The kernel reads other blocks than the one written (decode-stream.ts).
 fn write_share(lid: u32, part: u32, parts: u32, nb: u32, block: u32) {
