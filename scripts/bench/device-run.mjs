@@ -7,7 +7,7 @@
 // the NVIDIA driver when the machine has it, and runs the bundled bench step by step, most wanted
 // first: the peers' decode table per shape, the peers' training table per shape, the generation and
 // training sections with --profile, decode again with Dawn's Node-only toggles, Gemma 3's fused
-// decode with --profile (if time is left), and a probe of
+// decode with --profile and batch 8 on the fused MLP (if time is left), and a probe of
 // whether a headless Chromium there reaches the GPU. Every step has a time limit, and all of them
 // share one deadline (DEVICE_BUDGET_S, default 420 s: the device tool's 10-minute command limit and
 // 15 minutes of device time a session, less a machine's start and the transfers); a step that
@@ -182,6 +182,13 @@ const steps = quick
         name: 'gemma decode',
         limitS: 150,
         args: ['--sections', 'generation', '--full', '--profile', '--models', 'gemma-3-270m,gemma-3-1b', '--batches', '1,8'],
+      },
+      // Batch 8 with the fused MLP (default: the unfused GEMV pair, for Gemma the general graph): whether
+      // fusedMaxBatch 4 is right, for a Llama-like shape and for Gemma.
+      {
+        name: 'gemma and qwen fused at batch 8',
+        limitS: 120,
+        args: ['--sections', 'generation', '--full', '--models', 'qwen2.5-0.5b,gemma-3-270m,gemma-3-1b', '--batches', '8', '--fused-max-batch', '8'],
       },
     ];
 

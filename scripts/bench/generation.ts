@@ -36,6 +36,11 @@ export interface GenerationBenchOptions {
   baseUrl?: string;
   /** Also time each kernel of batch-1 decode steps (profile.ts; needs timestamp-query). */
   profile?: boolean;
+  /**
+   * Largest batch decoded with the fused MLP (EngineOptions.fusedMaxBatch, default 4): above it Llama-like
+   * models take the unfused GEMV pair and Gemma the general graph. Set to measure both at one batch.
+   */
+  fusedMaxBatch?: number;
 }
 
 export interface DecodeFigures {
@@ -178,6 +183,7 @@ export async function measureGeneration(
     maxSeqs: Math.max(...batches, 8),
     prefillChunk: Math.max(P, 64),
     maxModelLen: P + steps + 64,
+    fusedMaxBatch: options.fusedMaxBatch,
     kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
   });
   const t0 = performance.now();

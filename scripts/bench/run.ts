@@ -31,6 +31,9 @@
  *                                                  --peer-dir DIR --python PATH (Node only); --peer-parts decode or
  *                                                  training measures one of its two tables; --llama-cpp-peer FILE
  *                                                  runs llama.cpp through a bundled child (device-pack.mjs)
+ *   npm run bench -- --fused-max-batch 8               the largest batch decoded with the fused MLP (default 4;
+ *                                                  above it the unfused GEMV pair, for Gemma the general graph),
+ *                                                  named in every table's device
  *   npm run bench -- --dawn-toggles skip_validation,disable_robustness
  *                                                  Node only: Dawn's toggles on the device (node-gpu.ts); the device
  *                                                  name in every table says so, keeping these figures apart
@@ -84,8 +87,12 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       batches: typeof args.batches === 'string' ? args.batches.split(',').map(Number) : undefined,
       quick: args.quick === true ? true : args.full === true ? false : undefined,
       profile: args.profile === true,
+      fusedMaxBatch: num('fused-max-batch'),
     }
   : null;
+const fusedMax = generation?.fusedMaxBatch;
+if (fusedMax !== undefined && !(Number.isInteger(fusedMax) && fusedMax >= 0))
+  throw new Error(`bench: --fused-max-batch takes a whole number of rows, not ${args['fused-max-batch']}`);
 const training = sections.includes('training') ? trainOptionsFromArgs(args) : null;
 const quantized: GenerationBenchOptions | null = sections.includes('quantized')
   ? {
@@ -98,6 +105,8 @@ const quantized: GenerationBenchOptions | null = sections.includes('quantized')
     }
   : null;
 const log = (line: string) => console.error(line);
+/** Engine settings that change what is measured, named in every table's device so their figures stay apart. */
+const engineVariant = () => (generation?.fusedMaxBatch !== undefined ? [`fusedMaxBatch ${generation.fusedMaxBatch}`] : []);
 
 let runtime: 'node' | 'chromium';
 let device: string;
@@ -118,7 +127,9 @@ if (args.chromium) {
   if (sections.includes('peers')) log('bench: the peers section runs in Node only; skipped with --chromium');
   if (args['dawn-toggles'])
     log('bench: --dawn-toggles applies to Node (Dawn) only; the browser has no such switch, so it is ignored with --chromium');
-  device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description].filter((x: string) => x).join(' / ');
+  device = [out.device.vendor, out.device.architecture, out.device.device, out.device.description, ...engineVariant()]
+    .filter((x: string) => x)
+    .join(' / ');
 } else if (!generation && !training && !quantized && !sections.includes('structured') && !sections.includes('peers')) {
   // Only sections that need no GPU (trajectories, e2e).
   runtime = 'node';
@@ -128,7 +139,14 @@ if (args.chromium) {
   const dawnToggles = typeof args['dawn-toggles'] === 'string' ? args['dawn-toggles'].split(',') : [];
   const gpu = await acquireGpu(await nodeGpu({ dawnToggles }));
   const a = gpu.description.adapter;
-  device = [a.vendor, a.architecture, a.device, a.description, ...(dawnToggles.length ? [`Dawn toggles ${dawnToggles.join(', ')}`] : [])]
+  device = [
+    a.vendor,
+    a.architecture,
+    a.device,
+    a.description,
+    ...(dawnToggles.length ? [`Dawn toggles ${dawnToggles.join(', ')}`] : []),
+    ...engineVariant(),
+  ]
     .filter((x) => x)
     .join(' / ');
   if (generation) genResults = await runGenerationBench(gpu, generation, log);
