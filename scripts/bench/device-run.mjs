@@ -188,7 +188,17 @@ const steps = quick
       {
         name: 'gemma and qwen fused at batch 8',
         limitS: 120,
-        args: ['--sections', 'generation', '--full', '--models', 'qwen2.5-0.5b,gemma-3-270m,gemma-3-1b', '--batches', '8', '--fused-max-batch', '8'],
+        args: [
+          '--sections',
+          'generation',
+          '--full',
+          '--models',
+          'qwen2.5-0.5b,gemma-3-270m,gemma-3-1b',
+          '--batches',
+          '8',
+          '--fused-max-batch',
+          '8',
+        ],
       },
     ];
 
