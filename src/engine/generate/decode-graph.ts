@@ -69,12 +69,14 @@ export function fusedDecodeCovers(weights: WeightSet): boolean {
 }
 
 /**
- * Whether the fused graph decodes B rows of this model. With sandwich norms only the split-K MLP runs
- * (its consumers normalise the partials' sum as a whole row; the unfused GEMV pair has no such step),
- * so larger batches of Gemma take the general graph.
+ * The largest batch of this model the fused graph decodes: none when the kernels do not cover it,
+ * fusedMaxBatch with sandwich norms (only the split-K MLP runs: its consumers normalise the partials'
+ * sum as a whole row; the unfused GEMV pair has no such step, so larger batches of Gemma take the
+ * general graph), else every batch (the unfused MLP above fusedMaxBatch).
  */
-export function fusedDecodeRuns(weights: WeightSet, B: number, fusedMaxBatch: number): boolean {
-  return fusedDecodeCovers(weights) && (B <= fusedMaxBatch || !weights.config.sandwichNorms);
+export function fusedDecodeMaxBatch(weights: WeightSet, fusedMaxBatch: number): number {
+  if (!fusedDecodeCovers(weights)) return 0;
+  return weights.config.sandwichNorms ? fusedMaxBatch : Infinity;
 }
 
 /** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */

@@ -6,7 +6,7 @@
  *
  *   - decode steps (every row one token, sampled in row order): the fused decode graph
  *     (decode-graph.ts) per (B, split plan, MLP mode), or the general graph with decode attention
- *     for LoRA rows and for batches the fused kernels do not run (fusedDecodeRuns: Gemma 3 above
+ *     for LoRA rows and for batches the fused kernels do not run (fusedDecodeMaxBatch: Gemma 3 above
  *     fusedMaxBatch, a [gate; up] of mixed dtypes);
  *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
  *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
@@ -21,7 +21,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
 import { CallCache } from '../gpu/call-cache';
-import { encodeDecode, fusedDecodeRuns, type DecodeGraph } from './decode-graph';
+import { encodeDecode, fusedDecodeMaxBatch, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -34,6 +34,8 @@ export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' 
 export class StepGraphs {
   private readonly decode = new CallCache<DecodeGraph>(DECODE_GRAPHS, { callsOf: (g) => g.calls });
   private readonly general = new CallCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS, { callsOf: (g) => g.calls });
+  /** Largest batch the fused graph decodes (read once: the config and weights do not change). */
+  private readonly fusedUpTo: number;
 
   constructor(
     private readonly forward: Omit<ForwardContext, 'loraTables'>,
@@ -41,11 +43,13 @@ export class StepGraphs {
     private readonly fusedMaxBatch: number,
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
-  ) {}
+  ) {
+    this.fusedUpTo = fusedDecodeMaxBatch(forward.weights, fusedMaxBatch);
+  }
 
-  /** Whether B rows decode through the fused graph (the config and weights do not change). */
+  /** Whether B rows decode through the fused graph. */
   private fused(B: number): boolean {
-    return fusedDecodeRuns(this.forward.weights, B, this.fusedMaxBatch);
+    return B <= this.fusedUpTo;
   }
 
   /**
