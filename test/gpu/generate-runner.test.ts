@@ -14,6 +14,9 @@ import type { RunnerRow } from '../../src/engine/generate/step-spec';
 import type { Architecture } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
+import { DecodeQkv } from '../../src/engine/kernels/decode-qkv';
+import type { DenseKernels } from '../../src/engine/kernels/registry';
+import type { LoraModule } from '../../src/engine/model/lora/peft-modules';
 import { NO_ADAPTER } from '../../src/engine/kernels/kv-layout';
 import { expectClose } from '../../src/engine/reference/check';
 import { promptLogprobsReference } from '../../src/engine/reference/logprobs';
@@ -174,7 +177,7 @@ describe('model runner: whole-model logits against the reference', () => {
       const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
       const slotA = pool.upload('a', aCfg, a)!;
       f.runner.attachLora(pool);
-      await prefillThenDecode(f, [{ slot: slotA, lora: referenceLora(f.cfg, aCfg, a) }, null], 3, 'decode-lora');
+      await prefillThenDecode(f, [{ slot: slotA, lora: referenceLora(f.cfg, aCfg, a) }, null], 3, 'decode-fused-lora');
       // Separate q/k/v modules are not this model's: the pool refuses them by name.
       const wrong = randomLoraTensors(f.cfg, 4, ['q_proj'], 14);
       expect(() => pool.upload('b', aCfg, wrong)).toThrow(/adapts q_proj, which this phi3 model does not have/);
@@ -248,6 +251,46 @@ describe('model runner: whole-model logits against the reference', () => {
     },
   );
 
+  // LoRA rows on the fused decode graph (decode-lora.ts): DecodeLora folds and shrinks, the kernels'
+  // LoRA variants expand: 7 dispatches per layer. qwen3: the term lands before q/k-norm and RoPE;
+  // qwen2: q/k/v biases, and o_proj past the merge buffer (AttentionMerge + Gemv + the batched LoRA
+  // o, 9 per layer). Both at B = 3 above fusedMaxBatch 2: LoRA batches keep the fused MLP. A device
+  // with WebGPU's default 8 storage buffers per stage decodes them through the general graph.
+  for (const arch of ['qwen3', 'qwen2'] as const) {
+    it(`${arch}: LoRA rows on the fused decode graph beside a base row; the general graph on an 8-binding device`, async () => {
+      const ctx = await generateContext();
+      const modules: LoraModule[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
+      const aCfg = { rank: 8, alpha: 16, targetModules: [], useRslora: false };
+      const bCfg = { rank: 4, alpha: 4, targetModules: [], useRslora: true };
+      const run = async (dense: Partial<DenseKernels>, graph: string, perLayer: number | null) => {
+        const f = await runnerFixture(ctx, arch, 'bf16', 340, { fusedMaxBatch: 2, dense });
+        const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });
+        try {
+          const a = randomLoraTensors(f.cfg, 8, modules, 21, 'f32');
+          const b = randomLoraTensors(f.cfg, 4, ['k_proj', 'o_proj', 'up_proj'], 22, 'bf16');
+          const slotA = pool.upload('a', aCfg, a)!;
+          const slotB = pool.upload('b', bCfg, b)!;
+          f.runner.attachLora(pool);
+          const g = f.runner.describeDecode(3, 100, true);
+          if (perLayer === null) expect(g.dispatchesPerLayer).toBeGreaterThan(15);
+          else expect([g.lora, g.mlp, g.dispatchesPerLayer]).toEqual([true, 'fused', perLayer]);
+          await prefillThenDecode(
+            f,
+            [{ slot: slotA, lora: referenceLora(f.cfg, aCfg, a) }, null, { slot: slotB, lora: referenceLora(f.cfg, bCfg, b) }],
+            3,
+            graph,
+          );
+        } finally {
+          pool.destroy();
+          f.destroy();
+        }
+      };
+      const narrowOProj = arch === 'qwen2' ? { decodeOProj: new DecodeOProj(ctx, { mergeCap: 4 }) } : {};
+      await run(narrowOProj, 'decode-fused-lora', arch === 'qwen2' ? 9 : 7);
+      await run({ decodeQkv: new DecodeQkv({ ...ctx, maxStorageBuffersPerStage: 8 }) }, 'decode-lora', null);
+    });
+  }
+
   it('llama with two LoRA adapters (rank 4 on every module, rank 8 on q, v, down) beside a base row', async () => {
     const ctx = await generateContext();
     const f = await runnerFixture(ctx, 'llama', 'bf16', 310);
@@ -264,7 +307,7 @@ describe('model runner: whole-model logits against the reference', () => {
         f,
         [{ slot: slotA, lora: referenceLora(f.cfg, aCfg, a) }, null, { slot: slotB, lora: referenceLora(f.cfg, bCfg, b) }],
         3,
-        'decode-lora',
+        'decode-fused-lora',
       );
       // The adapters change the model: the adapted logits of prompt 0 are far from the base model's.
       const V = f.cfg.vocabSize;

@@ -27,6 +27,8 @@ import { layerWindow } from '../model/config/attention-window';
 import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import type { AttentionKernels, DenseKernels } from '../kernels/registry';
+import type { DecodeLoraMode, DecodeLoraRefs } from '../kernels/decode-lora';
+import type { LoraKernels, LoraLayout, LoraTables } from '../kernels/lora';
 import { mlpSlices } from '../kernels/decode-mlp';
 import { decodeLayerArgs, decodeQkvArgs, decodeShapeOf, lmHeadWeights } from '../model/weights/kernel-args';
 import type { KvCache } from '../model/kv/kv-cache';
@@ -44,8 +46,18 @@ export interface DecodeGraphContext {
   step: StepBuffers;
 }
 
+/** A decode step with adapter rows: the pool the LoRA terms read (docs/engine.md "LoRA in the fused decode step"). */
+export interface DecodeLoraContext {
+  layout: LoraLayout;
+  tables: Omit<LoraTables, 'tokenSlots'>;
+  /** The general graph's batched LoRA: o_proj's when it runs as AttentionMerge + Gemv. */
+  kernels: LoraKernels;
+}
+
 export interface DecodeGraph {
   calls: KernelCall[];
+  /** Whether the LoRA variants run (rows with adapters). */
+  lora: boolean;
   B: number;
   plan: DecodeSplitPlan;
   mlp: DecodeMlpMode;
@@ -79,8 +91,27 @@ export function fusedDecodeMaxBatch(weights: WeightSet, fusedMaxBatch: number): 
   return weights.config.sandwichNorms ? fusedMaxBatch : Infinity;
 }
 
-/** Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows). */
-export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplitPlan, mlp: DecodeMlpMode): DecodeGraph {
+/**
+ * Whether batches with adapter rows decode through the fused graph: a model the fused kernels run
+ * without sandwich norms (DecodeLora folds the partials into the residual as a plain sum), on a device
+ * that binds DecodeQkv's LoRA variant (10 storage buffers). Such batches always take the fused MLP:
+ * the fold leaves nothing for DecodeQkv to re-read, which is what the unfused pair avoids at large B.
+ */
+export function fusedLoraFits(weights: WeightSet, dense: DenseKernels): boolean {
+  return fusedDecodeCovers(weights) && !weights.config.sandwichNorms && dense.decodeQkv.loraFits();
+}
+
+/**
+ * Encodes the decode step of B rows (tokens in step.tokens, rows in step.rows; with `lora`, each row's
+ * adapter slot in step.tokenSlots).
+ */
+export function encodeDecode(
+  g: DecodeGraphContext,
+  B: number,
+  plan: DecodeSplitPlan,
+  mlp: DecodeMlpMode,
+  lora: DecodeLoraContext | null = null,
+): DecodeGraph {
   const { weights, kv, dense, attention, step } = g;
   const cfg = weights.config;
   if (!fusedDecodeCovers(weights))
@@ -90,6 +121,27 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
+  if (lora && (sandwich || mlp !== 'fused')) throw new Error('decode: LoRA rows run the fused MLP, without sandwich norms');
+  const loraRefs: DecodeLoraRefs | null = lora && { layout: lora.layout, pool: lora.tables.pool, rows: step.loraRows };
+  // DecodeLora's call of one mode: the fold and the shrinks the LoRA variants' expand terms read.
+  const shrink = (mode: DecodeLoraMode, layer: number, normOffset: number, pending: number) =>
+    dense.decodeLora.encode({
+      ...loraRefs!,
+      mode,
+      slots: lora!.tables.slots,
+      tokenSlots: step.tokenSlots,
+      layer,
+      stream,
+      vectors: weights.vectors,
+      normOffset,
+      eps,
+      pending,
+      attention: step.partials,
+      NH,
+      HS,
+      numSplits: plan.numSplits,
+      B,
+    });
   const P = mlpSlices(cfg.intermediateSize).P;
   const fusedOProj = dense.decodeOProj.fits(decodeShapeOf(cfg), B, plan.numSplits);
   const calls: KernelCall[] = [];
@@ -100,13 +152,17 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   let perLayer = 0;
   for (let l = 0; l < cfg.numLayers; l++) {
     const w = weights.layers[l];
-    const pending = mlp === 'fused' && l > 0 ? P : 0;
+    const before = calls.length;
+    // With LoRA, DecodeLora folds the previous layer's partials (and its LoRA down term) first.
+    if (lora) calls.push(...shrink('qkv', l, w.inputNorm, l > 0 ? P : 0));
+    const pending = mlp === 'fused' && l > 0 && !lora ? P : 0;
     // With sandwich norms the partials stay pending until the next DecodeQkv normalises their sum.
     const oPending = sandwich ? 0 : pending;
-    const before = calls.length;
+    const layerLora = loraRefs ? { ...loraRefs, layer: l } : undefined;
     calls.push(
       ...dense.decodeQkv.encode({
         ...decodeQkvArgs(weights, l),
+        lora: layerLora,
         stream,
         pending,
         pendingNorm: l > 0 ? weights.layers[l - 1].mlpOutNorm : null,
@@ -132,9 +188,11 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
       }),
     );
     if (fusedOProj) {
+      if (lora) calls.push(...shrink('o', l, 0, 0));
       calls.push(
         ...dense.decodeOProj.encode({
           ...decodeLayerArgs(weights, l),
+          lora: layerLora,
           stream,
           pending: oPending,
           partials: step.partials,
@@ -158,9 +216,25 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
           accumulate: !sandwich,
         }),
       );
+      if (lora) {
+        calls.push(
+          ...lora.kernels.encode({
+            ...lora.tables,
+            tokenSlots: step.tokenSlots,
+            layout: lora.layout,
+            group: 'o',
+            layer: l,
+            u: step.loraU,
+            x: step.att,
+            y: stream.buffer,
+            T: B,
+          }),
+        );
+      }
     }
     if (mlp === 'fused') {
-      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), stream, B }));
+      if (lora) calls.push(...shrink('gateUp', l, w.postNorm, 0));
+      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), lora: layerLora, stream, B }));
     } else {
       calls.push(
         ...dense.gemv.encode({
@@ -187,7 +261,9 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
     perLayer = calls.length - before;
   }
   const tail: KernelCall[] = [];
-  if (mlp === 'fused') {
+  if (lora) {
+    tail.push(...shrink('fold', cfg.numLayers - 1, 0, P));
+  } else if (mlp === 'fused') {
     const last = weights.layers[cfg.numLayers - 1].mlpOutNorm;
     const norm = sandwich && last !== null ? { vectors: weights.vectors, norm: last, eps } : undefined;
     tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: norm }));
@@ -196,6 +272,7 @@ export function encodeDecode(g: DecodeGraphContext, B: number, plan: DecodeSplit
   calls.push(...tail);
   return {
     calls,
+    lora: lora !== null,
     B,
     plan,
     mlp,

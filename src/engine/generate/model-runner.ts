@@ -317,9 +317,9 @@ export class ModelRunner {
     return { sampled, promptLogprobs };
   }
 
-  /** The decode graph a batch of B rows at this context would use (bench figures). */
-  describeDecode(B: number, longestContext: number): DecodeGraph {
-    return this.graphs.describeDecode(this.forwardContext(), B, longestContext);
+  /** The decode graph a batch of B rows at this context would use (bench figures); `lora`: rows with adapters. */
+  describeDecode(B: number, longestContext: number, lora = false): DecodeGraph {
+    return this.graphs.describeDecode(this.forwardContext(), B, longestContext, lora);
   }
 
   destroy(): void {

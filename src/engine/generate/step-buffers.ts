@@ -8,6 +8,7 @@
  */
 import { createStorage } from '../gpu/buffers';
 import { mlpSlices } from '../kernels/decode-mlp';
+import { decodeLoraRowWords } from '../kernels/decode-lora';
 import { DecodeStream } from '../kernels/decode-stream';
 import { LORA_GROUP_WIDTH, LORA_MAX_RANK } from '../kernels/lora';
 import { promptLogprobsStride } from '../kernels/logprobs';
@@ -56,6 +57,9 @@ export function planActivations(cfg: ModelConfig, lim: StepLimits): PlannedBuffe
     entry('act', [T, F]),
     entry('loraU', [T, LORA_GROUP_WIDTH, LORA_MAX_RANK]),
     entry('tokenSlots', [T], 'u32'),
+    // LoRA on the fused decode graph (decode-lora.ts): each row's adapter header, U and down partials.
+    // Sandwich norms (Gemma) decode LoRA rows through the general graph: no rows then.
+    entry('loraRows', cfg.sandwichNorms ? [1] : [B, decodeLoraRowWords(P)], 'u32'),
     entry('gather', [B], 'u32'),
     entry('scratch', [B, C]),
     entry('logits', [B, V]),
@@ -82,6 +86,7 @@ export class StepBuffers {
   readonly act: GPUBuffer;
   readonly loraU: GPUBuffer;
   readonly tokenSlots: GPUBuffer;
+  readonly loraRows: GPUBuffer;
   readonly gather: GPUBuffer;
   readonly scratch: GPUBuffer;
   readonly logits: GPUBuffer;
@@ -123,6 +128,7 @@ export class StepBuffers {
     this.act = get('act');
     this.loraU = get('loraU');
     this.tokenSlots = get('tokenSlots');
+    this.loraRows = get('loraRows');
     this.gather = get('gather');
     this.scratch = get('scratch');
     this.logits = get('logits');

@@ -5,9 +5,10 @@
  * of bind groups and uniform blocks) costs more on an H100 than running it.
  *
  *   - decode steps (every row one token, sampled in row order): the fused decode graph
- *     (decode-graph.ts) per (B, split plan, MLP mode), or the general graph with decode attention
- *     for LoRA rows and for batches the fused kernels do not run (fusedDecodeMaxBatch: Gemma 3 above
- *     fusedMaxBatch, a [gate; up] of mixed dtypes);
+ *     (decode-graph.ts) per (B, split plan, MLP mode, LoRA), or the general graph with decode
+ *     attention for batches the fused kernels do not run (fusedDecodeMaxBatch: Gemma 3 above
+ *     fusedMaxBatch, a [gate; up] of mixed dtypes) and for LoRA rows where the fused LoRA variants
+ *     do not (fusedLoraFits: sandwich norms, a device with fewer than 10 storage buffers per stage);
  *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
  *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
  *     prefill chunks.
@@ -21,7 +22,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
 import { CallCache } from '../gpu/call-cache';
-import { encodeDecode, fusedDecodeMaxBatch, type DecodeGraph } from './decode-graph';
+import { encodeDecode, fusedDecodeMaxBatch, fusedLoraFits, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -29,13 +30,15 @@ const DECODE_GRAPHS = 8;
 /** General graphs kept (prefill, drafted and LoRA-decode shapes). */
 const GENERAL_GRAPHS = 16;
 
-export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-lora' | 'decode-general';
+export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-fused-lora' | 'decode-lora' | 'decode-general';
 
 export class StepGraphs {
   private readonly decode = new CallCache<DecodeGraph>(DECODE_GRAPHS, { callsOf: (g) => g.calls });
   private readonly general = new CallCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS, { callsOf: (g) => g.calls });
   /** Largest batch the fused graph decodes (read once: the config and weights do not change). */
   private readonly fusedUpTo: number;
+  /** Whether batches with adapter rows take the fused graph (read once, like fusedUpTo). */
+  private readonly fusedLora: boolean;
 
   constructor(
     private readonly forward: Omit<ForwardContext, 'loraTables'>,
@@ -45,6 +48,7 @@ export class StepGraphs {
     private readonly maxAttended: number,
   ) {
     this.fusedUpTo = fusedDecodeMaxBatch(forward.weights, fusedMaxBatch);
+    this.fusedLora = fusedLoraFits(forward.weights, forward.dense);
   }
 
   /** Whether B rows decode through the fused graph. */
@@ -66,6 +70,7 @@ export class StepGraphs {
 
   /** The calls of a decode step of B rows, and which graph they are. */
   decodeStep(f: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): { graph: DecodeGraphName; calls: KernelCall[] } {
+    if (lora && this.fusedLora) return { graph: 'decode-fused-lora', calls: this.fusedLoraDecode(f, B, plan).calls };
     if (lora || !this.fused(B)) {
       return { graph: lora ? 'decode-lora' : 'decode-general', calls: this.generalStep(f, decodeDims(B, plan, lora)) };
     }
@@ -81,20 +86,31 @@ export class StepGraphs {
     return this.general.get(key, () => ({ calls: encodeForward(f, dims) })).calls;
   }
 
-  /** The decode graph a batch of B rows without adapters at this context would use (bench figures). */
-  describeDecode(f: ForwardContext, B: number, longestContext: number): DecodeGraph {
+  /**
+   * The decode graph a batch of B rows at this context would use (bench figures): rows without
+   * adapters, or with `lora` rows with adapters (the pool attached to f).
+   */
+  describeDecode(f: ForwardContext, B: number, longestContext: number, lora = false): DecodeGraph {
     const plan = this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
-    if (this.fused(B)) return this.fusedDecode(B, plan);
-    const calls = this.generalStep(f, decodeDims(B, plan, false));
+    if (lora && this.fusedLora) return this.fusedLoraDecode(f, B, plan);
+    if (!lora && this.fused(B)) return this.fusedDecode(B, plan);
+    const calls = this.generalStep(f, decodeDims(B, plan, lora));
     // Per layer: the calls between the embedding and lm_head, spread evenly.
     const outside = callsOutsideLayers(f, B);
     const perLayer = (calls.length - outside) / f.weights.config.numLayers;
-    return { calls, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
+    return { calls, lora, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
   }
 
   clear(): void {
     this.decode.clear();
     this.general.clear();
+  }
+
+  /** The fused graph with the LoRA variants: the fused MLP at every B (decode-graph.ts fusedLoraFits). */
+  private fusedLoraDecode(f: ForwardContext, B: number, plan: DecodeSplitPlan): DecodeGraph {
+    if (!f.loraTables) throw new Error('decode: LoRA rows without adapter tables');
+    const lora = { layout: f.loraLayout, tables: f.loraTables, kernels: f.loraKernels };
+    return this.decode.get(`lora|${B}|${plan.splitLen}|${plan.numSplits}`, () => encodeDecode(this.forward, B, plan, 'fused', lora));
   }
 
   private fusedDecode(B: number, plan: DecodeSplitPlan): DecodeGraph {

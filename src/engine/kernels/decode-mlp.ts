@@ -21,7 +21,10 @@ import core from './gemv-core.wgsl?raw';
 import geluTanh from './gelu-tanh.wgsl?raw';
 import branchNorm from './decode-branch-norm.wgsl?raw';
 import { fitTile, tileConsts } from './gemv-config';
-import { packed, params, ro, rw, type KernelSpec } from './spec';
+import loraExpand from './decode-lora-expand.wgsl?raw';
+import { loraBuffers, loraExpandConsts, loraExpandUniforms, loraVariant, withLoraFields, type DecodeLoraRefs } from './decode-lora';
+import { wgslSection } from './shader';
+import { packed, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_MLP_SPEC: KernelSpec = {
   name: 'decode.mlp',
@@ -33,9 +36,21 @@ export const DECODE_MLP_SPEC: KernelSpec = {
   },
   // bcap: rows of each block of the stream buffer; sandwich norms: attn_norm_off the post-attention
   // norm of o_proj's output (branch_block), mid_block the residual written
-  uniforms: params('B C F bcap w_stride d_stride norm_off gu_bias_off d_bias_off eps:f32 attn_norm_off branch_block mid_block'),
-  shaders: { main: [core, geluTanh, branchNorm, code] },
+  // lora_down_a: the down module's A units (the `lora` variant's down shrink)
+  uniforms: withLoraFields(
+    'B C F bcap w_stride d_stride norm_off gu_bias_off d_bias_off eps:f32 attn_norm_off branch_block mid_block lora_down_a',
+  ),
+  shaders: { main: [core, geluTanh, branchNorm, wgslSection(code, 'lora', false)] },
 };
+
+/** DecodeMlp with each row's LoRA gate|up term and its slice's share of the down shrink (decode-lora.ts). */
+export const DECODE_MLP_LORA_SPEC = loraVariant(DECODE_MLP_SPEC, 'read_write', [
+  core,
+  geluTanh,
+  branchNorm,
+  loraExpand,
+  wgslSection(code, 'lora', true),
+]);
 
 export const DEFAULT_MLP_SLICE = 128;
 
@@ -68,6 +83,8 @@ export interface DecodeMlpArgs {
   B: number;
   /** Slice width (default DEFAULT_MLP_SLICE); the stream must hold mlpSlices(F, slice).P partials. */
   slice?: number;
+  /** Rows with adapters: add their LoRA gate|up terms and write the down shrink's partials (the `lora` variant). */
+  lora?: DecodeLoraRefs & { layer: number };
 }
 
 export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
@@ -84,20 +101,28 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     const sandwich = a.shape.sandwich;
     if (sandwich && (!a.stream.sandwich || w.attnOutNorm === null))
       throw new Error('decode.mlp: sandwich norms need the post-attention norm and a stream with mid and branch blocks');
+    if (a.lora && (sandwich || a.slice !== undefined))
+      throw new Error('decode.mlp: LoRA rows take the default slices, no sandwich norms (DecodeLora folds the partials)');
+    const spec = a.lora ? DECODE_MLP_LORA_SPEC : DECODE_MLP_SPEC;
     const consts = {
       ...tileConsts(tile),
+      ...loraExpandConsts(a.stream.partials),
       NORM: true,
       FS,
       HAS_BIAS: w.gateUpBias !== null,
       GELU: a.shape.act === 'gelu_tanh',
       SANDWICH: sandwich,
     };
-    const label = `decode.mlp.${w.gateUp.dtype}`;
+    const label = `decode.mlp.${w.gateUp.dtype}${a.lora ? '.lora' : ''}`;
+    const lora = loraBuffers(a.lora);
+    const down = a.lora ? a.lora.layout.groups.down.map((m) => a.lora!.layout.modules[m]) : [];
     return [
       this.call({
         label,
-        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
+        spec,
+        pipeline: this.pipeline({ label, spec, reductions: true, consts, weights: { W: w.gateUp.dtype, WD: w.down.dtype } }),
         buffers: {
+          ...lora,
           stream: a.stream.buffer,
           gateUp: w.gateUp.single('decode.mlp'),
           down: w.down.single('decode.mlp'),
@@ -117,6 +142,8 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
           attn_norm_off: w.attnOutNorm ?? 0,
           branch_block: sandwich ? a.stream.branchBlock : 0,
           mid_block: sandwich ? a.stream.midBlock : 0,
+          lora_down_a: down[0]?.aUnits ?? 0,
+          ...loraExpandUniforms(a.lora, 'gateUp', a.lora?.layer ?? 0),
         },
         workgroups: [P, Math.ceil(a.B / tile.BB), 1],
       }),

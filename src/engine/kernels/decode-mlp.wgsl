@@ -11,6 +11,8 @@
 // fixed summation order, deterministic, no float atomics.
 // Phase 1 walks the 2 FS gate/up rows G at a time on the GEMV core (activations staged once). Phase 2
 // gives each invocation whole output rows: FS contiguous weights of a down_proj row against h.
+// The `lora` variant adds each row's LoRA gate|up term before the activation and writes the slice's
+// share of the down shrink (decode-lora.wgsl folds it into the residual).
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, FS (multiple of 8), HAS_BIAS, GELU, SANDWICH.
 
 var<workgroup> gu: array<f32, 2u * FS * BB>;       // gate then up projections of the slice, [q][b]
@@ -73,7 +75,14 @@ fn main(
     for (var i = lid; i < G * BB; i += WG) {
       let q = grp + i / BB;
       if (q < 2u * FS) {
-        gu[q * BB + i % BB] = ys[i] * rstd[i % BB];
+        var v = ys[i] * rstd[i % BB];
+#ifdef_lora
+        let f = select(q - FS, q, q < FS);
+        if (f < fs_eff && i % BB < nb) {
+          v += lora_delta(b0 + i % BB, select(P.F + f0 + f, f0 + f, q < FS));
+        }
+#endif_lora
+        gu[q * BB + i % BB] = v;
       }
     }
     workgroupBarrier();
@@ -98,6 +107,24 @@ fn main(
     hs[(b * FS + f) / 4u][f % 4u] = h;
   }
   workgroupBarrier();
+#ifdef_lora
+  // This slice's share of each row's LoRA down shrink, sum_f A_down[j, f0 + f] h[f], for the next
+  // DecodeLora fold to sum over the slices and expand.
+  for (var i = lid; i < nb * RMAX; i += WG) {
+    let row = (b0 + i / RMAX) * LROW;
+    let r = LU[row + 1u];
+    let j = i % RMAX;
+    if (j < r) {
+      let a = LU[row] + r * (P.lora_layer * P.lora_units + P.lora_down_a) + j * P.F + f0;
+      let b = i / RMAX;
+      var acc = 0.0;
+      for (var f = 0u; f < fs_eff; f++) {
+        acc += POOL[a + f] * hs[(b * FS + f) / 4u][f % 4u];
+      }
+      LU[row + LORA_UD + s * RMAX + j] = bitcast<u32>(acc);
+    }
+  }
+#endif_lora
   let groups = (fs_eff + 7u) / 8u;
   for (var c = lid; c < P.C; c += WG) {
     var acc = array<f32, BB>(); // explicit zero: SwiftShader does not re-zero loop-body arrays

@@ -20,7 +20,10 @@ import core from './gemv-core.wgsl?raw';
 import type { GemvTile } from './gemv-config';
 import { fitTile, tileConsts } from './gemv-config';
 import { pow2floor } from './shader';
-import { packed, params, ro, rw, type KernelSpec } from './spec';
+import loraExpand from './decode-lora-expand.wgsl?raw';
+import { loraBuffers, loraExpandConsts, loraExpandUniforms, loraVariant, withLoraFields, type DecodeLoraRefs } from './decode-lora';
+import { wgslSection } from './shader';
+import { packed, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_O_PROJ_SPEC: KernelSpec = {
   name: 'decode.o_proj',
@@ -32,9 +35,12 @@ export const DECODE_O_PROJ_SPEC: KernelSpec = {
   },
   // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial
   // sums, out_block: the `branch` block (sandwich norms)
-  uniforms: params('B C K NH HS S bcap pending w_stride bias_off out_block'),
-  shaders: { main: [core, code] },
+  uniforms: withLoraFields('B C K NH HS S bcap pending w_stride bias_off out_block'),
+  shaders: { main: [core, wgslSection(code, 'lora', false)] },
 };
+
+/** DecodeOProj with each row's LoRA o term (decode-lora.ts). */
+export const DECODE_O_PROJ_LORA_SPEC = loraVariant(DECODE_O_PROJ_SPEC, 'read', [core, loraExpand, wgslSection(code, 'lora', true)]);
 
 /** One layer's o_proj as decode.o_proj reads it: Wo, and its bias offset (floats) in the vectors buffer. */
 export interface DecodeOProjWeights {
@@ -55,6 +61,8 @@ export interface DecodeOProjArgs {
   partials: BufferRef;
   numSplits: number;
   B: number;
+  /** Rows with adapters: add their LoRA o terms (the `lora` variant; pending must be 0). */
+  lora?: DecodeLoraRefs & { layer: number };
 }
 
 export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
@@ -105,13 +113,25 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
     const sandwich = a.shape.sandwich;
     if (sandwich && (a.pending > 0 || !a.stream.sandwich))
       throw new Error('decode.o_proj: with sandwich norms the partials stay pending and the stream needs a branch block');
-    const consts = { ...tileConsts(tile), NORM: false, HAS_BIAS: w.oBias !== null, COEF_CAP: this.coefCap, SANDWICH: sandwich };
-    const label = `decode.o_proj.${w.o.dtype}`;
+    if (a.lora && (a.pending > 0 || sandwich))
+      throw new Error('decode.o_proj: LoRA rows need the residual folded first (DecodeLora), no sandwich norms');
+    const spec = a.lora ? DECODE_O_PROJ_LORA_SPEC : DECODE_O_PROJ_SPEC;
+    const consts = {
+      ...tileConsts(tile),
+      ...loraExpandConsts(a.stream.partials),
+      NORM: false,
+      HAS_BIAS: w.oBias !== null,
+      COEF_CAP: this.coefCap,
+      SANDWICH: sandwich,
+    };
+    const label = `decode.o_proj.${w.o.dtype}${a.lora ? '.lora' : ''}`;
+    const lora = loraBuffers(a.lora);
     return [
       this.call({
         label,
-        pipeline: this.pipeline({ label, reductions: true, consts, weights: { W: w.o.dtype } }),
-        buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.vectors, stream: a.stream.buffer },
+        spec,
+        pipeline: this.pipeline({ label, spec, reductions: true, consts, weights: { W: w.o.dtype } }),
+        buffers: { partials: a.partials, o: w.o.single('decode.o_proj'), vectors: a.vectors, stream: a.stream.buffer, ...lora },
         uniforms: {
           B: a.B,
           C,
@@ -124,6 +144,7 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
           w_stride: w.o.rowStride,
           bias_off: w.oBias ?? 0,
           out_block: sandwich ? a.stream.branchBlock : 0,
+          ...loraExpandUniforms(a.lora, 'o', a.lora?.layer ?? 0),
         },
         workgroups: [Math.ceil(C / (tile.TR * tile.RPT)), Math.ceil(a.B / tile.BB), 1],
       }),

@@ -6,6 +6,7 @@
 // Merge weights per (row, head, split) are computed once per workgroup into `coef`, so staging an
 // element costs one multiply-add per split. Partials: f32 [B, NH, S, HS + 2] = (o[HS], m, l) per split,
 // o unnormalised: out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M), M = max_s m_s.
+// The `lora` variant adds each row's LoRA o term (decode-lora-expand.wgsl).
 // Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S), SANDWICH.
 
 var<workgroup> coef: array<f32, COEF_CAP>; // [b][h][s] = exp(m_s - M) / L
@@ -81,6 +82,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (HAS_BIAS) {
         v += VEC[P.bias_off + n];
       }
+#ifdef_lora
+      v += lora_delta(b0 + b, n);
+#endif_lora
       for (var p = 0u; p < P.pending; p++) {
         v += STREAM[(1u + p) * P.bcap * P.C + r];
       }

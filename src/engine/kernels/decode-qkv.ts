@@ -27,7 +27,10 @@ import { fitTile, tileConsts } from './gemv-config';
 import ropePairs from './rope-pairs.wgsl?raw';
 import branchNorm from './decode-branch-norm.wgsl?raw';
 import pendingSum from './decode-pending.wgsl?raw';
-import { packed, params, ro, rw, type KernelSpec } from './spec';
+import loraExpand from './decode-lora-expand.wgsl?raw';
+import { loraBuffers, loraExpandConsts, loraExpandUniforms, loraVariant, withLoraFields, type DecodeLoraRefs } from './decode-lora';
+import { wgslSection } from './shader';
+import { packed, ro, rw, type KernelSpec } from './spec';
 
 export const DECODE_QKV_SPEC: KernelSpec = {
   name: 'decode.qkv',
@@ -47,11 +50,21 @@ export const DECODE_QKV_SPEC: KernelSpec = {
   // 0 on a NoPE layer; head0: the first head of this call (W's first row is its first row); h_in: the
   // stream block holding the residual (0, or `mid` with sandwich norms: then h is written to block 0);
   // mlp_norm_off: the previous layer's post_feedforward_layernorm (sandwich norms)
-  uniforms: params(
+  uniforms: withLoraFields(
     'B C NH NKV bcap pending w_stride norm_off bias_off qnorm_off knorm_off max_blocks rope_off rope_positions eps:f32 rope head0 h_in mlp_norm_off',
   ),
-  shaders: { main: [core, ropePairs, pendingSum, branchNorm, code] },
+  shaders: { main: [core, ropePairs, pendingSum, branchNorm, wgslSection(code, 'lora', false)] },
 };
+
+/** DecodeQkv with each row's LoRA q|k|v term (decode-lora.ts). */
+export const DECODE_QKV_LORA_SPEC = loraVariant(DECODE_QKV_SPEC, 'read', [
+  core,
+  ropePairs,
+  pendingSum,
+  branchNorm,
+  loraExpand,
+  wgslSection(code, 'lora', true),
+]);
 
 /** One layer's weights as decode.qkv reads them: Wqkv, and offsets (floats) into the vectors buffer. */
 export interface DecodeQkvWeights {
@@ -92,6 +105,8 @@ export interface DecodeQkvArgs {
   /** f32 [B, NH, HS], written. */
   q: BufferRef;
   B: number;
+  /** Rows with adapters: add their LoRA q|k|v terms (the `lora` variant; pending must be 0). */
+  lora?: DecodeLoraRefs & { layer: number };
 }
 
 /** Rows per workgroup unit: the whole head with q/k-norm, else the largest even divisor of HS <= group. */
@@ -102,6 +117,11 @@ export function qkvUnit(HS: number, qkNorm: boolean, group: number): number {
 }
 
 export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
+  /** Whether this device binds the `lora` variant's storage buffers (Chrome offers 10, WebGPU's default is 8). */
+  loraFits(): boolean {
+    return (DECODE_QKV_LORA_SPEC.minStorageLimit ?? 0) <= this.ctx.maxStorageBuffersPerStage;
+  }
+
   /** One call per chunk of Wqkv: one, or one per row segment of a qkv whose parts differ in dtype. */
   encode(a: DecodeQkvArgs): KernelCall[] {
     const { C, NH, NKV, HS, qkNorm } = a.shape;
@@ -120,8 +140,12 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
     if (sandwich && !a.stream.sandwich) throw new Error('decode.qkv: sandwich norms need a stream with mid and branch blocks');
     if (sandwich && a.pending > 0 && (a.pendingNorm ?? null) === null)
       throw new Error("decode.qkv: sandwich norms need the previous layer's post_feedforward_layernorm");
+    if (a.lora && (a.pending > 0 || sandwich))
+      throw new Error('decode.qkv: LoRA rows need the residual folded first (DecodeLora), no sandwich norms');
+    const spec = a.lora ? DECODE_QKV_LORA_SPEC : DECODE_QKV_SPEC;
     const consts = {
       ...tileConsts(tile),
+      ...loraExpandConsts(a.stream.partials),
       NORM: true,
       U,
       HS,
@@ -135,11 +159,14 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
       w.qkv.single('decode.qkv');
     }
     return w.qkv.chunks.map((chunk) => {
-      const label = `decode.qkv.${chunk.dtype}`;
+      const label = `decode.qkv.${chunk.dtype}${a.lora ? '.lora' : ''}`;
+      const lora = loraBuffers(a.lora);
       return this.call({
         label,
-        pipeline: this.pipeline({ label, reductions: true, consts, overrides: { KV_BLOCK }, weights: { W: chunk.dtype } }),
+        spec,
+        pipeline: this.pipeline({ label, spec, reductions: true, consts, overrides: { KV_BLOCK }, weights: { W: chunk.dtype } }),
         buffers: {
+          ...lora,
           stream: a.stream.buffer,
           qkv: chunk.buffer,
           vectors: a.vectors,
@@ -169,6 +196,7 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
           head0: chunk.rowStart / HS,
           h_in: sandwich && a.pending > 0 ? a.stream.midBlock : 0,
           mlp_norm_off: a.pendingNorm ?? 0,
+          ...loraExpandUniforms(a.lora, 'qkv', a.lora?.layer ?? 0),
         },
         workgroups: [(chunk.rows / HS) * (HS / U), Math.ceil(a.B / tile.BB), 1],
       });

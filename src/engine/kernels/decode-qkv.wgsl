@@ -12,6 +12,8 @@
 // alike), or the whole head (U = HS) when q/k-norm needs all of it. The GEMV core walks the unit G rows at a time and stages
 // the activations only once. A qkv whose parts differ in dtype (Q4_K q / k, Q6_K v) is one dispatch
 // per row segment: heads from P.head0 on, W holding that segment's rows from head head0's first row.
+// The `lora` variant adds each row's LoRA term to q, k, v before q/k-norm and RoPE
+// (decode-lora-expand.wgsl; DecodeLora has folded the residual, so nothing is pending then).
 // Consts: the GEMV tile (gemv-config.ts), NORM = true, U, HS, ROT, QK_NORM, HAS_BIAS, SANDWICH.
 // BatchRow is generated from the spec (kernels/kv-layout.ts BATCH_ROW).
 
@@ -97,6 +99,11 @@ fn main(
         if (HAS_BIAS) {
           v += VEC[P.bias_off + head * HS + dim_of(u)];
         }
+#ifdef_lora
+        if (i % BB < nb) {
+          v += lora_delta(b0 + i % BB, head * HS + dim_of(u));
+        }
+#endif_lora
         hv[u * BB + i % BB] = v;
       }
     }

@@ -15,6 +15,7 @@ import type { KernelContext } from '../gpu/context';
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, checkRows, SpecKernel } from './spec-kernel';
 import code from './lora.wgsl?raw';
+import { wgslSection } from './shader';
 import { params, ro, rw, type KernelSpec, type StructSpec } from './spec';
 
 /** Largest rank the kernels take (U rows are RMAX wide; shrink keeps RMAX / 16 accumulators per thread). */
@@ -226,9 +227,5 @@ function loraUniforms(a: LoraArgs, mods: LoraModuleLayout[], K: number, x_off: n
 
 /** The shared text plus one entry point's section of lora.wgsl (each section uses only its own spec's bindings). */
 function section(text: string, entry: 'shrink' | 'expand'): string {
-  const other = entry === 'shrink' ? 'expand' : 'shrink';
-  return text
-    .replace(new RegExp(`#ifdef_${other}[\\s\\S]*?#endif_${other}\\n?`), '')
-    .replace(`#ifdef_${entry}`, '')
-    .replace(`#endif_${entry}`, '');
+  return wgslSection(wgslSection(text, entry === 'shrink' ? 'expand' : 'shrink', false), entry, true);
 }

@@ -19,9 +19,10 @@ import { ATTENTION_MERGE_SPEC, AttentionMerge } from './attention-merge';
 import { PREFILL_ATTENTION_SPECS, PrefillAttention, type PrefillAttentionOptions } from './attention-prefill';
 import { CROSS_ENTROPY_SPEC, CrossEntropy } from './cross-entropy';
 import { DECODE_FINALIZE_SPEC, DecodeFinalize } from './decode-finalize';
-import { DECODE_MLP_SPEC, DecodeMlp } from './decode-mlp';
-import { DECODE_O_PROJ_SPEC, DecodeOProj } from './decode-o-proj';
-import { DECODE_QKV_SPEC, DecodeQkv } from './decode-qkv';
+import { DECODE_LORA_SPEC, DecodeLora } from './decode-lora';
+import { DECODE_MLP_LORA_SPEC, DECODE_MLP_SPEC, DecodeMlp } from './decode-mlp';
+import { DECODE_O_PROJ_LORA_SPEC, DECODE_O_PROJ_SPEC, DecodeOProj } from './decode-o-proj';
+import { DECODE_QKV_LORA_SPEC, DECODE_QKV_SPEC, DecodeQkv } from './decode-qkv';
 import { Embedding, EMBEDDING_SPEC } from './embedding';
 import { Gemm, GEMM_SPEC } from './gemm';
 import { Gemv, GEMV_SPEC } from './gemv';
@@ -55,6 +56,10 @@ export const KERNEL_SPECS: readonly KernelSpec[] = [
   DECODE_O_PROJ_SPEC,
   DECODE_MLP_SPEC,
   DECODE_FINALIZE_SPEC,
+  DECODE_LORA_SPEC,
+  DECODE_QKV_LORA_SPEC,
+  DECODE_O_PROJ_LORA_SPEC,
+  DECODE_MLP_LORA_SPEC,
   QKV_PREP_SPEC,
   PREFILL_ATTENTION_SPECS.tiled,
   PREFILL_ATTENTION_SPECS.naive,
@@ -88,6 +93,7 @@ export interface DenseKernels {
   decodeOProj: DecodeOProj;
   decodeMlp: DecodeMlp;
   decodeFinalize: DecodeFinalize;
+  decodeLora: DecodeLora;
 }
 
 export function createDenseKernels(ctx: KernelContext): DenseKernels {
@@ -103,6 +109,7 @@ export function createDenseKernels(ctx: KernelContext): DenseKernels {
     decodeOProj: new DecodeOProj(ctx),
     decodeMlp: new DecodeMlp(ctx),
     decodeFinalize: new DecodeFinalize(ctx),
+    decodeLora: new DecodeLora(ctx),
   };
 }
 

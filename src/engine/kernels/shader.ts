@@ -103,6 +103,18 @@ export function composeShader(parts: ShaderParts): string {
   return text;
 }
 
+/**
+ * A kernel text with its `#ifdef_NAME ... #endif_NAME` sections kept (markers dropped) or removed:
+ * one WGSL file for a family whose variants differ by a few lines, each variant's text naming only
+ * its own spec's bindings.
+ */
+export function wgslSection(text: string, name: string, keep: boolean): string {
+  const block = new RegExp(`[ \\t]*#ifdef_${name}\\n([\\s\\S]*?)[ \\t]*#endif_${name}\\n`, 'g');
+  const out = text.replace(block, (_, body: string) => (keep ? body : ''));
+  if (out.includes(`#ifdef_${name}`) || out.includes(`#endif_${name}`)) throw new Error(`wgslSection: unbalanced #ifdef_${name}`);
+  return out;
+}
+
 /** Smallest power of two >= n (n >= 1). */
 export function pow2ceil(n: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, n)));

@@ -60,6 +60,11 @@ export interface KernelSpec<B extends string = string> {
   /** Entry points that use only some bindings (their layout lists only those); absent: all. */
   entryPoints?: Record<string, readonly B[]>;
   /**
+   * Storage bindings per stage the spec needs when that is more than WebGPU's default 8; its wrapper
+   * uses it only on a device that offers them (a fused decode kernel's LoRA variant, decode-lora.ts).
+   */
+  minStorageLimit?: number;
+  /**
    * The WGSL the family compiles after the declarations, per shader variant (snippets first, then
    * the entry file). Wrappers compose from these; the agreement test checks each against the spec.
    */

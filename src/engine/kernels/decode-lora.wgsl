@@ -1,0 +1,197 @@
+// LoRA on the fused decode graph (decode-graph.ts): the shrinks whose U the fused decode kernels'
+// expand terms read (decode-lora-expand.wgsl), and the residual fold the first of them needs. One
+// workgroup per batch row b, so it may rewrite its row of the residual in place.
+//   MODE 0, before DecodeQkv:
+//     h = residual + the previous layer's MLP partials
+//         + scale * B_down (sum over the MLP slices of their down-shrink partials)   (its LoRA down)
+//     written back to the residual (DecodeQkv and DecodeOProj then have nothing pending); the row's
+//     adapter header into LU; then U_m = A_m (rmsnorm(h) * input_layernorm) for the qkv group's
+//     modules m. After the last layer M is 0: the fold alone.
+//   MODE 1, before DecodeOProj: U_o = A_o a, a the merge of the decode-attention partials.
+//   MODE 2, before DecodeMlp: U_m = A_m (rmsnorm(h) * post_attention_layernorm), m in the gate|up group.
+// LU row b, u32 words from b * LROW: [0] the slot's pool base, [1] its rank (0: no adapter), [2] its
+// scale (f32 bits); U of module m at 4 + m * RMAX; the down shrink's partial of MLP slice s at
+// UD + s * RMAX (written by DecodeMlp). Floats are stored as their bits: the header's integers are not
+// valid floats. Pool layout: kernels/lora.wgsl.
+// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, UD, MODE, COEF_CAP.
+
+// struct Slot (base, rank, scale) is generated from kernels/lora.ts LORA_SLOT.
+
+const NONE: u32 = 0xffffffffu;
+const TEAMS: u32 = WG / TK;
+
+var<workgroup> xs: array<f32, KT>;
+var<workgroup> red: array<f32, WG>;
+var<workgroup> ud: array<f32, RMAX>;
+var<workgroup> coef: array<f32, COEF_CAP>; // MODE 1: merge weight of (head, split)
+var<workgroup> wg_rank: u32;
+var<workgroup> wg_base: u32;
+var<workgroup> wg_scale: f32;
+
+fn a_units(m: u32) -> u32 {
+  return select(select(P.a2, P.a1, m == 1u), P.a0, m == 0u);
+}
+
+// The sum of v over the workgroup, returned to every invocation.
+fn wg_sum(lid: u32, v: f32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+    if (lid < s) {
+      red[lid] += red[lid + s];
+    }
+    workgroupBarrier();
+  }
+  let t = red[0];
+  workgroupBarrier();
+  return t;
+}
+
+// MODE 0: folds the pending terms into row b of the residual; returns the sum of squares of the result.
+fn fold(lid: u32, b: u32, r: u32) -> f32 {
+  let down = r > 0u && P.ud_pending > 0u;
+  if (down) {
+    for (var j = lid; j < r; j += WG) {
+      var t = 0.0;
+      for (var s = 0u; s < P.ud_pending; s++) {
+        t += bitcast<f32>(LU[b * LROW + UD + s * RMAX + j]);
+      }
+      ud[j] = t;
+    }
+  }
+  workgroupBarrier();
+  let bd = wg_base + r * (P.down_layer * P.layer_units + P.down_b);
+  var sq = 0.0;
+  for (var k = lid; k < P.C; k += WG) {
+    let i = b * P.C + k;
+    var h = STREAM[i];
+    for (var p = 0u; p < P.pending; p++) {
+      h += STREAM[(1u + p) * P.bcap * P.C + i];
+    }
+    if (down) {
+      var d = 0.0;
+      for (var j = 0u; j < r; j++) {
+        d += POOL[bd + k * r + j] * ud[j];
+      }
+      h += wg_scale * d;
+    }
+    STREAM[i] = h;
+    sq += h * h;
+  }
+  return wg_sum(lid, sq);
+}
+
+// The shrink's input element k of row b.
+fn x_at(b: u32, k: u32, rstd: f32) -> f32 {
+  if (MODE == 1u) {
+    let h = k / P.HS;
+    let base = (b * P.NH + h) * P.S;
+    var acc = 0.0;
+    for (var s = 0u; s < P.S; s++) {
+      acc += coef[h * P.S + s] * AP[(base + s) * (P.HS + 2u) + k % P.HS];
+    }
+    return acc;
+  }
+  return STREAM[b * P.C + k] * rstd * VEC[P.norm_off + k];
+}
+
+// U[b, m, j] = sum_k A_m[j, k] x[k] for the group's M modules: TEAMS teams of TK invocations, team g
+// owning rows q = round * TEAMS + g of the M * r stacked A rows; the input staged KT at a time.
+fn shrink(lid: u32, b: u32, r: u32, rstd: f32) {
+  let team = lid / TK;
+  let lane = lid % TK;
+  let rows = P.M * r;
+  var acc = array<f32, QMAX>();
+  for (var k0 = 0u; k0 < P.K; k0 += KT) {
+    let klen = min(KT, P.K - k0);
+    workgroupBarrier(); // the previous chunk has been read
+    for (var i = lid; i < klen; i += WG) {
+      xs[i] = x_at(b, k0 + i, rstd);
+    }
+    workgroupBarrier();
+    for (var q = 0u; q < QMAX && q * TEAMS < rows; q++) {
+      let row = q * TEAMS + team;
+      if (row < rows) {
+        let a = wg_base + r * (P.layer * P.layer_units + a_units(row / r)) + (row % r) * P.K + k0;
+        for (var i = lane; i < klen; i += TK) {
+          acc[q] += POOL[a + i] * xs[i];
+        }
+      }
+    }
+  }
+  let rounds = (rows + TEAMS - 1u) / TEAMS;
+  for (var q = 0u; q < rounds; q++) {
+    red[lid] = acc[q];
+    workgroupBarrier();
+    for (var s = TK / 2u; s > 0u; s = s >> 1u) {
+      if (lane < s) {
+        red[lid] += red[lid + s];
+      }
+      workgroupBarrier();
+    }
+    let row = q * TEAMS + team;
+    if (lane == 0u && row < rows) {
+      LU[b * LROW + 4u + (row / r) * RMAX + row % r] = bitcast<u32>(red[lid]);
+    }
+    workgroupBarrier();
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+  let b = wid.x;
+  if (lid == 0u) {
+    if (MODE == 0u) {
+      // The row's adapter, for this call and the layer's other LoRA reads.
+      let s = TOK[b];
+      var slot = Slot(0u, 0u, 0.0, 0u);
+      if (s != NONE) {
+        slot = SLOTS[min(s, arrayLength(&SLOTS) - 1u)];
+      }
+      LU[b * LROW] = slot.base;
+      LU[b * LROW + 1u] = slot.rank;
+      LU[b * LROW + 2u] = bitcast<u32>(slot.scale);
+    }
+    wg_base = LU[b * LROW];
+    wg_rank = LU[b * LROW + 1u];
+    wg_scale = bitcast<f32>(LU[b * LROW + 2u]);
+  }
+  let r = workgroupUniformLoad(&wg_rank);
+  var rstd = 1.0;
+  if (MODE == 0u) {
+    // Every row folds, with an adapter or not: the kernels after it find nothing pending.
+    rstd = inverseSqrt(fold(lid, b, r) / f32(P.C) + P.eps);
+    storageBarrier(); // the shrink reads back the row this workgroup just wrote
+  }
+  if (r == 0u || P.M == 0u) {
+    return;
+  }
+  if (MODE == 1u) {
+    for (var h = lid; h < P.NH; h += WG) {
+      let base = (b * P.NH + h) * P.S;
+      let W2 = P.HS + 2u;
+      var M = -3.0e38;
+      for (var s = 0u; s < P.S; s++) {
+        M = max(M, AP[(base + s) * W2 + P.HS]);
+      }
+      var L = 0.0;
+      for (var s = 0u; s < P.S; s++) {
+        L += AP[(base + s) * W2 + P.HS + 1u] * exp(AP[(base + s) * W2 + P.HS] - M);
+      }
+      let inv = select(0.0, 1.0 / L, L > 0.0);
+      for (var s = 0u; s < P.S; s++) {
+        coef[h * P.S + s] = exp(AP[(base + s) * W2 + P.HS] - M) * inv;
+      }
+    }
+    workgroupBarrier();
+  }
+  if (MODE == 2u) {
+    var sq = 0.0;
+    for (var k = lid; k < P.C; k += WG) {
+      let h = STREAM[b * P.C + k];
+      sq += h * h;
+    }
+    rstd = inverseSqrt(wg_sum(lid, sq) / f32(P.C) + P.eps);
+  }
+  shrink(lid, b, r, rstd);
+}
