@@ -216,9 +216,10 @@ describe('model runner: whole-model logits against the reference', () => {
   // embedding folded into the 4 decode kernels): 4 dispatches per layer. A DecodeOProj with a merge
   // buffer of 4 weights sends 3 rows at 2 splits (8) to AttentionMerge + Gemv, whose output goes to
   // the stream's branch block. A qkv of two dtypes (a Q4_K_M GGUF's Q6_K v_proj) runs DecodeQkv per
-  // segment, the first writing the residual; above fusedMaxBatch Gemma takes the general graph.
+  // segment, the first writing the residual; above fusedMaxBatch (2 here) Gemma folds the MLP
+  // partials into the residual once per layer (DecodeFinalize's sandwich variant) before DecodeQkv.
   it(
-    'gemma3 (f32): 4 dispatches per layer; o_proj past the merge buffer; a qkv of two dtypes; the general graph above fusedMaxBatch',
+    'gemma3 (f32): 4 dispatches per layer; o_proj past the merge buffer; a qkv of two dtypes; the partials folded above fusedMaxBatch',
     { timeout: 300_000 },
     async () => {
       const ctx = await generateContext();
@@ -239,12 +240,14 @@ describe('model runner: whole-model logits against the reference', () => {
       }
       const f16 = randomGemma3Tensors(cfg, 'f16', 331);
       const mixed = tensors.map((t, i) => (t.name.includes('.v_proj.') ? f16[i] : t));
-      const f = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors: mixed } });
+      const f = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors: mixed }, fusedMaxBatch: 2 });
       try {
         expect(f.weights.layers[0].qkv.segments.map((sg) => sg.dtype)).toEqual(['f32', 'f16']);
         expect(f.runner.describeDecode(1, 16).dispatchesPerLayer).toBe(5);
-        expect(f.runner.describeDecode(5, 16).dispatchesPerLayer).toBeGreaterThan(10);
-        await prefillThenDecode(f, [null, null, null], 2, 'decode-fused');
+        // Above fusedMaxBatch the partials are folded once per layer first: one more dispatch.
+        const folded = f.runner.describeDecode(3, 16);
+        expect([folded.mlp, folded.dispatchesPerLayer]).toEqual(['folded', 6]);
+        await prefillThenDecode(f, [null, null, null], 2, 'decode-folded');
       } finally {
         f.destroy();
       }

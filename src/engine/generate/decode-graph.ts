@@ -10,17 +10,24 @@
  *   unfused (larger B): DecodeQkv -> DecodeAttention -> DecodeOProj -> Gemv(post-norm folded,
  *           swiglu) -> Gemv(down, += residual): 5 dispatches, no partials to reread (at large B
  *           every consumer workgroup rereading P partial rows would dominate).
- *   sandwich norms (Gemma 3, fused MLP only): the same 4 kernels, the residual ping-ponging between
+ *   sandwich norms (Gemma 3, split-K MLP only): the same 4 kernels, the residual ping-ponging between
  *           the stream's block 0 and `mid` (decode-stream.ts): DecodeQkv(mid + norm(partials) -> block
  *           0) -> DecodeAttention -> DecodeOProj(-> branch) -> DecodeMlp(block 0 + norm(branch) -> mid).
+ *   folded  (sandwich norms, larger B): DecodeFinalize(mid + norm(partials) -> block 0, a workgroup
+ *           per row) -> DecodeQkv(nothing pending) -> DecodeAttention -> DecodeOProj -> DecodeMlp: 5.
+ *   LoRA rows (decode-lora.ts): DecodeLora(fold, shrink q|k|v) -> DecodeQkv(+LoRA) -> DecodeAttention
+ *           -> DecodeLora(shrink o) -> DecodeOProj(+LoRA) -> DecodeLora(shrink gate|up) ->
+ *           DecodeMlp(+LoRA, down-shrink partials): 7, the split-K MLP at every B.
  * When DecodeOProj's merge buffer cannot hold B x NH x numSplits (long contexts), o_proj becomes
  * [DecodeFinalize when partials are pending] + AttentionMerge + Gemv(+= residual).
- * After the last layer: DecodeFinalize (fused MLP only), then lm_head with the final norm folded.
+ * After the last layer: DecodeFinalize (split-K MLP; DecodeLora's fold with LoRA), then lm_head with the
+ * final norm folded.
  * Gemma's scaled embedding is the embedding kernel's `scale`; its local RoPE table is DecodeQkv's.
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
  * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a CallCache (gpu/call-cache.ts,
- * LRU, disposing what it drops). Batches with LoRA rows use forward-graph.ts instead.
+ * LRU, disposing what it drops). LoRA rows of Gemma 3, or on a device with 8 storage buffers per
+ * stage, use forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
 import { layerWindow } from '../model/config/attention-window';
@@ -36,7 +43,13 @@ import { embeddingScaleOf } from '../model/weights/vector-values';
 import type { WeightSet } from '../model/weights/weight-set';
 import type { StepBuffers } from './step-buffers';
 
-export type DecodeMlpMode = 'fused' | 'unfused';
+/**
+ * fused: DecodeMlp's split-K partials, folded by the next layer's consumers; unfused: the GEMV pair;
+ * folded: DecodeMlp's partials folded by one dispatch per row before the next layer (DecodeFinalize),
+ * so nothing is reread by every consumer workgroup: sandwich norms above fusedMaxBatch, where the
+ * GEMV pair has no step that normalises the MLP output as a whole row.
+ */
+export type DecodeMlpMode = 'fused' | 'unfused' | 'folded';
 
 export interface DecodeGraphContext {
   weights: WeightSet;
@@ -81,14 +94,13 @@ export function fusedDecodeCovers(weights: WeightSet): boolean {
 }
 
 /**
- * The largest batch of this model the fused graph decodes: none when the kernels do not cover it,
- * fusedMaxBatch with sandwich norms (only the split-K MLP runs: its consumers normalise the partials'
- * sum as a whole row; the unfused GEMV pair has no such step, so larger batches of Gemma take the
- * general graph), else every batch (the unfused MLP above fusedMaxBatch).
+ * The MLP mode of a B-row decode step: the split-K MLP up to fusedMaxBatch; above it the GEMV pair, or
+ * with sandwich norms (whose consumers normalise the partials' sum as a whole row, which the GEMV
+ * pair has no step for) the split-K MLP with its partials folded once per layer.
  */
-export function fusedDecodeMaxBatch(weights: WeightSet, fusedMaxBatch: number): number {
-  if (!fusedDecodeCovers(weights)) return 0;
-  return weights.config.sandwichNorms ? fusedMaxBatch : Infinity;
+export function decodeMlpMode(weights: WeightSet, B: number, fusedMaxBatch: number): DecodeMlpMode {
+  if (B <= fusedMaxBatch) return 'fused';
+  return weights.config.sandwichNorms ? 'folded' : 'unfused';
 }
 
 /**
@@ -117,11 +129,16 @@ export function encodeDecode(
   if (!fusedDecodeCovers(weights))
     throw new Error(`decode: the fused decode kernels do not run this ${cfg.arch} model; use the general graph`);
   const sandwich = !!cfg.sandwichNorms;
-  if (sandwich && mlp !== 'fused') throw new Error('decode: sandwich norms run only with the fused MLP; use the general graph');
+  if (sandwich && mlp === 'unfused') throw new Error('decode: sandwich norms run with the split-K MLP (fused or folded)');
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
   if (lora && (sandwich || mlp !== 'fused')) throw new Error('decode: LoRA rows run the fused MLP, without sandwich norms');
+  // DecodeFinalize's sandwich variant after layer l: block 0 = mid + rmsnorm(partials) * its post-MLP norm.
+  const sandwichOf = (l: number) => {
+    const norm = weights.layers[l].mlpOutNorm;
+    return sandwich && norm !== null ? { vectors: weights.vectors, norm, eps } : undefined;
+  };
   const loraRefs: DecodeLoraRefs | null = lora && { layout: lora.layout, pool: lora.tables.pool, rows: step.loraRows };
   // DecodeLora's call of one mode: the fold and the shrinks the LoRA variants' expand terms read.
   const shrink = (mode: DecodeLoraMode, layer: number, normOffset: number, pending: number) =>
@@ -155,6 +172,9 @@ export function encodeDecode(
     const before = calls.length;
     // With LoRA, DecodeLora folds the previous layer's partials (and its LoRA down term) first.
     if (lora) calls.push(...shrink('qkv', l, w.inputNorm, l > 0 ? P : 0));
+    // Folded: the previous layer's partials go into the residual first (with sandwich norms: block 0
+    // = mid + their normalised sum), so the layer's kernels find nothing pending.
+    if (mlp === 'folded' && l > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: sandwichOf(l - 1) }));
     const pending = mlp === 'fused' && l > 0 && !lora ? P : 0;
     // With sandwich norms the partials stay pending until the next DecodeQkv normalises their sum.
     const oPending = sandwich ? 0 : pending;
@@ -232,7 +252,7 @@ export function encodeDecode(
         );
       }
     }
-    if (mlp === 'fused') {
+    if (mlp !== 'unfused') {
       if (lora) calls.push(...shrink('gateUp', l, w.postNorm, 0));
       calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), lora: layerLora, stream, B }));
     } else {
@@ -263,10 +283,8 @@ export function encodeDecode(
   const tail: KernelCall[] = [];
   if (lora) {
     tail.push(...shrink('fold', cfg.numLayers - 1, 0, P));
-  } else if (mlp === 'fused') {
-    const last = weights.layers[cfg.numLayers - 1].mlpOutNorm;
-    const norm = sandwich && last !== null ? { vectors: weights.vectors, norm: last, eps } : undefined;
-    tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: norm }));
+  } else if (mlp !== 'unfused') {
+    tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: sandwichOf(cfg.numLayers - 1) }));
   }
   tail.push(...dense.lmHead.encode({ head: lmHeadWeights(weights), stream, B, logits: step.logits }));
   calls.push(...tail);

@@ -6,9 +6,9 @@
  *
  *   - decode steps (every row one token, sampled in row order): the fused decode graph
  *     (decode-graph.ts) per (B, split plan, MLP mode, LoRA), or the general graph with decode
- *     attention for batches the fused kernels do not run (fusedDecodeMaxBatch: Gemma 3 above
- *     fusedMaxBatch, a [gate; up] of mixed dtypes) and for LoRA rows where the fused LoRA variants
- *     do not (fusedLoraFits: sandwich norms, a device with fewer than 10 storage buffers per stage);
+ *     attention for models the fused kernels do not run (fusedDecodeCovers: a [gate; up] of mixed
+ *     dtypes) and for LoRA rows where the fused LoRA variants do not (fusedLoraFits: sandwich norms,
+ *     a device with fewer than 10 storage buffers per stage);
  *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
  *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
  *     prefill chunks.
@@ -22,7 +22,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
 import { CallCache } from '../gpu/call-cache';
-import { encodeDecode, fusedDecodeMaxBatch, fusedLoraFits, type DecodeGraph } from './decode-graph';
+import { decodeMlpMode, encodeDecode, fusedDecodeCovers, fusedLoraFits, type DecodeGraph } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -30,14 +30,14 @@ const DECODE_GRAPHS = 8;
 /** General graphs kept (prefill, drafted and LoRA-decode shapes). */
 const GENERAL_GRAPHS = 16;
 
-export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-fused-lora' | 'decode-lora' | 'decode-general';
+export type DecodeGraphName = 'decode-fused' | 'decode-unfused' | 'decode-folded' | 'decode-fused-lora' | 'decode-lora' | 'decode-general';
 
 export class StepGraphs {
   private readonly decode = new CallCache<DecodeGraph>(DECODE_GRAPHS, { callsOf: (g) => g.calls });
   private readonly general = new CallCache<{ calls: KernelCall[] }>(GENERAL_GRAPHS, { callsOf: (g) => g.calls });
-  /** Largest batch the fused graph decodes (read once: the config and weights do not change). */
-  private readonly fusedUpTo: number;
-  /** Whether batches with adapter rows take the fused graph (read once, like fusedUpTo). */
+  /** Whether the fused graph decodes this model (read once: the config and weights do not change). */
+  private readonly fusedCovers: boolean;
+  /** Whether batches with adapter rows take the fused graph (read once, like fusedCovers). */
   private readonly fusedLora: boolean;
 
   constructor(
@@ -47,13 +47,8 @@ export class StepGraphs {
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
   ) {
-    this.fusedUpTo = fusedDecodeMaxBatch(forward.weights, fusedMaxBatch);
+    this.fusedCovers = fusedDecodeCovers(forward.weights);
     this.fusedLora = fusedLoraFits(forward.weights, forward.dense);
-  }
-
-  /** Whether B rows decode through the fused graph. */
-  private fused(B: number): boolean {
-    return B <= this.fusedUpTo;
   }
 
   /**
@@ -71,11 +66,11 @@ export class StepGraphs {
   /** The calls of a decode step of B rows, and which graph they are. */
   decodeStep(f: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): { graph: DecodeGraphName; calls: KernelCall[] } {
     if (lora && this.fusedLora) return { graph: 'decode-fused-lora', calls: this.fusedLoraDecode(f, B, plan).calls };
-    if (lora || !this.fused(B)) {
+    if (lora || !this.fusedCovers) {
       return { graph: lora ? 'decode-lora' : 'decode-general', calls: this.generalStep(f, decodeDims(B, plan, lora)) };
     }
     const g = this.fusedDecode(B, plan);
-    return { graph: g.mlp === 'fused' ? 'decode-fused' : 'decode-unfused', calls: g.calls };
+    return { graph: `decode-${g.mlp}`, calls: g.calls };
   }
 
   /** The general graph for these dims. */
@@ -93,7 +88,7 @@ export class StepGraphs {
   describeDecode(f: ForwardContext, B: number, longestContext: number, lora = false): DecodeGraph {
     const plan = this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
     if (lora && this.fusedLora) return this.fusedLoraDecode(f, B, plan);
-    if (!lora && this.fused(B)) return this.fusedDecode(B, plan);
+    if (!lora && this.fusedCovers) return this.fusedDecode(B, plan);
     const calls = this.generalStep(f, decodeDims(B, plan, lora));
     // Per layer: the calls between the embedding and lm_head, spread evenly.
     const outside = callsOutsideLayers(f, B);
@@ -114,7 +109,7 @@ export class StepGraphs {
   }
 
   private fusedDecode(B: number, plan: DecodeSplitPlan): DecodeGraph {
-    const mlp = B <= this.fusedMaxBatch ? 'fused' : 'unfused';
+    const mlp = decodeMlpMode(this.forward.weights, B, this.fusedMaxBatch);
     return this.decode.get(`${mlp}|${B}|${plan.splitLen}|${plan.numSplits}`, () => encodeDecode(this.forward, B, plan, mlp));
   }
 }

@@ -57,7 +57,7 @@ export interface StepResult {
   sampled: SamplerRowOutput[];
   promptLogprobs: PositionLogprobs[] | null;
   /** Which graph ran, and its dispatch counts (bench figures). */
-  graph: 'decode-fused' | 'decode-unfused' | 'decode-fused-lora' | 'decode-lora' | 'decode-general' | 'prefill';
+  graph: 'decode-fused' | 'decode-unfused' | 'decode-folded' | 'decode-fused-lora' | 'decode-lora' | 'decode-general' | 'prefill';
   dispatches: number;
   /** Bytes copied back to the CPU. */
   readbackBytes: number;
