@@ -191,7 +191,7 @@ describe('model runner: whole-model logits against the reference', () => {
   // query_pre_attn_scalar != head_dim (the scale the engine folds into q_norm), bf16 weights (the
   // embedding normaliser rounded to bf16 as transformers does). Decode runs the fused graph. The
   // window (128) is longer than these contexts, where sliding and full attention agree.
-  it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (the fused graph), and a LoRA adapter', async () => {
+  it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (the fused graph), and a LoRA adapter on it', async () => {
     const ctx = await generateContext();
     const cfg = tinyGemma3Config({ sliding_window: 128, query_pre_attn_scalar: 24 });
     const f = await runnerFixture(ctx, 'gemma3', 'bf16', 320, { model: { cfg, tensors: randomGemma3Tensors(cfg, 'bf16', 320) } });
@@ -205,7 +205,8 @@ describe('model runner: whole-model logits against the reference', () => {
       f.runner.attachLora(pool);
       // The same rows again from position 0 (their KV entries are overwritten), one with the adapter.
       for (const i of [0, 1, 2]) f.runner.sampler.release(i);
-      await prefillThenDecode(f, [{ slot, lora: referenceLora(f.cfg, aCfg, a) }, null, null], 1, 'decode-lora');
+      await prefillThenDecode(f, [{ slot, lora: referenceLora(f.cfg, aCfg, a) }, null, null], 2, 'decode-fused-lora');
+      expect(f.runner.describeDecode(3, 16, true).dispatchesPerLayer).toBe(7);
     } finally {
       pool.destroy();
       f.destroy();
@@ -235,6 +236,20 @@ describe('model runner: whole-model logits against the reference', () => {
         const three = small.runner.describeDecode(3, 100);
         expect([three.mlp, three.fusedOProj, three.dispatchesPerLayer]).toEqual(['fused', false, 5]);
         await prefillThenDecode(small, [null, null, null], 2, 'decode-fused');
+        // LoRA rows there: o_proj's term is the batched LoRA on the merged rows, into the branch block.
+        const pool = new LoraPool(ctx.device, small.cfg, { poolBytes: 4 << 20, maxSlots: 2 });
+        try {
+          const a = randomLoraTensors(small.cfg, 4, ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'], 15, 'f32');
+          const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
+          const slot = pool.upload('a', aCfg, a)!;
+          small.runner.attachLora(pool);
+          const lora = small.runner.describeDecode(3, 100, true);
+          expect([lora.lora, lora.fusedOProj, lora.dispatchesPerLayer]).toEqual([true, false, 9]);
+          for (const i of [0, 1, 2]) small.runner.sampler.release(i);
+          await prefillThenDecode(small, [null, { slot, lora: referenceLora(small.cfg, aCfg, a) }, null], 2, 'decode-fused-lora');
+        } finally {
+          pool.destroy();
+        }
       } finally {
         small.destroy();
       }

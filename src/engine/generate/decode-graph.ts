@@ -26,8 +26,8 @@
  *
  * The calls of a (B, split plan) pair are encoded once and replayed each step while they hold
  * (kernel-call.ts); StepGraphs (step-graphs.ts) keeps the last few in a CallCache (gpu/call-cache.ts,
- * LRU, disposing what it drops). LoRA rows of Gemma 3, or on a device with 8 storage buffers per
- * stage, use forward-graph.ts instead.
+ * LRU, disposing what it drops). LoRA rows on a device with 8 storage buffers per stage use
+ * forward-graph.ts instead.
  * Not here: the sampler, the submission (model-runner.ts).
  */
 import { layerWindow } from '../model/config/attention-window';
@@ -104,13 +104,13 @@ export function decodeMlpMode(weights: WeightSet, B: number, fusedMaxBatch: numb
 }
 
 /**
- * Whether batches with adapter rows decode through the fused graph: a model the fused kernels run
- * without sandwich norms (DecodeLora folds the partials into the residual as a plain sum), on a device
- * that binds DecodeQkv's LoRA variant (10 storage buffers). Such batches always take the fused MLP:
- * the fold leaves nothing for DecodeQkv to re-read, which is what the unfused pair avoids at large B.
+ * Whether batches with adapter rows decode through the fused graph: a model the fused kernels run, on
+ * a device that binds DecodeQkv's LoRA variant (10 storage buffers). Such batches always take the
+ * split-K MLP: DecodeLora's fold leaves nothing for DecodeQkv to re-read, which is what the unfused
+ * pair avoids at large B.
  */
 export function fusedLoraFits(weights: WeightSet, dense: DenseKernels): boolean {
-  return fusedDecodeCovers(weights) && !weights.config.sandwichNorms && dense.decodeQkv.loraFits();
+  return fusedDecodeCovers(weights) && dense.decodeQkv.loraFits();
 }
 
 /**
@@ -133,7 +133,7 @@ export function encodeDecode(
   const { numHeads: NH, headDim: HS, rmsNormEps: eps } = cfg;
   const stream = step.stream;
   if (B > stream.rows) throw new Error(`decode: ${B} rows exceed the stream's ${stream.rows}`);
-  if (lora && (sandwich || mlp !== 'fused')) throw new Error('decode: LoRA rows run the fused MLP, without sandwich norms');
+  if (lora && mlp !== 'fused') throw new Error('decode: LoRA rows run the fused MLP (DecodeLora folds its partials)');
   // DecodeFinalize's sandwich variant after layer l: block 0 = mid + rmsnorm(partials) * its post-MLP norm.
   const sandwichOf = (l: number) => {
     const norm = weights.layers[l].mlpOutNorm;
@@ -141,7 +141,7 @@ export function encodeDecode(
   };
   const loraRefs: DecodeLoraRefs | null = lora && { layout: lora.layout, pool: lora.tables.pool, rows: step.loraRows };
   // DecodeLora's call of one mode: the fold and the shrinks the LoRA variants' expand terms read.
-  const shrink = (mode: DecodeLoraMode, layer: number, normOffset: number, pending: number) =>
+  const shrink = (mode: DecodeLoraMode, layer: number, normOffset: number, pending: number, branchNorm: number | null = null) =>
     dense.decodeLora.encode({
       ...loraRefs!,
       mode,
@@ -151,6 +151,7 @@ export function encodeDecode(
       stream,
       vectors: weights.vectors,
       normOffset,
+      branchNorm,
       eps,
       pending,
       attention: step.partials,
@@ -171,7 +172,7 @@ export function encodeDecode(
     const w = weights.layers[l];
     const before = calls.length;
     // With LoRA, DecodeLora folds the previous layer's partials (and its LoRA down term) first.
-    if (lora) calls.push(...shrink('qkv', l, w.inputNorm, l > 0 ? P : 0));
+    if (lora) calls.push(...shrink('qkv', l, w.inputNorm, l > 0 ? P : 0, l > 0 ? weights.layers[l - 1].mlpOutNorm : null));
     // Folded: the previous layer's partials go into the residual first (with sandwich norms: block 0
     // = mid + their normalised sum), so the layer's kernels find nothing pending.
     if (mlp === 'folded' && l > 0) calls.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: sandwichOf(l - 1) }));
@@ -246,14 +247,16 @@ export function encodeDecode(
             layer: l,
             u: step.loraU,
             x: step.att,
+            // Into the residual, or with sandwich norms into the branch block before its norm.
             y: stream.buffer,
+            yOffset: sandwich ? stream.branchBlock * stream.rows * stream.C : 0,
             T: B,
           }),
         );
       }
     }
     if (mlp !== 'unfused') {
-      if (lora) calls.push(...shrink('gateUp', l, w.postNorm, 0));
+      if (lora) calls.push(...shrink('gateUp', l, w.postNorm, 0, w.attnOutNorm));
       calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), lora: layerLora, stream, B }));
     } else {
       calls.push(
@@ -282,7 +285,7 @@ export function encodeDecode(
   }
   const tail: KernelCall[] = [];
   if (lora) {
-    tail.push(...shrink('fold', cfg.numLayers - 1, 0, P));
+    tail.push(...shrink('fold', cfg.numLayers - 1, 0, P, weights.layers[cfg.numLayers - 1].mlpOutNorm));
   } else if (mlp !== 'unfused') {
     tail.push(...dense.decodeFinalize.encode({ stream, B, pending: P, sandwich: sandwichOf(cfg.numLayers - 1) }));
   }

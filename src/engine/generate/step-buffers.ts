@@ -58,8 +58,7 @@ export function planActivations(cfg: ModelConfig, lim: StepLimits): PlannedBuffe
     entry('loraU', [T, LORA_GROUP_WIDTH, LORA_MAX_RANK]),
     entry('tokenSlots', [T], 'u32'),
     // LoRA on the fused decode graph (decode-lora.ts): each row's adapter header, U and down partials.
-    // Sandwich norms (Gemma) decode LoRA rows through the general graph: no rows then.
-    entry('loraRows', cfg.sandwichNorms ? [1] : [B, decodeLoraRowWords(P)], 'u32'),
+    entry('loraRows', [B, decodeLoraRowWords(P)], 'u32'),
     entry('gather', [B], 'u32'),
     entry('scratch', [B, C]),
     entry('logits', [B, V]),

@@ -10,7 +10,9 @@
  *   - `gateUp` before DecodeMlp: normalises the residual and shrinks gate|up;
  *   - `fold` after the last layer: the fold alone (in place of DecodeFinalize).
  * DecodeMlp's variant also writes its slice's share of the down shrink, which the next fold sums.
- * Per layer that is 7 dispatches, against the general graph's 17 or more.
+ * Per layer that is 7 dispatches, against the general graph's 17 or more. With sandwich norms (Gemma 3)
+ * the fold and the gate|up shrink normalise the branch that joins the residual as the fused kernels do
+ * (the fold through the stream's free `branch` block).
  *
  * The per-row scratch (`LU`, u32 [rows, decodeLoraRowWords(P)]) holds the header, the U of the
  * group being applied and the down partials; floats are kept as their bits.
@@ -43,8 +45,12 @@ export const DECODE_LORA_SPEC: KernelSpec = {
   // C hidden size; K the shrink's input width; bcap rows of each stream block; pending MLP partials
   // and ud_pending down-shrink partials to fold (MODE 0); layer, layer_units, M, a0..a2: the shrink's
   // layer, pool units per layer, modules and their A units; down_layer, down_b: the folded down term's
-  // layer and B units; norm_off, eps: the norm before the shrink; NH, HS, S: the attention partials
-  uniforms: params('B C K bcap pending ud_pending layer layer_units M a0 a1 a2 down_layer down_b norm_off eps:f32 NH HS S'),
+  // layer and B units; norm_off, eps: the norm before the shrink; NH, HS, S: the attention partials;
+  // sandwich norms: mid_block, branch_block (stream blocks), branch_norm_off (the norm of the branch
+  // joining the residual: the previous layer's post_feedforward one in MODE 0, post_attention in 2)
+  uniforms: params(
+    'B C K bcap pending ud_pending layer layer_units M a0 a1 a2 down_layer down_b norm_off eps:f32 NH HS S mid_block branch_block branch_norm_off',
+  ),
   shaders: { main: [code] },
 };
 
@@ -77,6 +83,11 @@ export interface DecodeLoraArgs extends DecodeLoraRefs {
   vectors: BufferRef;
   /** The norm applied before the shrink (qkv: input_layernorm, gateUp: post_attention_layernorm). */
   normOffset?: number;
+  /**
+   * Sandwich norms: the norm of the branch that joins the residual here (qkv and fold: the previous
+   * layer's post_feedforward_layernorm; gateUp: the layer's post_attention_layernorm).
+   */
+  branchNorm?: number | null;
   eps: number;
   /** qkv and fold: MLP partial blocks to fold, 0 at layer 0; with it the previous layer's LoRA down. */
   pending?: number;
@@ -93,7 +104,9 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
     const { layout, stream } = a;
     checkDim('decode.lora', 'B', a.B);
     if (a.B > stream.rows) throw new Error(`decode.lora: ${a.B} rows exceed the stream's ${stream.rows}`);
-    if (stream.sandwich) throw new Error('decode.lora: sandwich norms decode LoRA rows through the general graph');
+    const sandwich = stream.sandwich;
+    if (sandwich && a.mode !== 'o' && (a.branchNorm ?? null) === null && (a.mode === 'gateUp' || (a.pending ?? 0) > 0))
+      throw new Error('decode.lora: sandwich norms need the norm of the branch joining the residual');
     const pending = a.pending ?? 0;
     if (pending > stream.partials) throw new Error(`decode.lora: ${pending} pending partials, the stream holds ${stream.partials}`);
     if (a.mode === 'o' && a.NH * a.numSplits > COEF_CAP)
@@ -115,6 +128,7 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
       UD: 4 + 3 * LORA_MAX_RANK,
       MODE: MODES[a.mode],
       COEF_CAP,
+      SANDWICH: sandwich,
     };
     const label = `decode.lora.${a.mode}`;
     const foldsDown = (a.mode === 'qkv' || a.mode === 'fold') && pending > 0;
@@ -152,6 +166,9 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
           NH: a.NH,
           HS: a.HS,
           S: a.numSplits,
+          mid_block: sandwich ? stream.midBlock : 0,
+          branch_block: sandwich ? stream.branchBlock : 0,
+          branch_norm_off: a.branchNorm ?? 0,
         },
         workgroups: [a.B, 1, 1],
       }),

@@ -6,14 +6,17 @@
 //         + scale * B_down (sum over the MLP slices of their down-shrink partials)   (its LoRA down)
 //     written back to the residual (DecodeQkv and DecodeOProj then have nothing pending); the row's
 //     adapter header into LU; then U_m = A_m (rmsnorm(h) * input_layernorm) for the qkv group's
-//     modules m. After the last layer M is 0: the fold alone.
+//     modules m. After the last layer M is 0: the fold alone. With sandwich norms (Gemma 3) the fold
+//     is h = mid + rmsnorm(that MLP output) * post_feedforward_layernorm, into block 0.
 //   MODE 1, before DecodeOProj: U_o = A_o a, a the merge of the decode-attention partials.
-//   MODE 2, before DecodeMlp: U_m = A_m (rmsnorm(h) * post_attention_layernorm), m in the gate|up group.
+//   MODE 2, before DecodeMlp: U_m = A_m (rmsnorm(h) * post_attention_layernorm), m in the gate|up group
+//     (with sandwich norms h = block 0 + rmsnorm(o_proj's output) * its norm, and the norm is the
+//     pre-feedforward one, as DecodeMlp stages them).
 // LU row b, u32 words from b * LROW: [0] the slot's pool base, [1] its rank (0: no adapter), [2] its
 // scale (f32 bits); U of module m at 4 + m * RMAX; the down shrink's partial of MLP slice s at
 // UD + s * RMAX (written by DecodeMlp). Floats are stored as their bits: the header's integers are not
 // valid floats. Pool layout: kernels/lora.wgsl.
-// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, UD, MODE, COEF_CAP.
+// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, UD, MODE, COEF_CAP, SANDWICH.
 
 // struct Slot (base, rank, scale) is generated from kernels/lora.ts LORA_SLOT.
 
@@ -47,7 +50,26 @@ fn wg_sum(lid: u32, v: f32) -> f32 {
   return t;
 }
 
-// MODE 0: folds the pending terms into row b of the residual; returns the sum of squares of the result.
+// The MLP output of row b's previous layer at column k: the sum of its partials (with the LoRA down term).
+fn mlp_out(b: u32, k: u32, r: u32, down: bool, bd: u32) -> f32 {
+  let i = b * P.C + k;
+  var y = 0.0;
+  for (var p = 0u; p < P.pending; p++) {
+    y += STREAM[(1u + p) * P.bcap * P.C + i];
+  }
+  if (down) {
+    var d = 0.0;
+    for (var j = 0u; j < r; j++) {
+      d += POOL[bd + k * r + j] * ud[j];
+    }
+    y += wg_scale * d;
+  }
+  return y;
+}
+
+// MODE 0: folds the pending terms into row b of the residual (block 0); returns the sum of squares of
+// the result. With sandwich norms the residual is then mid + rmsnorm(MLP output) * post_feedforward
+// norm: a first pass writes the MLP output to the free `branch` block and sums its squares.
 fn fold(lid: u32, b: u32, r: u32) -> f32 {
   let down = r > 0u && P.ud_pending > 0u;
   if (down) {
@@ -62,27 +84,43 @@ fn fold(lid: u32, b: u32, r: u32) -> f32 {
   workgroupBarrier();
   let bd = wg_base + r * (P.down_layer * P.layer_units + P.down_b);
   var sq = 0.0;
+  if (SANDWICH && P.pending > 0u) {
+    for (var k = lid; k < P.C; k += WG) {
+      let y = mlp_out(b, k, r, down, bd);
+      STREAM[(P.branch_block * P.bcap + b) * P.C + k] = y;
+      sq += y * y;
+    }
+    let rstd = inverseSqrt(wg_sum(lid, sq) / f32(P.C) + P.eps);
+    sq = 0.0;
+    for (var k = lid; k < P.C; k += WG) {
+      let y = STREAM[(P.branch_block * P.bcap + b) * P.C + k];
+      let h = STREAM[(P.mid_block * P.bcap + b) * P.C + k] + y * rstd * VEC[P.branch_norm_off + k];
+      STREAM[b * P.C + k] = h;
+      sq += h * h;
+    }
+    return wg_sum(lid, sq);
+  }
   for (var k = lid; k < P.C; k += WG) {
     let i = b * P.C + k;
-    var h = STREAM[i];
-    for (var p = 0u; p < P.pending; p++) {
-      h += STREAM[(1u + p) * P.bcap * P.C + i];
-    }
-    if (down) {
-      var d = 0.0;
-      for (var j = 0u; j < r; j++) {
-        d += POOL[bd + k * r + j] * ud[j];
-      }
-      h += wg_scale * d;
-    }
+    let h = STREAM[i] + mlp_out(b, k, r, down, bd);
     STREAM[i] = h;
     sq += h * h;
   }
   return wg_sum(lid, sq);
 }
 
+// MODE 2 with sandwich norms: the residual the MLP reads, block 0 + rmsnorm(o_proj's output) *
+// post_attention_layernorm (DecodeMlp writes it to `mid`); `brstd` is the branch's rstd.
+fn mlp_residual(b: u32, k: u32, brstd: f32) -> f32 {
+  let h = STREAM[b * P.C + k];
+  if (SANDWICH) {
+    return h + STREAM[(P.branch_block * P.bcap + b) * P.C + k] * brstd * VEC[P.branch_norm_off + k];
+  }
+  return h;
+}
+
 // The shrink's input element k of row b.
-fn x_at(b: u32, k: u32, rstd: f32) -> f32 {
+fn x_at(b: u32, k: u32, rstd: f32, brstd: f32) -> f32 {
   if (MODE == 1u) {
     let h = k / P.HS;
     let base = (b * P.NH + h) * P.S;
@@ -92,12 +130,15 @@ fn x_at(b: u32, k: u32, rstd: f32) -> f32 {
     }
     return acc;
   }
+  if (MODE == 2u) {
+    return mlp_residual(b, k, brstd) * rstd * VEC[P.norm_off + k];
+  }
   return STREAM[b * P.C + k] * rstd * VEC[P.norm_off + k];
 }
 
 // U[b, m, j] = sum_k A_m[j, k] x[k] for the group's M modules: TEAMS teams of TK invocations, team g
 // owning rows q = round * TEAMS + g of the M * r stacked A rows; the input staged KT at a time.
-fn shrink(lid: u32, b: u32, r: u32, rstd: f32) {
+fn shrink(lid: u32, b: u32, r: u32, rstd: f32, brstd: f32) {
   let team = lid / TK;
   let lane = lid % TK;
   let rows = P.M * r;
@@ -106,7 +147,7 @@ fn shrink(lid: u32, b: u32, r: u32, rstd: f32) {
     let klen = min(KT, P.K - k0);
     workgroupBarrier(); // the previous chunk has been read
     for (var i = lid; i < klen; i += WG) {
-      xs[i] = x_at(b, k0 + i, rstd);
+      xs[i] = x_at(b, k0 + i, rstd, brstd);
     }
     workgroupBarrier();
     for (var q = 0u; q < QMAX && q * TEAMS < rows; q++) {
@@ -185,13 +226,22 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     workgroupBarrier();
   }
+  var brstd = 1.0;
   if (MODE == 2u) {
+    if (SANDWICH) {
+      var bq = 0.0;
+      for (var k = lid; k < P.C; k += WG) {
+        let y = STREAM[(P.branch_block * P.bcap + b) * P.C + k];
+        bq += y * y;
+      }
+      brstd = inverseSqrt(wg_sum(lid, bq) / f32(P.C) + P.eps);
+    }
     var sq = 0.0;
     for (var k = lid; k < P.C; k += WG) {
-      let h = STREAM[b * P.C + k];
+      let h = mlp_residual(b, k, brstd);
       sq += h * h;
     }
     rstd = inverseSqrt(wg_sum(lid, sq) / f32(P.C) + P.eps);
   }
-  shrink(lid, b, r, rstd);
+  shrink(lid, b, r, rstd, brstd);
 }

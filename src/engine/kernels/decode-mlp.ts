@@ -101,8 +101,7 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     const sandwich = a.shape.sandwich;
     if (sandwich && (!a.stream.sandwich || w.attnOutNorm === null))
       throw new Error('decode.mlp: sandwich norms need the post-attention norm and a stream with mid and branch blocks');
-    if (a.lora && (sandwich || a.slice !== undefined))
-      throw new Error('decode.mlp: LoRA rows take the default slices, no sandwich norms (DecodeLora folds the partials)');
+    if (a.lora && a.slice !== undefined) throw new Error('decode.mlp: LoRA rows take the default slices (DecodeLora folds the partials)');
     const spec = a.lora ? DECODE_MLP_LORA_SPEC : DECODE_MLP_SPEC;
     const consts = {
       ...tileConsts(tile),

@@ -113,8 +113,7 @@ export class DecodeOProj extends SpecKernel.of(DECODE_O_PROJ_SPEC) {
     const sandwich = a.shape.sandwich;
     if (sandwich && (a.pending > 0 || !a.stream.sandwich))
       throw new Error('decode.o_proj: with sandwich norms the partials stay pending and the stream needs a branch block');
-    if (a.lora && (a.pending > 0 || sandwich))
-      throw new Error('decode.o_proj: LoRA rows need the residual folded first (DecodeLora), no sandwich norms');
+    if (a.lora && a.pending > 0) throw new Error('decode.o_proj: LoRA rows need the residual folded first (DecodeLora)');
     const spec = a.lora ? DECODE_O_PROJ_LORA_SPEC : DECODE_O_PROJ_SPEC;
     const consts = {
       ...tileConsts(tile),

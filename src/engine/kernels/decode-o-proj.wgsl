@@ -75,6 +75,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         if (HAS_BIAS) {
           o += VEC[P.bias_off + n];
         }
+#ifdef_lora
+        o += lora_delta(b0 + b, n);
+#endif_lora
         STREAM[P.out_block * P.bcap * P.C + r] = o;
         continue;
       }

@@ -140,8 +140,7 @@ export class DecodeQkv extends SpecKernel.of(DECODE_QKV_SPEC) {
     if (sandwich && !a.stream.sandwich) throw new Error('decode.qkv: sandwich norms need a stream with mid and branch blocks');
     if (sandwich && a.pending > 0 && (a.pendingNorm ?? null) === null)
       throw new Error("decode.qkv: sandwich norms need the previous layer's post_feedforward_layernorm");
-    if (a.lora && (a.pending > 0 || sandwich))
-      throw new Error('decode.qkv: LoRA rows need the residual folded first (DecodeLora), no sandwich norms');
+    if (a.lora && a.pending > 0) throw new Error('decode.qkv: LoRA rows need the residual folded first (DecodeLora)');
     const spec = a.lora ? DECODE_QKV_LORA_SPEC : DECODE_QKV_SPEC;
     const consts = {
       ...tileConsts(tile),
