@@ -26,9 +26,12 @@ import type { DecodeStream } from './decode-stream';
 import { LORA_MAX_RANK, LORA_SLOT, type LoraGroupName, type LoraLayout, type LoraTables } from './lora';
 import { params, ro, rw, type BindingSpec, type KernelSpec, type UniformSpec } from './spec';
 
+/** Where a row's down-shrink partials start (u32 words): after the 4-word header and a group's U (3 modules). */
+const DOWN_PARTIALS_AT = 4 + 3 * LORA_MAX_RANK;
+
 /** u32 words of one row of the LoRA decode scratch: header, U of a group (3 modules), P down partials. */
 export function decodeLoraRowWords(partials: number): number {
-  return 4 + (3 + partials) * LORA_MAX_RANK;
+  return DOWN_PARTIALS_AT + partials * LORA_MAX_RANK;
 }
 
 export const DECODE_LORA_SPEC: KernelSpec = {
@@ -125,7 +128,7 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
       RMAX: LORA_MAX_RANK,
       QMAX: (3 * LORA_MAX_RANK) / (WG / TK),
       LROW: words,
-      UD: 4 + 3 * LORA_MAX_RANK,
+      LORA_UD: DOWN_PARTIALS_AT,
       MODE: MODES[a.mode],
       COEF_CAP,
       SANDWICH: sandwich,
@@ -196,7 +199,7 @@ export function loraExpandUniforms(lora: DecodeLoraRefs | undefined, group: Lora
 
 /** The expand term's consts. */
 export function loraExpandConsts(partials: number): { RMAX: number; LROW: number; LORA_UD: number } {
-  return { RMAX: LORA_MAX_RANK, LROW: decodeLoraRowWords(partials), LORA_UD: 4 + 3 * LORA_MAX_RANK };
+  return { RMAX: LORA_MAX_RANK, LROW: decodeLoraRowWords(partials), LORA_UD: DOWN_PARTIALS_AT };
 }
 
 /**
@@ -207,13 +210,9 @@ export function loraExpandConsts(partials: number): { RMAX: number; LROW: number
  */
 export function loraVariant(spec: KernelSpec, rows: 'read' | 'read_write', shaders: readonly string[]): KernelSpec {
   const lu: BindingSpec = (rows === 'read' ? ro : rw)('LU', 'u32', "[B, LROW]: each row's adapter header, U, down partials (bits)");
-  return {
-    ...spec,
-    name: `${spec.name}.lora`,
-    bindings: { ...spec.bindings, loraPool: ro('POOL', 'f32', "every slot's A and B matrices (lora.wgsl)"), loraRows: lu },
-    minStorageLimit: Object.keys(spec.bindings).length + 2,
-    shaders: { main: shaders },
-  };
+  const bindings = { ...spec.bindings, loraPool: ro('POOL', 'f32', "every slot's A and B matrices (lora.wgsl)"), loraRows: lu };
+  const n = Object.keys(bindings).length;
+  return { ...spec, name: `${spec.name}.lora`, bindings, ...(n > 8 ? { minStorageLimit: n } : {}), shaders: { main: shaders } };
 }
 
 /** The `lora` variant's two extra buffers by binding name (none without LoRA). */

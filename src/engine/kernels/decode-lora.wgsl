@@ -14,9 +14,9 @@
 //     pre-feedforward one, as DecodeMlp stages them).
 // LU row b, u32 words from b * LROW: [0] the slot's pool base, [1] its rank (0: no adapter), [2] its
 // scale (f32 bits); U of module m at 4 + m * RMAX; the down shrink's partial of MLP slice s at
-// UD + s * RMAX (written by DecodeMlp). Floats are stored as their bits: the header's integers are not
+// LORA_UD + s * RMAX (written by DecodeMlp). Floats are stored as their bits: the header's integers are not
 // valid floats. Pool layout: kernels/lora.wgsl.
-// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, UD, MODE, COEF_CAP, SANDWICH.
+// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, LORA_UD, MODE, COEF_CAP, SANDWICH.
 
 // struct Slot (base, rank, scale) is generated from kernels/lora.ts LORA_SLOT.
 
@@ -76,7 +76,7 @@ fn fold(lid: u32, b: u32, r: u32) -> f32 {
     for (var j = lid; j < r; j += WG) {
       var t = 0.0;
       for (var s = 0u; s < P.ud_pending; s++) {
-        t += bitcast<f32>(LU[b * LROW + UD + s * RMAX + j]);
+        t += bitcast<f32>(LU[b * LROW + LORA_UD + s * RMAX + j]);
       }
       ud[j] = t;
     }
