@@ -6,9 +6,9 @@
 // It unpacks the pack that device-pack.mjs made (.devbench/pack -> .devbench/run), points Vulkan at
 // the NVIDIA driver when the machine has it, and runs the bundled bench step by step, most wanted
 // first: the peers' decode table per shape, the peers' training table per shape, the generation and
-// training sections with --profile, decode again with Dawn's Node-only toggles, Gemma 3's fused
-// decode with --profile and batch 8 on the fused MLP (if time is left), and a probe of
-// whether a headless Chromium there reaches the GPU. Every step has a time limit, and all of them
+// training sections with --profile (and decode under a rank-16 LoRA adapter, --lora-rank 16), decode
+// again with Dawn's Node-only toggles, Gemma 3's fused decode with --profile and batch 8 on the fused
+// MLP (if time is left), and a probe of whether a headless Chromium there reaches the GPU. Every step has a time limit, and all of them
 // share one deadline (DEVICE_BUDGET_S, default 420 s: the device tool's 10-minute command limit and
 // 15 minutes of device time a session, less a machine's start and the transfers); a step that
 // would start past it is listed as not run. So the command ends in time (about 7.5 minutes at most,
@@ -141,7 +141,17 @@ const steps = quick
       {
         name: 'profile',
         limitS: 600,
-        args: ['--sections', 'generation,training', '--profile', '--models', 'tiny-chat', '--train-models', 'smollm2-135m'],
+        args: [
+          '--sections',
+          'generation,training',
+          '--profile',
+          '--lora-rank',
+          '16',
+          '--models',
+          'tiny-chat',
+          '--train-models',
+          'smollm2-135m',
+        ],
       },
       {
         name: 'Dawn toggles',
@@ -165,10 +175,23 @@ const steps = quick
         limitS: 150,
         args: ['--sections', 'peers', '--full', '--peer-parts', 'training', '--peer-shapes', shape],
       })),
+      // With decode under a rank-16 adapter on every projection at batches 1 and 8 (the RL rollout
+      // path: decode-fused-lora), in the same engines: about 10-20 s more (the adapters' compilation).
       {
         name: 'profile',
-        limitS: 150,
-        args: ['--sections', 'generation,training', '--full', '--profile', '--models', PROFILED, '--train-models', PROFILED],
+        limitS: 180,
+        args: [
+          '--sections',
+          'generation,training',
+          '--full',
+          '--profile',
+          '--lora-rank',
+          '16',
+          '--models',
+          PROFILED,
+          '--train-models',
+          PROFILED,
+        ],
       },
       // Decode again with Dawn's toggles: beside the profile step's decode figures (taken without them).
       {

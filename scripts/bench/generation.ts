@@ -8,7 +8,11 @@
  *   - device-independent figures of the decode step: dispatches per layer (and per step), command
  *     submissions per step (profiler counters), bytes read back per sequence per step;
  *   - on a known GPU, the fraction of the memory-bandwidth limit the batch-1 decode reaches
- *     (weights bytes per token / bandwidth = the fastest possible step).
+ *     (weights bytes per token / bandwidth = the fastest possible step);
+ *   - with `loraRank`, decode again at each batch with every request under one LoRA adapter of that
+ *     rank on every projection (random weights): an RL rollout sampling from its current checkpoint.
+ *     Beside its figures, the dispatches per layer of the general graph, which LoRA rows take where
+ *     the fused LoRA variants do not run (Gemma 3, devices with fewer than 10 storage buffers).
  * Every measured request is preceded by a warm-up of the same shape (pipeline compilation is paid
  * once per shape, seconds each on SwiftShader), and prompts use fresh cache salts so the prefix
  * cache never helps.
@@ -18,7 +22,10 @@
  */
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { Engine } from '../../src/engine/generate/engine';
-import type { GenerationHandle, GenerationRequest } from '../../src/engine/generate/types';
+import type { GenerationHandle, GenerationRequest, LoraAdapter } from '../../src/engine/generate/types';
+import type { ModelConfig } from '../../src/engine/model/config/model-config';
+import { loraModulesOf } from '../../src/engine/model/lora/peft-modules';
+import { randomLoraTensors } from '../../src/engine/reference/lora';
 import { benchModel, type BenchModel } from './bench-models';
 import { kernelShares, type KernelShare } from './profile';
 
@@ -41,6 +48,8 @@ export interface GenerationBenchOptions {
    * models take the unfused GEMV pair and Gemma the general graph. Set to measure both at one batch.
    */
   fusedMaxBatch?: number;
+  /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */
+  loraRank?: number;
 }
 
 export interface DecodeFigures {
@@ -58,6 +67,21 @@ export interface DecodeFigures {
   bandwidthRatio: number | null;
 }
 
+/** Decode of a batch whose every request carries the same LoRA adapter. */
+export interface LoraDecodeFigures {
+  batch: number;
+  rank: number;
+  modules: string[];
+  tokensPerSecond: number;
+  stepMs: number;
+  /** Graph of the step: decode-fused-lora (the fused kernels' LoRA variants) or decode-lora (the general graph). */
+  graph: string;
+  dispatchesPerLayer: number;
+  dispatchesPerStep: number;
+  /** The general LoRA graph's dispatches per layer at this batch (what the fused graph saves). */
+  generalDispatchesPerLayer: number;
+}
+
 export interface GenerationBenchResult {
   model: string;
   layers: number;
@@ -68,6 +92,8 @@ export interface GenerationBenchResult {
   ttftMs: number;
   prefillTokensPerSecond: number;
   decode: DecodeFigures[];
+  /** With `loraRank`: decode with every request under one adapter, per batch. */
+  loraDecode?: LoraDecodeFigures[];
   gpuBytes: { weights: number; kvCache: number; activations: number; total: number };
   /** Weight bytes a decode step reads per token (every matrix once, in its stored format). */
   weightBytesPerToken: number;
@@ -97,10 +123,10 @@ function bandwidthOf(gpu: GpuContext): number | null {
 
 let salt = 0;
 
-function benchRequest(model: string, prompt: number[], maxTokens: number): GenerationRequest {
+function benchRequest(model: string, prompt: number[], maxTokens: number, adapter: LoraAdapter | null = null): GenerationRequest {
   return {
     model,
-    adapter: null,
+    adapter,
     promptTokenIds: prompt,
     n: 1,
     sampling: [{ temperature: 0, ignoreEos: true }],
@@ -120,6 +146,49 @@ async function tokenTimes(handle: GenerationHandle): Promise<number[]> {
 
 function prompt(n: number, V: number, seed: number): number[] {
   return Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + seed * 104729) % (V - 1)));
+}
+
+/** A LoRA adapter of this rank on every projection of the model, random weights (alpha = 2r, as is common). */
+function benchAdapter(cfg: ModelConfig, rank: number): LoraAdapter {
+  const modules = loraModulesOf(cfg);
+  return {
+    key: `bench-lora-r${rank}`,
+    config: { rank, alpha: 2 * rank, targetModules: [...modules], useRslora: false },
+    load: async () => randomLoraTensors(cfg, rank, modules, 17, 'f32'),
+  };
+}
+
+/**
+ * B requests decoding together (steady state: from the moment every request has its first token to
+ * the last token), after a warm-up of the same shape that compiles this batch size's graph.
+ */
+async function timeDecode(
+  engine: Engine,
+  name: string,
+  V: number,
+  B: number,
+  steps: number,
+  adapter: LoraAdapter | null,
+): Promise<{ tokensPerSecond: number; stepMs: number; submissionsPerStep: number }> {
+  const model = engine.models[0];
+  const profiler = engine.kernelContext.profiler;
+  const run = (seed: number, n: number) =>
+    Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n, adapter)))));
+  await run(100 * B, 3);
+  const stepsBefore = model.scheduler.stats.steps;
+  const subsBefore = profiler.submissions;
+  const times = await run(1000 * B, steps + 1);
+  const allSteps = model.scheduler.stats.steps - stepsBefore;
+  const submissions = profiler.submissions - subsBefore;
+  const from = Math.max(...times.map((t) => t[0]));
+  const to = Math.max(...times.map((t) => t[t.length - 1]));
+  const tokens = times.reduce((s, t) => s + t.filter((x) => x > from).length, 0);
+  return {
+    tokensPerSecond: tokens / ((to - from) / 1000),
+    stepMs: (to - from) / Math.max(1, Math.round(tokens / B)),
+    // Over the run's steps of either kind (the B prompts' prefill, then the decode steps).
+    submissionsPerStep: submissions / allSteps,
+  };
 }
 
 export async function runGenerationBench(
@@ -201,19 +270,7 @@ export async function measureGeneration(
     log(`  prefill ${P} tokens: ${ttftMs.toFixed(0)} ms to the first token`);
     const decode: DecodeFigures[] = [];
     for (const B of batches) {
-      const run = (seed: number, n: number) =>
-        Promise.all(Array.from({ length: B }, (_, i) => tokenTimes(engine.generate(benchRequest(name, prompt(16, V, seed + i), n)))));
-      await run(100 * B, 3); // warm-up: compiles this batch size's graph
-      const stepsBefore = model.scheduler.stats.steps;
-      const subsBefore = ctx.profiler.submissions;
-      const times = await run(1000 * B, steps + 1);
-      const allSteps = model.scheduler.stats.steps - stepsBefore;
-      const submissions = ctx.profiler.submissions - subsBefore;
-      const from = Math.max(...times.map((t) => t[0]));
-      const to = Math.max(...times.map((t) => t[t.length - 1]));
-      const tokens = times.reduce((s, t) => s + t.filter((x) => x > from).length, 0);
-      const tokensPerSecond = tokens / ((to - from) / 1000);
-      const stepMs = (to - from) / Math.max(1, Math.round(tokens / B));
+      const { tokensPerSecond, stepMs, submissionsPerStep } = await timeDecode(engine, name, V, B, steps, null);
       const graph = model.runner.describeDecode(B, 16 + steps);
       const last = model.runner.lastStep!;
       const bandwidth = bandwidthOf(gpu);
@@ -224,8 +281,7 @@ export async function measureGeneration(
         graph: last.graph,
         dispatchesPerLayer: graph.dispatchesPerLayer,
         dispatchesPerStep: last.dispatches,
-        // Over the run's steps of either kind (the B prompts' prefill, then the decode steps).
-        submissionsPerStep: submissions / allSteps,
+        submissionsPerStep,
         readbackBytesPerSequence: last.readbackBytes / last.rows,
         bandwidthRatio: B === 1 && bandwidth ? bm.weightBytes / bandwidth / (stepMs / 1000) : null,
       });
@@ -233,6 +289,9 @@ export async function measureGeneration(
         `  decode batch ${B}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer)`,
       );
     }
+    // Before the adapter pool exists: the figures of the engine serving the base model alone.
+    const gpuBytes = { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes };
+    const loraDecode = options.loraRank ? await measureLoraDecode(engine, bm, batches, options.loraRank, steps, log) : undefined;
     const decodeProfile = options.profile ? await profileDecode(engine, name, V, steps, log) : undefined;
     return {
       decodeProfile,
@@ -245,7 +304,8 @@ export async function measureGeneration(
       ttftMs,
       prefillTokensPerSecond: P / (ttftMs / 1000),
       decode,
-      gpuBytes: { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes },
+      loraDecode,
+      gpuBytes,
       weightBytesPerToken: bm.weightBytes,
       maxModelLen: model.served.maxModelLen,
     };
@@ -253,4 +313,39 @@ export async function measureGeneration(
     await ctx.device.queue.onSubmittedWorkDone();
     model.destroy();
   }
+}
+
+/** Decode at each batch with every request under one random adapter of `rank` (benchAdapter). */
+async function measureLoraDecode(
+  engine: Engine,
+  bm: BenchModel,
+  batches: number[],
+  rank: number,
+  steps: number,
+  log: (line: string) => void,
+): Promise<LoraDecodeFigures[]> {
+  const adapter = benchAdapter(bm.files.config, rank);
+  const runner = engine.models[0].runner;
+  const out: LoraDecodeFigures[] = [];
+  for (const B of batches) {
+    const { tokensPerSecond, stepMs } = await timeDecode(engine, bm.name, bm.files.config.vocabSize, B, steps, adapter);
+    const last = runner.lastStep!;
+    const graph = runner.describeDecode(B, 16 + steps, true);
+    const general = runner.describeGeneralDecode(B, 16 + steps, true);
+    out.push({
+      batch: B,
+      rank,
+      modules: adapter.config.targetModules,
+      tokensPerSecond,
+      stepMs,
+      graph: last.graph,
+      dispatchesPerLayer: graph.dispatchesPerLayer,
+      dispatchesPerStep: last.dispatches,
+      generalDispatchesPerLayer: general.dispatchesPerLayer,
+    });
+    log(
+      `  decode batch ${B}, LoRA rank ${rank}: ${tokensPerSecond.toFixed(1)} tokens/s (${stepMs.toFixed(1)} ms per step, ${last.graph}, ${graph.dispatchesPerLayer} dispatches per layer; the general LoRA graph ${general.dispatchesPerLayer})`,
+    );
+  }
+  return out;
 }

@@ -48,6 +48,41 @@ export function generationTable(results: GenerationBenchResult[]): string {
 }
 
 /**
+ * Decode with LoRA adapters (`--lora-rank`): one row per model and batch, every request under one
+ * adapter, beside the same run's decode without adapters; the graph that ran, its dispatches per
+ * layer, and the general LoRA graph's (what LoRA rows cost where the fused variants do not run).
+ */
+export function loraDecodeTable(results: GenerationBenchResult[]): string {
+  const head = [
+    'model',
+    'layers',
+    'adapter',
+    'batch',
+    'decode tok/s',
+    'ms / step',
+    'without LoRA tok/s',
+    'graph',
+    'dispatches / layer',
+    'general LoRA graph dispatches / layer',
+  ];
+  const rows = results.flatMap((r) =>
+    (r.loraDecode ?? []).map((d) => [
+      r.model,
+      r.layers === r.totalLayers ? `${r.layers}` : `${r.layers} of ${r.totalLayers}`,
+      `LoRA rank ${d.rank}, ${d.modules.length === 7 ? 'all seven projections' : d.modules.join(', ')}`,
+      `${d.batch}`,
+      d.tokensPerSecond.toFixed(1),
+      d.stepMs.toFixed(1),
+      r.decode.find((x) => x.batch === d.batch)?.tokensPerSecond.toFixed(1) ?? '-',
+      d.graph,
+      `${d.dispatchesPerLayer}`,
+      `${d.generalDispatchesPerLayer}`,
+    ]),
+  );
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+/**
  * The quantized section: each shape in bf16 and GGML block formats side by side (issue 11): decode
  * at batch 1, the weight bytes a decoded token reads, GPU memory, and on a GPU of known bandwidth the
  * fraction of the bandwidth limit (those bytes / bandwidth over the step time).

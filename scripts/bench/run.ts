@@ -34,6 +34,10 @@
  *   npm run bench -- --fused-max-batch 8               the largest batch decoded with the fused MLP (default 4;
  *                                                  above it the unfused GEMV pair, for Gemma the general graph),
  *                                                  named in every table's device
+ *   npm run bench -- --sections generation --lora-rank 16
+ *                                                  also decode each batch with every request under a random LoRA
+ *                                                  adapter of rank 16 on every projection (an RL rollout), beside the
+ *                                                  general LoRA graph's dispatches per layer (off by default)
  *   npm run bench -- --dawn-toggles skip_validation,disable_robustness
  *                                                  Node only: Dawn's toggles on the device (node-gpu.ts); the device
  *                                                  name in every table says so, keeping these figures apart
@@ -45,6 +49,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
+import { LORA_MAX_RANK } from '../../src/engine/kernels/lora';
 import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
 import { cpuOptionsFromArgs, cpuTable, runCpuBench, type CpuBenchResult } from './cpu';
@@ -52,7 +57,7 @@ import { e2eOptionsFromArgs, e2eTable, runE2eBench, type E2eBenchResult } from '
 import { runGenerationBench, type GenerationBenchOptions, type GenerationBenchResult } from './generation';
 import { quantizeLoadTable, runQuantizeLoadBench, type QuantizeLoadBenchResult } from './quantize-load';
 import { QUANTIZED_BENCH_FORMATS, QUANTIZED_BENCH_SHAPES } from './quantized';
-import { generationTable, quantizedTable, recordRun } from './report';
+import { generationTable, loraDecodeTable, quantizedTable, recordRun } from './report';
 import { runStructuredBench, type StructuredBenchResult } from './structured';
 import { structuredTable } from './structured-table';
 import { peersTables, runPeersBench, type PeerPart, type PeersResult } from './peers';
@@ -88,11 +93,18 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       quick: args.quick === true ? true : args.full === true ? false : undefined,
       profile: args.profile === true,
       fusedMaxBatch: num('fused-max-batch'),
+      loraRank: num('lora-rank'),
     }
   : null;
 const fusedMax = generation?.fusedMaxBatch;
 if (fusedMax !== undefined && !(Number.isInteger(fusedMax) && fusedMax >= 0))
   throw new Error(`bench: --fused-max-batch takes a whole number of rows, not ${args['fused-max-batch']}`);
+const loraRank = generation?.loraRank;
+if (args['lora-rank'] !== undefined) {
+  if (!generation) throw new Error('bench: --lora-rank measures decode in the generation section; add it to --sections');
+  if (!(Number.isInteger(loraRank) && loraRank! >= 1 && loraRank! <= LORA_MAX_RANK))
+    throw new Error(`bench: --lora-rank takes a rank from 1 to ${LORA_MAX_RANK}, not ${args['lora-rank']}`);
+}
 const training = sections.includes('training') ? trainOptionsFromArgs(args) : null;
 const quantized: GenerationBenchOptions | null = sections.includes('quantized')
   ? {
@@ -202,6 +214,8 @@ const CPU_TITLE = 'CPU backend beside WebGPU, one GGUF';
 
 const tables: Array<{ title: string; markdown: string }> = [];
 if (genResults.length) tables.push({ title: 'Generation', markdown: generationTable(genResults) });
+if (genResults.some((r) => r.loraDecode?.length))
+  tables.push({ title: `Decode with LoRA adapters, rank ${loraRank}`, markdown: loraDecodeTable(genResults) });
 if (trainResults.length) tables.push({ title: 'Training (one LoRA step)', markdown: trainingTable(trainResults) });
 if (quantizedResults.length) tables.push({ title: 'Quantized weights (decode)', markdown: quantizedTable(quantizedResults) });
 if (quantizeLoadResults.length)

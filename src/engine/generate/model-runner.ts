@@ -322,6 +322,11 @@ export class ModelRunner {
     return this.graphs.describeDecode(this.forwardContext(), B, longestContext, lora);
   }
 
+  /** The general graph's decode step of B rows, even where the fused graph runs them (bench: what fusing saves). */
+  describeGeneralDecode(B: number, longestContext: number, lora = false): DecodeGraph {
+    return this.graphs.describeGeneralDecode(this.forwardContext(), B, longestContext, lora);
+  }
+
   destroy(): void {
     this.graphs.clear();
     this.staging.destroy();

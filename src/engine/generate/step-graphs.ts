@@ -86,19 +86,37 @@ export class StepGraphs {
    * adapters, or with `lora` rows with adapters (the pool attached to f).
    */
   describeDecode(f: ForwardContext, B: number, longestContext: number, lora = false): DecodeGraph {
-    const plan = this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
+    const plan = this.planAt(B, longestContext);
     if (lora && this.fusedLora) return this.fusedLoraDecode(f, B, plan);
     if (!lora && this.fusedCovers) return this.fusedDecode(B, plan);
-    const calls = this.generalStep(f, decodeDims(B, plan, lora));
-    // Per layer: the calls between the embedding and lm_head, spread evenly.
-    const outside = callsOutsideLayers(f, B);
-    const perLayer = (calls.length - outside) / f.weights.config.numLayers;
-    return { calls, lora, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
+    return this.generalDecode(f, B, plan, lora);
+  }
+
+  /**
+   * The general graph's decode step of B rows, even where the fused graph runs them (bench figures:
+   * what the fused graph saves, on any device; the general graph is what a device with fewer than 10
+   * storage buffers per stage decodes LoRA rows through).
+   */
+  describeGeneralDecode(f: ForwardContext, B: number, longestContext: number, lora = false): DecodeGraph {
+    return this.generalDecode(f, B, this.planAt(B, longestContext), lora);
   }
 
   clear(): void {
     this.decode.clear();
     this.general.clear();
+  }
+
+  /** The split plan of B rows whose longest context is `longestContext`. */
+  private planAt(B: number, longestContext: number): DecodeSplitPlan {
+    return this.plan(Array.from({ length: B }, () => ({ pos: longestContext - 1 })));
+  }
+
+  private generalDecode(f: ForwardContext, B: number, plan: DecodeSplitPlan, lora: boolean): DecodeGraph {
+    const calls = this.generalStep(f, decodeDims(B, plan, lora));
+    // Per layer: the calls between the embedding and lm_head, spread evenly.
+    const outside = callsOutsideLayers(f, B);
+    const perLayer = (calls.length - outside) / f.weights.config.numLayers;
+    return { calls, lora, B, plan, mlp: 'unfused', fusedOProj: false, dispatchesPerLayer: perLayer, dispatchesOutsideLayers: outside };
   }
 
   /** The fused graph with the LoRA variants: the fused MLP at every B (decode-graph.ts fusedLoraFits). */

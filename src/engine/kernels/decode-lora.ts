@@ -10,7 +10,7 @@
  *   - `gateUp` before DecodeMlp: normalises the residual and shrinks gate|up;
  *   - `fold` after the last layer: the fold alone (in place of DecodeFinalize).
  * DecodeMlp's variant also writes its slice's share of the down shrink, which the next fold sums.
- * Per layer that is 7 dispatches, against the general graph's 17 or more. With sandwich norms (Gemma 3)
+ * Per layer that is 7 dispatches, against the general graph's 19. With sandwich norms (Gemma 3)
  * the fold and the gate|up shrink normalise the branch that joins the residual as the fused kernels do
  * (the fold through the stream's free `branch` block).
  *
