@@ -97,7 +97,7 @@ describe('DecodeLora: the fold and the shrinks of LoRA rows on the fused decode 
         layer,
       };
       const kernel = new DecodeLora(ctx);
-      const U = async () => new Float32Array(await read(ctx, buffers.rows as GPUBuffer, B * words));
+      const U = async () => new Float32Array(await read(ctx, buffers.rows, B * words));
       const expectU = (got: Float32Array, group: LoraGroupName, x: (b: number) => Float32Array, what: string) => {
         adapters.forEach((a, b) => {
           if (!a) return;
