@@ -64,6 +64,7 @@ describe('profiler', () => {
     expect(Object.keys(k).sort()).toEqual([
       'add',
       'decodeFinalize',
+      'decodeLora',
       'decodeMlp',
       'decodeOProj',
       'decodeQkv',
