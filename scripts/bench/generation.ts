@@ -100,6 +100,8 @@ export interface GenerationBenchResult {
   maxModelLen: number;
   /** Where a batch-1 decode step's GPU time goes (with `profile`, on an adapter with timestamp-query). */
   decodeProfile?: KernelShare[];
+  /** The same with every row under the `loraRank` adapter (with `profile` and `loraRank`). */
+  loraDecodeProfile?: KernelShare[];
 }
 
 /** Memory bandwidth of GPUs the bench may meet, bytes/s (vendor spec sheets). */
@@ -208,17 +210,21 @@ export async function runGenerationBench(
   return results;
 }
 
-/** Kernel shares of batch-1 decode steps: timing starts once the request's prefill gave its first token. */
+/**
+ * Kernel shares of batch-1 decode steps (under `adapter` when given: the LoRA decode graph): timing
+ * starts once the request's prefill gave its first token.
+ */
 async function profileDecode(
   engine: Engine,
   name: string,
   V: number,
   steps: number,
   log: (line: string) => void,
+  adapter: LoraAdapter | null = null,
 ): Promise<KernelShare[] | undefined> {
   const profiler = engine.kernelContext.profiler;
   let started = false;
-  for await (const ev of engine.generate(benchRequest(name, prompt(16, V, 7), steps + 1))) {
+  for await (const ev of engine.generate(benchRequest(name, prompt(16, V, 7), steps + 1, adapter))) {
     if (ev.type === 'tokens' && !started) started = profiler.startKernelTiming();
   }
   if (!started) {
@@ -293,8 +299,13 @@ export async function measureGeneration(
     const gpuBytes = { weights: model.weights.gpuBytes, kvCache: model.kv.bytes, activations: model.runner.bytes, total: model.gpuBytes };
     const loraDecode = options.loraRank ? await measureLoraDecode(engine, bm, batches, options.loraRank, steps, log) : undefined;
     const decodeProfile = options.profile ? await profileDecode(engine, name, V, steps, log) : undefined;
+    const loraDecodeProfile =
+      options.profile && options.loraRank
+        ? await profileDecode(engine, name, V, steps, log, benchAdapter(cfg, options.loraRank))
+        : undefined;
     return {
       decodeProfile,
+      loraDecodeProfile,
       model: name,
       layers: cfg.numLayers,
       totalLayers: bm.totalLayers,

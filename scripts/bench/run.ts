@@ -223,8 +223,14 @@ if (quantizeLoadResults.length)
 if (structuredResults.length)
   tables.push({ title: 'Structured outputs (JSON-schema constraint per token)', markdown: structuredTable(structuredResults) });
 if (peersResult) tables.push(...peersTables(peersResult));
-for (const r of genResults)
+for (const r of genResults) {
   if (r.decodeProfile) tables.push({ title: `Where a decode step goes: ${r.model}, batch 1`, markdown: profileTable(r.decodeProfile) });
+  if (r.loraDecodeProfile)
+    tables.push({
+      title: `Where a LoRA decode step goes: ${r.model}, batch 1, rank ${loraRank}`,
+      markdown: profileTable(r.loraDecodeProfile),
+    });
+}
 for (const r of trainResults)
   if (r.stepProfile)
     tables.push({
