@@ -147,7 +147,8 @@ describe('model runner: whole-model logits against the reference', () => {
 
   // Fused matrices whose parts differ in dtype keep each part in its own (row segments, as a Q4_K_M
   // GGUF's Q6_K v_proj beside Q4_K q / k): a qkv runs DecodeQkv once per segment (qwen3: the q/k-norm
-  // unit is the whole head), a [gate; up] sends decode to the general graph (fusedDecodeCovers).
+  // unit is the whole head; with a LoRA row too), a [gate; up] sends decode to the general graph
+  // (fusedDecodeCovers).
   for (const [arch, part, graph] of [
     ['qwen3', 'v_proj', 'decode-fused'],
     ['llama', 'up_proj', 'decode-general'],
@@ -162,6 +163,19 @@ describe('model runner: whole-model logits against the reference', () => {
         const fused = f.weights.layers[0][part === 'v_proj' ? 'qkv' : 'gateUp'];
         expect(fused.segments.map((sg) => sg.dtype)).toEqual(['bf16', 'f16']);
         await prefillThenDecode(f, [null, null, null], 2, graph);
+        if (arch !== 'qwen3') return;
+        // A LoRA row there: DecodeQkv's LoRA variant once per segment, each adding the terms of its heads.
+        const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 2 });
+        try {
+          const a = randomLoraTensors(f.cfg, 4, ['k_proj', 'v_proj'], 16, 'f32');
+          const aCfg = { rank: 4, alpha: 8, targetModules: [], useRslora: false };
+          const slot = pool.upload('a', aCfg, a)!;
+          f.runner.attachLora(pool);
+          for (const i of [0, 1, 2]) f.runner.sampler.release(i);
+          await prefillThenDecode(f, [null, null, { slot, lora: referenceLora(f.cfg, aCfg, a) }], 2, 'decode-fused-lora');
+        } finally {
+          pool.destroy();
+        }
       } finally {
         f.destroy();
       }
