@@ -199,14 +199,14 @@ const steps = quick
         limitS: 90,
         args: ['--sections', 'generation', '--full', '--models', PROFILED, '--batches', '1,8', '--dawn-toggles', TOGGLES],
       },
-      // Gemma 3 on the fused decode path (4 dispatches per layer at B <= 4), against the H100's 315 / 183
-      // tokens/s through the general graph; last, as what time is left allows (or DEVICE_STEPS=gemma).
+      // Gemma 3 on the fused decode path (4 dispatches per layer at B <= 4, 5 folded above), against the
+      // H100's 315 / 183 tokens/s through the general graph; last, as time allows (or DEVICE_STEPS=gemma).
       {
         name: 'gemma decode',
         limitS: 150,
         args: ['--sections', 'generation', '--full', '--profile', '--models', 'gemma-3-270m,gemma-3-1b', '--batches', '1,8'],
       },
-      // Batch 8 with the fused MLP (default: the unfused GEMV pair, for Gemma the general graph): whether
+      // Batch 8 with the fused MLP (default: the unfused GEMV pair, for Gemma the folded one): whether
       // fusedMaxBatch 4 is right, for a Llama-like shape and for Gemma.
       {
         name: 'gemma and qwen fused at batch 8',

@@ -12,7 +12,7 @@
  *   - with `loraRank`, decode again at each batch with every request under one LoRA adapter of that
  *     rank on every projection (random weights): an RL rollout sampling from its current checkpoint.
  *     Beside its figures, the dispatches per layer of the general graph, which LoRA rows take where
- *     the fused LoRA variants do not run (Gemma 3, devices with fewer than 10 storage buffers).
+ *     the fused LoRA variants do not run (devices with fewer than 10 storage buffers per stage).
  * Every measured request is preceded by a warm-up of the same shape (pipeline compilation is paid
  * once per shape, seconds each on SwiftShader), and prompts use fresh cache salts so the prefix
  * cache never helps.
@@ -45,7 +45,8 @@ export interface GenerationBenchOptions {
   profile?: boolean;
   /**
    * Largest batch decoded with the fused MLP (EngineOptions.fusedMaxBatch, default 4): above it Llama-like
-   * models take the unfused GEMV pair and Gemma the general graph. Set to measure both at one batch.
+   * models take the unfused GEMV pair and Gemma folds the MLP partials once per layer. Set to measure
+   * both at one batch.
    */
   fusedMaxBatch?: number;
   /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */

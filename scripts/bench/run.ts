@@ -32,7 +32,7 @@
  *                                                  training measures one of its two tables; --llama-cpp-peer FILE
  *                                                  runs llama.cpp through a bundled child (device-pack.mjs)
  *   npm run bench -- --fused-max-batch 8               the largest batch decoded with the fused MLP (default 4;
- *                                                  above it the unfused GEMV pair, for Gemma the general graph),
+ *                                                  above it the unfused GEMV pair, for Gemma the folded MLP),
  *                                                  named in every table's device
  *   npm run bench -- --sections generation --lora-rank 16
  *                                                  also decode each batch with every request under a random LoRA

@@ -4,8 +4,9 @@
  *
  * A step is a batch of rows, each a sequence's block-table row, its first position and its tokens.
  * Its forward pass is a graph StepGraphs (step-graphs.ts) keeps per shape and replays: the fused
- * decode graph when every row is one token (or the general graph with decode attention for LoRA
- * rows and models the fused kernels do not cover), the general graph with prefill attention
+ * decode graph when every row is one token, LoRA rows too (or the general graph with decode
+ * attention for models the fused kernels do not cover, and LoRA rows on a device with 8 storage
+ * buffers per stage), the general graph with prefill attention
  * otherwise (prefill chunks, jump-forward drafts).
  * Then, in the same pass, optional prompt logprobs (lm_head over the asked rows + PromptLogprobs)
  * and the sampler over the logits of each sampled row's last token (a row can be sampled several
