@@ -14,6 +14,7 @@ import { ReferenceModel } from '../../src/engine/reference/model';
 import type { Rng } from '../../src/engine/tensor/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import { dequantizedTensor, randomQuantizedModel } from '../../src/engine/reference/random-quantized';
+import { attentionForward } from '../../src/engine/reference/attention';
 import { upload } from './dense-helpers';
 
 export interface TestModel {
@@ -129,4 +130,31 @@ export function attentionPartials(
     }
   }
   return out;
+}
+
+/**
+ * Random q, keys and values for each batch row's context length, their decode-attention partials
+ * [B, NH, S, HS + 2] (S splits of splitLen keys) and the attention output [B, NH * HS] those partials
+ * merge to (the reference's, at each row's last position).
+ */
+export function randomAttentionRows(
+  rng: Rng,
+  lengths: readonly number[],
+  NH: number,
+  NKV: number,
+  HS: number,
+  S: number,
+  splitLen: number,
+): { partials: Float32Array; att: Float32Array } {
+  const B = lengths.length;
+  const att = new Float32Array(B * NH * HS);
+  const partials = new Float32Array(B * NH * S * (HS + 2));
+  lengths.forEach((L, b) => {
+    const q = rng.normals(NH * HS);
+    const k = rng.normals(L * NKV * HS);
+    const v = rng.normals(L * NKV * HS);
+    partials.set(attentionPartials(q, k, v, L, NH, NKV, HS, S, splitLen), b * NH * S * (HS + 2));
+    attentionForward(att.subarray(b * NH * HS, (b + 1) * NH * HS), q, k, v, 1, L, NH, NKV, HS, L - 1);
+  });
+  return { partials, att };
 }

@@ -3,7 +3,8 @@
 // and the three shrinks (q|k|v over the normalised residual, o over the merged attention partials,
 // gate|up over the residual the MLP stages), for rows of two adapters of different ranks beside a
 // row without one. The hidden size (1088) is past the kernel's 1024-wide input chunk, and rank 24 x 3
-// modules past its 16 teams, so both loops take more than one round.
+// modules past its 16 teams, so both loops take more than one round. The plain case runs without
+// subgroups, the sandwich one with them (DecodeLora's sums through group_sum).
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCalls } from '../../src/engine/gpu/kernel-call';
 import { loraLayout } from '../../src/engine/generate/lora-layout';
@@ -11,13 +12,12 @@ import { DecodeLora, decodeLoraRowWords } from '../../src/engine/kernels/decode-
 import { DecodeStream } from '../../src/engine/kernels/decode-stream';
 import { LORA_MAX_RANK, LORA_SLOT, loraSlotFloats, type LoraGroupName } from '../../src/engine/kernels/lora';
 import { packStructs } from '../../src/engine/kernels/spec';
-import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
 import { testConfig } from '../../src/engine/reference/random-model';
 import { rmsnormForward } from '../../src/engine/reference/rmsnorm';
 import { Rng } from '../../src/engine/tensor/random';
-import { attentionPartials } from './decode-helpers';
+import { randomAttentionRows } from './decode-helpers';
 import { destroyContexts, kernelContext, read, TOL, upload } from './dense-helpers';
 
 afterAll(destroyContexts);
@@ -46,7 +46,8 @@ function matrix(pool: Float32Array, a: { rank: number; base: number }, l: number
 describe('DecodeLora: the fold and the shrinks of LoRA rows on the fused decode graph', () => {
   for (const sandwich of [false, true]) {
     it(`fold + q|k|v shrink, o shrink, gate|up shrink${sandwich ? ' (sandwich norms)' : ''}`, async () => {
-      const ctx = await kernelContext();
+      // Without subgroups in one case: DecodeLora's sums take the workgroup-memory path (reduce-shared).
+      const ctx = await kernelContext({ subgroups: sandwich });
       const rng = new Rng(sandwich ? 61 : 60);
       const pool = rng.normals(loraSlotFloats(layout, 24) + loraSlotFloats(layout, 5)).map((x) => x * 0.1);
       const slots = packStructs(
@@ -71,15 +72,7 @@ describe('DecodeLora: the fold and the shrinks of LoRA rows on the fused decode 
       const S = 3;
       const splitLen = 16;
       const lengths = [40, 7, 33];
-      const att = new Float32Array(B * NH * HS);
-      const partials = new Float32Array(B * NH * S * (HS + 2));
-      lengths.forEach((L, b) => {
-        const q = rng.normals(NH * HS);
-        const k = rng.normals(L * NKV * HS);
-        const v = rng.normals(L * NKV * HS);
-        partials.set(attentionPartials(q, k, v, L, NH, NKV, HS, S, splitLen), b * NH * S * (HS + 2));
-        attentionForward(att.subarray(b * NH * HS, (b + 1) * NH * HS), q, k, v, 1, L, NH, NKV, HS, L - 1);
-      });
+      const { partials, att } = randomAttentionRows(rng, lengths, NH, NKV, HS, S, splitLen);
       const buffers = {
         layout,
         pool: upload(ctx, pool),

@@ -4,12 +4,11 @@ import { decodeLayerArgs, decodeShapeOf } from '../../src/engine/model/weights/k
 import type { Architecture, ModelConfig } from '../../src/engine/model/config/model-config';
 import type { DType } from '../../src/engine/tensor/dtype';
 import { DecodeOProj } from '../../src/engine/kernels/decode-o-proj';
-import { attentionForward } from '../../src/engine/reference/attention';
 import { expectClose } from '../../src/engine/reference/check';
 import { linearForward } from '../../src/engine/reference/linear';
 import { Rng } from '../../src/engine/tensor/random';
 import { destroyContexts, kernelContext, read, TOL, upload } from './dense-helpers';
-import { attentionPartials, filledStream, testModel } from './decode-helpers';
+import { filledStream, randomAttentionRows, testModel } from './decode-helpers';
 
 afterAll(destroyContexts);
 
@@ -32,17 +31,7 @@ describe('fused decode o_proj', () => {
       const splitLen = 32;
       const S = Math.ceil(Math.max(...lengths) / splitLen);
       const { stream, h } = filledStream(ctx, rng, B, C, 3, 2);
-      const att = new Float32Array(B * NH * HS);
-      const partials = new Float32Array(B * NH * S * (HS + 2));
-      lengths.forEach((L, b) => {
-        const q = rng.normals(NH * HS);
-        const k = rng.normals(L * NKV * HS);
-        const v = rng.normals(L * NKV * HS);
-        partials.set(attentionPartials(q, k, v, L, NH, NKV, HS, S, splitLen), b * NH * S * (HS + 2));
-        const one = new Float32Array(NH * HS);
-        attentionForward(one, q, k, v, 1, L, NH, NKV, HS, L - 1);
-        att.set(one, b * NH * HS);
-      });
+      const { partials, att } = randomAttentionRows(rng, lengths, NH, NKV, HS, S, splitLen);
       const l = 0;
       await runCalls(ctx, [
         ...new DecodeOProj(ctx).encode({

@@ -7,10 +7,6 @@
 // lora_b0..2 (each module's B units), lora_w0, lora_w1 (output columns of modules 0, 1). Consts:
 // RMAX, LROW.
 
-fn lora_rank(row: u32) -> u32 {
-  return LU[row * LROW + 1u];
-}
-
 fn lora_delta(row: u32, n: u32) -> f32 {
   let o = row * LROW;
   let r = LU[o + 1u];

@@ -22,6 +22,7 @@
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-lora.wgsl?raw';
+import merge from './decode-merge.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import { LORA_MAX_RANK, LORA_SLOT, type LoraGroupName, type LoraLayout, type LoraTables } from './lora';
 import { params, ro, rw, type BindingSpec, type KernelSpec, type UniformSpec } from './spec';
@@ -54,7 +55,7 @@ export const DECODE_LORA_SPEC: KernelSpec = {
   uniforms: params(
     'B C K bcap pending ud_pending layer layer_units M a0 a1 a2 down_layer down_b norm_off eps:f32 NH HS S mid_block branch_block branch_norm_off',
   ),
-  shaders: { main: [code] },
+  shaders: { main: [merge, code] },
 };
 
 const WG = 256;
@@ -132,13 +133,14 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
       MODE: MODES[a.mode],
       COEF_CAP,
       SANDWICH: sandwich,
+      BB: 1,
     };
     const label = `decode.lora.${a.mode}`;
     const foldsDown = (a.mode === 'qkv' || a.mode === 'fold') && pending > 0;
     return [
       this.call({
         label,
-        pipeline: this.pipeline({ label, consts }),
+        pipeline: this.pipeline({ label, reductions: true, consts }),
         buffers: {
           stream: stream.buffer,
           vectors: a.vectors,
@@ -180,7 +182,7 @@ export class DecodeLora extends SpecKernel.of(DECODE_LORA_SPEC) {
 }
 
 /** The uniform fields of a fused decode kernel's expand term (decode-lora-expand.wgsl). */
-export const LORA_EXPAND_FIELDS = 'lora_layer lora_units lora_m lora_b0 lora_b1 lora_b2 lora_w0 lora_w1';
+const LORA_EXPAND_FIELDS = 'lora_layer lora_units lora_m lora_b0 lora_b1 lora_b2 lora_w0 lora_w1';
 
 /** The expand term's uniform values for a group of one layer (zeros without LoRA). */
 export function loraExpandUniforms(lora: DecodeLoraRefs | undefined, group: LoraGroupName, layer: number): Record<string, number> {

@@ -16,7 +16,9 @@
 // scale (f32 bits); U of module m at 4 + m * RMAX; the down shrink's partial of MLP slice s at
 // LORA_UD + s * RMAX (written by DecodeMlp). Floats are stored as their bits: the header's integers are not
 // valid floats. Pool layout: kernels/lora.wgsl.
-// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, LORA_UD, MODE, COEF_CAP, SANDWICH.
+// Sums go through group_sum (reduce-*.wgsl, BB = 1). The o shrink stages the attention merge as
+// DecodeOProj does (decode-merge.wgsl).
+// Consts: WG, TK, KT, RMAX, QMAX (rows per team), LROW, LORA_UD, MODE, COEF_CAP, SANDWICH, BB = 1.
 
 // struct Slot (base, rank, scale) is generated from kernels/lora.ts LORA_SLOT.
 
@@ -24,30 +26,24 @@ const NONE: u32 = 0xffffffffu;
 const TEAMS: u32 = WG / TK;
 
 var<workgroup> xs: array<f32, KT>;
-var<workgroup> red: array<f32, WG>;
 var<workgroup> ud: array<f32, RMAX>;
 var<workgroup> coef: array<f32, COEF_CAP>; // MODE 1: merge weight of (head, split)
 var<workgroup> wg_rank: u32;
 var<workgroup> wg_base: u32;
 var<workgroup> wg_scale: f32;
+var<workgroup> wg_total: f32;
 
 fn a_units(m: u32) -> u32 {
   return select(select(P.a2, P.a1, m == 1u), P.a0, m == 0u);
 }
 
-// The sum of v over the workgroup, returned to every invocation.
+// The sum of v over the workgroup, returned to every invocation (group_sum gives it to the first).
 fn wg_sum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) {
-      red[lid] += red[lid + s];
-    }
-    workgroupBarrier();
+  let t = group_sum(lid, array<f32, BB>(v), WG);
+  if (lid == 0u) {
+    wg_total = t[0];
   }
-  let t = red[0];
-  workgroupBarrier();
-  return t;
+  return workgroupUniformLoad(&wg_total);
 }
 
 // The MLP output of row b's previous layer at column k: the sum of its partials (with the LoRA down term).
@@ -123,12 +119,7 @@ fn mlp_residual(b: u32, k: u32, brstd: f32) -> f32 {
 fn x_at(b: u32, k: u32, rstd: f32, brstd: f32) -> f32 {
   if (MODE == 1u) {
     let h = k / P.HS;
-    let base = (b * P.NH + h) * P.S;
-    var acc = 0.0;
-    for (var s = 0u; s < P.S; s++) {
-      acc += coef[h * P.S + s] * AP[(base + s) * (P.HS + 2u) + k % P.HS];
-    }
-    return acc;
+    return merged((b * P.NH + h) * P.S, h * P.S, k % P.HS);
   }
   if (MODE == 2u) {
     return mlp_residual(b, k, brstd) * rstd * VEC[P.norm_off + k];
@@ -162,24 +153,17 @@ fn shrink(lid: u32, b: u32, r: u32, rstd: f32, brstd: f32) {
   }
   let rounds = (rows + TEAMS - 1u) / TEAMS;
   for (var q = 0u; q < rounds; q++) {
-    red[lid] = acc[q];
-    workgroupBarrier();
-    for (var s = TK / 2u; s > 0u; s = s >> 1u) {
-      if (lane < s) {
-        red[lid] += red[lid + s];
-      }
-      workgroupBarrier();
-    }
+    let t = group_sum(lid, array<f32, BB>(acc[q]), TK);
     let row = q * TEAMS + team;
     if (lane == 0u && row < rows) {
-      LU[b * LROW + 4u + (row / r) * RMAX + row % r] = bitcast<u32>(red[lid]);
+      LU[b * LROW + 4u + (row / r) * RMAX + row % r] = bitcast<u32>(t[0]);
     }
-    workgroupBarrier();
   }
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32> /*@subgroup-params*/) {
+  /*@subgroup-init*/
   let b = wid.x;
   if (lid == 0u) {
     if (MODE == 0u) {
@@ -209,20 +193,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
   if (MODE == 1u) {
     for (var h = lid; h < P.NH; h += WG) {
-      let base = (b * P.NH + h) * P.S;
-      let W2 = P.HS + 2u;
-      var M = -3.0e38;
-      for (var s = 0u; s < P.S; s++) {
-        M = max(M, AP[(base + s) * W2 + P.HS]);
-      }
-      var L = 0.0;
-      for (var s = 0u; s < P.S; s++) {
-        L += AP[(base + s) * W2 + P.HS + 1u] * exp(AP[(base + s) * W2 + P.HS] - M);
-      }
-      let inv = select(0.0, 1.0 / L, L > 0.0);
-      for (var s = 0u; s < P.S; s++) {
-        coef[h * P.S + s] = exp(AP[(base + s) * W2 + P.HS] - M) * inv;
-      }
+      merge_weights((b * P.NH + h) * P.S, h * P.S);
     }
     workgroupBarrier();
   }

@@ -15,6 +15,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-o-proj.wgsl?raw';
+import merge from './decode-merge.wgsl?raw';
 import type { DecodeShape, DecodeStream } from './decode-stream';
 import core from './gemv-core.wgsl?raw';
 import type { GemvTile } from './gemv-config';
@@ -36,11 +37,11 @@ export const DECODE_O_PROJ_SPEC: KernelSpec = {
   // C outputs (hidden size), K = NH * HS, S splits, bcap rows of each stream block, pending MLP partial
   // sums, out_block: the `branch` block (sandwich norms)
   uniforms: withLoraFields('B C K NH HS S bcap pending w_stride bias_off out_block'),
-  shaders: { main: [core, wgslSection(code, 'lora', false)] },
+  shaders: { main: [core, merge, wgslSection(code, 'lora', false)] },
 };
 
 /** DecodeOProj with each row's LoRA o term (decode-lora.ts). */
-export const DECODE_O_PROJ_LORA_SPEC = loraVariant(DECODE_O_PROJ_SPEC, 'read', [core, loraExpand, wgslSection(code, 'lora', true)]);
+export const DECODE_O_PROJ_LORA_SPEC = loraVariant(DECODE_O_PROJ_SPEC, 'read', [core, merge, loraExpand, wgslSection(code, 'lora', true)]);
 
 /** One layer's o_proj as decode.o_proj reads it: Wo, and its bias offset (floats) in the vectors buffer. */
 export interface DecodeOProjWeights {

@@ -4,8 +4,7 @@
 //   [sandwich norms, Gemma] branch = a Wo^T (+ bias) instead, into stream block P.out_block: its norm
 //   needs the whole row, so the MLP that stages it adds it to the residual (decode-stream.ts)
 // Merge weights per (row, head, split) are computed once per workgroup into `coef`, so staging an
-// element costs one multiply-add per split. Partials: f32 [B, NH, S, HS + 2] = (o[HS], m, l) per split,
-// o unnormalised: out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M), M = max_s m_s.
+// element costs one multiply-add per split (decode-merge.wgsl).
 // The `lora` variant adds each row's LoRA o term (decode-lora-expand.wgsl).
 // Consts: the GEMV tile (gemv-config.ts), NORM = false, HAS_BIAS, COEF_CAP (>= BB * NH * S), SANDWICH.
 
@@ -16,14 +15,7 @@ var<private> b0: u32;
 
 fn stage_x(b: u32, k: u32) -> f32 {
   let h = k / P.HS;
-  let d = k % P.HS;
-  let base = ((b0 + b) * P.NH + h) * P.S;
-  let c = (b * P.NH + h) * P.S;
-  var acc = 0.0;
-  for (var s = 0u; s < P.S; s++) {
-    acc += coef[c + s] * AP[(base + s) * (P.HS + 2u) + d];
-  }
-  return acc;
+  return merged(((b0 + b) * P.NH + h) * P.S, (b * P.NH + h) * P.S, k % P.HS);
 }
 
 fn norm_w(k: u32) -> f32 {
@@ -44,23 +36,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   n0 = wid.x * G;
   b0 = wid.y * BB;
   let nb = min(BB, P.B - b0);
-  let W2 = P.HS + 2u;
   for (var i = lid; i < nb * P.NH; i += WG) {
     let b = i / P.NH;
     let h = i % P.NH;
-    let base = ((b0 + b) * P.NH + h) * P.S;
-    var M = -3.0e38;
-    for (var s = 0u; s < P.S; s++) {
-      M = max(M, AP[(base + s) * W2 + P.HS]);
-    }
-    var L = 0.0;
-    for (var s = 0u; s < P.S; s++) {
-      L += AP[(base + s) * W2 + P.HS + 1u] * exp(AP[(base + s) * W2 + P.HS] - M);
-    }
-    let inv = select(0.0, 1.0 / L, L > 0.0);
-    for (var s = 0u; s < P.S; s++) {
-      coef[(b * P.NH + h) * P.S + s] = exp(AP[(base + s) * W2 + P.HS] - M) * inv;
-    }
+    merge_weights(((b0 + b) * P.NH + h) * P.S, (b * P.NH + h) * P.S);
   }
   workgroupBarrier();
   gemv_group(lid, P.K, nb, 0.0, true);
