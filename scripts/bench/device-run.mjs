@@ -1,30 +1,29 @@
-// The one command to give the device tool for issue 22's GPU measurements (docs/performance.md,
-// "Beside the peers, and where the time goes"):
+// The second of the two device calls for issue 22's GPU measurements (docs/performance.md, "Beside
+// the peers, and where the time goes"); the first, device-setup.sh, installs Node and the Vulkan
+// loader on a machine that lacks them:
 //
-//   device.run  command: node scripts/bench/device-run.mjs   carry: ['.devbench/pack']   timeout_s: 600
+//   device.run  command: sh scripts/bench/device-setup.sh   carry: ['.devbench/boot']   timeout_s: 120
+//   device.run  command: PATH=/opt/hearth-node:$PATH node scripts/bench/device-run.mjs   carry: ['.devbench/pack']   timeout_s: 600
 //
 // It unpacks the pack that device-pack.mjs made (.devbench/pack -> .devbench/run), points Vulkan at
 // the NVIDIA driver when the machine has it, and runs the bundled bench step by step, most wanted
-// first: the peers' decode table per shape, the peers' training table per shape, the generation and
-// training sections with --profile (and decode under a rank-16 LoRA adapter, --lora-rank 16), decode
-// again with Dawn's Node-only toggles, Gemma 3's fused decode with --profile and batch 8 on the fused
-// MLP (if time is left), and a probe of whether a headless Chromium there reaches the GPU. Every step has a time limit, and all of them
-// share one deadline (DEVICE_BUDGET_S, default 420 s: the device tool's 10-minute command limit and
-// 15 minutes of device time a session, less a machine's start and the transfers); a step that
-// would start past it is listed as not run. So the command ends in time (about 7.5 minutes at most,
-// the browser probe's 30 s included) and never hangs.
+// first (the list below says which and why). Every step has a time limit, and all of them share one
+// deadline (DEVICE_BUDGET_S, default 500 s: the device tool's 10-minute command limit and 15 minutes
+// of device time a session, less a machine's start, the setup call and the transfers); a step that
+// would start past it is listed as not run. So the command ends in time and never hangs.
 //
-// Into $OUT (the device tool returns it; .devbench/out where it is unset), flat, four files:
-//   device-run.md    the machine, then every step's tables and its outcome
+// Into $OUT (the device tool returns it; .devbench/out where it is unset), flat, three files:
+//   device-run.md    the machine, then every step's command, outcome and tables: what
+//                    docs/performance.md records, verbatim (the bench's --record is not used: steps
+//                    whose tables share a title would overwrite each other)
 //   device-run.json  the same, with each step's full JSON
 //   device-run.log   every step's output
-//   performance.md   docs/performance.md with the steps' tables recorded (`--record`), to copy over
 //
-// DEVICE_STEPS=profile,toggles runs only the steps whose names contain one of the words (a second
+// DEVICE_STEPS=profile,gemma runs only the steps whose names contain one of the words (a second
 // call, for steps a first call left unrun). DEVICE_QUICK=1 (or --quick) runs tiny settings instead, to check the whole path on SwiftShader
 // without a GPU; its figures mean nothing. Plain JavaScript: the GPU machine has Node alone.
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { unpack } from './device-archive.mjs';
@@ -33,7 +32,7 @@ import { browserProbe } from './device-browser.mjs';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const started = Date.now();
 const quick = process.env.DEVICE_QUICK === '1' || process.argv.includes('--quick');
-const budgetS = Number(process.env.DEVICE_BUDGET_S ?? (quick ? 1500 : 420));
+const budgetS = Number(process.env.DEVICE_BUDGET_S ?? (quick ? 1500 : 500));
 const deadline = started + budgetS * 1000;
 const out = path.resolve(process.env.OUT ?? path.join(root, '.devbench/out'));
 const runDir = path.join(root, '.devbench/run');
@@ -42,6 +41,8 @@ const NVIDIA_ICD = '/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json';
 const TOGGLES = 'skip_validation,disable_robustness';
 const SHAPES = ['smollm2-135m', 'qwen2.5-0.5b', 'llama-3.2-1b'];
 const PROFILED = 'smollm2-135m,qwen2.5-0.5b';
+const DECODED = 'smollm2-135m,qwen2.5-0.5b,llama-3.2-1b';
+const GEMMA = 'gemma-3-270m,gemma-3-1b';
 
 mkdirSync(out, { recursive: true });
 const logFile = createWriteStream(path.join(out, 'device-run.log'));
@@ -81,7 +82,8 @@ function runLimited(command, args, env, limitMs) {
 
 /** One line of a command's output, or why there is none. */
 function probe(command, args) {
-  const r = spawnSync(command, args, { encoding: 'utf8', timeout: 15_000 });
+  // 40 s: python3 importing torch took longer than 15 s on the H200's first call.
+  const r = spawnSync(command, args, { encoding: 'utf8', timeout: 40_000 });
   return r.status === 0 ? r.stdout.trim() : `(${command}: ${r.error?.message ?? r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`})`;
 }
 
@@ -95,9 +97,6 @@ function hasSystemVulkanLoader() {
 const t0 = Date.now();
 const files = unpack(path.join(root, '.devbench/pack'), runDir);
 say(`unpacked ${files.length} files into ${path.relative(root, runDir)} in ${Date.now() - t0} ms`);
-mkdirSync(path.join(runDir, 'docs'), { recursive: true });
-const recorded = path.join(runDir, 'docs/performance.md');
-copyFileSync(path.join(root, 'docs/performance.md'), recorded);
 mkdirSync(work, { recursive: true });
 
 const env = { ...process.env };
@@ -128,7 +127,6 @@ const common = [
   path.relative(root, path.join(runDir, 'llama-cpp/llama-cpp-peer.mjs')),
   '--peer-dir',
   path.relative(root, path.join(work, 'peer-models')),
-  '--record',
 ];
 const steps = quick
   ? [
@@ -154,32 +152,46 @@ const steps = quick
         ],
       },
       {
+        name: 'variants',
+        limitS: 300,
+        args: [
+          '--sections',
+          'generation',
+          '--models',
+          'tiny-chat',
+          '--batches',
+          '1',
+          '--gemv-loads',
+          '2',
+          '--fused-max-batch',
+          '0',
+          '--decode-graph',
+          'fused',
+        ],
+      },
+      {
         name: 'Dawn toggles',
         limitS: 300,
         args: ['--sections', 'generation', '--models', 'tiny-chat', '--batches', '1', '--dawn-toggles', TOGGLES],
       },
     ].map((s) => ({ ...s, args: [...s.args, '--quick', '--layers', '1', '--prompt', '16', '--steps', '2', '--train-tokens', '16'] }))
-  : // Sized from the H100 runs (docs/performance.md): a decode or prefill measurement takes well under a
-    // second there, so a file costs its load, Hearth's pipeline compilation and llama.cpp's process
-    // and shader start, about 10-20 s (9 files: 1.5-3 min); a shape's training step pair is 4+4 Hearth
-    // steps of 0.4-3 s plus two Python processes that import torch (2-3 min for three shapes); the
-    // profile and toggle steps about 1.5 min. 5-7.5 min in all; the deadline cuts the tail if not.
+  : // Sized from the H200 run of 2026-11-28 (docs/performance.md "An H200 beside the peers"): a peers
+    // decode step took 58-81 s per shape (three GGUF files, Hearth and llama.cpp), a peers training
+    // step 60-99 s, a generation step 5-15 s per model, the profile step 28 s. Most wanted first: the
+    // peers' decode table, then what the changes since that run did, each beside the setting that
+    // undoes it (GEMV loads in flight, the decode graph, the MLP mode at batch 1), then the training
+    // table, which those changes do not touch.
     [
       ...SHAPES.map((shape) => ({
         name: `peers decode ${shape}`,
         limitS: 150,
         args: ['--sections', 'peers', '--full', '--peer-parts', 'decode', '--peer-shapes', shape],
       })),
-      ...SHAPES.map((shape) => ({
-        name: `peers training ${shape}`,
-        limitS: 150,
-        args: ['--sections', 'peers', '--full', '--peer-parts', 'training', '--peer-shapes', shape],
-      })),
-      // With decode under a rank-16 adapter on every projection at batches 1 and 8 (the RL rollout
-      // path: decode-fused-lora), in the same engines: about 10-20 s more (the adapters' compilation).
+      // Where the time goes now, with decode under a rank-16 adapter on every projection at batches 1
+      // and 8 (the RL rollout path: decode-fused-lora) and the training step.
       {
         name: 'profile',
-        limitS: 180,
+        limitS: 150,
         args: [
           '--sections',
           'generation,training',
@@ -188,40 +200,44 @@ const steps = quick
           '--lora-rank',
           '16',
           '--models',
-          PROFILED,
+          DECODED,
           '--train-models',
           PROFILED,
         ],
       },
-      // Decode again with Dawn's toggles: beside the profile step's decode figures (taken without them).
+      // The GEMV kernels as they were (one load in flight per invocation): what gemv-config.ts LOADS is worth.
       {
-        name: 'Dawn toggles',
+        name: 'one GEMV load in flight',
         limitS: 90,
-        args: ['--sections', 'generation', '--full', '--models', PROFILED, '--batches', '1,8', '--dawn-toggles', TOGGLES],
+        args: ['--sections', 'generation', '--full', '--models', DECODED, '--batches', '1,8', '--gemv-loads', '1'],
       },
-      // Gemma 3 on the fused decode path (4 dispatches per layer at B <= 4, 5 folded above), against the
-      // H100's 315 / 183 tokens/s through the general graph; last, as time allows (or DEVICE_STEPS=gemma).
+      // The GEMV pair for the MLP at every batch (no split-K partials): whether fusedMaxBatch 4 is right.
+      {
+        name: 'unfused MLP at batch 1',
+        limitS: 90,
+        args: ['--sections', 'generation', '--full', '--models', DECODED, '--batches', '1,8', '--fused-max-batch', '0'],
+      },
+      // Gemma 3: the default general graph, then the fused one (4 dispatches per layer, 5 above B = 4).
       {
         name: 'gemma decode',
-        limitS: 150,
-        args: ['--sections', 'generation', '--full', '--profile', '--models', 'gemma-3-270m,gemma-3-1b', '--batches', '1,8'],
+        limitS: 90,
+        args: ['--sections', 'generation', '--full', '--profile', '--models', GEMMA, '--batches', '1,8'],
       },
-      // Batch 8 with the fused MLP (default: the unfused GEMV pair, for Gemma the folded one): whether
-      // fusedMaxBatch 4 is right, for a Llama-like shape and for Gemma.
       {
-        name: 'gemma and qwen fused at batch 8',
-        limitS: 120,
-        args: [
-          '--sections',
-          'generation',
-          '--full',
-          '--models',
-          'qwen2.5-0.5b,gemma-3-270m,gemma-3-1b',
-          '--batches',
-          '8',
-          '--fused-max-batch',
-          '8',
-        ],
+        name: 'gemma decode fused',
+        limitS: 90,
+        args: ['--sections', 'generation', '--full', '--profile', '--models', GEMMA, '--batches', '1,8', '--decode-graph', 'fused'],
+      },
+      ...SHAPES.map((shape) => ({
+        name: `peers training ${shape}`,
+        limitS: 150,
+        args: ['--sections', 'peers', '--full', '--peer-parts', 'training', '--peer-shapes', shape],
+      })),
+      // Decode again with Dawn's Node-only toggles (2026-11-28: within noise of the plain run).
+      {
+        name: 'Dawn toggles',
+        limitS: 60,
+        args: ['--sections', 'generation', '--full', '--models', PROFILED, '--batches', '1,8', '--dawn-toggles', TOGGLES],
       },
     ];
 
@@ -290,6 +306,5 @@ const md = [
 ].join('\n');
 writeFileSync(path.join(out, 'device-run.md'), md);
 writeFileSync(path.join(out, 'device-run.json'), JSON.stringify({ machine, browser, totalS, steps: results }, null, 1));
-copyFileSync(recorded, path.join(out, 'performance.md'));
-say(`wrote device-run.md, device-run.json, device-run.log and performance.md to ${out}`);
+say(`wrote device-run.md, device-run.json and device-run.log to ${out}`);
 logFile.end();

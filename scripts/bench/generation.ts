@@ -20,6 +20,7 @@
  * Environment-agnostic: run.ts calls it in Node (Dawn), browser-entry.ts in a Chromium page.
  * Not here: the models (bench-models.ts), printing and recording (report.ts).
  */
+import type { DecodeGraphChoice } from '../../src/engine/generate/decode-graph';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { Engine } from '../../src/engine/generate/engine';
 import type { GenerationHandle, GenerationRequest, LoraAdapter } from '../../src/engine/generate/types';
@@ -49,6 +50,10 @@ export interface GenerationBenchOptions {
    * both at one batch.
    */
   fusedMaxBatch?: number;
+  /** Which graph decodes (EngineOptions.decodeGraph, default 'auto'): 'fused' measures Gemma's fused path. */
+  decodeGraph?: DecodeGraphChoice;
+  /** GEMV loads in flight per invocation (EngineOptions.gemvLoads; default 4 on GPUs): 1 measures the old kernels. */
+  gemvLoads?: number;
   /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */
   loraRank?: number;
 }
@@ -260,6 +265,8 @@ export async function measureGeneration(
     prefillChunk: Math.max(P, 64),
     maxModelLen: P + steps + 64,
     fusedMaxBatch: options.fusedMaxBatch,
+    decodeGraph: options.decodeGraph,
+    gemvLoads: options.gemvLoads,
     kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
   });
   const t0 = performance.now();

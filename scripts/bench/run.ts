@@ -34,6 +34,10 @@
  *   npm run bench -- --fused-max-batch 8               the largest batch decoded with the fused MLP (default 4;
  *                                                  above it the unfused GEMV pair, for Gemma the folded MLP),
  *                                                  named in every table's device
+ *   npm run bench -- --decode-graph fused           which graph decodes (auto, the default: fused except for Gemma's
+ *                                                  sandwich norms; fused; general), named in every table's device
+ *   npm run bench -- --gemv-loads 1                 GEMV loads in flight per invocation (default 4 on GPUs; 1 is the
+ *                                                  kernels before the H200 run), named in every table's device
  *   npm run bench -- --sections generation --lora-rank 16
  *                                                  also decode each batch with every request under a random LoRA
  *                                                  adapter of rank 16 on every projection (an RL rollout), beside the
@@ -49,6 +53,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { acquireGpu } from '../../src/engine/gpu/device';
 import { nodeGpu } from '../../src/engine/gpu/node-gpu';
+import type { DecodeGraphChoice } from '../../src/engine/generate/decode-graph';
 import { LORA_MAX_RANK } from '../../src/engine/kernels/lora';
 import { GENERATION_BENCH_MODELS } from './bench-models';
 import { runInChromium } from './chromium';
@@ -81,6 +86,12 @@ function parseArgs(argv: string[]): Record<string, string | boolean> {
 
 const args = parseArgs(process.argv.slice(2));
 const num = (k: string) => (typeof args[k] === 'string' ? Number(args[k]) : undefined);
+
+function decodeGraphArg(v: string | boolean | undefined): DecodeGraphChoice | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'auto' || v === 'fused' || v === 'general') return v;
+  throw new Error(`bench: --decode-graph takes auto, fused or general, not ${v}`);
+}
 const sections =
   typeof args.sections === 'string' ? args.sections.split(',') : ['generation', 'training', 'structured', 'e2e', 'trajectories'];
 const generation: GenerationBenchOptions | null = sections.includes('generation')
@@ -93,9 +104,14 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       quick: args.quick === true ? true : args.full === true ? false : undefined,
       profile: args.profile === true,
       fusedMaxBatch: num('fused-max-batch'),
+      decodeGraph: decodeGraphArg(args['decode-graph']),
+      gemvLoads: num('gemv-loads'),
       loraRank: num('lora-rank'),
     }
   : null;
+const gemvLoads = generation?.gemvLoads;
+if (gemvLoads !== undefined && !(Number.isInteger(gemvLoads) && gemvLoads >= 1 && gemvLoads <= 8))
+  throw new Error(`bench: --gemv-loads takes a whole number from 1 to 8, not ${args['gemv-loads']}`);
 const fusedMax = generation?.fusedMaxBatch;
 if (fusedMax !== undefined && !(Number.isInteger(fusedMax) && fusedMax >= 0))
   throw new Error(`bench: --fused-max-batch takes a whole number of rows, not ${args['fused-max-batch']}`);
@@ -118,7 +134,11 @@ const quantized: GenerationBenchOptions | null = sections.includes('quantized')
   : null;
 const log = (line: string) => console.error(line);
 /** Engine settings that change what is measured, named in every table's device so their figures stay apart. */
-const engineVariant = () => (generation?.fusedMaxBatch !== undefined ? [`fusedMaxBatch ${generation.fusedMaxBatch}`] : []);
+const engineVariant = () => [
+  ...(generation?.fusedMaxBatch !== undefined ? [`fusedMaxBatch ${generation.fusedMaxBatch}`] : []),
+  ...(generation?.decodeGraph !== undefined ? [`decodeGraph ${generation.decodeGraph}`] : []),
+  ...(generation?.gemvLoads !== undefined ? [`gemvLoads ${generation.gemvLoads}`] : []),
+];
 
 let runtime: 'node' | 'chromium';
 let device: string;

@@ -10,8 +10,9 @@
 // layers' pool holds the whole context, and prompt and decode logprobs match the hybrid reference,
 // also for a prefix-cache hit (whose local blocks before the window are gone) and for two sequences
 // decoded together with one preempted and recomputed. A tiny Gemma 3 (its config format, 5 local
-// layers then a global one, random weights) decodes through the general graph past 3x the window
-// with the same bounded local pool and the reference's logprobs.
+// layers then a global one, random weights) decodes through the general graph (the default for
+// sandwich norms, decode-graph.ts DecodeGraphChoice) past 3x the window with the same bounded local
+// pool and the reference's logprobs.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KvBlockManager } from '../../src/engine/model/kv/block-manager';
 import type { Engine } from '../../src/engine/generate/engine';
@@ -212,7 +213,7 @@ describe('sliding-window attention through the engine', () => {
     expect([inUse(mgr), inUse(local)]).toEqual([0, 0]);
   });
 
-  it('Gemma 3 (5 local layers, then a global one): decoding through the fused graph past 3x the window keeps the local pool flat', async () => {
+  it('Gemma 3 (5 local layers, then a global one): decoding through the general graph past 3x the window keeps the local pool flat', async () => {
     const id = 'test/tiny-gemma3-window';
     // Gemma 3's config format with a 16-token window; tiny-chat's tokenizer, so its vocabulary size.
     const json = tinyGemma3Json({ sliding_window: WINDOW, vocab_size: 4096 });
@@ -228,6 +229,7 @@ describe('sliding-window attention through the engine', () => {
       request(id, prompt, { maxTokens: 8, promptLogprobs: 1, ignoreEos: true }),
     );
     expect(out.tokens[0]).toHaveLength(8);
+    expect(resident.runner.lastStep?.graph).toBe('decode-general');
     expect(checkAgainstReference(cfg, tensors, prompt, out)).toBeGreaterThan(0.05);
     // The global layer holds the 56-token context; the local layers the window's blocks and a step's.
     expect(most.global).toBe(Math.ceil((3 * WINDOW + 8) / KV_BLOCK));

@@ -16,6 +16,7 @@ import { ReferenceModel } from '../../src/engine/reference/model';
 import { Rng } from '../../src/engine/tensor/random';
 import { randomModelTensors, testConfig } from '../../src/engine/reference/random-model';
 import type { TensorData } from '../../src/engine/tensor/tensor-data';
+import type { DecodeGraphChoice } from '../../src/engine/generate/decode-graph';
 
 export interface RunnerFixture {
   cfg: ModelConfig;
@@ -55,6 +56,8 @@ export async function runnerFixture(
     overrides?: Partial<ModelConfig>;
     maxTokens?: number;
     fusedMaxBatch?: number;
+    /** Which graph decodes (default 'auto': the general graph for Gemma 3's sandwich norms). */
+    decodeGraph?: DecodeGraphChoice;
     /** A model of its own (e.g. a Gemma 3 checkpoint parsed from its config format) instead of testConfig's. */
     model?: { cfg: ModelConfig; tensors: TensorData[] };
     /** Replaces some of the dense kernels (e.g. a DecodeOProj with a small merge buffer). */
@@ -80,6 +83,7 @@ export async function runnerFixture(
     dense: { ...createDenseKernels(ctx), ...opts.dense },
     maxTokens: opts.maxTokens ?? 128,
     fusedMaxBatch: opts.fusedMaxBatch,
+    decodeGraph: opts.decodeGraph,
     samplerWorkgroupSize: 32,
   });
   return {

@@ -203,12 +203,16 @@ describe('model runner: whole-model logits against the reference', () => {
 
   // Gemma 3 in gemma-3-270m's config format: 6 layers (5 sliding with rope_local_base_freq, 1 global),
   // query_pre_attn_scalar != head_dim (the scale the engine folds into q_norm), bf16 weights (the
-  // embedding normaliser rounded to bf16 as transformers does). Decode runs the fused graph. The
+  // embedding normaliser rounded to bf16 as transformers does). Decode runs the fused graph (chosen:
+  // by default Gemma decodes through the general graph, decode-graph.ts DecodeGraphChoice). The
   // window (128) is longer than these contexts, where sliding and full attention agree.
   it('gemma3 (bf16): chunked prefill, prompt logprobs, greedy decode (the fused graph), and a LoRA adapter on it', async () => {
     const ctx = await generateContext();
     const cfg = tinyGemma3Config({ sliding_window: 128, query_pre_attn_scalar: 24 });
-    const f = await runnerFixture(ctx, 'gemma3', 'bf16', 320, { model: { cfg, tensors: randomGemma3Tensors(cfg, 'bf16', 320) } });
+    const f = await runnerFixture(ctx, 'gemma3', 'bf16', 320, {
+      model: { cfg, tensors: randomGemma3Tensors(cfg, 'bf16', 320) },
+      decodeGraph: 'fused',
+    });
     const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 2 });
     try {
       const seqs = await prefillThenDecode(f, [null, null, null], 2, 'decode-fused');
@@ -243,6 +247,7 @@ describe('model runner: whole-model logits against the reference', () => {
       const small = await runnerFixture(ctx, 'gemma3', 'f32', 330, {
         model: { cfg, tensors },
         dense: { decodeOProj: new DecodeOProj(ctx, { mergeCap: 4 }) },
+        decodeGraph: 'fused',
       });
       try {
         const one = small.runner.describeDecode(1, 16);
@@ -269,7 +274,7 @@ describe('model runner: whole-model logits against the reference', () => {
       }
       const f16 = randomGemma3Tensors(cfg, 'f16', 331);
       const mixed = tensors.map((t, i) => (t.name.includes('.v_proj.') ? f16[i] : t));
-      const f = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors: mixed }, fusedMaxBatch: 2 });
+      const f = await runnerFixture(ctx, 'gemma3', 'f32', 330, { model: { cfg, tensors: mixed }, fusedMaxBatch: 2, decodeGraph: 'fused' });
       try {
         expect(f.weights.layers[0].qkv.segments.map((sg) => sg.dtype)).toEqual(['f32', 'f16']);
         expect(f.runner.describeDecode(1, 16).dispatchesPerLayer).toBe(5);
@@ -293,13 +298,14 @@ describe('model runner: whole-model logits against the reference', () => {
       const ctx = await generateContext();
       const modules: LoraModule[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
       const aCfg = { rank: 8, alpha: 16, targetModules: [], useRslora: false };
-      const bCfg = { rank: 4, alpha: 4, targetModules: [], useRslora: true };
+      // Rank 6: the LoRA loops' four-at-a-time loads end with a remainder.
+      const bCfg = { rank: 6, alpha: 4, targetModules: [], useRslora: true };
       const run = async (dense: Partial<DenseKernels>, graph: string, perLayer: number | null): Promise<number> => {
         const f = await runnerFixture(ctx, arch, 'bf16', 340, { fusedMaxBatch: 2, dense });
         const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });
         try {
           const a = randomLoraTensors(f.cfg, 8, modules, 21, 'f32');
-          const b = randomLoraTensors(f.cfg, 4, ['k_proj', 'o_proj', 'up_proj'], 22, 'bf16');
+          const b = randomLoraTensors(f.cfg, 6, ['k_proj', 'o_proj', 'up_proj'], 22, 'bf16');
           const slotA = pool.upload('a', aCfg, a)!;
           const slotB = pool.upload('b', bCfg, b)!;
           f.runner.attachLora(pool);

@@ -94,6 +94,22 @@ export function fusedDecodeCovers(weights: WeightSet): boolean {
 }
 
 /**
+ * Which graph decodes a model: 'fused' wherever the fused kernels run it, 'general' always, 'auto'
+ * (the default) fused except for sandwich norms (Gemma 3). On the H200 (docs/performance.md "An H200
+ * beside the peers") Gemma's fused step, 4 dispatches per layer, decoded 186 / 97 tokens/s at batch 1
+ * on the 270M / 1B shapes against 315 / 183 through the general graph's 13 on an H100: its DecodeQkv
+ * folds the MLP partials with a norm pass over them in every workgroup, and its DecodeMlp runs on
+ * F / 128 workgroups. 'fused' keeps it measurable (the bench's --decode-graph).
+ */
+export type DecodeGraphChoice = 'auto' | 'fused' | 'general';
+
+/** Whether decode steps take the fused graph for this model under `choice`. */
+export function fusedDecodeChosen(weights: WeightSet, choice: DecodeGraphChoice): boolean {
+  if (choice === 'general' || (choice === 'auto' && weights.config.sandwichNorms)) return false;
+  return fusedDecodeCovers(weights);
+}
+
+/**
  * The MLP mode of a B-row decode step: the split-K MLP up to fusedMaxBatch; above it the GEMV pair, or
  * with sandwich norms (whose consumers normalise the partials' sum as a whole row, which the GEMV
  * pair has no step for) the split-K MLP with its partials folded once per layer.
@@ -109,8 +125,8 @@ export function decodeMlpMode(weights: WeightSet, B: number, fusedMaxBatch: numb
  * split-K MLP: DecodeLora's fold leaves nothing for DecodeQkv to re-read, which is what the unfused
  * pair avoids at large B.
  */
-export function fusedLoraFits(weights: WeightSet, dense: DenseKernels): boolean {
-  return fusedDecodeCovers(weights) && dense.decodeQkv.loraFits();
+export function fusedLoraFits(weights: WeightSet, dense: DenseKernels, choice: DecodeGraphChoice = 'auto'): boolean {
+  return fusedDecodeChosen(weights, choice) && dense.decodeQkv.loraFits();
 }
 
 /**

@@ -19,6 +19,7 @@ import type { LoadedModelFiles } from '../model/files/repo';
 import type { ModelSource } from '../model/sources/source';
 import type { WeightSet } from '../model/weights/weight-set';
 import { EventStream } from './event-stream';
+import type { DecodeGraphChoice } from './decode-graph';
 import { ResidentModel } from './resident-model';
 import type { EngineCapabilities, GenerationHandle, GenerationRequest, InferenceEngine, LoadModelOptions, ServedModel } from './types';
 
@@ -35,6 +36,10 @@ export interface EngineOptions {
   maxModelLen?: number;
   /** Largest decode batch using the fused MLP. Default 4 (docs/engine.md "Decode step"). */
   fusedMaxBatch?: number;
+  /** Which graph decodes (decode-graph.ts DecodeGraphChoice). Default 'auto'. */
+  decodeGraph?: DecodeGraphChoice;
+  /** KernelContext.gemvLoads (a bench setting: the GEMV loads in flight per invocation). */
+  gemvLoads?: number;
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
   /**
@@ -76,7 +81,10 @@ export class Engine implements InferenceEngine {
     private readonly opts: EngineOptions,
   ) {
     // Small GEMV workgroups on software adapters: several times faster decode steps there.
-    this.kernelContext = createKernelContext(gpu, { gemvWorkgroupSize: gpu.description.adapter.isSoftware ? 64 : undefined });
+    this.kernelContext = createKernelContext(gpu, {
+      gemvWorkgroupSize: gpu.description.adapter.isSoftware ? 64 : undefined,
+      gemvLoads: opts.gemvLoads,
+    });
     this.dense = createDenseKernels(this.kernelContext);
     this.capabilities = webgpuCapabilities(gpu.description);
   }
@@ -147,6 +155,7 @@ export class Engine implements InferenceEngine {
       prefillChunk: this.opts.prefillChunk ?? 512,
       maxModelLen: this.opts.maxModelLen,
       fusedMaxBatch: this.opts.fusedMaxBatch,
+      decodeGraph: this.opts.decodeGraph,
       loraPoolBytes: this.opts.loraPoolBytes,
       softwareAdapter: this.gpu.description.adapter.isSoftware,
     });

@@ -109,7 +109,7 @@ export class ModelRunner {
       loraLayout: this.loraLayout,
       step: this.step,
     };
-    this.graphs = new StepGraphs(forward, opts.fusedMaxBatch ?? 4, maxAttended);
+    this.graphs = new StepGraphs(forward, opts.fusedMaxBatch ?? 4, maxAttended, opts.decodeGraph ?? 'auto');
   }
 
   get limits(): StepLimits {

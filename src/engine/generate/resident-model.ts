@@ -21,6 +21,7 @@ import { KV_BLOCK } from '../kernels/kv-layout';
 import { GpuQuantizer } from '../model/quant/quantize-upload';
 import { WeightSet } from '../model/weights/weight-set';
 import { KvBlockManager } from '../model/kv/block-manager';
+import type { DecodeGraphChoice } from './decode-graph';
 import { LoraPool } from './lora-pool';
 import { ModelRunner } from './model-runner';
 import { Scheduler } from './scheduler';
@@ -36,6 +37,7 @@ export interface ResidentModelOptions {
   /** Upper bound on the context length (default: the model's max_position_embeddings). */
   maxModelLen?: number;
   fusedMaxBatch?: number;
+  decodeGraph?: DecodeGraphChoice;
   loraPoolBytes?: number;
   /** The adapter is a software rasteriser (SwiftShader): smaller sampler workgroups. */
   softwareAdapter: boolean;
@@ -82,6 +84,7 @@ export class ResidentModel {
       maxTokens: opts.prefillChunk,
       maxBatch: opts.maxSeqs,
       fusedMaxBatch: opts.fusedMaxBatch,
+      decodeGraph: opts.decodeGraph,
       samplerWorkgroupSize: samplerWorkgroupSize(opts.softwareAdapter),
     });
     this.scheduler = new Scheduler({ runner: this.runner, kv: this.kv, blocks: this.blocks, maxModelLen, lora: () => this.loraPool() });

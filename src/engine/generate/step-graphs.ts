@@ -6,9 +6,10 @@
  *
  *   - decode steps (every row one token, sampled in row order): the fused decode graph
  *     (decode-graph.ts) per (B, split plan, MLP mode, LoRA), or the general graph with decode
- *     attention for models the fused kernels do not run (fusedDecodeCovers: a [gate; up] of mixed
- *     dtypes) and for LoRA rows where the fused LoRA variants do not (fusedLoraFits: sandwich norms,
- *     a device with fewer than 10 storage buffers per stage);
+ *     attention for models the fused kernels do not run or are not chosen for (fusedDecodeChosen: a
+ *     [gate; up] of mixed dtypes; sandwich norms under the default DecodeGraphChoice) and for LoRA
+ *     rows where the fused LoRA variants do not (fusedLoraFits: a device with fewer than 10 storage
+ *     buffers per stage);
  *   - every other step (prefill chunks, jump-forward drafts): the general graph (forward-graph.ts)
  *     per dims. Drafts repeat a few row shapes step after step; long prompts repeat their full
  *     prefill chunks.
@@ -22,7 +23,7 @@ import type { KernelCall } from '../gpu/kernel-call';
 import type { DecodeSplitPlan } from '../kernels/attention-decode';
 import { lmHeadWeights } from '../model/weights/kernel-args';
 import { CallCache } from '../gpu/call-cache';
-import { decodeMlpMode, encodeDecode, fusedDecodeCovers, fusedLoraFits, type DecodeGraph } from './decode-graph';
+import { decodeMlpMode, encodeDecode, fusedDecodeChosen, fusedLoraFits, type DecodeGraph, type DecodeGraphChoice } from './decode-graph';
 import { encodeForward, type ForwardContext, type ForwardDims } from './forward-graph';
 
 /** Decode graphs kept (fused and unfused MLP, per batch size and split plan). */
@@ -46,9 +47,10 @@ export class StepGraphs {
     private readonly fusedMaxBatch: number,
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
+    choice: DecodeGraphChoice = 'auto',
   ) {
-    this.fusedCovers = fusedDecodeCovers(forward.weights);
-    this.fusedLora = fusedLoraFits(forward.weights, forward.dense);
+    this.fusedCovers = fusedDecodeChosen(forward.weights, choice);
+    this.fusedLora = fusedLoraFits(forward.weights, forward.dense, choice);
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import type { SamplerRowOutput, SamplerWorkgroupSize } from '../kernels/sampler';
 import type { DenseKernels } from '../kernels/registry';
+import type { DecodeGraphChoice } from './decode-graph';
 import type { BlockCopy } from '../model/kv/kv-cache';
 import type { PositionLogprobs } from '../sampling/logprobs';
 import type { SamplerStepRow } from '../sampling/sampler-row';
@@ -71,6 +72,8 @@ export interface RunnerOptions {
   maxBatch?: number;
   /** Largest batch decoded with the fused MLP (split-K partials); larger batches use the GEMV pair. Default 4. */
   fusedMaxBatch?: number;
+  /** Which graph decodes (decode-graph.ts DecodeGraphChoice). Default 'auto'. */
+  decodeGraph?: DecodeGraphChoice;
   /** Bytes for prompt-logprob logits rows. Default 64 MiB. */
   promptLogitsBytes?: number;
   samplerWorkgroupSize?: SamplerWorkgroupSize;

@@ -34,6 +34,8 @@ export interface KernelContext {
    * several times faster with small workgroups (docs/performance.md).
    */
   gemvWorkgroupSize?: number;
+  /** Eight-element loads per weight row a GEMV invocation issues at once (gemv-config.ts); default 4, 1 on software adapters. */
+  gemvLoads?: number;
 }
 
 export interface KernelContextOptions {
@@ -41,6 +43,8 @@ export interface KernelContextOptions {
   timestamps?: boolean;
   /** See KernelContext.gemvWorkgroupSize. */
   gemvWorkgroupSize?: number;
+  /** See KernelContext.gemvLoads. */
+  gemvLoads?: number;
 }
 
 export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions = {}): KernelContext {
@@ -59,5 +63,6 @@ export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions 
     maxStorageBuffersPerStage: limits.maxStorageBuffersPerShaderStage,
     softwareAdapter: gpu.description.adapter.isSoftware,
     gemvWorkgroupSize: opts.gemvWorkgroupSize,
+    gemvLoads: opts.gemvLoads,
   };
 }

@@ -12,7 +12,8 @@
 //      dot products reduced through workgroup memory (double-buffered: one barrier per chunk).
 //   2. max per head (tree), then p = exp(score - m) in place.
 //   3. p . V: thread (column c of HS/4, key group kg) walks keys kg, kg + KG, ... reading V rows
-//      coalesced and accumulating all G heads; the KG groups are summed through workgroup memory.
+//      coalesced, V_LOADS at a time, and accumulating all G heads; the KG groups are summed through
+//      workgroup memory.
 
 override WG: u32 = 64u;          // threads per workgroup (a power of two)
 override HS: u32 = 64u;          // head dim, a multiple of 4
@@ -25,6 +26,7 @@ override S_LEN: u32 = 256u;      // G * MAX_SPLIT
 override SCRATCH_LEN: u32 = 512u;
 const MAX_G: u32 = 16u;
 const MAX_PER: u32 = 16u;       // vec4s of a key per thread in phase 1 (HS / 4 / LANES)
+const V_LOADS: u32 = 4u;        // V rows a thread loads at once in phase 3
 
 var<workgroup> q_s: array<vec4<f32>, Q_LEN>;       // the G query vectors, pre-scaled
 var<workgroup> s_s: array<f32, S_LEN>;             // [G][MAX_SPLIT] scores, then probabilities
@@ -171,12 +173,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var o: array<vec4<f32>, MAX_G>;
   var l: array<f32, MAX_G>;
   if (kg < KG) {
-    for (var j = kg; j < n; j += KG) {
-      let v4 = vCache[kv_row(seq, kStart + j, h) + c];
-      for (var g = 0u; g < G; g++) {
-        let p = s_s[g * MAX_SPLIT + j];
-        o[g] += p * v4;
-        l[g] += p;
+    // V_LOADS keys' rows (each behind its block-table read) are loaded before any is used, then
+    // accumulated in key order: one at a time, each thread's walk was a chain of dependent loads.
+    for (var j0 = kg; j0 < n; j0 += KG * V_LOADS) {
+      var v: array<vec4<f32>, V_LOADS>;
+      for (var u = 0u; u < V_LOADS; u++) {
+        let j = j0 + u * KG;
+        if (j < n) {
+          v[u] = vCache[kv_row(seq, kStart + j, h) + c];
+        } else {
+          v[u] = vec4<f32>();
+        }
+      }
+      for (var u = 0u; u < V_LOADS && j0 + u * KG < n; u++) {
+        let j = j0 + u * KG;
+        for (var g = 0u; g < G; g++) {
+          let p = s_s[g * MAX_SPLIT + j];
+          o[g] += p * v[u];
+          l[g] += p;
+        }
       }
     }
     for (var g = 0u; g < G; g++) {

@@ -28,8 +28,18 @@ fn lora_delta(row: u32, n: u32) -> f32 {
   }
   let b_row = LU[o] + r * (P.lora_layer * P.lora_units + units) + c * r;
   let u = o + 4u + m * RMAX;
+  // Four ranks' loads before their use, added in rank order.
   var acc = 0.0;
-  for (var j = 0u; j < r; j++) {
+  var j = 0u;
+  for (; j + 4u <= r; j += 4u) {
+    let w = vec4<f32>(POOL[b_row + j], POOL[b_row + j + 1u], POOL[b_row + j + 2u], POOL[b_row + j + 3u]);
+    let x = bitcast<vec4<f32>>(vec4<u32>(LU[u + j], LU[u + j + 1u], LU[u + j + 2u], LU[u + j + 3u]));
+    acc += w.x * x.x;
+    acc += w.y * x.y;
+    acc += w.z * x.z;
+    acc += w.w * x.w;
+  }
+  for (; j < r; j++) {
     acc += POOL[b_row + j] * bitcast<f32>(LU[u + j]);
   }
   return bitcast<f32>(LU[o + 2u]) * acc;

@@ -23,6 +23,7 @@ import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import { checkDim, checkElements, SpecKernel } from './spec-kernel';
 import code from './decode-lora.wgsl?raw';
 import merge from './decode-merge.wgsl?raw';
+import pendingSum from './decode-pending.wgsl?raw';
 import type { DecodeStream } from './decode-stream';
 import { LORA_MAX_RANK, LORA_SLOT, type LoraGroupName, type LoraLayout, type LoraTables } from './lora';
 import { params, ro, rw, type BindingSpec, type KernelSpec, type UniformSpec } from './spec';
@@ -55,7 +56,7 @@ export const DECODE_LORA_SPEC: KernelSpec = {
   uniforms: params(
     'B C K bcap pending ud_pending layer layer_units M a0 a1 a2 down_layer down_b norm_off eps:f32 NH HS S mid_block branch_block branch_norm_off',
   ),
-  shaders: { main: [merge, code] },
+  shaders: { main: [merge, pendingSum, code] },
 };
 
 const WG = 256;

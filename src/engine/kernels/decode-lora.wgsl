@@ -49,13 +49,18 @@ fn wg_sum(lid: u32, v: f32) -> f32 {
 // The MLP output of row b's previous layer at column k: the sum of its partials (with the LoRA down term).
 fn mlp_out(b: u32, k: u32, r: u32, down: bool, bd: u32) -> f32 {
   let i = b * P.C + k;
-  var y = 0.0;
-  for (var p = 0u; p < P.pending; p++) {
-    y += STREAM[(1u + p) * P.bcap * P.C + i];
-  }
+  var y = pending_sum(i);
   if (down) {
     var d = 0.0;
-    for (var j = 0u; j < r; j++) {
+    var j = 0u;
+    for (; j + 4u <= r; j += 4u) {
+      let w = vec4<f32>(POOL[bd + k * r + j], POOL[bd + k * r + j + 1u], POOL[bd + k * r + j + 2u], POOL[bd + k * r + j + 3u]);
+      d += w.x * ud[j];
+      d += w.y * ud[j + 1u];
+      d += w.z * ud[j + 2u];
+      d += w.w * ud[j + 3u];
+    }
+    for (; j < r; j++) {
       d += POOL[bd + k * r + j] * ud[j];
     }
     y += wg_scale * d;
@@ -145,8 +150,18 @@ fn shrink(lid: u32, b: u32, r: u32, rstd: f32, brstd: f32) {
       let row = q * TEAMS + team;
       if (row < rows) {
         let a = wg_base + r * (P.layer * P.layer_units + a_units(row / r)) + (row % r) * P.K + k0;
-        for (var i = lane; i < klen; i += TK) {
-          acc[q] += POOL[a + i] * xs[i];
+        // Four loads issued before they are used (one at a time, the 3 * 16 rows of a rank-16 q|k|v
+        // shrink were a chain of ~100 dependent loads per invocation), added in the same order.
+        for (var i0 = lane; i0 < klen; i0 += 4u * TK) {
+          var w = vec4<f32>();
+          for (var u = 0u; u < 4u; u++) {
+            if (i0 + u * TK < klen) {
+              w[u] = POOL[a + i0 + u * TK];
+            }
+          }
+          for (var u = 0u; u < 4u && i0 + u * TK < klen; u++) {
+            acc[q] += w[u] * xs[i0 + u * TK];
+          }
         }
       }
     }

@@ -118,21 +118,42 @@ fn main(
       let a = LU[row] + r * (P.lora_layer * P.lora_units + P.lora_down_a) + j * P.F + f0;
       let b = i / RMAX;
       var acc = 0.0;
-      for (var f = 0u; f < fs_eff; f++) {
+      // Four loads before their use, added in order (the last slice may end mid-vec4).
+      var f = 0u;
+      for (; f + 4u <= fs_eff; f += 4u) {
+        let w = vec4<f32>(POOL[a + f], POOL[a + f + 1u], POOL[a + f + 2u], POOL[a + f + 3u]);
+        let h = hs[(b * FS + f) / 4u];
+        acc += w.x * h.x;
+        acc += w.y * h.y;
+        acc += w.z * h.z;
+        acc += w.w * h.w;
+      }
+      for (; f < fs_eff; f++) {
         acc += POOL[a + f] * hs[(b * FS + f) / 4u][f % 4u];
       }
       LU[row + LORA_UD + s * RMAX + j] = bitcast<u32>(acc);
     }
   }
 #endif_lora
+  // Phase 2: LOADS eight-element loads of the row issued before any is used (gemv-core.wgsl: one at
+  // a time, each invocation's FS / 8 loads ran back to back).
   let groups = (fs_eff + 7u) / 8u;
   for (var c = lid; c < P.C; c += WG) {
     var acc = array<f32, BB>(); // explicit zero: SwiftShader does not re-zero loop-body arrays
-    for (var g = 0u; g < groups; g++) {
-      let w = WD_load8(c * P.d_stride + f0 + 8u * g);
-      for (var b = 0u; b < BB; b++) {
-        let hi = b * (FS / 4u) + 2u * g;
-        acc[b] += dot(w[0], hs[hi]) + dot(w[1], hs[hi + 1u]);
+    for (var g0 = 0u; g0 < groups; g0 += LOADS) {
+      var w: array<mat2x4<f32>, LOADS>;
+      for (var u = 0u; u < LOADS; u++) {
+        if (g0 + u < groups) {
+          w[u] = WD_load8(c * P.d_stride + f0 + 8u * (g0 + u));
+        } else {
+          w[u] = mat2x4<f32>();
+        }
+      }
+      for (var u = 0u; u < LOADS && g0 + u < groups; u++) {
+        for (var b = 0u; b < BB; b++) {
+          let hi = b * (FS / 4u) + 2u * (g0 + u);
+          acc[b] += dot(w[u][0], hs[hi]) + dot(w[u][1], hs[hi + 1u]);
+        }
       }
     }
     for (var b = 0u; b < nb; b++) {

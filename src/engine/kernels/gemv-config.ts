@@ -15,6 +15,10 @@
  *   the prefill GEMM takes over past 64).
  * - KT (activations staged at once): BB * KT floats fill 8 KiB of workgroup memory (4 KiB on devices
  *   with the 16 KiB minimum), so at B = 1 a whole hidden state (<= 2048) is staged in one go.
+ * - LOADS (eight-element loads per row an invocation issues before using any): 4 on GPUs. A decode
+ *   GEMV is bound by the loads in flight: on an H200 the fused kernels, one load at a time, streamed
+ *   about 7 GB/s per workgroup (docs/performance.md "An H200 beside the peers"). 1 on software
+ *   adapters, where the extra registers only cost.
  */
 import type { KernelContext } from '../gpu/context';
 import { pow2ceil, pow2floor } from './shader';
@@ -26,6 +30,7 @@ export interface GemvTile {
   RPT: number;
   BB: number;
   KT: number;
+  LOADS: number;
 }
 
 /** Floats of staged activations per workgroup for this device. */
@@ -48,12 +53,12 @@ export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?:
   const TK = Math.min(WG, opts.tk ?? (software ? 2 : Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4)))));
   const RPT = opts.rpt ?? (software ? Math.max(2, 8 / BB) : BB <= 4 ? 2 : 1);
   const KT = Math.min(kpad, Math.floor(stagingFloats(ctx) / BB / 8) * 8);
-  return { WG, TK, TR: WG / TK, RPT, BB, KT };
+  return { WG, TK, TR: WG / TK, RPT, BB, KT, LOADS: ctx.gemvLoads ?? (software ? 1 : 4) };
 }
 
 /** The tile as shader consts. */
 export function tileConsts(t: GemvTile): Record<string, number> {
-  return { WG: t.WG, TK: t.TK, TR: t.TR, RPT: t.RPT, BB: t.BB, KT: t.KT };
+  return { WG: t.WG, TK: t.TK, TR: t.TR, RPT: t.RPT, BB: t.BB, KT: t.KT, LOADS: t.LOADS };
 }
 
 /** Workgroup bytes the GEMV core takes for a tile (xs, reduction scratch, ys, rstd). */

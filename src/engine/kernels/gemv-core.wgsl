@@ -4,7 +4,7 @@
 // attention merge), each weight row is read once, 8 elements per load, by the TK invocations of its
 // team, and dotted with all BB staged rows; the team's partial sums are reduced by group_sum.
 //
-// Consts: WG, TK, TR = WG / TK, RPT, BB, KT (multiple of 8), NORM (fold an RMSNorm into the load:
+// Consts: WG, TK, TR = WG / TK, RPT, BB, KT (multiple of 8), LOADS (loads per row in flight), NORM (fold an RMSNorm into the load:
 // sum of squares accumulated while staging, weight applied to the staged value, rstd applied by the
 // caller: y = rstd * sum_k W[n,k] * w[k] * h[k]).
 // Hooks the kernel defines: stage_x(b, k) -> f32, norm_w(k) -> f32, row_start(j) -> u32 (element offset
@@ -59,14 +59,32 @@ fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32, restage: bool) {
       }
     }
     workgroupBarrier();
-    for (var g = kt; g < klen / 8u; g += TK) {
+    // All RPT * LOADS loads of a round are issued before any is used: a GEMV at decode is bound by
+    // the loads each invocation keeps in flight (on an H200 one load at a time streamed ~7 GB/s per
+    // workgroup, docs/performance.md "An H200 beside the peers").
+    let g8 = klen / 8u;
+    for (var g0 = kt; g0 < g8; g0 += TK * LOADS) {
+      var w: array<mat2x4<f32>, RPT * LOADS>; // every element assigned below (SwiftShader)
       for (var r = 0u; r < RPT; r++) {
         let j = r * TR + team;
-        if (row_valid(j)) {
-          let w = W_load8(row_start(j) + k0 + 8u * g);
-          for (var b = 0u; b < BB; b++) {
-            let xi = b * (KT / 4u) + 2u * g;
-            acc[r][b] += dot(w[0], xs[xi]) + dot(w[1], xs[xi + 1u]);
+        let valid = row_valid(j);
+        for (var u = 0u; u < LOADS; u++) {
+          let g = g0 + u * TK;
+          if (valid && g < g8) {
+            w[r * LOADS + u] = W_load8(row_start(j) + k0 + 8u * g);
+          } else {
+            w[r * LOADS + u] = mat2x4<f32>();
+          }
+        }
+      }
+      for (var u = 0u; u < LOADS; u++) {
+        let g = g0 + u * TK;
+        if (g < g8) {
+          for (var r = 0u; r < RPT; r++) {
+            for (var b = 0u; b < BB; b++) {
+              let xi = b * (KT / 4u) + 2u * g;
+              acc[r][b] += dot(w[r * LOADS + u][0], xs[xi]) + dot(w[r * LOADS + u][1], xs[xi + 1u]);
+            }
           }
         }
       }
