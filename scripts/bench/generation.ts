@@ -54,6 +54,8 @@ export interface GenerationBenchOptions {
   decodeGraph?: DecodeGraphChoice;
   /** GEMV loads in flight per invocation (EngineOptions.gemvLoads; default 4 on GPUs): 1 measures the old kernels. */
   gemvLoads?: number;
+  /** DecodeMlp's slice width (EngineOptions.mlpSlice, default 128): smaller slices, more workgroups at batch 1. */
+  mlpSlice?: number;
   /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */
   loraRank?: number;
 }
@@ -267,6 +269,7 @@ export async function measureGeneration(
     fusedMaxBatch: options.fusedMaxBatch,
     decodeGraph: options.decodeGraph,
     gemvLoads: options.gemvLoads,
+    mlpSlice: options.mlpSlice,
     kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
   });
   const t0 = performance.now();

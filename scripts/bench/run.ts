@@ -38,6 +38,8 @@
  *                                                  sandwich norms; fused; general), named in every table's device
  *   npm run bench -- --gemv-loads 1                 GEMV loads in flight per invocation (default 4 on GPUs; 1 is the
  *                                                  kernels before the H200 run), named in every table's device
+ *   npm run bench -- --mlp-slice 32                  DecodeMlp's slice width (default 128, a multiple of 8): more
+ *                                                  workgroups at batch 1, more partials for each consumer to add
  *   npm run bench -- --sections generation --lora-rank 16
  *                                                  also decode each batch with every request under a random LoRA
  *                                                  adapter of rank 16 on every projection (an RL rollout), beside the
@@ -106,9 +108,13 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       fusedMaxBatch: num('fused-max-batch'),
       decodeGraph: decodeGraphArg(args['decode-graph']),
       gemvLoads: num('gemv-loads'),
+      mlpSlice: num('mlp-slice'),
       loraRank: num('lora-rank'),
     }
   : null;
+const mlpSlice = generation?.mlpSlice;
+if (mlpSlice !== undefined && !(Number.isInteger(mlpSlice) && mlpSlice >= 8 && mlpSlice % 8 === 0))
+  throw new Error(`bench: --mlp-slice takes a positive multiple of 8, not ${args['mlp-slice']}`);
 const gemvLoads = generation?.gemvLoads;
 if (gemvLoads !== undefined && !(Number.isInteger(gemvLoads) && gemvLoads >= 1 && gemvLoads <= 8))
   throw new Error(`bench: --gemv-loads takes a whole number from 1 to 8, not ${args['gemv-loads']}`);
@@ -138,6 +144,7 @@ const engineVariant = () => [
   ...(generation?.fusedMaxBatch !== undefined ? [`fusedMaxBatch ${generation.fusedMaxBatch}`] : []),
   ...(generation?.decodeGraph !== undefined ? [`decodeGraph ${generation.decodeGraph}`] : []),
   ...(generation?.gemvLoads !== undefined ? [`gemvLoads ${generation.gemvLoads}`] : []),
+  ...(generation?.mlpSlice !== undefined ? [`mlpSlice ${generation.mlpSlice}`] : []),
 ];
 
 let runtime: 'node' | 'chromium';

@@ -58,6 +58,8 @@ export async function runnerFixture(
     fusedMaxBatch?: number;
     /** Which graph decodes (default 'auto': the general graph for Gemma 3's sandwich norms). */
     decodeGraph?: DecodeGraphChoice;
+    /** DecodeMlp's slice width (default 128). */
+    mlpSlice?: number;
     /** A model of its own (e.g. a Gemma 3 checkpoint parsed from its config format) instead of testConfig's. */
     model?: { cfg: ModelConfig; tensors: TensorData[] };
     /** Replaces some of the dense kernels (e.g. a DecodeOProj with a small merge buffer). */
@@ -84,6 +86,7 @@ export async function runnerFixture(
     maxTokens: opts.maxTokens ?? 128,
     fusedMaxBatch: opts.fusedMaxBatch,
     decodeGraph: opts.decodeGraph,
+    mlpSlice: opts.mlpSlice,
     samplerWorkgroupSize: 32,
   });
   return {

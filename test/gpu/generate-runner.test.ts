@@ -125,18 +125,21 @@ async function prefillThenDecode(
 }
 
 describe('model runner: whole-model logits against the reference', () => {
-  const cases: Array<[Architecture, DType, number, string]> = [
+  // qwen3 with MLP slices of 32: five partials (the last of 8 wide) for each consumer to add.
+  const cases: Array<[Architecture, DType, number, string, number?]> = [
     ['llama', 'bf16', 4, 'decode-fused'],
     // One weight dtype here (bf16, as the real models) so the three share compiled pipelines; the
     // engine tests run the bundled f16 (tiny-qwen2) and f32 (tiny-qwen3) models.
     ['qwen2', 'bf16', 2, 'decode-unfused'],
-    ['qwen3', 'bf16', 4, 'decode-fused'],
+    ['qwen3', 'bf16', 4, 'decode-fused', 32],
   ];
-  for (const [arch, dtype, fusedMaxBatch, graph] of cases) {
-    it(`${arch} (${dtype}): chunked prefill of three prompts, prompt logprobs, greedy decode (${graph})`, async () => {
+  for (const [arch, dtype, fusedMaxBatch, graph, mlpSlice] of cases) {
+    it(`${arch} (${dtype}): chunked prefill of three prompts, prompt logprobs, greedy decode (${graph}${mlpSlice ? `, MLP slices of ${mlpSlice}` : ''})`, async () => {
       const ctx = await generateContext();
-      const f = await runnerFixture(ctx, arch, dtype, 300, { fusedMaxBatch });
+      const f = await runnerFixture(ctx, arch, dtype, 300, { fusedMaxBatch, mlpSlice });
       try {
+        // F = 136: two slices of 128 (the second 8 wide) by default, five of 32.
+        expect(f.runner.step.stream.partials).toBe(mlpSlice === 32 ? 5 : 2);
         const seqs = await prefillThenDecode(f, [null, null, null], 4, graph);
         expect(seqs.map((s) => s.out.length)).toEqual([5, 5, 5]);
       } finally {
@@ -301,7 +304,8 @@ describe('model runner: whole-model logits against the reference', () => {
       // Rank 6: the LoRA loops' four-at-a-time loads end with a remainder.
       const bCfg = { rank: 6, alpha: 4, targetModules: [], useRslora: true };
       const run = async (dense: Partial<DenseKernels>, graph: string, perLayer: number | null): Promise<number> => {
-        const f = await runnerFixture(ctx, arch, 'bf16', 340, { fusedMaxBatch: 2, dense });
+        // qwen3's MLP in slices of 32: DecodeLora folds five partials and their down-shrink shares.
+        const f = await runnerFixture(ctx, arch, 'bf16', 340, { fusedMaxBatch: 2, dense, mlpSlice: arch === 'qwen3' ? 32 : undefined });
         const pool = new LoraPool(ctx.device, f.cfg, { poolBytes: 4 << 20, maxSlots: 4 });
         try {
           const a = randomLoraTensors(f.cfg, 8, modules, 21, 'f32');

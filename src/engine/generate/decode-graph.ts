@@ -176,7 +176,8 @@ export function encodeDecode(
       numSplits: plan.numSplits,
       B,
     });
-  const P = mlpSlices(cfg.intermediateSize).P;
+  const slice = step.limits.mlpSlice;
+  const P = mlpSlices(cfg.intermediateSize, slice).P;
   const fusedOProj = dense.decodeOProj.fits(decodeShapeOf(cfg), B, plan.numSplits);
   const calls: KernelCall[] = [];
   const outside: KernelCall[] = [];
@@ -273,7 +274,7 @@ export function encodeDecode(
     }
     if (mlp !== 'unfused') {
       if (lora) calls.push(...shrink('gateUp', l, w.postNorm, 0, w.attnOutNorm));
-      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), lora: layerLora, stream, B }));
+      calls.push(...dense.decodeMlp.encode({ ...decodeLayerArgs(weights, l), lora: layerLora, stream, B, slice }));
     } else {
       calls.push(
         ...dense.gemv.encode({

@@ -40,6 +40,8 @@ export interface EngineOptions {
   decodeGraph?: DecodeGraphChoice;
   /** KernelContext.gemvLoads (a bench setting: the GEMV loads in flight per invocation). */
   gemvLoads?: number;
+  /** DecodeMlp's slice width (a bench setting; decode-mlp.ts DEFAULT_MLP_SLICE). */
+  mlpSlice?: number;
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
   /**
@@ -156,6 +158,7 @@ export class Engine implements InferenceEngine {
       maxModelLen: this.opts.maxModelLen,
       fusedMaxBatch: this.opts.fusedMaxBatch,
       decodeGraph: this.opts.decodeGraph,
+      mlpSlice: this.opts.mlpSlice,
       loraPoolBytes: this.opts.loraPoolBytes,
       softwareAdapter: this.gpu.description.adapter.isSoftware,
     });

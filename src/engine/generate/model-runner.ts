@@ -34,6 +34,7 @@ import { encodePromptLogits, type ForwardContext } from './forward-graph';
 import { loraLayout } from './lora-layout';
 import type { LoraPool } from './lora-pool';
 import { MAX_TOP_LOGPROBS } from '../sampling/logprobs';
+import { DEFAULT_MLP_SLICE } from '../kernels/decode-mlp';
 import { StepBuffers, type StepLimits } from './step-buffers';
 import { StagingPool, type SubmittedStep } from './step-readback';
 import type { RunnerOptions, StepResult, StepSpec } from './step-spec';
@@ -88,6 +89,7 @@ export class ModelRunner {
         Math.min(opts.maxTokens ?? 512, Math.floor((opts.promptLogitsBytes ?? 64 * 2 ** 20) / (cfg.vocabSize * 4))),
       ),
       partialsFloats: this.attention.decode.partialsFloats(maxBatch, maxAttended),
+      mlpSlice: opts.mlpSlice ?? DEFAULT_MLP_SLICE,
     };
     this.step = new StepBuffers(ctx.device, cfg, limits);
     const generation = createGenerationKernels(ctx, {

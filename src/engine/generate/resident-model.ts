@@ -38,6 +38,7 @@ export interface ResidentModelOptions {
   maxModelLen?: number;
   fusedMaxBatch?: number;
   decodeGraph?: DecodeGraphChoice;
+  mlpSlice?: number;
   loraPoolBytes?: number;
   /** The adapter is a software rasteriser (SwiftShader): smaller sampler workgroups. */
   softwareAdapter: boolean;
@@ -85,6 +86,7 @@ export class ResidentModel {
       maxBatch: opts.maxSeqs,
       fusedMaxBatch: opts.fusedMaxBatch,
       decodeGraph: opts.decodeGraph,
+      mlpSlice: opts.mlpSlice,
       samplerWorkgroupSize: samplerWorkgroupSize(opts.softwareAdapter),
     });
     this.scheduler = new Scheduler({ runner: this.runner, kv: this.kv, blocks: this.blocks, maxModelLen, lora: () => this.loraPool() });

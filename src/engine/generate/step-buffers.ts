@@ -24,6 +24,8 @@ export interface StepLimits {
   promptLogitRows: number;
   /** f32 floats of the decode-attention partials buffer (DecodeAttention.partialsFloats). */
   partialsFloats: number;
+  /** DecodeMlp's slice width (decode-mlp.ts mlpSlices): the stream holds one partial block per slice. */
+  mlpSlice: number;
 }
 
 export interface PlannedBuffer {
@@ -38,7 +40,7 @@ export function planActivations(cfg: ModelConfig, lim: StepLimits): PlannedBuffe
   const { hiddenSize: C, numHeads: NH, numKvHeads: NKV, headDim: HS, intermediateSize: F, vocabSize: V } = cfg;
   const T = lim.maxTokens;
   const B = lim.maxBatch;
-  const P = mlpSlices(F).P;
+  const P = mlpSlices(F, lim.mlpSlice).P;
   const entry = (name: string, shape: number[], dtype: 'f32' | 'u32' = 'f32'): PlannedBuffer => ({
     name,
     shape,
@@ -137,7 +139,13 @@ export class StepBuffers {
     this.promptScratch = get('promptScratch');
     this.promptTargets = get('promptTargets');
     this.promptOut = get('promptOut');
-    this.stream = new DecodeStream(device, limits.maxBatch, cfg.hiddenSize, mlpSlices(cfg.intermediateSize).P, !!cfg.sandwichNorms);
+    this.stream = new DecodeStream(
+      device,
+      limits.maxBatch,
+      cfg.hiddenSize,
+      mlpSlices(cfg.intermediateSize, limits.mlpSlice).P,
+      !!cfg.sandwichNorms,
+    );
   }
 
   /** GPU bytes of all step buffers. */

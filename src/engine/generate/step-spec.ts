@@ -74,6 +74,8 @@ export interface RunnerOptions {
   fusedMaxBatch?: number;
   /** Which graph decodes (decode-graph.ts DecodeGraphChoice). Default 'auto'. */
   decodeGraph?: DecodeGraphChoice;
+  /** DecodeMlp's slice width (decode-mlp.ts DEFAULT_MLP_SLICE); a bench setting. */
+  mlpSlice?: number;
   /** Bytes for prompt-logprob logits rows. Default 64 MiB. */
   promptLogitsBytes?: number;
   samplerWorkgroupSize?: SamplerWorkgroupSize;

@@ -101,7 +101,9 @@ export class DecodeMlp extends SpecKernel.of(DECODE_MLP_SPEC) {
     const sandwich = a.shape.sandwich;
     if (sandwich && (!a.stream.sandwich || w.attnOutNorm === null))
       throw new Error('decode.mlp: sandwich norms need the post-attention norm and a stream with mid and branch blocks');
-    if (a.lora && a.slice !== undefined) throw new Error('decode.mlp: LoRA rows take the default slices (DecodeLora folds the partials)');
+    // DecodeLora's fold and the down-shrink rows assume exactly the stream's P partials.
+    if (a.lora && P !== a.stream.partials)
+      throw new Error(`decode.mlp: LoRA rows need the stream's ${a.stream.partials} slices, not ${P} (DecodeLora folds them)`);
     const spec = a.lora ? DECODE_MLP_LORA_SPEC : DECODE_MLP_SPEC;
     const consts = {
       ...tileConsts(tile),
