@@ -167,6 +167,8 @@ const steps = quick
           '32',
           '--fused-max-batch',
           '4',
+          '--gemm-tile',
+          '128',
           '--decode-graph',
           'fused',
         ],
@@ -240,6 +242,25 @@ const steps = quick
         name: 'gemma decode fused',
         limitS: 90,
         args: ['--sections', 'generation', '--full', '--profile', '--models', GEMMA, '--batches', '1,8', '--decode-graph', 'fused'],
+      },
+      // Prefill and the training step on the 128 x 128 GEMM tile (8 x 8 per invocation), beside the
+      // profile step's figures on the default 64 x 64.
+      {
+        name: 'GEMM tiles of 128',
+        limitS: 90,
+        args: [
+          '--sections',
+          'generation,training',
+          '--full',
+          '--models',
+          PROFILED,
+          '--batches',
+          '1',
+          '--train-models',
+          PROFILED,
+          '--gemm-tile',
+          '128',
+        ],
       },
       ...SHAPES.map((shape) => ({
         name: `peers training ${shape}`,

@@ -56,6 +56,8 @@ export interface GenerationBenchOptions {
   gemvLoads?: number;
   /** DecodeMlp's slice width (EngineOptions.mlpSlice, default 128): smaller slices, more workgroups at batch 1. */
   mlpSlice?: number;
+  /** The prefill GEMM's tile (EngineOptions.gemmTile). */
+  gemmTile?: 'small' | 'large';
   /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */
   loraRank?: number;
 }
@@ -270,6 +272,7 @@ export async function measureGeneration(
     decodeGraph: options.decodeGraph,
     gemvLoads: options.gemvLoads,
     mlpSlice: options.mlpSlice,
+    gemmTile: options.gemmTile,
     kvCacheBytes: Math.max(8 << 20, 2 * cfg.numLayers * cfg.numKvHeads * cfg.headDim * 4 * (P + steps + 80) * Math.max(...batches, 1)),
   });
   const t0 = performance.now();

@@ -40,6 +40,8 @@
  *                                                  kernels before the H200 run), named in every table's device
  *   npm run bench -- --mlp-slice 32                  DecodeMlp's slice width (default 128, a multiple of 8): more
  *                                                  workgroups at batch 1, more partials for each consumer to add
+ *   npm run bench -- --gemm-tile 128                 the GEMM's tile in prefill and training (default 64: 64 x 64, 4 x 4 per
+ *                                                  invocation; 128: 128 x 128, 8 x 8), named in every table's device
  *   npm run bench -- --sections generation --lora-rank 16
  *                                                  also decode each batch with every request under a random LoRA
  *                                                  adapter of rank 16 on every projection (an RL rollout), beside the
@@ -70,7 +72,7 @@ import { structuredTable } from './structured-table';
 import { peersTables, runPeersBench, type PeerPart, type PeersResult } from './peers';
 import { profileTable } from './profile';
 import type { BenchFormat } from './quantized';
-import { runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
+import { gemmTileArg, runTrainingBench, trainingTable, trainOptionsFromArgs, type TrainBenchResult } from './train';
 import { runTrajectoryBench, trajectoryTable, type TrajectoryBenchResult } from './trajectories';
 
 function parseArgs(argv: string[]): Record<string, string | boolean> {
@@ -109,6 +111,7 @@ const generation: GenerationBenchOptions | null = sections.includes('generation'
       decodeGraph: decodeGraphArg(args['decode-graph']),
       gemvLoads: num('gemv-loads'),
       mlpSlice: num('mlp-slice'),
+      gemmTile: gemmTileArg(args['gemm-tile']),
       loraRank: num('lora-rank'),
     }
   : null;
@@ -145,6 +148,7 @@ const engineVariant = () => [
   ...(generation?.decodeGraph !== undefined ? [`decodeGraph ${generation.decodeGraph}`] : []),
   ...(generation?.gemvLoads !== undefined ? [`gemvLoads ${generation.gemvLoads}`] : []),
   ...(generation?.mlpSlice !== undefined ? [`mlpSlice ${generation.mlpSlice}`] : []),
+  ...(args['gemm-tile'] !== undefined ? [`gemmTile ${args['gemm-tile']}`] : []),
 ];
 
 let runtime: 'node' | 'chromium';

@@ -51,6 +51,17 @@ export interface TrainBenchOptions {
   quick?: boolean;
   /** Also time each kernel of one more step (profile.ts; needs timestamp-query). */
   profile?: boolean;
+  /** The GEMM tile (KernelContext.gemmTile; default 'small', 64 x 64). */
+  gemmTile?: GemmTileChoice;
+}
+
+export type GemmTileChoice = 'small' | 'large';
+
+/** `--gemm-tile 64 | 128` as a KernelContext.gemmTile. */
+export function gemmTileArg(v: string | boolean | undefined): GemmTileChoice | undefined {
+  if (v === undefined) return undefined;
+  if (v === '64' || v === '128') return v === '128' ? 'large' : 'small';
+  throw new Error(`bench: --gemm-tile takes 64 or 128, not ${v}`);
 }
 
 export interface TrainBenchResult {
@@ -110,7 +121,7 @@ export async function runTrainingBench(
   const tokens = options.tokens ?? (quick ? 32 : 2048);
   const steps = options.steps ?? (quick ? 1 : 3);
   const rank = options.rank ?? 16;
-  const ctx = createKernelContext(gpu);
+  const ctx = createKernelContext(gpu, { gemmTile: options.gemmTile });
   const { peak, name: device } = devicePeak(gpu);
   const results: TrainBenchResult[] = [];
   for (const model of options.models) {
@@ -221,5 +232,6 @@ export function trainOptionsFromArgs(args: Record<string, string | boolean | und
     mode: args['train-mode'] as TrainBenchOptions['mode'],
     quick: args.quick === true ? true : args.full === true ? false : undefined,
     profile: args.profile === true,
+    gemmTile: gemmTileArg(args['gemm-tile']),
   };
 }

@@ -10,14 +10,18 @@ import { destroyContexts, kernelContext, packedMatrix, read, TOL, upload } from 
 
 afterAll(destroyContexts);
 
-/** Runs the tiled and the naive kernel on the same inputs; both must match the reference. */
+/** Runs the tiled kernel (both tiles: 64 x 64 and 128 x 128) and the naive one on the same inputs; each must match the reference. */
 async function bothKernels(args: Omit<GemmArgs, 'out'>, outInit: Float32Array, want: Float32Array, label: string) {
   const ctx = await kernelContext();
-  const gemm = new Gemm(ctx);
-  for (const naive of [false, true]) {
+  const variants = [
+    { name: 'tiled', gemm: new Gemm(ctx), naive: false },
+    { name: 'tiled 128 x 128', gemm: new Gemm({ ...ctx, gemmTile: 'large' }), naive: false },
+    { name: 'naive', gemm: new Gemm(ctx), naive: true },
+  ];
+  for (const { name, gemm, naive } of variants) {
     const out = upload(ctx, outInit);
     await runCalls(ctx, gemm.encode({ ...args, out, naive }));
-    expectClose(await read(ctx, out, want.length), want, TOL, `${label} (${naive ? 'naive' : 'tiled'})`);
+    expectClose(await read(ctx, out, want.length), want, TOL, `${label} (${name})`);
   }
 }
 

@@ -42,6 +42,8 @@ export interface EngineOptions {
   gemvLoads?: number;
   /** DecodeMlp's slice width (a bench setting; decode-mlp.ts DEFAULT_MLP_SLICE). */
   mlpSlice?: number;
+  /** KernelContext.gemmTile (a bench setting: the prefill GEMM's tile). */
+  gemmTile?: 'small' | 'large';
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
   /**
@@ -86,6 +88,7 @@ export class Engine implements InferenceEngine {
     this.kernelContext = createKernelContext(gpu, {
       gemvWorkgroupSize: gpu.description.adapter.isSoftware ? 64 : undefined,
       gemvLoads: opts.gemvLoads,
+      gemmTile: opts.gemmTile,
     });
     this.dense = createDenseKernels(this.kernelContext);
     this.capabilities = webgpuCapabilities(gpu.description);

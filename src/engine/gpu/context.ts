@@ -36,6 +36,8 @@ export interface KernelContext {
   gemvWorkgroupSize?: number;
   /** Eight-element loads per weight row a GEMV invocation issues at once (gemv-config.ts); default 4, 1 on software adapters. */
   gemvLoads?: number;
+  /** The GEMM's tile (gemm.ts): 'small' (64 x 64, the default) or 'large' (128 x 128). */
+  gemmTile?: 'small' | 'large';
 }
 
 export interface KernelContextOptions {
@@ -45,6 +47,8 @@ export interface KernelContextOptions {
   gemvWorkgroupSize?: number;
   /** See KernelContext.gemvLoads. */
   gemvLoads?: number;
+  /** See KernelContext.gemmTile. */
+  gemmTile?: 'small' | 'large';
 }
 
 export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions = {}): KernelContext {
@@ -64,5 +68,6 @@ export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions 
     softwareAdapter: gpu.description.adapter.isSoftware,
     gemvWorkgroupSize: opts.gemvWorkgroupSize,
     gemvLoads: opts.gemvLoads,
+    gemmTile: opts.gemmTile,
   };
 }

@@ -11,9 +11,13 @@
  * - Epilogue: scale alpha, bias (f32 vectors buffer), accumulate into C (residual add; LoRA's
  *   s * (x A^T) B^T is two calls: u = X A^T, then C += s * u B^T).
  *
- * Tile: 64 x 64 outputs per 256-invocation workgroup, 4 x 4 per invocation, K tile 16 (8 KiB of
- * workgroup memory): the portable register-tiled shape of tfjs / llama.cpp (docs/reference/wgsl-engine.md 1.2),
- * arithmetic intensity 4 FMAs per staged value. Not here: the decode GEMV (gemv.ts).
+ * Tile (GemmTile): by default 64 x 64 outputs per 256-invocation workgroup, 4 x 4 per invocation, K
+ * tile 16 (8 KiB of workgroup memory): the portable register-tiled shape of tfjs / llama.cpp
+ * (docs/reference/wgsl-engine.md 1.2), 4 FMAs per staged value. KernelContext.gemmTile 'large':
+ * 128 x 128, 8 x 8 per invocation, K tile 8 (8.3 KiB), 8 FMAs per staged value and twice as many
+ * per value read from workgroup memory: on the H200, prefill and the training step's GEMMs ran
+ * f32 SIMT at 13-27 TFLOP/s with the default (docs/performance.md "An H200 beside the peers"); the
+ * bench's --gemm-tile 128 measures the large one. Not here: the decode GEMV (gemv.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
 import type { PackedMatrix } from '../gpu/packed-tensor';
@@ -64,9 +68,18 @@ export interface GemmArgs {
   naive?: boolean;
 }
 
-const BM = 64;
-const BN = 64;
-const BK = 16;
+/** A GEMM tile: BM x BN outputs per workgroup, T x T per invocation, K staged BK at a time. */
+interface GemmTile {
+  BM: number;
+  BN: number;
+  BK: number;
+  T: number;
+  /** vec4s of padding per staged k-row (gemm.wgsl). */
+  PAD: number;
+}
+
+const SMALL_TILE: GemmTile = { BM: 64, BN: 64, BK: 16, T: 4, PAD: 0 };
+const LARGE_TILE: GemmTile = { BM: 128, BN: 128, BK: 8, T: 8, PAD: 1 };
 
 interface Piece {
   buffer: BufferRef;
@@ -122,6 +135,7 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
       });
     }
     const flagsFor = (accum: boolean, bias: boolean) => ({ HAS_BIAS: bias, ACCUM: accum });
+    const { BM, BN, BK, T, PAD } = this.ctx.gemmTile === 'large' ? LARGE_TILE : SMALL_TILE;
     const calls: KernelCall[] = [];
     pieces.forEach((p) => {
       // Along K, chunks after the first add their partial product; the bias is added once.
@@ -135,7 +149,9 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
             BM,
             BN,
             BK,
-            WG: (BM / 4) * (BN / 4),
+            T,
+            PAD,
+            WG: (BM / T) * (BN / T),
             A_KCONTIG: aSk === 1,
             B_KCONTIG: bKContig,
             B_VEC8: 'weight' in g.b && bKContig,

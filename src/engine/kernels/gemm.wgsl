@@ -1,20 +1,26 @@
 // Tiled GEMM (operands in gemm-params.wgsl): a workgroup computes a BM x BN tile of C with
-// (BM / TM) x (BN / TN) invocations, each owning a TM x TN block of outputs in registers. K is walked
+// (BM / T) x (BN / T) invocations, each owning a T x T block of outputs in registers. K is walked
 // BK at a time: both operand tiles are staged in workgroup memory (k-major, so an invocation reads its
-// TM values of A and TN values of B as vec4s), then every invocation does BK rank-1 updates of its
+// T values of A and T values of B as vec4s), then every invocation does BK rank-1 updates of its
 // block. Staging is coalesced along whichever dimension is contiguous in memory (A_KCONTIG,
 // B_KCONTIG); packed weights stored [N, K] are staged 8 elements per load along K (B_VEC8, one
 // vec4<u32> of 16-bit weights), packed weights stored [K, N] 8 per load along N (B_VEC8_N). Edges
 // (M, N, K not multiples of the tile) load zeros and skip stores.
-// Consts: BM, BN, BK, TM = TN = 4, WG = (BM / 4) * (BN / 4), A_KCONTIG, B_KCONTIG, B_VEC8, B_VEC8_N,
-// HAS_BIAS, ACCUM.
+// The T x T block of an invocation is H x H groups of 4 x 4 (H = T / 4): rows ty * 4 + i of each
+// BM / H band of the tile, columns tx * 4 + j of each BN / H band, so the invocations of a subgroup
+// read neighbouring vec4s of As and Bs. T = 4 is the portable 64 x 64 tile; T = 8 the 128 x 128 one
+// (twice the multiply-adds per value read from workgroup memory), whose staged rows are padded by
+// PAD vec4s so the scalar staging stores of one k-column spread over the memory banks.
+// Consts: BM, BN, BK, T (4 or 8), PAD, WG = (BM / T) * (BN / T), A_KCONTIG, B_KCONTIG, B_VEC8,
+// B_VEC8_N, HAS_BIAS, ACCUM.
 
-const TM: u32 = 4u;
-const TN: u32 = 4u;
-const TX: u32 = BN / TN; // invocations along n
+const H: u32 = T / 4u;
+const TX: u32 = BN / T; // invocations along n
+const AROW: u32 = BM / 4u + PAD; // vec4s per staged k-row of A
+const BROW: u32 = BN / 4u + PAD;
 
-var<workgroup> As: array<vec4<f32>, BK * BM / 4u>; // As[k][m]
-var<workgroup> Bs: array<vec4<f32>, BK * BN / 4u>; // Bs[k][n]
+var<workgroup> As: array<vec4<f32>, BK * AROW>; // As[k][m]
+var<workgroup> Bs: array<vec4<f32>, BK * BROW>; // Bs[k][n]
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -22,7 +28,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = lid % TX;
   let ty = lid / TX;
-  var acc = array<vec4<f32>, TM>();
+  var acc = array<vec4<f32>, T * H>(); // row r = gm * 4 + i, column group gn: acc[r * H + gn]
   for (var k0 = 0u; k0 < P.K; k0 += BK) {
     for (var i = lid; i < BM * BK; i += WG) {
       var m: u32;
@@ -38,7 +44,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       if (m0 + m < P.M && k0 + k < P.K) {
         v = a_at(m0 + m, k0 + k);
       }
-      As[(k * BM + m) / 4u][m % 4u] = v;
+      As[k * AROW + m / 4u][m % 4u] = v;
     }
     if (B_VEC8) {
       // Packed weights stored [N, K]: 8 consecutive k of one row per load (rows are 16-byte aligned
@@ -52,7 +58,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
           w = B_load8(P.b_off + (n0 + n) * P.b_sn + k0 + k);
         }
         for (var e = 0u; e < 8u; e++) {
-          Bs[((k + e) * BN + n) / 4u][n % 4u] = w[e / 4u][e % 4u];
+          Bs[(k + e) * BROW + n / 4u][n % 4u] = w[e / 4u][e % 4u];
         }
       }
     } else if (B_VEC8_N) {
@@ -68,8 +74,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         if (k0 + k < P.K && n0 + n < npad) {
           w = B_load8(P.b_off + (k0 + k) * P.b_sk + n0 + n);
         }
-        Bs[(k * BN + n) / 4u] = w[0];
-        Bs[(k * BN + n) / 4u + 1u] = w[1];
+        Bs[k * BROW + n / 4u] = w[0];
+        Bs[k * BROW + n / 4u + 1u] = w[1];
       }
     } else {
       for (var i = lid; i < BN * BK; i += WG) {
@@ -86,27 +92,35 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         if (n0 + n < P.N && k0 + k < P.K) {
           v = b_at(k0 + k, n0 + n);
         }
-        Bs[(k * BN + n) / 4u][n % 4u] = v;
+        Bs[k * BROW + n / 4u][n % 4u] = v;
       }
     }
     workgroupBarrier();
     for (var k = 0u; k < BK; k++) {
-      let a = As[k * (BM / 4u) + ty];
-      let b = Bs[k * (BN / 4u) + tx];
-      acc[0] += a.x * b;
-      acc[1] += a.y * b;
-      acc[2] += a.z * b;
-      acc[3] += a.w * b;
+      var a: array<vec4<f32>, H>;
+      var b: array<vec4<f32>, H>;
+      for (var g = 0u; g < H; g++) {
+        a[g] = As[k * AROW + g * (BM / 4u / H) + ty];
+        b[g] = Bs[k * BROW + g * (BN / 4u / H) + tx];
+      }
+      for (var gm = 0u; gm < H; gm++) {
+        for (var gn = 0u; gn < H; gn++) {
+          acc[(gm * 4u) * H + gn] += a[gm].x * b[gn];
+          acc[(gm * 4u + 1u) * H + gn] += a[gm].y * b[gn];
+          acc[(gm * 4u + 2u) * H + gn] += a[gm].z * b[gn];
+          acc[(gm * 4u + 3u) * H + gn] += a[gm].w * b[gn];
+        }
+      }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < TM; i++) {
-    let m = m0 + ty * TM + i;
+  for (var r = 0u; r < T; r++) {
+    let m = m0 + (r / 4u) * (BM / H) + ty * 4u + r % 4u;
     if (m < P.M) {
-      for (var j = 0u; j < TN; j++) {
-        let n = n0 + tx * TN + j;
+      for (var c = 0u; c < T; c++) {
+        let n = n0 + (c / 4u) * (BN / H) + tx * 4u + c % 4u;
         if (n < P.N) {
-          store_c(m, n, acc[i][j]);
+          store_c(m, n, acc[r * H + c / 4u][c % 4u]);
         }
       }
     }
