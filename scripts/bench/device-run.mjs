@@ -162,7 +162,7 @@ const steps = quick
           '--batches',
           '1',
           '--gemv-loads',
-          '2',
+          '1',
           '--mlp-slice',
           '32',
           '--fused-max-batch',

@@ -119,8 +119,8 @@ const mlpSlice = generation?.mlpSlice;
 if (mlpSlice !== undefined && !(Number.isInteger(mlpSlice) && mlpSlice >= 8 && mlpSlice % 8 === 0))
   throw new Error(`bench: --mlp-slice takes a positive multiple of 8, not ${args['mlp-slice']}`);
 const gemvLoads = generation?.gemvLoads;
-if (gemvLoads !== undefined && !(Number.isInteger(gemvLoads) && gemvLoads >= 1 && gemvLoads <= 8))
-  throw new Error(`bench: --gemv-loads takes a whole number from 1 to 8, not ${args['gemv-loads']}`);
+if (gemvLoads !== undefined && gemvLoads !== 1 && gemvLoads !== 4)
+  throw new Error(`bench: --gemv-loads takes 1 or 4, not ${args['gemv-loads']}`);
 const fusedMax = generation?.fusedMaxBatch;
 if (fusedMax !== undefined && !(Number.isInteger(fusedMax) && fusedMax >= 0))
   throw new Error(`bench: --fused-max-batch takes a whole number of rows, not ${args['fused-max-batch']}`);

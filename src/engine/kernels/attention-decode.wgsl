@@ -12,7 +12,7 @@
 //      dot products reduced through workgroup memory (double-buffered: one barrier per chunk).
 //   2. max per head (tree), then p = exp(score - m) in place.
 //   3. p . V: thread (column c of HS/4, key group kg) walks keys kg, kg + KG, ... reading V rows
-//      coalesced, V_LOADS at a time, and accumulating all G heads; the KG groups are summed through
+//      coalesced, four at a time, and accumulating all G heads; the KG groups are summed through
 //      workgroup memory.
 
 override WG: u32 = 64u;          // threads per workgroup (a power of two)
@@ -26,7 +26,6 @@ override S_LEN: u32 = 256u;      // G * MAX_SPLIT
 override SCRATCH_LEN: u32 = 512u;
 const MAX_G: u32 = 16u;
 const MAX_PER: u32 = 16u;       // vec4s of a key per thread in phase 1 (HS / 4 / LANES)
-const V_LOADS: u32 = 4u;        // V rows a thread loads at once in phase 3
 
 var<workgroup> q_s: array<vec4<f32>, Q_LEN>;       // the G query vectors, pre-scaled
 var<workgroup> s_s: array<f32, S_LEN>;             // [G][MAX_SPLIT] scores, then probabilities
@@ -36,6 +35,23 @@ var<workgroup> row_s: vec2<u32>;
 
 fn kv_row(seq: u32, p: u32, h: u32) -> u32 {
   return kv_index(seq, p, h, NKV, HS / 4u, params.maxBlocksPerSeq);
+}
+
+// Column c of key j's V row in the split from kStart, or zeros past its n keys.
+fn v_row(seq: u32, kStart: u32, h: u32, c: u32, j: u32, n: u32) -> vec4<f32> {
+  if (j < n) {
+    return vCache[kv_row(seq, kStart + j, h) + c];
+  }
+  return vec4<f32>();
+}
+
+// o_g += p_gj v, l_g += p_gj for the G heads.
+fn accumulate_v(o: ptr<function, array<vec4<f32>, MAX_G>>, l: ptr<function, array<f32, MAX_G>>, v: vec4<f32>, j: u32) {
+  for (var g = 0u; g < G; g++) {
+    let p = s_s[g * MAX_SPLIT + j];
+    (*o)[g] += p * v;
+    (*l)[g] += p;
+  }
 }
 
 @compute @workgroup_size(WG)
@@ -173,25 +189,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var o: array<vec4<f32>, MAX_G>;
   var l: array<f32, MAX_G>;
   if (kg < KG) {
-    // V_LOADS keys' rows (each behind its block-table read) are loaded before any is used, then
-    // accumulated in key order: one at a time, each thread's walk was a chain of dependent loads.
-    for (var j0 = kg; j0 < n; j0 += KG * V_LOADS) {
-      var v: array<vec4<f32>, V_LOADS>;
-      for (var u = 0u; u < V_LOADS; u++) {
-        let j = j0 + u * KG;
-        if (j < n) {
-          v[u] = vCache[kv_row(seq, kStart + j, h) + c];
-        } else {
-          v[u] = vec4<f32>();
-        }
+    // Four keys' V rows (each behind its block-table read) loaded before any is used, then added
+    // in key order: one at a time, each thread's walk was a chain of dependent loads. Named values,
+    // not an array indexed by a counter (which SwiftShader's compiler keeps in memory).
+    for (var j0 = kg; j0 < n; j0 += 4u * KG) {
+      let v0 = v_row(seq, kStart, h, c, j0, n);
+      let v1 = v_row(seq, kStart, h, c, j0 + KG, n);
+      let v2 = v_row(seq, kStart, h, c, j0 + 2u * KG, n);
+      let v3 = v_row(seq, kStart, h, c, j0 + 3u * KG, n);
+      accumulate_v(&o, &l, v0, j0);
+      if (j0 + KG < n) {
+        accumulate_v(&o, &l, v1, j0 + KG);
       }
-      for (var u = 0u; u < V_LOADS && j0 + u * KG < n; u++) {
-        let j = j0 + u * KG;
-        for (var g = 0u; g < G; g++) {
-          let p = s_s[g * MAX_SPLIT + j];
-          o[g] += p * v[u];
-          l[g] += p;
-        }
+      if (j0 + 2u * KG < n) {
+        accumulate_v(&o, &l, v2, j0 + 2u * KG);
+      }
+      if (j0 + 3u * KG < n) {
+        accumulate_v(&o, &l, v3, j0 + 3u * KG);
       }
     }
     for (var g = 0u; g < G; g++) {

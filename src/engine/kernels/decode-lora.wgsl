@@ -132,6 +132,14 @@ fn x_at(b: u32, k: u32, rstd: f32, brstd: f32) -> f32 {
   return STREAM[b * P.C + k] * rstd * VEC[P.norm_off + k];
 }
 
+// POOL[a + i], or 0 past the chunk's klen elements.
+fn pool_or_zero(a: u32, i: u32, klen: u32) -> f32 {
+  if (i < klen) {
+    return POOL[a + i];
+  }
+  return 0.0;
+}
+
 // U[b, m, j] = sum_k A_m[j, k] x[k] for the group's M modules: TEAMS teams of TK invocations, team g
 // owning rows q = round * TEAMS + g of the M * r stacked A rows; the input staged KT at a time.
 fn shrink(lid: u32, b: u32, r: u32, rstd: f32, brstd: f32) {
@@ -153,14 +161,19 @@ fn shrink(lid: u32, b: u32, r: u32, rstd: f32, brstd: f32) {
         // Four loads issued before they are used (one at a time, the 3 * 16 rows of a rank-16 q|k|v
         // shrink were a chain of ~100 dependent loads per invocation), added in the same order.
         for (var i0 = lane; i0 < klen; i0 += 4u * TK) {
-          var w = vec4<f32>();
-          for (var u = 0u; u < 4u; u++) {
-            if (i0 + u * TK < klen) {
-              w[u] = POOL[a + i0 + u * TK];
-            }
+          let w0 = POOL[a + i0];
+          let w1 = pool_or_zero(a, i0 + TK, klen);
+          let w2 = pool_or_zero(a, i0 + 2u * TK, klen);
+          let w3 = pool_or_zero(a, i0 + 3u * TK, klen);
+          acc[q] += w0 * xs[i0];
+          if (i0 + TK < klen) {
+            acc[q] += w1 * xs[i0 + TK];
           }
-          for (var u = 0u; u < 4u && i0 + u * TK < klen; u++) {
-            acc[q] += w[u] * xs[i0 + u * TK];
+          if (i0 + 2u * TK < klen) {
+            acc[q] += w2 * xs[i0 + 2u * TK];
+          }
+          if (i0 + 3u * TK < klen) {
+            acc[q] += w3 * xs[i0 + 3u * TK];
           }
         }
       }

@@ -18,6 +18,19 @@
 var<workgroup> gu: array<f32, 2u * FS * BB>;       // gate then up projections of the slice, [q][b]
 var<workgroup> hs: array<vec4<f32>, BB * FS / 4u>; // h [b][f]
 
+// Eight down weights against h at hs[hi], hs[hi + 1].
+fn dot_h(w: mat2x4<f32>, hi: u32) -> f32 {
+  return dot(w[0], hs[hi]) + dot(w[1], hs[hi + 1u]);
+}
+
+// Group g of a down row's slice, or zeros past its end.
+fn down8(row: u32, g: u32, groups: u32) -> mat2x4<f32> {
+  if (g < groups) {
+    return WD_load8(row + 8u * g);
+  }
+  return mat2x4<f32>();
+}
+
 var<private> f0: u32;
 var<private> fs_eff: u32; // FS, or less in the last slice
 var<private> b0: u32;
@@ -135,24 +148,37 @@ fn main(
     }
   }
 #endif_lora
-  // Phase 2: LOADS eight-element loads of the row issued before any is used (gemv-core.wgsl: one at
-  // a time, each invocation's FS / 8 loads ran back to back).
+  // Phase 2: with LOADS = 4, four eight-element loads of the row issued before any is used, added in
+  // the same order as one at a time (gemv-core.wgsl).
   let groups = (fs_eff + 7u) / 8u;
   for (var c = lid; c < P.C; c += WG) {
     var acc = array<f32, BB>(); // explicit zero: SwiftShader does not re-zero loop-body arrays
-    for (var g0 = 0u; g0 < groups; g0 += LOADS) {
-      var w: array<mat2x4<f32>, LOADS>;
-      for (var u = 0u; u < LOADS; u++) {
-        if (g0 + u < groups) {
-          w[u] = WD_load8(c * P.d_stride + f0 + 8u * (g0 + u));
-        } else {
-          w[u] = mat2x4<f32>();
+    let row = c * P.d_stride + f0;
+    if (LOADS == 1u) {
+      for (var g = 0u; g < groups; g++) {
+        let w = WD_load8(row + 8u * g);
+        for (var b = 0u; b < BB; b++) {
+          acc[b] += dot_h(w, b * (FS / 4u) + 2u * g);
         }
       }
-      for (var u = 0u; u < LOADS && g0 + u < groups; u++) {
+    } else {
+      for (var g0 = 0u; g0 < groups; g0 += 4u) {
+        let w0 = down8(row, g0, groups);
+        let w1 = down8(row, g0 + 1u, groups);
+        let w2 = down8(row, g0 + 2u, groups);
+        let w3 = down8(row, g0 + 3u, groups);
         for (var b = 0u; b < BB; b++) {
-          let hi = b * (FS / 4u) + 2u * (g0 + u);
-          acc[b] += dot(w[u][0], hs[hi]) + dot(w[u][1], hs[hi + 1u]);
+          let hi = b * (FS / 4u) + 2u * g0;
+          acc[b] += dot_h(w0, hi);
+          if (g0 + 1u < groups) {
+            acc[b] += dot_h(w1, hi + 2u);
+          }
+          if (g0 + 2u < groups) {
+            acc[b] += dot_h(w2, hi + 4u);
+          }
+          if (g0 + 3u < groups) {
+            acc[b] += dot_h(w3, hi + 6u);
+          }
         }
       }
     }

@@ -26,7 +26,13 @@ import { checkDim, placeholder, SpecKernel } from './spec-kernel';
 import naive from './gemm-naive.wgsl?raw';
 import paramsWgsl from './gemm-params.wgsl?raw';
 import tiled from './gemm.wgsl?raw';
+import { wgslSection } from './shader';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
+
+/** gemm.wgsl with the inner loop of one tile: `small` (4 x 4 per invocation) or `large` (8 x 8). */
+function tiledSection(keep: 'small' | 'large'): string {
+  return wgslSection(wgslSection(tiled, 'small', keep === 'small'), 'large', keep === 'large');
+}
 
 export const GEMM_SPEC: KernelSpec = {
   name: 'gemm',
@@ -37,7 +43,11 @@ export const GEMM_SPEC: KernelSpec = {
     vectors: ro('VEC', 'f32', 'bias[n] = VEC[bias_off + n] (HAS_BIAS)'),
   },
   uniforms: params('M N K a_off a_sm a_sk b_off b_sn b_sk c_off c_sm bias_off alpha:f32'),
-  shaders: { tiled: [paramsWgsl, tiled], naive: [paramsWgsl, naive] },
+  shaders: {
+    tiled: [paramsWgsl, tiledSection('small')],
+    tiled8: [paramsWgsl, tiledSection('large')],
+    naive: [paramsWgsl, naive],
+  },
 };
 
 export type GemmB =
@@ -135,7 +145,8 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
       });
     }
     const flagsFor = (accum: boolean, bias: boolean) => ({ HAS_BIAS: bias, ACCUM: accum });
-    const { BM, BN, BK, T, PAD } = this.ctx.gemmTile === 'large' ? LARGE_TILE : SMALL_TILE;
+    const large = this.ctx.gemmTile === 'large';
+    const { BM, BN, BK, T, PAD } = large ? LARGE_TILE : SMALL_TILE;
     const calls: KernelCall[] = [];
     pieces.forEach((p) => {
       // Along K, chunks after the first add their partial product; the bias is added once.
@@ -160,7 +171,7 @@ export class Gemm extends SpecKernel.of(GEMM_SPEC) {
             ...flagsFor(accum, hasBias),
           };
       const label = `gemm${g.naive ? '-naive' : ''}.${p.dtype}`;
-      const pipeline = this.pipeline({ label, consts, weights: { B: p.dtype }, variant: g.naive ? 'naive' : 'tiled' });
+      const pipeline = this.pipeline({ label, consts, weights: { B: p.dtype }, variant: g.naive ? 'naive' : large ? 'tiled8' : 'tiled' });
       const workgroups: [number, number, number] = g.naive
         ? [Math.ceil(p.n / 16), Math.ceil(g.M / 16), 1]
         : [Math.ceil(p.n / BN), Math.ceil(g.M / BM), 1];

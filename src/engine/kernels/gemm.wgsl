@@ -12,7 +12,7 @@
 // (twice the multiply-adds per value read from workgroup memory), whose staged rows are padded by
 // PAD vec4s so the scalar staging stores of one k-column spread over the memory banks.
 // Consts: BM, BN, BK, T (4 or 8), PAD, WG = (BM / T) * (BN / T), A_KCONTIG, B_KCONTIG, B_VEC8,
-// B_VEC8_N, HAS_BIAS, ACCUM.
+// B_VEC8_N, HAS_BIAS, ACCUM. Sections: `small` (T = 4) or `large` (T = 8), one of them kept (gemm.ts).
 
 const H: u32 = T / 4u;
 const TX: u32 = BN / T; // invocations along n
@@ -28,7 +28,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let n0 = wid.x * BN;
   let tx = lid % TX;
   let ty = lid / TX;
-  var acc = array<vec4<f32>, T * H>(); // row r = gm * 4 + i, column group gn: acc[r * H + gn]
+  var acc = array<vec4<f32>, T * H>(); // row r, column group g (of 4): acc[r * H + g]
   for (var k0 = 0u; k0 < P.K; k0 += BK) {
     for (var i = lid; i < BM * BK; i += WG) {
       var m: u32;
@@ -96,33 +96,64 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       }
     }
     workgroupBarrier();
+    // Written out with constant indices: loops over H with arrays indexed by their counters kept
+    // the accumulators out of registers on SwiftShader (6x slower GEMMs).
     for (var k = 0u; k < BK; k++) {
-      var a: array<vec4<f32>, H>;
-      var b: array<vec4<f32>, H>;
-      for (var g = 0u; g < H; g++) {
-        a[g] = As[k * AROW + g * (BM / 4u / H) + ty];
-        b[g] = Bs[k * BROW + g * (BN / 4u / H) + tx];
-      }
-      for (var gm = 0u; gm < H; gm++) {
-        for (var gn = 0u; gn < H; gn++) {
-          acc[(gm * 4u) * H + gn] += a[gm].x * b[gn];
-          acc[(gm * 4u + 1u) * H + gn] += a[gm].y * b[gn];
-          acc[(gm * 4u + 2u) * H + gn] += a[gm].z * b[gn];
-          acc[(gm * 4u + 3u) * H + gn] += a[gm].w * b[gn];
-        }
-      }
+      let a0 = As[k * AROW + ty];
+      let b0 = Bs[k * BROW + tx];
+#ifdef_small
+      acc[0] += a0.x * b0;
+      acc[1] += a0.y * b0;
+      acc[2] += a0.z * b0;
+      acc[3] += a0.w * b0;
+#endif_small
+#ifdef_large
+      let a1 = As[k * AROW + BM / 8u + ty];
+      let b1 = Bs[k * BROW + BN / 8u + tx];
+      acc[0] += a0.x * b0;
+      acc[1] += a0.x * b1;
+      acc[2] += a0.y * b0;
+      acc[3] += a0.y * b1;
+      acc[4] += a0.z * b0;
+      acc[5] += a0.z * b1;
+      acc[6] += a0.w * b0;
+      acc[7] += a0.w * b1;
+      acc[8] += a1.x * b0;
+      acc[9] += a1.x * b1;
+      acc[10] += a1.y * b0;
+      acc[11] += a1.y * b1;
+      acc[12] += a1.z * b0;
+      acc[13] += a1.z * b1;
+      acc[14] += a1.w * b0;
+      acc[15] += a1.w * b1;
+#endif_large
     }
     workgroupBarrier();
   }
-  for (var r = 0u; r < T; r++) {
-    let m = m0 + (r / 4u) * (BM / H) + ty * 4u + r % 4u;
+#ifdef_small
+  for (var i = 0u; i < 4u; i++) {
+    let m = m0 + ty * 4u + i;
     if (m < P.M) {
-      for (var c = 0u; c < T; c++) {
-        let n = n0 + (c / 4u) * (BN / H) + tx * 4u + c % 4u;
+      for (var j = 0u; j < 4u; j++) {
+        let n = n0 + tx * 4u + j;
         if (n < P.N) {
-          store_c(m, n, acc[r * H + c / 4u][c % 4u]);
+          store_c(m, n, acc[i][j]);
         }
       }
     }
   }
+#endif_small
+#ifdef_large
+  for (var r = 0u; r < 8u; r++) {
+    let m = m0 + (r / 4u) * (BM / 2u) + ty * 4u + r % 4u;
+    if (m < P.M) {
+      for (var c = 0u; c < 8u; c++) {
+        let n = n0 + (c / 4u) * (BN / 2u) + tx * 4u + c % 4u;
+        if (n < P.N) {
+          store_c(m, n, acc[r * 2u + c / 4u][c % 4u]);
+        }
+      }
+    }
+  }
+#endif_large
 }

@@ -15,7 +15,7 @@
  *   the prefill GEMM takes over past 64).
  * - KT (activations staged at once): BB * KT floats fill 8 KiB of workgroup memory (4 KiB on devices
  *   with the 16 KiB minimum), so at B = 1 a whole hidden state (<= 2048) is staged in one go.
- * - LOADS (eight-element loads per row an invocation issues before using any): 4 on GPUs. A decode
+ * - LOADS (eight-element loads per row an invocation issues before using any, 1 or 4): 4 on GPUs. A decode
  *   GEMV is bound by the loads in flight: on an H200 the fused kernels, one load at a time, streamed
  *   about 7 GB/s per workgroup (docs/performance.md "An H200 beside the peers"). 1 on software
  *   adapters, where the extra registers only cost.
@@ -53,7 +53,9 @@ export function gemvTile(ctx: KernelContext, K: number, B: number, opts: { rpt?:
   const TK = Math.min(WG, opts.tk ?? (software ? 2 : Math.min(32, pow2floor(Math.max(1, kpad / 8 / 4)))));
   const RPT = opts.rpt ?? (software ? Math.max(2, 8 / BB) : BB <= 4 ? 2 : 1);
   const KT = Math.min(kpad, Math.floor(stagingFloats(ctx) / BB / 8) * 8);
-  return { WG, TK, TR: WG / TK, RPT, BB, KT, LOADS: ctx.gemvLoads ?? (software ? 1 : 4) };
+  const LOADS = ctx.gemvLoads ?? (software ? 1 : 4);
+  if (LOADS !== 1 && LOADS !== 4) throw new Error(`gemv: ${LOADS} loads in flight per row; the kernels issue 1 or 4`);
+  return { WG, TK, TR: WG / TK, RPT, BB, KT, LOADS };
 }
 
 /** The tile as shader consts. */

@@ -25,6 +25,19 @@ fn norm_w4(k: u32, K: u32) -> vec4<f32> {
 }
 
 var<workgroup> xs: array<vec4<f32>, BB * KT / 4u>;
+
+// Eight weights against the staged activations at xs[xi], xs[xi + 1].
+fn dot8(w: mat2x4<f32>, xi: u32) -> f32 {
+  return dot(w[0], xs[xi]) + dot(w[1], xs[xi + 1u]);
+}
+
+// Row j's eight weights at group g of the chunk from k0, or zeros past the chunk or for a row not in use.
+fn load_row8(valid: bool, j: u32, k0: u32, g: u32, g8: u32) -> mat2x4<f32> {
+  if (valid && g < g8) {
+    return W_load8(row_start(j) + k0 + 8u * g);
+  }
+  return mat2x4<f32>();
+}
 var<workgroup> ys: array<f32, G * BB>;
 var<workgroup> rstd: array<f32, BB>;
 
@@ -59,31 +72,46 @@ fn gemv_group(lid: u32, K: u32, nb: u32, eps: f32, restage: bool) {
       }
     }
     workgroupBarrier();
-    // All RPT * LOADS loads of a round are issued before any is used: a GEMV at decode is bound by
-    // the loads each invocation keeps in flight (on an H200 one load at a time streamed ~7 GB/s per
-    // workgroup, docs/performance.md "An H200 beside the peers").
     let g8 = klen / 8u;
-    for (var g0 = kt; g0 < g8; g0 += TK * LOADS) {
-      var w: array<mat2x4<f32>, RPT * LOADS>; // every element assigned below (SwiftShader)
-      for (var r = 0u; r < RPT; r++) {
-        let j = r * TR + team;
-        let valid = row_valid(j);
-        for (var u = 0u; u < LOADS; u++) {
-          let g = g0 + u * TK;
-          if (valid && g < g8) {
-            w[r * LOADS + u] = W_load8(row_start(j) + k0 + 8u * g);
-          } else {
-            w[r * LOADS + u] = mat2x4<f32>();
+    if (LOADS == 1u) {
+      for (var g = kt; g < g8; g += TK) {
+        for (var r = 0u; r < RPT; r++) {
+          let j = r * TR + team;
+          if (row_valid(j)) {
+            let w = W_load8(row_start(j) + k0 + 8u * g);
+            for (var b = 0u; b < BB; b++) {
+              acc[r][b] += dot8(w, b * (KT / 4u) + 2u * g);
+            }
           }
         }
       }
-      for (var u = 0u; u < LOADS; u++) {
-        let g = g0 + u * TK;
-        if (g < g8) {
-          for (var r = 0u; r < RPT; r++) {
+    } else {
+      // Four loads of a row issued before any is used, then added in the same order as one at a
+      // time: a GEMV at decode is bound by the loads each invocation keeps in flight (on an H200 one
+      // at a time streamed ~7 GB/s per workgroup, docs/performance.md "An H200 beside the peers").
+      // Named values, not an array indexed by a counter: that kept them out of registers on
+      // SwiftShader's compiler.
+      for (var g0 = kt; g0 < g8; g0 += 4u * TK) {
+        for (var r = 0u; r < RPT; r++) {
+          let j = r * TR + team;
+          let valid = row_valid(j);
+          let w0 = load_row8(valid, j, k0, g0, g8);
+          let w1 = load_row8(valid, j, k0, g0 + TK, g8);
+          let w2 = load_row8(valid, j, k0, g0 + 2u * TK, g8);
+          let w3 = load_row8(valid, j, k0, g0 + 3u * TK, g8);
+          if (valid) {
             for (var b = 0u; b < BB; b++) {
-              let xi = b * (KT / 4u) + 2u * g;
-              acc[r][b] += dot(w[r * LOADS + u][0], xs[xi]) + dot(w[r * LOADS + u][1], xs[xi + 1u]);
+              let xi = b * (KT / 4u) + 2u * g0;
+              acc[r][b] += dot8(w0, xi);
+              if (g0 + TK < g8) {
+                acc[r][b] += dot8(w1, xi + 2u * TK);
+              }
+              if (g0 + 2u * TK < g8) {
+                acc[r][b] += dot8(w2, xi + 4u * TK);
+              }
+              if (g0 + 3u * TK < g8) {
+                acc[r][b] += dot8(w3, xi + 6u * TK);
+              }
             }
           }
         }
