@@ -120,6 +120,12 @@ const machine = {
 for (const [k, v] of Object.entries(machine)) say(`${k}: ${v}`);
 
 // 2. The steps, most wanted first.
+/** A full-size decode step at batches 1 and 8 of `models`, with the settings in `extra`. */
+const decodeStep = (name, models, extra) => ({
+  name,
+  limitS: 90,
+  args: ['--sections', 'generation', '--full', '--models', models, '--batches', '1,8', ...extra],
+});
 const bench = path.join(runDir, 'a/b/run.mjs');
 // Paths relative to the repository root (the steps' working folder), so the recorded commands read the same on any machine.
 const common = [
@@ -215,34 +221,14 @@ const steps = quick
         ],
       },
       // The GEMV kernels as they were (one load in flight per invocation): what gemv-config.ts LOADS is worth.
-      {
-        name: 'one GEMV load in flight',
-        limitS: 90,
-        args: ['--sections', 'generation', '--full', '--models', DECODED, '--batches', '1,8', '--gemv-loads', '1'],
-      },
+      decodeStep('one GEMV load in flight', DECODED, ['--gemv-loads', '1']),
       // The GEMV pair for the MLP at every batch (no split-K partials): whether fusedMaxBatch 4 is right.
-      {
-        name: 'unfused MLP at batch 1',
-        limitS: 90,
-        args: ['--sections', 'generation', '--full', '--models', DECODED, '--batches', '1,8', '--fused-max-batch', '0'],
-      },
+      decodeStep('unfused MLP at batch 1', DECODED, ['--fused-max-batch', '0']),
       // DecodeMlp in slices of 32: four times the workgroups at batch 1, four times the partials to add.
-      {
-        name: 'MLP slices of 32',
-        limitS: 90,
-        args: ['--sections', 'generation', '--full', '--models', DECODED, '--batches', '1,8', '--mlp-slice', '32'],
-      },
+      decodeStep('MLP slices of 32', DECODED, ['--mlp-slice', '32']),
       // Gemma 3: the default general graph, then the fused one (4 dispatches per layer, 5 above B = 4).
-      {
-        name: 'gemma decode',
-        limitS: 90,
-        args: ['--sections', 'generation', '--full', '--profile', '--models', GEMMA, '--batches', '1,8'],
-      },
-      {
-        name: 'gemma decode fused',
-        limitS: 90,
-        args: ['--sections', 'generation', '--full', '--profile', '--models', GEMMA, '--batches', '1,8', '--decode-graph', 'fused'],
-      },
+      decodeStep('gemma decode', GEMMA, ['--profile']),
+      decodeStep('gemma decode fused', GEMMA, ['--profile', '--decode-graph', 'fused']),
       // Prefill and the training step on the 128 x 128 GEMM tile (8 x 8 per invocation), beside the
       // profile step's figures on the default 64 x 64.
       {
@@ -267,12 +253,8 @@ const steps = quick
         limitS: 150,
         args: ['--sections', 'peers', '--full', '--peer-parts', 'training', '--peer-shapes', shape],
       })),
-      // Decode again with Dawn's Node-only toggles (2026-11-28: within noise of the plain run).
-      {
-        name: 'Dawn toggles',
-        limitS: 60,
-        args: ['--sections', 'generation', '--full', '--models', PROFILED, '--batches', '1,8', '--dawn-toggles', TOGGLES],
-      },
+      // Decode again with Dawn's Node-only toggles (2026-11-28: inconsistent, one run each).
+      { ...decodeStep('Dawn toggles', PROFILED, ['--dawn-toggles', TOGGLES]), limitS: 60 },
     ];
 
 // DEVICE_STEPS=a,b keeps the steps whose names contain one of them: a second call for what a first left unrun.

@@ -20,6 +20,7 @@
  * Environment-agnostic: run.ts calls it in Node (Dawn), browser-entry.ts in a Chromium page.
  * Not here: the models (bench-models.ts), printing and recording (report.ts).
  */
+import type { GemmTileName } from '../../src/engine/gpu/context';
 import type { DecodeGraphChoice } from '../../src/engine/generate/decode-graph';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import { Engine } from '../../src/engine/generate/engine';
@@ -57,7 +58,7 @@ export interface GenerationBenchOptions {
   /** DecodeMlp's slice width (EngineOptions.mlpSlice, default 128): smaller slices, more workgroups at batch 1. */
   mlpSlice?: number;
   /** The prefill GEMM's tile (EngineOptions.gemmTile). */
-  gemmTile?: 'small' | 'large';
+  gemmTile?: GemmTileName;
   /** Also decode each batch with every request under a random LoRA adapter of this rank on every projection. */
   loraRank?: number;
 }

@@ -15,7 +15,7 @@
  * Not here: the shapes and their random weights (bench-models.ts), generation figures, the
  * trainer (src/engine/train).
  */
-import { createKernelContext } from '../../src/engine/gpu/context';
+import { createKernelContext, type GemmTileName } from '../../src/engine/gpu/context';
 import type { GpuContext } from '../../src/engine/gpu/device';
 import type { ModelConfig } from '../../src/engine/model/config/model-config';
 import { parseModelConfig } from '../../src/engine/model/config/hf-config';
@@ -52,13 +52,11 @@ export interface TrainBenchOptions {
   /** Also time each kernel of one more step (profile.ts; needs timestamp-query). */
   profile?: boolean;
   /** The GEMM tile (KernelContext.gemmTile; default 'small', 64 x 64). */
-  gemmTile?: GemmTileChoice;
+  gemmTile?: GemmTileName;
 }
 
-export type GemmTileChoice = 'small' | 'large';
-
 /** `--gemm-tile 64 | 128` as a KernelContext.gemmTile. */
-export function gemmTileArg(v: string | boolean | undefined): GemmTileChoice | undefined {
+export function gemmTileArg(v: string | boolean | undefined): GemmTileName | undefined {
   if (v === undefined) return undefined;
   if (v === '64' || v === '128') return v === '128' ? 'large' : 'small';
   throw new Error(`bench: --gemm-tile takes 64 or 128, not ${v}`);

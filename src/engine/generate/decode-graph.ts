@@ -125,7 +125,7 @@ export function decodeMlpMode(weights: WeightSet, B: number, fusedMaxBatch: numb
  * split-K MLP: DecodeLora's fold leaves nothing for DecodeQkv to re-read, which is what the unfused
  * pair avoids at large B.
  */
-export function fusedLoraFits(weights: WeightSet, dense: DenseKernels, choice: DecodeGraphChoice = 'auto'): boolean {
+export function fusedLoraFits(weights: WeightSet, dense: DenseKernels, choice: DecodeGraphChoice): boolean {
   return fusedDecodeChosen(weights, choice) && dense.decodeQkv.loraFits();
 }
 

@@ -12,7 +12,7 @@
  * Not here: request validation (the service), batching (scheduler.ts), GPU steps (model-runner.ts).
  */
 import type { GpuContext, GpuDescription } from '../gpu/device';
-import { createKernelContext, type KernelContext } from '../gpu/context';
+import { createKernelContext, type GemmTileName, type KernelContext } from '../gpu/context';
 import { createDenseKernels, type DenseKernels } from '../kernels/registry';
 import { asRepository, loadRepository, type ModelRepository } from '../model/files/model-repository';
 import type { LoadedModelFiles } from '../model/files/repo';
@@ -43,7 +43,7 @@ export interface EngineOptions {
   /** DecodeMlp's slice width (a bench setting; decode-mlp.ts DEFAULT_MLP_SLICE). */
   mlpSlice?: number;
   /** KernelContext.gemmTile (a bench setting: the prefill GEMM's tile). */
-  gemmTile?: 'small' | 'large';
+  gemmTile?: GemmTileName;
   /** GPU bytes of each model's LoRA adapter pool. Default 256 MiB. */
   loraPoolBytes?: number;
   /**

@@ -47,7 +47,7 @@ export class StepGraphs {
     private readonly fusedMaxBatch: number,
     /** Most keys one decode query attends to (the window when every layer slides). */
     private readonly maxAttended: number,
-    choice: DecodeGraphChoice = 'auto',
+    choice: DecodeGraphChoice,
   ) {
     this.fusedCovers = fusedDecodeChosen(forward.weights, choice);
     this.fusedLora = fusedLoraFits(forward.weights, forward.dense, choice);

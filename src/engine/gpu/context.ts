@@ -37,8 +37,10 @@ export interface KernelContext {
   /** Eight-element loads per weight row a GEMV invocation issues at once (gemv-config.ts); default 4, 1 on software adapters. */
   gemvLoads?: number;
   /** The GEMM's tile (gemm.ts): 'small' (64 x 64, the default) or 'large' (128 x 128). */
-  gemmTile?: 'small' | 'large';
+  gemmTile?: GemmTileName;
 }
+
+export type GemmTileName = 'small' | 'large';
 
 export interface KernelContextOptions {
   /** Time compute passes with timestamp queries (when the device supports them). */
@@ -48,7 +50,7 @@ export interface KernelContextOptions {
   /** See KernelContext.gemvLoads. */
   gemvLoads?: number;
   /** See KernelContext.gemmTile. */
-  gemmTile?: 'small' | 'large';
+  gemmTile?: GemmTileName;
 }
 
 export function createKernelContext(gpu: GpuContext, opts: KernelContextOptions = {}): KernelContext {

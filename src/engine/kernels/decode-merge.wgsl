@@ -41,7 +41,7 @@ fn merge_weights(first: u32, at: u32) {
     L += AP[(first + s) * W2 + P.HS + 1u] * exp(AP[(first + s) * W2 + P.HS] - M);
   }
   let inv = select(0.0, 1.0 / L, L > 0.0);
-  for (var s = 0u; s < P.S; s++) {
+  for (s = 0u; s < P.S; s++) {
     coef[at + s] = exp(AP[(first + s) * W2 + P.HS] - M) * inv;
   }
 }

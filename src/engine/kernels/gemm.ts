@@ -20,6 +20,7 @@
  * bench's --gemm-tile 128 measures the large one. Not here: the decode GEMV (gemv.ts).
  */
 import type { BufferRef, KernelCall } from '../gpu/kernel-call';
+import type { GemmTileName } from '../gpu/context';
 import type { PackedMatrix } from '../gpu/packed-tensor';
 import type { DType } from '../tensor/dtype';
 import { checkDim, placeholder, SpecKernel } from './spec-kernel';
@@ -30,7 +31,7 @@ import { wgslSection } from './shader';
 import { packed, params, ro, rw, type KernelSpec } from './spec';
 
 /** gemm.wgsl with the inner loop of one tile: `small` (4 x 4 per invocation) or `large` (8 x 8). */
-function tiledSection(keep: 'small' | 'large'): string {
+function tiledSection(keep: GemmTileName): string {
   return wgslSection(wgslSection(tiled, 'small', keep === 'small'), 'large', keep === 'large');
 }
 
